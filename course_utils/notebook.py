@@ -1,0 +1,138 @@
+"""The setup cell and the checkpoint cell of every notebook, implemented once.
+
+A notebook starts::
+
+    # parameters (tagged "parameters"; literals only)
+    EPOCHS = 10
+    IMAGES = None
+    DEVICE = "auto"
+    SEED = 0
+
+    # setup
+    import course_utils
+    course = course_utils.setup(globals(), "05_cnn", smoke={"EPOCHS": 1, "IMAGES": 2000})
+
+and ends with ``course.checkpoint({...})``. ``setup`` applies the smoke switch, imports
+TensorFlow quietly, seeds everything, chooses the device and opens the results record.
+It does not initialise TensorFlow's runtime, so device configuration (memory growth,
+logical devices) can still follow it.
+"""
+
+from __future__ import annotations
+
+import platform
+from collections.abc import Mapping, MutableMapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from course_utils.device import DeviceChoice, choose_device
+from course_utils.params import apply_smoke, smoke_enabled
+from course_utils.results import Recorder
+from course_utils.tf_setup import quiet_tensorflow, seed_everything
+
+PARAMETER_TYPES = (bool, int, float, str, type(None), list, tuple, dict)
+
+
+class CheckpointError(AssertionError):
+    """A checkpoint check failed: the notebook did not show what it set out to show."""
+
+
+def notebook_parameters(namespace: Mapping[str, Any]) -> dict[str, Any]:
+    """The notebook's parameters: its UPPER_CASE names bound to plain values."""
+    return {
+        k: v
+        for k, v in namespace.items()
+        if k.isupper() and not k.startswith("_") and isinstance(v, PARAMETER_TYPES)
+    }
+
+
+@dataclass
+class Course:
+    """What ``setup`` hands the notebook: TensorFlow, the device, the smoke flag, the record."""
+
+    notebook: str
+    tf: Any
+    device: DeviceChoice
+    smoke: bool
+    recorder: Recorder
+    smoke_changes: dict[str, tuple] = field(default_factory=dict)
+
+    def record(self, **results: Any) -> None:
+        """Record key results for the report and the tests; prints what was recorded."""
+        self.recorder.record(**results)
+        shown = ", ".join(f"{k}={_short(v)}" for k, v in results.items())
+        print(f"Recorded: {shown}")
+
+    def checkpoint(self, checks: Mapping[str, bool]) -> None:
+        """State and check what the student should have seen; raise if anything failed."""
+        checkpoint(checks, recorder=self.recorder)
+
+
+def _short(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def checkpoint(checks: Mapping[str, bool], *, recorder: Recorder | None = None) -> None:
+    """Print each check as passed or failed; raise CheckpointError naming the failures."""
+    if not checks:
+        raise ValueError("a checkpoint needs at least one check")
+    failed = [label for label, ok in checks.items() if not ok]
+    for label, ok in checks.items():
+        print(f"  [{'ok' if ok else 'FAILED'}] {label}")
+    if recorder is not None:
+        recorder.record(checkpoint_passed=not failed, checkpoint_failed=failed)
+    if failed:
+        raise CheckpointError(
+            "Checkpoint failed: " + "; ".join(failed) + ". Re-run the notebook from the top "
+            "(Kernel > Restart and Run All); if it still fails, the numbers above show where it went wrong."
+        )
+    print(f"Checkpoint passed: {len(checks)} of {len(checks)} checks.")
+
+
+def setup(
+    namespace: MutableMapping[str, Any],
+    notebook: str,
+    *,
+    smoke: Mapping[str, Any] | None = None,
+    deterministic: bool = False,
+) -> Course:
+    """Prepare a notebook: smoke caps, quiet TensorFlow, seeds, device, results record.
+
+    ``namespace`` is the notebook's ``globals()``; parameters named in ``smoke`` are
+    lowered to those caps when ``COURSE_SMOKE=1``. ``SEED`` (if defined) seeds
+    everything; ``DEVICE`` (if defined: "auto", "cpu" or "gpu") chooses the device.
+    """
+    is_smoke = smoke_enabled()
+    changes = apply_smoke(namespace, smoke or {}, smoke=is_smoke)
+    tf = quiet_tensorflow()
+    import keras
+
+    seed = namespace.get("SEED")
+    if seed is not None:
+        seed_everything(seed, deterministic=deterministic)
+    device = choose_device(namespace.get("DEVICE", "auto"))
+    recorder = Recorder(notebook, parameters=notebook_parameters(namespace), smoke=is_smoke)
+    recorder.environment(
+        tensorflow=tf.__version__,
+        keras=keras.__version__,
+        python=platform.python_version(),
+        platform=platform.platform(terse=True),
+        device=device.name,
+        device_kind=device.kind,
+        device_description=device.description,
+    )
+    lines = [
+        f"TensorFlow {tf.__version__} (Keras {keras.__version__}), Python {platform.python_version()}",
+        f"Device: {device}",
+    ]
+    if seed is not None:
+        lines.append(f"Seed: {seed}" + (" (op determinism on)" if deterministic else ""))
+    if is_smoke:
+        shown = ", ".join(f"{k} {old!r} -> {new!r}" for k, (old, new) in changes.items()) or "nothing to shorten"
+        lines.append(f"Smoke mode (COURSE_SMOKE=1): {shown}")
+    lines.append(f"Results are recorded in {recorder.path}")
+    print("\n".join(lines))
+    return Course(notebook, tf, device, is_smoke, recorder, changes)

@@ -1,0 +1,81 @@
+"""Import TensorFlow quietly and seed it - the two things every notebook does first.
+
+TensorFlow's C++ start-up messages (oneDNN notices, CUDA probing, "Could not find cuda
+drivers") go to the process's stderr, which Jupyter shows and stores. In TF 2.21 most of
+them are written before absl logging is initialised, so ``TF_CPP_MIN_LOG_LEVEL`` cannot
+silence them all. ``quiet_tensorflow`` therefore sets that variable *and* captures file
+descriptor 2 while TensorFlow is imported and first lists its devices; nothing is lost:
+``startup_log()`` returns what was captured (the doctor and notebook 02 read it).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import ModuleType
+
+_STARTUP_LOG: str | None = None
+
+
+@contextmanager
+def captured_stderr_fd(sink: list[str]) -> Iterator[None]:
+    """Redirect OS-level stderr (fd 2, where C++ logs go) into ``sink`` for the block."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as tmp:
+        os.dup2(tmp.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            tmp.seek(0)
+            sink.append(tmp.read().decode("utf-8", errors="replace"))
+
+
+def quiet_tensorflow(level: str = "2") -> ModuleType:
+    """Import and return ``tensorflow`` with its start-up logs captured, not printed.
+
+    An explicit ``TF_CPP_MIN_LOG_LEVEL`` in the environment wins, and with
+    ``COURSE_TF_LOGS=1`` nothing is captured - for a student who wants to see them.
+    """
+    global _STARTUP_LOG
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", level)
+    if "tensorflow" in sys.modules or os.environ.get("COURSE_TF_LOGS") == "1":
+        import tensorflow as tf
+    else:
+        sink: list[str] = []
+        with captured_stderr_fd(sink):
+            import tensorflow as tf
+
+            tf.config.list_physical_devices()  # CUDA probing logs here; does not initialise the runtime
+        _STARTUP_LOG = sink[0]
+    import absl.logging
+
+    tf.get_logger().setLevel("ERROR")
+    absl.logging.set_verbosity(absl.logging.ERROR)
+    return tf
+
+
+def startup_log() -> str:
+    """What TensorFlow wrote to stderr while ``quiet_tensorflow`` imported it ("" if nothing)."""
+    return _STARTUP_LOG or ""
+
+
+def seed_everything(seed: int, *, deterministic: bool = False) -> None:
+    """Seed Python, NumPy, TensorFlow and Keras; optionally make TensorFlow ops deterministic.
+
+    ``deterministic=True`` calls ``tf.config.experimental.enable_op_determinism()``:
+    bit-identical reruns at some cost in speed (and an error for ops that have no
+    deterministic kernel).
+    """
+    import keras
+
+    keras.utils.set_random_seed(seed)
+    if deterministic:
+        import tensorflow as tf
+
+        tf.config.experimental.enable_op_determinism()

@@ -1,0 +1,60 @@
+"""Shared fixtures: every test runs offline, with its own Keras cache and results folder."""
+
+from __future__ import annotations
+
+import http.server
+import os
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+@pytest.fixture(autouse=True)
+def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("COURSE_OFFLINE", "1")
+    monkeypatch.setenv("KERAS_HOME", str(tmp_path / "keras-home"))
+    monkeypatch.setenv("COURSE_RESULTS_DIR", str(tmp_path / "results"))
+    monkeypatch.delenv("COURSE_DATA_DIR", raising=False)
+    monkeypatch.delenv("COURSE_RESULTS_FILE", raising=False)
+    monkeypatch.delenv("COURSE_SMOKE", raising=False)
+
+
+class _Server(http.server.ThreadingHTTPServer):
+    routes: dict[str, tuple[bytes, int | None]]
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    def do_GET(self) -> None:  # noqa: N802 - http.server's name
+        body, announced = self.server.routes.get(self.path, (None, None))
+        if body is None:
+            self.send_error(404)
+            return
+        self.send_response(200)
+        self.send_header("Content-Length", str(announced if announced is not None else len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+@pytest.fixture
+def http_server() -> Iterator[_Server]:
+    """A loopback HTTP server; set ``server.routes[path] = (body, announced_length)``."""
+    server = _Server(("127.0.0.1", 0), _Handler)
+    server.routes = {}
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    server.url = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)

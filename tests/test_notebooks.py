@@ -1,0 +1,64 @@
+"""The course notebooks: stored clean, following the conventions, and passing under papermill."""
+
+from __future__ import annotations
+
+import ast
+import json
+
+import pytest
+
+from course_utils.runner import run_notebook
+
+from .conftest import NOTEBOOKS
+
+
+def load(path):
+    return json.loads(path.read_text())
+
+
+def code_cells(nb):
+    return [c for c in nb["cells"] if c["cell_type"] == "code"]
+
+
+def source(cell) -> str:
+    return "".join(cell["source"])
+
+
+def test_there_are_notebooks():
+    assert NOTEBOOKS, "notebooks/ holds the course"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_stored_without_outputs(path):
+    for i, cell in enumerate(code_cells(load(path))):
+        assert cell["outputs"] == [], f"{path.name} code cell {i} has stored outputs: strip them"
+        assert cell["execution_count"] is None, f"{path.name} code cell {i} has an execution count"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_conventions(path):
+    nb = load(path)
+    assert nb["cells"][0]["cell_type"] == "markdown" and source(nb["cells"][0]).startswith("# "), "a title first"
+    cells = code_cells(nb)
+    params, setup_cell = cells[0], cells[1]
+    assert "parameters" in params["metadata"].get("tags", []), "first code cell is tagged 'parameters'"
+    for node in ast.parse(source(params)).body:
+        assert isinstance(node, ast.Assign), f"parameters cell holds assignments only: {ast.dump(node)[:60]}"
+        ast.literal_eval(node.value)  # literals only, so papermill can override them
+        assert all(isinstance(t, ast.Name) and t.id.isupper() for t in node.targets), "UPPER_CASE names"
+    assert f'course_utils.setup(globals(), "{path.stem}"' in source(setup_cell), "second cell is the setup cell"
+    assert "checkpoint(" in source(cells[-1]), "the last code cell is the checkpoint"
+
+
+@pytest.mark.notebook
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_notebook_runs_under_papermill(path, tmp_path):
+    record = run_notebook(path, tmp_path, smoke=True, timeout=600)
+    assert record.status == "ok", f"{path.name} failed: {record.error} (see {record.executed})"
+    assert record.results.get("checkpoint_passed") is True
+    assert record.device in ("/CPU:0", "/GPU:0") and record.tensorflow
+    executed = load(tmp_path / "executed" / path.name)
+    errors = [o for c in code_cells(executed) for o in c["outputs"] if o["output_type"] == "error"]
+    assert errors == []
+    stderr = "".join(o.get("text", "") for c in code_cells(executed) for o in c["outputs"] if o.get("name") == "stderr")
+    assert "absl::InitializeLog" not in stderr, "TensorFlow's start-up logs leaked into the notebook"
