@@ -1,0 +1,611 @@
+"""Configure TensorFlow's devices with one call, before its runtime starts.
+
+``configure()`` sets, in one place: memory growth, a hard memory limit (or several virtual
+GPUs) per GPU, which GPUs TensorFlow may use, and a split of the CPU into logical devices::
+
+    from course_utils import gpu_config
+    gpu_config.configure(memory_growth=True, cpu_devices=2)
+
+TensorFlow reads these settings once, when its runtime initialises - at the first tensor,
+op, model, ``list_logical_devices()`` or ``get_memory_info()`` call. Afterwards it refuses
+changes with ``RuntimeError: ... cannot be modified after being initialized``. So:
+
+- the same settings again are a no-op (re-running a notebook cell is safe);
+- different settings after initialisation raise ``ConfigurationTooLateError`` (a
+  ``CourseError``: what happened, and what to do - restart the kernel and configure first,
+  or set ``TF_FORCE_GPU_ALLOW_GROWTH=true`` before starting);
+- invalid values (negative limits, unknown GPUs, growth together with a limit on the same
+  GPU) raise ``ParameterError`` / ``DeviceError`` before TensorFlow sees them.
+
+GPU settings on a machine without a GPU are reported as skipped, not failed, so one
+notebook cell works everywhere. ``in_fresh_process()`` runs a configuration in a new Python
+process - how a notebook shows several configurations (each needs its own runtime) and the
+"too late" error without breaking its own kernel.
+
+Sources: tensorflow.org/guide/gpu ("Limiting GPU memory growth"); TensorFlow's
+``tensorflow/python/eager/context.py`` (the checks and messages) and
+``tensorflow/core/common_runtime/gpu/gpu_bfc_allocator.cc`` (``TF_FORCE_GPU_ALLOW_GROWTH``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from numbers import Integral
+from typing import Any
+
+from course_utils.errors import CourseError, DeviceError, ParameterError
+
+ALLOW_GROWTH_ENV = "TF_FORCE_GPU_ALLOW_GROWTH"
+# TensorFlow compares the variable with exactly these strings; anything else is ignored
+# (with an error in its C++ log, which the course captures): gpu_bfc_allocator.cc.
+ALLOW_GROWTH_VALUES = ("true", "false")
+RESTART_FIX = (
+    "Restart the kernel (Jupyter: Kernel > Restart Kernel), then run the parameters cell, the setup "
+    "cell and the configuration cell before anything else - before any tensor, model or "
+    "list_logical_devices() call. In a script, configure right after importing TensorFlow. "
+    f"For memory growth alone there is a second route: start Python or Jupyter with {ALLOW_GROWTH_ENV}=true "
+    f"in the environment (e.g. `{ALLOW_GROWTH_ENV}=true jupyter lab`)."
+)
+
+
+class ConfigurationTooLateError(CourseError):
+    """TensorFlow's runtime is already initialised, so its device configuration can no longer change."""
+
+    def __init__(self, changes: Sequence[Change], tf_message: str | None = None) -> None:
+        self.changes = list(changes)
+        self.tf_message = tf_message
+        said = f' TensorFlow says: "{tf_message}".' if tf_message else ""
+        what = (
+            "TensorFlow's runtime is already initialised in this process, so its device configuration is "
+            "fixed and these settings cannot change: "
+            + "; ".join(str(c) for c in self.changes)
+            + ". Something before this call created a tensor, ran an op, built a model or listed logical "
+            "devices." + said
+        )
+        super().__init__(what, RESTART_FIX)
+
+
+# --- what TensorFlow currently holds --------------------------------------------------------------
+
+
+def short_name(device: Any) -> str:
+    """``/physical_device:GPU:0`` (or a PhysicalDevice) -> ``GPU:0``."""
+    name = getattr(device, "name", device)
+    return str(name).rsplit("device:", 1)[-1]
+
+
+@dataclass
+class Settings:
+    """TensorFlow's device configuration as it stands (read without initialising the runtime)."""
+
+    physical_gpus: list[str]
+    visible_gpus: list[str]
+    memory_growth: dict[str, bool]  # per visible GPU; TensorFlow's "not set" counts as off
+    gpu_memory_limits_mb: dict[str, list[float] | None]  # per visible GPU: one entry per logical GPU, or None
+    cpu_devices: int  # logical CPU devices the runtime will create (1 = no split)
+    allow_growth_env: str | None  # the value of TF_FORCE_GPU_ALLOW_GROWTH, if set
+    runtime_initialized: bool | None  # None: could not tell
+
+    def __str__(self) -> str:
+        lines = [
+            f"physical GPUs          : {', '.join(self.physical_gpus) or 'none'}",
+            f"visible to TensorFlow  : {', '.join(self.visible_gpus) or 'none'}",
+        ]
+        for gpu in self.visible_gpus:
+            limits = self.gpu_memory_limits_mb.get(gpu)
+            shown = "whole GPU" if not limits else " + ".join(f"{m:g} MB" for m in limits)
+            growth = "on" if self.memory_growth.get(gpu) else "off"
+            lines.append(f"{gpu:23}: memory growth {growth}; logical GPUs: {shown}")
+        lines += [
+            f"logical CPU devices    : {self.cpu_devices}",
+            f"{ALLOW_GROWTH_ENV}: {self.allow_growth_env if self.allow_growth_env is not None else '(not set)'}",
+            "runtime initialised    : "
+            + {True: "yes - the configuration is fixed", False: "no - configuration still possible"}.get(
+                self.runtime_initialized, "unknown"
+            ),
+        ]
+        return "\n".join(lines)
+
+
+def runtime_initialized() -> bool | None:
+    """Has TensorFlow's runtime started in this process? (None when this TensorFlow cannot tell.)
+
+    TensorFlow has no public call for this; it reads the eager context's handle, which is
+    what TensorFlow itself checks before refusing a configuration change.
+    """
+    if "tensorflow" not in sys.modules:
+        return False
+    try:
+        from tensorflow.python.eager import context
+
+        return context.context()._context_handle is not None  # private: there is no public API
+    except (ImportError, AttributeError):
+        return None
+
+
+def _tf():
+    from course_utils.tf_setup import quiet_tensorflow
+
+    return quiet_tensorflow()
+
+
+def current(tf: Any = None) -> Settings:
+    """Read the device configuration without starting TensorFlow's runtime."""
+    tf = tf or _tf()
+    physical = tf.config.list_physical_devices("GPU")
+    visible = tf.config.get_visible_devices("GPU")
+    cpu = tf.config.list_physical_devices("CPU")[0]
+    growth, limits = {}, {}
+    for gpu in visible:
+        growth[short_name(gpu)] = bool(tf.config.experimental.get_memory_growth(gpu))
+        config = tf.config.get_logical_device_configuration(gpu)
+        limits[short_name(gpu)] = [c.memory_limit for c in config] if config else None
+    return Settings(
+        physical_gpus=[short_name(g) for g in physical],
+        visible_gpus=[short_name(g) for g in visible],
+        memory_growth=growth,
+        gpu_memory_limits_mb=limits,
+        cpu_devices=len(tf.config.get_logical_device_configuration(cpu) or [None]),
+        allow_growth_env=os.environ.get(ALLOW_GROWTH_ENV),
+        runtime_initialized=runtime_initialized(),
+    )
+
+
+# --- checking a request before TensorFlow sees it -------------------------------------------------
+
+
+def _whole_mb(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, Integral) or value < 1:
+        raise ParameterError(
+            f"{name}={value!r} is not a memory size: it must be a whole number of megabytes, 1 or more.",
+            f"Pass {name} as a positive integer, e.g. {name}=1024 for 1 GB, or leave it out.",
+        )
+    return int(value)
+
+
+def check_request(
+    *,
+    memory_growth: bool | None = None,
+    memory_limit_mb: int | None = None,
+    virtual_gpus_mb: Sequence[int] | None = None,
+    visible_gpus: Sequence[int | str] | None = None,
+    cpu_devices: int | None = None,
+) -> None:
+    """Reject values that make no sense, with a message naming the argument (no TensorFlow needed)."""
+    if memory_growth is not None and not isinstance(memory_growth, bool):
+        raise ParameterError(
+            f"memory_growth={memory_growth!r} must be True, False or None.",
+            "Pass memory_growth=True to let TensorFlow take GPU memory as needed, or leave it out.",
+        )
+    if memory_limit_mb is not None:
+        _whole_mb("memory_limit_mb", memory_limit_mb)
+    if virtual_gpus_mb is not None:
+        is_list = isinstance(virtual_gpus_mb, Sequence) and not isinstance(virtual_gpus_mb, (str, bytes))
+        if not is_list or not virtual_gpus_mb:
+            raise ParameterError(
+                f"virtual_gpus_mb={virtual_gpus_mb!r} must be a non-empty list of memory sizes in MB.",
+                "Pass one size per virtual GPU, e.g. virtual_gpus_mb=[1024, 1024] for two 1 GB GPUs.",
+            )
+        for i, size in enumerate(virtual_gpus_mb):
+            _whole_mb(f"virtual_gpus_mb[{i}]", size)
+    if memory_limit_mb is not None and virtual_gpus_mb is not None:
+        raise ParameterError(
+            "memory_limit_mb and virtual_gpus_mb both describe the logical GPUs of each GPU; pass one of them.",
+            "A single cap is memory_limit_mb=N; several virtual GPUs are virtual_gpus_mb=[N, M, ...].",
+        )
+    if memory_growth and (memory_limit_mb is not None or virtual_gpus_mb is not None):
+        raise ParameterError(
+            "Memory growth cannot be combined with a memory limit or virtual GPUs on the same GPU "
+            "(TensorFlow: 'Cannot set memory growth on device when virtual devices configured').",
+            "Choose one: memory_growth=True (take memory as needed) or memory_limit_mb=N (a fixed cap; "
+            "it already stops TensorFlow from taking the whole GPU).",
+        )
+    if visible_gpus is not None:
+        if isinstance(visible_gpus, (str, bytes)) or not isinstance(visible_gpus, Sequence):
+            raise ParameterError(
+                f"visible_gpus={visible_gpus!r} must be a list of GPU numbers (e.g. [0]) or [] for none.",
+                "Pass visible_gpus=[0] for the first GPU only, or visible_gpus=[] to hide every GPU.",
+            )
+        for gpu in visible_gpus:
+            if isinstance(gpu, bool) or (not isinstance(gpu, (Integral, str)) and not hasattr(gpu, "device_type")):
+                raise ParameterError(
+                    f"visible_gpus contains {gpu!r}: use GPU numbers (0, 1, ...) or names like 'GPU:0'.",
+                    "Pass e.g. visible_gpus=[0].",
+                )
+            if isinstance(gpu, Integral) and gpu < 0:
+                raise ParameterError(
+                    f"visible_gpus contains {gpu}: GPU numbers start at 0.",
+                    "Pass e.g. visible_gpus=[0] for the first GPU.",
+                )
+    if cpu_devices is not None and (isinstance(cpu_devices, bool) or not isinstance(cpu_devices, Integral)
+                                    or cpu_devices < 1):
+        raise ParameterError(
+            f"cpu_devices={cpu_devices!r} must be a whole number of logical CPU devices, 1 or more.",
+            "Pass e.g. cpu_devices=2 to split the CPU into /device:CPU:0 and /device:CPU:1 (1 = no split).",
+        )
+    env = os.environ.get(ALLOW_GROWTH_ENV)
+    if memory_growth is not None and env in ALLOW_GROWTH_VALUES and memory_growth != (env == "true"):
+        raise ParameterError(
+            f"memory_growth={memory_growth} contradicts {ALLOW_GROWTH_ENV}={env} in the environment, and "
+            "TensorFlow lets the environment variable win.",
+            f"Leave memory_growth out (the variable decides), or unset {ALLOW_GROWTH_ENV} and restart.",
+        )
+
+
+def _resolve_gpus(requested: Sequence[Any], physical: list[Any]) -> list[Any]:
+    by_name = {short_name(g): g for g in physical}
+    chosen = []
+    for item in requested:
+        if isinstance(item, Integral):
+            key = f"GPU:{int(item)}"
+        else:
+            key = short_name(item)
+        if key not in by_name:
+            have = ", ".join(by_name) or "no GPU at all"
+            raise DeviceError(
+                f"visible_gpus asks for {item!r}, which this machine does not have (TensorFlow sees: {have}).",
+                "Pass GPU numbers from tf.config.list_physical_devices('GPU') (0 is the first), "
+                "or visible_gpus=[] to hide every GPU.",
+            )
+        if by_name[key] in chosen:
+            raise ParameterError(f"visible_gpus names {key} twice.", "Name each GPU once.")
+        chosen.append(by_name[key])
+    return chosen
+
+
+# --- configure -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Change:
+    """One setting that differs from what TensorFlow holds now."""
+
+    kind: str  # "visible", "growth", "logical" (GPU) or "cpu"
+    setting: str  # e.g. "memory growth on GPU:0"
+    before: Any
+    after: Any
+
+    def __str__(self) -> str:
+        return f"{self.setting}: {_show(self.before)} -> {_show(self.after)}"
+
+
+def _show(value: Any) -> str:
+    if value is None:
+        return "not set"
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_show(v) for v in value) + "]" if value else "none"
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+@dataclass
+class ConfigReport:
+    """What ``configure`` did: the changes it applied (none = a no-op), notes, the resulting settings."""
+
+    changes: list[Change]
+    notes: list[str]
+    settings: Settings
+    applied: bool = field(default=False)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.changes)
+
+    def __str__(self) -> str:
+        if self.changes:
+            head = "configure: applied before TensorFlow's runtime started"
+            body = [f"  {c}" for c in self.changes]
+        else:
+            head = "configure: nothing to change - these settings are already in effect"
+            body = []
+        return "\n".join([head, *body, *(f"  note: {n}" for n in self.notes)])
+
+
+def _logical_limits(config: Any) -> list[float] | None:
+    return [c.memory_limit for c in config] if config else None
+
+
+def configure(
+    *,
+    memory_growth: bool | None = None,
+    memory_limit_mb: int | None = None,
+    virtual_gpus_mb: Sequence[int] | None = None,
+    visible_gpus: Sequence[int | str] | None = None,
+    cpu_devices: int | None = None,
+    quiet: bool = False,
+) -> ConfigReport:
+    """Set TensorFlow's device configuration before its runtime starts; print and return what changed.
+
+    Every argument left as ``None`` keeps what TensorFlow holds now.
+
+    - ``memory_growth=True``: each visible GPU starts with little memory and grows as needed
+      (never released until the process ends) instead of mapping nearly all of it at start-up.
+    - ``memory_limit_mb=N``: each visible GPU becomes one logical GPU capped at N MB.
+    - ``virtual_gpus_mb=[N, M]``: each visible GPU is split into logical GPUs of N, M ... MB.
+    - ``visible_gpus=[0]``: TensorFlow uses only these GPUs (numbers or 'GPU:0'); ``[]`` hides all.
+    - ``cpu_devices=N``: the CPU appears as N logical devices ``/device:CPU:0`` ... (no memory
+      split: they share the process's memory) - multi-device lessons without a GPU.
+
+    GPU settings with no visible GPU are skipped with a note. The same settings again are a
+    no-op; different ones after initialisation raise ``ConfigurationTooLateError``.
+    """
+    check_request(
+        memory_growth=memory_growth,
+        memory_limit_mb=memory_limit_mb,
+        virtual_gpus_mb=virtual_gpus_mb,
+        visible_gpus=visible_gpus,
+        cpu_devices=cpu_devices,
+    )
+    tf = _tf()
+    physical = tf.config.list_physical_devices("GPU")
+    cpu = tf.config.list_physical_devices("CPU")[0]
+    now_visible = tf.config.get_visible_devices("GPU")
+    target_visible = _resolve_gpus(visible_gpus, physical) if visible_gpus is not None else list(now_visible)
+
+    notes: list[str] = []
+    env = os.environ.get(ALLOW_GROWTH_ENV)
+    if env is not None and env not in ALLOW_GROWTH_VALUES:
+        notes.append(
+            f"{ALLOW_GROWTH_ENV}={env!r} is neither 'true' nor 'false', so TensorFlow ignores it "
+            "(set exactly true or false, or unset it)."
+        )
+    gpu_asks = {
+        "memory growth": memory_growth,
+        "a memory limit": memory_limit_mb,
+        "virtual GPUs": virtual_gpus_mb,
+    }
+    asked = [label for label, value in gpu_asks.items() if value is not None]
+    if asked and not target_visible:
+        why = "TensorFlow sees no GPU" if not physical else "every GPU is hidden (visible_gpus)"
+        notes.append(f"{' and '.join(asked)}: skipped - {why}; these settings only apply to GPUs.")
+
+    changes: list[Change] = []
+    visible_before, visible_after = [short_name(g) for g in now_visible], [short_name(g) for g in target_visible]
+    if visible_after != visible_before:
+        changes.append(Change("visible", "visible GPUs", visible_before, visible_after))
+    wanted_config = None
+    if memory_limit_mb is not None:
+        wanted_config = [tf.config.LogicalDeviceConfiguration(memory_limit=int(memory_limit_mb))]
+    elif virtual_gpus_mb is not None:
+        wanted_config = [tf.config.LogicalDeviceConfiguration(memory_limit=int(m)) for m in virtual_gpus_mb]
+    for gpu in target_visible:
+        name = short_name(gpu)
+        growth_now = bool(tf.config.experimental.get_memory_growth(gpu))
+        config_now = tf.config.get_logical_device_configuration(gpu)
+        growth_after = growth_now if memory_growth is None else memory_growth
+        config_after = config_now if wanted_config is None else wanted_config
+        if growth_after and config_after:
+            raise ParameterError(
+                f"{name} would have memory growth and a memory limit / virtual GPUs at once "
+                f"(growth {_show(growth_after)}, logical GPUs {_show(_logical_limits(config_after))} MB); "
+                "TensorFlow refuses that combination ('Cannot set memory growth on device when virtual "
+                "devices configured'). An earlier configure call in this process set one of them.",
+                "Choose one: memory growth or a memory limit. To switch, restart the kernel and configure again.",
+            )
+        if growth_after != growth_now:
+            changes.append(Change("growth", f"memory growth on {name}", growth_now, growth_after))
+        if wanted_config is not None and wanted_config != config_now:
+            changes.append(
+                Change(
+                    "logical",
+                    f"logical GPUs on {name} (MB)",
+                    _logical_limits(config_now),
+                    _logical_limits(wanted_config),
+                )
+            )
+    cpus_now = len(tf.config.get_logical_device_configuration(cpu) or [None])
+    if cpu_devices is not None and cpu_devices != cpus_now:
+        changes.append(Change("cpu", "logical CPU devices", cpus_now, int(cpu_devices)))
+
+    if changes:
+        _apply(tf, changes, target_visible, cpu, memory_growth, wanted_config, cpu_devices)
+    report = ConfigReport(changes, notes, current(tf), applied=bool(changes))
+    if not quiet:
+        print(report)
+    return report
+
+
+def _apply(tf, changes, target_visible, cpu, memory_growth, wanted_config, cpu_devices) -> None:
+    """Apply the changes in TensorFlow's order; turn its 'too late' RuntimeError into the course error."""
+    kinds = {c.kind for c in changes}
+    try:
+        if "visible" in kinds:
+            tf.config.set_visible_devices(target_visible, "GPU")
+        for gpu in target_visible:
+            if memory_growth is not None and bool(tf.config.experimental.get_memory_growth(gpu)) != memory_growth:
+                tf.config.experimental.set_memory_growth(gpu, memory_growth)
+            if wanted_config is not None:
+                tf.config.set_logical_device_configuration(gpu, wanted_config)
+        if "cpu" in kinds:
+            tf.config.set_logical_device_configuration(
+                cpu, [tf.config.LogicalDeviceConfiguration() for _ in range(int(cpu_devices))]
+            )
+    except RuntimeError as err:
+        message = str(err)
+        if "initializ" in message:
+            raise ConfigurationTooLateError(changes, tf_message=message) from err
+        raise
+
+
+# --- one configuration in a fresh process ----------------------------------------------------------
+
+
+@dataclass
+class FreshRun:
+    """What a fresh Python process saw after ``configure(**settings)`` (see ``in_fresh_process``)."""
+
+    settings: dict[str, Any]
+    env: dict[str, str]
+    initialise_first: bool
+    ok: bool  # configure succeeded
+    error: dict[str, str] | None  # {"type", "what", "fix"} when configure raised a course error
+    report: str  # what configure printed
+    logical_devices: list[str]
+    placed: dict[str, str]  # logical device -> the device that produced the tensor placed there
+    gpu_memory_mib: dict[str, dict[str, float]]  # logical GPU -> {"current", "peak"} (TensorFlow's allocator)
+    oversize: dict[str, Any] | None  # {"mb": N, "result": "allocated" | "refused: <error type>"} (GPU only)
+    nvidia_smi_used_mib: dict[str, list[float]] | None  # {"before": [...], "after": [...]} per GPU
+    rss_mib: float
+    peak_rss_mib: float
+    seconds: float
+
+    @property
+    def gpu_taken_mib(self) -> float | None:
+        """GPU memory this process took, summed over GPUs (nvidia-smi before/after); None if unknown."""
+        smi = self.nvidia_smi_used_mib
+        if not smi or len(smi["before"]) != len(smi["after"]):
+            return None
+        return float(sum(smi["after"]) - sum(smi["before"]))
+
+
+_MARK = "COURSE_FRESH_RUN_JSON:"
+
+
+def nvidia_smi_used_mib(run=subprocess.run) -> list[float] | None:
+    """Memory used on each GPU now, in MiB, from ``nvidia-smi`` (None when it is absent or fails)."""
+    exe = shutil.which("nvidia-smi")
+    if exe is None:
+        return None
+    try:
+        out = run(
+            [exe, "--query-gpu=memory.used", "--format=csv,noheader,nounits"],
+            capture_output=True, text=True, timeout=30,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return parse_memory_used(out.stdout) if out.returncode == 0 else None
+
+
+def parse_memory_used(text: str) -> list[float] | None:
+    """Parse ``nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits`` (one MiB value per line)."""
+    values = []
+    for line in text.strip().splitlines():
+        try:
+            values.append(float(line.strip()))
+        except ValueError:  # "[N/A]" or an error text: no usable number
+            return None
+    return values or None
+
+
+def _fresh_child(request: Mapping[str, Any]) -> dict[str, Any]:
+    """Runs inside the fresh process: configure, place work on every logical device, measure."""
+    started = time.perf_counter()
+    smi_before = nvidia_smi_used_mib()  # before TensorFlow touches the GPU
+    tf = _tf()
+    if request.get("initialise_first"):
+        tf.constant(0.0)  # the mistake being demonstrated: a tensor before the configuration
+    result: dict[str, Any] = {"ok": True, "error": None, "report": ""}
+    try:
+        report = configure(**request["settings"], quiet=True)
+        result["report"] = str(report)
+    except CourseError as err:
+        result.update(ok=False, error={"type": type(err).__name__, "what": err.what, "fix": err.fix})
+    allocate_mb = int(request.get("allocate_mb", 16))
+    keep, placed, gpu_memory = [], {}, {}
+    for device in tf.config.list_logical_devices():
+        with tf.device(device.name):
+            tensor = tf.ones((allocate_mb * 2**18,), tf.float32)  # allocate_mb MiB of float32
+        keep.append(tensor)
+        placed[device.name] = tensor.device
+        if device.device_type == "GPU":
+            info = tf.config.experimental.get_memory_info(short_name(device.name))
+            gpu_memory[short_name(device.name)] = {k: info[k] / 2**20 for k in ("current", "peak")}
+    oversize = None
+    if gpu_memory and request.get("oversize_mb"):
+        mb = int(request["oversize_mb"])
+        try:
+            with tf.device("/GPU:0"):
+                big = tf.ones((mb * 2**18,), tf.float32)
+                _ = big.numpy()[:1]  # make sure it really exists
+            oversize = {"mb": mb, "result": "allocated"}
+            del big
+        except tf.errors.ResourceExhaustedError as err:
+            oversize = {"mb": mb, "result": f"refused: {type(err).__name__}"}
+    smi_after = nvidia_smi_used_mib()
+    import psutil
+
+    from course_utils.results import peak_rss_mib
+
+    result.update(
+        logical_devices=[d.name for d in tf.config.list_logical_devices()],
+        placed=placed,
+        gpu_memory_mib=gpu_memory,
+        oversize=oversize,
+        nvidia_smi_used_mib={"before": smi_before, "after": smi_after} if smi_before and smi_after else None,
+        rss_mib=psutil.Process().memory_info().rss / 2**20,
+        peak_rss_mib=peak_rss_mib(),
+        seconds=time.perf_counter() - started,
+    )
+    return result
+
+
+def _fresh_main(argv: Sequence[str] | None = None) -> int:
+    request = json.loads((sys.argv[1:] if argv is None else list(argv))[0])
+    print(_MARK + json.dumps(_fresh_child(request)), flush=True)
+    return 0
+
+
+def in_fresh_process(
+    settings: Mapping[str, Any] | None = None,
+    *,
+    env: Mapping[str, str] | None = None,
+    initialise_first: bool = False,
+    allocate_mb: int = 16,
+    oversize_mb: int | None = None,
+    timeout_s: float = 300,
+) -> FreshRun:
+    """Run ``configure(**settings)`` in a new Python process and report what that process saw.
+
+    The child configures (after creating a tensor first when ``initialise_first`` - the
+    "too late" mistake), places an ``allocate_mb`` MiB tensor on every logical device, reads
+    TensorFlow's GPU memory counters and ``nvidia-smi`` (on a GPU), optionally tries one
+    ``oversize_mb`` tensor on ``/GPU:0`` (refused above a memory limit), and exits - taking
+    its runtime and GPU memory with it. ``env`` adds environment variables (e.g.
+    ``{"TF_FORCE_GPU_ALLOW_GROWTH": "true"}``). A course error inside the child is reported
+    in ``FreshRun.error``; a crash of the child raises ``CourseError`` with its last output.
+    """
+    settings = dict(settings or {})
+    check_request(**settings)  # fail here, with the caller's traceback, not in the child
+    request = {
+        "settings": settings,
+        "initialise_first": initialise_first,
+        "allocate_mb": _whole_mb("allocate_mb", allocate_mb),
+        "oversize_mb": _whole_mb("oversize_mb", oversize_mb) if oversize_mb is not None else None,
+    }
+    child_env = {**os.environ, **(env or {})}
+    child_env.pop("COURSE_RESULTS_FILE", None)  # the child records nothing
+    code = "import sys; from course_utils.gpu_config import _fresh_main; sys.exit(_fresh_main())"
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-c", code, json.dumps(request)],
+            capture_output=True, text=True, env=child_env, timeout=timeout_s,
+        )
+    except subprocess.TimeoutExpired as err:
+        raise CourseError(
+            f"The fresh TensorFlow process did not finish within {timeout_s:g} s.",
+            "Run it again; if it hangs again, run the same settings in a terminal to see where it stops.",
+        ) from err
+    lines = [line for line in proc.stdout.splitlines() if line.startswith(_MARK)]
+    if proc.returncode != 0 or not lines:
+        tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-8:])
+        raise CourseError(
+            f"The fresh TensorFlow process failed (exit code {proc.returncode}). Its last output:\n{tail}",
+            "Read the last lines above; run `python -m course_utils doctor` if they mention CUDA or the GPU.",
+        )
+    data = json.loads(lines[-1][len(_MARK):])
+    return FreshRun(settings=settings, env=dict(env or {}), initialise_first=initialise_first, **data)
+
+
+def as_dict(run: FreshRun) -> dict[str, Any]:
+    """A FreshRun as plain data (for ``course.record``)."""
+    return asdict(run)
