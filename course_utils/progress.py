@@ -1,0 +1,114 @@
+"""The runner's progress display: which runs are going, which grid point, how long so far.
+
+On a terminal a status line at the bottom is redrawn every second; each start and finish
+is printed above it. Elsewhere (CI logs, a file) only the start and finish lines are
+printed, plus a "still running" line every ``heartbeat_s`` seconds.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import threading
+import time
+from collections.abc import Callable
+from typing import TextIO
+
+
+def clock_text(seconds: float) -> str:
+    """``12s``, ``3m05s``, ``1h02m``: an elapsed time at a glance."""
+    seconds = int(seconds)
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m{seconds % 60:02d}s"
+    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+
+
+class Progress:
+    """Thread-safe progress of ``total`` runs; use as a context manager."""
+
+    def __init__(
+        self,
+        total: int,
+        *,
+        stream: TextIO | None = None,
+        live: bool | None = None,
+        heartbeat_s: float = 60.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.total = total
+        self.stream = stream or sys.stdout
+        self.live = self.stream.isatty() if live is None else live
+        self.heartbeat_s = heartbeat_s
+        self.clock = clock
+        self.began = clock()
+        self.running: dict[int, tuple[str, float]] = {}  # run number -> (label, start)
+        self.done = 0
+        self.failed = 0
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def __enter__(self) -> Progress:
+        self._thread = threading.Thread(target=self._tick, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread:
+            self._thread.join(timeout=5)
+        with self._lock:
+            if self.live:
+                self.stream.write("\r\033[K")
+            self.stream.flush()
+
+    def status_line(self) -> str:
+        """One line: counts, each running run with its time, the total elapsed time."""
+        now = self.clock()
+        going = "; ".join(f"{label} {clock_text(now - t0)}" for label, t0 in self.running.values())
+        failed = f", {self.failed} failed" if self.failed else ""
+        elapsed = clock_text(now - self.began)
+        return f"[{self.done}/{self.total} done{failed}] running: {going or '-'} | elapsed {elapsed}"
+
+    def start(self, number: int, label: str) -> None:
+        """Run ``number`` (1-based) has started."""
+        with self._lock:
+            self.running[number] = (label, self.clock())
+            self._say(f"[{number}/{self.total}] start  {label}")
+
+    def finish(self, number: int, status: str, duration_s: float, detail: str = "") -> None:
+        """Run ``number`` has ended with ``status`` ("ok" or "failed")."""
+        with self._lock:
+            label, _ = self.running.pop(number, ("?", 0.0))
+            self.done += 1
+            self.failed += status != "ok"
+            word = "ok    " if status == "ok" else "FAILED"
+            extra = f" - {detail}" if detail else ""
+            elapsed = clock_text(self.clock() - self.began)
+            self._say(f"[{number}/{self.total}] {word} {label} in {duration_s:.1f} s (elapsed {elapsed}){extra}")
+
+    def _live_line(self) -> str:
+        width = shutil.get_terminal_size().columns - 1  # a wrapped line could not be redrawn in place
+        line = self.status_line()
+        return line if len(line) <= width else line[: max(width - 3, 0)] + "..."
+
+    def _say(self, line: str) -> None:
+        if self.live:
+            self.stream.write(f"\r\033[K{line}\n{self._live_line()}")
+        else:
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
+    def _tick(self) -> None:
+        last_beat = self.clock()
+        while not self._stop.wait(1.0):
+            with self._lock:
+                if self.live:
+                    self.stream.write(f"\r\033[K{self._live_line()}")
+                    self.stream.flush()
+                elif self.running and self.clock() - last_beat >= self.heartbeat_s:
+                    last_beat = self.clock()
+                    self.stream.write(f"  ... {self.status_line()}\n")
+                    self.stream.flush()

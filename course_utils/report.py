@@ -1,0 +1,317 @@
+"""The report of a batch run: ``report.md``, a self-contained ``report.html`` and ``results.json``.
+
+- **Runs**: one row per run - notebook, parameters, status (a failure names its cell and
+  error), time, device, peak memory, TensorFlow version, key results.
+- **Comparisons**: for each notebook run at several grid points, a table of the
+  parameters that vary against its key results, and a chart per result (x: the first
+  varying numeric parameter; one line per combination of the others). Key results are
+  the grid file's ``results``, else every numeric result; a list of numbers (``epoch_s``)
+  is shown as its median.
+- ``results.json``: ``{"meta": {...}, "runs": [...], "comparisons": [...]}`` - every
+  recorded field of every run, the settings of the batch and the comparison tables.
+
+The HTML embeds its charts as base64 PNGs; the Markdown links the same PNGs in ``charts/``.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+import re
+import statistics
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+HIDDEN_RESULTS = {"checkpoint_passed", "checkpoint_failed"}
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def result_value(results: Mapping[str, Any], name: str) -> tuple[str, Any]:
+    """(column label, value) of one result: a list of numbers becomes its median."""
+    value = results.get(name)
+    if isinstance(value, list) and value and all(_is_number(v) for v in value):
+        return f"{name} (median)", statistics.median(value)
+    return name, value
+
+
+def key_results(runs: Sequence[Mapping[str, Any]], wanted: Sequence[str] | None = None) -> list[str]:
+    """Names of the results to compare: ``wanted``, else those that are numbers (or number lists) in any run."""
+    if wanted:
+        return list(wanted)
+    names: list[str] = []
+    for run in runs:
+        for name in run.get("results", {}):
+            if name in HIDDEN_RESULTS or name in names:
+                continue
+            if _is_number(result_value(run["results"], name)[1]):
+                names.append(name)
+    return names
+
+
+def comparisons(runs: Sequence[Mapping[str, Any]], wanted: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    """Per notebook run at two or more grid points: the varying parameters against the key results."""
+    found = []
+    for notebook in dict.fromkeys(r["notebook"] for r in runs):
+        group = [r for r in runs if r["notebook"] == notebook]
+        names = list(dict.fromkeys(k for r in group for k in r["parameters"]))
+        varying = [n for n in names if len({json.dumps(r["parameters"].get(n)) for r in group}) > 1]
+        if len(group) < 2 or not varying:
+            continue
+        results = key_results(group, wanted)
+        rows = []
+        for r in group:
+            row: dict[str, Any] = {n: r["parameters"].get(n) for n in varying}
+            row["status"] = r["status"]
+            for name in results:
+                label, value = result_value(r.get("results", {}), name)
+                row[label] = value if _is_number(value) else None
+            row["peak memory (MiB)"] = r.get("peak_rss_mib")
+            row["time (s)"] = r["duration_s"]
+            rows.append(row)
+        labels = [c for c in dict.fromkeys(k for row in rows for k in row) if c not in varying and c != "status"]
+        found.append({"notebook": notebook, "varying": varying, "columns": labels, "rows": rows})
+    return found
+
+
+def charts(comparison: Mapping[str, Any]) -> list[tuple[str, bytes]]:
+    """One PNG per key result and peak memory: against the first varying numeric parameter, a line per other
+    combination of the varying parameters (ok runs only)."""
+    from matplotlib.figure import Figure
+
+    rows = [r for r in comparison["rows"] if r["status"] == "ok"]
+    varying = comparison["varying"]
+    numeric = [n for n in varying if all(_is_number(r[n]) for r in rows)]
+    x_name = (numeric or varying)[0]
+    others = [n for n in varying if n != x_name]
+    made = []
+    for column in comparison["columns"]:
+        points = [r for r in rows if _is_number(r.get(column))]
+        if column == "time (s)":  # a run's wall time includes starting its kernel: epoch times say more
+            continue
+        if not points:
+            continue
+        fig = Figure(figsize=(5.0, 3.2), dpi=100, layout="constrained")
+        ax = fig.add_subplot()
+        series = dict.fromkeys(tuple(json.dumps(r[n]) for n in others) for r in points)
+        for key in series:
+            line = [r for r in points if tuple(json.dumps(r[n]) for n in others) == key]
+            xs = [r[x_name] if x_name in numeric else str(r[x_name]) for r in line]
+            label = ", ".join(f"{n}={r}" for n, r in zip(others, map(json.loads, key), strict=True)) or None
+            ax.plot(xs, [r[column] for r in line], "o-", label=label)
+        xs_all = [r[x_name] for r in points]
+        if x_name in numeric and min(xs_all) > 0 and max(xs_all) / min(xs_all) >= 8:
+            ax.set_xscale("log", base=2)
+            ax.set_xticks(sorted(set(xs_all)), [f"{v:g}" for v in sorted(set(xs_all))])
+        ax.set_xlabel(x_name)
+        ax.set_ylabel(column)
+        ax.set_title(f"{comparison['notebook']}: {column}", fontsize=10)
+        ax.grid(alpha=0.3)
+        if others:
+            ax.legend(fontsize=8)
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format="png")
+        made.append((column, buffer.getvalue()))
+    return made
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    if isinstance(value, (list, dict)):
+        return json.dumps(value)
+    return str(value)
+
+
+def _scalars(results: Mapping[str, Any]) -> str:
+    shown = []
+    for name in results:
+        if name in HIDDEN_RESULTS:
+            continue
+        label, value = result_value(results, name)
+        if isinstance(value, (int, float, str, bool)):
+            shown.append(f"{label}={_text(value)}")
+    return ", ".join(shown)
+
+
+def _params(parameters: Mapping[str, Any]) -> str:
+    return ", ".join(f"{k}={_text(v)}" for k, v in parameters.items())
+
+
+def _status(run: Mapping[str, Any]) -> str:
+    return f"failed: {run['error']}" if run["status"] != "ok" else "ok"
+
+
+def _rel(path: str, out: Path) -> str:
+    try:
+        return Path(path).relative_to(out).as_posix()
+    except ValueError:
+        return path
+
+
+RUN_COLUMNS = [
+    "#",
+    "run",
+    "notebook",
+    "parameters",
+    "status",
+    "time (s)",
+    "device",
+    "peak memory (MiB)",
+    "TensorFlow",
+    "key results",
+]
+
+
+def _run_row(i: int, run: Mapping[str, Any]) -> list[str]:
+    return [
+        str(i),
+        run["name"],
+        run["notebook"],
+        _params(run["parameters"]),
+        _status(run),
+        _text(run["duration_s"]),
+        _text(run["device"]),
+        _text(run["peak_rss_mib"]),
+        _text(run["tensorflow"]),
+        _scalars(run["results"]),
+    ]
+
+
+def _summary(runs: Sequence[Mapping[str, Any]], meta: Mapping[str, Any]) -> str:
+    failed = sum(r["status"] != "ok" for r in runs)
+    planned = meta.get("planned_runs", len(runs))
+    parts = [f"{len(runs)} of {planned} run(s), {len(runs) - failed} ok, {failed} failed"]
+    if meta.get("interrupted"):
+        parts.append("interrupted")
+    if meta.get("smoke"):
+        parts.append("smoke mode")
+    if meta.get("duration_s") is not None:
+        parts.append(f"{meta['duration_s']} s in all, {meta.get('jobs', 1)} at a time")
+    return "; ".join(parts) + "."
+
+
+def _environment(meta: Mapping[str, Any]) -> str:
+    versions = ", ".join(f"{k} {v}" for k, v in meta.get("versions", {}).items() if v)
+    return f"{meta.get('platform', '')}, {meta.get('cores', '?')} CPU core(s); {versions}."
+
+
+def _md_cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _md_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in rows]
+    return lines
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9.+-]+", "_", text).strip("_")
+
+
+def render_markdown(runs, meta, tables, chart_files, out: Path) -> str:
+    """report.md: the summary, the runs, the failures, the comparisons with their charts."""
+    lines = [f"# {meta.get('title') or 'Course run report'}", "", _summary(runs, meta), ""]
+    lines += [f"Command: `{meta.get('command', '')}`  ", f"Started {meta.get('started', '')}, output in `{out}`.", ""]
+    lines += ["## Runs", ""] + _md_table(RUN_COLUMNS, [_run_row(i, r) for i, r in enumerate(runs, 1)]) + [""]
+    failed = [r for r in runs if r["status"] != "ok"]
+    if failed:
+        lines += ["## Failures", ""]
+        for r in failed:
+            lines.append(
+                f"- **{r['name']}**: {r['error']}; executed notebook [{_rel(r['executed'], out)}]"
+                f"({_rel(r['executed'], out)}), log `{_rel(r['log'], out)}`"
+            )
+            if r.get("failed_cell") and r["failed_cell"].get("source"):
+                lines += ["", "  ```python"] + [f"  {x}" for x in r["failed_cell"]["source"].splitlines()[:8]]
+                lines += ["  ```"]
+        lines.append("")
+    for table in tables:
+        lines += [f"## Comparison: {table['notebook']}", ""]
+        header = table["varying"] + ["status"] + table["columns"]
+        lines += _md_table(header, [[_text(row.get(c)) for c in header] for row in table["rows"]]) + [""]
+        lines += [f"![{table['notebook']}: {c}]({path})" for c, path in chart_files.get(table["notebook"], [])]
+        lines.append("")
+    lines += ["## Environment", "", _environment(meta), ""]
+    return "\n".join(lines)
+
+
+_CSS = """body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1200px;padding:0 1em;color:#222}
+table{border-collapse:collapse;margin:1em 0;font-size:13px}th,td{border:1px solid #ccc;padding:4px 8px;
+text-align:left;vertical-align:top}th{background:#f3f3f3}tr.failed td{background:#fde8e8}
+pre{background:#f6f6f6;padding:.5em;overflow-x:auto}img{margin:.5em 1em .5em 0;border:1px solid #eee}
+.meta{color:#555}code{background:#f3f3f3;padding:0 .2em}"""
+
+
+def _html_table(header: Sequence[str], rows: Sequence[Sequence[str]], classes: Sequence[str] = ()) -> str:
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
+    body = []
+    for i, row in enumerate(rows):
+        cls = f' class="{classes[i]}"' if i < len(classes) and classes[i] else ""
+        body.append(f"<tr{cls}>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def render_html(runs, meta, tables, chart_pngs, out: Path) -> str:
+    """report.html: the same content as report.md, one file, charts embedded."""
+    esc = html.escape
+    title = meta.get("title") or "Course run report"
+    parts = [
+        f"<!doctype html><html><head><meta charset='utf-8'><title>{esc(title)}</title>",
+        f"<style>{_CSS}</style></head><body><h1>{esc(title)}</h1>",
+        f"<p>{esc(_summary(runs, meta))}</p><p class='meta'>Command: <code>{esc(meta.get('command', ''))}"
+        f"</code><br>Started {esc(meta.get('started', ''))}, output in <code>{esc(str(out))}</code>.</p>",
+        "<h2>Runs</h2>",
+    ]
+    classes = ["failed" if r["status"] != "ok" else "" for r in runs]
+    parts.append(_html_table(RUN_COLUMNS, [_run_row(i, r) for i, r in enumerate(runs, 1)], classes))
+    failed = [r for r in runs if r["status"] != "ok"]
+    if failed:
+        parts.append("<h2>Failures</h2>")
+        for r in failed:
+            link = _rel(r["executed"], out)
+            parts.append(
+                f"<p><b>{esc(r['name'])}</b>: {esc(r['error'])}<br>executed notebook "
+                f"<a href='{esc(link)}'>{esc(link)}</a>, log <code>{esc(_rel(r['log'], out))}</code></p>"
+            )
+            if r.get("failed_cell") and r["failed_cell"].get("source"):
+                parts.append(f"<pre>{esc(r['failed_cell']['source'])}</pre>")
+    for table in tables:
+        parts.append(f"<h2>Comparison: {esc(table['notebook'])}</h2>")
+        header = table["varying"] + ["status"] + table["columns"]
+        classes = ["failed" if row["status"] != "ok" else "" for row in table["rows"]]
+        parts.append(_html_table(header, [[_text(row.get(c)) for c in header] for row in table["rows"]], classes))
+        for column, png in chart_pngs.get(table["notebook"], []):
+            data = base64.b64encode(png).decode("ascii")
+            parts.append(f"<img alt='{esc(table['notebook'])}: {esc(column)}' src='data:image/png;base64,{data}'>")
+    parts.append(f"<h2>Environment</h2><p>{esc(_environment(meta))}</p></body></html>")
+    return "\n".join(parts) + "\n"
+
+
+def write_report(runs: Sequence[Mapping[str, Any]], out: Path, meta: Mapping[str, Any]) -> dict[str, Path]:
+    """Write results.json, report.md (+ charts/*.png) and report.html into ``out``; return their paths."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    tables = comparisons(runs, meta.get("key_results"))
+    chart_pngs = {t["notebook"]: charts(t) for t in tables}
+    chart_files: dict[str, list[tuple[str, str]]] = {}
+    for notebook, pngs in chart_pngs.items():
+        for column, png in pngs:
+            path = out / "charts" / f"{_slug(notebook)}__{_slug(column)}.png"
+            path.parent.mkdir(exist_ok=True)
+            path.write_bytes(png)
+            chart_files.setdefault(notebook, []).append((column, path.relative_to(out).as_posix()))
+    paths = {"json": out / "results.json", "md": out / "report.md", "html": out / "report.html"}
+    data = {"meta": dict(meta), "runs": list(runs), "comparisons": tables}
+    paths["json"].write_text(json.dumps(data, indent=2) + "\n")
+    paths["md"].write_text(render_markdown(runs, meta, tables, chart_files, out))
+    paths["html"].write_text(render_html(runs, meta, tables, chart_pngs, out))
+    return paths
