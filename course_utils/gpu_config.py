@@ -94,24 +94,21 @@ class Settings:
     runtime_initialized: bool | None  # None: could not tell
 
     def __str__(self) -> str:
-        lines = [
-            f"physical GPUs          : {', '.join(self.physical_gpus) or 'none'}",
-            f"visible to TensorFlow  : {', '.join(self.visible_gpus) or 'none'}",
+        rows = [
+            ("physical GPUs", ", ".join(self.physical_gpus) or "none"),
+            ("visible to TensorFlow", ", ".join(self.visible_gpus) or "none"),
         ]
         for gpu in self.visible_gpus:
             limits = self.gpu_memory_limits_mb.get(gpu)
             shown = "whole GPU" if not limits else " + ".join(f"{m:g} MB" for m in limits)
-            growth = "on" if self.memory_growth.get(gpu) else "off"
-            lines.append(f"{gpu:23}: memory growth {growth}; logical GPUs: {shown}")
-        lines += [
-            f"logical CPU devices    : {self.cpu_devices}",
-            f"{ALLOW_GROWTH_ENV}: {self.allow_growth_env if self.allow_growth_env is not None else '(not set)'}",
-            "runtime initialised    : "
-            + {True: "yes - the configuration is fixed", False: "no - configuration still possible"}.get(
-                self.runtime_initialized, "unknown"
-            ),
+            rows.append((gpu, f"memory growth {'on' if self.memory_growth.get(gpu) else 'off'}; logical GPUs: {shown}"))
+        started = {True: "yes - the configuration is fixed", False: "no - configuration still possible"}
+        rows += [
+            ("logical CPU devices", str(self.cpu_devices)),
+            (ALLOW_GROWTH_ENV, self.allow_growth_env if self.allow_growth_env is not None else "(not set)"),
+            ("runtime initialised", started.get(self.runtime_initialized, "unknown")),
         ]
-        return "\n".join(lines)
+        return "\n".join(f"{label:<25} {value}" for label, value in rows)
 
 
 def runtime_initialized() -> bool | None:

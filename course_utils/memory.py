@@ -1,0 +1,309 @@
+"""Measure memory: now, over a block of code, and over time - on the GPU or, without one, the process.
+
+- GPU: ``gpu_memory("GPU:0")`` reads TensorFlow's allocator counters
+  (``tf.config.experimental.get_memory_info``: ``current`` and ``peak`` bytes in use - not the
+  memory TensorFlow has reserved on the card, which ``nvidia-smi`` shows);
+  ``reset_gpu_peak`` restarts the peak (``reset_memory_stats``). Both start TensorFlow's
+  runtime if it is not running yet, so configure devices (``gpu_config.configure``) first.
+- CPU: ``process_memory()`` - the process's resident memory (psutil) and its high-water mark
+  (``VmHWM``, via ``results.peak_rss_mib``). TensorFlow documents its memory counters for
+  GPUs and TPUs only, so on a CPU the process is what the course measures.
+- ``peak_memory(device)``: a context manager; afterwards ``block.peak_mib`` is the peak of
+  the block (exact on a GPU; on a CPU exact when the process reached a new high inside the
+  block, otherwise the highest of samples taken every few milliseconds).
+- ``MemorySampler(device)``: records memory in a background thread while you train, with
+  epoch marks from ``sampler.keras_callback()``, for a plot.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import psutil
+
+from course_utils.errors import CourseError, DeviceError, ParameterError
+from course_utils.results import peak_rss_mib
+
+MIB = 2**20
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One memory reading, in MiB."""
+
+    what: str  # e.g. "GPU:0 (TensorFlow's allocator)" or "process resident memory"
+    current_mib: float
+    peak_mib: float
+
+    def __str__(self) -> str:
+        return f"{self.what}: {self.current_mib:.1f} MiB now, peak {self.peak_mib:.1f} MiB"
+
+
+def is_gpu(device: str) -> bool:
+    """True for a GPU device name: "/GPU:0", "/device:GPU:1", "GPU:0"."""
+    return "GPU" in str(device).upper()
+
+
+def gpu_name(device: str) -> str:
+    """The name ``get_memory_info`` wants: "/GPU:0" or "/device:GPU:0" -> "GPU:0"."""
+    text = str(device).upper().rsplit("DEVICE:", 1)[-1].lstrip("/")
+    if not text.startswith("GPU"):
+        raise ParameterError(f"{device!r} is not a GPU device name.", "Use a name like '/GPU:0' or 'GPU:1'.")
+    return text if ":" in text else f"{text}:0"
+
+
+def process_memory() -> Reading:
+    """This process's resident memory now and its peak so far (MiB)."""
+    rss = psutil.Process().memory_info().rss / MIB  # read first: the peak, read after, is never below it
+    return Reading("process resident memory", rss, peak_rss_mib())
+
+
+def _tf_with_gpu(name: str):
+    from course_utils.tf_setup import quiet_tensorflow
+
+    tf = quiet_tensorflow()
+    if not tf.config.get_visible_devices("GPU"):
+        raise DeviceError(
+            f"There is no GPU memory to read: TensorFlow sees no GPU, so {name} does not exist.",
+            "On a CPU, measure the process instead: memory.process_memory(), or "
+            "memory.peak_memory('/CPU:0') around a block.",
+        )
+    return tf
+
+
+def gpu_memory(device: str = "GPU:0") -> Reading:
+    """TensorFlow's current and peak memory in use on a (logical) GPU, in MiB. Starts the runtime."""
+    name = gpu_name(device)
+    tf = _tf_with_gpu(name)
+    try:
+        info = tf.config.experimental.get_memory_info(name)
+    except ValueError as err:
+        have = ", ".join(d.name for d in tf.config.list_logical_devices("GPU")) or "none"
+        raise DeviceError(
+            f"TensorFlow cannot report memory for {name}: {err} (logical GPUs: {have}).",
+            "Pass one of the logical GPUs listed, e.g. 'GPU:0'.",
+        ) from err
+    return Reading(f"{name} (TensorFlow's allocator)", info["current"] / MIB, info["peak"] / MIB)
+
+
+def reset_gpu_peak(device: str = "GPU:0") -> None:
+    """Set the GPU's tracked peak to its current use, so the next peak belongs to what follows."""
+    name = gpu_name(device)
+    tf = _tf_with_gpu(name)
+    try:
+        tf.config.experimental.reset_memory_stats(name)
+    except ValueError as err:
+        raise DeviceError(f"TensorFlow cannot reset memory statistics for {name}: {err}.",
+                          "Pass a logical GPU such as 'GPU:0'.") from err
+
+
+def reading(device: str) -> Reading:
+    """GPU memory for a GPU device name, else the process's memory."""
+    return gpu_memory(device) if is_gpu(device) else process_memory()
+
+
+# --- the peak of a block ---------------------------------------------------------------------------
+
+
+@dataclass
+class BlockMemory:
+    """Memory over one ``with peak_memory(...)`` block, in MiB (filled in when the block ends)."""
+
+    device: str
+    what: str
+    start_mib: float = math.nan
+    end_mib: float = math.nan
+    peak_mib: float = math.nan
+    exact: bool = False
+    how: str = ""
+
+    @property
+    def increase_mib(self) -> float:
+        """How far the block's peak rose above where it started."""
+        return self.peak_mib - self.start_mib
+
+    def __str__(self) -> str:
+        return (
+            f"peak {self.peak_mib:.1f} MiB ({self.increase_mib:+.1f} MiB above the {self.start_mib:.1f} MiB "
+            f"at the start; {self.end_mib:.1f} MiB at the end) - {self.what}, {self.how}"
+        )
+
+
+@contextmanager
+def peak_memory(device: str = "/CPU:0", *, interval_s: float = 0.005) -> Iterator[BlockMemory]:
+    """Measure the peak memory of a block: GPU memory for a GPU device, else the process's.
+
+    On a GPU the peak is TensorFlow's own counter (reset at the start of the block). On a
+    CPU it is the process's high-water mark when that rose inside the block (exact), or else
+    the highest resident memory seen by a sampler every ``interval_s`` seconds.
+    """
+    if is_gpu(device):
+        name = gpu_name(device)
+        reset_gpu_peak(name)
+        block = BlockMemory(device, f"{name} memory in use (TensorFlow's allocator)")
+        block.start_mib = gpu_memory(name).current_mib
+        try:
+            yield block
+        finally:
+            end = gpu_memory(name)
+            block.end_mib = end.current_mib
+            block.peak_mib = max(end.peak_mib, block.start_mib, block.end_mib)
+            block.exact, block.how = True, "exact (TensorFlow's peak counter)"
+        return
+    block = BlockMemory(device, "process resident memory")
+    block.start_mib = process_memory().current_mib
+    high_before = peak_rss_mib()
+    sampler = MemorySampler("/CPU:0", interval_s=interval_s)
+    sampler.start()
+    try:
+        yield block
+    finally:
+        sampler.stop()
+        end = process_memory()
+        block.end_mib = end.current_mib
+        if end.peak_mib > high_before:
+            block.peak_mib, block.exact = end.peak_mib, True
+            block.how = "exact (the process's high-water mark rose in this block)"
+        else:
+            block.peak_mib = max([block.start_mib, block.end_mib, *sampler.rss_mib])
+            block.how = (
+                f"sampled every {interval_s * 1000:g} ms ({len(sampler.rss_mib)} samples; the process "
+                "had been higher before, so its high-water mark cannot say)"
+            )
+
+
+# --- memory over time ------------------------------------------------------------------------------
+
+
+class MemorySampler:
+    """Record memory in a background thread: the process's resident memory, plus GPU memory on a GPU.
+
+    ::
+
+        sampler = MemorySampler(course.device.name, interval_s=0.05)
+        with sampler:
+            model.fit(..., callbacks=[sampler.keras_callback()])
+        plt.plot(sampler.times_s, sampler.values_mib)
+
+    An error inside the thread is raised again by ``stop()`` - never lost.
+    """
+
+    def __init__(self, device: str = "/CPU:0", *, interval_s: float = 0.05, max_samples: int = 100_000) -> None:
+        if isinstance(interval_s, bool) or not isinstance(interval_s, (int, float)) or not interval_s > 0:
+            raise ParameterError(f"interval_s={interval_s!r} must be a positive number of seconds.",
+                                 "Pass e.g. interval_s=0.05 (20 samples a second).")
+        self.device = device
+        self.gpu = gpu_name(device) if is_gpu(device) else None
+        self.interval_s = float(interval_s)
+        self.max_samples = max_samples
+        self.times_s: list[float] = []
+        self.rss_mib: list[float] = []
+        self.gpu_mib: list[float] = []
+        self.marks: list[tuple[float, str]] = []
+        self.truncated = False
+        self._process = psutil.Process()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._error: BaseException | None = None
+        self._t0 = 0.0
+        self._read_gpu: Any = None
+
+    @property
+    def what(self) -> str:
+        return f"{self.gpu} memory in use (TensorFlow's allocator)" if self.gpu else "process resident memory"
+
+    @property
+    def values_mib(self) -> list[float]:
+        """The main series: GPU memory on a GPU, else the process's resident memory."""
+        return self.gpu_mib if self.gpu else self.rss_mib
+
+    @property
+    def peak_mib(self) -> float:
+        return max(self.values_mib) if self.values_mib else math.nan
+
+    def _sample(self) -> None:
+        if len(self.times_s) >= self.max_samples:
+            self.truncated = True
+            return
+        now = time.perf_counter() - self._t0
+        rss = self._process.memory_info().rss / MIB
+        gpu = self._read_gpu() if self._read_gpu else None
+        self.times_s.append(now)
+        self.rss_mib.append(rss)
+        if gpu is not None:
+            self.gpu_mib.append(gpu)
+
+    def _run(self) -> None:
+        try:
+            while not self._stop.wait(self.interval_s):
+                self._sample()
+        except BaseException as err:  # handed to stop(), which raises it
+            self._error = err
+
+    def start(self) -> MemorySampler:
+        if self._thread is not None:
+            raise CourseError("This memory sampler is already running.", "Call stop() first, or make a new one.")
+        if self.gpu:
+            gpu_memory(self.gpu)  # checks the GPU exists, with the course's message if not
+            tf, name = _tf_with_gpu(self.gpu), self.gpu
+            self._read_gpu = lambda: tf.config.experimental.get_memory_info(name)["current"] / MIB
+        self._stop.clear()
+        self._t0 = time.perf_counter()
+        self._sample()
+        self._thread = threading.Thread(target=self._run, name="course-memory-sampler", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> MemorySampler:
+        """Stop sampling (one last sample is taken); raise what went wrong in the thread, if anything."""
+        if self._thread is None:
+            return self
+        self._stop.set()
+        self._thread.join()
+        self._thread = None
+        if self._error is not None:
+            err, self._error = self._error, None
+            raise CourseError(
+                f"The memory sampler stopped with an error: {type(err).__name__}: {err}",
+                "The samples up to the error are kept; check the device name passed to MemorySampler.",
+            ) from err
+        self._sample()
+        return self
+
+    def mark(self, label: str) -> None:
+        """Note an event (e.g. the end of an epoch) at the current time, for the plot."""
+        self.marks.append((time.perf_counter() - self._t0, label))
+
+    def keras_callback(self) -> Any:
+        """A Keras callback that marks the end of every epoch on this sampler."""
+        import keras
+
+        sampler = self
+
+        class _EpochMarks(keras.callbacks.Callback):
+            def on_epoch_end(self, epoch, logs=None):
+                sampler.mark(f"epoch {epoch + 1}")
+
+        return _EpochMarks()
+
+    def __enter__(self) -> MemorySampler:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def __str__(self) -> str:
+        if not self.times_s:
+            return f"MemorySampler({self.device}): no samples yet"
+        span = self.times_s[-1] - self.times_s[0]
+        note = f" (stopped recording at {self.max_samples} samples)" if self.truncated else ""
+        return (
+            f"{len(self.times_s)} samples over {span:.1f} s of {self.what}: "
+            f"from {self.values_mib[0]:.1f} to a peak of {self.peak_mib:.1f} MiB{note}"
+        )
