@@ -1,0 +1,354 @@
+"""gpu_config.configure: before and after TensorFlow's runtime starts, idempotence, the errors it raises.
+
+TensorFlow's initialisation is global to a process, so everything that configures or starts
+the runtime runs in a child process (``run_child``), which prints one JSON line of what it saw.
+The GPU paths run against TensorFlow's real Python-side checks with fake GPUs added to its
+device list (``FAKE_GPUS``): nothing here has a GPU, and nothing in these children starts a
+runtime with a fake GPU in it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from course_utils import gpu_config
+from course_utils.errors import CourseError, DeviceError, ParameterError
+from course_utils.gpu_config import Change, ConfigurationTooLateError, FreshRun, check_request, parse_memory_used
+
+PRELUDE = """
+import json, os
+from course_utils import gpu_config
+from course_utils.errors import CourseError
+from course_utils.tf_setup import quiet_tensorflow
+
+tf = quiet_tensorflow()
+out = {}
+
+def attempt(label, **settings):
+    try:
+        report = gpu_config.configure(quiet=True, **settings)
+        out[label] = {"ok": True, "changes": [str(c) for c in report.changes], "notes": report.notes}
+    except CourseError as err:
+        out[label] = {"ok": False, "type": type(err).__name__, "what": err.what, "fix": err.fix,
+                      "tf_message": getattr(err, "tf_message", None)}
+"""
+
+FAKE_GPUS = """
+from tensorflow.python.eager import context
+ctx = context.context()
+ctx._initialize_physical_devices()
+fakes = [tf.config.PhysicalDevice(name=f"/physical_device:GPU:{i}", device_type="GPU") for i in range(2)]
+ctx._physical_devices += fakes
+ctx._physical_device_to_index = {p: i for i, p in enumerate(ctx._physical_devices)}
+ctx._visible_device_list += fakes
+for fake in fakes:
+    ctx._memory_growth_map[fake] = None
+"""
+
+
+def run_child(body: str, *, start_first: bool = False, fake_gpus: bool = False) -> dict:
+    """Run ``body`` after PRELUDE in a fresh Python; return its ``out`` dict."""
+    code = PRELUDE
+    if start_first:
+        code += "tf.constant(1.0)  # the runtime starts here, before any configuration\n"
+    if fake_gpus:
+        code += FAKE_GPUS
+    code += textwrap.dedent(body) + "\nprint('RESULT ' + json.dumps(out))\n"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=os.environ.copy())
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    line = [x for x in proc.stdout.splitlines() if x.startswith("RESULT ")][-1]
+    return json.loads(line[len("RESULT "):])
+
+
+# --- values rejected before TensorFlow sees them --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("settings", "names"),
+    [
+        ({"memory_limit_mb": -1}, "memory_limit_mb=-1"),
+        ({"memory_limit_mb": 0}, "memory_limit_mb=0"),
+        ({"memory_limit_mb": 1.5}, "memory_limit_mb=1.5"),
+        ({"memory_limit_mb": True}, "memory_limit_mb=True"),
+        ({"virtual_gpus_mb": []}, "virtual_gpus_mb=[]"),
+        ({"virtual_gpus_mb": "1024"}, "virtual_gpus_mb='1024'"),
+        ({"virtual_gpus_mb": [1024, -5]}, "virtual_gpus_mb[1]=-5"),
+        ({"memory_limit_mb": 512, "virtual_gpus_mb": [256]}, "memory_limit_mb and virtual_gpus_mb"),
+        ({"memory_growth": True, "memory_limit_mb": 512}, "Memory growth cannot be combined"),
+        ({"memory_growth": True, "virtual_gpus_mb": [256, 256]}, "Memory growth cannot be combined"),
+        ({"memory_growth": "yes"}, "memory_growth='yes'"),
+        ({"visible_gpus": "0"}, "visible_gpus='0'"),
+        ({"visible_gpus": [-1]}, "GPU numbers start at 0"),
+        ({"visible_gpus": [True]}, "visible_gpus contains True"),
+        ({"cpu_devices": 0}, "cpu_devices=0"),
+        ({"cpu_devices": -2}, "cpu_devices=-2"),
+        ({"cpu_devices": 2.0}, "cpu_devices=2.0"),
+    ],
+)
+def test_invalid_values_are_rejected_with_a_clear_message(settings, names):
+    with pytest.raises(ParameterError) as info:
+        check_request(**settings)
+    assert names in info.value.what
+    assert info.value.fix  # always says what to do
+    with pytest.raises(ParameterError):
+        gpu_config.configure(**settings)  # configure checks first too (no TensorFlow call happens)
+
+
+def test_valid_values_pass_the_check():
+    check_request(memory_growth=True, visible_gpus=[0, "GPU:1"], cpu_devices=2)
+    check_request(memory_limit_mb=1024)
+    check_request(virtual_gpus_mb=[512, 512], memory_growth=False)
+    check_request(visible_gpus=[])
+
+
+def test_growth_contradicting_the_environment_variable_is_rejected(monkeypatch):
+    monkeypatch.setenv("TF_FORCE_GPU_ALLOW_GROWTH", "true")
+    with pytest.raises(ParameterError, match="TF_FORCE_GPU_ALLOW_GROWTH=true"):
+        check_request(memory_growth=False)
+    check_request(memory_growth=True)  # agrees: fine
+
+
+def test_unparseable_environment_variable_is_reported(monkeypatch, capsys):
+    monkeypatch.setenv("TF_FORCE_GPU_ALLOW_GROWTH", "1")
+    report = gpu_config.configure(cpu_devices=None)  # changes nothing, so safe in this process
+    assert not report.changed
+    assert any("neither 'true' nor 'false'" in note for note in report.notes)
+    assert "TensorFlow ignores it" in capsys.readouterr().out
+
+
+def test_unknown_gpu_is_a_device_error_naming_what_exists():
+    import tensorflow as tf
+
+    count = len(tf.config.list_physical_devices("GPU"))
+    with pytest.raises(DeviceError) as info:
+        gpu_config.configure(visible_gpus=[count])  # one past the last GPU
+    assert f"asks for {count}" in info.value.what and "TensorFlow sees" in info.value.what
+
+
+def test_too_late_error_says_what_and_what_to_do():
+    tf_message = "Virtual devices cannot be modified after being initialized"
+    err = ConfigurationTooLateError([Change("cpu", "logical CPU devices", 2, 3)], tf_message=tf_message)
+    assert isinstance(err, CourseError)
+    assert "already initialised" in err.what
+    assert "logical CPU devices: 2 -> 3" in err.what
+    assert "Virtual devices cannot be modified after being initialized" in err.what
+    assert "Restart the kernel" in err.fix and "TF_FORCE_GPU_ALLOW_GROWTH=true" in err.fix
+    assert str(err) == f"{err.what}\nWhat to do: {err.fix}"
+
+
+# --- real TensorFlow, in child processes ---------------------------------------------------------
+
+
+def test_cpu_split_before_and_after_initialisation():
+    out = run_child(
+        """
+        out["started_at_first"] = gpu_config.runtime_initialized()
+        attempt("split", cpu_devices=2)
+        attempt("same_again_before_start", cpu_devices=2)
+        out["started_after_configure"] = gpu_config.runtime_initialized()
+        out["logical"] = [d.name for d in tf.config.list_logical_devices("CPU")]
+        placed = {}
+        for name in out["logical"]:
+            with tf.device(name):
+                placed[name] = tf.reduce_sum(tf.ones((64, 64))).device
+        out["placed"] = placed
+        out["started_after_ops"] = gpu_config.runtime_initialized()
+        attempt("same_after_start", cpu_devices=2)
+        attempt("different_after_start", cpu_devices=3)
+        attempt("nothing_asked", )
+        out["logical_after"] = len(tf.config.list_logical_devices("CPU"))
+        out["settings"] = str(gpu_config.current())
+        """
+    )
+    assert out["started_at_first"] is False
+    assert out["split"] == {"ok": True, "changes": ["logical CPU devices: 1 -> 2"], "notes": []}
+    assert out["same_again_before_start"]["ok"] and out["same_again_before_start"]["changes"] == []
+    assert out["started_after_configure"] is False, "configure must not start the runtime"
+    assert out["logical"] == ["/device:CPU:0", "/device:CPU:1"]
+    for name, ran_on in out["placed"].items():
+        assert ran_on.endswith(name.split("device:")[-1]), (name, ran_on)
+    assert out["started_after_ops"] is True
+    assert out["same_after_start"]["ok"] and out["same_after_start"]["changes"] == []  # idempotent
+    late = out["different_after_start"]
+    assert late["ok"] is False and late["type"] == "ConfigurationTooLateError"
+    assert late["tf_message"] == "Virtual devices cannot be modified after being initialized"
+    assert "logical CPU devices: 2 -> 3" in late["what"] and "Restart the kernel" in late["fix"]
+    assert out["nothing_asked"]["ok"] and out["nothing_asked"]["changes"] == []
+    assert out["logical_after"] == 2, "a refused configuration changes nothing"
+    assert "runtime initialised       yes" in out["settings"]
+
+
+def test_gpu_settings_before_initialisation_with_fake_gpus():
+    out = run_child(
+        """
+        attempt("growth", memory_growth=True)
+        out["growth_set"] = [tf.config.experimental.get_memory_growth(g) for g in fakes]
+        attempt("growth_again", memory_growth=True)
+        attempt("limit_on_top_of_growth", memory_limit_mb=512)
+        attempt("visible", visible_gpus=[1])
+        out["visible_now"] = [d.name for d in tf.config.get_visible_devices("GPU")]
+        attempt("unknown_gpu", visible_gpus=[2])
+        attempt("by_name", visible_gpus=["GPU:1"])
+        out["started"] = gpu_config.runtime_initialized()
+        out["settings"] = str(gpu_config.current())
+        """,
+        fake_gpus=True,
+    )
+    assert out["growth"]["changes"] == ["memory growth on GPU:0: off -> on", "memory growth on GPU:1: off -> on"]
+    assert out["growth_set"] == [True, True]
+    assert out["growth_again"]["ok"] and out["growth_again"]["changes"] == []
+    combo = out["limit_on_top_of_growth"]
+    assert combo["type"] == "ParameterError" and "memory growth and a memory limit" in combo["what"]
+    assert out["visible"]["changes"] == ["visible GPUs: [GPU:0, GPU:1] -> [GPU:1]"]
+    assert out["visible_now"] == ["/physical_device:GPU:1"]
+    assert out["unknown_gpu"]["type"] == "DeviceError" and "GPU:0, GPU:1" in out["unknown_gpu"]["what"]
+    assert out["by_name"]["ok"] and out["by_name"]["changes"] == []
+    assert out["started"] is False
+    assert "GPU:1" in out["settings"] and "memory growth on" in out["settings"]
+
+
+def test_memory_limit_and_virtual_gpus_with_fake_gpus():
+    out = run_child(
+        """
+        attempt("limit", memory_limit_mb=1024, visible_gpus=[0])
+        out["limit_config"] = [c.memory_limit for c in tf.config.get_logical_device_configuration(fakes[0])]
+        attempt("limit_again", memory_limit_mb=1024)
+        attempt("growth_on_top", memory_growth=True)
+        attempt("growth_off_is_compatible", memory_growth=False)
+        attempt("virtual", virtual_gpus_mb=[256, 256])
+        out["virtual_config"] = [c.memory_limit for c in tf.config.get_logical_device_configuration(fakes[0])]
+        out["settings"] = str(gpu_config.current())
+        """,
+        fake_gpus=True,
+    )
+    assert out["limit"]["changes"] == [
+        "visible GPUs: [GPU:0, GPU:1] -> [GPU:0]",
+        "logical GPUs on GPU:0 (MB): not set -> [1024]",
+    ]
+    assert out["limit_config"] == [1024]
+    assert out["limit_again"]["changes"] == []
+    assert out["growth_on_top"]["type"] == "ParameterError"
+    assert "Cannot set memory growth on device when virtual devices configured" in out["growth_on_top"]["what"]
+    assert out["growth_off_is_compatible"]["ok"] and out["growth_off_is_compatible"]["changes"] == []
+    assert out["virtual"]["changes"] == ["logical GPUs on GPU:0 (MB): [1024] -> [256, 256]"]
+    assert out["virtual_config"] == [256, 256]
+    assert "logical GPUs: 256 MB + 256 MB" in out["settings"]
+
+
+def test_gpu_settings_after_initialisation_with_fake_gpus():
+    out = run_child(
+        """
+        attempt("growth", memory_growth=True)
+        attempt("limit", memory_limit_mb=256)
+        attempt("visible", visible_gpus=[0])
+        attempt("growth_off_already", memory_growth=False)
+        attempt("all_visible_already", visible_gpus=[0, 1])
+        out["growth_unchanged"] = [bool(tf.config.experimental.get_memory_growth(g)) for g in fakes]
+        """,
+        start_first=True,
+        fake_gpus=True,
+    )
+    messages = {
+        "growth": "Physical devices cannot be modified after being initialized",
+        "limit": "Virtual devices cannot be modified after being initialized",
+        "visible": "Visible devices cannot be modified after being initialized",
+    }
+    for label, tf_message in messages.items():
+        assert out[label]["type"] == "ConfigurationTooLateError", out[label]
+        assert out[label]["tf_message"] == tf_message
+        assert "already initialised" in out[label]["what"] and "Restart the kernel" in out[label]["fix"]
+    assert "memory growth on GPU:0: off -> on" in out["growth"]["what"]
+    assert out["growth_off_already"]["ok"] and out["growth_off_already"]["changes"] == []
+    assert out["all_visible_already"]["ok"] and out["all_visible_already"]["changes"] == []
+    assert out["growth_unchanged"] == [False, False]
+
+
+def test_gpu_settings_without_a_gpu_are_skipped_with_a_note():
+    out = run_child(
+        """
+        if tf.config.list_physical_devices("GPU"):
+            out["has_gpu"] = True
+        else:
+            attempt("growth", memory_growth=True)
+            attempt("limit", memory_limit_mb=512)
+            attempt("hide_none", visible_gpus=[])
+            out["started"] = gpu_config.runtime_initialized()
+        """
+    )
+    if out.get("has_gpu"):
+        pytest.skip("this machine has a GPU")
+    assert out["growth"]["ok"] and out["growth"]["changes"] == []
+    assert "memory growth: skipped - TensorFlow sees no GPU" in out["growth"]["notes"][0]
+    assert "a memory limit: skipped" in out["limit"]["notes"][0]
+    assert out["hide_none"]["ok"] and out["hide_none"]["changes"] == []
+    assert out["started"] is False
+
+
+# --- fresh processes ---------------------------------------------------------------------------------
+
+
+def test_in_fresh_process_configures_a_new_runtime():
+    run = gpu_config.in_fresh_process({"cpu_devices": 3}, allocate_mb=4)
+    assert run.ok and run.error is None
+    assert run.logical_devices[:3] == ["/device:CPU:0", "/device:CPU:1", "/device:CPU:2"]
+    for name in run.logical_devices:
+        assert run.placed[name].endswith(name.split("device:")[-1])
+    assert "logical CPU devices: 1 -> 3" in run.report
+    assert 0 < run.rss_mib <= run.peak_rss_mib
+
+
+def test_in_fresh_process_shows_the_too_late_error():
+    run = gpu_config.in_fresh_process({"cpu_devices": 2}, initialise_first=True, allocate_mb=1)
+    assert run.ok is False
+    assert run.error["type"] == "ConfigurationTooLateError"
+    assert "already initialised" in run.error["what"] and "Restart the kernel" in run.error["fix"]
+    assert len([d for d in run.logical_devices if "CPU" in d]) == 1
+
+
+def test_in_fresh_process_checks_settings_in_the_parent():
+    with pytest.raises(ParameterError):
+        gpu_config.in_fresh_process({"memory_limit_mb": -5})
+    with pytest.raises(ParameterError):
+        gpu_config.in_fresh_process({}, allocate_mb=0)
+
+
+def test_in_fresh_process_reports_a_crashed_child(monkeypatch):
+    monkeypatch.setattr(sys, "executable", "/bin/sh")  # the child cannot even start Python
+    with pytest.raises(CourseError, match="exit code"):
+        gpu_config.in_fresh_process({})
+
+
+def test_nvidia_smi_memory_parsing_and_gpu_taken():
+    assert parse_memory_used("1234\n 80000 \n") == [1234.0, 80000.0]
+    assert parse_memory_used("[N/A]\n") is None
+    assert parse_memory_used("") is None
+    run = FreshRun(
+        settings={}, env={}, initialise_first=False, ok=True, error=None, report="", logical_devices=[], placed={},
+        gpu_memory_mib={}, oversize=None, nvidia_smi_used_mib={"before": [500.0, 10.0], "after": [1524.0, 10.0]},
+        rss_mib=1.0, peak_rss_mib=1.0, seconds=1.0,
+    )
+    assert run.gpu_taken_mib == 1024.0
+    run.nvidia_smi_used_mib = None
+    assert run.gpu_taken_mib is None
+
+
+def test_nvidia_smi_absent_or_failing(monkeypatch):
+    monkeypatch.setattr(gpu_config.shutil, "which", lambda name: None)
+    assert gpu_config.nvidia_smi_used_mib() is None
+    monkeypatch.setattr(gpu_config.shutil, "which", lambda name: "/usr/bin/nvidia-smi")
+
+    def failing(*args, **kwargs):
+        return subprocess.CompletedProcess(args, 9, stdout="", stderr="NVIDIA-SMI has failed")
+
+    assert gpu_config.nvidia_smi_used_mib(run=failing) is None
+
+    def working(*args, **kwargs):
+        return subprocess.CompletedProcess(args, 0, stdout="2048\n", stderr="")
+
+    assert gpu_config.nvidia_smi_used_mib(run=working) == [2048.0]
