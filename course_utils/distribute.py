@@ -58,26 +58,15 @@ class StrategyChoice:
 
 
 def split_cpu(tf: Any, devices: int = 2) -> list[str]:
-    """Split the physical CPU into ``devices`` logical devices; return their names.
+    """Split the physical CPU into ``devices`` logical devices (``gpu_config.configure``); return their names.
 
-    Must run before TensorFlow's runtime initialises (before the first tensor). Running it
-    again with the same number is harmless (a re-run notebook cell); anything else once the
-    runtime is up raises ``DeviceError`` with the fix.
+    Must run before TensorFlow's runtime initialises (before the first tensor). The same
+    split again is harmless (a re-run notebook cell); a different one once the runtime is
+    up raises ``gpu_config.ConfigurationTooLateError``, which says to restart the kernel.
     """
-    if devices < 1:
-        raise ParameterError(f"Cannot split the CPU into {devices} devices.", "Ask for 1 or more logical CPUs.")
-    cpu = tf.config.list_physical_devices("CPU")[0]
-    if len(tf.config.get_logical_device_configuration(cpu) or [None]) != devices:
-        try:
-            tf.config.set_logical_device_configuration(
-                cpu, [tf.config.LogicalDeviceConfiguration() for _ in range(devices)]
-            )
-        except RuntimeError as exc:
-            raise DeviceError(
-                f"The CPU could not be split into {devices} logical devices: {exc}.",
-                "TensorFlow's runtime was already running. Restart the kernel and run the notebook from "
-                "the top: device configuration must come before the first tensor is created.",
-            ) from exc
+    from course_utils import gpu_config
+
+    gpu_config.configure(cpu_devices=devices, quiet=True)
     return [d.name for d in tf.config.list_logical_devices("CPU")]
 
 
@@ -277,6 +266,25 @@ def _group_alive(pgid: int) -> bool:
     except (ProcessLookupError, PermissionError):
         return False
     return True
+
+
+def leftover_processes(folder: str | os.PathLike[str]) -> list[int]:
+    """PIDs of processes still running whose command line names ``folder`` - a run's workers, orphans included.
+
+    ``run_local_workers`` passes each worker paths inside its folder, so after a run this
+    must be empty: the check the notebook and the tests make.
+    """
+    import psutil
+
+    needle = str(Path(folder))
+    found = []
+    for proc in psutil.process_iter(["cmdline", "status"]):
+        try:
+            if proc.info["status"] != psutil.STATUS_ZOMBIE and needle in " ".join(proc.info["cmdline"] or []):
+                found.append(proc.pid)
+        except psutil.Error:
+            continue
+    return found
 
 
 def run_local_workers(

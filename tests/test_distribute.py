@@ -24,6 +24,7 @@ from course_utils.distribute import (
     batch_plan,
     choose_strategy,
     free_ports,
+    leftover_processes,
     local_cluster,
     parse_address,
     run_local_workers,
@@ -52,21 +53,9 @@ def last_json(result: subprocess.CompletedProcess) -> dict:
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
-def worker_processes(folder: Path) -> list[psutil.Process]:
-    """Every process on this machine whose command line mentions ``folder`` (orphans included)."""
-    found = []
-    for proc in psutil.process_iter(["cmdline"]):
-        try:
-            if str(folder) in " ".join(proc.info["cmdline"] or []):
-                found.append(proc)
-        except psutil.Error:
-            continue
-    return found
-
-
 def assert_nothing_left(folder: Path) -> None:
     assert psutil.Process().children(recursive=True) == []
-    assert worker_processes(folder) == []
+    assert leftover_processes(folder) == []
 
 
 # --- TF_CONFIG and addresses -------------------------------------------------------------------
@@ -152,16 +141,21 @@ def fake_tf(gpus: int) -> SimpleNamespace:
             self.extended = SimpleNamespace(worker_devices=[f"/GPU:{i}" for i in range(gpus)])
             self.num_replicas_in_sync = gpus if devices is None else len(devices)
 
-    config = SimpleNamespace(
-        list_physical_devices=lambda kind: [kind] * (gpus if kind == "GPU" else 1),
-        get_logical_device_configuration=lambda dev: calls.get("split"),
-        set_logical_device_configuration=lambda dev, cfg: calls.__setitem__("split", cfg),
-        list_logical_devices=lambda kind: [
-            SimpleNamespace(name=f"/device:CPU:{i}") for i in range(len(calls["split"]))
-        ],
-        LogicalDeviceConfiguration=object,
-    )
+    config = SimpleNamespace(list_physical_devices=lambda kind: [kind] * (gpus if kind == "GPU" else 1))
     return SimpleNamespace(config=config, distribute=SimpleNamespace(MirroredStrategy=Strategy), calls=calls)
+
+
+@pytest.fixture(autouse=True)
+def _fake_split(monkeypatch):
+    """The real split (tested in a child process below) would configure this test process's TensorFlow."""
+
+    def split(tf, devices=2):
+        if isinstance(tf, SimpleNamespace):
+            tf.calls["split"] = devices
+            return [f"/device:CPU:{i}" for i in range(devices)]
+        raise AssertionError("split_cpu must not run in the test process")
+
+    monkeypatch.setattr(distribute, "split_cpu", split)
 
 
 def test_choose_strategy_uses_every_gpu_when_there_are_several():
@@ -195,7 +189,7 @@ def test_split_cpu_happens_before_initialisation_and_says_so_after():
         import json
         from course_utils.tf_setup import quiet_tensorflow
         from course_utils.distribute import split_cpu, choose_strategy
-        from course_utils.errors import DeviceError
+        from course_utils.errors import CourseError
         tf = quiet_tensorflow()
         names = split_cpu(tf, 2)
         choice = choose_strategy(tf, "cpu", cpu_replicas=2)
@@ -204,7 +198,7 @@ def test_split_cpu_happens_before_initialisation_and_says_so_after():
         try:
             split_cpu(tf, 3)
             late = None
-        except DeviceError as exc:
+        except CourseError as exc:
             late = exc.fix
         print(json.dumps({"names": names, "replicas": choice.replicas, "again": again, "late": late}))
         """
@@ -273,12 +267,12 @@ def test_stop_process_group_also_stops_grandchildren(tmp_path):
     )
     proc = subprocess.Popen([sys.executable, "-c", code, str(marker)], start_new_session=True)
     deadline = time.monotonic() + 20
-    while len(worker_processes(marker)) < 2 and time.monotonic() < deadline:
+    while len(leftover_processes(marker)) < 2 and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert len(worker_processes(marker)) == 2
+    assert len(leftover_processes(marker)) == 2
     stop_process_group(proc, grace_s=2)
     time.sleep(0.2)
-    assert worker_processes(marker) == []
+    assert leftover_processes(marker) == []
 
 
 def test_worker_log_tail_names_the_error(tmp_path):
