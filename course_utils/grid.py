@@ -153,11 +153,13 @@ def _type_problem(value: Any, info: Mapping[str, Any]) -> str | None:
         tuple: (list, tuple),
         dict: (dict,),
     }.get(type(default), (type(default),))
-    if isinstance(value, bool) and bool not in expected:
-        return f"a {type(default).__name__} is expected, not a bool"
-    if not isinstance(value, expected):
-        return f"a {type(default).__name__} is expected, not a {type(value).__name__}"
+    if (isinstance(value, bool) and bool not in expected) or not isinstance(value, expected):
+        return f"{_a(type(default).__name__)} is expected, not {_a(type(value).__name__)}"
     return None
+
+
+def _a(noun: str) -> str:
+    return f"{'an' if noun[0] in 'aeiou' else 'a'} {noun}"
 
 
 def check_parameters(notebook: Path, parameters: Mapping[str, Any], declared: Mapping[str, Any] | None = None) -> None:

@@ -32,26 +32,34 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def result_value(results: Mapping[str, Any], name: str) -> tuple[str, Any]:
-    """(column label, value) of one result: a list of numbers becomes its median."""
-    value = results.get(name)
+def flat_results(results: Mapping[str, Any], names: Sequence[str] | None = None) -> dict[str, Any]:
+    """Results as label -> value, one value per column: a list of numbers becomes its median
+    (``epoch_s (median)``), a dict one entry per key (``matmul_ms[/CPU:0]``); ``names`` picks results."""
+    flat: dict[str, Any] = {}
+    for name in names if names is not None else [n for n in results if n not in HIDDEN_RESULTS]:
+        flat.update(_flatten(name, results.get(name)))
+    return flat
+
+
+def _flatten(label: str, value: Any) -> dict[str, Any]:
     if isinstance(value, list) and value and all(_is_number(v) for v in value):
-        return f"{name} (median)", statistics.median(value)
-    return name, value
+        return {f"{label} (median)": statistics.median(value)}
+    if isinstance(value, dict) and value:
+        flat: dict[str, Any] = {}
+        for key, item in value.items():
+            flat.update(_flatten(f"{label}[{key}]", item))
+        return flat
+    return {label: value}
 
 
 def key_results(runs: Sequence[Mapping[str, Any]], wanted: Sequence[str] | None = None) -> list[str]:
-    """Names of the results to compare: ``wanted``, else those that are numbers (or number lists) in any run."""
-    if wanted:
-        return list(wanted)
-    names: list[str] = []
+    """Column labels of the results to compare: of ``wanted``, else of every result that is a number in some run."""
+    labels: dict[str, None] = {}
     for run in runs:
-        for name in run.get("results", {}):
-            if name in HIDDEN_RESULTS or name in names:
-                continue
-            if _is_number(result_value(run["results"], name)[1]):
-                names.append(name)
-    return names
+        for label, value in flat_results(run.get("results", {}), wanted).items():
+            if wanted or _is_number(value):
+                labels[label] = None
+    return list(labels)
 
 
 def comparisons(runs: Sequence[Mapping[str, Any]], wanted: Sequence[str] | None = None) -> list[dict[str, Any]]:
@@ -68,9 +76,9 @@ def comparisons(runs: Sequence[Mapping[str, Any]], wanted: Sequence[str] | None 
         for r in group:
             row: dict[str, Any] = {n: r["parameters"].get(n) for n in varying}
             row["status"] = r["status"]
-            for name in results:
-                label, value = result_value(r.get("results", {}), name)
-                row[label] = value if _is_number(value) else None
+            flat = flat_results(r.get("results", {}), wanted)
+            for label in results:
+                row[label] = flat.get(label) if _is_number(flat.get(label)) else None
             row["peak memory (MiB)"] = r.get("peak_rss_mib")
             row["time (s)"] = r["duration_s"]
             rows.append(row)
@@ -131,14 +139,8 @@ def _text(value: Any) -> str:
 
 
 def _scalars(results: Mapping[str, Any]) -> str:
-    shown = []
-    for name in results:
-        if name in HIDDEN_RESULTS:
-            continue
-        label, value = result_value(results, name)
-        if isinstance(value, (int, float, str, bool)):
-            shown.append(f"{label}={_text(value)}")
-    return ", ".join(shown)
+    shown = flat_results(results)
+    return ", ".join(f"{k}={_text(v)}" for k, v in shown.items() if isinstance(v, (int, float, str, bool)))
 
 
 def _params(parameters: Mapping[str, Any]) -> str:
@@ -200,7 +202,12 @@ def _summary(runs: Sequence[Mapping[str, Any]], meta: Mapping[str, Any]) -> str:
 
 def _environment(meta: Mapping[str, Any]) -> str:
     versions = ", ".join(f"{k} {v}" for k, v in meta.get("versions", {}).items() if v)
-    return f"{meta.get('platform', '')}, {meta.get('cores', '?')} CPU core(s); {versions}."
+    cores = f"{meta['cores']} CPU core(s)" if meta.get("cores") else ""
+    return "; ".join(p for p in (meta.get("platform"), cores, versions) if p) or "not recorded"
+
+
+def _started(meta: Mapping[str, Any], out: Path) -> str:
+    return (f"Started {meta['started']}, output" if meta.get("started") else "Output") + f" in `{out}`."
 
 
 def _md_cell(text: str) -> str:
@@ -220,7 +227,7 @@ def _slug(text: str) -> str:
 def render_markdown(runs, meta, tables, chart_files, out: Path) -> str:
     """report.md: the summary, the runs, the failures, the comparisons with their charts."""
     lines = [f"# {meta.get('title') or 'Course run report'}", "", _summary(runs, meta), ""]
-    lines += [f"Command: `{meta.get('command', '')}`  ", f"Started {meta.get('started', '')}, output in `{out}`.", ""]
+    lines += [f"Command: `{meta.get('command', '')}`  ", _started(meta, out), ""]
     lines += ["## Runs", ""] + _md_table(RUN_COLUMNS, [_run_row(i, r) for i, r in enumerate(runs, 1)]) + [""]
     failed = [r for r in runs if r["status"] != "ok"]
     if failed:
@@ -268,7 +275,7 @@ def render_html(runs, meta, tables, chart_pngs, out: Path) -> str:
         f"<!doctype html><html><head><meta charset='utf-8'><title>{esc(title)}</title>",
         f"<style>{_CSS}</style></head><body><h1>{esc(title)}</h1>",
         f"<p>{esc(_summary(runs, meta))}</p><p class='meta'>Command: <code>{esc(meta.get('command', ''))}"
-        f"</code><br>Started {esc(meta.get('started', ''))}, output in <code>{esc(str(out))}</code>.</p>",
+        f"</code><br>{esc(_started(meta, out)).replace('`', '')}</p>",
         "<h2>Runs</h2>",
     ]
     classes = ["failed" if r["status"] != "ok" else "" for r in runs]
