@@ -9,8 +9,9 @@ import importlib
 import sys
 
 COMMANDS = {
-    "run": ("course_utils.runner", "run notebooks headless with papermill and summarise their results"),
+    "run": ("course_utils.runner", "run notebooks headless (papermill), over parameter grids; write a report"),
     "data": ("course_utils.data", "fetch datasets for offline use, or show which source each would use"),
+    "doctor": ("course_utils.doctor", "diagnose this machine (or captured nvidia-smi/nvcc output): what to install"),
 }
 
 
