@@ -1,0 +1,350 @@
+"""Read what NVIDIA's tools print: ``nvidia-smi`` (driver, the CUDA it supports, GPUs) and ``nvcc --version``.
+
+The parsers take text - pasted from a forum post, saved to a file, or captured live -
+and never raise: what they cannot read becomes a ``status`` and a list of ``problems``
+that the doctor turns into findings. They read
+
+- the ``nvidia-smi`` table in its layouts since 2014: the narrow one (drivers up to
+  ~520, Windows ``TCC/WDDM`` or Linux ``Persistence-M``), the wider 2023 one, the 2024
+  one with a wider bus-id column, and the 2026 one that says ``KMD Version`` and
+  ``CUDA UMD Version``; with one GPU or many; cut-off pastes; indented pastes;
+- ``nvidia-smi -q`` / ``-a`` (the "NVSMI LOG" format);
+- ``nvidia-smi --query-gpu=... --format=csv`` with or without header and units;
+- the messages for "No devices were found", a driver it cannot talk to, and a missing
+  command;
+- ``nvcc --version``.
+
+On a live machine ``probe_nvidia_smi()`` runs the table (for the driver and its CUDA
+version) and ``--query-gpu`` (for untruncated GPU names, memory and compute capability).
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+import shutil
+import subprocess
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+# Where WSL2 puts the Linux-side nvidia-smi (provided by the Windows driver); not always on PATH.
+WSL_NVIDIA_SMI = Path("/usr/lib/wsl/lib/nvidia-smi")
+QUERY_FIELDS = ("index", "name", "memory.total", "compute_cap")
+
+_DRIVER = re.compile(r"(?:Driver|KMD) Version:\s*(\S+)")
+_CUDA = re.compile(r"CUDA (?:UMD )?Version:\s*(\S+)")
+_SMI_TOOL = re.compile(r"NVIDIA-SMI\s+(\d[\d.]*)")
+_BUS_ID = r"[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f]"
+_GPU_ROW = re.compile(r"^\|\s*(\d+)\s+(.*?)\s+(On|Off|WDDM|TCC|N/A)\s*\|\s*(" + _BUS_ID + r")")
+_MEMORY_TOTAL = re.compile(r"/\s*(\d+)\s*MiB")
+_CUDA_VALUE = re.compile(r"^\d+\.\d+$")
+_NVCC_RELEASE = re.compile(r"release\s+(\d+\.\d+)\s*,\s*V?(\d[\d.]*)")
+
+_MISSING = (
+    "command not found",
+    "not recognized as an internal or external command",
+    "is not recognized as the name of a cmdlet",
+    "no such file or directory",
+    "not found, but can be installed",
+    ": not found",
+)
+_NO_DRIVER = (
+    "couldn't communicate with the nvidia driver",
+    "failed to initialize nvml",
+    "driver/library version mismatch",
+    "unable to determine the device handle",
+)
+
+
+@dataclass
+class Gpu:
+    """One NVIDIA GPU as a tool reported it."""
+
+    index: int | None
+    name: str
+    memory_mib: int | None
+    driver_model: str | None = None  # "WDDM" or "TCC" on Windows; None elsewhere
+    compute_capability: str | None = None  # only from --query-gpu on drivers that know the field
+
+    @property
+    def name_truncated(self) -> bool:
+        """nvidia-smi's table cuts long names ("NVIDIA GeForce ..."); --query-gpu does not."""
+        return self.name.endswith("...")
+
+
+@dataclass
+class SmiReport:
+    """What ``nvidia-smi`` said.
+
+    ``status``: "ok" (a driver answered), "no-devices" (driver loaded, no GPU found),
+    "no-driver" (the tool cannot talk to the driver), "missing" (no nvidia-smi),
+    "unreadable" (text this parser does not recognise), "empty" (no text at all).
+    """
+
+    status: str
+    driver_version: str | None = None
+    driver_cuda: str | None = None  # the newest CUDA the driver supports, as printed
+    gpus: list[Gpu] = field(default_factory=list)
+    tool_version: str | None = None  # "NVIDIA-SMI x" - can differ from the driver (WSL2)
+    layout: str | None = None  # "table", "nvsmi-log" or "query"
+    problems: list[str] = field(default_factory=list)
+    message: str | None = None  # the tool's own words when it failed
+
+    def to_dict(self) -> dict:
+        data = asdict(self)
+        for gpu, raw in zip(self.gpus, data["gpus"], strict=True):
+            raw["name_truncated"] = gpu.name_truncated
+        return data
+
+
+@dataclass
+class NvccReport:
+    """What ``nvcc --version`` said: the CUDA *toolkit* on PATH (not what the driver supports)."""
+
+    status: str  # "ok", "missing", "unreadable" or "empty"
+    release: str | None = None  # "11.7"
+    build: str | None = None  # "11.7.64"
+    problems: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _text(raw: str | bytes | None) -> str:
+    if raw is None:
+        return ""
+    if isinstance(raw, bytes):
+        raw = raw.decode("utf-8", errors="replace")
+    return raw.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _first_line(text: str) -> str:
+    for line in text.splitlines():
+        if line.strip():
+            line = line.strip()
+            return line if len(line) <= 100 else line[:97] + "..."
+    return ""
+
+
+def _failure(text: str) -> SmiReport | None:
+    """Recognise nvidia-smi's (or the shell's) failure messages."""
+    lower = text.lower()
+    if "no devices were found" in lower:
+        return SmiReport("no-devices", message="No devices were found")
+    for needle in _NO_DRIVER:
+        if needle in lower:
+            line = next(line.strip() for line in text.splitlines() if needle in line.lower())
+            return SmiReport("no-driver", message=line)
+    if "nvidia-smi" in lower or len(text.strip().splitlines()) <= 3:
+        for needle in _MISSING:
+            if needle in lower:
+                return SmiReport("missing", message=_first_line(text))
+    return None
+
+
+def _read_cuda(value: str | None, problems: list[str]) -> str | None:
+    if value is None:
+        problems.append("this nvidia-smi output has no 'CUDA Version' field (older drivers did not print one)")
+        return None
+    if _CUDA_VALUE.match(value):
+        return value
+    problems.append(f"the driver reports 'CUDA Version: {value}', which is not a version")
+    return None
+
+
+def _parse_table(text: str) -> SmiReport:
+    problems: list[str] = []
+    driver = _DRIVER.search(text)
+    cuda = _CUDA.search(text)
+    tool = _SMI_TOOL.search(text)
+    report = SmiReport("ok", layout="table", tool_version=tool.group(1) if tool else None, problems=problems)
+    report.driver_version = driver.group(1) if driver and re.match(r"\d", driver.group(1)) else None
+    if report.driver_version is None:
+        problems.append("no readable 'Driver Version' in the header")
+    report.driver_cuda = _read_cuda(cuda.group(1) if cuda else None, problems)
+    lines = [line.strip() for line in text.splitlines()]
+    rows = [(i, _GPU_ROW.match(line)) for i, line in enumerate(lines)]
+    rows = [(i, m) for i, m in rows if m]
+    for n, (i, match) in enumerate(rows):
+        end = rows[n + 1][0] if n + 1 < len(rows) else len(lines)
+        memory = None
+        for line in lines[i + 1 : min(end, i + 3)]:
+            found = _MEMORY_TOTAL.search(line)
+            if found:
+                memory = int(found.group(1))
+                break
+        index = int(match.group(1))
+        mode = match.group(3)
+        gpu = Gpu(index, match.group(2).strip(), memory, mode if mode in ("WDDM", "TCC") else None)
+        if memory is None:
+            problems.append(f"GPU {index}: its memory is not in the text (the paste may be cut)")
+        report.gpus.append(gpu)
+    if not rows:
+        problems.append("no GPU rows found below the header (the paste may be cut)")
+    return report
+
+
+def _parse_log(text: str) -> SmiReport:
+    """``nvidia-smi -q`` / ``-a``: "Driver Version : ...", one "Product Name" per GPU."""
+    problems: list[str] = []
+    driver = re.search(r"^\s*Driver Version\s*:\s*(\S+)", text, re.M)
+    cuda = re.search(r"^\s*CUDA Version\s*:\s*(\S+)", text, re.M)
+    report = SmiReport("ok", layout="nvsmi-log", problems=problems)
+    report.driver_version = driver.group(1) if driver else None
+    if report.driver_version is None:
+        problems.append("no readable 'Driver Version'")
+    report.driver_cuda = _read_cuda(cuda.group(1) if cuda else None, problems)
+    blocks = re.split(r"^GPU [0-9A-Fa-f]{4,8}:", text, flags=re.M)[1:]
+    for index, block in enumerate(blocks):
+        name = re.search(r"^\s*Product Name\s*:\s*(.+?)\s*$", block, re.M)
+        memory = re.search(r"FB Memory Usage\s*\n\s*Total\s*:\s*(\d+)\s*MiB", block)
+        model = re.search(r"Driver Model\s*\n\s*Current\s*:\s*(\S+)", block)
+        gpu = Gpu(
+            index,
+            name.group(1) if name else "unknown GPU",
+            int(memory.group(1)) if memory else None,
+            model.group(1) if model and model.group(1) in ("WDDM", "TCC") else None,
+        )
+        if memory is None:
+            problems.append(f"GPU {index}: its memory is not in the text (the paste may be cut)")
+        report.gpus.append(gpu)
+    if not blocks:
+        problems.append("no GPU sections found")
+    return report
+
+
+def parse_nvidia_smi(raw: str | bytes | None) -> SmiReport:
+    """Read ``nvidia-smi`` output (table, ``-q`` log, or an error message); never raises."""
+    try:
+        text = _text(raw)
+        if not text.strip():
+            return SmiReport("empty", problems=["no text to read"])
+        if _DRIVER.search(text) and "NVIDIA-SMI" in text:
+            return _parse_table(text)
+        if re.search(r"^\s*Driver Version\s*:", text, re.M):
+            return _parse_log(text)
+        failure = _failure(text)
+        if failure is not None:
+            return failure
+        return SmiReport(
+            "unreadable",
+            problems=[f"neither an nvidia-smi table nor a known message; it starts: {_first_line(text)!r}"],
+        )
+    except Exception as error:  # noqa: BLE001 - a parser of pasted text must not crash its caller
+        return SmiReport("unreadable", problems=[f"could not parse the text: {type(error).__name__}: {error}"])
+
+
+def _value(cell: str) -> str | None:
+    cell = cell.strip()
+    if cell in ("", "N/A", "[N/A]", "[Not Supported]", "[Unknown Error]"):
+        return None
+    return re.sub(r"\s*(MiB|%|W|MHz)$", "", cell)
+
+
+def parse_query_gpu(raw: str | bytes | None, fields: tuple[str, ...] | list[str]) -> tuple[list[dict], list[str]]:
+    """Read ``nvidia-smi --query-gpu=<fields> --format=csv[,noheader][,nounits]``.
+
+    Returns ``(rows, problems)``: one dict per GPU keyed by field name (values are strings,
+    units stripped, ``None`` for "[N/A]"), and what could not be read. Never raises.
+    """
+    problems: list[str] = []
+    rows: list[dict] = []
+    try:
+        lines = [line for line in _text(raw).splitlines() if line.strip()]
+        if not lines:
+            return [], ["no text to read"]
+        first = [c.strip().split(" [")[0] for c in lines[0].split(",")]
+        if first == list(fields):
+            lines = lines[1:]  # a header line ("name, memory.total [MiB]")
+        for line in lines:
+            cells = next(csv.reader([line], skipinitialspace=True))
+            if len(cells) != len(fields):
+                problems.append(f"expected {len(fields)} values, got {len(cells)}: {line.strip()[:100]!r}")
+                continue
+            rows.append({name: _value(cell) for name, cell in zip(fields, cells, strict=True)})
+    except Exception as error:  # noqa: BLE001
+        problems.append(f"could not parse the text: {type(error).__name__}: {error}")
+    return rows, problems
+
+
+def gpus_from_query(rows: list[dict]) -> list[Gpu]:
+    """Turn ``parse_query_gpu`` rows (fields from QUERY_FIELDS) into ``Gpu`` records."""
+    gpus = []
+    for n, row in enumerate(rows):
+        index = row.get("index")
+        memory = row.get("memory.total")
+        gpus.append(
+            Gpu(
+                int(index) if index and index.isdigit() else n,
+                row.get("name") or "unknown GPU",
+                int(float(memory)) if memory and re.match(r"^\d+(\.\d+)?$", memory) else None,
+                compute_capability=row.get("compute_cap"),
+            )
+        )
+    return gpus
+
+
+def parse_nvcc(raw: str | bytes | None) -> NvccReport:
+    """Read ``nvcc --version``: the CUDA toolkit release on PATH. Never raises."""
+    try:
+        text = _text(raw)
+        if not text.strip():
+            return NvccReport("empty", problems=["no text to read"])
+        match = _NVCC_RELEASE.search(text)
+        if match:
+            return NvccReport("ok", match.group(1), match.group(2))
+        lower = text.lower()
+        if any(needle in lower for needle in _MISSING):
+            return NvccReport("missing", problems=[_first_line(text)])
+        return NvccReport("unreadable", problems=[f"no 'release X.Y' line; it starts: {_first_line(text)!r}"])
+    except Exception as error:  # noqa: BLE001
+        return NvccReport("unreadable", problems=[f"could not parse the text: {type(error).__name__}: {error}"])
+
+
+def _run(command: list[str], timeout: float) -> tuple[int, str]:
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, errors="replace", timeout=timeout, check=False)
+    except (OSError, subprocess.SubprocessError) as error:
+        return -1, f"{type(error).__name__}: {error}"
+    return done.returncode, (done.stdout or "") + (done.stderr or "")
+
+
+def find_nvidia_smi() -> str | None:
+    """The nvidia-smi executable: on PATH, or WSL2's /usr/lib/wsl/lib/nvidia-smi."""
+    found = shutil.which("nvidia-smi")
+    if found:
+        return found
+    return str(WSL_NVIDIA_SMI) if WSL_NVIDIA_SMI.is_file() else None
+
+
+def probe_nvidia_smi(timeout: float = 30) -> SmiReport:
+    """Run nvidia-smi on this machine: the table for driver and CUDA, --query-gpu for the GPUs."""
+    exe = find_nvidia_smi()
+    if exe is None:
+        return SmiReport("missing", message="nvidia-smi is not on PATH")
+    code, text = _run([exe], timeout)
+    report = parse_nvidia_smi(text)
+    if code != 0 and report.status == "ok":
+        report.problems.append(f"nvidia-smi exited with status {code}")
+    if report.status != "ok":
+        return report
+    for fields in (QUERY_FIELDS, QUERY_FIELDS[:-1]):  # compute_cap is unknown to older drivers
+        code, text = _run([exe, f"--query-gpu={','.join(fields)}", "--format=csv,noheader,nounits"], timeout)
+        rows, problems = parse_query_gpu(text, fields) if code == 0 else ([], [text.strip()[:200]])
+        if rows and not problems:
+            report.gpus = gpus_from_query(rows)
+            report.problems = [p for p in report.problems if not p.startswith("GPU ")]
+            break
+    return report
+
+
+def probe_nvcc(timeout: float = 30) -> NvccReport:
+    """Run ``nvcc --version`` if a CUDA toolkit is on PATH."""
+    exe = shutil.which("nvcc")
+    if exe is None:
+        return NvccReport("missing", problems=["nvcc is not on PATH (no CUDA toolkit - TensorFlow does not need one)"])
+    code, text = _run([exe, "--version"], timeout)
+    report = parse_nvcc(text)
+    if code != 0 and report.status == "ok":
+        report.problems.append(f"nvcc exited with status {code}")
+    return report
