@@ -60,6 +60,7 @@ class RunRecord:
     environment: dict[str, Any] = field(default_factory=dict)
     started: str = ""
     log: str = ""
+    recorded_parameters: dict[str, Any] = field(default_factory=dict)  # as the notebook ran them (smoke caps applied)
 
 
 # The runner process of one run: executes the notebook, watches the kernel's memory and
@@ -139,6 +140,7 @@ def run_notebook(
         environment=env_info,
         started=started,
         log=str(log),
+        recorded_parameters=record.get("parameters", {}),
     )
 
 

@@ -119,6 +119,25 @@ def test_a_failing_notebook_gets_its_row_and_the_batch_goes_on(tmp_path, capsys)
     assert '<tr class="failed">' in (out / "report.html").read_text()
 
 
+def test_the_batch_size_grid_makes_a_comparison_table(tmp_path):
+    """grids/batch_size.yaml on a stand-in for notebook 05 (same parameters, NumPy instead of TensorFlow)."""
+    out = tmp_path / "out"
+    argv = [str(FIXTURES / "tiny_train.ipynb"), "--grid", str(ROOT / "grids" / "batch_size.yaml"), "--smoke"]
+    assert main([*argv, "--jobs", "2", "--out", str(out)]) == 0
+    data = load(out / "results.json")
+    sizes = [r["parameters"]["BATCH_SIZE"] for r in data["runs"]]
+    assert sizes == [32, 64, 128, 256, 512] and all(r["status"] == "ok" for r in data["runs"])
+    assert all(r["recorded_parameters"]["EPOCHS"] == 1 for r in data["runs"]), "smoke caps applied in the kernel"
+    (table,) = data["comparisons"]
+    assert table["varying"] == ["BATCH_SIZE"] and {"test_accuracy", "epoch_s (median)"} <= set(table["columns"])
+    md = (out / "report.md").read_text()
+    assert md.startswith("# Batch size") and "| BATCH_SIZE | status | epoch_s (median) |" in md
+    for run in data["runs"]:
+        accuracy = run["results"]["test_accuracy"]
+        assert f"| {run['parameters']['BATCH_SIZE']} | ok |" in md and f"{accuracy:.4g}" in md
+    assert "charts/tiny_train__test_accuracy.png" in md
+
+
 @pytest.fixture
 def no_runs(monkeypatch):
     """Fail the test if anything would be executed."""
