@@ -18,9 +18,8 @@ changes with ``RuntimeError: ... cannot be modified after being initialized``. S
   GPU) raise ``ParameterError`` / ``DeviceError`` before TensorFlow sees them.
 
 GPU settings on a machine without a GPU are reported as skipped, not failed, so one
-notebook cell works everywhere. ``in_fresh_process()`` runs a configuration in a new Python
-process - how a notebook shows several configurations (each needs its own runtime) and the
-"too late" error without breaking its own kernel.
+notebook cell works everywhere. To try several configurations (each needs a runtime of its
+own), run each in a new process: ``course_utils.fresh_process.try_settings``.
 
 Sources: tensorflow.org/guide/gpu ("Limiting GPU memory growth"); TensorFlow's
 ``tensorflow/python/eager/context.py`` (the checks and messages) and
@@ -29,14 +28,10 @@ Sources: tensorflow.org/guide/gpu ("Limiting GPU memory growth"); TensorFlow's
 
 from __future__ import annotations
 
-import json
 import os
-import shutil
-import subprocess
 import sys
-import time
-from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from numbers import Integral
 from typing import Any
 
@@ -158,7 +153,7 @@ def current(tf: Any = None) -> Settings:
 # --- checking a request before TensorFlow sees it -------------------------------------------------
 
 
-def _whole_mb(name: str, value: Any) -> int:
+def check_mb(name: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, Integral) or value < 1:
         raise ParameterError(
             f"{name}={value!r} is not a memory size: it must be a whole number of megabytes, 1 or more.",
@@ -182,7 +177,7 @@ def check_request(
             "Pass memory_growth=True to let TensorFlow take GPU memory as needed, or leave it out.",
         )
     if memory_limit_mb is not None:
-        _whole_mb("memory_limit_mb", memory_limit_mb)
+        check_mb("memory_limit_mb", memory_limit_mb)
     if virtual_gpus_mb is not None:
         is_list = isinstance(virtual_gpus_mb, Sequence) and not isinstance(virtual_gpus_mb, (str, bytes))
         if not is_list or not virtual_gpus_mb:
@@ -191,7 +186,7 @@ def check_request(
                 "Pass one size per virtual GPU, e.g. virtual_gpus_mb=[1024, 1024] for two 1 GB GPUs.",
             )
         for i, size in enumerate(virtual_gpus_mb):
-            _whole_mb(f"virtual_gpus_mb[{i}]", size)
+            check_mb(f"virtual_gpus_mb[{i}]", size)
     if memory_limit_mb is not None and virtual_gpus_mb is not None:
         raise ParameterError(
             "memory_limit_mb and virtual_gpus_mb both describe the logical GPUs of each GPU; pass one of them.",
@@ -432,177 +427,3 @@ def _apply(tf, changes, target_visible, cpu, memory_growth, wanted_config, cpu_d
         if "initializ" in message:
             raise ConfigurationTooLateError(changes, tf_message=message) from err
         raise
-
-
-# --- one configuration in a fresh process ----------------------------------------------------------
-
-
-@dataclass
-class FreshRun:
-    """What a fresh Python process saw after ``configure(**settings)`` (see ``in_fresh_process``)."""
-
-    settings: dict[str, Any]
-    env: dict[str, str]
-    initialise_first: bool
-    ok: bool  # configure succeeded
-    error: dict[str, str] | None  # {"type", "what", "fix"} when configure raised a course error
-    report: str  # what configure printed
-    logical_devices: list[str]
-    placed: dict[str, str]  # logical device -> the device that produced the tensor placed there
-    gpu_memory_mib: dict[str, dict[str, float]]  # logical GPU -> {"current", "peak"} (TensorFlow's allocator)
-    oversize: dict[str, Any] | None  # {"mb": N, "result": "allocated" | "refused: <error type>"} (GPU only)
-    nvidia_smi_used_mib: dict[str, list[float]] | None  # {"before": [...], "after": [...]} per GPU
-    rss_mib: float
-    peak_rss_mib: float
-    seconds: float
-
-    @property
-    def gpu_taken_mib(self) -> float | None:
-        """GPU memory this process took, summed over GPUs (nvidia-smi before/after); None if unknown."""
-        smi = self.nvidia_smi_used_mib
-        if not smi or len(smi["before"]) != len(smi["after"]):
-            return None
-        return float(sum(smi["after"]) - sum(smi["before"]))
-
-
-_MARK = "COURSE_FRESH_RUN_JSON:"
-
-
-def nvidia_smi_used_mib(run=subprocess.run) -> list[float] | None:
-    """Memory used on each GPU now, in MiB, from ``nvidia-smi`` (None when it is absent or fails)."""
-    exe = shutil.which("nvidia-smi")
-    if exe is None:
-        return None
-    try:
-        out = run(
-            [exe, "--query-gpu=memory.used", "--format=csv,noheader,nounits"],
-            capture_output=True, text=True, timeout=30,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return parse_memory_used(out.stdout) if out.returncode == 0 else None
-
-
-def parse_memory_used(text: str) -> list[float] | None:
-    """Parse ``nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits`` (one MiB value per line)."""
-    values = []
-    for line in text.strip().splitlines():
-        try:
-            values.append(float(line.strip()))
-        except ValueError:  # "[N/A]" or an error text: no usable number
-            return None
-    return values or None
-
-
-def _fresh_child(request: Mapping[str, Any]) -> dict[str, Any]:
-    """Runs inside the fresh process: configure, place work on every logical device, measure."""
-    started = time.perf_counter()
-    smi_before = nvidia_smi_used_mib()  # before TensorFlow touches the GPU
-    tf = _tf()
-    if request.get("initialise_first"):
-        tf.constant(0.0)  # the mistake being demonstrated: a tensor before the configuration
-    result: dict[str, Any] = {"ok": True, "error": None, "report": ""}
-    try:
-        report = configure(**request["settings"], quiet=True)
-        result["report"] = str(report)
-    except CourseError as err:
-        result.update(ok=False, error={"type": type(err).__name__, "what": err.what, "fix": err.fix})
-    allocate_mb = int(request.get("allocate_mb", 16))
-    keep, placed, gpu_memory = [], {}, {}
-    for device in tf.config.list_logical_devices():
-        with tf.device(device.name):
-            tensor = tf.ones((allocate_mb * 2**18,), tf.float32)  # allocate_mb MiB of float32
-        keep.append(tensor)
-        placed[device.name] = tensor.device
-        if device.device_type == "GPU":
-            info = tf.config.experimental.get_memory_info(short_name(device.name))
-            gpu_memory[short_name(device.name)] = {k: info[k] / 2**20 for k in ("current", "peak")}
-    oversize = None
-    if gpu_memory and request.get("oversize_mb"):
-        mb = int(request["oversize_mb"])
-        try:
-            with tf.device("/GPU:0"):
-                big = tf.ones((mb * 2**18,), tf.float32)
-                _ = big.numpy()[:1]  # make sure it really exists
-            oversize = {"mb": mb, "result": "allocated"}
-            del big
-        except tf.errors.ResourceExhaustedError as err:
-            oversize = {"mb": mb, "result": f"refused: {type(err).__name__}"}
-    smi_after = nvidia_smi_used_mib()
-    import psutil
-
-    from course_utils.results import peak_rss_mib
-
-    result.update(
-        logical_devices=[d.name for d in tf.config.list_logical_devices()],
-        placed=placed,
-        gpu_memory_mib=gpu_memory,
-        oversize=oversize,
-        nvidia_smi_used_mib={"before": smi_before, "after": smi_after} if smi_before and smi_after else None,
-        rss_mib=psutil.Process().memory_info().rss / 2**20,
-        peak_rss_mib=peak_rss_mib(),
-        seconds=time.perf_counter() - started,
-    )
-    return result
-
-
-def _fresh_main(argv: Sequence[str] | None = None) -> int:
-    request = json.loads((sys.argv[1:] if argv is None else list(argv))[0])
-    print(_MARK + json.dumps(_fresh_child(request)), flush=True)
-    return 0
-
-
-def in_fresh_process(
-    settings: Mapping[str, Any] | None = None,
-    *,
-    env: Mapping[str, str] | None = None,
-    initialise_first: bool = False,
-    allocate_mb: int = 16,
-    oversize_mb: int | None = None,
-    timeout_s: float = 300,
-) -> FreshRun:
-    """Run ``configure(**settings)`` in a new Python process and report what that process saw.
-
-    The child configures (after creating a tensor first when ``initialise_first`` - the
-    "too late" mistake), places an ``allocate_mb`` MiB tensor on every logical device, reads
-    TensorFlow's GPU memory counters and ``nvidia-smi`` (on a GPU), optionally tries one
-    ``oversize_mb`` tensor on ``/GPU:0`` (refused above a memory limit), and exits - taking
-    its runtime and GPU memory with it. ``env`` adds environment variables (e.g.
-    ``{"TF_FORCE_GPU_ALLOW_GROWTH": "true"}``). A course error inside the child is reported
-    in ``FreshRun.error``; a crash of the child raises ``CourseError`` with its last output.
-    """
-    settings = dict(settings or {})
-    check_request(**settings)  # fail here, with the caller's traceback, not in the child
-    request = {
-        "settings": settings,
-        "initialise_first": initialise_first,
-        "allocate_mb": _whole_mb("allocate_mb", allocate_mb),
-        "oversize_mb": _whole_mb("oversize_mb", oversize_mb) if oversize_mb is not None else None,
-    }
-    child_env = {**os.environ, **(env or {})}
-    child_env.pop("COURSE_RESULTS_FILE", None)  # the child records nothing
-    code = "import sys; from course_utils.gpu_config import _fresh_main; sys.exit(_fresh_main())"
-    try:
-        proc = subprocess.run(
-            [sys.executable, "-c", code, json.dumps(request)],
-            capture_output=True, text=True, env=child_env, timeout=timeout_s,
-        )
-    except subprocess.TimeoutExpired as err:
-        raise CourseError(
-            f"The fresh TensorFlow process did not finish within {timeout_s:g} s.",
-            "Run it again; if it hangs again, run the same settings in a terminal to see where it stops.",
-        ) from err
-    lines = [line for line in proc.stdout.splitlines() if line.startswith(_MARK)]
-    if proc.returncode != 0 or not lines:
-        tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-8:])
-        raise CourseError(
-            f"The fresh TensorFlow process failed (exit code {proc.returncode}). Its last output:\n{tail}",
-            "Read the last lines above; run `python -m course_utils doctor` if they mention CUDA or the GPU.",
-        )
-    data = json.loads(lines[-1][len(_MARK):])
-    return FreshRun(settings=settings, env=dict(env or {}), initialise_first=initialise_first, **data)
-
-
-def as_dict(run: FreshRun) -> dict[str, Any]:
-    """A FreshRun as plain data (for ``course.record``)."""
-    return asdict(run)
