@@ -21,6 +21,7 @@ import datetime as _dt
 import json
 import os
 import platform
+import signal
 import sys
 import threading
 import time
@@ -115,9 +116,12 @@ def run_notebook(
     if outcome_file.is_file():
         outcome = json.loads(outcome_file.read_text())
         outcome_file.unlink()
-    else:  # the runner process itself died (killed, out of memory)
-        tail = log.read_text(errors="replace").strip().splitlines()[-3:]
-        outcome = {"error": f"runner process exited with status {proc.returncode}: {' / '.join(tail) or 'no output'}"}
+    else:  # the runner process itself died (interrupted, killed, out of memory)
+        how = f"status {proc.returncode}"
+        if proc.returncode < 0:
+            how = f"signal {signal.Signals(-proc.returncode).name}"
+        tail = [x.strip() for x in log.read_text(errors="replace").splitlines() if x.strip()][-1:]
+        outcome = {"error": f"runner process ended by {how}" + (f": {tail[0]}" if tail else "") + f" (log: {log})"}
     record = read_results(record_file) if record_file.is_file() else {}
     env_info = record.get("environment", {})
     peaks = [p for p in (record.get("peak_rss_mib"), outcome.get("kernel_peak_rss_mib")) if p is not None]
@@ -258,15 +262,29 @@ def run_batch(plan: Plan, out: Path, *, jobs: int = 1, stream: Any = None) -> li
             return None
         spec = plan.runs[i]
         progress.start(i + 1, spec.label)
-        record = run_notebook(
-            spec.notebook,
-            out,
-            parameters=spec.parameters,
-            smoke=plan.smoke,
-            timeout=plan.timeout,
-            name=spec.name,
-            point=(spec.point, spec.points),
-        )
+        try:
+            record = run_notebook(
+                spec.notebook,
+                out,
+                parameters=spec.parameters,
+                smoke=plan.smoke,
+                timeout=plan.timeout,
+                name=spec.name,
+                point=(spec.point, spec.points),
+            )
+        except Exception as exc:  # the runner itself failed (a full disk): this run fails, the batch goes on
+            record = RunRecord(
+                notebook=spec.notebook.stem,
+                status="failed",
+                duration_s=0.0,
+                executed=str(Path(out).resolve() / "executed" / f"{spec.name}.ipynb"),
+                parameters=dict(spec.parameters),
+                smoke=plan.smoke,
+                error=f"runner error: {type(exc).__name__}: {exc}",
+                name=spec.name,
+                point=spec.point,
+                points=spec.points,
+            )
         progress.finish(i + 1, record.status, record.duration_s, record.error or "")
         return record
 

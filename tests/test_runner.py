@@ -50,6 +50,19 @@ def test_a_cell_past_the_timeout_fails_the_run_and_is_named(tmp_path):
     assert (tmp_path / "executed" / "sleeps.ipynb").is_file()
 
 
+def test_a_kernel_that_dies_fails_the_run_and_the_cell_is_named(tmp_path):
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_notebook
+
+    notebook = tmp_path / "dies.ipynb"
+    nb = new_notebook(cells=[new_code_cell("import os"), new_code_cell("os._exit(1)  # as if killed for memory")])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, notebook)
+    record = run_notebook(notebook, tmp_path / "out", timeout=60)
+    assert record.status == "failed" and "DeadKernelError" in record.error
+    assert "os._exit(1)" in record.failed_cell["source"]
+
+
 def grid_file(tmp_path, text):
     path = tmp_path / "grid.yaml"
     path.write_text(text)
@@ -203,6 +216,21 @@ def test_good_values_of_each_declared_type_are_accepted(tmp_path, monkeypatch):
     assert main([str(FIXTURES / "curve.ipynb"), *argv]) == 0
     parameters = seen[0].runs[0].parameters
     assert parameters == {"N": 2, "SCALE": 3, "LABEL": "7", "FLAG": True, "IMAGES": 500, "SIZES": [3, 4]}
+
+
+def test_a_runner_error_fails_that_run_only(tmp_path, monkeypatch):
+    real = runner.run_notebook
+
+    def flaky(notebook, out, **kw):
+        if notebook.name == "fails.ipynb":
+            raise OSError(28, "No space left on device")
+        return real(notebook, out, **kw)
+
+    monkeypatch.setattr(runner, "run_notebook", flaky)
+    assert main([str(FIXTURES / "fails.ipynb"), str(FIXTURES / "ok.ipynb"), "--out", str(tmp_path)]) == 1
+    runs = load(tmp_path / "results.json")["runs"]
+    assert runs[0]["error"] == "runner error: OSError: [Errno 28] No space left on device"
+    assert (runs[1]["name"], runs[1]["status"]) == ("ok", "ok")
 
 
 def test_more_jobs_than_cores_warns(tmp_path, capsys, monkeypatch):
