@@ -232,7 +232,13 @@ def _check_driver(rec: Recommendation, driver: str | None, driver_cuda: str | No
     major = table.driver_cuda_major(driver, rec.platform)
     if driver_cuda and parse_version(driver_cuda):
         major = min(major or 0, parse_version(driver_cuda)[0]) or None
-    fallback = table.newest(rec.platform, rec.python, cuda_major_max=major) if major else None
+    fallback = None
+    for candidate in table.builds(rec.platform) if major else ():
+        if rec.python and not candidate.supports_python(rec.python):
+            continue
+        if candidate.cuda_major <= major and version >= parse_version(_driver_min(candidate, rec.platform)):
+            fallback = candidate
+            break
     if fallback is not None:
         rec.fallback = _requirement(fallback, rec.platform, True)
     rec.notes.append(
