@@ -1,0 +1,161 @@
+"""Notebook 02's two instruments: a placement log you can read as data, and old snippets run safely.
+
+``placement_log()`` runs a small matrix product on each device in a *fresh* Python process
+with ``tf.debugging.set_log_device_placement(True)`` as its first TensorFlow statement (as the
+guide advises), and returns the log as records. Why a child process: TensorFlow's C++ core
+prints placement to the process's stdout (file descriptor 1), not through Python, and in
+TF 2.21 it keeps printing for new kinds of ops after ``set_log_device_placement(False)`` -
+inside the notebook's kernel it would scatter lines over every later cell.
+
+``attempt(snippet, fn)`` runs an outdated snippet (``tf.test.is_gpu_available()``,
+``model.layers[0].weights[0].device``) and returns what happened - value, exception, and
+the warnings TensorFlow logged - instead of letting a traceback be the lesson's output.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import logging
+import os
+import re
+import subprocess
+import sys
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+_PLACEMENT = re.compile(r"^(\S+): \((\S+)\): (/job:\S+)$", re.M)
+_EXECUTING = re.compile(r"Executing op (\S+) in device (\S+)")
+_RESULTS = "PLACEMENT-RESULTS "
+
+CHILD = """
+import json, sys
+import tensorflow as tf
+tf.debugging.set_log_device_placement(True)  # first: log every placement decision from here on
+n = int(sys.argv[1])
+a = tf.random.stateless_normal((n, n), seed=(1, 2))
+b = tf.random.stateless_normal((n, n), seed=(3, 4))
+results = []
+for device in tf.config.list_logical_devices():
+    with tf.device(device.name):
+        product = tf.linalg.matmul(a, b)
+    results.append([device.name, product.device])
+print("PLACEMENT-RESULTS " + json.dumps(results), flush=True)
+"""
+
+
+@dataclass
+class Placement:
+    """One placement decision: a graph node, its op type, the device it was placed on."""
+
+    node: str
+    op: str
+    device: str
+
+
+@dataclass
+class PlacementLog:
+    results: list[tuple[str, str]]  # (device asked for, device that produced the product)
+    records: list[Placement]  # every placement line TensorFlow printed
+    lines: list[str]  # the raw placement lines
+    returncode: int
+    stderr_tail: str = ""
+
+    def matmuls(self) -> list[Placement]:
+        """The placements of the matrix products themselves (MatMul, or oneDNN's _MklMatMul on CPUs)."""
+        return [r for r in self.records if "MatMul" in r.op]
+
+    def devices_with_matmul(self) -> set[str]:
+        return {short_device(r.device) for r in self.matmuls()}
+
+
+def short_device(name: str) -> str:
+    """'/job:localhost/replica:0/task:0/device:GPU:0' -> 'GPU:0'."""
+    return name.rsplit("device:", 1)[-1]
+
+
+def parse_placement(stdout: str) -> tuple[list[Placement], list[str]]:
+    """Placement records from TensorFlow's log: graph lines ``node: (Op): /job:...`` and eager
+    ``Executing op Op in device ...`` lines."""
+    records = [Placement(*m.groups()) for m in _PLACEMENT.finditer(stdout)]
+    lines = [m.group(0) for m in _PLACEMENT.finditer(stdout)]
+    for match in _EXECUTING.finditer(stdout):
+        records.append(Placement(match.group(1), match.group(1), match.group(2)))
+        lines.append(match.group(0))
+    return records, lines
+
+
+def placement_log(size: int = 64, timeout: float = 300) -> PlacementLog:
+    """Run a ``size`` x ``size`` matrix product on every logical device in a fresh process; return its log."""
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": os.environ.get("TF_CPP_MIN_LOG_LEVEL", "2")}
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", CHILD, str(int(size))],
+            capture_output=True,
+            text=True,
+            errors="replace",
+            timeout=timeout,
+            env=env,
+            check=False,
+        )
+        stdout, stderr, code = done.stdout, done.stderr, done.returncode
+    except subprocess.TimeoutExpired as error:
+        stdout, stderr, code = str(error.stdout or ""), f"timed out after {timeout} s", -1
+    results: list[tuple[str, str]] = []
+    for line in stdout.splitlines():
+        if line.startswith(_RESULTS):
+            results = [tuple(pair) for pair in json.loads(line[len(_RESULTS) :])]
+    records, lines = parse_placement(stdout + "\n" + stderr)
+    return PlacementLog(results, records, lines, code, "\n".join(stderr.strip().splitlines()[-5:]))
+
+
+@dataclass
+class Attempt:
+    """What running a snippet did: its value, or the exception it raised, and what it logged."""
+
+    snippet: str
+    ok: bool
+    value: Any = None
+    error: str | None = None  # "IndexError: list index out of range"
+    warnings: list[str] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        outcome = f"-> {self.value!r}" if self.ok else f"fails: {self.error}"
+        logged = "".join(f"\n    logged: {w}" for w in self.warnings)
+        return f"{self.snippet}\n    {outcome}{logged}"
+
+
+class _Collect(logging.Handler):
+    def __init__(self, sink: list[str]) -> None:
+        super().__init__(logging.WARNING)
+        self.sink = sink
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.sink.append(record.getMessage())
+
+
+def attempt(snippet: str, fn: Callable[[], Any]) -> Attempt:
+    """Run ``fn`` (the code of ``snippet``); never raises an ``Exception``. TensorFlow's Python
+    warnings (its "tensorflow" logger and ``warnings``) are collected instead of printed."""
+    logged: list[str] = []
+    logger = logging.getLogger("tensorflow")
+    handler, level = _Collect(logged), logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.WARNING)
+    result = Attempt(snippet, ok=False)
+    try:
+        with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stderr(io.StringIO()):
+            warnings.simplefilter("always")
+            try:
+                result.value, result.ok = fn(), True
+            except Exception as error:  # noqa: BLE001 - the point is to show the failure as data
+                result.error = f"{type(error).__name__}: {error}"
+        logged += [str(w.message) for w in caught]
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+    result.warnings = [" ".join(message.split()) for message in logged]
+    return result
