@@ -114,7 +114,7 @@ def _fresh_child(request: Mapping[str, Any]) -> dict[str, Any]:
         try:
             with tf.device("/GPU:0"):
                 big = tf.ones((mb * 2**18,), tf.float32)
-                _ = big.numpy()[:1]  # make sure it really exists
+                float(big[0])  # wait for it (copies one number to the host, not the tensor)
             oversize = {"mb": mb, "result": "allocated"}
             del big
         except tf.errors.ResourceExhaustedError as err:
