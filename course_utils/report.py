@@ -6,7 +6,7 @@
   parameters that vary against its key results, and a chart per result (x: the first
   varying numeric parameter; one line per combination of the others). Key results are
   the grid file's ``results``, else every numeric result; a list of numbers (``epoch_s``)
-  is shown as its median.
+  is shown as its median, a dict one column per key (``matmul_median_ms[/device:CPU:0]``).
 - ``results.json``: ``{"meta": {...}, "runs": [...], "comparisons": [...]}`` - every
   recorded field of every run, the settings of the batch and the comparison tables.
 

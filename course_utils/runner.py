@@ -184,24 +184,27 @@ class _KernelMemory(threading.Thread):
 def _failed_cell(executed: str) -> dict[str, Any] | None:
     """The cell a run stopped in, read from its executed notebook (for errors papermill does not locate).
 
-    Papermill marks a cell "failed" or leaves it "running"; a cell stopped by a timeout is
-    interrupted, so it holds an error output; failing all that, the last cell that started.
+    Papermill marks a cell "failed" when it raised; after a timeout or a dead kernel it is
+    the last code cell that started (cells run in order).
     """
     try:
         cells = json.loads(Path(executed).read_text()).get("cells", [])
     except (OSError, ValueError):
         return None
     code = [(i, c) for i, c in enumerate(cells) if c.get("cell_type") == "code"]
-    tests = (
-        lambda c: c.get("metadata", {}).get("papermill", {}).get("status") in ("failed", "running"),
-        lambda c: any(o.get("output_type") == "error" for o in c.get("outputs", [])),
-    )
-    found = next((ic for test in tests for ic in code if test(ic[1])), None)
-    found = found or next((ic for ic in reversed(code) if ic[1].get("execution_count") is not None), None)
+    meta = [(i, c, c.get("metadata", {}).get("papermill", {})) for i, c in code]
+    found = next(((i, c) for i, c, m in meta if m.get("status") in ("failed", "running")), None)
+    found = found or next(((i, c) for i, c, m in reversed(meta) if m.get("start_time")), None)
     if found is None:
         return None
     index, cell = found
     return {"index": index, "execution_count": cell.get("execution_count"), "source": "".join(cell["source"])[:500]}
+
+
+def _cell_name(cell: dict[str, Any]) -> str:
+    if cell.get("execution_count"):
+        return f"cell In [{cell['execution_count']}]"
+    return f"cell #{cell['index'] + 1} of the executed notebook"
 
 
 def _child() -> int:
@@ -233,7 +236,7 @@ def _child() -> int:
     except Exception as exc:  # a timeout, a dead kernel, an unreadable notebook: the batch goes on
         traceback.print_exc()
         cell = _failed_cell(spec["executed"])
-        where = f"cell In [{cell['execution_count']}]: " if cell else ""
+        where = f"{_cell_name(cell)}: " if cell else ""
         outcome["error"] = f"{where}{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc) else ''}"
         outcome["failed_cell"] = cell
     finally:

@@ -55,7 +55,9 @@ def test_a_kernel_that_dies_fails_the_run_and_the_cell_is_named(tmp_path):
     from nbformat.v4 import new_code_cell, new_notebook
 
     notebook = tmp_path / "dies.ipynb"
-    nb = new_notebook(cells=[new_code_cell("import os"), new_code_cell("os._exit(1)  # as if killed for memory")])
+    nb = new_notebook(
+        cells=[new_code_cell("import os"), new_code_cell("os._exit(1)  # as if killed for memory"), new_code_cell("1")]
+    )
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nbformat.write(nb, notebook)
     record = run_notebook(notebook, tmp_path / "out", timeout=60)
