@@ -292,6 +292,7 @@ def run_local_workers(
     *,
     folder: str | os.PathLike[str],
     epochs: int = 1,
+    dataset: str = "mnist",
     images: int | None = 1024,
     batch_size: int = 64,
     seed: int = 0,
@@ -334,7 +335,7 @@ def run_local_workers(
                 env["CUDA_VISIBLE_DEVICES"] = "-1"
             cmd = [
                 python, "-m", "course_utils.worker", "--result", str(results_paths[i]),
-                "--epochs", str(epochs), "--batch-size", str(batch_size), "--seed", str(seed),
+                "--epochs", str(epochs), "--batch-size", str(batch_size), "--seed", str(seed), "--dataset", dataset,
                 "--model-dir", str(folder / "model"), "--checkpoint-dir", str(folder / "checkpoints"),
             ]
             if images is not None:
@@ -352,8 +353,9 @@ def run_local_workers(
                     f"so the synchronous run cannot go on; every worker was stopped. "
                     f"End of {logs[i]}:\n{_tail(logs[i])}",
                     "Read the worker's log above. In synchronous training one lost worker stops them all: "
-                    "fix the cause and start the whole cluster again (with BackupAndRestore it resumes "
-                    "from the last finished epoch).",
+                    "fix the cause and start the whole cluster again - with a backup of the training state "
+                    "(BackupAndRestore, or the checkpoints course_utils.worker writes) it resumes from the "
+                    "last finished epoch.",
                 )
             if all(code == 0 for code in codes):
                 break

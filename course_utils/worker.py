@@ -42,6 +42,7 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m course_utils.worker", description=__doc__.splitlines()[0])
     parser.add_argument("--result", type=Path, required=True, help="where this worker writes its JSON report")
     parser.add_argument("--epochs", type=int, default=1)
+    parser.add_argument("--dataset", choices=("mnist", "fashion-mnist"), default="mnist")
     parser.add_argument("--images", type=int, default=None, help="training images to use (default: all)")
     parser.add_argument("--batch-size", type=int, default=64, help="the GLOBAL batch, shared by all workers")
     parser.add_argument("--seed", type=int, default=0)
@@ -97,26 +98,28 @@ def main(argv: list[str] | None = None) -> int:
 
     import keras
     import numpy as np
+    import psutil
 
-    from course_utils.data import load_mnist
+    from course_utils.data import load_fashion_mnist, load_mnist
     from course_utils.distribute import batch_plan
     from course_utils.models import build_seed_cnn
+    from course_utils.results import peak_rss_mib
 
     keras.utils.set_random_seed(args.seed)
 
     # 2. Data: the same shuffled order on every worker (same seed), batched with the global batch;
-    #    the strategy hands each worker its share of every batch.
-    (x, y), _ = load_mnist(quiet=True)
+    #    the strategy hands each worker its share of every batch. Images stay uint8 until batched.
+    (x, y), _ = (load_mnist if args.dataset == "mnist" else load_fashion_mnist)(quiet=True)
     images = len(x) if args.images is None else min(args.images, len(x))
     plan = batch_plan(args.batch_size, strategy.num_replicas_in_sync, images)
-    x = x[:images, ..., None].astype("float32") / 255.0
-    y = y[:images].astype("int32")
     dataset = (
-        tf.data.Dataset.from_tensor_slices((x, y))
+        tf.data.Dataset.from_tensor_slices((x[:images, ..., None], y[:images].astype("int32")))
         .shuffle(images, seed=args.seed)
         .batch(plan.global_batch, drop_remainder=True)
+        .map(lambda xb, yb: (tf.cast(xb, tf.float32) / 255.0, yb))
         .repeat()
     )
+    del x, y
     data_options = tf.data.Options()
     data_options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.DATA
     batches = iter(strategy.experimental_distribute_dataset(dataset.with_options(data_options)))
@@ -209,6 +212,7 @@ def main(argv: list[str] | None = None) -> int:
             "global_batch": plan.global_batch,
             "per_replica_batch": plan.per_replica,
             "steps_per_epoch": plan.steps_per_epoch,
+            "dataset": args.dataset,
             "images": images,
             "start_epoch": start_epoch,
             "epochs": args.epochs,
@@ -218,6 +222,8 @@ def main(argv: list[str] | None = None) -> int:
             "train_s": round(train_s, 3),
             "weights_sha256": digest,
             "saved_model": saved,
+            "peak_rss_mib": round(peak_rss_mib(), 1),  # counts TensorFlow's shared libraries in every process
+            "private_mib": round(psutil.Process().memory_full_info().uss / 2**20, 1),  # this worker's own memory
             "tensorflow": tf.__version__,
         },
     )
