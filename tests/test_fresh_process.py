@@ -79,3 +79,76 @@ def test_environment_is_passed_and_removed(monkeypatch):
     assert "neither 'true' nor 'false'" in inherited.report
     removed = fresh_process.try_settings({}, env={"TF_FORCE_GPU_ALLOW_GROWTH": None}, allocate_mb=1)
     assert "neither" not in removed.report and removed.env == {"TF_FORCE_GPU_ALLOW_GROWTH": None}
+
+
+class _FakeTensor:
+    def __init__(self, device: str, mib: float):
+        self.device, self.mib = f"/job:localhost/replica:0/task:0/device:{device.split('device:')[-1].lstrip('/')}", mib
+
+    def __getitem__(self, index):
+        return 1.0
+
+
+class _FakeTF:
+    """Just enough of TensorFlow for the child's GPU branch: two logical GPUs, a 1024 MiB cap on GPU:0."""
+
+    float32 = "float32"
+
+    class errors:  # noqa: N801 - mirrors tf.errors
+        class ResourceExhaustedError(Exception):
+            pass
+
+    def __init__(self):
+        from contextlib import contextmanager
+        from types import SimpleNamespace
+
+        self.in_use = {"GPU:0": 0.0, "GPU:1": 0.0}
+        self.current_device = "/device:CPU:0"
+        devices = [SimpleNamespace(name=n, device_type=n.split(":")[1]) for n in
+                   ("/device:CPU:0", "/device:GPU:0", "/device:GPU:1")]
+        info = lambda name: {"current": int(self.in_use[name] * 2**20), "peak": int(self.in_use[name] * 2**20)}  # noqa: E731
+        self.config = SimpleNamespace(
+            list_logical_devices=lambda kind=None: devices,
+            experimental=SimpleNamespace(get_memory_info=info),
+        )
+
+        @contextmanager
+        def device(name):
+            saved, self.current_device = self.current_device, name
+            try:
+                yield
+            finally:
+                self.current_device = saved
+
+        self.device = device
+
+    def ones(self, shape, dtype):
+        mib = shape[0] * 4 / 2**20
+        gpu = self.current_device.split("device:")[-1].lstrip("/")
+        if gpu in self.in_use:
+            if gpu == "GPU:0" and self.in_use[gpu] + mib > 1024:
+                raise self.errors.ResourceExhaustedError("OOM when allocating tensor")
+            self.in_use[gpu] += mib
+        return _FakeTensor(self.current_device, mib)
+
+
+def test_child_gpu_branch_with_a_fake_tensorflow(monkeypatch):
+    # No GPU here: the child's bookkeeping (placement, MiB, the oversized tensor, nvidia-smi) runs on a stand-in.
+    fake = _FakeTF()
+    monkeypatch.setattr(fresh_process, "quiet_tensorflow", lambda: fake)
+    monkeypatch.setattr(fresh_process, "configure", lambda quiet, **settings: "configured")
+    readings = iter([[500.0], [1800.0]])
+    monkeypatch.setattr(fresh_process, "nvidia_smi_used_mib", lambda: next(readings))
+    out = fresh_process._fresh_child({"settings": {}, "allocate_mb": 64, "oversize_mb": 2048})
+    run = FreshRun(settings={}, env={}, initialise_first=False, **out)
+    assert run.ok and run.report == "configured"
+    assert run.placed["/device:GPU:1"].endswith("device:GPU:1")
+    assert run.gpu_memory_mib == {"GPU:0": {"current": 64.0, "peak": 64.0}, "GPU:1": {"current": 64.0, "peak": 64.0}}
+    assert run.oversize == {"mb": 2048, "result": "refused: ResourceExhaustedError"}
+    assert run.gpu_taken_mib == 1300.0
+
+    fake = _FakeTF()
+    monkeypatch.setattr(fresh_process, "quiet_tensorflow", lambda: fake)
+    monkeypatch.setattr(fresh_process, "nvidia_smi_used_mib", lambda: None)
+    out = fresh_process._fresh_child({"settings": {}, "allocate_mb": 16, "oversize_mb": 512})
+    assert out["oversize"] == {"mb": 512, "result": "allocated"} and out["nvidia_smi_used_mib"] is None
