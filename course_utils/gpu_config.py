@@ -31,7 +31,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from numbers import Integral
 from typing import Any
 
@@ -287,7 +287,6 @@ class ConfigReport:
     changes: list[Change]
     notes: list[str]
     settings: Settings
-    applied: bool = field(default=False)
 
     @property
     def changed(self) -> bool:
@@ -324,7 +323,8 @@ def configure(
       (never released until the process ends) instead of mapping nearly all of it at start-up.
     - ``memory_limit_mb=N``: each visible GPU becomes one logical GPU capped at N MB.
     - ``virtual_gpus_mb=[N, M]``: each visible GPU is split into logical GPUs of N, M ... MB.
-    - ``visible_gpus=[0]``: TensorFlow uses only these GPUs (numbers or 'GPU:0'); ``[]`` hides all.
+    - ``visible_gpus=[0]``: TensorFlow uses only these GPUs (numbers or 'GPU:0'); ``[]`` hides all
+      (then also set ``DEVICE = "cpu"``: ``setup`` chose the device before this call).
     - ``cpu_devices=N``: the CPU appears as N logical devices ``/device:CPU:0`` ... (no memory
       split: they share the process's memory) - multi-device lessons without a GPU.
 
@@ -401,7 +401,7 @@ def configure(
 
     if changes:
         _apply(tf, changes, target_visible, cpu, memory_growth, wanted_config, cpu_devices)
-    report = ConfigReport(changes, notes, current(tf), applied=bool(changes))
+    report = ConfigReport(changes, notes, current(tf))
     if not quiet:
         print(report)
     return report
