@@ -1,0 +1,195 @@
+"""Seed 000's "noise channels vs zeros channels" data, built lean.
+
+The experiment (Deep Learning with Python, 2nd ed., ch. 5; facts file section 1) appends
+784 extra channels to every flattened 28x28 image - uniform noise in [0, 1), or zeros - and
+trains the same dense model on each. The book builds both datasets up front in NumPy::
+
+    np.concatenate([train_images, np.random.random((len(train_images), 784))], axis=1)
+
+``np.random.random`` returns float64, so the concatenation is float64: 60,000 x 1,568 x 8
+bytes = 753 MB per dataset, two of them, plus the float32 copies Keras makes - 3.4 GB at
+the peak, more than a 2 GB Binder session has (``seed_way_arrays`` keeps that recipe for
+the memory benchmark).
+
+The course's way (``channel_datasets``) stores only the uint8 pixels (784 bytes an image)
+and builds each batch in a ``tf.data`` map: pixels scaled to float32, extra channels
+appended. The noise of image ``i`` is ``tf.random.stateless_uniform([784], seed=(seed, i))``:
+a function of the seed and the image's index only, so it is fixed per image, identical in
+every epoch and every run, and never stored. (The lesson needs that: noise drawn afresh
+each epoch would act as data augmentation, not as a fixed distraction the model can memorise.)
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+KINDS = ("noise", "zeros")
+EXTRA_CHANNELS = 784
+FEATURES = 784 + EXTRA_CHANNELS  # 1,568 inputs, as in seed 000
+
+
+def check_kind(kind: str) -> None:
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, not {kind!r}")
+
+
+def validation_start(n: int, validation_split: float) -> int:
+    """Index of the first validation image - Keras's rule for ``validation_split``.
+
+    ``fit(validation_split=v)`` keeps the *last* ``v`` of the arrays for validation, taken
+    before any shuffling: the split starts at ``floor(n * (1 - v))``.
+    """
+    if not 0.0 <= validation_split < 1.0:
+        raise ValueError(f"validation_split must be in [0, 1), not {validation_split}")
+    return int(np.floor(n * (1.0 - validation_split)))
+
+
+def seed_way_arrays(images: np.ndarray, kind: str, *, seed: int | None = None) -> np.ndarray:
+    """The book's recipe, as written: a float64 (n, 1568) array. Kept to measure what it costs."""
+    check_kind(kind)
+    train_images = images.reshape((len(images), 28 * 28)).astype("float32") / 255
+    rng = np.random.default_rng(seed)
+    extra = rng.random((len(train_images), 784)) if kind == "noise" else np.zeros((len(train_images), 784))
+    return np.concatenate([train_images, extra], axis=1)
+
+
+def extra_channels(indices, kind: str, seed: int):
+    """The extra channels of the images at ``indices`` (int64, shape (batch,)): float32 (batch, 784).
+
+    Noise: ``stateless_uniform`` seeded by ``(seed, index)`` for each image - the same values
+    whenever that image comes round again. Zeros: zeros.
+    """
+    import tensorflow as tf
+
+    check_kind(kind)
+    if kind == "zeros":
+        return tf.zeros([tf.shape(indices)[0], EXTRA_CHANNELS], tf.float32)
+    key = tf.constant(seed, tf.int64)
+    return tf.map_fn(
+        lambda i: tf.random.stateless_uniform([EXTRA_CHANNELS], seed=tf.stack([key, i]), dtype=tf.float32),
+        tf.cast(indices, tf.int64),
+        fn_output_signature=tf.float32,
+    )
+
+
+@dataclass
+class ChannelData:
+    """The two datasets of one variant, and how much the pipeline keeps in memory."""
+
+    kind: str
+    train: Any  # tf.data.Dataset of (float32 (batch, 1568), int32 (batch,)), reshuffled every epoch
+    validation: Any  # the same for the validation images, in order; None without a split
+    train_images: int
+    validation_images: int
+    stored_bytes: int  # what the pipeline holds: the uint8 pixels and the labels
+
+    @property
+    def seed_way_bytes(self) -> int:
+        """What the book's float64 array of the same images takes."""
+        return (self.train_images + self.validation_images) * FEATURES * 8
+
+
+def channel_datasets(
+    images: np.ndarray,
+    labels: np.ndarray,
+    kind: str,
+    *,
+    seed: int = 0,
+    batch_size: int = 128,
+    validation_split: float = 0.2,
+) -> ChannelData:
+    """tf.data datasets for seed 000's experiment, split the way ``fit(validation_split=...)`` splits.
+
+    ``images``: uint8 (n, 28, 28) or (n, 784); ``labels``: (n,). Image ``i`` (its index in
+    ``images``) always gets the same extra channels. The training set is reshuffled every
+    epoch from ``seed``; pass ``shuffle=False`` to ``fit``, the pipeline shuffles.
+    """
+    import tensorflow as tf
+
+    check_kind(kind)
+    if len(images) != len(labels):
+        raise ValueError(f"{len(images)} images but {len(labels)} labels")
+    if images.dtype != np.uint8:
+        raise ValueError(f"images must be uint8 (as the loaders return them), not {images.dtype}")
+    flat = images.reshape((len(images), 28 * 28))
+    n = len(flat)
+    split = validation_start(n, validation_split)
+    with tf.device("/CPU:0"):  # tf.data runs on the CPU, whatever device trains
+        pixels = tf.constant(flat)
+        targets = tf.constant(labels.astype(np.int32))
+
+        def to_batch(indices):
+            x = tf.cast(tf.gather(pixels, indices), tf.float32) / 255.0
+            return tf.concat([x, extra_channels(indices, kind, seed)], axis=1), tf.gather(targets, indices)
+
+        def batches(start: int, stop: int, shuffle: bool):
+            ds = tf.data.Dataset.range(start, stop)
+            if shuffle:
+                ds = ds.shuffle(stop - start, seed=seed, reshuffle_each_iteration=True)
+            ds = ds.batch(batch_size).map(to_batch, num_parallel_calls=tf.data.AUTOTUNE)
+            return ds.prefetch(tf.data.AUTOTUNE)
+
+        train = batches(0, split, shuffle=True)
+        validation = batches(split, n, shuffle=False) if split < n else None
+    return ChannelData(kind, train, validation, split, n - split, flat.nbytes + targets.numpy().nbytes)
+
+
+def compile_dense(model) -> None:
+    """Seed 000's compile step: rmsprop, sparse categorical crossentropy (softmax output), accuracy."""
+    model.compile(optimizer="rmsprop", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+
+
+def train_noise_vs_zeros(
+    images: np.ndarray,
+    labels: np.ndarray,
+    *,
+    way: str = "course",
+    epochs: int = 10,
+    batch_size: int = 128,
+    seed: int = 0,
+    device: str | None = None,
+) -> dict[str, dict[str, list[float]]]:
+    """Train seed 000's model on both variants; return each variant's ``history.history``.
+
+    ``way="seed"``: the book's float64 NumPy arrays, both built up front, and
+    ``fit(validation_split=0.2)``. ``way="course"``: ``channel_datasets``, one variant at a
+    time. Both seed the weights identically for each variant.
+    """
+    import keras
+    import tensorflow as tf
+
+    from course_utils.models import build_dense
+
+    if way not in ("seed", "course"):
+        raise ValueError(f"way must be 'seed' or 'course', not {way!r}")
+
+    def placed():
+        return tf.device(device) if device else contextlib.nullcontext()
+
+    histories: dict[str, dict[str, list[float]]] = {}
+    if way == "seed":
+        arrays = {kind: seed_way_arrays(images, kind, seed=seed) for kind in KINDS}  # as the book: both up front
+        for kind in KINDS:
+            keras.utils.set_random_seed(seed)
+            with placed():
+                model = build_dense()
+                compile_dense(model)
+                history = model.fit(
+                    arrays[kind], labels, epochs=epochs, batch_size=batch_size, validation_split=0.2, verbose=0
+                )
+            histories[kind] = history.history
+        return histories
+    for kind in KINDS:
+        data = channel_datasets(images, labels, kind, seed=seed, batch_size=batch_size)
+        keras.utils.set_random_seed(seed)
+        with placed():
+            model = build_dense()
+            compile_dense(model)
+            history = model.fit(data.train, validation_data=data.validation, epochs=epochs, shuffle=False, verbose=0)
+        histories[kind] = history.history
+        del data, model
+    return histories

@@ -1,0 +1,146 @@
+"""Seed 000's noise/zeros datasets: the right shapes and dtypes, fixed noise, and lean in memory."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from course_utils.channels import (
+    FEATURES,
+    channel_datasets,
+    extra_channels,
+    seed_way_arrays,
+    train_noise_vs_zeros,
+    validation_start,
+)
+
+
+def numbered_images(n: int) -> np.ndarray:
+    """uint8 images whose first pixel is their index, so a batch row says which image it is."""
+    images = np.random.default_rng(1).integers(0, 256, size=(n, 28, 28), dtype=np.uint8)
+    images[:, 0, 0] = np.arange(n)
+    return images
+
+
+def epoch(ds) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One pass: (image index, features, labels), in the order the dataset gave them."""
+    xs, ys = zip(*[(x.numpy(), y.numpy()) for x, y in ds], strict=True)
+    x, y = np.concatenate(xs), np.concatenate(ys)
+    return np.rint(x[:, 0] * 255).astype(int), x, y
+
+
+def by_index(index: np.ndarray, x: np.ndarray) -> np.ndarray:
+    return x[np.argsort(index)]
+
+
+def test_shapes_dtypes_and_the_keras_split():
+    images, labels = numbered_images(100), np.arange(100) % 10
+    data = channel_datasets(images, labels, "noise", seed=0, batch_size=16)
+    assert (data.train_images, data.validation_images) == (80, 20)
+    x, y = next(iter(data.train))
+    assert x.shape == (16, FEATURES) and x.dtype.name == "float32"
+    assert y.dtype.name == "int32"
+    index, x, y = epoch(data.validation)
+    assert list(index) == list(range(80, 100)), "validation = the last 20%, in order, like fit(validation_split=0.2)"
+    np.testing.assert_array_equal(y, labels[80:])
+    np.testing.assert_allclose(x[:, :784], images[80:].reshape(20, 784) / 255.0, rtol=1e-6)
+    assert 0.0 <= x[:, 784:].min() and x[:, 784:].max() < 1.0 and abs(x[:, 784:].mean() - 0.5) < 0.05
+
+
+@pytest.mark.parametrize("n", [1, 7, 100, 60_000])
+def test_validation_start_follows_keras(n):
+    assert validation_start(n, 0.2) == int(np.floor(n * 0.8))
+    assert validation_start(n, 0.0) == n
+
+
+def test_noise_is_fixed_per_image_across_epochs_but_order_is_reshuffled():
+    images, labels = numbered_images(64), np.zeros(64, dtype=np.uint8)
+    data = channel_datasets(images, labels, "noise", seed=3, batch_size=10, validation_split=0.25)
+    first, second = epoch(data.train), epoch(data.train)
+    assert sorted(first[0]) == sorted(second[0]) == list(range(48)), "each training image once per epoch"
+    assert list(first[0]) != list(second[0]), "the training set is reshuffled every epoch"
+    np.testing.assert_array_equal(by_index(first[0], first[1]), by_index(second[0], second[1]))
+    # rebuilding the datasets (same seed) gives the same noise; another seed gives other noise
+    again = epoch(channel_datasets(images, labels, "noise", seed=3, batch_size=10, validation_split=0.25).train)
+    np.testing.assert_array_equal(by_index(first[0], first[1]), by_index(again[0], again[1]))
+    other = epoch(channel_datasets(images, labels, "noise", seed=4, batch_size=10, validation_split=0.25).train)
+    assert not np.allclose(by_index(first[0], first[1])[:, 784:], by_index(other[0], other[1])[:, 784:])
+
+
+def test_noise_of_image_i_is_stateless_uniform_seeded_by_seed_and_i():
+    import tensorflow as tf
+
+    noise = extra_channels(tf.constant([5, 0], tf.int64), "noise", 7).numpy()
+    expected = tf.random.stateless_uniform([784], seed=[7, 5]).numpy()
+    np.testing.assert_array_equal(noise[0], expected)
+    assert not np.array_equal(noise[0], noise[1])
+
+
+def test_noise_is_identical_in_another_process():
+    code = textwrap.dedent(
+        """
+        import numpy as np, tensorflow as tf
+        from course_utils.channels import extra_channels
+        noise = extra_channels(tf.constant([0, 1, 59999], tf.int64), "noise", 0).numpy()
+        print(repr(float(np.sum(noise, dtype=np.float64))))
+        """
+    )
+    import tensorflow as tf
+
+    here = float(np.sum(extra_channels(tf.constant([0, 1, 59999], tf.int64), "noise", 0).numpy(), dtype=np.float64))
+    child = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert float(child.stdout.strip().splitlines()[-1]) == here
+
+
+def test_zeros_variant_appends_zeros():
+    images, labels = numbered_images(20), np.zeros(20, dtype=np.uint8)
+    index, x, _ = epoch(channel_datasets(images, labels, "zeros", validation_split=0.0).train)
+    assert not x[:, 784:].any()
+    np.testing.assert_allclose(by_index(index, x)[:, :784], images.reshape(20, 784) / 255.0, rtol=1e-6)
+
+
+def test_memory_the_course_way_stores_uint8_pixels_only():
+    n = 1000
+    images, labels = numbered_images(n), np.zeros(n, dtype=np.uint8)
+    data = channel_datasets(images, labels, "noise")
+    assert data.stored_bytes == n * 784 + n * 4  # uint8 pixels + int32 labels
+    seed_way = seed_way_arrays(images, "noise", seed=0)
+    assert seed_way.dtype == np.float64 and seed_way.shape == (n, FEATURES)
+    assert seed_way.nbytes == data.seed_way_bytes == n * 1568 * 8
+    assert data.seed_way_bytes / data.stored_bytes > 15
+    # at full size: 60,000 images
+    assert 60_000 * 1568 * 8 / 2**20 > 700 and (60_000 * 784 + 60_000 * 4) / 2**20 < 50
+
+
+def test_seed_way_arrays_are_the_books_recipe():
+    images = numbered_images(10)
+    zeros = seed_way_arrays(images, "zeros")
+    assert not zeros[:, 784:].any()
+    np.testing.assert_allclose(zeros[:, :784], images.reshape(10, 784).astype("float32") / 255)
+    noise = seed_way_arrays(images, "noise", seed=0)
+    assert 0 <= noise[:, 784:].min() and noise[:, 784:].max() < 1
+
+
+def test_bad_arguments_are_refused():
+    images, labels = numbered_images(10), np.zeros(10, dtype=np.uint8)
+    with pytest.raises(ValueError, match="kind"):
+        channel_datasets(images, labels, "ones")
+    with pytest.raises(ValueError, match="uint8"):
+        channel_datasets(images / 255.0, labels, "noise")
+    with pytest.raises(ValueError, match="labels"):
+        channel_datasets(images, labels[:5], "noise")
+    with pytest.raises(ValueError, match="validation_split"):
+        validation_start(10, 1.0)
+
+
+@pytest.mark.parametrize("way", ["seed", "course"])
+def test_train_noise_vs_zeros_both_ways(way):
+    images, labels = numbered_images(200), np.arange(200) % 10
+    histories = train_noise_vs_zeros(images, labels, way=way, epochs=2, seed=0)
+    assert sorted(histories) == ["noise", "zeros"]
+    for history in histories.values():
+        assert len(history["val_accuracy"]) == 2 and len(history["loss"]) == 2
