@@ -60,8 +60,10 @@ def gpu_name(device: str) -> str:
 
 def process_memory() -> Reading:
     """This process's resident memory now and its peak so far (MiB)."""
-    rss = psutil.Process().memory_info().rss / MIB  # read first: the peak, read after, is never below it
-    return Reading("process resident memory", rss, peak_rss_mib())
+    rss = psutil.Process().memory_info().rss / MIB
+    # VmHWM and psutil's RSS come from different kernel counters that can differ by a few pages;
+    # a peak below the current value would be nonsense, so the peak is at least the current value.
+    return Reading("process resident memory", rss, max(peak_rss_mib(), rss))
 
 
 def _tf_with_gpu(name: str):
@@ -168,7 +170,7 @@ def peak_memory(device: str = "/CPU:0", *, interval_s: float = 0.005) -> Iterato
         end = process_memory()
         block.end_mib = end.current_mib
         if end.peak_mib > high_before:
-            block.peak_mib, block.exact = end.peak_mib, True
+            block.peak_mib, block.exact = max([end.peak_mib, *sampler.rss_mib]), True
             block.how = "exact (the process's high-water mark rose in this block)"
         else:
             block.peak_mib = max([block.start_mib, block.end_mib, *sampler.rss_mib])
