@@ -14,8 +14,6 @@ the warnings TensorFlow logged - instead of letting a traceback be the lesson's 
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import logging
 import os
@@ -30,6 +28,7 @@ from typing import Any
 _PLACEMENT = re.compile(r"^(\S+): \((\S+)\): (/job:\S+)$", re.M)
 _EXECUTING = re.compile(r"Executing op (\S+) in device (\S+)")
 _RESULTS = "PLACEMENT-RESULTS "
+_FROM = re.compile(r"^From \S+:\d+: ")
 
 CHILD = """
 import json, sys
@@ -138,16 +137,19 @@ class _Collect(logging.Handler):
 
 
 def attempt(snippet: str, fn: Callable[[], Any]) -> Attempt:
-    """Run ``fn`` (the code of ``snippet``); never raises an ``Exception``. TensorFlow's Python
-    warnings (its "tensorflow" logger and ``warnings``) are collected instead of printed."""
+    """Run ``fn`` (the code of ``snippet``); never raises an ``Exception``. What TensorFlow's Python
+    side logs meanwhile (its "tensorflow" logger, ``warnings``) is collected instead of printed."""
     logged: list[str] = []
     logger = logging.getLogger("tensorflow")
-    handler, level = _Collect(logged), logger.level
-    logger.addHandler(handler)
+    saved = (logger.level, logger.propagate, list(logger.handlers))
+    for handler in saved[2]:
+        logger.removeHandler(handler)  # in Jupyter TF's own handler prints to stdout
+    logger.addHandler(_Collect(logged))
     logger.setLevel(logging.WARNING)
+    logger.propagate = False
     result = Attempt(snippet, ok=False)
     try:
-        with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stderr(io.StringIO()):
+        with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
                 result.value, result.ok = fn(), True
@@ -155,7 +157,12 @@ def attempt(snippet: str, fn: Callable[[], Any]) -> Attempt:
                 result.error = f"{type(error).__name__}: {error}"
         logged += [str(w.message) for w in caught]
     finally:
-        logger.removeHandler(handler)
-        logger.setLevel(level)
-    result.warnings = [" ".join(message.split()) for message in logged]
+        for handler in list(logger.handlers):
+            logger.removeHandler(handler)
+        for handler in saved[2]:
+            logger.addHandler(handler)
+        logger.setLevel(saved[0])
+        logger.propagate = saved[1]
+    # "From /tmp/ipykernel_1/123.py:3: x is deprecated" -> "x is deprecated" (the caller is the snippet itself)
+    result.warnings = [_FROM.sub("", " ".join(message.split())) for message in logged]
     return result

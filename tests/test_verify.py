@@ -56,8 +56,19 @@ def test_attempt_collects_warnings_and_restores_the_logger():
     logger = logging.getLogger("tensorflow")
     level = logger.level
 
+    seen = []
+
+    class Spy(logging.Handler):
+        def emit(self, record):
+            seen.append(record)
+
+    spy = Spy()
+    logger.addHandler(spy)
+
     def noisy():
-        logger.warning("is_gpu_available is deprecated.\nInstructions for updating: use X")
+        logger.warning(
+            "From /tmp/ipykernel_1/2.py:3: is_gpu_available is deprecated.\nInstructions for updating: use X"
+        )
         warnings.warn("old API", DeprecationWarning, stacklevel=1)
         return False
 
@@ -65,6 +76,8 @@ def test_attempt_collects_warnings_and_restores_the_logger():
     assert isinstance(result, Attempt) and result.ok and result.value is False
     assert result.warnings == ["is_gpu_available is deprecated. Instructions for updating: use X", "old API"]
     assert logger.level == level and not any(type(h).__name__ == "_Collect" for h in logger.handlers)
+    assert seen == [] and spy in logger.handlers  # the logger's own handlers were silenced, then restored
+    logger.removeHandler(spy)
 
 
 def test_keras_3_weights_device_snippets():
