@@ -4,10 +4,11 @@ The parsers take text - pasted from a forum post, saved to a file, or captured l
 and never raise: what they cannot read becomes a ``status`` and a list of ``problems``
 that the doctor turns into findings. They read
 
-- the ``nvidia-smi`` table in its layouts since 2014: the narrow one (drivers up to
-  ~520, Windows ``TCC/WDDM`` or Linux ``Persistence-M``), the wider 2023 one, the 2024
-  one with a wider bus-id column, and the 2026 one that says ``KMD Version`` and
-  ``CUDA UMD Version``; with one GPU or many; cut-off pastes; indented pastes;
+- the ``nvidia-smi`` table in the layouts of the real outputs in ``tests/fixtures/nvidia``:
+  the narrow one (drivers 346-525; Windows ``TCC/WDDM`` or Linux ``Persistence-M``), the
+  wider one (535-538), the one with a wider bus-id column (550-595), and the one that says
+  ``KMD Version`` and ``CUDA UMD Version`` (610); with one GPU or many; cut-off pastes;
+  indented pastes;
 - ``nvidia-smi -q`` / ``-a`` (the "NVSMI LOG" format);
 - ``nvidia-smi --query-gpu=... --format=csv`` with or without header and units;
 - the messages for "No devices were found", a driver it cannot talk to, and a missing

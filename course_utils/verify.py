@@ -3,9 +3,10 @@
 ``placement_log()`` runs a small matrix product on each device in a *fresh* Python process
 with ``tf.debugging.set_log_device_placement(True)`` as its first TensorFlow statement (as the
 guide advises), and returns the log as records. Why a child process: TensorFlow's C++ core
-prints placement to the process's stdout (file descriptor 1), not through Python, and in
-TF 2.21 it keeps printing for new kinds of ops after ``set_log_device_placement(False)`` -
-inside the notebook's kernel it would scatter lines over every later cell.
+writes placement to the process's file descriptors (standard output, in our TF 2.21 runs),
+not through Python, and in those runs it kept reporting new kinds of ops after
+``set_log_device_placement(False)`` - inside the notebook's kernel it would scatter lines over
+every later cell. Both of the child's outputs are read.
 
 ``attempt(snippet, fn)`` runs an outdated snippet (``tf.test.is_gpu_available()``,
 ``model.layers[0].weights[0].device``) and returns what happened - value, exception, and

@@ -361,3 +361,17 @@ def test_cli_on_this_machine():
     assert CONTRACT_KEYS <= data.keys() and data["machine"] == "this machine"
     assert data["installed_tensorflow"]["installed"] is True
     assert doctor.detect_platform() == data["platform"]
+
+
+@pytest.mark.parametrize(
+    "name, platform",
+    [
+        ("smi_seed000_windows_512.77_wddm.txt", "windows"),
+        ("smi_windows_538.15_tcc_cut.txt", "windows"),
+        ("smi_windows_517.48_2x_wddm.txt", "windows"),
+        ("smi_linux_535.113.01_gtx1650.txt", "linux"),
+        ("smi_no_devices.txt", "linux"),
+    ],
+)
+def test_platform_guess_from_captured_text(name, platform):
+    assert doctor.guess_platform(smi(name))[0] == platform
