@@ -422,7 +422,8 @@ def _route_findings(m: Machine, rec: Recommendation, alternatives: list[Recommen
                 f"{rec.build.minor} (CUDA {rec.build.cuda}) needs on {PLATFORM_NAMES[rec.platform]}.",
                 f"Update the NVIDIA driver to >= {rec.driver_min}"
                 + (
-                    f"; if you cannot, {rec.fallback} is the newest TensorFlow this driver runs."
+                    f"; if you cannot, {rec.fallback} is the newest tested TensorFlow whose CUDA family this "
+                    "driver supports (CUDA minor-version compatibility)."
                     if rec.fallback
                     else "; no tested TensorFlow build runs on this driver."
                 ),

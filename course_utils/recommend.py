@@ -243,7 +243,11 @@ def _check_driver(rec: Recommendation, driver: str | None, driver_cuda: str | No
         rec.fallback = _requirement(fallback, rec.platform, True)
     rec.notes.append(
         f"your driver {driver} is older than the {rec.driver_min} this route needs: update it"
-        + (f" (or stay on {rec.fallback}, the newest build it runs)" if rec.fallback else "")
+        + (
+            f" (or use {rec.fallback}: the newest tested build whose CUDA family this driver supports)"
+            if rec.fallback
+            else ""
+        )
     )
 
 
