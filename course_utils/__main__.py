@@ -12,6 +12,7 @@ COMMANDS = {
     "run": ("course_utils.runner", "run notebooks headless (papermill), over parameter grids; write a report"),
     "data": ("course_utils.data", "fetch datasets for offline use, or show which source each would use"),
     "doctor": ("course_utils.doctor", "diagnose this machine (or captured nvidia-smi/nvcc output): what to install"),
+    "bench": ("course_utils.bench", "measure seed 004's CNN speed ladder, or notebook 04's memory, both ways (JSON)"),
 }
 
 

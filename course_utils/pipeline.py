@@ -37,12 +37,14 @@ def image_dataset(
     seed: int = 0,
     cache: bool = True,
     prefetch: bool = True,
+    drop_remainder: bool = False,
 ):
     """A batched ``tf.data.Dataset`` of (float32 image, label) from uint8 arrays.
 
     ``shuffle=True`` reshuffles every epoch (as ``fit`` does with arrays), from ``seed``.
     The source tensors are created on the CPU: tf.data runs there whatever device the
-    model trains on.
+    model trains on. ``drop_remainder=True`` drops a last partial batch, so every batch has
+    one shape - what XLA wants, since it compiles one program per input shape.
     """
     import tensorflow as tf
 
@@ -55,7 +57,7 @@ def image_dataset(
             ds = ds.cache()
         if shuffle:
             ds = ds.shuffle(len(images), seed=seed, reshuffle_each_iteration=True)
-        ds = ds.batch(batch_size)
+        ds = ds.batch(batch_size, drop_remainder=drop_remainder)
         if prefetch:
             ds = ds.prefetch(tf.data.AUTOTUNE)
     return ds

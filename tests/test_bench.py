@@ -110,6 +110,13 @@ def test_benchmark_numpy_input_and_its_result_structure():
     assert row["images_per_s"] > 0 and row["epoch_s"] > 0
 
 
+def test_xla_trains_whole_batches_only_and_counts_what_it_trained():
+    config = Config("xla", 32, "tf.data", jit_compile=True)
+    result = bench.benchmark(config, tiny(100), tiny(32, seed=1), epochs=2)
+    assert result.images == 96 and result.jit_compile
+    assert result.images_per_s == pytest.approx(96 / result.epoch_s)
+
+
 def test_benchmark_needs_an_epoch_after_warmup():
     from course_utils.errors import ParameterError
 

@@ -57,3 +57,10 @@ def test_mismatched_lengths_are_refused():
     images, labels = images_and_labels()
     with pytest.raises(ValueError, match="labels"):
         image_dataset(images, labels[:3], batch_size=4)
+
+
+def test_drop_remainder_keeps_one_batch_shape():
+    images, labels = images_and_labels(50)
+    shapes = {tuple(x.shape) for x, _ in image_dataset(images, labels, batch_size=16, drop_remainder=True)}
+    assert shapes == {(16, 28, 28, 1)}
+    assert len(collect(image_dataset(images, labels, batch_size=16, drop_remainder=True))[1]) == 48
