@@ -1,15 +1,16 @@
 """Training on several devices and several workers with ``tf.distribute`` - the helpers of notebook 07.
 
 - ``choose_strategy``: a ``MirroredStrategy`` for this machine - every GPU when there are two or
-  more, otherwise the CPU split into logical devices (so the lesson runs on a laptop).
+  more, otherwise the CPU split into logical devices (``split_cpu``), so the lesson runs on a laptop.
 - ``batch_plan``: global batch, per-replica batch and steps per epoch, checked.
 - ``tf_config`` / ``local_cluster``: the ``TF_CONFIG`` each worker of a cluster reads, validated.
 - ``run_local_workers``: start N workers (``python -m course_utils.worker``) on 127.0.0.1,
   collect the JSON each one writes, and stop every one of them - on success, on failure
-  and on timeout (each worker leads its own process group, which is killed in a ``finally``).
+  and on timeout (each worker leads its own process group, which is killed in a ``finally``);
+  ``leftover_processes`` checks that nothing of a run is still running.
 
-Sources: tensorflow.org/guide/distributed_training and
-tensorflow.org/tutorials/distribute/multi_worker_with_keras.
+Sources: tensorflow.org/guide/distributed_training, tensorflow.org/tutorials/distribute/keras,
+tensorflow.org/tutorials/distribute/multi_worker_with_keras and .../multi_worker_with_ctl.
 """
 
 from __future__ import annotations

@@ -114,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     plan = batch_plan(args.batch_size, strategy.num_replicas_in_sync, images)
     dataset = (
         tf.data.Dataset.from_tensor_slices((x[:images, ..., None], y[:images].astype("int32")))
-        .shuffle(images, seed=args.seed)
+        .shuffle(min(images, 10_000), seed=args.seed)
         .batch(plan.global_batch, drop_remainder=True)
         .map(lambda xb, yb: (tf.cast(xb, tf.float32) / 255.0, yb))
         .repeat()
