@@ -121,9 +121,10 @@ class Config:
 
 
 SEED_BATCH = 32  # Keras's default, which seed 004 uses
-COURSE_BATCH = 128
-# Adam's learning rate for the larger batch: four times fewer steps per epoch take larger
-# steps, so that the same epochs reach the same accuracy (measured: see notebook 05).
+COURSE_BATCH = 256
+# Adam's learning rate for the larger batch: eight times fewer steps per epoch must each go
+# further for the same epochs to reach the same accuracy. x2 (not the linear rule's x8) is
+# what we measured to keep the seed's test accuracy (MNIST sample and Fashion-MNIST, 3 and 10 epochs).
 COURSE_LEARNING_RATE = 2e-3
 
 

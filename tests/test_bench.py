@@ -42,7 +42,7 @@ def test_ladder_changes_one_thing_per_rung():
     names = [c.name for c in configs]
     assert names == [
         "seed as written",
-        "batch 128",
+        f"batch {bench.COURSE_BATCH}",
         "tf.data cache+prefetch",
         "mixed precision (bfloat16)",
         "XLA + bfloat16",
