@@ -1,0 +1,314 @@
+"""TensorBoard logs: write them one folder per run, and read them back as data.
+
+Writing - ``tensorboard_callback(root, "cnn", ...)`` makes the Keras callback for the run
+``cnn`` under the log folder ``root``. Keras then writes (facts file, section 5)::
+
+    root/cnn/train/events.out.tfevents...        epoch_loss, epoch_accuracy, epoch_learning_rate,
+                                                  weight histograms, the model graph
+    root/cnn/validation/events.out.tfevents...   epoch_loss, epoch_accuracy, evaluation_*_vs_iterations
+    root/cnn/train/plugins/profile/<timestamp>/<host>.xplane.pb   only with profile_batch
+
+A run's folder is emptied first (``fresh=True``), so running a notebook again replaces
+its runs instead of adding a second, overlapping series to each.
+
+Reading - TF2 writes scalars as *tensor* summaries, so the common recipe
+``EventAccumulator(...).Scalars(tag)`` finds nothing; ``read_scalars`` reads
+``.Tensors(tag)`` and converts each with ``make_ndarray`` (tensorboard's copy of
+``tf.make_ndarray``), keeping the 0-d tensors the scalars plugin owns. It returns a tidy
+table - one ``Scalar(run, split, tag, step, value, wall_time)`` per logged number - that
+``series``, ``pivot`` and ``plot_runs`` turn into what a notebook shows. No pandas needed;
+``pandas.DataFrame(rows)`` works if you have it.
+
+Command line: ``python -m course_utils logs LOG_DIR [--tag TAG]`` prints the table as CSV.
+
+Where logs go: a notebook's ``LOG_DIR`` parameter, relative to the notebook's folder; when
+the environment sets ``COURSE_LOG_DIR`` (the tests do), a relative ``LOG_DIR`` is taken
+relative to that folder instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import importlib.util
+import os
+import re
+import shutil
+import sys
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from course_utils.errors import CourseError, ParameterError
+from course_utils.tb_profile import check_profile_batch
+
+LOG_ENV = "COURSE_LOG_DIR"
+SPLITS = ("train", "validation")
+EVENT_PREFIX = "events.out.tfevents."
+_RUN_NAME = re.compile(r"^[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*$")
+INSTALL_TENSORBOARD = 'pip install "tensorboard>=2.21,<2.22" (or pip install -e . in the course folder)'
+
+
+class Scalar(NamedTuple):
+    """One logged number: which run and split, which tag, at which step (epoch for epoch_* tags)."""
+
+    run: str
+    split: str  # "train", "validation", or "" for a run folder without splits
+    tag: str
+    step: int
+    value: float
+    wall_time: float
+
+
+def log_root(log_dir: str | os.PathLike[str]) -> Path:
+    """The absolute log folder for a ``LOG_DIR`` parameter (see the module docstring); created if missing."""
+    path = Path(log_dir).expanduser()
+    if not path.is_absolute():
+        base = os.environ.get(LOG_ENV)
+        path = (Path(base) if base else Path.cwd()) / path
+    path = path.resolve()
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def check_run_name(run: str) -> None:
+    """Run names become folder names and TensorBoard run labels: letters, digits, ``_.-``, ``/`` to nest."""
+    if not isinstance(run, str) or not _RUN_NAME.match(run) or any(part in (".", "..") for part in run.split("/")):
+        raise ParameterError(
+            f"Run name {run!r} cannot be used as a log folder.",
+            "Use letters, digits, '_', '-' and '.', e.g. 'dense_noise' (a '/' nests runs: 'week1/cnn').",
+        )
+
+
+def _is_tensorboard_file(relative: Path) -> bool:
+    name = relative.name
+    return (
+        name.startswith(EVENT_PREFIX)
+        or "plugins" in relative.parts  # profiles, and what the profile plugin caches beside them
+        or name == "projector_config.pbtxt"
+        or name.startswith("keras_embedding.ckpt")
+    )
+
+
+def clear_run(path: str | os.PathLike[str]) -> None:
+    """Delete a run's folder - only if everything in it is something TensorBoard or Keras wrote."""
+    path = Path(path)
+    if not path.exists():
+        return
+    strangers = [p for p in path.rglob("*") if p.is_file() and not _is_tensorboard_file(p.relative_to(path))]
+    if strangers or not path.is_dir():
+        shown = ", ".join(str(p.relative_to(path)) for p in strangers[:3]) if strangers else "it is not a folder"
+        raise CourseError(
+            f"{path} holds files that are not TensorBoard logs ({shown}); the course will not delete it.",
+            "Choose another LOG_DIR or run name, or move those files away.",
+        )
+    shutil.rmtree(path)
+
+
+def run_dir(root: str | os.PathLike[str], run: str, *, fresh: bool = True) -> Path:
+    """``root/run``: the folder of one run, emptied first when ``fresh``."""
+    check_run_name(run)
+    path = Path(root) / run
+    if fresh:
+        clear_run(path)
+    return path
+
+
+def require_tensorboard() -> None:
+    """Since TF 2.21 ``tensorboard`` is not a dependency of ``tensorflow`` (claim h): say so clearly."""
+    if importlib.util.find_spec("tensorboard") is None:
+        raise CourseError(
+            "The tensorboard package is not installed. Since TensorFlow 2.21 it no longer comes with "
+            "tensorflow, and without it Keras cannot write TensorBoard logs (tf.summary is unavailable).",
+            INSTALL_TENSORBOARD,
+        )
+
+
+def tensorboard_callback(
+    root: str | os.PathLike[str],
+    run: str,
+    *,
+    histogram_freq: int = 1,
+    profile_batch: Sequence[int] | None = None,
+    total_batches: int | None = None,
+    fresh: bool = True,
+    write_graph: bool = True,
+):
+    """The Keras TensorBoard callback for run ``run``, logging to ``root/run``.
+
+    ``histogram_freq``: weight histograms every that many epochs (0: none).
+    ``profile_batch``: ``(start, stop)`` to profile those batches, validated by
+    ``tb_profile.check_profile_batch`` (against ``total_batches`` when given); ``None``: no profiling.
+    ``fresh``: empty the run's folder first (see ``clear_run``).
+    """
+    require_tensorboard()
+    if isinstance(histogram_freq, bool) or not isinstance(histogram_freq, int) or histogram_freq < 0:
+        raise ParameterError(
+            f"histogram_freq = {histogram_freq!r} must be a whole number of epochs (0 = no histograms).",
+            "Use e.g. histogram_freq=1 (every epoch) or 0.",
+        )
+    profile = check_profile_batch(profile_batch, total_batches=total_batches)
+    import keras
+
+    path = run_dir(root, run, fresh=fresh)
+    return keras.callbacks.TensorBoard(
+        log_dir=str(path), histogram_freq=histogram_freq, write_graph=write_graph, profile_batch=profile or 0
+    )
+
+
+def event_dirs(log_dir: str | os.PathLike[str]) -> list[tuple[str, str, Path]]:
+    """Every folder under ``log_dir`` that holds event files, as ``(run, split, folder)``."""
+    root = Path(log_dir)
+    found = sorted({p.parent for p in root.rglob(f"{EVENT_PREFIX}*") if p.is_file()})
+    result = []
+    for folder in found:
+        relative = folder.relative_to(root)
+        if "plugins" in relative.parts:
+            continue
+        parts = relative.parts
+        if parts and parts[-1] in SPLITS:
+            run, split = "/".join(parts[:-1]) or ".", parts[-1]
+        else:
+            run, split = "/".join(parts) or ".", ""
+        result.append((run, split, folder))
+    return result
+
+
+def _accumulator(folder: Path):
+    require_tensorboard()
+    from tensorboard.backend.event_processing import event_accumulator as ea
+
+    # 0 = keep every event (the default keeps a sample of 10 tensors per tag)
+    acc = ea.EventAccumulator(str(folder), size_guidance={ea.TENSORS: 0, ea.SCALARS: 0})
+    acc.Reload()
+    return acc
+
+
+def read_tags(log_dir: str | os.PathLike[str]) -> dict[tuple[str, str], dict[str, list[str]]]:
+    """What each run and split logged: ``{(run, split): {plugin: [tags]}}`` (scalars, histograms, ...)."""
+    result: dict[tuple[str, str], dict[str, list[str]]] = {}
+    for run, split, folder in event_dirs(log_dir):
+        acc = _accumulator(folder)
+        plugins: dict[str, list[str]] = defaultdict(list)
+        for tag in acc.Tags()["tensors"]:
+            plugins[acc.SummaryMetadata(tag).plugin_data.plugin_name or "tensors"].append(tag)
+        for tag in acc.Tags()["scalars"]:  # legacy simple_value scalars (TF1, other writers)
+            plugins["scalars"].append(tag)
+        result[(run, split)] = {plugin: sorted(tags) for plugin, tags in sorted(plugins.items())}
+    return result
+
+
+def read_scalars(
+    log_dir: str | os.PathLike[str],
+    *,
+    runs: Iterable[str] | None = None,
+    tags: Iterable[str] | None = None,
+) -> list[Scalar]:
+    """Every scalar under ``log_dir`` as a tidy table, sorted by run, split, tag and step.
+
+    Reads TF2 tensor summaries of the scalars plugin (``.Tensors`` + ``make_ndarray``) and
+    legacy ``simple_value`` scalars (``.Scalars``), so it works for logs from any writer.
+    """
+    from tensorboard.util import tensor_util
+
+    wanted_runs = set(runs) if runs is not None else None
+    wanted_tags = set(tags) if tags is not None else None
+    rows: list[Scalar] = []
+    for run, split, folder in event_dirs(log_dir):
+        if wanted_runs is not None and run not in wanted_runs:
+            continue
+        acc = _accumulator(folder)
+        for tag in acc.Tags()["tensors"]:
+            if wanted_tags is not None and tag not in wanted_tags:
+                continue
+            if acc.SummaryMetadata(tag).plugin_data.plugin_name != "scalars":
+                continue
+            for event in acc.Tensors(tag):
+                value = tensor_util.make_ndarray(event.tensor_proto)
+                if value.ndim == 0:
+                    rows.append(Scalar(run, split, tag, int(event.step), float(value), float(event.wall_time)))
+        for tag in acc.Tags()["scalars"]:
+            if wanted_tags is None or tag in wanted_tags:
+                for e in acc.Scalars(tag):
+                    rows.append(Scalar(run, split, tag, int(e.step), float(e.value), float(e.wall_time)))
+    return sorted(rows, key=lambda r: (r.run, SPLITS.index(r.split) if r.split in SPLITS else 2, r.tag, r.step))
+
+
+def series(rows: Iterable[Scalar], run: str, tag: str, split: str = "validation") -> tuple[list[int], list[float]]:
+    """One curve: the steps and values of ``tag`` for ``run``'s ``split``, in step order."""
+    points = sorted((r.step, r.value) for r in rows if r.run == run and r.tag == tag and r.split == split)
+    return [s for s, _ in points], [v for _, v in points]
+
+
+def pivot(
+    rows: Iterable[Scalar], tag: str, split: str = "validation"
+) -> tuple[list[int], dict[str, list[float | None]]]:
+    """A wide table of one tag: the steps, and each run's values at those steps (``None`` where it logged none)."""
+    cells: dict[str, dict[int, float]] = defaultdict(dict)
+    for r in rows:
+        if r.tag == tag and r.split == split:
+            cells[r.run][r.step] = r.value
+    steps = sorted({s for by_step in cells.values() for s in by_step})
+    return steps, {run: [cells[run].get(s) for s in steps] for run in sorted(cells)}
+
+
+def columns(rows: Iterable[Scalar]) -> dict[str, list[Any]]:
+    """The table column by column (``pandas.DataFrame(columns(rows))`` if you use pandas)."""
+    rows = list(rows)
+    return {name: [getattr(r, name) for r in rows] for name in Scalar._fields}
+
+
+def plot_runs(
+    rows: Iterable[Scalar],
+    tags: Sequence[str] = ("epoch_accuracy", "epoch_loss"),
+    *,
+    runs: Sequence[str] | None = None,
+    splits: Sequence[str] = ("validation", "train"),
+    title: str | None = None,
+):
+    """Compare runs: one panel per tag, one colour per run, solid = validation, dashed = train."""
+    import matplotlib.pyplot as plt
+
+    rows = list(rows)
+    runs = list(runs) if runs is not None else sorted({r.run for r in rows})
+    fig, axes = plt.subplots(1, len(tags), figsize=(5.5 * len(tags), 3.8), squeeze=False)
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    styles = {"validation": "o-", "train": "s--", "": "o-"}
+    for ax, tag in zip(axes[0], tags, strict=True):
+        for i, run in enumerate(runs):
+            for split in splits:
+                steps, values = series(rows, run, tag, split)
+                if steps:
+                    ax.plot(
+                        steps, values, styles.get(split, "o:"), color=colors[i % len(colors)],
+                        alpha=1.0 if split != "train" else 0.55, label=f"{run} ({split or 'run'})",
+                    )
+        ax.set(title=tag, xlabel="step (epoch)" if tag.startswith("epoch_") else "step")
+        ax.grid(alpha=0.3)
+    axes[0][0].legend(fontsize="small")
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m course_utils logs LOG_DIR [--tag TAG ...] [--run RUN ...]``: the tidy table as CSV."""
+    parser = argparse.ArgumentParser(prog="python -m course_utils logs", description=main.__doc__)
+    parser.add_argument("log_dir", help="a TensorBoard log folder (e.g. notebooks/logs)")
+    parser.add_argument("--tag", action="append", help="only these tags (repeatable)")
+    parser.add_argument("--run", action="append", help="only these runs (repeatable)")
+    args = parser.parse_args(argv)
+    if not Path(args.log_dir).is_dir():
+        print(f"error: {args.log_dir} is not a folder", file=sys.stderr)
+        return 2
+    rows = read_scalars(args.log_dir, runs=args.run, tags=args.tag)
+    writer = csv.writer(sys.stdout)
+    writer.writerow(Scalar._fields)
+    writer.writerows(rows)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

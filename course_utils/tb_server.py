@@ -1,0 +1,255 @@
+"""A TensorBoard server you can start, query and stop from code - and reaching one on a hub.
+
+``%tensorboard`` (notebook 06) starts a server for a student and leaves it running: right
+for a person, wrong for an unattended run. ``TensorBoardServer`` is the bounded version::
+
+    with TensorBoardServer("notebooks/logs") as tb:     # 127.0.0.1, a free port
+        tb.wait_ready(runs=["cnn/train"])               # polls /data/runs, at most `timeout` s
+        tb.scalars("cnn/validation", "epoch_accuracy")  # [(wall_time, step, value), ...]
+
+It runs ``python -m tensorboard.main --logdir ... --host ... --port ...`` with this
+Python (so the same environment), in a process group of its own, and ``stop()`` ends the
+whole group (TensorBoard's fast loader runs a second process, ``tensorboard-data-server``).
+
+The HTTP routes used are TensorBoard 2.21's own (``tensorboard/plugins/core/core_plugin.py``
+and ``tensorboard/plugins/scalar/scalars_plugin.py``): ``/data/runs``,
+``/data/plugin/scalars/tags`` and ``/data/plugin/scalars/scalars?run=&tag=``; they serve the
+TF2 tensor-summary scalars Keras writes. Responses may be gzip-encoded.
+
+On JupyterHub or Binder the browser cannot reach the kernel's localhost; the server is
+reached through ``jupyter-server-proxy`` at ``<hub prefix>proxy/<port>/``, and ``%tensorboard``
+shows it there when ``TENSORBOARD_PROXY_URL`` is set (facts file, section 5):
+``proxy_url_hint`` works out that value for the current session.
+"""
+
+from __future__ import annotations
+
+import gzip
+import importlib.util
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from course_utils.errors import CourseError
+
+PROXY_ENV = "TENSORBOARD_PROXY_URL"
+HUB_PREFIX_ENV = "JUPYTERHUB_SERVICE_PREFIX"
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port nobody listens on right now (the OS picks it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+class TensorBoardServer:
+    """One TensorBoard process on ``host:port`` serving ``logdir``; a context manager that always stops it."""
+
+    def __init__(
+        self,
+        logdir: str | os.PathLike[str],
+        *,
+        host: str = "127.0.0.1",
+        port: int | None = None,
+        python: str = sys.executable,
+        extra_args: Iterable[str] = (),
+    ) -> None:
+        self.logdir = Path(logdir)
+        self.host = host
+        self.port = port or free_port(host)
+        self.python = python
+        self.extra_args = list(extra_args)
+        self.process: subprocess.Popen | None = None
+        self.pids: set[int] = set()  # every process of the server seen so far (for the leftovers check)
+        self._log = None
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def command(self) -> list[str]:
+        return [self.python, "-m", "tensorboard.main", "--logdir", str(self.logdir),
+                "--host", self.host, "--port", str(self.port), *self.extra_args]
+
+    def start(self) -> TensorBoardServer:
+        """Start the process (it answers only seconds later: see ``wait_ready``)."""
+        if self.process is not None:
+            raise RuntimeError("this server was already started")
+        if importlib.util.find_spec("tensorboard") is None:
+            raise CourseError("The tensorboard package is not installed.", 'pip install "tensorboard>=2.21,<2.22"')
+        self._log = tempfile.TemporaryFile()
+        env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": os.environ.get("TF_CPP_MIN_LOG_LEVEL", "2")}
+        self.process = subprocess.Popen(
+            self.command, stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT,
+            env=env, start_new_session=True,  # its own process group: stop() ends TensorBoard and its helpers
+        )
+        self.pids.add(self.process.pid)
+        return self
+
+    def log_text(self, last: int = 2000) -> str:
+        """The last ``last`` characters the server printed."""
+        if self._log is None:
+            return ""
+        self._log.seek(0)
+        return self._log.read().decode("utf-8", errors="replace")[-last:]
+
+    def _remember_children(self) -> None:
+        try:
+            import psutil
+
+            self.pids.update(p.pid for p in psutil.Process(self.process.pid).children(recursive=True))
+        except Exception:  # the process may be gone; psutil is optional here
+            pass
+
+    def get(self, path: str, params: Mapping[str, Any] | None = None, *, timeout: float = 30) -> Any:
+        """GET ``path`` (with query ``params``) and decode the JSON answer."""
+        url = self.url + path + ("?" + urllib.parse.urlencode(params) if params else "")
+        with urllib.request.urlopen(url, timeout=timeout) as response:
+            body = response.read()
+            if response.headers.get("Content-Encoding") == "gzip":
+                body = gzip.decompress(body)
+        return json.loads(body)
+
+    def wait_ready(self, *, timeout: float = 90, runs: Iterable[str] = ()) -> list[str]:
+        """Poll ``/data/runs`` until the server answers and lists ``runs``; return the runs it lists.
+
+        Raises ``CourseError`` (with the server's output) if the process ends or ``timeout``
+        seconds pass first. TensorBoard imports TensorFlow and then scans the log folder,
+        so it takes seconds (about 15-20 s on a busy 2-core machine).
+        """
+        if self.process is None:
+            self.start()
+        expected = set(runs)
+        deadline = time.monotonic() + timeout
+        listed: list[str] = []
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise CourseError(
+                    f"TensorBoard exited with code {self.process.returncode} before it answered:\n{self.log_text()}",
+                    "Check that the log folder exists and the port is free; run the command above by hand to see more.",
+                )
+            self._remember_children()
+            try:
+                listed = self.get("/data/runs", timeout=5)
+                if expected <= set(listed):
+                    return listed
+            except (urllib.error.URLError, ConnectionError, TimeoutError, json.JSONDecodeError):
+                pass
+            time.sleep(0.25)
+        raise CourseError(
+            f"TensorBoard at {self.url} did not list the runs {sorted(expected - set(listed))} within {timeout:.0f} s "
+            f"(it lists {listed}). Its output:\n{self.log_text()}",
+            "Check the log folder holds those runs; on a slow machine give it more time.",
+        )
+
+    def runs(self) -> list[str]:
+        """The runs TensorBoard found: ``run/split`` folders that hold event files."""
+        return self.get("/data/runs")
+
+    def scalar_tags(self) -> dict[str, list[str]]:
+        """``{run: [scalar tags]}`` as the scalars dashboard lists them."""
+        return {run: sorted(tags) for run, tags in self.get("/data/plugin/scalars/tags").items()}
+
+    def scalars(self, run: str, tag: str) -> list[tuple[float, int, float]]:
+        """One scalar series as TensorBoard serves it: ``[(wall_time, step, value), ...]``."""
+        return [tuple(point) for point in self.get("/data/plugin/scalars/scalars", {"run": run, "tag": tag})]
+
+    def stop(self, timeout: float = 10) -> int | None:
+        """End the server's process group (SIGTERM, then SIGKILL after ``timeout`` s); return its exit code."""
+        if self.process is None:
+            return None
+        self._remember_children()
+        try:
+            os.killpg(self.process.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        try:
+            code = self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            try:
+                os.killpg(self.process.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            code = self.process.wait(timeout)
+        self._kill_leftovers(timeout)
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+        return code
+
+    def leftovers(self) -> list[int]:
+        """Processes of this server still running (zombies count as ended)."""
+        import psutil
+
+        alive = []
+        for pid in sorted(self.pids):
+            try:
+                if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
+                    alive.append(pid)
+            except psutil.NoSuchProcess:
+                pass
+        return alive
+
+    def _kill_leftovers(self, timeout: float) -> None:
+        """A helper that left the group (or ignored SIGTERM) is ended by its own pid."""
+        try:
+            import psutil
+        except ImportError:
+            return
+        procs = []
+        for pid in self.leftovers():
+            try:
+                proc = psutil.Process(pid)
+                proc.kill()
+                procs.append(proc)
+            except psutil.NoSuchProcess:
+                pass
+        psutil.wait_procs(procs, timeout=timeout)
+
+    def __enter__(self) -> TensorBoardServer:
+        if self.process is None:
+            self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def proxy_url_hint(environ: Mapping[str, str] | None = None) -> str | None:
+    """The ``TENSORBOARD_PROXY_URL`` a JupyterHub/Binder session needs, or ``None`` off a hub.
+
+    ``${JUPYTERHUB_SERVICE_PREFIX:-/}proxy/%PORT%/`` (facts file, section 5): ``%tensorboard``
+    puts its port in place of ``%PORT%``. Needs ``jupyter-server-proxy`` in the hub's environment.
+    """
+    env = os.environ if environ is None else environ
+    prefix = env.get(HUB_PREFIX_ENV)
+    if prefix is None:
+        return None
+    prefix = prefix or "/"
+    return prefix + ("" if prefix.endswith("/") else "/") + "proxy/%PORT%/"
+
+
+def configure_proxy(environ: dict[str, str] | None = None) -> str:
+    """On a hub, set ``TENSORBOARD_PROXY_URL`` for this kernel (unless set); return what was done, in words."""
+    env = os.environ if environ is None else environ
+    if env.get(PROXY_ENV):
+        return f"{PROXY_ENV} is already set ({env[PROXY_ENV]}): %tensorboard will use it."
+    hint = proxy_url_hint(env)
+    if hint is None:
+        return "Not on a JupyterHub (no JUPYTERHUB_SERVICE_PREFIX): %tensorboard shows http://localhost:<port>/."
+    env[PROXY_ENV] = hint
+    proxy = "installed" if importlib.util.find_spec("jupyter_server_proxy") else "NOT installed - ask for it"
+    return f"On a JupyterHub: set {PROXY_ENV}={hint} (jupyter-server-proxy is {proxy})."
