@@ -138,7 +138,8 @@ def runs_table(runs: Sequence[TrainingRun]) -> str:
         "<tr><th>run</th><th>device</th><th>batch</th><th>epochs</th><th>images</th>"
         "<th>images/s (after epoch 1)</th><th>total s</th><th>test accuracy</th></tr>"
     )
-    return f"<table>{header}{''.join(rows)}</table>"
+    style = "<style>.course-runs td, .course-runs th {padding: 2px 10px; text-align: right}</style>"
+    return f"{style}<table class='course-runs'>{header}{''.join(rows)}</table>"
 
 
 class TrainingControls:
@@ -195,10 +196,11 @@ class TrainingControls:
         self.progress = widgets.IntProgress(value=0, min=0, max=1, description="Progress")
         self.status = widgets.HTML(value=f"{len(x_train):,} training images, {len(x_test):,} test images. "
                                          "Choose, then press Train.")
-        self.plot = widgets.Image(format="png", layout=widgets.Layout(width="720px"))
+        self.plot = widgets.Image(format="png", layout=widgets.Layout(width="680px"))
         self.table = widgets.HTML()
         self.button.on_click(self._on_click)
-        inputs = widgets.VBox([self.device, self.batch_size, self.epochs, self.button, self.progress])
+        inputs = widgets.VBox([self.device, self.batch_size, self.epochs, self.button, self.progress],
+                              layout=widgets.Layout(min_width="320px"))
         self.box = widgets.VBox([widgets.HBox([inputs, self.plot]), self.status, self.table])
 
     # ------------------------------------------------------------------ training

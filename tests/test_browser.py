@@ -1,0 +1,524 @@
+"""The student's view: every notebook run in JupyterLab, in a real (headless) Chromium.
+
+A JupyterLab server from the project environment serves the repository on 127.0.0.1 (a free
+port, a token, temporary config/runtime/settings folders) with ``COURSE_SMOKE=1
+COURSE_OFFLINE=1`` and its own ``COURSE_RESULTS_DIR``, so every kernel it starts inherits
+them. Playwright for Python drives Debian's Chromium (``/usr/bin/chromium``; no browser is
+ever downloaded). For each notebook the test opens it, runs all cells from the Run menu as
+a student does, waits - with a bound - until the kernel is idle and every cell has run, and
+asserts:
+
+- no cell has an error output, and no traceback is rendered anywhere (stderr text such as
+  a warning is not an error);
+- the notebook's key output rendered: a plot (an ``img`` in an output area) when the
+  notebook draws one, a widget (``.jupyter-widgets`` with its ``.widget-*`` controls) when
+  it shows one.
+
+A second test opens a small notebook with notebook 05's training controls, presses Train in
+the browser and waits for the run to appear: widget -> kernel -> widget, end to end.
+
+Screenshots (full page) land in ``build/screenshots/<notebook>.png``, also on failure; the
+server log in ``build/screenshots/jupyter-server.log``. The server and the browser are
+stopped in ``finally`` blocks, the server's process group killed, and the last check is that
+no Jupyter server, kernel or Chromium started here is still alive.
+
+Select it with ``pytest -m browser``, leave it out with ``-m "not browser"``. Without
+``/usr/bin/chromium`` or Playwright it is skipped locally and fails in CI (``CI=true``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import psutil
+import pytest
+
+from .conftest import IN_CI, NOTEBOOKS, ROOT
+
+CHROMIUM = Path(os.environ.get("COURSE_CHROMIUM", "/usr/bin/chromium"))
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    # without these Chromium reaches for Google's servers, and a closed network refuses it
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+SCREENSHOTS = ROOT / "build" / "screenshots"
+NOTEBOOK_TIMEOUT_S = float(os.environ.get("COURSE_BROWSER_TIMEOUT", "420"))  # one notebook, all cells, smoke mode
+STARTUP_TIMEOUT_S = 120.0
+VIEWPORT = {"width": 1440, "height": 900}
+
+# What a notebook's key output is, read from its code: a plot when it draws one, a widget when it shows one.
+PLOT_MARKERS = ("plt.show()", ".show_final(")
+WIDGET_MARKERS = ("ipywidgets", "InstallPicker(", "TrainingControls(")
+
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(NOTEBOOK_TIMEOUT_S + 300)]
+
+
+def _require_browser() -> None:
+    missing = []
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        missing.append('Playwright for Python (pip install -e ".[dev]")')
+    if not CHROMIUM.is_file():
+        missing.append(f"{CHROMIUM} (apt-get install chromium)")
+    if missing:
+        message = "the browser test needs " + " and ".join(missing)
+        if IN_CI:
+            pytest.fail(message)
+        pytest.skip(message)
+
+
+# --------------------------------------------------------------------------- the server
+
+
+@dataclass
+class Server:
+    url: str
+    token: str
+    process: subprocess.Popen
+    scratch: Path  # temporary config, runtime, settings, results; appears in every child's command line
+    log: Path
+    seen: set[int] = field(default_factory=set)  # every process the server was seen to start
+
+    def api(self, method: str, path: str, timeout: float = 10.0):
+        request = urllib.request.Request(
+            f"{self.url}{path}", method=method, headers={"Authorization": f"token {self.token}"}
+        )
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            body = response.read()
+        return json.loads(body) if body else None
+
+    def remember_children(self) -> None:
+        try:
+            self.seen.update(p.pid for p in psutil.Process(self.process.pid).children(recursive=True))
+        except psutil.NoSuchProcess:
+            pass
+
+    def shut_down_kernels(self) -> None:
+        """End every session (and its kernel) so the next notebook starts with the memory free."""
+        self.remember_children()
+        for session in self.api("GET", "/api/sessions"):
+            self.api("DELETE", f"/api/sessions/{session['id']}", timeout=30)
+
+    def log_tail(self, lines: int = 30) -> str:
+        text = self.log.read_text(errors="replace") if self.log.exists() else ""
+        return "\n".join(text.splitlines()[-lines:])
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def write_lab_settings(settings: Path) -> None:
+    """Settings for a quiet, deterministic JupyterLab: no news or update checks, every cell in the DOM, no autosave."""
+    files = {
+        "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {
+            "fetchNews": "false",
+            "checkForUpdates": False,
+        },
+        "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
+        # never write the executed notebook back: the course is stored without outputs
+        "@jupyterlab/docmanager-extension/plugin.jupyterlab-settings": {"autosave": False},
+    }
+    for name, values in files.items():
+        path = settings / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(values))
+
+
+def server_env(scratch: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("COURSE_DATA_DIR", "COURSE_RESULTS_FILE", "COURSE_TF_LOGS", "MPLBACKEND")}
+    env.update(
+        COURSE_SMOKE="1",
+        COURSE_OFFLINE="1",
+        COURSE_RESULTS_DIR=str(scratch / "results"),
+        KERAS_HOME=str(scratch / "keras-home"),  # no cached MNIST: the notebooks use the bundled sample, as in CI
+        JUPYTER_CONFIG_DIR=str(scratch / "config"),
+        JUPYTER_RUNTIME_DIR=str(scratch / "runtime"),
+        JUPYTER_DATA_DIR=str(scratch / "data"),
+        IPYTHONDIR=str(scratch / "ipython"),
+        PYTHONUNBUFFERED="1",
+    )
+    return env
+
+
+def stop_process_group(process: subprocess.Popen, grace_s: float = 15.0) -> None:
+    """SIGTERM the process group, wait, then SIGKILL what is left."""
+    for sig, wait_s in ((signal.SIGTERM, grace_s), (signal.SIGKILL, 5.0)):
+        try:
+            os.killpg(process.pid, sig)
+        except ProcessLookupError:
+            pass
+        try:
+            process.wait(timeout=wait_s)
+            break
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def leftovers(scratch: Path, pids: set[int]) -> list[psutil.Process]:
+    """Processes started here that are still alive: by pid, or by our scratch folder in their command line."""
+    alive = []
+    for proc in psutil.process_iter(["pid", "cmdline", "status"]):
+        try:
+            if proc.info["status"] == psutil.STATUS_ZOMBIE:
+                continue
+            if proc.pid in pids or str(scratch) in " ".join(proc.info["cmdline"] or []):
+                alive.append(proc)
+        except psutil.Error:
+            continue
+    return alive
+
+
+@pytest.fixture(scope="module")
+def scratch() -> Iterator[Path]:
+    folder = Path(tempfile.mkdtemp(prefix="course-browser-"))
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def server(scratch: Path) -> Iterator[Server]:
+    _require_browser()
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    write_lab_settings(scratch / "settings")
+    port, token = free_port(), secrets.token_hex(16)
+    log = SCREENSHOTS / "jupyter-server.log"
+    command = [
+        sys.executable, "-m", "jupyterlab",
+        "--no-browser",
+        "--ServerApp.ip=127.0.0.1",
+        f"--ServerApp.port={port}",
+        "--ServerApp.port_retries=0",
+        f"--IdentityProvider.token={token}",
+        f"--ServerApp.root_dir={ROOT}",
+        f"--LabApp.user_settings_dir={scratch / 'settings'}",
+        f"--LabApp.workspaces_dir={scratch / 'workspaces'}",
+        "--LabApp.expose_app_in_browser=True",  # window.jupyterapp: the test reads the notebook's model
+        "--LabApp.news_url=None",
+        "--LabApp.extension_manager=readonly",  # no PyPI queries for the extension manager
+    ]
+    if os.geteuid() == 0:  # CI containers run as root
+        command.append("--allow-root")
+    with log.open("w") as log_file:
+        process = subprocess.Popen(command, cwd=ROOT, env=server_env(scratch), stdout=log_file,
+                                   stderr=subprocess.STDOUT, start_new_session=True)
+    srv = Server(f"http://127.0.0.1:{port}", token, process, scratch, log)
+    try:
+        deadline = time.monotonic() + STARTUP_TIMEOUT_S
+        while True:
+            if process.poll() is not None:
+                pytest.fail(f"JupyterLab exited with status {process.returncode} at start-up:\n{srv.log_tail()}")
+            try:
+                srv.api("GET", "/api/status", timeout=2)
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    pytest.fail(f"JupyterLab did not answer within {STARTUP_TIMEOUT_S:.0f} s:\n{srv.log_tail()}")
+                time.sleep(0.5)
+        yield srv
+    finally:
+        srv.remember_children()
+        if process.poll() is None:
+            try:
+                srv.api("POST", "/api/shutdown", timeout=10)  # shuts its kernels down too
+                process.wait(timeout=30)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+        stop_process_group(process)
+        for proc in leftovers(scratch, srv.seen):  # kernels run in sessions of their own
+            try:
+                proc.kill()
+            except psutil.Error:
+                pass
+        psutil.wait_procs(leftovers(scratch, srv.seen), timeout=10)
+        survivors = leftovers(scratch, srv.seen | {process.pid})
+        assert not survivors, f"still running after the server stopped: {[p.info['cmdline'] for p in survivors]}"
+
+
+@pytest.fixture(scope="module")
+def browser(server: Server, scratch: Path):
+    from playwright.sync_api import sync_playwright
+
+    playwright = sync_playwright().start()
+    profile = scratch / "chromium-profile"  # a fresh --user-data-dir
+    context = None
+    try:
+        context = playwright.chromium.launch_persistent_context(
+            str(profile), executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS, viewport=VIEWPORT
+        )
+        yield context
+    finally:
+        try:
+            if context is not None:
+                context.close()
+        finally:
+            playwright.stop()
+            for proc in leftovers(profile, set()):
+                proc.kill()
+            survivors = [p for p in leftovers(profile, set()) if p.is_running()]
+            assert not survivors, f"Chromium still running: {[p.pid for p in survivors]}"
+
+
+# --------------------------------------------------------------------------- in the page
+
+READY = """(path) => {
+  const app = window.jupyterapp;
+  if (!app) return false;
+  const panel = Array.from(app.shell.widgets('main')).find(w => w.context && w.context.path === path);
+  if (!panel || !panel.context.isReady) return false;
+  const kernel = panel.sessionContext.session && panel.sessionContext.session.kernel;
+  return !!kernel && kernel.status === 'idle' && kernel.connectionStatus === 'connected';
+}"""
+
+# The notebook's state as JupyterLab's own model has it: per code cell, count, state and error outputs.
+STATE = """(path) => {
+  const app = window.jupyterapp;
+  const panel = Array.from(app.shell.widgets('main')).find(w => w.context && w.context.path === path);
+  if (!panel) return null;
+  const kernel = panel.sessionContext.session && panel.sessionContext.session.kernel;
+  const cells = panel.content.widgets.filter(c => c.model.type === 'code').map((c, i) => {
+    const outputs = [];
+    for (let j = 0; j < c.model.outputs.length; j++) outputs.push(c.model.outputs.get(j).toJSON());
+    return {
+      index: i,
+      source: c.model.sharedModel.getSource(),
+      count: c.model.executionCount,
+      running: c.model.executionState === 'running',
+      errors: outputs.filter(o => o.output_type === 'error')
+                     .map(o => ({ename: o.ename, evalue: o.evalue, traceback: (o.traceback || []).join('\\n')})),
+    };
+  });
+  return {kernel: kernel ? kernel.status : 'none', cells};
+}"""
+
+DONE = """(path) => {
+  const state = (__STATE__)(path);
+  if (!state) return false;
+  if (['dead', 'autorestarting', 'restarting'].includes(state.kernel)) return state;
+  const cells = state.cells.filter(c => c.source.trim() !== '');
+  const running = cells.some(c => c.running);
+  const failed = cells.some(c => c.errors.length > 0);
+  const allRun = cells.every(c => c.count !== null);
+  return state.kernel === 'idle' && !running && (allRun || failed) ? state : false;
+}""".replace("__STATE__", STATE)
+
+# What was rendered: plots, widgets, and any traceback shown (in a cell or inside a widget).
+RENDERED = """() => {
+  const outputs = Array.from(document.querySelectorAll('.jp-Notebook .jp-OutputArea-output'));
+  const plots = outputs.filter(o => !o.closest('.jupyter-widgets'))
+                       .flatMap(o => Array.from(o.querySelectorAll('img')))
+                       .filter(img => img.complete && img.naturalWidth > 0).length;
+  const widgets = Array.from(document.querySelectorAll('.jp-Notebook .jp-OutputArea-output .jupyter-widgets'));
+  const controls = widgets.filter(w => w.querySelector('[class*="widget-"]')).length;
+  const widgetErrors = widgets.map(w => w.textContent).filter(t => /Error displaying widget/.test(t));
+  const tracebacks = outputs.map(o => o.textContent)
+                            .filter(t => /Traceback \\(most recent call last\\)/.test(t)).map(t => t.slice(-1500));
+  return {outputs: outputs.length, plots, widgets: widgets.length, controls, widgetErrors, tracebacks};
+}"""
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def expected_outputs(path: Path) -> dict[str, bool]:
+    code = "\n".join("".join(c["source"]) for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "code")
+    return {"plot": any(m in code for m in PLOT_MARKERS), "widget": any(m in code for m in WIDGET_MARKERS)}
+
+
+def describe_errors(name: str, state: dict) -> str:
+    lines = []
+    for cell in state["cells"]:
+        for error in cell["errors"]:
+            first = cell["source"].strip().splitlines()[0] if cell["source"].strip() else ""
+            tail = "\n".join(ANSI.sub("", error["traceback"]).splitlines()[-12:])
+            lines.append(f"{name}: code cell {cell['index']} ({first[:80]!r}) raised {error['ename']}: "
+                         f"{error['evalue']}\n{tail}")
+    return "\n\n".join(lines)
+
+
+def where_it_stopped(state: dict | None) -> str:
+    if not state:
+        return "the notebook never opened"
+    running = [c for c in state["cells"] if c["running"]]
+    if running:
+        cell = running[0]
+        first = cell["source"].strip().splitlines()[0] if cell["source"].strip() else ""
+        return f"kernel {state['kernel']}, still running code cell {cell['index']} ({first[:80]!r})"
+    return f"kernel {state['kernel']}, {sum(c['count'] is not None for c in state['cells'])} of " \
+           f"{len(state['cells'])} code cells run"
+
+
+class NotebookPage:
+    """One notebook open in its own JupyterLab workspace."""
+
+    def __init__(self, browser, server: Server, path: Path) -> None:
+        self.server, self.path = server, path
+        self.rel = path.relative_to(ROOT).as_posix()
+        self.name = path.stem
+        self.page = browser.new_page()
+        self.page.set_default_timeout(60_000)
+        self.page_errors: list[str] = []
+        self.page.on("pageerror", lambda error: self.page_errors.append(str(error)))
+
+    def open(self) -> None:
+        workspace = re.sub(r"[^A-Za-z0-9]+", "-", self.name)  # a fresh workspace: nothing else restored
+        self.page.goto(f"{self.server.url}/lab/workspaces/{workspace}/tree/{self.rel}?token={self.server.token}")
+        try:
+            self.page.wait_for_function(READY, arg=self.rel, timeout=STARTUP_TIMEOUT_S * 1000, polling=500)
+        except Exception as error:
+            raise AssertionError(f"{self.name}: the notebook or its kernel did not become ready in "
+                                 f"{STARTUP_TIMEOUT_S:.0f} s ({error.__class__.__name__}); "
+                                 f"page errors: {self.page_errors[-3:]}\n{self.server.log_tail()}") from None
+
+    def run_all(self) -> dict:
+        """Run > Run All Cells, as a student does; wait until the kernel is idle and every cell has run."""
+        self.page.locator("#jp-MainMenu").get_by_role("menuitem", name="Run", exact=True).click()
+        self.page.locator(".lm-Menu").get_by_text("Run All Cells", exact=True).click()
+        started = time.monotonic()
+        try:
+            handle = self.page.wait_for_function(DONE, arg=self.rel, timeout=NOTEBOOK_TIMEOUT_S * 1000, polling=1000)
+        except Exception as error:
+            state = self.page.evaluate(STATE, self.rel)
+            raise AssertionError(
+                f"{self.name}: not finished after {time.monotonic() - started:.0f} s "
+                f"({error.__class__.__name__}): {where_it_stopped(state)}\n"
+                + describe_errors(self.name, state or {"cells": []})
+            ) from None
+        state = handle.json_value()
+        if state["kernel"] != "idle":
+            raise AssertionError(f"{self.name}: the kernel is {state['kernel']} ({where_it_stopped(state)})\n"
+                                 f"{self.server.log_tail()}")
+        return state
+
+    def rendered(self) -> dict:
+        return self.page.evaluate(RENDERED)
+
+    def screenshot(self, name: str | None = None) -> Path:
+        """Full page, with the cell of the key output (a widget, else a plot) scrolled to the top."""
+        try:
+            self.page.evaluate("""() => {
+              const key = document.querySelector('.jp-OutputArea-output .jupyter-widgets')
+                || document.querySelector('.jp-OutputArea-output img');
+              if (key) key.closest('.jp-Cell').scrollIntoView({block: 'start'});
+            }""")
+        except Exception:  # noqa: BLE001 - a screenshot of whatever is visible is still worth having
+            pass
+        path = SCREENSHOTS / f"{name or self.name}.png"
+        self.page.screenshot(path=str(path), full_page=True, timeout=30_000)
+        return path
+
+    def close(self) -> None:
+        try:
+            self.page.close()
+        finally:
+            self.server.shut_down_kernels()
+
+
+@pytest.fixture
+def open_notebook(browser, server: Server):
+    pages: list[NotebookPage] = []
+
+    def opener(path: Path) -> NotebookPage:
+        page = NotebookPage(browser, server, path)
+        pages.append(page)
+        page.open()
+        return page
+
+    try:
+        yield opener
+    finally:
+        for page in pages:
+            try:
+                page.screenshot()  # also (and especially) when the test failed
+            except Exception:  # noqa: BLE001 - the failure itself is what the report must show
+                pass
+            page.close()
+
+
+# --------------------------------------------------------------------------- the tests
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_notebook_runs_in_jupyterlab(path: Path, open_notebook):
+    stored = path.read_bytes()
+    notebook = open_notebook(path)
+    state = notebook.run_all()
+    errors = describe_errors(notebook.name, state)
+    assert not errors, errors
+    shown = notebook.rendered()
+    assert not shown["tracebacks"], f"{notebook.name}: a traceback is shown:\n" + "\n---\n".join(shown["tracebacks"])
+    assert not shown["widgetErrors"], f"{notebook.name}: a widget failed to display: {shown['widgetErrors']}"
+    expected = expected_outputs(path)
+    if expected["plot"]:
+        assert shown["plots"] > 0, f"{notebook.name}: draws a plot, but no image rendered in an output area ({shown})"
+    if expected["widget"]:
+        assert shown["controls"] > 0, f"{notebook.name}: shows a widget, but none rendered ({shown})"
+    if not any(expected.values()):
+        assert shown["outputs"] > 0, f"{notebook.name}: nothing rendered at all"
+    assert all(c["count"] is not None for c in state["cells"] if c["source"].strip()), where_it_stopped(state)
+    assert path.read_bytes() == stored, f"{notebook.name}: the browser run wrote the notebook (autosave?)"
+
+
+TRAINING_DEMO = [
+    "from course_utils.data import load_mnist\n"
+    "from course_utils.training_controls import TrainingControls\n\n"
+    "(x_train, y_train), (x_test, y_test) = load_mnist(quiet=True)\n"
+    "controls = TrainingControls((x_train, y_train), (x_test, y_test), images=512, epochs=2, batch_size=128,\n"
+    "                            devices=['/CPU:0'])\n"
+    "display(controls)\n"
+    "run = controls.train()",
+    "controls.show_final()",
+]
+
+
+def test_training_controls_train_from_the_browser(open_notebook, server: Server):
+    """Notebook 05's controls in JupyterLab: a live plot during the default run, then Train pressed in the page."""
+    import nbformat
+
+    demo = ROOT / "build" / "browser-test" / "training_controls.ipynb"
+    demo.parent.mkdir(parents=True, exist_ok=True)
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in TRAINING_DEMO])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+    nbformat.write(nb, demo)
+
+    notebook = open_notebook(demo)
+    state = notebook.run_all()
+    assert not describe_errors(notebook.name, state), describe_errors(notebook.name, state)
+    page = notebook.page
+    widget = page.locator(".jp-OutputArea-output .jupyter-widgets.widget-vbox").first
+    live_plot = widget.locator("img.widget-image")
+    assert live_plot.evaluate("img => img.complete && img.naturalWidth > 0"), "the live plot shows the default run"
+    assert notebook.rendered()["plots"] >= 1, "the static final plot is rendered below the widget"
+    assert "Done: run 1" in widget.inner_text()
+
+    widget.locator(".widget-dropdown select").nth(1).select_option("64")  # batch size
+    widget.locator("button", has_text="Train").click()
+    done = widget.get_by_text("Done: run 2: /CPU:0, batch 64")
+    done.wait_for(timeout=NOTEBOOK_TIMEOUT_S * 1000)
+    assert widget.locator("table tr").count() == 3, "the table lists both runs"
+    notebook.screenshot("training_controls")
