@@ -1,0 +1,245 @@
+"""TensorBoard logs: one folder per run, the expected event files and tags, read back equal to Keras History."""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+
+import numpy as np
+import pytest
+
+from course_utils.errors import CourseError, ParameterError
+from course_utils.tb_logs import (
+    LOG_ENV,
+    Scalar,
+    check_run_name,
+    clear_run,
+    columns,
+    event_dirs,
+    log_root,
+    main,
+    pivot,
+    plot_runs,
+    read_scalars,
+    read_tags,
+    run_dir,
+    series,
+    tensorboard_callback,
+)
+
+EPOCHS = 3
+IMAGES = 320  # 256 train (4 batches of 64) + 64 validation, for the dense runs
+EPOCH_TAGS = {"epoch_loss", "epoch_accuracy"}
+
+
+# --- paths -------------------------------------------------------------------------------------
+
+
+def test_log_root_is_relative_to_the_cwd_or_course_log_dir(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv(LOG_ENV, raising=False)
+    assert log_root("logs") == tmp_path / "logs" and (tmp_path / "logs").is_dir()
+    monkeypatch.setenv(LOG_ENV, str(tmp_path / "elsewhere"))
+    assert log_root("logs") == tmp_path / "elsewhere" / "logs"
+    assert log_root(tmp_path / "abs") == tmp_path / "abs", "an absolute LOG_DIR wins"
+
+
+@pytest.mark.parametrize("good", ["cnn", "dense_noise", "week-1/cnn.v2"])
+def test_good_run_names(good):
+    check_run_name(good)
+
+
+@pytest.mark.parametrize("bad", ["", "a b", "../x", "x/../y", "/abs", "x/", "é", 3])
+def test_bad_run_names(bad):
+    with pytest.raises(ParameterError):
+        check_run_name(bad)
+
+
+def test_a_fresh_run_replaces_old_logs_but_never_deletes_other_files(tmp_path):
+    old = tmp_path / "cnn" / "train" / "events.out.tfevents.1.host.1.v2"
+    trace = tmp_path / "cnn" / "train" / "plugins" / "profile" / "2026_01_01" / "host.xplane.pb"
+    for f in (old, trace):
+        f.parent.mkdir(parents=True, exist_ok=True)
+        f.write_bytes(b"x")
+    assert run_dir(tmp_path, "cnn", fresh=False).exists()
+    assert run_dir(tmp_path, "cnn") == tmp_path / "cnn" and not (tmp_path / "cnn").exists()
+
+    mine = tmp_path / "notes" / "train" / "my_notes.txt"
+    mine.parent.mkdir(parents=True)
+    mine.write_text("keep me")
+    with pytest.raises(CourseError, match="not TensorBoard logs"):
+        clear_run(tmp_path / "notes")
+    assert mine.read_text() == "keep me"
+
+
+def test_callback_parameters_are_checked_before_anything_is_written(tmp_path):
+    with pytest.raises(ParameterError):
+        tensorboard_callback(tmp_path, "x", histogram_freq=-1)
+    with pytest.raises(ParameterError, match="warm-up"):
+        tensorboard_callback(tmp_path, "x", profile_batch=(1, 2))
+    with pytest.raises(ParameterError, match="only 8 batches"):
+        tensorboard_callback(tmp_path, "x", profile_batch=(5, 9), total_batches=8)
+    assert not (tmp_path / "x").exists()
+
+
+def test_missing_tensorboard_is_a_clear_error(monkeypatch, tmp_path):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "tensorboard" else real(name, *a))
+    with pytest.raises(CourseError, match="2.21") as caught:
+        tensorboard_callback(tmp_path, "x")
+    assert "pip install" in caught.value.fix
+
+
+# --- real runs ---------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def logged(tmp_path_factory):
+    """The notebook's three runs, small: dense on noise and on zeros channels, the seed CNN."""
+    from course_utils.tf_setup import quiet_tensorflow
+
+    quiet_tensorflow()
+    import keras
+
+    from course_utils.channels import KINDS, channel_datasets, compile_dense, validation_start
+    from course_utils.models import build_dense, build_seed_cnn
+    from course_utils.pipeline import image_dataset
+
+    root = tmp_path_factory.mktemp("logs")
+    rng = np.random.default_rng(0)
+    images = rng.integers(0, 256, size=(IMAGES, 28, 28), dtype=np.uint8)
+    labels = rng.integers(0, 10, size=IMAGES).astype(np.int32)
+    histories = {}
+    for kind in KINDS:
+        data = channel_datasets(images, labels, kind, seed=0, batch_size=64)
+        keras.utils.set_random_seed(0)
+        model = build_dense()
+        compile_dense(model)
+        callback = tensorboard_callback(root, f"dense_{kind}", histogram_freq=1)
+        history = model.fit(data.train, validation_data=data.validation, epochs=EPOCHS, shuffle=False, verbose=0,
+                            callbacks=[callback])
+        histories[f"dense_{kind}"] = history.history
+    split = validation_start(IMAGES, 0.2)
+    keras.utils.set_random_seed(0)
+    cnn = build_seed_cnn()
+    cnn.compile(optimizer="adam", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                metrics=["accuracy"])
+    callback = tensorboard_callback(root, "cnn", histogram_freq=2, profile_batch=(5, 7), total_batches=4 * EPOCHS)
+    history = cnn.fit(image_dataset(images[:split], labels[:split], batch_size=64),
+                      validation_data=image_dataset(images[split:], labels[split:], batch_size=64),
+                      epochs=EPOCHS, shuffle=False, verbose=0, callbacks=[callback])
+    histories["cnn"] = history.history
+    return root, histories
+
+
+def test_each_run_writes_train_and_validation_event_files(logged):
+    root, histories = logged
+    found = {(run, split) for run, split, _ in event_dirs(root)}
+    assert found == {(run, split) for run in histories for split in ("train", "validation")}
+    for run in histories:
+        for split in ("train", "validation"):
+            files = list((root / run / split).glob("events.out.tfevents.*"))
+            assert len(files) == 1, f"{run}/{split}: one event file per run and split"
+
+
+def test_the_expected_tags_and_step_counts(logged):
+    root, histories = logged
+    tags = read_tags(root)
+    rows = read_scalars(root)
+    for run in histories:
+        train, validation = tags[(run, "train")], tags[(run, "validation")]
+        assert EPOCH_TAGS | {"epoch_learning_rate"} <= set(train["scalars"])
+        assert EPOCH_TAGS <= set(validation["scalars"])
+        assert train["graph_keras_model"] == ["keras"], "write_graph stores the Keras model"
+        for split in ("train", "validation"):
+            for tag in EPOCH_TAGS:
+                steps, _ = series(rows, run, tag, split)
+                assert steps == list(range(EPOCHS)), f"{run}/{split}/{tag}: one step per epoch"
+    # histogram_freq=1: every weight of the dense model, every epoch; histogram_freq=2: epochs 0 and 2
+    dense_hist = tags[("dense_noise", "train")]["histograms"]
+    assert len(dense_hist) == 4 and all(t.endswith("/histogram") for t in dense_hist)
+    assert len(tags[("cnn", "train")]["histograms"]) == 10
+
+
+def test_scalars_are_tensor_summaries_so_the_common_recipe_finds_nothing(logged):
+    """Facts file, section 5: EventAccumulator(...).Scalars() is empty for TF2 logs."""
+    from tensorboard.backend.event_processing import event_accumulator as ea
+
+    root, _ = logged
+    acc = ea.EventAccumulator(str(root / "cnn" / "validation"), size_guidance={ea.TENSORS: 0})
+    acc.Reload()
+    assert acc.Tags()["scalars"] == []
+    assert EPOCH_TAGS <= set(acc.Tags()["tensors"])
+
+
+def test_the_reader_equals_keras_history(logged):
+    root, histories = logged
+    rows = read_scalars(root)
+    assert rows and all(isinstance(r, Scalar) for r in rows)
+    for run, history in histories.items():
+        for key, values in history.items():
+            split, metric = ("validation", key[4:]) if key.startswith("val_") else ("train", key)
+            steps, logged_values = series(rows, run, f"epoch_{metric}", split)
+            assert steps == list(range(len(values)))
+            # TensorBoard stores float32; History holds the same float32 numbers as Python floats
+            assert np.array_equal(np.float32(logged_values), np.float32(values)), (run, key)
+
+
+def test_filters_pivot_and_columns(logged):
+    root, histories = logged
+    rows = read_scalars(root, runs=["cnn"], tags=["epoch_loss"])
+    assert {(r.run, r.tag) for r in rows} == {("cnn", "epoch_loss")}
+    assert [r.split for r in rows] == ["train"] * EPOCHS + ["validation"] * EPOCHS, "sorted: train first"
+    steps, table = pivot(read_scalars(root), "epoch_accuracy")
+    assert steps == list(range(EPOCHS)) and set(table) == set(histories)
+    assert table["cnn"] == pytest.approx(histories["cnn"]["val_accuracy"], rel=1e-6)
+    cols = columns(rows)
+    assert list(cols) == list(Scalar._fields) and len(cols["value"]) == len(rows)
+
+
+def test_the_profiled_run_is_not_mistaken_for_a_run(logged):
+    root, _ = logged
+    assert list((root / "cnn" / "train" / "plugins" / "profile").glob("*/*.xplane.pb"))
+    assert all("plugins" not in str(folder.relative_to(root)) for _, _, folder in event_dirs(root))
+
+
+def test_plot_runs_draws_one_line_per_run_and_split(logged):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    root, histories = logged
+    fig = plot_runs(read_scalars(root), ("epoch_accuracy", "epoch_loss"), title="runs")
+    try:
+        assert len(fig.axes) == 2
+        labels = {line.get_label() for line in fig.axes[0].lines}
+        assert labels == {f"{run} ({split})" for run in histories for split in ("train", "validation")}
+    finally:
+        plt.close(fig)
+
+
+def test_legacy_simple_value_scalars_are_read_too(tmp_path):
+    from tensorboard.compat.proto import event_pb2, summary_pb2
+    from tensorboard.summary.writer.event_file_writer import EventFileWriter
+
+    writer = EventFileWriter(str(tmp_path / "old" / "train"))
+    for step, value in enumerate([0.5, 0.25]):
+        summary = summary_pb2.Summary(value=[summary_pb2.Summary.Value(tag="loss", simple_value=value)])
+        writer.add_event(event_pb2.Event(step=step, wall_time=1.0, summary=summary))
+    writer.close()
+    assert [(r.run, r.split, r.tag, r.step, r.value) for r in read_scalars(tmp_path)] == [
+        ("old", "train", "loss", 0, 0.5), ("old", "train", "loss", 1, 0.25)]
+
+
+def test_command_line_prints_the_table_as_csv(logged, capsys):
+    root, histories = logged
+    assert main([str(root), "--run", "cnn", "--tag", "epoch_accuracy"]) == 0
+    table = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert [(r["split"], int(r["step"])) for r in table] == [("train", s) for s in range(EPOCHS)] + [
+        ("validation", s) for s in range(EPOCHS)]
+    assert float(table[-1]["value"]) == pytest.approx(histories["cnn"]["val_accuracy"][-1], rel=1e-6)
+    assert main([os.fspath(root / "missing")]) == 2
