@@ -13,6 +13,7 @@ COMMANDS = {
     "data": ("course_utils.data", "fetch datasets for offline use, or show which source each would use"),
     "doctor": ("course_utils.doctor", "diagnose this machine (or captured nvidia-smi/nvcc output): what to install"),
     "bench": ("course_utils.bench", "measure seed 004's CNN speed ladder, or notebook 04's memory, both ways (JSON)"),
+    "logs": ("course_utils.tb_logs", "read TensorBoard logs back as a table (CSV: run, split, tag, step, value)"),
 }
 
 

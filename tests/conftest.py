@@ -20,6 +20,7 @@ def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("COURSE_OFFLINE", "1")
     monkeypatch.setenv("KERAS_HOME", str(tmp_path / "keras-home"))
     monkeypatch.setenv("COURSE_RESULTS_DIR", str(tmp_path / "results"))
+    monkeypatch.setenv("COURSE_LOG_DIR", str(tmp_path / "tb-logs"))  # a notebook's relative LOG_DIR lands here
     monkeypatch.delenv("COURSE_DATA_DIR", raising=False)
     monkeypatch.delenv("COURSE_RESULTS_FILE", raising=False)
     monkeypatch.delenv("COURSE_SMOKE", raising=False)
