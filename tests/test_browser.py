@@ -488,7 +488,7 @@ TRAINING_DEMO = [
     "from course_utils.data import load_mnist\n"
     "from course_utils.training_controls import TrainingControls\n\n"
     "(x_train, y_train), (x_test, y_test) = load_mnist(quiet=True)\n"
-    "controls = TrainingControls((x_train, y_train), (x_test, y_test), images=512, epochs=2, batch_size=128,\n"
+    "controls = TrainingControls((x_train, y_train), (x_test, y_test), images=1024, epochs=2, batch_size=128,\n"
     "                            devices=['/CPU:0'])\n"
     "display(controls)\n"
     "run = controls.train()",
