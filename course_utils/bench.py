@@ -489,6 +489,7 @@ def cnn(
     epochs: int = 3,
     device: str = "auto",
     seed: int = 0,
+    xla: bool = True,
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """The whole speed ladder on this machine, as the ``cnn`` command reports it."""
@@ -502,6 +503,8 @@ def cnn(
     train, test, info = load_dataset(dataset)
     train = take(train, images)
     configs, precision_reason = ladder(choice.name)
+    if not xla:
+        configs = [c for c in configs if not c.jit_compile]
     results = run_ladder(train, test, device=choice.name, epochs=epochs, seed=seed, configs=configs, progress=progress)
     return {
         "benchmark": "cnn",
@@ -552,6 +555,9 @@ def main(argv: list[str] | None = None) -> int:
         "--epochs", type=int, default=3, help="epochs per configuration; the first is warm-up (default 3)"
     )
     p_cnn.add_argument("--device", default="auto", choices=("auto", "cpu", "gpu"))
+    p_cnn.add_argument(
+        "--no-xla", action="store_true", help="skip the XLA rung (on CPUs it is slow: minutes per epoch)"
+    )
     p_dense = sub.add_parser("dense-memory", help="seed 000's noise-vs-zeros training: peak memory and time, both ways")
     p_dense.add_argument("--epochs", type=int, default=1, help="epochs per variant (default 1)")
     p_child = sub.add_parser("dense-child", help=argparse.SUPPRESS)
@@ -590,6 +596,7 @@ def main(argv: list[str] | None = None) -> int:
             epochs=args.epochs,
             device=args.device,
             seed=args.seed,
+            xla=not args.no_xla,
             progress=progress,
         )
         print(json.dumps(report, indent=2) if args.json else format_cnn(report))
