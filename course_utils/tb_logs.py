@@ -269,6 +269,7 @@ def plot_runs(
 ):
     """Compare runs: one panel per tag, one colour per run, solid = validation, dashed = train."""
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     rows = list(rows)
     runs = list(runs) if runs is not None else sorted({r.run for r in rows})
@@ -284,9 +285,11 @@ def plot_runs(
                         steps, values, styles.get(split, "o:"), color=colors[i % len(colors)],
                         alpha=1.0 if split != "train" else 0.55, label=f"{run} ({split or 'run'})",
                     )
-        ax.set(title=tag, xlabel="step (epoch)" if tag.startswith("epoch_") else "step")
+        ax.set(title=tag, xlabel="step (epoch, from 0)" if tag.startswith("epoch_") else "step")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.grid(alpha=0.3)
-    axes[0][0].legend(fontsize="small")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.0, 0.95), fontsize="small")
     if title:
         fig.suptitle(title)
     fig.tight_layout()

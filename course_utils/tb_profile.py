@@ -25,6 +25,7 @@ protocol buffer that TensorFlow ships (``tensorflow.tsl.profiler.protobuf.xplane
 from __future__ import annotations
 
 import os
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +37,9 @@ MIN_START = 3  # batches 1 and 2 are warm-up: the first one traces the training 
 MAX_STEPS = 10  # "profile no more than ~10 steps" (facts file, section 5)
 TRACE_GLOB = "train/plugins/profile/*/*.xplane.pb"
 STEP_EVENT = "Profiled batch"  # the TraceMe Keras wraps around each profiled batch
+# A TensorFlow op event is named "<op name>:<OpType>", e.g. "sequential/conv2d/Relu:_MklNativeFusedConv2D";
+# other events ("ExecutorState::Process", "EagerLocalExecute: __inference_...") are not ops.
+_OP_EVENT = re.compile(r"^[^\s:]+:(?P<type>[A-Za-z_][A-Za-z0-9_]*)$")
 
 
 def check_profile_batch(profile_batch: Any, *, total_batches: int | None = None) -> tuple[int, int] | None:
@@ -152,10 +156,11 @@ def summarize_trace(path: str | os.PathLike[str], *, top: int = 8) -> TraceSumma
                                if stat_names.get(s.metadata_id) == "step_num"]
                     step = numbers[0] if numbers else -1
                     steps.append((event.offset_ps + line.timestamp_ns * 1000, int(step), event.duration_ps / 1e9))
-                elif ":" in name and "::" not in name:
-                    op_type = name.rsplit(":", 1)[1]
-                    op_ps[op_type] += event.duration_ps
-                    op_count[op_type] += 1
+                else:
+                    op = _OP_EVENT.match(name)
+                    if op:
+                        op_ps[op["type"]] += event.duration_ps
+                        op_count[op["type"]] += 1
         summary.planes.append(Plane(plane.name, len(plane.lines), events))
     summary.steps = [(step, ms) for _, step, ms in sorted(steps)]
     summary.op_types = [(op, ps / 1e9, op_count[op]) for op, ps in op_ps.most_common(top)]

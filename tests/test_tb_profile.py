@@ -106,6 +106,7 @@ def test_the_trace_holds_exactly_the_profiled_steps(profiled):
     assert all(ms > 0 for _, ms in summary.steps)
     op_types = [op for op, _, _ in summary.op_types]
     assert any("Conv2D" in op for op in op_types), op_types
+    assert all(op.isidentifier() for op in op_types), "only TensorFlow op types, not function or executor events"
     text = describe(summary, root=profiled)
     assert "profiled/train/plugins/profile/" in text and f"{len(expected)} profiled steps" in text
 
