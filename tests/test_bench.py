@@ -164,6 +164,13 @@ def test_cli_cnn_json_contract():
     assert best["test_accuracy"] >= report["configs"][0]["test_accuracy"] - 0.005
 
 
+def test_cli_cnn_can_skip_the_xla_rung():
+    proc = run_cli("cnn", "--json", "--images", "64", "--epochs", "2", "--no-xla")
+    assert proc.returncode == 0, proc.stderr
+    configs = json.loads(proc.stdout)["configs"]
+    assert configs[0]["name"] == "seed as written" and not any(c["jit_compile"] for c in configs)
+
+
 def test_cli_dense_memory_json_contract():
     proc = run_cli("dense-memory", "--json", "--images", "300", "--dataset", "mnist")
     assert proc.returncode == 0, proc.stderr
