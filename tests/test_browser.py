@@ -156,6 +156,7 @@ def server_env(scratch: Path) -> dict[str, str]:
         COURSE_OFFLINE="1",
         COURSE_RESULTS_DIR=str(scratch / "results"),
         KERAS_HOME=str(scratch / "keras-home"),  # no cached MNIST: the notebooks use the bundled sample, as in CI
+        COURSE_LOG_DIR=str(scratch / "tb-logs"),  # notebook 06's TensorBoard logs, not into notebooks/logs
         JUPYTER_CONFIG_DIR=str(scratch / "config"),
         JUPYTER_RUNTIME_DIR=str(scratch / "runtime"),
         JUPYTER_DATA_DIR=str(scratch / "data"),
