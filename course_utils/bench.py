@@ -548,6 +548,7 @@ def format_dense(report: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
     parser = argparse.ArgumentParser(prog="python -m course_utils.bench", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     p_cnn = sub.add_parser("cnn", help="seed 004's CNN: the seed's way and the course's speed ladder")
@@ -560,7 +561,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     p_dense = sub.add_parser("dense-memory", help="seed 000's noise-vs-zeros training: peak memory and time, both ways")
     p_dense.add_argument("--epochs", type=int, default=1, help="epochs per variant (default 1)")
-    p_child = sub.add_parser("dense-child", help=argparse.SUPPRESS)
+    # The child process dense-memory starts for each way (not for people: not in --help).
+    p_child = argparse.ArgumentParser(prog="python -m course_utils.bench dense-child")
     p_child.add_argument("--way", choices=("seed", "course"), required=True)
     p_child.add_argument("--epochs", type=int, default=1)
     for p in (p_cnn, p_dense, p_child):
@@ -573,7 +575,11 @@ def main(argv: list[str] | None = None) -> int:
         )
         p.add_argument("--seed", type=int, default=0)
         p.add_argument("--json", action="store_true", help="print the result as JSON")
-    args = parser.parse_args(argv)
+    if argv[:1] == ["dense-child"]:
+        args = p_child.parse_args(argv[1:])
+        args.command = "dense-child"
+    else:
+        args = parser.parse_args(argv)
     if args.epochs < 1 or (args.images is not None and args.images < 1):
         parser.error("--epochs and --images must be positive")
     try:
