@@ -13,6 +13,7 @@ from course_utils.channels import (
     FEATURES,
     channel_datasets,
     extra_channels,
+    noise_reference,
     seed_way_arrays,
     train_noise_vs_zeros,
     validation_start,
@@ -71,13 +72,30 @@ def test_noise_is_fixed_per_image_across_epochs_but_order_is_reshuffled():
     assert not np.allclose(by_index(first[0], first[1])[:, 784:], by_index(other[0], other[1])[:, 784:])
 
 
-def test_noise_of_image_i_is_stateless_uniform_seeded_by_seed_and_i():
+def test_noise_of_image_i_is_a_function_of_seed_index_and_channel_only():
     import tensorflow as tf
 
-    noise = extra_channels(tf.constant([5, 0], tf.int64), "noise", 7).numpy()
-    expected = tf.random.stateless_uniform([784], seed=[7, 5]).numpy()
-    np.testing.assert_array_equal(noise[0], expected)
+    indices = [5, 0, 59_999, 2**31 + 7]
+    noise = extra_channels(tf.constant(indices, tf.int64), "noise", 7).numpy()
+    for row, index in zip(noise, indices, strict=True):
+        np.testing.assert_array_equal(row, noise_reference(index, 7))  # bit-identical to the NumPy reference
     assert not np.array_equal(noise[0], noise[1])
+    alone = extra_channels(tf.constant([59_999], tf.int64), "noise", 7).numpy()
+    np.testing.assert_array_equal(alone[0], noise[2])  # the batch around an image does not change its noise
+
+
+def test_noise_is_uniform_and_uncorrelated():
+    import tensorflow as tf
+
+    noise = extra_channels(tf.range(20_000, dtype=tf.int64), "noise", 0).numpy()
+    assert noise.dtype == np.float32 and noise.min() >= 0.0 and noise.max() < 1.0
+    assert abs(noise.mean() - 0.5) < 0.001 and abs(noise.std() - 12**-0.5) < 0.001
+    counts = np.histogram(noise, bins=10, range=(0, 1))[0] / noise.size
+    np.testing.assert_allclose(counts, 0.1, atol=0.001)
+    assert abs(np.corrcoef(noise[:, 0], noise[:, 1])[0, 1]) < 0.03, "channels are independent"
+    assert abs(np.corrcoef(noise[:-1, 3], noise[1:, 3])[0, 1]) < 0.03, "neighbouring images are independent"
+    other = extra_channels(tf.range(1000, dtype=tf.int64), "noise", 1).numpy()
+    assert abs(np.corrcoef(other.ravel(), noise[:1000].ravel())[0, 1]) < 0.01, "another seed, other noise"
 
 
 def test_noise_is_identical_in_another_process():
