@@ -47,6 +47,11 @@ def test_conventions(path):
         ast.literal_eval(node.value)  # literals only, so papermill can override them
         assert all(isinstance(t, ast.Name) and t.id.isupper() for t in node.targets), "UPPER_CASE names"
     assert f'course_utils.setup(globals(), "{path.stem}"' in source(setup_cell), "second cell is the setup cell"
+    # papermill must see every parameter (it silently skips a line it cannot parse, e.g. "=" in a comment).
+    import papermill
+
+    declared = [t.id for node in ast.parse(source(params)).body for t in node.targets]
+    assert sorted(papermill.inspect_notebook(str(path))) == sorted(declared), "papermill cannot parse a parameter line"
     assert "checkpoint(" in source(cells[-1]), "the last code cell is the checkpoint"
 
 
