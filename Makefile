@@ -26,7 +26,7 @@ $(STAMP): pyproject.toml
 venv: $(STAMP)
 
 course: $(STAMP)
-	$(BIN)/python -m course_utils run --out $(OUT)
+	$(BIN)/course run --out $(OUT)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

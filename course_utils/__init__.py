@@ -4,8 +4,32 @@ Importing it is cheap: TensorFlow is imported only by ``setup()`` and the module
 need it, so the course can set environment switches first.
 """
 
-from course_utils.errors import CourseError, DataError, DeviceError, ParameterError
+from course_utils._moved import install as _install_moved
+from course_utils.errors import (
+    CheckpointError,
+    ConfigurationTooLateError,
+    CourseError,
+    DataError,
+    DeviceError,
+    InputError,
+    ParameterError,
+    WorkerError,
+)
 from course_utils.notebook import Course, checkpoint, setup
 
+_install_moved()  # old flat import paths (course_utils.runner, ...) keep working, with a DeprecationWarning
+
 __version__ = "0.1.0"
-__all__ = ["Course", "CourseError", "DataError", "DeviceError", "ParameterError", "checkpoint", "setup"]
+__all__ = [
+    "CheckpointError",
+    "ConfigurationTooLateError",
+    "Course",
+    "CourseError",
+    "DataError",
+    "DeviceError",
+    "InputError",
+    "ParameterError",
+    "WorkerError",
+    "checkpoint",
+    "setup",
+]

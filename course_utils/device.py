@@ -12,9 +12,24 @@ import platform
 from dataclasses import dataclass
 from pathlib import Path
 
-from course_utils.errors import DeviceError
+from course_utils.errors import DeviceError, ParameterError
 
 CHOICES = ("auto", "cpu", "gpu")
+
+
+def check_device(value: object, name: str = "DEVICE") -> str:
+    """The one check of a DEVICE choice: ``value`` lower-cased if it is "auto", "cpu" or "gpu".
+
+    Notebooks, ``course bench --device`` and the distribution helpers all call this, so a
+    typo gets the same message everywhere (a ``ParameterError``).
+    """
+    choice = value.lower() if isinstance(value, str) else value
+    if choice not in CHOICES:
+        raise ParameterError(
+            f"{name} = {value!r} is not a device choice.",
+            f"Set {name} to 'auto' (a GPU when TensorFlow can use one), 'cpu' or 'gpu'.",
+        )
+    return choice
 
 
 @dataclass(frozen=True)
@@ -53,12 +68,7 @@ def why_no_gpu(tf) -> str:
 
 def choose_device(prefer: str = "auto") -> DeviceChoice:
     """Pick ``/GPU:0`` or ``/CPU:0`` according to ``prefer`` ("auto", "cpu" or "gpu")."""
-    prefer = str(prefer).lower()
-    if prefer not in CHOICES:
-        raise DeviceError(
-            f"DEVICE = {prefer!r} is not a device choice.",
-            "Set DEVICE to 'auto' (GPU when usable), 'cpu' or 'gpu' in the parameters cell.",
-        )
+    prefer = check_device(prefer)
     from course_utils.tf_setup import quiet_tensorflow
 
     tf = quiet_tensorflow()
@@ -76,7 +86,7 @@ def choose_device(prefer: str = "auto") -> DeviceChoice:
     if prefer == "gpu":
         raise DeviceError(
             f"DEVICE='gpu' was asked for, but no GPU is visible: {reason}.",
-            "Run `python -m course_utils doctor` for a diagnosis and the install command, "
+            "Run `course doctor` for a diagnosis and the install command, "
             "or set DEVICE='auto' to run on the CPU.",
         )
     return DeviceChoice("/CPU:0", "CPU", cpu_model(), f"no GPU visible: {reason}")

@@ -1,6 +1,12 @@
-"""The course's own exceptions: each says what happened and what to do about it."""
+"""The course's own exceptions, all in one place: each says what happened and what to do about it.
+
+Every exception the course raises for a student, an instructor or a tool derives from
+``CourseError`` and carries ``what`` and ``fix``.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 
 class CourseError(RuntimeError):
@@ -26,3 +32,42 @@ class ParameterError(CourseError, ValueError):
 
 class DeviceError(CourseError):
     """A device was asked for that this machine does not have."""
+
+
+class InputError(CourseError, ValueError):
+    """Bad input to a command (a notebook, a parameter, a grid file), found before anything ran.
+
+    ``course run`` exits with status 2 for it.
+    """
+
+    def __init__(self, what: str, fix: str = "Correct the command line or the grid file; `course run --help` lists "
+                 "the options.") -> None:
+        super().__init__(what, fix)
+
+
+class CheckpointError(CourseError, AssertionError):
+    """A notebook's checkpoint failed: the notebook did not show what it set out to show."""
+
+
+class WorkerError(CourseError):
+    """A local worker failed, did not report, or the workers ran past their time limit."""
+
+
+class ConfigurationTooLateError(CourseError):
+    """TensorFlow's runtime is already initialised, so its device configuration can no longer change.
+
+    ``changes`` are the settings that were refused (``gpu_config.Change``), ``fix`` says how to restart.
+    """
+
+    def __init__(self, changes: Sequence[object], fix: str, tf_message: str | None = None) -> None:
+        self.changes = list(changes)
+        self.tf_message = tf_message
+        said = f' TensorFlow says: "{tf_message}".' if tf_message else ""
+        what = (
+            "TensorFlow's runtime is already initialised in this process, so its device configuration is "
+            "fixed and these settings cannot change: "
+            + "; ".join(str(c) for c in self.changes)
+            + ". Something before this call created a tensor, ran an op, built a model or listed logical "
+            "devices." + said
+        )
+        super().__init__(what, fix)

@@ -193,7 +193,7 @@ def try_settings(
         tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-8:])
         raise CourseError(
             f"The fresh TensorFlow process failed (exit code {proc.returncode}). Its last output:\n{tail}",
-            "Read the last lines above; run `python -m course_utils doctor` if they mention CUDA or the GPU.",
+            "Read the last lines above; run `course doctor` if they mention CUDA or the GPU.",
         )
     data = json.loads(lines[-1][len(_MARK):])
     return FreshRun(settings=settings, env=dict(env or {}), initialise_first=initialise_first, **data)

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from numbers import Integral
 from typing import Any
 
-from course_utils.errors import CourseError, DeviceError, ParameterError
+from course_utils.errors import ConfigurationTooLateError, DeviceError, ParameterError
 
 ALLOW_GROWTH_ENV = "TF_FORCE_GPU_ALLOW_GROWTH"
 # TensorFlow compares the variable with exactly these strings; anything else is ignored
@@ -48,23 +48,6 @@ RESTART_FIX = (
     f"For memory growth alone there is a second route: start Python or Jupyter with {ALLOW_GROWTH_ENV}=true "
     f"in the environment (e.g. `{ALLOW_GROWTH_ENV}=true jupyter lab`)."
 )
-
-
-class ConfigurationTooLateError(CourseError):
-    """TensorFlow's runtime is already initialised, so its device configuration can no longer change."""
-
-    def __init__(self, changes: Sequence[Change], tf_message: str | None = None) -> None:
-        self.changes = list(changes)
-        self.tf_message = tf_message
-        said = f' TensorFlow says: "{tf_message}".' if tf_message else ""
-        what = (
-            "TensorFlow's runtime is already initialised in this process, so its device configuration is "
-            "fixed and these settings cannot change: "
-            + "; ".join(str(c) for c in self.changes)
-            + ". Something before this call created a tensor, ran an op, built a model or listed logical "
-            "devices." + said
-        )
-        super().__init__(what, RESTART_FIX)
 
 
 # --- what TensorFlow currently holds --------------------------------------------------------------
@@ -425,5 +408,5 @@ def _apply(tf, changes, target_visible, cpu, memory_growth, wanted_config, cpu_d
     except RuntimeError as err:
         message = str(err)
         if "initializ" in message:
-            raise ConfigurationTooLateError(changes, tf_message=message) from err
+            raise ConfigurationTooLateError(changes, RESTART_FIX, tf_message=message) from err
         raise

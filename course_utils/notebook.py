@@ -26,15 +26,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from course_utils.device import DeviceChoice, choose_device
+from course_utils.errors import CheckpointError
 from course_utils.params import apply_smoke, smoke_enabled
 from course_utils.results import Recorder
 from course_utils.tf_setup import quiet_tensorflow, seed_everything
 
 PARAMETER_TYPES = (bool, int, float, str, type(None), list, tuple, dict)
-
-
-class CheckpointError(AssertionError):
-    """A checkpoint check failed: the notebook did not show what it set out to show."""
 
 
 def notebook_parameters(namespace: Mapping[str, Any]) -> dict[str, Any]:
@@ -86,8 +83,9 @@ def checkpoint(checks: Mapping[str, bool], *, recorder: Recorder | None = None) 
         recorder.record(checkpoint_passed=not failed, checkpoint_failed=failed)
     if failed:
         raise CheckpointError(
-            "Checkpoint failed: " + "; ".join(failed) + ". Re-run the notebook from the top "
-            "(Kernel > Restart and Run All); if it still fails, the numbers above show where it went wrong."
+            "Checkpoint failed: " + "; ".join(failed) + ".",
+            "Re-run the notebook from the top (Kernel > Restart and Run All); if it still fails, "
+            "the numbers above show where it went wrong.",
         )
     print(f"Checkpoint passed: {len(checks)} of {len(checks)} checks.")
 

@@ -1,6 +1,6 @@
 """Notebook 01's install picker: platform, Python and driver in, the install command out.
 
-The widget holds no version knowledge: its button calls ``course_utils.recommend.routes``,
+The widget holds no version knowledge: its button calls ``course_utils.doctor.recommend.routes``,
 the function the doctor and the tests use, and shows the result. The logic lives here,
 not in the notebook, so tests can set the values and click the button::
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import html
 
-from course_utils.recommend import PLATFORM_NAMES, Recommendation, routes
+from course_utils.doctor.recommend import PLATFORM_NAMES, Recommendation, routes
 
 PYTHONS = ("3.7", "3.8", "3.9", "3.10", "3.11", "3.12", "3.13", "3.14")
 

@@ -19,7 +19,7 @@ table - one ``Scalar(run, split, tag, step, value, wall_time)`` per logged numbe
 ``series``, ``pivot`` and ``plot_runs`` turn into what a notebook shows. No pandas needed;
 ``pandas.DataFrame(rows)`` works if you have it.
 
-Command line: ``python -m course_utils logs LOG_DIR [--tag TAG]`` prints the table as CSV.
+Command line: ``course logs LOG_DIR [--tag TAG]`` prints the table as CSV.
 
 Where logs go: a notebook's ``LOG_DIR`` parameter, relative to the notebook's folder; when
 the environment sets ``COURSE_LOG_DIR`` (the tests do), a relative ``LOG_DIR`` is taken
@@ -297,8 +297,8 @@ def plot_runs(
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m course_utils logs LOG_DIR [--tag TAG ...] [--run RUN ...]``: the tidy table as CSV."""
-    parser = argparse.ArgumentParser(prog="python -m course_utils logs", description=main.__doc__)
+    """``course logs LOG_DIR [--tag TAG ...] [--run RUN ...]``: the tidy table as CSV."""
+    parser = argparse.ArgumentParser(prog="course logs", description=main.__doc__)
     parser.add_argument("log_dir", help="a TensorBoard log folder (e.g. notebooks/logs)")
     parser.add_argument("--tag", action="append", help="only these tags (repeatable)")
     parser.add_argument("--run", action="append", help="only these runs (repeatable)")

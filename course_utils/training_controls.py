@@ -161,13 +161,13 @@ class TrainingControls:
     ) -> None:
         """``train``/``test``: uint8 images (n, 28, 28) and labels; ``images`` caps the training images used.
 
-        ``devices`` defaults to ``bench.available_devices()`` ("/CPU:0", and "/GPU:0" when there is one);
+        ``devices`` defaults to ``speed.available_devices()`` ("/CPU:0", and "/GPU:0" when there is one);
         ``min_interval_s`` is the least time between two redraws of the live plot within an epoch.
         """
         import ipywidgets as widgets
 
         if devices is None:
-            from course_utils.bench import available_devices
+            from course_utils.speed import available_devices
 
             devices = available_devices()
         (x_train, y_train), (x_test, y_test) = train, test

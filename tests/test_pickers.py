@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from course_utils.doctor.recommend import routes
 from course_utils.pickers import PYTHONS, InstallPicker, render, text
-from course_utils.recommend import routes
 
 
 def test_seed_000_in_the_picker():

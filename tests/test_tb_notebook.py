@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from course_utils.runner import run_notebook
+from course_utils.batch.runner import run_notebook
 
 from .conftest import ROOT
 

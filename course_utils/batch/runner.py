@@ -1,0 +1,427 @@
+"""Run the course's notebooks headless with papermill: the whole course, or a grid of parameters.
+
+``course run [NOTEBOOK ...] [--smoke] [-p NAME VALUE ...] [--grid FILE.yaml]
+[--out DIR] [--timeout SECONDS] [--jobs N]``
+
+Every run executes in a fresh kernel (TensorFlow keeps device memory until its process
+ends), started by a runner process of its own with its own environment
+(``COURSE_SMOKE``, ``COURSE_RESULTS_FILE``), so up to ``--jobs`` runs can go at once
+without sharing settings. In ``OUT``: ``executed/NAME.ipynb`` (NAME is the notebook and
+its parameters), ``results/NAME.json`` (what the notebook recorded), ``logs/NAME.log``,
+and the report - ``report.md``, ``report.html``, ``results.json`` (course_utils.batch.report).
+A failing run keeps its executed notebook, names the failing cell and error, and the
+others still run. Exit status: 0 all passed, 1 something failed, 2 bad input (found
+before anything runs: course_utils.batch.grid).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import os
+import platform
+import signal
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from course_utils.batch.grid import NOTEBOOKS_DIR, InputError, Plan, discover, make_plan, parse_value
+from course_utils.batch.progress import Progress
+from course_utils.results import PROJECT_ROOT, read_results
+
+__all__ = ["NOTEBOOKS_DIR", "RunRecord", "discover", "main", "run_batch", "run_notebook"]
+
+DEFAULT_OUT = PROJECT_ROOT / "build" / "course"
+
+
+@dataclass
+class RunRecord:
+    """Everything known about one run; ``results.json`` holds one of these per run."""
+
+    notebook: str
+    status: str  # "ok" or "failed"
+    duration_s: float
+    executed: str
+    parameters: dict[str, Any]
+    smoke: bool
+    device: str | None = None
+    tensorflow: str | None = None
+    peak_rss_mib: float | None = None  # the kernel process's peak resident memory
+    results: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+    name: str = ""
+    point: int = 1
+    points: int = 1
+    failed_cell: dict[str, Any] | None = None
+    environment: dict[str, Any] = field(default_factory=dict)
+    started: str = ""
+    log: str = ""
+    recorded_parameters: dict[str, Any] = field(default_factory=dict)  # as the notebook ran them (smoke caps applied)
+
+
+# The runner process of one run: executes the notebook, watches the kernel's memory and
+# writes what happened to spec["outcome"] (JSON on stdin; its output goes to the run's log).
+_CHILD = "import sys; from course_utils.batch.runner import _child; sys.exit(_child())"
+
+
+def run_notebook(
+    notebook: Path,
+    out: Path,
+    *,
+    parameters: dict[str, Any] | None = None,
+    smoke: bool = False,
+    timeout: float | None = None,
+    name: str | None = None,
+    point: tuple[int, int] = (1, 1),
+) -> RunRecord:
+    """Execute one notebook into ``out`` in a runner process and kernel of its own; never raises for a failing run."""
+    import subprocess
+
+    notebook, out = Path(notebook).resolve(), Path(out).resolve()
+    name = name or notebook.stem
+    executed = out / "executed" / f"{name}.ipynb"
+    record_file = out / "results" / f"{name}.json"
+    log = out / "logs" / f"{name}.log"
+    outcome_file = log.with_name(f".{name}.outcome.json")
+    for folder in (executed.parent, record_file.parent, log.parent):
+        folder.mkdir(parents=True, exist_ok=True)
+    record_file.unlink(missing_ok=True)
+    outcome_file.unlink(missing_ok=True)
+    env = {**os.environ, "COURSE_SMOKE": "1" if smoke else "0", "COURSE_RESULTS_FILE": str(record_file)}
+    spec = {
+        "notebook": str(notebook),
+        "executed": str(executed),
+        "parameters": dict(parameters or {}),
+        "cwd": str(notebook.parent),
+        "timeout": timeout,
+        "outcome": str(outcome_file),
+    }
+    started = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
+    begin = time.perf_counter()
+    with log.open("w") as fh:
+        proc = subprocess.run(
+            [sys.executable, "-c", _CHILD],
+            input=json.dumps(spec),
+            text=True,
+            stdout=fh,
+            stderr=subprocess.STDOUT,
+            env=env,
+        )
+    duration = time.perf_counter() - begin
+    if outcome_file.is_file():
+        outcome = json.loads(outcome_file.read_text())
+        outcome_file.unlink()
+    else:  # the runner process itself died (interrupted, killed, out of memory)
+        how = f"status {proc.returncode}"
+        if proc.returncode < 0:
+            how = f"signal {signal.Signals(-proc.returncode).name}"
+        tail = [x.strip() for x in log.read_text(errors="replace").splitlines() if x.strip()][-1:]
+        outcome = {"error": f"runner process ended by {how}" + (f": {tail[0]}" if tail else "") + f" (log: {log})"}
+    record = read_results(record_file) if record_file.is_file() else {}
+    env_info = record.get("environment", {})
+    peaks = [p for p in (record.get("peak_rss_mib"), outcome.get("kernel_peak_rss_mib")) if p is not None]
+    return RunRecord(
+        notebook=notebook.stem,
+        status="failed" if outcome.get("error") else "ok",
+        duration_s=round(duration, 1),
+        executed=str(executed),
+        parameters=dict(parameters or {}),
+        smoke=smoke,
+        device=env_info.get("device"),
+        tensorflow=env_info.get("tensorflow"),
+        peak_rss_mib=round(max(peaks), 1) if peaks else None,
+        results=record.get("results", {}),
+        error=outcome.get("error"),
+        name=name,
+        point=point[0],
+        points=point[1],
+        failed_cell=outcome.get("failed_cell"),
+        environment=env_info,
+        started=started,
+        log=str(log),
+        recorded_parameters=record.get("parameters", {}),
+    )
+
+
+class _KernelMemory(threading.Thread):
+    """Samples the peak resident memory (Linux VmHWM, else RSS) of this process's children: the kernel."""
+
+    def __init__(self, interval_s: float = 0.25) -> None:
+        super().__init__(daemon=True)
+        self.interval_s = interval_s
+        self.peaks: dict[int, float] = {}
+        self.halt = threading.Event()
+
+    def run(self) -> None:
+        while not self.halt.wait(self.interval_s):
+            self.sample()
+
+    def sample(self) -> None:
+        import psutil
+
+        for child in psutil.Process().children():
+            try:
+                status = Path(f"/proc/{child.pid}/status")
+                if status.is_file():
+                    line = next(x for x in status.read_text().splitlines() if x.startswith("VmHWM:"))
+                    mib = int(line.split()[1]) / 1024
+                else:
+                    mib = child.memory_info().rss / 2**20
+            except (OSError, StopIteration, psutil.Error):
+                continue
+            self.peaks[child.pid] = max(mib, self.peaks.get(child.pid, 0.0))
+
+    @property
+    def peak_mib(self) -> float | None:
+        return round(max(self.peaks.values()), 1) if self.peaks else None
+
+
+def _failed_cell(executed: str) -> dict[str, Any] | None:
+    """The cell a run stopped in, read from its executed notebook (for errors papermill does not locate).
+
+    Papermill marks a cell "failed" when it raised; after a timeout or a dead kernel it is
+    the last code cell that started (cells run in order).
+    """
+    try:
+        cells = json.loads(Path(executed).read_text()).get("cells", [])
+    except (OSError, ValueError):
+        return None
+    code = [(i, c) for i, c in enumerate(cells) if c.get("cell_type") == "code"]
+    meta = [(i, c, c.get("metadata", {}).get("papermill", {})) for i, c in code]
+    found = next(((i, c) for i, c, m in meta if m.get("status") in ("failed", "running")), None)
+    found = found or next(((i, c) for i, c, m in reversed(meta) if m.get("start_time")), None)
+    if found is None:
+        return None
+    index, cell = found
+    return {"index": index, "execution_count": cell.get("execution_count"), "source": "".join(cell["source"])[:500]}
+
+
+def _cell_name(cell: dict[str, Any]) -> str:
+    if cell.get("execution_count"):
+        return f"cell In [{cell['execution_count']}]"
+    return f"cell #{cell['index'] + 1} of the executed notebook"
+
+
+def _child() -> int:
+    """Body of a run's runner process (see ``_CHILD``)."""
+    import traceback
+
+    import papermill as pm
+
+    spec = json.load(sys.stdin)
+    outcome: dict[str, Any] = {}
+    monitor = _KernelMemory()
+    monitor.start()
+    try:
+        pm.execute_notebook(
+            spec["notebook"],
+            spec["executed"],
+            parameters=spec["parameters"],
+            cwd=spec["cwd"],
+            progress_bar=False,
+            execution_timeout=spec["timeout"],
+        )
+    except pm.PapermillExecutionError as exc:
+        outcome["error"] = f"cell In [{exc.exec_count}]: {exc.ename}: {exc.evalue}"
+        outcome["failed_cell"] = {
+            "index": exc.cell_index,
+            "execution_count": exc.exec_count,
+            "source": exc.source[:500],
+        }
+    except Exception as exc:  # a timeout, a dead kernel, an unreadable notebook: the batch goes on
+        traceback.print_exc()
+        cell = _failed_cell(spec["executed"])
+        where = f"{_cell_name(cell)}: " if cell else ""
+        outcome["error"] = f"{where}{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc) else ''}"
+        outcome["failed_cell"] = cell
+    finally:
+        monitor.sample()
+        monitor.halt.set()
+    outcome["kernel_peak_rss_mib"] = monitor.peak_mib
+    Path(spec["outcome"]).write_text(json.dumps(outcome))
+    return 0
+
+
+class BatchInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a batch; ``records`` holds the runs that finished."""
+
+    def __init__(self, records: list[RunRecord]) -> None:
+        super().__init__()
+        self.records = records
+
+
+def run_batch(plan: Plan, out: Path, *, jobs: int = 1, stream: Any = None) -> list[RunRecord]:
+    """Run every run of ``plan``, up to ``jobs`` at once, with a progress display; records in plan order."""
+    records: list[RunRecord | None] = [None] * len(plan.runs)
+    stop = threading.Event()
+
+    def one(i: int) -> RunRecord | None:
+        if stop.is_set():
+            return None
+        spec = plan.runs[i]
+        progress.start(i + 1, spec.label)
+        try:
+            record = run_notebook(
+                spec.notebook,
+                out,
+                parameters=spec.parameters,
+                smoke=plan.smoke,
+                timeout=plan.timeout,
+                name=spec.name,
+                point=(spec.point, spec.points),
+            )
+        except Exception as exc:  # the runner itself failed (a full disk): this run fails, the batch goes on
+            record = RunRecord(
+                notebook=spec.notebook.stem,
+                status="failed",
+                duration_s=0.0,
+                executed=str(Path(out).resolve() / "executed" / f"{spec.name}.ipynb"),
+                parameters=dict(spec.parameters),
+                smoke=plan.smoke,
+                error=f"runner error: {type(exc).__name__}: {exc}",
+                name=spec.name,
+                point=spec.point,
+                points=spec.points,
+            )
+        progress.finish(i + 1, record.status, record.duration_s, record.error or "")
+        return record
+
+    with Progress(len(plan.runs), stream=stream) as progress:
+        pool = ThreadPoolExecutor(max_workers=jobs)
+        futures = {pool.submit(one, i): i for i in range(len(plan.runs))}
+        try:
+            for future in as_completed(futures):
+                records[futures[future]] = future.result()
+        except KeyboardInterrupt:
+            stop.set()
+            pool.shutdown(wait=True, cancel_futures=True)
+            done = [f.result() for f in futures if f.done() and not f.cancelled() and f.exception() is None]
+            raise BatchInterrupted([r for r in done if r is not None]) from None
+        pool.shutdown()
+    return [r for r in records if r is not None]
+
+
+def available_cores() -> int:
+    """CPU cores this process may use."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def _versions() -> dict[str, str | None]:
+    from importlib.metadata import PackageNotFoundError, version
+
+    found: dict[str, str | None] = {"python": platform.python_version()}
+    for package in ("tensorflow", "keras", "papermill", "course-utils"):
+        try:
+            found[package] = version(package)
+        except PackageNotFoundError:
+            found[package] = None
+    return found
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="course run",
+        description="Run course notebooks headless with papermill, over a grid of parameters, and write a report.",
+    )
+    parser.add_argument("notebooks", nargs="*", help="notebooks: names, numbers (02) or paths (default: all)")
+    parser.add_argument("--smoke", action="store_true", help="the short run (COURSE_SMOKE=1)")
+    parser.add_argument(
+        "-p",
+        "--parameter",
+        nargs=2,
+        action="append",
+        metavar=("NAME", "VALUE"),
+        default=[],
+        help="set a parameter for every run (read like papermill's -p; repeatable)",
+    )
+    parser.add_argument("--grid", type=Path, help="a YAML grid file: notebooks and parameter values to combine")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"output folder (default {DEFAULT_OUT})")
+    parser.add_argument("--timeout", type=float, default=None, help="seconds allowed per cell (default: no limit)")
+    parser.add_argument("--jobs", type=int, default=1, help="runs at once, each in its own kernel (default 1)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = _parser().parse_args(argv)
+    try:
+        if args.jobs < 1:
+            raise InputError(f"--jobs must be at least 1, not {args.jobs}")
+        plan = make_plan(
+            args.notebooks,
+            parameters={name: parse_value(value) for name, value in args.parameter},
+            grid_file=args.grid,
+            smoke=args.smoke,
+            timeout=args.timeout,
+        )
+        out = args.out.resolve()
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise InputError(f"cannot create the output folder {out}: {exc.strerror}") from None
+    except InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    cores = available_cores()
+    if args.jobs > cores:
+        print(f"warning: --jobs {args.jobs} is more than the {cores} CPU core(s) here; runs will slow each other")
+    if args.jobs > 1:
+        print("note: runs at the same time share cores, memory and any GPU - use --jobs 1 for timings you compare")
+    notebooks = {spec.notebook for spec in plan.runs}
+    print(
+        f"{len(plan.runs)} run(s) of {len(notebooks)} notebook(s){' in smoke mode' if plan.smoke else ''}, "
+        f"{args.jobs} at a time, into {out}",
+        flush=True,
+    )
+    meta: dict[str, Any] = {
+        "title": plan.title,
+        "command": "course run " + " ".join(argv),
+        "started": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        "out": str(out),
+        "jobs": args.jobs,
+        "smoke": plan.smoke,
+        "timeout_s": plan.timeout,
+        "grid_file": plan.grid_file,
+        "grid": plan.grid,
+        "key_results": plan.results,
+        "cores": cores,
+        "platform": platform.platform(terse=True),
+        "versions": _versions(),
+        "planned_runs": len(plan.runs),
+    }
+    begin = time.perf_counter()
+    interrupted = False
+    try:
+        records = run_batch(plan, out, jobs=args.jobs)
+    except BatchInterrupted as exc:
+        records, interrupted = exc.records, True
+        print(f"\ninterrupted: writing the report of the {len(records)} finished run(s)", file=sys.stderr)
+    meta.update(
+        finished=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        duration_s=round(time.perf_counter() - begin, 1),
+        interrupted=interrupted,
+    )
+    from course_utils.batch.report import write_report
+
+    paths = write_report([asdict(r) for r in records], out, meta)
+    print(f"\nExecuted notebooks: {out / 'executed'}")
+    for label, path in (("Report", paths["md"]), ("Report (HTML)", paths["html"]), ("All records", paths["json"])):
+        print(f"{label + ':':<19} {path}")
+    failed = [r.name for r in records if r.status != "ok"]
+    if failed:
+        print(f"{len(failed)} of {len(records)} run(s) failed: {', '.join(failed)}", file=sys.stderr)
+    if interrupted:
+        return 130
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

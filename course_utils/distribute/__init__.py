@@ -1,0 +1,379 @@
+"""Training on several devices and several workers with ``tf.distribute`` - the helpers of notebook 07.
+
+- ``choose_strategy``: a ``MirroredStrategy`` for this machine - every GPU when there are two or
+  more, otherwise the CPU split into logical devices (``split_cpu``), so the lesson runs on a laptop.
+- ``batch_plan``: global batch, per-replica batch and steps per epoch, checked.
+- ``tf_config`` / ``local_cluster``: the ``TF_CONFIG`` each worker of a cluster reads, validated.
+- ``run_local_workers``: start N workers (``python -m course_utils.distribute.worker``) on 127.0.0.1,
+  collect the JSON each one writes, and stop every one of them - on success, on failure
+  and on timeout (each worker leads its own process group, which is killed in a ``finally``);
+  ``leftover_processes`` checks that nothing of a run is still running.
+
+Sources: tensorflow.org/guide/distributed_training, tensorflow.org/tutorials/distribute/keras,
+tensorflow.org/tutorials/distribute/multi_worker_with_keras and .../multi_worker_with_ctl.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from course_utils.device import check_device
+from course_utils.errors import DeviceError, ParameterError, WorkerError
+
+LOCALHOST = "127.0.0.1"
+PACKAGE_PARENT = Path(__file__).resolve().parents[2]
+
+
+# --- one machine: MirroredStrategy -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StrategyChoice:
+    """The strategy a notebook trains with, the devices it mirrors over, and why."""
+
+    strategy: Any
+    devices: tuple[str, ...]
+    kind: str  # "GPU" or "CPU"
+    reason: str
+
+    @property
+    def replicas(self) -> int:
+        return int(self.strategy.num_replicas_in_sync)
+
+    def __str__(self) -> str:
+        return f"MirroredStrategy over {self.replicas} {self.kind} replica(s) {list(self.devices)} - {self.reason}"
+
+
+def split_cpu(tf: Any, devices: int = 2) -> list[str]:
+    """Split the physical CPU into ``devices`` logical devices (``gpu_config.configure``); return their names.
+
+    Must run before TensorFlow's runtime initialises (before the first tensor). The same
+    split again is harmless (a re-run notebook cell); a different one once the runtime is
+    up raises ``gpu_config.ConfigurationTooLateError``, which says to restart the kernel.
+    """
+    from course_utils import gpu_config
+
+    gpu_config.configure(cpu_devices=devices, quiet=True)
+    return [d.name for d in tf.config.list_logical_devices("CPU")]
+
+
+def choose_strategy(tf: Any, prefer: str = "auto", *, cpu_replicas: int = 2) -> StrategyChoice:
+    """A ``MirroredStrategy`` for this machine.
+
+    ``prefer="auto"``: every GPU when there are two or more; otherwise the CPU split into
+    ``cpu_replicas`` logical devices (one GPU is one replica - nothing to compare with).
+    ``"gpu"``: every GPU, even one (``DeviceError`` when there is none). ``"cpu"``: the CPU split.
+    """
+    prefer = check_device(prefer)
+    gpus = tf.config.list_physical_devices("GPU")
+    if prefer == "gpu" and not gpus:
+        raise DeviceError(
+            "DEVICE='gpu' was asked for, but TensorFlow sees no GPU.",
+            "Run `course doctor`, or set DEVICE='auto' to mirror over logical CPU devices.",
+        )
+    if gpus and (prefer == "gpu" or (prefer == "auto" and len(gpus) >= 2)):
+        strategy = tf.distribute.MirroredStrategy()  # all visible GPUs
+        devices = tuple(strategy.extended.worker_devices)
+        return StrategyChoice(strategy, devices, "GPU", f"{len(gpus)} GPU(s) visible: one replica on each")
+    names = split_cpu(tf, cpu_replicas)
+    strategy = tf.distribute.MirroredStrategy(devices=names)
+    if prefer == "cpu":
+        reason = f"DEVICE='cpu': the CPU split into {cpu_replicas} logical devices"
+    elif gpus:
+        reason = (
+            f"one GPU is one replica, so to compare with {cpu_replicas} replicas the CPU is split into "
+            f"{cpu_replicas} logical devices (DEVICE='gpu' mirrors over the GPU alone)"
+        )
+    else:
+        reason = f"no GPU: the CPU split into {cpu_replicas} logical devices, one replica on each"
+    return StrategyChoice(strategy, tuple(names), "CPU", reason)
+
+
+@dataclass(frozen=True)
+class BatchPlan:
+    """How one epoch is cut: every step takes ``global_batch`` images, ``per_replica`` on each replica."""
+
+    global_batch: int
+    replicas: int
+    per_replica: int
+    steps_per_epoch: int
+    images_per_epoch: int  # steps_per_epoch * global_batch (the remainder is dropped)
+
+
+def batch_plan(global_batch: int, replicas: int, images: int) -> BatchPlan:
+    """Check that ``global_batch`` splits evenly over ``replicas`` and that an epoch has a step."""
+    if replicas < 1 or global_batch < 1:
+        raise ParameterError(
+            f"A batch of {global_batch} over {replicas} replica(s) is not a plan.", "Use positive numbers."
+        )
+    if global_batch % replicas:
+        raise ParameterError(
+            f"A global batch of {global_batch} images cannot be split evenly over {replicas} replicas.",
+            f"Choose a BATCH_SIZE that is a multiple of {replicas}, "
+            f"e.g. {replicas * max(1, global_batch // replicas)}.",
+        )
+    steps = images // global_batch
+    if steps < 1:
+        raise ParameterError(
+            f"{images} images do not fill one global batch of {global_batch}.",
+            "Use more IMAGES or a smaller BATCH_SIZE.",
+        )
+    return BatchPlan(global_batch, replicas, global_batch // replicas, steps, steps * global_batch)
+
+
+# --- several machines: TF_CONFIG ---------------------------------------------------------------
+
+
+def parse_address(address: str) -> tuple[str, int]:
+    """``"host:port"`` -> ``(host, port)``; raises ``ParameterError`` for anything else."""
+    host, sep, port_text = str(address).rpartition(":")
+    if not sep or not host or not port_text.isdigit():
+        raise ParameterError(
+            f"{address!r} is not a worker address.", "Write each worker as 'host:port', e.g. '10.0.0.2:12345'."
+        )
+    port = int(port_text)
+    if not 1 <= port <= 65535:
+        raise ParameterError(f"Port {port} in {address!r} is out of range.", "Use a port between 1 and 65535.")
+    return host, port
+
+
+def tf_config(workers: Sequence[str], index: int, *, task_type: str = "worker") -> dict[str, Any]:
+    """The ``TF_CONFIG`` of worker ``index`` in a cluster of ``workers`` ("host:port" each).
+
+    Every worker gets the same ``cluster`` and its own ``task``; worker 0 is the chief
+    (tensorflow.org/tutorials/distribute/multi_worker_with_keras).
+    """
+    workers = list(workers)
+    if not workers:
+        raise ParameterError("A cluster needs at least one worker.", "Pass the workers' 'host:port' addresses.")
+    for address in workers:
+        parse_address(address)
+    if len(set(workers)) != len(workers):
+        raise ParameterError(f"The worker addresses {workers} repeat.", "Give every worker its own host:port.")
+    if task_type != "worker":
+        raise ParameterError(f"Task type {task_type!r} is not supported here.", "Use task_type='worker'.")
+    if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < len(workers):
+        raise ParameterError(
+            f"Task index {index!r} is not a worker of this {len(workers)}-worker cluster.",
+            f"Use an index from 0 to {len(workers) - 1}.",
+        )
+    return {"cluster": {"worker": workers}, "task": {"type": task_type, "index": index}}
+
+
+def free_ports(count: int, host: str = LOCALHOST) -> list[int]:
+    """``count`` distinct TCP ports free on ``host`` now (the OS picks them; only loopback is used)."""
+    if host != LOCALHOST:
+        raise ParameterError(f"Local workers listen on {LOCALHOST}, not {host!r}.", f"Use host={LOCALHOST!r}.")
+    sockets = []
+    try:
+        for _ in range(count):
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.bind((host, 0))
+            sockets.append(s)
+        return [s.getsockname()[1] for s in sockets]
+    finally:
+        for s in sockets:
+            s.close()
+
+
+def local_cluster(workers: int) -> list[str]:
+    """Addresses for ``workers`` local workers: 127.0.0.1 and a free port each."""
+    if workers < 1:
+        raise ParameterError(f"WORKERS = {workers} is not a cluster.", "Use 1 or more workers (2 shows the idea).")
+    return [f"{LOCALHOST}:{port}" for port in free_ports(workers)]
+
+
+# --- local workers: start, collect, always stop ------------------------------------------------
+
+
+@dataclass
+class LocalRun:
+    """What ``run_local_workers`` hands back: one result per worker (by index) and where things are."""
+
+    addresses: list[str]
+    results: list[dict[str, Any]]
+    duration_s: float
+    folder: Path
+    logs: list[Path] = field(default_factory=list)
+
+
+def _tail(path: Path, lines: int = 6, width: int = 200) -> str:
+    """The end of a worker's log for an error message: its last exception line first, then the last lines."""
+    try:
+        text = path.read_text(errors="replace").strip().splitlines()
+    except OSError:
+        return "(no log)"
+    if not text:
+        return "(empty log)"
+    short = [line if len(line) <= width else line[: width - 3] + "..." for line in text]
+    errors = [line for line in short if re.match(r"^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt)\b", line)]
+    head = f"last error: {errors[-1]}\n" if errors else ""
+    return head + "\n".join(short[-lines:])
+
+
+def _start(cmd: list[str], env: Mapping[str, str], log: Path) -> subprocess.Popen:
+    with open(log, "wb") as fh:  # the child keeps its own copy of the descriptor
+        if os.name == "nt":
+            return subprocess.Popen(
+                cmd, stdout=fh, stderr=subprocess.STDOUT, env=dict(env),
+                creationflags=subprocess.CREATE_NEW_PROCESS_GROUP,  # type: ignore[attr-defined]
+            )
+        return subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, env=dict(env), start_new_session=True)
+
+
+def stop_process_group(proc: subprocess.Popen, grace_s: float = 3.0) -> None:
+    """Stop ``proc`` and everything in its process group: SIGTERM, then SIGKILL after ``grace_s``."""
+    if os.name == "nt":
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        return
+    for sig, wait in ((signal.SIGTERM, grace_s), (signal.SIGKILL, grace_s)):
+        try:
+            os.killpg(proc.pid, sig)  # the group outlives its leader if a grandchild is still in it
+        except (ProcessLookupError, PermissionError):
+            break
+        try:
+            proc.wait(timeout=wait)
+        except subprocess.TimeoutExpired:
+            continue
+        if not _group_alive(proc.pid):
+            break
+    try:
+        proc.wait(timeout=grace_s)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
+def leftover_processes(folder: str | os.PathLike[str]) -> list[int]:
+    """PIDs of processes still running whose command line names ``folder`` - a run's workers, orphans included.
+
+    ``run_local_workers`` passes each worker paths inside its folder, so after a run this
+    must be empty: the check the notebook and the tests make.
+    """
+    import psutil
+
+    needle = str(Path(folder))
+    found = []
+    for proc in psutil.process_iter(["cmdline", "status"]):
+        try:
+            if proc.info["status"] != psutil.STATUS_ZOMBIE and needle in " ".join(proc.info["cmdline"] or []):
+                found.append(proc.pid)
+        except psutil.Error:
+            continue
+    return found
+
+
+def run_local_workers(
+    workers: int = 2,
+    *,
+    folder: str | os.PathLike[str],
+    epochs: int = 1,
+    dataset: str = "mnist",
+    images: int | None = 1024,
+    batch_size: int = 64,
+    seed: int = 0,
+    timeout_s: float = 300,
+    worker_args: Mapping[int, Sequence[str]] | None = None,
+    hide_gpus: bool = True,
+    python: str = sys.executable,
+    poll_s: float = 0.2,
+) -> LocalRun:
+    """Train with ``MultiWorkerMirroredStrategy`` on ``workers`` local processes; return their reports.
+
+    Each worker runs ``python -m course_utils.distribute.worker`` with its own ``TF_CONFIG`` (127.0.0.1,
+    free ports), logs to ``folder/worker-<i>.log`` and writes ``folder/worker-<i>.json``.
+    The call returns when every worker has exited successfully, and raises ``WorkerError``
+    as soon as one fails, or when ``timeout_s`` passes. Whatever happens, every worker's
+    process group is stopped before the call returns (nothing is left running).
+    ``hide_gpus`` gives the workers no GPU, as local workers would otherwise compete for the
+    same one (the TensorFlow tutorial does the same). ``worker_args`` adds arguments per
+    worker index (the tests use it to make one crash).
+    """
+    if timeout_s <= 0:
+        raise ParameterError(f"A timeout of {timeout_s} s cannot finish.", "Give the workers a positive time limit.")
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    addresses = local_cluster(workers)
+    configs = [tf_config(addresses, i) for i in range(workers)]
+    results_paths = [folder / f"worker-{i}.json" for i in range(workers)]
+    logs = [folder / f"worker-{i}.log" for i in range(workers)]
+    for path in results_paths:
+        path.unlink(missing_ok=True)
+    pythonpath = os.pathsep.join(p for p in (str(PACKAGE_PARENT), os.environ.get("PYTHONPATH", "")) if p)
+    procs: list[subprocess.Popen] = []
+    start = time.monotonic()
+    try:
+        for i in range(workers):
+            env = {**os.environ, "TF_CONFIG": json.dumps(configs[i]), "PYTHONPATH": pythonpath}
+            env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+            env.pop("COURSE_RESULTS_FILE", None)
+            if hide_gpus:
+                env["CUDA_VISIBLE_DEVICES"] = "-1"
+            cmd = [
+                python, "-m", "course_utils.distribute.worker", "--result", str(results_paths[i]),
+                "--epochs", str(epochs), "--batch-size", str(batch_size), "--seed", str(seed), "--dataset", dataset,
+                "--model-dir", str(folder / "model"), "--checkpoint-dir", str(folder / "checkpoints"),
+            ]
+            if images is not None:
+                cmd += ["--images", str(images)]
+            cmd += [str(a) for a in (worker_args or {}).get(i, ())]
+            procs.append(_start(cmd, env, logs[i]))
+        deadline = start + timeout_s
+        while True:
+            codes = [p.poll() for p in procs]
+            failed = [i for i, code in enumerate(codes) if code not in (None, 0)]
+            if failed:
+                i = failed[0]
+                raise WorkerError(
+                    f"Worker {i} of {workers} exited with status {codes[i]} after {time.monotonic() - start:.0f} s, "
+                    f"so the synchronous run cannot go on; every worker was stopped. "
+                    f"End of {logs[i]}:\n{_tail(logs[i])}",
+                    "Read the worker's log above. In synchronous training one lost worker stops them all: "
+                    "fix the cause and start the whole cluster again - with a backup of the training state "
+                    "(BackupAndRestore, or the checkpoints course_utils.distribute.worker writes) it resumes from the "
+                    "last finished epoch.",
+                )
+            if all(code == 0 for code in codes):
+                break
+            if time.monotonic() > deadline:
+                waiting = [i for i, code in enumerate(codes) if code is None]
+                raise WorkerError(
+                    f"The {workers} workers did not finish within {timeout_s:g} s (still running: workers "
+                    f"{waiting}); every worker was stopped. End of {logs[waiting[0]]}:\n{_tail(logs[waiting[0]])}",
+                    "A worker waits for all its peers, so a peer that never started (a wrong address or "
+                    "port in TF_CONFIG) blocks the others. If the logs show training, the machine is "
+                    "just slower: raise the time limit or lower EPOCHS / IMAGES.",
+                )
+            time.sleep(poll_s)
+    finally:
+        for proc in procs:
+            stop_process_group(proc)
+    results = []
+    for i, path in enumerate(results_paths):
+        if not path.is_file():
+            raise WorkerError(
+                f"Worker {i} exited successfully but wrote no report at {path}.\n{_tail(logs[i])}",
+                "Check the worker's log; the worker writes its report as its last step.",
+            )
+        results.append(json.loads(path.read_text()))
+    return LocalRun(addresses, results, round(time.monotonic() - start, 1), folder, logs)

@@ -1,0 +1,236 @@
+"""One worker of a multi-worker training run: ``python -m course_utils.distribute.worker --result FILE [...]``.
+
+``course_utils.distribute.run_local_workers`` starts one process per worker, each with its
+own ``TF_CONFIG``. On a real cluster you would start the same command on every machine,
+each with the shared ``cluster`` and its own ``task``. A worker follows TensorFlow's
+tutorial "Custom training loop with Keras and MultiWorkerMirroredStrategy"
+(tensorflow.org/tutorials/distribute/multi_worker_with_ctl):
+
+1. create ``MultiWorkerMirroredStrategy`` first, before any other TensorFlow op (collective
+   ops are configured at start-up), with ring all-reduce over gRPC - the collective
+   implementation for CPUs;
+2. read the data, batch it with the *global* batch size, and let the strategy give every
+   worker its own share of each step (data sharding, set explicitly);
+3. build the course CNN and its optimizer inside ``strategy.scope()`` and train with a
+   custom loop: ``strategy.run`` a step on every replica, the loss averaged over the
+   *global* batch, gradients all-reduced by the optimizer;
+4. checkpoint every epoch with ``tf.train.CheckpointManager`` - the chief (worker 0) into the
+   real folder, the others into temporary folders they delete - and resume from the
+   chief's latest checkpoint when the cluster is started again (fault tolerance);
+5. write a JSON report: losses, timings, and a digest of the final weights.
+
+Why not ``model.fit``: with Keras 3 (TF >= 2.16) ``fit`` under ``MultiWorkerMirroredStrategy``
+fails as soon as there are two workers (it calls ``strategy.reduce`` on the (x, y) batch;
+keras-team/keras#20585, tensorflow/tensorflow#72388, open in Keras 3.15). ``fit`` with
+``MirroredStrategy`` on one machine works, and notebook 07 uses it there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+
+def _parse(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m course_utils.distribute.worker", description=__doc__.splitlines()[0]
+    )
+    parser.add_argument("--result", type=Path, required=True, help="where this worker writes its JSON report")
+    parser.add_argument("--epochs", type=int, default=1)
+    parser.add_argument("--dataset", choices=("mnist", "fashion-mnist"), default="mnist")
+    parser.add_argument("--images", type=int, default=None, help="training images to use (default: all)")
+    parser.add_argument("--batch-size", type=int, default=64, help="the GLOBAL batch, shared by all workers")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--checkpoint-dir", type=Path, default=None, help="the chief's checkpoints (resumed from)")
+    parser.add_argument("--model-dir", type=Path, default=None, help="the chief saves model.keras here at the end")
+    parser.add_argument("--crash-at-epoch", type=int, default=None, help="fail on purpose at this epoch (tests, demos)")
+    return parser.parse_args(argv)
+
+
+def read_tf_config() -> tuple[dict[str, Any], int]:
+    """This worker's ``TF_CONFIG`` and its index, validated like ``distribute.tf_config`` builds it."""
+    from course_utils.distribute import tf_config
+
+    raw = os.environ.get("TF_CONFIG")
+    if not raw:
+        raise SystemExit("course_utils.distribute.worker: TF_CONFIG is not set (start it with run_local_workers)")
+    config = json.loads(raw)
+    index = config["task"]["index"]
+    tf_config(config["cluster"]["worker"], index, task_type=config["task"]["type"])  # validates
+    return config, index
+
+
+def write_path(folder: Path, index: int) -> Path:
+    """Where worker ``index`` writes: the chief (0) into ``folder``, the others into a temporary sub-folder.
+
+    Every worker must write (a checkpoint may need all of them to take part), but never
+    to the same place (tensorflow.org/tutorials/distribute/multi_worker_with_keras).
+    """
+    return folder if index == 0 else folder / f"workertemp_{index}"
+
+
+def _atomic_json(path: Path, data: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(data, indent=2) + "\n")
+    os.replace(tmp, path)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parse(argv)
+    config, index = read_tf_config()
+    workers = len(config["cluster"]["worker"])
+    is_chief = index == 0
+
+    from course_utils.tf_setup import quiet_tensorflow
+
+    tf = quiet_tensorflow()
+    # 1. The strategy first: it starts this worker's gRPC server and configures collective ops.
+    options = tf.distribute.experimental.CommunicationOptions(
+        implementation=tf.distribute.experimental.CommunicationImplementation.RING
+    )
+    strategy = tf.distribute.MultiWorkerMirroredStrategy(communication_options=options)
+
+    import keras
+    import numpy as np
+    import psutil
+
+    from course_utils import data
+    from course_utils.distribute import batch_plan
+    from course_utils.models import build_seed_cnn
+    from course_utils.results import peak_rss_mib
+
+    keras.utils.set_random_seed(args.seed)
+
+    # 2. Data: the same shuffled order on every worker (same seed), batched with the global batch;
+    #    the strategy hands each worker its share of every batch. Images stay uint8 until batched.
+    (x, y), _ = data.load(args.dataset, images=args.images, quiet=True)
+    images = len(x)
+    plan = batch_plan(args.batch_size, strategy.num_replicas_in_sync, images)
+    dataset = (
+        tf.data.Dataset.from_tensor_slices((x[:images, ..., None], y[:images].astype("int32")))
+        .shuffle(min(images, 10_000), seed=args.seed)
+        .batch(plan.global_batch, drop_remainder=True)
+        .map(lambda xb, yb: (tf.cast(xb, tf.float32) / 255.0, yb))
+        .repeat()
+    )
+    del x, y
+    data_options = tf.data.Options()
+    data_options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.DATA
+    batches = iter(strategy.experimental_distribute_dataset(dataset.with_options(data_options)))
+
+    # 3. Model, optimizer and state inside the strategy's scope: mirrored on every worker.
+    with strategy.scope():
+        model = build_seed_cnn(logits=True)
+        optimizer = keras.optimizers.Adam(1e-3)
+        optimizer.build(model.trainable_variables)
+        epoch_var = tf.Variable(0, dtype=tf.int64, trainable=False, name="epoch")
+    per_example_loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True, reduction=None)
+
+    def replica_step(inputs):
+        images_, labels = inputs
+        with tf.GradientTape() as tape:
+            logits = model(images_, training=True)
+            # Average over the GLOBAL batch: the all-reduce then SUMS the replicas' gradients.
+            loss = tf.nn.compute_average_loss(per_example_loss(labels, logits), global_batch_size=plan.global_batch)
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables, strict=True))
+        correct = tf.reduce_sum(tf.cast(tf.equal(tf.argmax(logits, axis=1, output_type=tf.int32), labels), tf.float32))
+        return loss, correct
+
+    @tf.function
+    def train_step(iterator):
+        loss, correct = strategy.run(replica_step, args=(next(iterator),))
+        return (
+            strategy.reduce(tf.distribute.ReduceOp.SUM, loss, axis=None),
+            strategy.reduce(tf.distribute.ReduceOp.SUM, correct, axis=None),
+        )
+
+    # 4. Fault tolerance: resume from the chief's latest checkpoint, if any; every worker writes its own.
+    manager = None
+    start_epoch = 0
+    if args.checkpoint_dir is not None:
+        checkpoint = tf.train.Checkpoint(model=model, optimizer=optimizer, epoch=epoch_var)
+        latest = tf.train.latest_checkpoint(str(args.checkpoint_dir))
+        if latest:
+            checkpoint.restore(latest)
+            start_epoch = int(epoch_var.numpy())
+        own = write_path(args.checkpoint_dir, index)
+        manager = tf.train.CheckpointManager(checkpoint, directory=str(own), max_to_keep=1)
+
+    losses: list[float] = []
+    accuracies: list[float] = []
+    epoch_s: list[float] = []
+    start = time.perf_counter()
+    for epoch in range(start_epoch, args.epochs):
+        t0 = time.perf_counter()
+        total_loss = total_correct = 0.0
+        for _ in range(plan.steps_per_epoch):
+            loss, correct = train_step(batches)
+            total_loss += float(loss)
+            total_correct += float(correct)
+            if args.crash_at_epoch is not None and epoch >= args.crash_at_epoch:
+                # After a step every worker took part in: the peers' checkpoints of the last epoch are written.
+                raise RuntimeError(f"worker {index} crashed on purpose during epoch {epoch} (--crash-at-epoch)")
+        epoch_s.append(round(time.perf_counter() - t0, 3))
+        losses.append(total_loss / plan.steps_per_epoch)
+        accuracies.append(total_correct / plan.images_per_epoch)
+        epoch_var.assign(epoch + 1)
+        if manager is not None:
+            manager.save()
+    train_s = time.perf_counter() - start
+    if manager is not None and not is_chief:
+        shutil.rmtree(write_path(args.checkpoint_dir, index), ignore_errors=True)
+
+    # 5. The model: the chief saves it; the others save to a temporary folder and delete it.
+    saved = None
+    if args.model_dir is not None:
+        folder = write_path(args.model_dir, index)
+        folder.mkdir(parents=True, exist_ok=True)
+        model.save(folder / "model.keras")
+        if is_chief:
+            saved = str(folder / "model.keras")
+        else:
+            shutil.rmtree(folder, ignore_errors=True)
+
+    weights = model.get_weights()
+    digest = hashlib.sha256(b"".join(np.ascontiguousarray(w).tobytes() for w in weights)).hexdigest()
+    _atomic_json(
+        args.result,
+        {
+            "index": index,
+            "is_chief": is_chief,
+            "workers": workers,
+            "address": config["cluster"]["worker"][index],
+            "pid": os.getpid(),
+            "replicas_in_sync": int(strategy.num_replicas_in_sync),
+            "global_batch": plan.global_batch,
+            "per_replica_batch": plan.per_replica,
+            "steps_per_epoch": plan.steps_per_epoch,
+            "dataset": args.dataset,
+            "images": images,
+            "start_epoch": start_epoch,
+            "epochs": args.epochs,
+            "loss": losses,
+            "accuracy": accuracies,
+            "epoch_s": epoch_s,
+            "train_s": round(train_s, 3),
+            "weights_sha256": digest,
+            "saved_model": saved,
+            "peak_rss_mib": round(peak_rss_mib(), 1),  # counts TensorFlow's shared libraries in every process
+            "private_mib": round(psutil.Process().memory_full_info().uss / 2**20, 1),  # this worker's own memory
+            "tensorflow": tf.__version__,
+        },
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

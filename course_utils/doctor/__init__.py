@@ -1,0 +1,704 @@
+"""The doctor: which TensorFlow to install on a machine, and what stands in the way of its GPU.
+
+``recommend(platform, python, driver, gpu)`` answers "what do I install?" from the version
+table (``course_utils.doctor.versions``). ``diagnose()`` inspects this machine - platform,
+``nvidia-smi``, ``nvcc``, TensorFlow's build info, devices and start-up log - or a machine
+described by captured text, and returns ``Finding``s: a stable ``code``, a ``severity``
+(info, warning, error), a ``message`` and a ``fix``.
+
+Command line (a stable contract: other tools read its JSON)::
+
+    course doctor                       # this machine
+    course doctor --nvidia-smi FILE [--nvcc FILE]
+        [--platform linux|wsl2|windows|macos] [--python X.Y] [--json]
+
+Exit status 0 unless a finding has severity "error" (then 1); 2 for a usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import platform as _platform
+import re
+import sys
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from course_utils.doctor.nvidia import NvccReport, SmiReport, parse_nvcc, parse_nvidia_smi, probe_nvcc, probe_nvidia_smi
+from course_utils.doctor.recommend import PLATFORM_NAMES, Recommendation, normalize_python, recommend, routes
+from course_utils.doctor.versions import PLATFORMS, check_platform, load, parse_version
+
+SEVERITIES = ("info", "warning", "error")
+# Lines of TensorFlow's start-up log that explain a missing GPU.
+_LOG_HINTS = (
+    "Could not find cuda drivers",
+    "Cannot dlopen some GPU libraries",
+    "Could not load dynamic library",
+    "failed call to cuInit",
+    "Loaded runtime CuDNN library",
+)
+_CUDNN_MISMATCH = re.compile(r"Loaded runtime CuDNN library: (\S+) but source was compiled with: ([\d.]+)")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One thing the doctor found: ``code`` is stable (tools match on it), the rest is for people."""
+
+    code: str
+    severity: str  # "info", "warning" or "error"
+    message: str
+    fix: str
+
+    def __post_init__(self) -> None:
+        if self.severity not in SEVERITIES:
+            raise ValueError(f"severity {self.severity!r} is not one of {SEVERITIES}")
+
+    def to_dict(self) -> dict[str, str]:
+        return asdict(self)
+
+
+# --------------------------------------------------------------------------- the machine
+
+
+@dataclass
+class TensorFlowInfo:
+    """What the installed TensorFlow says about itself (only for this machine, never for a described one)."""
+
+    installed: bool
+    version: str | None = None
+    built_with_cuda: bool | None = None
+    cuda_version: str | None = None
+    cudnn_version: str | None = None
+    compute_capabilities: list[str] = field(default_factory=list)
+    gpus: list[dict[str, Any]] = field(default_factory=list)  # name, compute_capability per visible GPU
+    startup_log: str = ""
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["startup_log"] = _log_hints(self.startup_log)  # the telling lines, not the whole log
+        return data
+
+
+@dataclass
+class Machine:
+    """A machine to diagnose: this one (``probe``) or one described by captured text (``describe``)."""
+
+    platform: str
+    python: str | None
+    smi: SmiReport | None = None  # None: nvidia-smi was not looked at
+    nvcc: NvccReport | None = None
+    tensorflow: TensorFlowInfo | None = None
+    live: bool = False
+    platform_note: str | None = None  # how the platform was decided, when it was guessed
+
+
+def detect_platform() -> str:
+    """This machine's platform: linux, wsl2, windows or macos."""
+    if sys.platform == "darwin":
+        return "macos"
+    if sys.platform.startswith("win"):
+        return "windows"
+    text = _platform.release().lower()
+    try:
+        text += Path("/proc/version").read_text(errors="replace").lower()
+    except OSError:
+        pass
+    return "wsl2" if "microsoft" in text or "wsl" in text else "linux"
+
+
+def guess_platform(smi_text: str | None) -> tuple[str, str]:
+    """Guess the platform of captured nvidia-smi text: (platform, why)."""
+    text = smi_text or ""
+    if "TCC/WDDM" in text or re.search(r"\b(WDDM|TCC)\b", text):
+        return "windows", "assumed native Windows from the WDDM/TCC driver-model column (pass --platform to change it)"
+    if re.search(r"(^|\s)[A-Za-z]:\\", text):
+        return "windows", "assumed native Windows from a Windows prompt in the text (pass --platform to change it)"
+    return "linux", "assumed Linux (pass --platform wsl2, windows or macos to change it)"
+
+
+def probe_tensorflow() -> TensorFlowInfo:
+    """Import TensorFlow quietly (its start-up log captured) and read its build and devices."""
+    from course_utils.tf_setup import quiet_tensorflow, startup_log
+
+    try:
+        tf = quiet_tensorflow()
+    except Exception as error:  # noqa: BLE001 - a missing or broken install is a finding, not a crash
+        return TensorFlowInfo(False, error=f"{type(error).__name__}: {error}")
+    info = TensorFlowInfo(True, version=getattr(tf, "__version__", None), startup_log=startup_log())
+    try:
+        build = dict(tf.sysconfig.get_build_info())
+        info.built_with_cuda = bool(tf.test.is_built_with_cuda())
+        info.cuda_version = build.get("cuda_version")
+        info.cudnn_version = build.get("cudnn_version")
+        info.compute_capabilities = list(build.get("cuda_compute_capabilities", []) or [])
+        for gpu in tf.config.list_physical_devices("GPU"):
+            details = tf.config.experimental.get_device_details(gpu)
+            cc = details.get("compute_capability")
+            info.gpus.append(
+                {"name": details.get("device_name", gpu.name), "compute_capability": f"{cc[0]}.{cc[1]}" if cc else None}
+            )
+    except Exception as error:  # noqa: BLE001
+        info.error = f"{type(error).__name__}: {error}"
+    return info
+
+
+def probe(platform: str | None = None, python: str | None = None, *, tensorflow: bool = True) -> Machine:
+    """This machine: platform, Python, nvidia-smi, nvcc and (unless ``tensorflow=False``) TensorFlow."""
+    return Machine(
+        platform=check_platform(platform) if platform else detect_platform(),
+        python=normalize_python(python) or normalize_python(_platform.python_version()),
+        smi=probe_nvidia_smi(),
+        nvcc=probe_nvcc(),
+        tensorflow=probe_tensorflow() if tensorflow else None,
+        live=True,
+    )
+
+
+def describe(
+    platform: str | None = None,
+    python: str | None = None,
+    nvidia_smi: str | bytes | None = None,
+    nvcc: str | bytes | None = None,
+    tensorflow: TensorFlowInfo | None = None,
+) -> Machine:
+    """A machine described by captured ``nvidia-smi`` / ``nvcc --version`` text (either may be None)."""
+    note = None
+    if platform is None:
+        text = nvidia_smi.decode(errors="replace") if isinstance(nvidia_smi, bytes) else nvidia_smi
+        platform, note = guess_platform(text)
+    return Machine(
+        platform=check_platform(platform),
+        python=normalize_python(python),
+        smi=parse_nvidia_smi(nvidia_smi) if nvidia_smi is not None else None,
+        nvcc=parse_nvcc(nvcc) if nvcc is not None else None,
+        tensorflow=tensorflow,
+        platform_note=note,
+    )
+
+
+# --------------------------------------------------------------------------- the diagnosis
+
+
+_GLOG_PREFIX = re.compile(r"^[IWEF]\d{4} [\d:.]+\s+\d+\s+\S+\] ")
+
+
+def _log_hints(log: str) -> list[str]:
+    """The start-up log lines that explain a missing GPU, without glog's time/thread prefix, each once."""
+    hints: list[str] = []
+    for line in log.splitlines():
+        if any(hint in line for hint in _LOG_HINTS):
+            line = _GLOG_PREFIX.sub("", line.strip())
+            if line not in hints:
+                hints.append(line)
+    return hints[:8]
+
+
+@dataclass
+class Diagnosis:
+    machine: Machine
+    recommendation: Recommendation
+    alternatives: list[Recommendation]
+    findings: list[Finding]
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if any(f.severity == "error" for f in self.findings) else 0
+
+    def codes(self) -> list[str]:
+        return [f.code for f in self.findings]
+
+    def to_json(self) -> dict[str, Any]:
+        """The CLI's JSON: driver_version, driver_cuda, toolkit_cuda, gpus, tensorflow,
+        recommended_install and findings (the contract), plus details."""
+        smi, nvcc, m = self.machine.smi, self.machine.nvcc, self.machine
+        return {
+            "driver_version": smi.driver_version if smi else None,
+            "driver_cuda": smi.driver_cuda if smi else None,
+            "toolkit_cuda": nvcc.release if nvcc else None,
+            "gpus": [
+                {
+                    "name": g.name,
+                    "memory_mib": g.memory_mib,
+                    "index": g.index,
+                    "driver_model": g.driver_model,
+                    "compute_capability": g.compute_capability,
+                }
+                for g in (smi.gpus if smi else [])
+            ],
+            "tensorflow": self.recommendation.tensorflow,
+            "recommended_install": list(self.recommendation.commands),
+            "findings": [f.to_dict() for f in self.findings],
+            "platform": m.platform,
+            "python": m.python,
+            "machine": "this machine" if m.live else "described",
+            "recommended": self.recommendation.to_dict(),
+            "alternatives": [a.to_dict() for a in self.alternatives],
+            "nvidia_smi": None
+            if smi is None
+            else {
+                "status": smi.status,
+                "message": smi.message,
+                "problems": smi.problems,
+                "tool_version": smi.tool_version,
+            },
+            "nvcc": None if nvcc is None else nvcc.to_dict(),
+            "installed_tensorflow": None if m.tensorflow is None else m.tensorflow.to_dict(),
+        }
+
+    def report(self) -> str:
+        """A readable report: the machine, what to install, and the findings, worst first."""
+        m, smi, nvcc = self.machine, self.machine.smi, self.machine.nvcc
+        who = "This machine" if m.live else "Described machine"
+        lines = [f"{who}: {PLATFORM_NAMES[m.platform]}, Python {m.python or '(not given)'}"]
+        if smi is None:
+            lines.append("  NVIDIA driver: not looked at")
+        elif smi.status == "ok":
+            cuda = f", supports CUDA up to {smi.driver_cuda}" if smi.driver_cuda else ""
+            lines.append(f"  NVIDIA driver: {smi.driver_version or 'unreadable'}{cuda}")
+            for g in smi.gpus:
+                memory = f"{g.memory_mib} MiB" if g.memory_mib is not None else "memory unknown"
+                mode = f", {g.driver_model}" if g.driver_model else ""
+                lines.append(f"  GPU {g.index}: {g.name} ({memory}{mode})")
+        else:
+            lines.append(f"  NVIDIA driver: none found ({smi.status}: {smi.message or '; '.join(smi.problems)})")
+        if nvcc is not None:
+            lines.append(f"  CUDA toolkit (nvcc): {nvcc.release if nvcc.status == 'ok' else nvcc.status}")
+        tf = m.tensorflow
+        if tf is not None:
+            if tf.installed:
+                build = f"CUDA build {tf.cuda_version}" if tf.built_with_cuda else "CPU-only build"
+                lines.append(f"  TensorFlow: {tf.version} ({build}), GPUs visible: {len(tf.gpus)}")
+            else:
+                lines.append(f"  TensorFlow: not importable ({tf.error})")
+        lines += ["", "Install:", self.recommendation.text()]
+        for alt in self.alternatives:
+            lines += ["", "Or:", alt.text()]
+        lines += ["", "Findings:"]
+        for f in self.findings:
+            lines.append(f"  [{f.severity}] {f.code}: {f.message}")
+            lines.append(f"      fix: {f.fix}")
+        status = "errors found (exit status 1)" if self.exit_code else "no errors (exit status 0)"
+        lines += ["", f"Result: {status}"]
+        return "\n".join(lines)
+
+
+def _gpu_summary(smi: SmiReport) -> str:
+    if not smi.gpus:
+        return "no GPU rows could be read"
+    parts = []
+    for g in smi.gpus:
+        extra = [f"{g.memory_mib} MiB" if g.memory_mib is not None else "memory unknown"]
+        if g.driver_model:
+            extra.append(f"{g.driver_model} mode")
+        parts.append(f"GPU {g.index}: {g.name} ({', '.join(extra)})")
+    return "; ".join(parts)
+
+
+def _driver_findings(m: Machine, rec: Recommendation) -> list[Finding]:
+    smi, table, out = m.smi, load(), []
+    if smi is None:
+        return out
+    where = PLATFORM_NAMES[m.platform]
+    if smi.status == "ok":
+        cuda = f"; it supports CUDA up to {smi.driver_cuda}" if smi.driver_cuda else ""
+        out.append(
+            Finding(
+                "nvidia-driver",
+                "info",
+                f"NVIDIA driver {smi.driver_version}{cuda}. {_gpu_summary(smi)}.",
+                "Nothing to do.",
+            )
+        )
+        if smi.problems:
+            out.append(
+                Finding(
+                    "nvidia-smi-partly-read",
+                    "info",
+                    "Parts of the nvidia-smi output could not be read: " + "; ".join(smi.problems) + ".",
+                    "Paste the complete output of `nvidia-smi` (or run the doctor on the machine itself).",
+                )
+            )
+    elif smi.status in ("missing", "no-driver"):
+        if m.platform == "macos":
+            return out
+        severity = "error" if smi.status == "no-driver" else "warning"
+        what = (
+            "nvidia-smi is installed but cannot talk to the NVIDIA driver"
+            if smi.status == "no-driver"
+            else "No NVIDIA driver was found"
+        )
+        if m.platform == "wsl2":
+            minimum = rec.driver_min or table.rule("wsl2")["driver_min"]
+            fix = (
+                f"Install or update the NVIDIA driver on Windows (>= {minimum}); "
+                f"{table.rule('wsl2-no-linux-driver')['text']}"
+            )
+        else:
+            fix = (
+                f"If this machine has an NVIDIA GPU, install NVIDIA's driver (>= {rec.driver_min}) and reboot; "
+                "without one, TensorFlow runs on the CPU (every notebook of this course still works)."
+            )
+        out.append(
+            Finding(
+                "no-nvidia-driver",
+                severity,
+                f"{what} ({smi.message or 'no output'}): TensorFlow can only use the CPU on {where}.",
+                fix,
+            )
+        )
+    elif smi.status == "no-devices":
+        out.append(
+            Finding(
+                "no-nvidia-gpu",
+                "warning",
+                'The NVIDIA driver is loaded but nvidia-smi found no GPU ("No devices were found").',
+                "Check that the GPU is seated and enabled (BIOS, passthrough, power); until then TensorFlow "
+                "uses the CPU.",
+            )
+        )
+    else:
+        out.append(
+            Finding(
+                "nvidia-smi-unreadable",
+                "warning",
+                "Could not read the nvidia-smi output: " + "; ".join(smi.problems) + ".",
+                "Give the doctor the complete, unedited output of `nvidia-smi`.",
+            )
+        )
+    return out
+
+
+def _route_findings(m: Machine, rec: Recommendation, alternatives: list[Recommendation]) -> list[Finding]:
+    table, out = load(), []
+    smi = m.smi
+    if m.platform == "windows":
+        last = table.rule("windows-native-gpu-last")["last"]
+        recipe = table.rule("windows-native-recipe")
+        build = table.newest("windows")
+        wsl = next((a for a in alternatives if a.platform == "wsl2"), None) or recommend("wsl2", m.python)
+        driver = smi.driver_version if smi and smi.status == "ok" else None
+        yours = ""
+        if wsl.driver_min and driver and parse_version(driver) < parse_version(wsl.driver_min):
+            yours = f" - yours is {driver}, update it first"
+        tf = m.tensorflow
+        installed_cpu_only = bool(
+            tf is not None and tf.installed and tf.version and parse_version(tf.version)[:2] > parse_version(last)[:2]
+        )
+        out.append(
+            Finding(
+                "windows-native-no-gpu-after-2.10",
+                "error" if installed_cpu_only and smi and smi.gpus else "warning",
+                f"Native Windows has no GPU TensorFlow after {last}: TF 2.11 and later install CPU-only there. "
+                f"TF {last} was built and tested with CUDA {build.cuda} and cuDNN {build.cudnn}, on Python "
+                f"{build.python_min}-{build.python_max}."
+                + (f" The installed TensorFlow {tf.version} cannot use the GPU." if installed_cpu_only else ""),
+                f"Either stay on native Windows with the official conda recipe - `{recipe['conda']}`, "
+                f'then `pip install "{recipe["requirement"]}"` in a Python <= {build.python_max} environment - '
+                f'or use WSL2 with current TensorFlow: `pip install "{wsl.tensorflow}"` '
+                f"(Windows 10 {table.rule('wsl2')['windows_build_min']} or newer, Windows NVIDIA driver >= "
+                f"{wsl.driver_min}{yours}).",
+            )
+        )
+    if m.platform == "macos":
+        out.append(
+            Finding(
+                "macos-no-cuda",
+                "info",
+                table.rule("macos")["text"],
+                "pip install tensorflow, then tensorflow-metal on Apple silicon.",
+            )
+        )
+    if rec.gpu and rec.driver_ok is False:
+        smi_cuda = f" (it supports CUDA up to {smi.driver_cuda})" if smi and smi.driver_cuda else ""
+        out.append(
+            Finding(
+                "driver-too-old",
+                "error",
+                f"The NVIDIA driver {rec.driver}{smi_cuda} is older than the {rec.driver_min} that TF "
+                f"{rec.build.minor} (CUDA {rec.build.cuda}) needs on {PLATFORM_NAMES[rec.platform]}.",
+                f"Update the NVIDIA driver to >= {rec.driver_min}"
+                + (
+                    f"; if you cannot, {rec.fallback} is the newest tested TensorFlow whose CUDA family this "
+                    "driver supports (CUDA minor-version compatibility)."
+                    if rec.fallback
+                    else "; no tested TensorFlow build runs on this driver."
+                ),
+            )
+        )
+    elif rec.gpu and rec.driver_ok and smi and smi.driver_cuda and rec.build:
+        have, need = parse_version(smi.driver_cuda), parse_version(rec.build.cuda)
+        if have[0] == need[0] and have < need:
+            out.append(
+                Finding(
+                    "minor-version-compatibility",
+                    "info",
+                    f"TF {rec.build.minor} is built with CUDA {rec.build.cuda}; your driver supports up to "
+                    f"{smi.driver_cuda}. That works through CUDA minor-version compatibility (same major "
+                    f"family, driver >= {table.min_driver(need[0], rec.platform)}), with a limited feature set.",
+                    "Nothing to do; a newer driver lifts the limits.",
+                )
+            )
+    for note in rec.notes:
+        if note.startswith("no tested TensorFlow GPU build supports Python"):
+            out.append(
+                Finding(
+                    "python-unsupported",
+                    "warning",
+                    note[0].upper() + note[1:] + ".",
+                    f"Use Python {rec.python} for TensorFlow (the commands create that environment).",
+                )
+            )
+        elif note.startswith("Python ") and " limits you to TensorFlow " in note:
+            out.append(
+                Finding(
+                    "python-limits-tensorflow", "warning", note + ".", "Use a newer Python for the newest TensorFlow."
+                )
+            )
+    return out
+
+
+def _toolkit_findings(m: Machine, rec: Recommendation) -> list[Finding]:
+    nvcc, smi, table, out = m.nvcc, m.smi, load(), []
+    if nvcc is None or nvcc.status != "ok":
+        return out
+    toolkit = parse_version(nvcc.release)
+    driver = smi.driver_version if smi and smi.status == "ok" else None
+    if smi and smi.driver_cuda:
+        limit, limit_text = parse_version(smi.driver_cuda), smi.driver_cuda
+    elif driver and table.driver_cuda_major(driver, m.platform):
+        major = table.driver_cuda_major(driver, m.platform)
+        limit, limit_text = (major, 99), f"{major}.x"
+    else:
+        limit = None
+    if limit is not None and toolkit > limit:
+        same_family = toolkit[0] == limit[0]
+        family_min = table.min_driver(toolkit[0], m.platform)
+        if same_family:
+            how = (
+                f"Programs built with it run only under CUDA minor-version compatibility (same major family "
+                f"{toolkit[0]}, driver >= {family_min}), with a limited feature set; PTX it generates fails with "
+                "cudaErrorUnsupportedPtxVersion."
+            )
+        else:
+            how = (
+                f"Programs built with it do not run on this driver: CUDA {toolkit[0]}.x needs a driver >= {family_min}."
+            )
+        out.append(
+            Finding(
+                "toolkit-newer-than-driver",
+                "warning",
+                f"nvcc reports CUDA toolkit {nvcc.release}, newer than the CUDA {limit_text} the driver {driver} "
+                f"supports. {how}",
+                "For TensorFlow nothing to do: it never calls nvcc (see nvcc-not-used). For your own CUDA code, update "
+                f"the driver to one that supports CUDA {nvcc.release}, or use a toolkit no newer than {limit_text}.",
+            )
+        )
+    route = (
+        "the CUDA/cuDNN pip wheels that tensorflow[and-cuda] brings"
+        if "[and-cuda]" in rec.tensorflow
+        else f"CUDA {rec.build.cuda} + cuDNN {rec.build.cudnn} (TF {rec.build.minor}'s tested pair)"
+        if rec.build
+        else "the libraries the TensorFlow package brings"
+    )
+    driver_text = (
+        f"the driver ({driver}{', CUDA <= ' + smi.driver_cuda if smi and smi.driver_cuda else ''})"
+        if driver
+        else "the NVIDIA driver"
+    )
+    out.append(
+        Finding(
+            "nvcc-not-used",
+            "info",
+            f"nvcc is the CUDA toolkit's compiler ({nvcc.release} here). A pip-installed TensorFlow never calls nvcc: "
+            f"what matters is {driver_text} and the CUDA/cuDNN runtime libraries TensorFlow loads - here {route}.",
+            "Choose TensorFlow by platform, Python and driver; the nvcc version is not an input to that choice.",
+        )
+    )
+    return out
+
+
+def _tensorflow_findings(m: Machine, rec: Recommendation) -> list[Finding]:
+    tf, smi, table, out = m.tensorflow, m.smi, load(), []
+    if tf is None:
+        return out
+    if not tf.installed:
+        out.append(
+            Finding(
+                "tensorflow-not-installed",
+                "info",
+                f"TensorFlow is not importable here ({tf.error}).",
+                "Install it: " + " && ".join(c for c in rec.commands if c.startswith("pip install")),
+            )
+        )
+        return out
+    nvidia_gpu = bool(smi and smi.status == "ok" and smi.gpus)
+    hints = _log_hints(tf.startup_log)
+    if tf.built_with_cuda is False:
+        windows = " (on native Windows every TensorFlow after 2.10 is CPU-only)" if m.platform == "windows" else ""
+        out.append(
+            Finding(
+                "cpu-only-build",
+                "error" if nvidia_gpu else "info",
+                f"This TensorFlow ({tf.version}) is a CPU-only build (tf.test.is_built_with_cuda() is False){windows}: "
+                "it can never use a GPU" + (", although nvidia-smi shows one." if nvidia_gpu else "."),
+                f"For the GPU install {rec.tensorflow} instead: " + " ; ".join(rec.commands[:5])
+                if rec.gpu
+                else "Nothing to do on a machine without an NVIDIA GPU.",
+            )
+        )
+    elif tf.gpus:
+        names = ", ".join(
+            g["name"] + (f" (compute capability {g['compute_capability']})" if g["compute_capability"] else "")
+            for g in tf.gpus
+        )
+        out.append(
+            Finding(
+                "tensorflow-uses-gpu",
+                "info",
+                f"TensorFlow {tf.version} sees {len(tf.gpus)} GPU(s): {names}.",
+                "Nothing to do.",
+            )
+        )
+    elif nvidia_gpu:
+        said = f" Its start-up log says: {' | '.join(hints)}" if hints else ""
+        out.append(
+            Finding(
+                "tensorflow-sees-no-gpu",
+                "error",
+                f"nvidia-smi shows {len(smi.gpus)} GPU(s) but TensorFlow {tf.version} (a CUDA {tf.cuda_version} build) "
+                f"sees none.{said}",
+                f"Install {rec.tensorflow} (it brings CUDA and cuDNN as pip wheels); "
+                f"{table.rule('pip-symlink-step')['text']}",
+            )
+        )
+    else:
+        said = f" Its start-up log says: {' | '.join(hints[:2])}" if hints else ""
+        out.append(
+            Finding(
+                "tensorflow-sees-no-gpu",
+                "info",
+                f"TensorFlow {tf.version} (a CUDA {tf.cuda_version} build) sees no GPU, as expected without "
+                f"an NVIDIA driver.{said}",
+                "Nothing to do unless this machine has an NVIDIA GPU.",
+            )
+        )
+    for line in hints:
+        found = _CUDNN_MISMATCH.search(line)
+        if found:
+            out.append(
+                Finding(
+                    "cudnn-mismatch",
+                    "error",
+                    f"TensorFlow loaded cuDNN {found.group(1)} but was built with {found.group(2)}. "
+                    + table.cudnn_rule["text"],
+                    "Another package (often PyTorch) pinned an older cuDNN in this environment: give "
+                    "TensorFlow its own environment, or install a cuDNN of the same major and at least "
+                    "the same minor version.",
+                )
+            )
+    rule = table.rule("compute-capability-5-dropped")
+    gpus = [(g["name"], g["compute_capability"]) for g in tf.gpus]
+    gpus += [(g.name, g.compute_capability) for g in (smi.gpus if smi else [])]
+    if tf.version and parse_version(tf.version) >= parse_version(rule["since"]):
+        for name, cc in gpus:
+            if cc and parse_version(cc) < parse_version(rule["min_compute_capability"]):
+                out.append(
+                    Finding(
+                        "compute-capability-unsupported",
+                        "error",
+                        f"{name} has compute capability {cc}. {rule['text']}",
+                        "Use TensorFlow 2.16 for this GPU (the last release with 5.x kernels), or a newer GPU.",
+                    )
+                )
+                break
+    tb_since = table.rule("tensorboard-separate")["since"]
+    if (
+        tf.version
+        and parse_version(tf.version) >= parse_version(tb_since)
+        and importlib.util.find_spec("tensorboard") is None
+    ):
+        out.append(
+            Finding(
+                "tensorboard-not-installed",
+                "info",
+                table.rule("tensorboard-separate")["text"],
+                f'pip install "tensorboard=={".".join(tf.version.split(".")[:2])}.*"',
+            )
+        )
+    return out
+
+
+def diagnose(machine: Machine | None = None) -> Diagnosis:
+    """Diagnose a machine (default: this one, probed live) and say what to install."""
+    m = machine if machine is not None else probe()
+    smi = m.smi
+    driver = smi.driver_version if smi and smi.status == "ok" else None
+    driver_cuda = smi.driver_cuda if smi and smi.status == "ok" else None
+    gpu = False if (smi and smi.status == "no-devices" and m.live) else None
+    options = routes(m.platform, m.python, driver, gpu, driver_cuda=driver_cuda)
+    rec, alternatives = options[0], options[1:]
+    findings: list[Finding] = []
+    if m.platform_note:
+        findings.append(
+            Finding(
+                "platform-assumed",
+                "info",
+                f"No platform given: {m.platform_note}.",
+                "Pass --platform linux, wsl2, windows or macos.",
+            )
+        )
+    findings += _driver_findings(m, rec)
+    findings += _route_findings(m, rec, alternatives)
+    findings += _toolkit_findings(m, rec)
+    findings += _tensorflow_findings(m, rec)
+    order = {"error": 0, "warning": 1, "info": 2}
+    findings.sort(key=lambda f: order[f.severity])
+    return Diagnosis(m, rec, alternatives, findings)
+
+
+# --------------------------------------------------------------------------- command line
+
+
+def _read(path: str) -> str:
+    if path == "-":
+        return sys.stdin.read()
+    return Path(path).read_bytes().decode("utf-8", errors="replace")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="course doctor",
+        description="Diagnose this machine (or one described by captured nvidia-smi / nvcc output) and say which "
+        "TensorFlow to install. Exit status 1 if any finding is an error.",
+    )
+    parser.add_argument("--nvidia-smi", metavar="FILE", help="captured `nvidia-smi` output ('-' for stdin)")
+    parser.add_argument("--nvcc", metavar="FILE", help="captured `nvcc --version` output")
+    parser.add_argument("--platform", choices=PLATFORMS, help="the machine's platform (default: this one, or guessed)")
+    parser.add_argument("--python", metavar="X.Y", help="the Python version to install for (default: this one)")
+    parser.add_argument("--json", action="store_true", help="print JSON (the stable contract) instead of a report")
+    args = parser.parse_args(argv)
+    if args.python is not None and normalize_python(args.python) is None:
+        parser.error(f"--python {args.python!r} is not a version like 3.11")
+    try:
+        smi_text = _read(args.nvidia_smi) if args.nvidia_smi else None
+        nvcc_text = _read(args.nvcc) if args.nvcc else None
+    except OSError as error:
+        parser.error(f"cannot read {error.filename}: {error.strerror}")
+    if smi_text is not None or nvcc_text is not None:
+        machine = describe(args.platform, args.python, smi_text, nvcc_text)
+    else:
+        machine = probe(args.platform, args.python)
+    result = diagnose(machine)
+    if args.json:
+        print(json.dumps(result.to_json(), indent=2))
+    else:
+        print(result.report())
+    return result.exit_code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

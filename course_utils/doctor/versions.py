@@ -1,0 +1,191 @@
+"""Version knowledge as data: which TensorFlow fits which Python, CUDA, cuDNN and driver.
+
+The facts live in ``course_utils/doctor/versions.json`` - TensorFlow's tested build
+configurations (Linux GPU and native-Windows GPU, TF 2.4 to 2.21), NVIDIA's minimum
+drivers per CUDA major family, the cuDNN rule and the platform rules - each row with its
+public source. This module only reads and compares them; it never decides a version in
+code. ``recommend`` (``course_utils.doctor``) and notebook 01 are built on it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+DATA_FILE = Path(__file__).with_name("versions.json")
+PLATFORMS = ("linux", "wsl2", "windows", "macos")
+
+Version = tuple[int, ...]
+
+
+def parse_version(text: str | None) -> Version | None:
+    """``"512.77"`` -> ``(512, 77)``; ``"11.7"`` -> ``(11, 7)``; ``None`` for text without a leading number."""
+    if text is None:
+        return None
+    match = re.match(r"\s*v?(\d+(?:\.\d+)*)", str(text))
+    return tuple(int(part) for part in match.group(1).split(".")) if match else None
+
+
+def version_text(version: Version) -> str:
+    return ".".join(str(part) for part in version)
+
+
+@dataclass(frozen=True)
+class Build:
+    """One tested build configuration: a TensorFlow release and what it was built and tested with."""
+
+    tensorflow: str
+    python_min: str
+    python_max: str
+    cuda: str
+    cudnn: str
+    platform: str  # "linux" (also WSL2) or "windows" (native)
+    source: str
+
+    @property
+    def minor(self) -> str:
+        """``"2.21.0"`` -> ``"2.21"`` (what ``==2.21.*`` pins)."""
+        return ".".join(self.tensorflow.split(".")[:2])
+
+    @property
+    def cuda_major(self) -> int:
+        return parse_version(self.cuda)[0]
+
+    def supports_python(self, python: str) -> bool:
+        """True when ``python`` ("3.11", "3.11.4") is inside this build's tested range."""
+        version = parse_version(python)
+        return version is not None and parse_version(self.python_min) <= version[:2] <= parse_version(self.python_max)
+
+
+@dataclass(frozen=True)
+class DriverMinimum:
+    cuda_major: int
+    linux: str
+    windows: str
+    source: str
+
+
+@dataclass(frozen=True)
+class Table:
+    """Everything in versions.json, typed."""
+
+    linux: tuple[Build, ...]
+    windows: tuple[Build, ...]
+    driver_minimums: tuple[DriverMinimum, ...]
+    driver_rule: dict[str, str]
+    cudnn_rule: dict[str, str]
+    rules: dict[str, dict[str, Any]]
+    checked: str
+
+    def builds(self, platform: str) -> tuple[Build, ...]:
+        """Tested GPU builds for a platform, newest first (WSL2 uses the Linux builds; macOS has none)."""
+        platform = check_platform(platform)
+        if platform in ("linux", "wsl2"):
+            return self.linux
+        if platform == "windows":
+            return self.windows
+        return ()
+
+    def rule(self, rule_id: str) -> dict[str, Any]:
+        return self.rules[rule_id]
+
+    def newest(self, platform: str, python: str | None = None, *, cuda_major_max: int | None = None) -> Build | None:
+        """The newest GPU build for ``platform`` whose Python range holds ``python`` (any if None)
+        and whose CUDA major family is at most ``cuda_major_max`` (any if None)."""
+        for build in self.builds(platform):
+            if python is not None and not build.supports_python(python):
+                continue
+            if cuda_major_max is not None and build.cuda_major > cuda_major_max:
+                continue
+            return build
+        return None
+
+    def python_range(self, platform: str) -> tuple[str, str]:
+        """Oldest and newest Python any GPU build of ``platform`` was tested with."""
+        builds = self.builds(platform)
+        return (
+            version_text(min(parse_version(b.python_min) for b in builds)),
+            version_text(max(parse_version(b.python_max) for b in builds)),
+        )
+
+    def driver_minimum(self, cuda_major: int, platform: str) -> DriverMinimum | None:
+        for row in self.driver_minimums:
+            if row.cuda_major == cuda_major:
+                return row
+        return None
+
+    def min_driver(self, cuda_major: int, platform: str) -> str | None:
+        """NVIDIA's minimum driver for a CUDA major family on this platform (WSL2 runs the Windows driver)."""
+        row = self.driver_minimum(cuda_major, platform)
+        if row is None:
+            return None
+        return row.windows if check_platform(platform) in ("windows", "wsl2") else row.linux
+
+    def driver_cuda_major(self, driver: str, platform: str) -> int | None:
+        """The newest CUDA major family a driver version can run (minor-version compatibility), or None."""
+        version = parse_version(driver)
+        if version is None:
+            return None
+        best = None
+        for row in self.driver_minimums:
+            minimum = parse_version(self.min_driver(row.cuda_major, platform))
+            if version >= minimum:
+                best = row.cuda_major if best is None else max(best, row.cuda_major)
+        return best
+
+
+def check_platform(platform: str) -> str:
+    value = str(platform).lower()
+    if value not in PLATFORMS:
+        raise ValueError(f"platform {platform!r} is not one of {', '.join(PLATFORMS)}")
+    return value
+
+
+def _build(row: dict[str, Any], platform: str) -> Build:
+    low, high = row["python"]
+    return Build(row["tensorflow"], low, high, row["cuda"], row["cudnn"], platform, row["source"])
+
+
+@lru_cache(maxsize=1)
+def load(path: str | None = None) -> Table:
+    """Read versions.json (cached): the course's single source of version facts."""
+    data = json.loads(Path(path or DATA_FILE).read_text(encoding="utf-8"))
+    return Table(
+        linux=tuple(_build(r, "linux") for r in data["linux_gpu"]),
+        windows=tuple(_build(r, "windows") for r in data["windows_native_gpu"]),
+        driver_minimums=tuple(
+            DriverMinimum(r["cuda_major"], r["linux"], r["windows"], r["source"]) for r in data["driver_minimums"]
+        ),
+        driver_rule=data["driver_rule"],
+        cudnn_rule=data["cudnn_rule"],
+        rules={r["id"]: r for r in data["rules"]},
+        checked=data["checked"],
+    )
+
+
+def cudnn_compatible(runtime: str, built_with: str) -> bool:
+    """The cuDNN rule: same major version, and a minor version at least the one TensorFlow was built with."""
+    have, need = parse_version(runtime), parse_version(built_with)
+    if have is None or need is None:
+        return False
+    have_minor = have[1] if len(have) > 1 else 0
+    need_minor = need[1] if len(need) > 1 else 0
+    return have[0] == need[0] and have_minor >= need_minor
+
+
+def table_rows(platform: str = "linux") -> list[dict[str, str]]:
+    """The tested GPU builds of a platform as plain rows (for a notebook table or a DataFrame)."""
+    return [
+        {
+            "TensorFlow": b.tensorflow,
+            "Python": f"{b.python_min}-{b.python_max}",
+            "CUDA": b.cuda,
+            "cuDNN": b.cudnn,
+            "source": b.source,
+        }
+        for b in load().builds(platform)
+    ]

@@ -1,0 +1,102 @@
+"""The batch report: tables of runs, comparisons across grid points, charts, one self-contained HTML file."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from course_utils.batch.report import charts, comparisons, flat_results, key_results, write_report
+
+
+def run(name, notebook="05_cnn", status="ok", error=None, **parameters):
+    size = parameters.get("BATCH_SIZE", 1)
+    return {
+        "name": name,
+        "notebook": notebook,
+        "status": status,
+        "error": error,
+        "parameters": parameters,
+        "duration_s": 10.0 + size / 100,
+        "device": "/CPU:0",
+        "tensorflow": "2.21.0",
+        "peak_rss_mib": 500.0 + size,
+        "results": {}
+        if status != "ok"
+        else {"test_accuracy": 0.9 + size / 10_000, "epoch_s": [3.0, 60 / size, 50 / size], "checkpoint_passed": True},
+        "executed": f"/out/executed/{name}.ipynb",
+        "log": f"/out/logs/{name}.log",
+        "failed_cell": {"index": 4, "execution_count": 3, "source": "model.fit(x)"} if status != "ok" else None,
+    }
+
+
+GRID = [run(f"05_cnn__BATCH_SIZE-{b}", BATCH_SIZE=b, EPOCHS=1) for b in (32, 128, 512)]
+
+
+def test_lists_of_numbers_are_compared_by_their_median():
+    results = {"epoch_s": [3.0, 1.0, 2.0], "acc": 0.5, "ms": {"/CPU:0": 2.5, "/GPU:0": [1, 2, 3]}, "ok": True}
+    assert flat_results(results) == {
+        "epoch_s (median)": 2.0,
+        "acc": 0.5,
+        "ms[/CPU:0]": 2.5,
+        "ms[/GPU:0] (median)": 2,
+        "ok": True,
+    }
+    assert flat_results(results, ["acc", "missing"]) == {"acc": 0.5, "missing": None}
+    assert key_results(GRID) == ["test_accuracy", "epoch_s (median)"]  # not the checkpoint flag
+    assert key_results(GRID, ["epoch_s"]) == ["epoch_s (median)"]
+
+
+def test_a_comparison_per_notebook_with_varying_parameters():
+    single = run("02_verify_gpu", notebook="02_verify_gpu")
+    tables = comparisons([*GRID, single])
+    assert len(tables) == 1, "a notebook run once has nothing to compare"
+    table = tables[0]
+    assert table["notebook"] == "05_cnn" and table["varying"] == ["BATCH_SIZE"], "EPOCHS does not vary"
+    assert table["columns"] == ["test_accuracy", "epoch_s (median)", "peak memory (MiB)", "time (s)"]
+    assert [r["BATCH_SIZE"] for r in table["rows"]] == [32, 128, 512]
+    assert [r["epoch_s (median)"] for r in table["rows"]] == [60 / 32, 60 / 128, 60 / 512]
+
+
+def test_charts_are_pngs_for_numeric_and_categorical_axes():
+    table = comparisons(GRID, ["test_accuracy"])[0]
+    made = charts(table)
+    assert [name for name, _ in made] == ["test_accuracy", "peak memory (MiB)"]
+    assert all(png.startswith(b"\x89PNG") for _, png in made)
+    two_way = [run(f"r{d}{b}", BATCH_SIZE=b, DEVICE=d) for d in ("cpu", "gpu") for b in (32, 64)]
+    assert len(charts(comparisons(two_way)[0])) == 3  # x: BATCH_SIZE, a line per DEVICE
+    by_device = [run(f"r{d}", DEVICE=d) for d in ("cpu", "gpu")]
+    assert charts(comparisons(by_device)[0])  # strings on the x axis
+
+
+def test_the_report_files_agree_with_the_records(tmp_path):
+    failed = run("05_cnn__BATCH_SIZE-4096", status="failed", error="cell In [3]: ResourceExhaustedError: OOM | x")
+    failed["parameters"] = {"BATCH_SIZE": 4096, "EPOCHS": 1}
+    runs = [*GRID, failed]
+    meta = {"title": "Batch sizes", "command": "course run --grid g.yaml", "planned_runs": 4}
+    paths = write_report(runs, tmp_path, meta)
+    data = json.loads(paths["json"].read_text())
+    assert data["runs"] == runs and data["meta"]["title"] == "Batch sizes"
+    assert [r["BATCH_SIZE"] for r in data["comparisons"][0]["rows"]] == [32, 128, 512, 4096]
+
+    md = paths["md"].read_text()
+    assert md.startswith("# Batch sizes\n") and "4 of 4 run(s), 3 ok, 1 failed" in md
+    assert "| 1 | 05_cnn__BATCH_SIZE-32 | 05_cnn | BATCH_SIZE=32, EPOCHS=1 | ok | 10.32 | /CPU:0 | 532 | 2.21.0 |" in md
+    assert "test_accuracy=0.9032, epoch_s (median)=1.875" in md
+    assert "failed: cell In [3]: ResourceExhaustedError: OOM \\| x" in md, "a | in an error must not break the table"
+    assert "## Failures" in md and "model.fit(x)" in md
+    assert "## Comparison: 05_cnn" in md and "| 128 | ok | 0.9128 | 0.4688 |" in md
+    for link in re.findall(r"!\[[^]]*\]\(([^)]+)\)", md):
+        assert (tmp_path / link).read_bytes().startswith(b"\x89PNG")
+
+    page = paths["html"].read_text()
+    assert page.startswith("<!doctype html>") and "<h1>Batch sizes</h1>" in page
+    assert page.count('<tr class="failed">') == 2  # in the runs table and in the comparison
+    sources = re.findall(r"src='([^']*)'", page)
+    assert len(sources) == 3 and all(s.startswith("data:image/png;base64,") for s in sources)
+    assert "OOM | x" in page and "<script" not in page
+
+
+def test_a_single_run_report_has_no_comparison(tmp_path):
+    paths = write_report([run("02_verify_gpu", notebook="02_verify_gpu")], tmp_path, {})
+    assert "Comparison" not in paths["md"].read_text() and "<img" not in paths["html"].read_text()
+    assert json.loads(paths["json"].read_text())["comparisons"] == []

@@ -1,0 +1,247 @@
+"""The papermill runner: runs in fresh kernels, grids, failures kept, bad input stopped before anything runs."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+
+import pytest
+
+import course_utils.batch.runner as runner
+from course_utils.batch.runner import main, run_notebook
+
+from ..conftest import ROOT
+
+FIXTURES = ROOT / "tests" / "fixtures"
+
+
+def load(path):
+    return json.loads(path.read_text())
+
+
+def errors_in(notebook_path):
+    cells = load(notebook_path)["cells"]
+    return [o for c in cells if c["cell_type"] == "code" for o in c["outputs"] if o["output_type"] == "error"]
+
+
+def test_a_passing_run_reads_its_record(tmp_path):
+    record = run_notebook(FIXTURES / "ok.ipynb", tmp_path, parameters={"N": 21})
+    assert record.status == "ok" and record.error is None
+    assert record.results == {"doubled": 42} and record.parameters == {"N": 21}
+    assert (tmp_path / "executed" / "ok.ipynb").is_file() and record.executed == str(tmp_path / "executed" / "ok.ipynb")
+    assert record.peak_rss_mib and record.peak_rss_mib > 10  # the kernel's memory, watched by its runner process
+    assert "COURSE_RESULTS_FILE" not in os.environ, "a run's settings must not leak into the runner's environment"
+
+
+def test_a_failing_run_keeps_its_notebook_and_names_the_error(tmp_path):
+    record = run_notebook(FIXTURES / "fails.ipynb", tmp_path, parameters={"N": 3})
+    assert record.status == "failed"
+    assert "ValueError: deliberate failure with N=3" in record.error and record.error.startswith("cell In [")
+    assert "raise ValueError" in record.failed_cell["source"]
+    assert errors_in(tmp_path / "executed" / "fails.ipynb")
+
+
+def test_a_cell_past_the_timeout_fails_the_run_and_is_named(tmp_path):
+    record = run_notebook(FIXTURES / "sleeps.ipynb", tmp_path, timeout=2)
+    assert record.status == "failed" and "CellTimeoutError" in record.error
+    assert "time.sleep(SECONDS)" in record.failed_cell["source"] and record.error.startswith("cell In [2]")
+    assert (tmp_path / "executed" / "sleeps.ipynb").is_file()
+
+
+def test_a_kernel_that_dies_fails_the_run_and_the_cell_is_named(tmp_path):
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_notebook
+
+    notebook = tmp_path / "dies.ipynb"
+    nb = new_notebook(
+        cells=[new_code_cell("import os"), new_code_cell("os._exit(1)  # as if killed for memory"), new_code_cell("1")]
+    )
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, notebook)
+    record = run_notebook(notebook, tmp_path / "out", timeout=60)
+    assert record.status == "failed" and "DeadKernelError" in record.error
+    assert "os._exit(1)" in record.failed_cell["source"]
+
+
+def grid_file(tmp_path, text):
+    path = tmp_path / "grid.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_a_smoke_grid_over_two_notebooks_runs_every_point_and_reports_it(tmp_path, capsys):
+    grid = grid_file(
+        tmp_path,
+        "title: Fixture grid\n"
+        f"notebooks: [{FIXTURES / 'ok.ipynb'}, {FIXTURES / 'curve.ipynb'}]\n"
+        "parameters:\n  N: [1, 2]\n"
+        "smoke: true\n",
+    )
+    out = tmp_path / "out"
+    assert main(["--grid", str(grid), "--out", str(out), "--jobs", "2"]) == 0
+    shown = capsys.readouterr().out
+    assert "[4/4] ok" in shown or re.search(r"\[\d/4\] ok +curve point 2/2 \(N=2\)", shown), shown
+
+    data = load(out / "results.json")
+    runs = {r["name"]: r for r in data["runs"]}
+    assert list(runs) == ["ok__N-1", "ok__N-2", "curve__N-1", "curve__N-2"]
+    assert data["meta"]["smoke"] is True and data["meta"]["jobs"] == 2 and data["meta"]["title"] == "Fixture grid"
+    for n in (1, 2):  # each run saw its own parameters and wrote its own record, though two ran at once
+        assert runs[f"ok__N-{n}"]["results"] == {"doubled": 2 * n}
+        curve = runs[f"curve__N-{n}"]
+        assert curve["parameters"] == {"N": n} and curve["results"]["scaled"] == 1.5 * n
+        assert (curve["point"], curve["points"], curve["status"], curve["device"]) == (n, 2, "ok", "/CPU:0")
+        assert load(out / "results" / f"curve__N-{n}.json")["smoke"] is True  # COURSE_SMOKE reached the kernel
+        assert (out / "executed" / f"curve__N-{n}.ipynb").is_file()
+    assert runs["curve__N-1"]["environment"]["pid"] != runs["curve__N-2"]["environment"]["pid"], "a fresh kernel each"
+
+    # The report agrees with the records.
+    md = (out / "report.md").read_text()
+    assert md.startswith("# Fixture grid") and "4 of 4 run(s), 4 ok, 0 failed" in md
+    for name, run in runs.items():
+        assert f"| {name} | {run['notebook']} | N={run['parameters']['N']} | ok |" in md
+    comparison = {t["notebook"]: t for t in data["comparisons"]}["curve"]
+    assert [row["N"] for row in comparison["rows"]] == [1, 2]
+    assert [row["score"] for row in comparison["rows"]] == [runs[f"curve__N-{n}"]["results"]["score"] for n in (1, 2)]
+    assert [row["epoch_s (median)"] for row in comparison["rows"]] == [0.2, 0.4]
+    assert "| 2 | ok | 0.4 | 3 | 0.6667 |" in md  # N, status, epoch_s (median), scaled, score
+    assert (out / "charts" / "curve__score.png").read_bytes().startswith(b"\x89PNG")
+    page = (out / "report.html").read_text()
+    assert page.count("<tr>") + page.count("<tr ") >= 1 + 4 + 2 * 3  # runs table and two comparison tables
+    sources = re.findall(r"src='([^']*)'", page)
+    assert sources and all(s.startswith("data:image/png;base64,") for s in sources), "self-contained"
+    assert "0.6667" in page and "curve__N-2" in page
+
+
+def test_a_failing_notebook_gets_its_row_and_the_batch_goes_on(tmp_path, capsys):
+    out = tmp_path / "out"
+    argv = [str(FIXTURES / n) for n in ("fails.ipynb", "ok.ipynb", "curve.ipynb")] + ["-p", "N", "3", "--out", str(out)]
+    assert main(argv) == 1
+    assert "1 of 3 run(s) failed: fails__N-3" in capsys.readouterr().err
+    runs = load(out / "results.json")["runs"]
+    assert [(r["name"], r["status"]) for r in runs] == [
+        ("fails__N-3", "failed"),
+        ("ok__N-3", "ok"),
+        ("curve__N-3", "ok"),
+    ]
+    assert runs[1]["results"] == {"doubled": 6} and runs[2]["results"]["scaled"] == 4.5
+    assert errors_in(out / "executed" / "fails__N-3.ipynb"), "the failing run's executed notebook is kept"
+    md = (out / "report.md").read_text()
+    assert "| fails__N-3 | fails | N=3 | failed: cell In [3]: ValueError: deliberate failure with N=3 |" in md
+    assert "## Failures" in md and "executed/fails__N-3.ipynb" in md and "| ok__N-3 | ok | N=3 | ok |" in md
+    assert '<tr class="failed">' in (out / "report.html").read_text()
+
+
+def test_the_batch_size_grid_makes_a_comparison_table(tmp_path):
+    """grids/batch_size.yaml on a stand-in for notebook 05 (same parameters, NumPy instead of TensorFlow)."""
+    out = tmp_path / "out"
+    argv = [str(FIXTURES / "tiny_train.ipynb"), "--grid", str(ROOT / "grids" / "batch_size.yaml"), "--smoke"]
+    assert main([*argv, "--jobs", "2", "--out", str(out)]) == 0
+    data = load(out / "results.json")
+    sizes = [r["parameters"]["BATCH_SIZE"] for r in data["runs"]]
+    assert sizes == [32, 64, 128, 256, 512] and all(r["status"] == "ok" for r in data["runs"])
+    assert all(r["recorded_parameters"]["EPOCHS"] == 1 for r in data["runs"]), "smoke caps applied in the kernel"
+    (table,) = data["comparisons"]
+    assert table["varying"] == ["BATCH_SIZE"] and {"test_accuracy", "epoch_s (median)"} <= set(table["columns"])
+    md = (out / "report.md").read_text()
+    assert md.startswith("# Batch size") and "| BATCH_SIZE | status | epoch_s (median) |" in md
+    for run in data["runs"]:
+        accuracy = run["results"]["test_accuracy"]
+        assert f"| {run['parameters']['BATCH_SIZE']} | ok |" in md and f"{accuracy:.4g}" in md
+    assert "charts/tiny_train__test_accuracy.png" in md
+
+
+@pytest.fixture
+def no_runs(monkeypatch):
+    """Fail the test if anything would be executed."""
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a run started although the input was bad")
+
+    monkeypatch.setattr(runner, "run_notebook", refuse)
+    monkeypatch.setattr(subprocess, "Popen", refuse)  # no runner process, no kernel
+
+
+BAD_GRIDS = {
+    "missing.yaml": (None, "cannot read grid file"),
+    "syntax.yaml": ("parameters:\n  N: [1, 2\n", "is not valid YAML"),
+    "list.yaml": ("- N\n- 1\n", "must be a mapping"),
+    "key.yaml": ("parameter:\n  N: [1]\n", "unknown key 'parameter'"),
+    "empty.yaml": ("parameters:\n  N: []\n", "parameter N has no values"),
+    "undeclared.yaml": ("parameters:\n  M: [1, 2]\n", "ok.ipynb does not declare parameter M"),
+    "type.yaml": ("parameters:\n  N: [1, two]\n", "parameter N = 'two' for ok.ipynb: an int is expected, not a str"),
+}
+
+
+@pytest.mark.parametrize("name", list(BAD_GRIDS))
+def test_a_bad_grid_is_rejected_before_anything_runs(name, tmp_path, capsys, no_runs):
+    text, message = BAD_GRIDS[name]
+    grid = tmp_path / name
+    if text is not None:
+        grid.write_text(text)
+    out = tmp_path / "out"
+    assert main([str(FIXTURES / "ok.ipynb"), "--grid", str(grid), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and message in err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["nope"], "no notebook 'nope'"),
+        (["ok.ipynb", "-p", "NN", "2"], "ok.ipynb does not declare parameter NN - did you mean N?"),
+        (["ok.ipynb", "-p", "N", "two"], "parameter N = 'two' for ok.ipynb: an int is expected, not a str"),
+        (["ok.ipynb", "-p", "N", "True"], "an int is expected, not a bool"),
+        (["curve.ipynb", "-p", "LABEL", "3"], "parameter LABEL = 3 for curve.ipynb: a str is expected, not an int"),
+        (["curve.ipynb", "-p", "SIZES", "[1, 2"], "cannot read the value '[1, 2'"),
+        (["ok.ipynb", "--jobs", "0"], "--jobs must be at least 1"),
+        (["ok.ipynb", "--timeout", "-1"], "timeout must be a positive number"),
+        (["ok.ipynb", "fails.ipynb", "-p", "N", "1.5"], "an int is expected, not a float"),
+    ],
+)
+def test_bad_parameters_are_rejected_before_anything_runs(argv, message, tmp_path, capsys, no_runs):
+    argv = [str(FIXTURES / a) if a.endswith(".ipynb") else a for a in argv]
+    out = tmp_path / "out"
+    assert main(argv + ["--out", str(out)]) == 2
+    assert message in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_good_values_of_each_declared_type_are_accepted(tmp_path, monkeypatch):
+    seen = []
+    monkeypatch.setattr(runner, "run_batch", lambda plan, out, **kw: seen.append(plan) or [])
+    argv = ["-p", "N", "2", "-p", "SCALE", "3", "-p", "LABEL", "'7'", "-p", "FLAG", "true", "-p", "IMAGES", "500"]
+    argv += ["-p", "SIZES", "[3, 4]", "--out", str(tmp_path)]
+    assert main([str(FIXTURES / "curve.ipynb"), *argv]) == 0
+    parameters = seen[0].runs[0].parameters
+    assert parameters == {"N": 2, "SCALE": 3, "LABEL": "7", "FLAG": True, "IMAGES": 500, "SIZES": [3, 4]}
+
+
+def test_a_runner_error_fails_that_run_only(tmp_path, monkeypatch):
+    real = runner.run_notebook
+
+    def flaky(notebook, out, **kw):
+        if notebook.name == "fails.ipynb":
+            raise OSError(28, "No space left on device")
+        return real(notebook, out, **kw)
+
+    monkeypatch.setattr(runner, "run_notebook", flaky)
+    assert main([str(FIXTURES / "fails.ipynb"), str(FIXTURES / "ok.ipynb"), "--out", str(tmp_path)]) == 1
+    runs = load(tmp_path / "results.json")["runs"]
+    assert runs[0]["error"] == "runner error: OSError: [Errno 28] No space left on device"
+    assert (runs[1]["name"], runs[1]["status"]) == ("ok", "ok")
+
+
+def test_more_jobs_than_cores_warns(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(runner, "available_cores", lambda: 2)
+    monkeypatch.setattr(runner, "run_batch", lambda plan, out, **kw: [])
+    assert main([str(FIXTURES / "ok.ipynb"), "--jobs", "3", "--out", str(tmp_path)]) == 0
+    assert "warning: --jobs 3 is more than the 2 CPU core(s)" in capsys.readouterr().out
+
+
+def test_the_make_target_uses_this_runner():
+    makefile = (ROOT / "Makefile").read_text()
+    assert "-m course_utils run --out $(OUT)" in makefile

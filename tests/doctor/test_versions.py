@@ -1,0 +1,133 @@
+"""The version table: complete, ordered, sourced, and self-consistent."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from course_utils.doctor import versions
+from course_utils.doctor.versions import cudnn_compatible, load, parse_version
+
+TF_MINORS = [f"2.{n}" for n in range(4, 22)]
+
+
+def test_linux_table_covers_tf_2_4_to_2_21_newest_first():
+    table = load()
+    assert [b.minor for b in table.linux] == TF_MINORS[::-1]
+    assert [b.minor for b in table.windows] == ["2.10", "2.9", "2.8", "2.7", "2.6", "2.5", "2.4"]
+
+
+@pytest.mark.parametrize(
+    "platform, tf, python, cuda, cudnn",
+    [
+        ("linux", "2.21.0", ("3.10", "3.13"), "12.5", "9.3"),
+        ("linux", "2.17.0", ("3.9", "3.12"), "12.3", "8.9"),
+        ("linux", "2.16.1", ("3.9", "3.12"), "12.3", "8.9"),
+        ("linux", "2.14.0", ("3.9", "3.11"), "11.8", "8.7"),
+        ("linux", "2.10.0", ("3.7", "3.10"), "11.2", "8.1"),
+        ("linux", "2.4.0", ("3.6", "3.8"), "11.0", "8.0"),
+        ("windows", "2.10.0", ("3.7", "3.10"), "11.2", "8.1"),
+        ("windows", "2.7.0", ("3.7", "3.9"), "11.2", "8.1"),
+        ("windows", "2.4.0", ("3.6", "3.8"), "11.0", "8.0"),
+    ],
+)
+def test_rows_match_the_tested_build_configurations(platform, tf, python, cuda, cudnn):
+    build = next(b for b in load().builds(platform) if b.tensorflow == tf)
+    assert (build.python_min, build.python_max, build.cuda, build.cudnn) == (*python, cuda, cudnn)
+
+
+def test_every_row_and_rule_names_a_public_source():
+    data = json.loads(versions.DATA_FILE.read_text())
+    rows = data["linux_gpu"] + data["windows_native_gpu"] + data["driver_minimums"] + data["rules"]
+    rows += [data["driver_rule"], data["cudnn_rule"]]
+    for row in rows:
+        assert row["source"].startswith("https://"), row
+    linux = {r["source"] for r in data["linux_gpu"]}
+    windows = {r["source"] for r in data["windows_native_gpu"]}
+    assert linux == {"https://www.tensorflow.org/install/source#gpu"}
+    assert windows == {"https://www.tensorflow.org/install/source_windows#gpu"}
+
+
+def test_rules_agree_with_the_tables():
+    table = load()
+    assert table.rule("windows-native-gpu-last")["last"] == table.windows[0].minor
+    assert "cudatoolkit=11.2 cudnn=8.1.0" in table.rule("windows-native-recipe")["conda"]
+    assert table.rule("windows-native-recipe")["requirement"] == "tensorflow<2.11"
+    assert table.rule("tensorboard-separate")["since"] == table.linux[0].minor
+    assert table.rule("and-cuda")["since"] in [b.minor for b in table.linux]
+    assert table.rule("linux-driver-min")["driver_min"] == table.min_driver(12, "linux")
+    assert table.rule("wsl2")["driver_min"] == "528.33"
+
+
+@pytest.mark.parametrize(
+    "driver, platform, major",
+    [
+        ("512.77", "windows", 11),  # seed 000
+        ("512.77", "wsl2", 11),
+        ("452.39", "windows", 11),
+        ("452.38", "windows", None),
+        ("450.80.02", "linux", 11),
+        ("450.80.01", "linux", None),
+        ("525.60.13", "linux", 12),
+        ("525.60.12", "linux", 11),
+        ("527.41", "windows", 12),
+        ("527.40", "wsl2", 11),
+        ("580.126.09", "linux", 13),
+        ("not a driver", "linux", None),
+    ],
+)
+def test_driver_cuda_major_follows_nvidia_minimums(driver, platform, major):
+    assert load().driver_cuda_major(driver, platform) == major
+
+
+def test_newest_build_for_python_and_cuda_family():
+    table = load()
+    assert table.newest("linux", "3.11").tensorflow == "2.21.0"
+    assert table.newest("linux", "3.9").tensorflow == "2.20.0"
+    assert table.newest("linux", "3.8").tensorflow == "2.13.0"
+    assert table.newest("linux", "3.14") is None
+    assert table.newest("wsl2", "3.11", cuda_major_max=11).tensorflow == "2.14.0"
+    assert table.newest("windows", "3.11") is None
+    assert table.newest("windows", "3.10").tensorflow == "2.10.0"
+    assert table.newest("macos") is None
+    assert table.python_range("linux") == ("3.6", "3.13")
+
+
+@pytest.mark.parametrize(
+    "runtime, built, ok",
+    [
+        ("9.3.0", "9.3", True),
+        ("9.8", "9.3", True),
+        ("9.1.0", "9.3.0", False),
+        ("10.0", "9.3", False),
+        ("8.9.7", "8.6", True),
+        ("8.1", "8.1", True),
+        ("garbage", "9.3", False),
+    ],
+)
+def test_cudnn_rule(runtime, built, ok):
+    assert cudnn_compatible(runtime, built) is ok
+
+
+def test_parse_version_is_lenient():
+    assert parse_version("512.77") == (512, 77)
+    assert parse_version("v12.5") == (12, 5)
+    assert parse_version("3.11.4") == (3, 11, 4)
+    assert parse_version("ERR!") is None and parse_version("N/A") is None and parse_version(None) is None
+
+
+def test_unknown_platform_is_rejected():
+    with pytest.raises(ValueError, match="not one of"):
+        load().builds("beos")
+
+
+def test_table_rows_for_a_notebook():
+    rows = versions.table_rows("windows")
+    assert rows[0] == {
+        "TensorFlow": "2.10.0",
+        "Python": "3.7-3.10",
+        "CUDA": "11.2",
+        "cuDNN": "8.1",
+        "source": "https://www.tensorflow.org/install/source_windows#gpu",
+    }
