@@ -19,12 +19,12 @@ PYTHONS = ("3.7", "3.8", "3.9", "3.10", "3.11", "3.12", "3.13", "3.14")
 
 
 def render(recommendations: list[Recommendation]) -> str:
-    """The recommendations as a small HTML block: requirement, commands, notes."""
+    """The recommendations as a small HTML block: requirement, commands, notes (their text, the code as data-code)."""
     parts = []
     for n, rec in enumerate(recommendations):
         title = "Install" if n == 0 else "Or"
         commands = html.escape("\n".join(rec.commands))
-        notes = "".join(f"<li>{html.escape(note)}</li>" for note in rec.notes)
+        notes = "".join(f'<li data-code="{html.escape(note.code)}">{html.escape(note.text)}</li>' for note in rec.notes)
         where, requirement = html.escape(PLATFORM_NAMES[rec.platform]), html.escape(rec.tensorflow)
         parts.append(
             f"<h4>{title} - {where}: <code>{requirement}</code></h4><pre>{commands}</pre>"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+
 import pytest
 
 from course_utils.doctor.recommend import routes
@@ -50,6 +52,17 @@ def test_render_and_text_show_every_command():
     recs = routes("windows", "3.10", "512.77")
     assert all(cmd.split()[0] in render(recs) for r in recs for cmd in r.commands)
     assert text(recs).startswith("Install - native Windows: tensorflow<2.11")
+
+
+def test_notes_are_shown_as_their_text_with_their_code():
+    picker = InstallPicker(platform="linux", python="3.8", driver="418.181.07")
+    shown = picker.click()
+    assert {"python-limits-tensorflow", "system-cuda-needed", "driver-too-old"} <= set(shown[0].note_codes())
+    for rec in shown:
+        for note in rec.notes:
+            assert f'<li data-code="{note.code}">{html.escape(note.text)}</li>' in picker.result.value
+            assert f"note: {note.text}" in text(shown)
+    assert "Note(" not in picker.result.value + text(shown)  # the text, not the object's repr
 
 
 def test_unknown_platform_value_is_rejected_by_the_dropdown():

@@ -12,7 +12,8 @@ Command line (a stable contract: other tools read its JSON)::
     course doctor --nvidia-smi FILE [--nvcc FILE]
         [--platform linux|wsl2|windows|macos] [--python X.Y] [--json]
 
-Exit status 0 unless a finding has severity "error" (then 1); 2 for a usage error.
+Exit status 0 unless a finding has severity "error" (then 1); 2 for a usage error. In the JSON,
+a recommendation's ``notes`` are ``{"code": ..., "text": ...}`` objects: match on the code.
 """
 
 from __future__ import annotations
@@ -58,6 +59,46 @@ class Finding:
 
     def to_dict(self) -> dict[str, str]:
         return asdict(self)
+
+
+@dataclass(frozen=True)
+class NoteFinding:
+    """How a recommendation note becomes a finding: its code, severity and fix (``{rec.python}`` etc. filled in)."""
+
+    code: str
+    severity: str
+    fix: str
+
+
+# The recommendation notes that become findings, keyed by the note's code - never by its wording; the
+# finding's message is the note's text. Other notes stay with the recommendation only, or a finding is
+# built from structured fields instead (driver-too-old from ``rec.driver_ok``, macos-no-cuda from the platform).
+NOTE_FINDINGS: dict[str, NoteFinding] = {
+    "no-gpu-build-for-python": NoteFinding(
+        "python-unsupported",
+        "warning",
+        "Use Python {rec.python} for TensorFlow (the commands create that environment).",
+    ),
+    "python-limits-tensorflow": NoteFinding(
+        "python-limits-tensorflow", "warning", "Use a newer Python for the newest TensorFlow."
+    ),
+}
+
+
+def _sentence(text: str) -> str:
+    """A note's text as a finding's message: capital first letter, final full stop."""
+    text = text[:1].upper() + text[1:]
+    return text if text.endswith((".", "!", "?")) else text + "."
+
+
+def note_findings(rec: Recommendation) -> list[Finding]:
+    """The findings ``rec``'s notes give, by ``NOTE_FINDINGS`` (their codes decide, their wording does not)."""
+    out = []
+    for note in rec.notes:
+        how = NOTE_FINDINGS.get(note.code)
+        if how is not None:
+            out.append(Finding(how.code, how.severity, _sentence(note.text), how.fix.format(rec=rec)))
+    return out
 
 
 # --------------------------------------------------------------------------- the machine
@@ -213,7 +254,8 @@ class Diagnosis:
 
     def to_json(self) -> dict[str, Any]:
         """The CLI's JSON: driver_version, driver_cuda, toolkit_cuda, gpus, tensorflow,
-        recommended_install and findings (the contract), plus details."""
+        recommended_install and findings (the contract), plus details (recommendations' notes as
+        ``{"code", "text"}`` objects)."""
         smi, nvcc, m = self.machine.smi, self.machine.nvcc, self.machine
         return {
             "driver_version": smi.driver_version if smi else None,
@@ -442,22 +484,7 @@ def _route_findings(m: Machine, rec: Recommendation, alternatives: list[Recommen
                     "Nothing to do; a newer driver lifts the limits.",
                 )
             )
-    for note in rec.notes:
-        if note.startswith("no tested TensorFlow GPU build supports Python"):
-            out.append(
-                Finding(
-                    "python-unsupported",
-                    "warning",
-                    note[0].upper() + note[1:] + ".",
-                    f"Use Python {rec.python} for TensorFlow (the commands create that environment).",
-                )
-            )
-        elif note.startswith("Python ") and " limits you to TensorFlow " in note:
-            out.append(
-                Finding(
-                    "python-limits-tensorflow", "warning", note + ".", "Use a newer Python for the newest TensorFlow."
-                )
-            )
+    out += note_findings(rec)
     return out
 
 

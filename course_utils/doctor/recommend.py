@@ -6,6 +6,10 @@ build for the Python, the platform's install route (``tensorflow[and-cuda]`` on 
 WSL2 since 2.14; the conda recipe and ``tensorflow<2.11`` on native Windows; ``tensorflow``
 plus ``tensorflow-metal`` on macOS), and the NVIDIA driver that route needs. The doctor,
 notebook 01's picker and the tests all call this one function.
+
+Each note on a recommendation is a ``Note(code, text)``: the ``code`` (kebab-case, listed in
+``NOTE_CODES``) is what programs match on - the doctor turns notes into findings by code - and
+the ``text`` is for people, free to be reworded.
 """
 
 from __future__ import annotations
@@ -17,6 +21,49 @@ from course_utils.doctor.versions import Build, check_platform, load, parse_vers
 
 PLATFORM_NAMES = {"linux": "Linux", "wsl2": "WSL2", "windows": "native Windows", "macos": "macOS"}
 VERIFY = "python -c \"import tensorflow as tf; print(tf.config.list_physical_devices('GPU'))\""
+
+# Every note code ``recommend()`` gives, and what it means. A code whose text is a rule of
+# versions.json (``table.rule(code)["text"]``) is named after that rule.
+NOTE_CODES: dict[str, str] = {
+    "python-unreadable": "the Python version given is not a version; any supported Python is assumed",
+    "no-gpu-build-for-python": "no tested build supports the Python asked for; the commands use a tested Python",
+    "python-limits-tensorflow": "the Python asked for gets an older TensorFlow than the newest tested one",
+    "tested-python-range": "no Python was asked for: the Pythons the recommended build was tested with",
+    "macos": "rule 'macos': no CUDA on macOS; tensorflow-metal on Apple silicon",
+    "tensorboard-separate": "rule 'tensorboard-separate': tensorboard must be installed explicitly",
+    "windows-native-gpu-last": "rule 'windows-native-gpu-last', plus the build's tested CUDA, cuDNN and Python",
+    "system-cuda-needed": "the build predates tensorflow[and-cuda]: CUDA and cuDNN must be installed on the system",
+    "pip-symlink-step": "rule 'pip-symlink-step': the pip guide's symlink step if the GPU is still not found",
+    "wsl2": "rule 'wsl2': the Windows build and Windows NVIDIA driver WSL2 needs",
+    "wsl2-no-linux-driver": "rule 'wsl2-no-linux-driver': no Linux NVIDIA driver inside WSL2",
+    "cpu-only-install": "no NVIDIA GPU on the machine: the CPU-only wheel",
+    "driver-unreadable": "the driver version given is not a version; the route's minimum is stated",
+    "driver-minimum": "no driver version given: the minimum NVIDIA driver the route needs",
+    "driver-too-old": "the driver given is older than the route needs; names the fallback build if one runs",
+}
+
+
+def _is_kebab(code: str) -> bool:
+    """'no-gpu-build-for-python' yes; 'No_GPU', 'a--b', '-a', '' no."""
+    return all(part and part.isascii() and part.isalnum() and part == part.lower() for part in code.split("-"))
+
+
+@dataclass(frozen=True)
+class Note:
+    """A note on a recommendation: ``code`` is stable (programs match on it), ``text`` is for people."""
+
+    code: str  # kebab-case, one of NOTE_CODES
+    text: str
+
+    def __post_init__(self) -> None:
+        if not _is_kebab(self.code):
+            raise ValueError(f"note code {self.code!r} is not kebab-case")
+
+    def __str__(self) -> str:
+        return self.text
+
+    def to_dict(self) -> dict[str, str]:
+        return {"code": self.code, "text": self.text}
 
 
 @dataclass
@@ -33,9 +80,14 @@ class Recommendation:
     driver: str | None = None  # the driver it was checked against
     driver_ok: bool | None = None  # None when no driver was given
     fallback: str | None = None  # the newest requirement the given driver does run, if it is too old
-    notes: list[str] = field(default_factory=list)
+    notes: list[Note] = field(default_factory=list)
+
+    def note_codes(self) -> list[str]:
+        """The codes of the notes, in order (what programs should match on, never the text)."""
+        return [note.code for note in self.notes]
 
     def to_dict(self) -> dict[str, Any]:
+        """JSON-ready; notes as ``{"code": ..., "text": ...}`` objects."""
         build = self.build
         return {
             "platform": self.platform,
@@ -55,13 +107,13 @@ class Recommendation:
             "driver_min": self.driver_min,
             "driver_ok": self.driver_ok,
             "fallback": self.fallback,
-            "notes": list(self.notes),
+            "notes": [note.to_dict() for note in self.notes],
         }
 
     def text(self) -> str:
         lines = [f"{PLATFORM_NAMES[self.platform]}: {self.tensorflow}"]
         lines += [f"    {command}" for command in self.commands]
-        lines += [f"  note: {note}" for note in self.notes]
+        lines += [f"  note: {note.text}" for note in self.notes]
         return "\n".join(lines)
 
 
@@ -94,6 +146,11 @@ def _driver_min(build: Build, platform: str) -> str:
     return minimum
 
 
+def _rule_note(name: str) -> Note:
+    """The note whose text is the versions.json rule ``name``; its code is the rule's name."""
+    return Note(name, load().rule(name)["text"])
+
+
 def _tensorboard(build: Build) -> list[str]:
     since = load().rule("tensorboard-separate")["since"]
     if parse_version(build.tensorflow) >= parse_version(since):
@@ -120,13 +177,13 @@ def recommend(
     platform = check_platform(platform)
     table = load()
     asked = normalize_python(python)
-    notes: list[str] = []
+    notes: list[Note] = []
     if python is not None and asked is None:
-        notes.append(f"could not read the Python version {python!r}; assuming any supported one")
+        text = f"could not read the Python version {python!r}; assuming any supported one"
+        notes.append(Note("python-unreadable", text))
     use_gpu = gpu is not False and platform != "macos"
 
     if platform == "macos":
-        rule = table.rule("macos")
         commands = [
             f"python{asked or '3'} -m venv tf",
             "source tf/bin/activate",
@@ -136,7 +193,7 @@ def recommend(
             "pip install tensorboard",
             VERIFY,
         ]
-        notes += [rule["text"], table.rule("tensorboard-separate")["text"]]
+        notes += [_rule_note("macos"), _rule_note("tensorboard-separate")]
         return Recommendation(platform, "tensorflow", commands, None, asked, False, notes=notes)
 
     build_platform = platform if use_gpu else "linux"  # CPU wheels: the Linux table's Python ranges
@@ -147,13 +204,19 @@ def recommend(
         build, env_python = newest, newest.python_max
         low, high = table.python_range(build_platform)
         notes.append(
-            f"no tested TensorFlow GPU build supports Python {asked} on {PLATFORM_NAMES[platform]} "
-            f"(tested: {low}-{high}); the commands create a Python {env_python} environment"
+            Note(
+                "no-gpu-build-for-python",
+                f"no tested TensorFlow GPU build supports Python {asked} on {PLATFORM_NAMES[platform]} "
+                f"(tested: {low}-{high}); the commands create a Python {env_python} environment",
+            )
         )
     elif asked and build is not newest:
         notes.append(
-            f"Python {asked} limits you to TensorFlow {build.minor}; Python {newest.python_min}-{newest.python_max} "
-            f"gets {newest.minor}"
+            Note(
+                "python-limits-tensorflow",
+                f"Python {asked} limits you to TensorFlow {build.minor}; "
+                f"Python {newest.python_min}-{newest.python_max} gets {newest.minor}",
+            )
         )
     requirement = _requirement(build, platform, use_gpu)
 
@@ -168,9 +231,13 @@ def recommend(
             f'pip install "{requirement}"',
             VERIFY,
         ]
+        last = _rule_note("windows-native-gpu-last")
         notes.append(
-            f"{table.rule('windows-native-gpu-last')['text']} TF {build.minor} was built and tested with "
-            f"CUDA {build.cuda} and cuDNN {build.cudnn}, on Python {build.python_min}-{build.python_max}."
+            Note(
+                last.code,
+                f"{last.text} TF {build.minor} was built and tested with CUDA {build.cuda} and cuDNN {build.cudnn}, "
+                f"on Python {build.python_min}-{build.python_max}.",
+            )
         )
     elif platform == "windows":
         commands = [
@@ -192,18 +259,22 @@ def recommend(
         ]
         if use_gpu and "[and-cuda]" not in requirement:
             notes.append(
-                f"TF {build.minor} needs CUDA {build.cuda} and cuDNN {build.cudnn} installed on the system "
-                f"(its tested configuration); tensorflow[and-cuda], which brings them as pip wheels, exists only "
-                f"from TF {table.rule('and-cuda')['since']}"
+                Note(
+                    "system-cuda-needed",
+                    f"TF {build.minor} needs CUDA {build.cuda} and cuDNN {build.cudnn} installed on the system "
+                    f"(its tested configuration); tensorflow[and-cuda], which brings them as pip wheels, exists "
+                    f"only from TF {table.rule('and-cuda')['since']}",
+                )
             )
         if use_gpu and "[and-cuda]" in requirement:
-            notes.append(table.rule("pip-symlink-step")["text"])
+            notes.append(_rule_note("pip-symlink-step"))
         if platform == "wsl2":
-            notes += [table.rule("wsl2")["text"], table.rule("wsl2-no-linux-driver")["text"]]
+            notes += [_rule_note("wsl2"), _rule_note("wsl2-no-linux-driver")]
     if not asked and use_gpu and platform != "windows":
-        notes.append(f"TF {build.minor} was tested with Python {build.python_min}-{build.python_max}")
+        tested = f"TF {build.minor} was tested with Python {build.python_min}-{build.python_max}"
+        notes.append(Note("tested-python-range", tested))
     if not use_gpu:
-        notes.append("CPU-only install: no NVIDIA GPU on this machine")
+        notes.append(Note("cpu-only-install", "CPU-only install: no NVIDIA GPU on this machine"))
 
     rec = Recommendation(platform, requirement, commands, build, env_python, use_gpu, notes=notes)
     if use_gpu:
@@ -217,10 +288,11 @@ def _check_driver(rec: Recommendation, driver: str | None, driver_cuda: str | No
     build = rec.build
     version = parse_version(driver) if driver else None
     if driver and version is None:
-        rec.notes.append(f"could not read the driver version {driver!r}; it needs to be >= {rec.driver_min}")
+        text = f"could not read the driver version {driver!r}; it needs to be >= {rec.driver_min}"
+        rec.notes.append(Note("driver-unreadable", text))
         return
     if version is None:
-        rec.notes.append(f"needs an NVIDIA driver >= {rec.driver_min}")
+        rec.notes.append(Note("driver-minimum", f"needs an NVIDIA driver >= {rec.driver_min}"))
         return
     rec.driver = driver
     cuda_ok = True
@@ -242,11 +314,14 @@ def _check_driver(rec: Recommendation, driver: str | None, driver_cuda: str | No
     if fallback is not None:
         rec.fallback = _requirement(fallback, rec.platform, True)
     rec.notes.append(
-        f"your driver {driver} is older than the {rec.driver_min} this route needs: update it"
-        + (
-            f" (or use {rec.fallback}: the newest tested build whose CUDA family this driver supports)"
-            if rec.fallback
-            else ""
+        Note(
+            "driver-too-old",
+            f"your driver {driver} is older than the {rec.driver_min} this route needs: update it"
+            + (
+                f" (or use {rec.fallback}: the newest tested build whose CUDA family this driver supports)"
+                if rec.fallback
+                else ""
+            ),
         )
     )
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import subprocess
@@ -11,7 +12,8 @@ import textwrap
 import pytest
 
 from course_utils import doctor
-from course_utils.doctor import Finding, TensorFlowInfo, describe, diagnose
+from course_utils.doctor import NOTE_FINDINGS, SEVERITIES, Finding, TensorFlowInfo, describe, diagnose, note_findings
+from course_utils.doctor.recommend import NOTE_CODES, Note, recommend
 
 from ..conftest import ROOT
 
@@ -222,6 +224,57 @@ def test_python_findings_and_macos():
     assert "macos-no-cuda" in diagnose(describe("macos", "3.12")).codes()
 
 
+# ----------------------------------------------------------------- notes become findings by code, never by wording
+
+
+def test_note_findings_map_registered_note_codes_to_valid_findings():
+    assert set(NOTE_FINDINGS) <= set(NOTE_CODES)
+    assert {how.code for how in NOTE_FINDINGS.values()} == {"python-unsupported", "python-limits-tensorflow"}
+    assert all(how.severity in SEVERITIES for how in NOTE_FINDINGS.values())
+
+
+def test_a_note_code_gives_its_finding_whatever_the_text():
+    rec = recommend("linux", "3.11")
+    rec.notes = [Note("no-gpu-build-for-python", "reworded entirely, with no familiar phrase")]
+    [f] = note_findings(rec)
+    assert (f.code, f.severity) == ("python-unsupported", "warning")
+    assert f.message == "Reworded entirely, with no familiar phrase." and rec.python in f.fix
+    rec.notes = [Note("python-limits-tensorflow", "")]
+    assert [f.code for f in note_findings(rec)] == ["python-limits-tensorflow"]
+
+
+def test_the_old_wording_under_another_code_gives_no_finding():
+    rec = recommend("linux", "3.14")
+    rec.notes = [
+        Note("tested-python-range", "no tested TensorFlow GPU build supports Python 3.14 on Linux (tested: 3.9-3.13)"),
+        Note("tested-python-range", "Python 3.8 limits you to TensorFlow 2.13; Python 3.9-3.13 gets 2.21"),
+    ]
+    assert note_findings(rec) == []
+
+
+@pytest.mark.parametrize("python", ["3.6", "3.8", "3.11", "3.14", None])
+@pytest.mark.parametrize("platform", ["linux", "wsl2", "windows", "macos"])
+def test_rewording_every_note_changes_no_finding_code(monkeypatch, platform, python):
+    machine = describe(platform, python, SEED_SMI.read_text(), SEED_NVCC.read_text())
+    before = sorted(diagnose(machine).codes())
+    module = importlib.import_module("course_utils.doctor.recommend")  # the package's `recommend` is the function
+    monkeypatch.setattr(module, "Note", lambda code, text: Note(code, f"reworded {code}"))
+    reworded = diagnose(machine)
+    assert sorted(reworded.codes()) == before
+    assert all(n.text == f"reworded {n.code}" for n in reworded.recommendation.notes)
+
+
+def test_json_notes_are_objects_with_code_and_text(capsys):
+    args = ["--nvidia-smi", str(SEED_SMI), "--platform", "windows", "--python", "3.12", "--json"]
+    assert doctor.main(args) == 0
+    data = json.loads(capsys.readouterr().out)
+    recs = [data["recommended"], *data["alternatives"]]
+    notes = [n for rec in recs for n in rec["notes"]]
+    assert notes and all(set(n) == {"code", "text"} and n["code"] in NOTE_CODES and n["text"] for n in notes)
+    assert "no-gpu-build-for-python" in [n["code"] for n in data["recommended"]["notes"]]
+    assert "python-unsupported" in {f["code"] for f in data["findings"]}
+
+
 # ----------------------------------------------------------------- robustness over every fixture
 
 
@@ -278,6 +331,9 @@ def test_cli_seed_000_json_contract():
     codes = {f["code"] for f in data["findings"]}
     assert {"windows-native-no-gpu-after-2.10", "toolkit-newer-than-driver", "nvcc-not-used"} <= codes
     assert data["alternatives"][0]["tensorflow"] == "tensorflow[and-cuda]==2.21.*"
+    notes = data["recommended"]["notes"] + data["alternatives"][0]["notes"]
+    assert notes and all(set(n) == {"code", "text"} for n in notes)
+    assert "wsl2" in [n["code"] for n in data["alternatives"][0]["notes"]]
 
 
 def test_cli_exit_status_1_on_an_error_finding():

@@ -1,0 +1,46 @@
+"""``course``: one command for the course's tools, the same as ``python -m course_utils``."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from course_utils import cli
+
+
+def test_help_lists_every_tool(capsys):
+    assert cli.main(["--help"]) == 0
+    out = capsys.readouterr().out
+    for command in ("run", "doctor", "data", "bench", "logs"):
+        assert f"\n  {command} " in out
+    assert out.startswith("usage: course COMMAND")
+
+
+def test_an_unknown_command_is_refused_with_the_list(capsys):
+    assert cli.main(["trian"]) == 2
+    captured = capsys.readouterr()
+    assert "unknown command 'trian'" in captured.err and "commands:" in captured.out
+
+
+@pytest.mark.parametrize("command", sorted(cli.COMMANDS))
+def test_every_command_module_has_a_main_and_its_own_help(command, capsys):
+    with pytest.raises(SystemExit) as done:
+        cli.main([command, "--help"])
+    assert done.value.code == 0
+    assert f"usage: course {command}" in capsys.readouterr().out
+
+
+def test_the_console_script_and_python_dash_m_agree():
+    script = Path(sys.executable).with_name("course")
+    script = str(script) if script.exists() else shutil.which("course")
+    assert script, "the console script 'course' is installed with the package (pyproject.toml [project.scripts])"
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
+    by_script = subprocess.run([script, "--help"], capture_output=True, text=True, env=env, check=True)
+    by_module = subprocess.run([sys.executable, "-m", "course_utils", "--help"], capture_output=True, text=True,
+                               env=env, check=True)
+    assert by_script.stdout == by_module.stdout and "doctor" in by_script.stdout
