@@ -7,6 +7,7 @@ need it, so the course can set environment switches first.
 from course_utils._moved import install as _install_moved
 from course_utils.errors import (
     CheckpointError,
+    ChildError,
     ConfigurationTooLateError,
     CourseError,
     DataError,
@@ -22,6 +23,7 @@ _install_moved()  # old flat import paths (course_utils.runner, ...) keep workin
 __version__ = "0.1.0"
 __all__ = [
     "CheckpointError",
+    "ChildError",
     "ConfigurationTooLateError",
     "Course",
     "CourseError",

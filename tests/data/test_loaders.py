@@ -229,39 +229,3 @@ def test_debian_fashion_mnist_full_size():
     assert info.source == "debian"
     assert x_train.shape == (60000, 28, 28) and x_test.shape == (10000, 28, 28)
     assert np.bincount(y_train).tolist() == [6000] * 10 and np.bincount(y_test).tolist() == [1000] * 10
-
-
-# -- command line -----------------------------------------------------------------------
-
-
-def run_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "course_utils", "data", *args], capture_output=True, text=True)
-
-
-def test_cli_status_names_sources():
-    result = run_cli("status")
-    assert result.returncode == 0
-    assert "mnist: 10,000 images" in result.stdout and "bundled-sample" in result.stdout
-
-
-def test_cli_fetch_refuses_offline():
-    result = run_cli("fetch", "mnist")
-    assert result.returncode == 2 and "COURSE_OFFLINE=1" in result.stderr
-
-
-def test_cli_fetch_downloads(monkeypatch, http_server, tmp_path):
-    served = tmp_path / "served.npz"
-    fake_mnist_npz(served)
-    http_server.routes["/mnist.npz"] = (served.read_bytes(), None)
-    # A child process cannot see monkeypatches: the real checksum must reject this fake file.
-    env = {**os.environ, "COURSE_OFFLINE": "0"}
-    code = (
-        "import course_utils.data as d, sys; from course_utils.data.cli import main;"
-        f"d.KERAS_ORIGIN = {http_server.url + '/'!r};"
-        "sys.exit(main(['fetch', 'mnist', '--cache-dir', sys.argv[1]]))"
-    )
-    result = subprocess.run([sys.executable, "-c", code, str(tmp_path / "c")], capture_output=True, text=True, env=env)
-    assert result.returncode == 1
-    assert "expected " + data.MNIST_SHA256 in result.stderr
-    assert not (tmp_path / "c" / "mnist.npz").exists()
-    shutil.rmtree(tmp_path / "c", ignore_errors=True)

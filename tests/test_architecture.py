@@ -1,0 +1,160 @@
+"""The package's shape: lesson helpers in front, machinery in subpackages, one home for each concept.
+
+These checks read the source (syntax trees, not text), so a second implementation of a
+concept - another ``os.killpg``, another peak-memory reader, another exception class outside
+``errors.py`` - fails here with the name of its one home.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .conftest import NOTEBOOKS, ROOT
+
+PACKAGE = ROOT / "course_utils"
+MODULES = sorted(p for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts)
+MACHINERY = ("batch", "system", "bench", "_moved")
+
+
+def rel(path: Path) -> str:
+    return path.relative_to(PACKAGE).as_posix()
+
+
+def dotted(node: ast.AST) -> str:
+    """``os.killpg`` for an attribute chain, ``''`` for anything else."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return ""
+
+
+def docstrings(tree: ast.AST) -> set[int]:
+    ids = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                ids.add(id(first.value))
+    return ids
+
+
+def uses(path: Path) -> set[str]:
+    """What a module does that has one home: calls, keywords, imports and string constants it uses."""
+    tree = ast.parse(path.read_text())
+    skip = docstrings(tree)
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            name = dotted(node.func)
+            if name in ("os.killpg", "subprocess.Popen", "socket.socket", "os.replace"):
+                found.add(name + "()")
+            if name in ("subprocess.run", "subprocess.Popen") and node.args and isinstance(node.args[0], ast.List):
+                if node.args[0].elts and dotted(node.args[0].elts[0]) == "sys.executable":
+                    found.add("python child")
+            found |= {f"{k.arg}=" for k in node.keywords if k.arg in ("start_new_session", "creationflags")}
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            found |= {f"import {n}" for n in names if n == "resource"}
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skip:
+            if "VmHWM" in node.value:
+                found.add("VmHWM")
+    return found
+
+
+HOMES = {
+    "os.killpg()": {"system/processes.py"},
+    "subprocess.Popen()": {"system/processes.py"},
+    "start_new_session=": {"system/processes.py"},
+    "creationflags=": {"system/processes.py"},
+    "socket.socket()": {"system/processes.py"},
+    "python child": {"system/processes.py", "system/child.py"},
+    "VmHWM": {"system/rss.py"},
+    "import resource": {"system/rss.py"},
+    # an atomic JSON write (system/files.py); a verified download moves its checked file into place
+    "os.replace()": {"system/files.py", "data/download.py"},
+}
+
+
+@pytest.mark.parametrize("concept", sorted(HOMES))
+def test_each_concept_has_one_home(concept):
+    where = sorted(rel(p) for p in MODULES if concept in uses(p))
+    assert set(where) <= HOMES[concept], f"{concept} belongs in {sorted(HOMES[concept])} only, found in {where}"
+    assert where, f"{concept}: its home {sorted(HOMES[concept])} no longer uses it - update this test"
+
+
+def exception_classes(path: Path) -> list[tuple[str, list[str]]]:
+    tree = ast.parse(path.read_text())
+    classes = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef):
+            bases = [dotted(b) for b in node.bases]
+            if any(b.endswith(("Error", "Exception", "Interrupt")) or b == "CourseError" for b in bases):
+                classes.append((node.name, bases))
+    return classes
+
+
+def test_every_course_exception_lives_in_errors_and_derives_from_course_error():
+    import course_utils.errors as errors
+
+    outside = [(rel(p), name) for p in MODULES if rel(p) != "errors.py" for name, _ in exception_classes(p)]
+    # BatchInterrupted is Ctrl-C carrying the finished runs (a KeyboardInterrupt), not an error to report.
+    assert outside in ([], [("batch/runner.py", "BatchInterrupted")]), f"define these in errors.py: {outside}"
+    for name, _ in exception_classes(PACKAGE / "errors.py"):
+        assert issubclass(getattr(errors, name), errors.CourseError), f"{name} must derive from CourseError"
+        assert getattr(__import__("course_utils"), name) is getattr(errors, name), f"export {name} from course_utils"
+
+
+def notebook_imports(path: Path) -> set[str]:
+    nb = json.loads(path.read_text())
+    found = set()
+    for cell in nb["cells"]:
+        if cell["cell_type"] != "code":
+            continue
+        source = "\n".join(line for line in "".join(cell["source"]).splitlines() if not line.lstrip().startswith("%"))
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                found |= {node.module} | {f"{node.module}.{a.name}" for a in node.names}
+            elif isinstance(node, ast.Import):
+                found |= {a.name for a in node.names}
+    return {name for name in found if name.startswith("course_utils")}
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_notebooks_import_lesson_helpers_not_machinery(path):
+    machinery = [m for m in notebook_imports(path) if m.split(".")[1:2] and m.split(".")[1] in MACHINERY]
+    assert machinery == [], f"{path.name} imports machinery: {machinery}"
+
+
+def test_every_module_is_named_by_some_test():
+    tests = "\n".join(p.read_text() for p in (ROOT / "tests").rglob("test_*.py"))
+    missing = []
+    for path in MODULES:
+        parts = list(path.relative_to(ROOT).with_suffix("").parts)
+        if parts[-1] in ("__init__", "__main__"):
+            parts = parts[:-1]
+            if path.name == "__main__.py" or not ast.parse(path.read_text()).body[1:]:
+                continue  # a docstring-only package file, or `python -m` glue
+        name = ".".join(parts)
+        parent, _, leaf = name.rpartition(".")
+        if name not in tests and f"from {parent} import {leaf}" not in tests and f"import {leaf}," not in tests:
+            missing.append(name)
+    assert missing == [], f"modules no test imports: {missing}"
+
+
+def test_importing_the_package_and_its_command_line_does_not_import_tensorflow():
+    code = (
+        "import sys, course_utils, course_utils.cli, course_utils.batch.runner, course_utils.doctor, "
+        "course_utils.data, course_utils.system.child; print('tensorflow' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

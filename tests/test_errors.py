@@ -1,0 +1,51 @@
+"""The course's exceptions: each says what happened and what to do, and all derive from CourseError."""
+
+from __future__ import annotations
+
+import pytest
+
+import course_utils
+from course_utils import errors
+
+
+def all_errors():
+    return [v for v in vars(errors).values() if isinstance(v, type) and issubclass(v, Exception)]
+
+
+def test_every_course_error_derives_from_course_error_and_is_exported():
+    names = {cls.__name__ for cls in all_errors()}
+    assert {"DataError", "ParameterError", "DeviceError", "InputError", "CheckpointError", "WorkerError",
+            "ConfigurationTooLateError"} <= names
+    for cls in all_errors():
+        assert issubclass(cls, errors.CourseError)
+        assert getattr(course_utils, cls.__name__) is cls
+
+
+def test_the_message_holds_what_and_fix():
+    err = errors.DataError("The file is cut short.", "Download it again.")
+    assert (err.what, err.fix) == ("The file is cut short.", "Download it again.")
+    assert str(err) == "The file is cut short.\nWhat to do: Download it again."
+
+
+def test_old_catch_clauses_still_catch():
+    # Before errors.py held them all, these derived from ValueError / AssertionError: code catching those still works.
+    assert issubclass(errors.InputError, ValueError) and issubclass(errors.ParameterError, ValueError)
+    assert issubclass(errors.CheckpointError, AssertionError)
+
+
+def test_input_error_has_a_default_fix():
+    err = errors.InputError("no notebook '99'")
+    assert "course run --help" in err.fix
+
+
+def test_too_late_lists_the_refused_changes_and_what_tensorflow_said():
+    err = errors.ConfigurationTooLateError(["memory growth on GPU:0"], "Restart the kernel.", "already initialized")
+    assert "memory growth on GPU:0" in err.what and '"already initialized"' in err.what
+    assert err.fix == "Restart the kernel." and err.changes == ["memory growth on GPU:0"]
+
+
+def test_checkpoint_failure_names_the_failed_checks(capsys):
+    with pytest.raises(errors.CheckpointError) as info:
+        course_utils.checkpoint({"loss went down": True, "accuracy above 90%": False})
+    assert "accuracy above 90%" in info.value.what and "loss went down" not in info.value.what
+    assert "Restart and Run All" in info.value.fix
