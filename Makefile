@@ -1,4 +1,4 @@
-# The course's commands. `make course` runs every notebook; `make test` runs every check.
+# The course's commands. `make course` runs every notebook; `make test` runs every check, tier by tier.
 # Both first create (or refresh, when pyproject.toml changed) the project environment .venv.
 
 PYTHON ?= python3
@@ -7,14 +7,40 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.course-installed
 EXTRAS ?= dev
 OUT ?= build/course
+CI_OUT ?= build/ci/course
+# TIER_TIMES=FILE: each tier also appends "tier<TAB>seconds<TAB>exit status" to FILE (.ci/run sums them up).
+TIER_TIMES ?=
 
-.PHONY: course test lab venv lint unit nbval clean help
+PYTEST := COURSE_OFFLINE=1 $(BIN)/python -m pytest
+TIERS := lint unit papermill nbval browser
+
+.PHONY: course test lab venv clean help $(TIERS)
+# One tier at a time, in order: they share the CPU, and their times are compared.
+.NOTPARALLEL:
+
+# $(call timed,COMMAND): run COMMAND, print the tier's elapsed seconds, keep COMMAND's exit status.
+# pytest's 5 (no tests collected) fails the tier like any other non-zero status.
+define timed
+@printf '%s\n' '== $@: $(subst ','\'',$(1))'; \
+start=$$(date +%s); $(1); status=$$?; seconds=$$(( $$(date +%s) - start )); \
+if [ $$status -eq 0 ]; then verdict=passed; \
+elif [ $$status -eq 5 ]; then verdict="FAILED (exit 5: pytest collected no tests)"; \
+else verdict="FAILED (exit $$status)"; fi; \
+echo "== $@: $$seconds s, $$verdict"; \
+if [ -n "$(TIER_TIMES)" ]; then printf '%s\t%s\t%s\n' '$@' "$$seconds" "$$status" >> "$(TIER_TIMES)"; fi; \
+exit $$status
+endef
 
 help:
-	@echo "make course  - run every notebook headless (papermill) into $(OUT) and summarise the results"
-	@echo "make test    - ruff, unit tests, and pytest --nbval over notebooks/ in smoke mode"
-	@echo "make lab     - open the notebooks in JupyterLab"
-	@echo "make venv    - only create/refresh the environment $(VENV)"
+	@echo "make course    - run every notebook headless (papermill) into $(OUT) and summarise the results"
+	@echo "make test      - every tier below, in this order, each timed; stops at the first that fails"
+	@echo "make lint      - ruff check ."
+	@echo "make unit      - unit tests: pytest tests -m 'not notebook and not browser' (no course notebook runs)"
+	@echo "make papermill - course run --smoke into $(CI_OUT), then checks on what each notebook recorded"
+	@echo "make nbval     - pytest --nbval notebooks/ in smoke mode (cell by cell)"
+	@echo "make browser   - every notebook in JupyterLab in headless Chromium: pytest -m browser"
+	@echo "make lab       - open the notebooks in JupyterLab"
+	@echo "make venv      - only create/refresh the environment $(VENV)"
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -29,15 +55,22 @@ course: $(STAMP)
 	$(BIN)/course run --out $(OUT)
 
 lint: $(STAMP)
-	$(BIN)/ruff check .
+	$(call timed,$(BIN)/ruff check .)
 
 unit: $(STAMP)
-	COURSE_OFFLINE=1 $(BIN)/python -m pytest tests
+	$(call timed,$(PYTEST) tests -m "not notebook and not browser" --durations=10)
+
+papermill: $(STAMP)
+	$(call timed,COURSE_CI_OUT=$(CI_OUT) $(PYTEST) tests/tiers -m "notebook and not browser")
 
 nbval: $(STAMP)
-	COURSE_OFFLINE=1 COURSE_SMOKE=1 $(BIN)/python -m pytest --nbval notebooks/
+	$(call timed,COURSE_OFFLINE=1 COURSE_SMOKE=1 $(BIN)/python -m pytest --nbval notebooks/)
 
-test: lint unit nbval
+browser: $(STAMP)
+	$(call timed,$(PYTEST) tests -m browser)
+
+test: $(STAMP)
+	$(call timed,$(MAKE) --no-print-directory $(TIERS))
 
 lab: $(STAMP)
 	$(BIN)/jupyter lab notebooks/

@@ -53,6 +53,35 @@ class WorkerError(CourseError):
     """A local worker failed, did not report, or the workers ran past their time limit."""
 
 
+class ChildError(CourseError):
+    """A child Python process (``course_utils.system.child``) failed, crashed, ran past its time or reported nothing.
+
+    ``what`` names the child, how it ended and the last lines of its log. Also kept apart:
+    ``ended`` ("status 3", "signal SIGKILL", "timeout after 5 s", or "error" when the child's
+    function raised), ``returncode`` (None if it had to be stopped), ``error`` (the child's
+    exception as ``{"type", "message", "what", "fix", "traceback"}``, when it wrote one),
+    ``tail`` (the last lines of its log) and ``log`` (the log's path, when it is kept).
+    """
+
+    def __init__(
+        self,
+        what: str,
+        fix: str,
+        *,
+        ended: str = "",
+        returncode: int | None = None,
+        error: dict[str, str | None] | None = None,
+        tail: str = "",
+        log: str | None = None,
+    ) -> None:
+        super().__init__(what, fix)
+        self.ended = ended
+        self.returncode = returncode
+        self.error = error
+        self.tail = tail
+        self.log = log
+
+
 class ConfigurationTooLateError(CourseError):
     """TensorFlow's runtime is already initialised, so its device configuration can no longer change.
 

@@ -2,7 +2,7 @@
 
 TensorFlow reads its device configuration once per process, so a notebook cannot show
 "default vs memory growth vs a hard limit vs virtual GPUs" in its own kernel: each needs a
-runtime of its own. ``try_settings(settings)`` starts a fresh Python, calls
+runtime of its own. ``try_settings(settings)`` starts a fresh Python (``system.child``), calls
 ``gpu_config.configure(**settings)`` there (optionally after creating a tensor first - the
 "too late" mistake), places a tensor on every logical device, reads TensorFlow's GPU memory
 counters and ``nvidia-smi``, optionally tries one oversized tensor on ``/GPU:0``, and reports
@@ -11,18 +11,17 @@ back as a ``FreshRun``. The process then exits, and its GPU memory with it.
 
 from __future__ import annotations
 
-import json
-import os
 import shutil
 import subprocess
-import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from course_utils.errors import CourseError
 from course_utils.gpu_config import check_mb, check_request, configure, short_name
+from course_utils.system.child import run_python
+from course_utils.system.rss import peak_rss_mib, rss_mib
 from course_utils.tf_setup import quiet_tensorflow
 
 
@@ -54,9 +53,6 @@ class FreshRun:
         if not smi or len(smi["before"]) != len(smi["after"]):
             return None
         return float(sum(smi["after"]) - sum(smi["before"]))
-
-
-_MARK = "COURSE_FRESH_RUN_JSON:"
 
 
 def nvidia_smi_used_mib(run=subprocess.run) -> list[float] | None:
@@ -120,27 +116,17 @@ def _fresh_child(request: Mapping[str, Any]) -> dict[str, Any]:
         except tf.errors.ResourceExhaustedError as err:
             oversize = {"mb": mb, "result": f"refused: {type(err).__name__}"}
     smi_after = nvidia_smi_used_mib()
-    import psutil
-
-    from course_utils.results import peak_rss_mib
-
     result.update(
         logical_devices=[d.name for d in tf.config.list_logical_devices()],
         placed=placed,
         gpu_memory_mib=gpu_memory,
         oversize=oversize,
         nvidia_smi_used_mib={"before": smi_before, "after": smi_after} if smi_before and smi_after else None,
-        rss_mib=psutil.Process().memory_info().rss / 2**20,
+        rss_mib=rss_mib(),
         peak_rss_mib=peak_rss_mib(),
         seconds=time.perf_counter() - started,
     )
     return result
-
-
-def _fresh_main(argv: Sequence[str] | None = None) -> int:
-    request = json.loads((sys.argv[1:] if argv is None else list(argv))[0])
-    print(_MARK + json.dumps(_fresh_child(request)), flush=True)
-    return 0
 
 
 def try_settings(
@@ -160,7 +146,8 @@ def try_settings(
     ``oversize_mb`` tensor on ``/GPU:0`` (refused above a memory limit), and exits - taking
     its runtime and GPU memory with it. ``env`` adds environment variables (e.g.
     ``{"TF_FORCE_GPU_ALLOW_GROWTH": "true"}``; ``None`` removes one). A course error inside the child is reported
-    in ``FreshRun.error``; a crash of the child raises ``CourseError`` with its last output.
+    in ``FreshRun.error``; a crash of the child, or ``timeout_s`` passing, raises ``ChildError`` (a
+    ``CourseError``) with its last output.
     """
     settings = dict(settings or {})
     check_request(**settings)  # fail here, with the caller's traceback, not in the child
@@ -170,33 +157,12 @@ def try_settings(
         "allocate_mb": check_mb("allocate_mb", allocate_mb),
         "oversize_mb": check_mb("oversize_mb", oversize_mb) if oversize_mb is not None else None,
     }
-    child_env = dict(os.environ)
-    for key, value in (env or {}).items():  # None removes a variable (e.g. to run without TF_FORCE_...)
-        if value is None:
-            child_env.pop(key, None)
-        else:
-            child_env[key] = str(value)
-    child_env.pop("COURSE_RESULTS_FILE", None)  # the child records nothing
-    code = "import sys; from course_utils.fresh_process import _fresh_main; sys.exit(_fresh_main())"
-    try:
-        proc = subprocess.run(
-            [sys.executable, "-c", code, json.dumps(request)],
-            capture_output=True, text=True, env=child_env, timeout=timeout_s,
-        )
-    except subprocess.TimeoutExpired as err:
-        raise CourseError(
-            f"The fresh TensorFlow process did not finish within {timeout_s:g} s.",
-            "Run it again; if it hangs again, run the same settings in a terminal to see where it stops.",
-        ) from err
-    lines = [line for line in proc.stdout.splitlines() if line.startswith(_MARK)]
-    if proc.returncode != 0 or not lines:
-        tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-8:])
-        raise CourseError(
-            f"The fresh TensorFlow process failed (exit code {proc.returncode}). Its last output:\n{tail}",
-            "Read the last lines above; run `course doctor` if they mention CUDA or the GPU.",
-        )
-    data = json.loads(lines[-1][len(_MARK):])
-    return FreshRun(settings=settings, env=dict(env or {}), initialise_first=initialise_first, **data)
+    child_env: dict[str, str | None] = {**(env or {}), "COURSE_RESULTS_FILE": None}  # the child records nothing
+    run = run_python(
+        "course_utils.fresh_process:_fresh_child", request, timeout_s=timeout_s, env=child_env,
+        what="The fresh TensorFlow process", name="fresh-tensorflow",
+    )
+    return FreshRun(settings=settings, env=dict(env or {}), initialise_first=initialise_first, **run.value)
 
 
 def as_dict(run: FreshRun) -> dict[str, Any]:

@@ -6,7 +6,7 @@
   ``reset_gpu_peak`` restarts the peak (``reset_memory_stats``). Both start TensorFlow's
   runtime if it is not running yet, so configure devices (``gpu_config.configure``) first.
 - CPU: ``process_memory()`` - the process's resident memory (psutil) and its high-water mark
-  (``VmHWM``, via ``results.peak_rss_mib``). TensorFlow documents its memory counters for
+  (``VmHWM``, via ``system.rss.peak_rss_mib``). TensorFlow documents its memory counters for
   GPUs and TPUs only, so on a CPU the process is what the course measures.
 - ``peak_memory(device)``: a context manager; afterwards ``block.peak_mib`` is the peak of
   the block (exact on a GPU; on a CPU exact when the process reached a new high inside the
@@ -25,10 +25,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-import psutil
-
 from course_utils.errors import CourseError, DeviceError, ParameterError
-from course_utils.results import peak_rss_mib
+from course_utils.system.rss import peak_rss_mib, rss_mib
 
 MIB = 2**20
 
@@ -60,7 +58,7 @@ def gpu_name(device: str) -> str:
 
 def process_memory() -> Reading:
     """This process's resident memory now and its peak so far (MiB)."""
-    rss = psutil.Process().memory_info().rss / MIB
+    rss = rss_mib()
     # VmHWM and psutil's RSS come from different kernel counters that can differ by a few pages;
     # a peak below the current value would be nonsense, so the peak is at least the current value.
     return Reading("process resident memory", rss, max(peak_rss_mib(), rss))
@@ -209,7 +207,6 @@ class MemorySampler:
         self.gpu_mib: list[float] = []
         self.marks: list[tuple[float, str]] = []
         self.truncated = False
-        self._process = psutil.Process()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._error: BaseException | None = None
@@ -234,7 +231,7 @@ class MemorySampler:
             self.truncated = True
             return
         now = time.perf_counter() - self._t0
-        rss = self._process.memory_info().rss / MIB
+        rss = rss_mib()
         gpu = self._read_gpu() if self._read_gpu else None
         self.times_s.append(now)
         self.rss_mib.append(rss)

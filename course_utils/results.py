@@ -16,31 +16,22 @@ import datetime as _dt
 import json
 import math
 import os
-import resource
-import sys
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-PROJECT_ROOT = Path(__file__).resolve().parents[1]
+from course_utils.system.files import write_json_atomic
+from course_utils.system.paths import PROJECT_ROOT, build_dir
+from course_utils.system.rss import peak_rss_mib
 
-
-def peak_rss_mib() -> float:
-    """This process's peak resident memory so far, in MiB.
-
-    Linux: ``VmHWM`` from /proc/self/status. Not ``getrusage``'s ``ru_maxrss``: Linux keeps
-    that across ``exec``, so a child started by a big process (a kernel started by a runner
-    that holds TensorFlow) would report its parent's peak.
-    """
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024  # kB
-    except OSError:
-        pass
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return peak / (1024 * 1024) if sys.platform == "darwin" else peak / 1024  # bytes on macOS, KiB elsewhere
+__all__ = [
+    "PROJECT_ROOT",  # kept here for older imports; its home is course_utils.system.paths
+    "Recorder",
+    "default_results_path",
+    "peak_rss_mib",  # notebook 04 imports it from here; its home is course_utils.system.rss
+    "read_all",
+    "read_results",
+]
 
 
 def default_results_path(notebook: str) -> Path:
@@ -49,8 +40,7 @@ def default_results_path(notebook: str) -> Path:
         return Path(os.environ["COURSE_RESULTS_FILE"])
     if os.environ.get("COURSE_RESULTS_DIR"):
         return Path(os.environ["COURSE_RESULTS_DIR"]) / f"{notebook}.json"
-    root = PROJECT_ROOT if (PROJECT_ROOT / "pyproject.toml").is_file() else Path.cwd()
-    return root / "build" / "results" / f"{notebook}.json"
+    return build_dir() / "results" / f"{notebook}.json"
 
 
 def _plain(value: Any) -> Any:
@@ -66,15 +56,6 @@ def _plain(value: Any) -> Any:
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     raise TypeError(f"cannot record {type(value).__name__} value {value!r}: use numbers, strings, lists or dicts")
-
-
-def _write_atomic(path: Path, data: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    with os.fdopen(fd, "w") as fh:
-        json.dump(data, fh, indent=2, sort_keys=True)
-        fh.write("\n")
-    os.replace(tmp, path)
 
 
 class Recorder:
@@ -106,7 +87,7 @@ class Recorder:
     def _save(self) -> None:
         self.data["peak_rss_mib"] = round(peak_rss_mib(), 1)
         self.data["updated"] = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
-        _write_atomic(self.path, self.data)
+        write_json_atomic(self.path, self.data, sort_keys=True)
 
 
 def read_results(path: str | os.PathLike[str]) -> dict[str, Any]:

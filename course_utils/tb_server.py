@@ -9,7 +9,8 @@ for a person, wrong for an unattended run. ``TensorBoardServer`` is the bounded 
 
 It runs ``python -m tensorboard.main --logdir ... --host ... --port ...`` with this
 Python (so the same environment), in a process group of its own, and ``stop()`` ends the
-whole group (TensorBoard's fast loader runs a second process, ``tensorboard-data-server``).
+whole group (TensorBoard's fast loader runs a second process, ``tensorboard-data-server``),
+and any process of the server seen earlier that left it (``system.processes``).
 
 The HTTP routes used are TensorBoard 2.21's own (``tensorboard/plugins/core/core_plugin.py``
 and ``tensorboard/plugins/scalar/scalars_plugin.py``): ``/data/runs``,
@@ -28,8 +29,6 @@ import gzip
 import importlib.util
 import json
 import os
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -42,16 +41,10 @@ from pathlib import Path
 from typing import Any
 
 from course_utils.errors import CourseError
+from course_utils.system.processes import descendants, free_port, start_in_group, still_running, stop_group
 
 PROXY_ENV = "TENSORBOARD_PROXY_URL"
 HUB_PREFIX_ENV = "JUPYTERHUB_SERVICE_PREFIX"
-
-
-def free_port(host: str = "127.0.0.1") -> int:
-    """A TCP port nobody listens on right now (the OS picks it)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind((host, 0))
-        return s.getsockname()[1]
 
 
 class TensorBoardServer:
@@ -92,10 +85,8 @@ class TensorBoardServer:
             raise CourseError("The tensorboard package is not installed.", 'pip install "tensorboard>=2.21,<2.22"')
         self._log = tempfile.TemporaryFile()
         env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": os.environ.get("TF_CPP_MIN_LOG_LEVEL", "2")}
-        self.process = subprocess.Popen(
-            self.command, stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT,
-            env=env, start_new_session=True,  # its own process group: stop() ends TensorBoard and its helpers
-        )
+        # its own process group: stop() ends TensorBoard and its helpers
+        self.process = start_in_group(self.command, env=env, stdout=self._log)
         self.pids.add(self.process.pid)
         return self
 
@@ -107,12 +98,7 @@ class TensorBoardServer:
         return self._log.read().decode("utf-8", errors="replace")[-last:]
 
     def _remember_children(self) -> None:
-        try:
-            import psutil
-
-            self.pids.update(p.pid for p in psutil.Process(self.process.pid).children(recursive=True))
-        except Exception:  # the process may be gone; psutil is optional here
-            pass
+        self.pids.update(descendants(self.process.pid))
 
     def get(self, path: str, params: Mapping[str, Any] | None = None, *, timeout: float = 30) -> Any:
         """GET ``path`` (with query ``params``) and decode the JSON answer."""
@@ -168,23 +154,11 @@ class TensorBoardServer:
         return [tuple(point) for point in self.get("/data/plugin/scalars/scalars", {"run": run, "tag": tag})]
 
     def stop(self, timeout: float = 10) -> int | None:
-        """End the server's process group (SIGTERM, then SIGKILL after ``timeout`` s); return its exit code."""
+        """End the server's process group and every process of it seen so far (SIGTERM, then SIGKILL after
+        ``timeout`` s); return its exit code."""
         if self.process is None:
             return None
-        self._remember_children()
-        try:
-            os.killpg(self.process.pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
-        try:
-            code = self.process.wait(timeout)
-        except subprocess.TimeoutExpired:
-            try:
-                os.killpg(self.process.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            code = self.process.wait(timeout)
-        self._kill_leftovers(timeout)
+        code = stop_group(self.process, grace_s=timeout, also=self.pids)
         if self._log is not None:
             self._log.close()
             self._log = None
@@ -192,32 +166,7 @@ class TensorBoardServer:
 
     def leftovers(self) -> list[int]:
         """Processes of this server still running (zombies count as ended)."""
-        import psutil
-
-        alive = []
-        for pid in sorted(self.pids):
-            try:
-                if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
-                    alive.append(pid)
-            except psutil.NoSuchProcess:
-                pass
-        return alive
-
-    def _kill_leftovers(self, timeout: float) -> None:
-        """A helper that left the group (or ignored SIGTERM) is ended by its own pid."""
-        try:
-            import psutil
-        except ImportError:
-            return
-        procs = []
-        for pid in self.leftovers():
-            try:
-                proc = psutil.Process(pid)
-                proc.kill()
-                procs.append(proc)
-            except psutil.NoSuchProcess:
-                pass
-        psutil.wait_procs(procs, timeout=timeout)
+        return still_running(self.pids)
 
     def __enter__(self) -> TensorBoardServer:
         if self.process is None:

@@ -1,12 +1,12 @@
 """Notebook 02's two instruments: a placement log you can read as data, and old snippets run safely.
 
 ``placement_log()`` runs a small matrix product on each device in a *fresh* Python process
-with ``tf.debugging.set_log_device_placement(True)`` as its first TensorFlow statement (as the
-guide advises), and returns the log as records. Why a child process: TensorFlow's C++ core
-writes placement to the process's file descriptors (standard output, in our TF 2.21 runs),
-not through Python, and in those runs it kept reporting new kinds of ops after
-``set_log_device_placement(False)`` - inside the notebook's kernel it would scatter lines over
-every later cell. Both of the child's outputs are read.
+(``system.child``) with ``tf.debugging.set_log_device_placement(True)`` as its first TensorFlow
+statement (as the guide advises), and returns the log as records. Why a child process:
+TensorFlow's C++ core writes placement to the process's file descriptors (standard output, in
+our TF 2.21 runs), not through Python, and in those runs it kept reporting new kinds of ops
+after ``set_log_device_placement(False)`` - inside the notebook's kernel it would scatter lines
+over every later cell. Both of the child's outputs go to one log, which is read.
 
 ``attempt(snippet, fn)`` runs an outdated snippet (``tf.test.is_gpu_available()``,
 ``model.layers[0].weights[0].device``) and returns what happened - value, exception, and
@@ -15,36 +15,40 @@ the warnings TensorFlow logged - instead of letting a traceback be the lesson's 
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import re
-import subprocess
-import sys
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from course_utils.errors import ChildError
+from course_utils.system.child import run_python
+
 _PLACEMENT = re.compile(r"^(\S+): \((\S+)\): (/job:\S+)$", re.M)
 _EXECUTING = re.compile(r"Executing op (\S+) in device (\S+)")
-_RESULTS = "PLACEMENT-RESULTS "
 _FROM = re.compile(r"^From \S+:\d+: ")
 
-CHILD = """
-import json, sys
-import tensorflow as tf
-tf.debugging.set_log_device_placement(True)  # first: log every placement decision from here on
-n = int(sys.argv[1])
-a = tf.random.stateless_normal((n, n), seed=(1, 2))
-b = tf.random.stateless_normal((n, n), seed=(3, 4))
-results = []
-for device in tf.config.list_logical_devices():
-    with tf.device(device.name):
-        product = tf.linalg.matmul(a, b)
-    results.append([device.name, product.device])
-print("PLACEMENT-RESULTS " + json.dumps(results), flush=True)
-"""
+
+def _placement_child(payload: Mapping[str, Any]) -> list[list[str]]:
+    """Runs in the fresh process: a matrix product on every logical device, placement logged from the start.
+
+    Returns ``[device asked for, device that produced the product]`` per logical device; the
+    placement lines themselves go to the process's output, which the parent reads.
+    """
+    import tensorflow as tf
+
+    tf.debugging.set_log_device_placement(True)  # first: log every placement decision from here on
+    n = int(payload["size"])
+    a = tf.random.stateless_normal((n, n), seed=(1, 2))
+    b = tf.random.stateless_normal((n, n), seed=(3, 4))
+    results = []
+    for device in tf.config.list_logical_devices():
+        with tf.device(device.name):
+            product = tf.linalg.matmul(a, b)
+        results.append([device.name, product.device])
+    return results
 
 
 @dataclass
@@ -61,8 +65,8 @@ class PlacementLog:
     results: list[tuple[str, str]]  # (device asked for, device that produced the product)
     records: list[Placement]  # every placement line TensorFlow printed
     lines: list[str]  # the raw placement lines
-    returncode: int
-    stderr_tail: str = ""
+    returncode: int  # the child's exit status (-1 if it had to be stopped)
+    stderr_tail: str = ""  # the end of its output; on a failure, what went wrong
 
     def matmuls(self) -> list[Placement]:
         """The placements of the matrix products themselves (MatMul, or oneDNN's _MklMatMul on CPUs)."""
@@ -89,27 +93,24 @@ def parse_placement(stdout: str) -> tuple[list[Placement], list[str]]:
 
 
 def placement_log(size: int = 64, timeout: float = 300) -> PlacementLog:
-    """Run a ``size`` x ``size`` matrix product on every logical device in a fresh process; return its log."""
-    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": os.environ.get("TF_CPP_MIN_LOG_LEVEL", "2")}
+    """Run a ``size`` x ``size`` matrix product on every logical device in a fresh process; return its log.
+
+    A child that fails or runs past ``timeout`` seconds is stopped, and the log says so: a
+    non-zero ``returncode`` and the error in ``stderr_tail`` (the notebook's checkpoint checks both).
+    """
+    env = {"TF_CPP_MIN_LOG_LEVEL": os.environ.get("TF_CPP_MIN_LOG_LEVEL", "2")}
     try:
-        done = subprocess.run(
-            [sys.executable, "-c", CHILD, str(int(size))],
-            capture_output=True,
-            text=True,
-            errors="replace",
-            timeout=timeout,
-            env=env,
-            check=False,
+        run = run_python(
+            "course_utils.verify:_placement_child", {"size": int(size)}, timeout_s=timeout, env=env,
+            what="The placement-log process", name="placement-log",
         )
-        stdout, stderr, code = done.stdout, done.stderr, done.returncode
-    except subprocess.TimeoutExpired as error:
-        stdout, stderr, code = str(error.stdout or ""), f"timed out after {timeout} s", -1
-    results: list[tuple[str, str]] = []
-    for line in stdout.splitlines():
-        if line.startswith(_RESULTS):
-            results = [tuple(pair) for pair in json.loads(line[len(_RESULTS) :])]
-    records, lines = parse_placement(stdout + "\n" + stderr)
-    return PlacementLog(results, records, lines, code, "\n".join(stderr.strip().splitlines()[-5:]))
+    except ChildError as error:
+        records, lines = parse_placement(error.tail)
+        code = error.returncode if error.returncode not in (None, 0) else -1
+        return PlacementLog([], records, lines, code, error.what)
+    results = [(str(asked), str(ran)) for asked, ran in run.value]
+    records, lines = parse_placement(run.output)
+    return PlacementLog(results, records, lines, run.returncode, "\n".join(run.output.strip().splitlines()[-5:]))
 
 
 @dataclass

@@ -48,6 +48,9 @@ def docstrings(tree: ast.AST) -> set[int]:
     return ids
 
 
+ONE_HOME_KEYWORDS = ("start_new_session", "creationflags")
+
+
 def uses(path: Path) -> set[str]:
     """What a module does that has one home: calls, keywords, imports and string constants it uses."""
     tree = ast.parse(path.read_text())
@@ -58,10 +61,17 @@ def uses(path: Path) -> set[str]:
             name = dotted(node.func)
             if name in ("os.killpg", "subprocess.Popen", "socket.socket", "os.replace"):
                 found.add(name + "()")
-            if name in ("subprocess.run", "subprocess.Popen") and node.args and isinstance(node.args[0], ast.List):
-                if node.args[0].elts and dotted(node.args[0].elts[0]) == "sys.executable":
-                    found.add("python child")
-            found |= {f"{k.arg}=" for k in node.keywords if k.arg in ("start_new_session", "creationflags")}
+            found |= {f"{k.arg}=" for k in node.keywords if k.arg in ONE_HOME_KEYWORDS}
+        elif isinstance(node, ast.List) and node.elts:
+            # a command line whose program is this Python: [sys.executable, ...] or [python or sys.executable, ...]
+            first = node.elts[0]
+            options = first.values if isinstance(first, ast.BoolOp) else [first]
+            if any(dotted(o) == "sys.executable" for o in options):
+                found.add("python child")
+        elif isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+            # the same keyword passed through a dict: kwargs["start_new_session"] = True
+            if node.slice.value in ONE_HOME_KEYWORDS:
+                found.add(f"{node.slice.value}=")
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
             found |= {f"import {n}" for n in names if n == "resource"}

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from course_utils import fresh_process
-from course_utils.errors import CourseError, ParameterError
+from course_utils.errors import ChildError, CourseError, ParameterError
 from course_utils.fresh_process import FreshRun, parse_memory_used
 
 
@@ -39,8 +39,15 @@ def test_in_fresh_process_checks_settings_in_the_parent():
 
 def test_in_fresh_process_reports_a_crashed_child(monkeypatch):
     monkeypatch.setattr(sys, "executable", "/bin/sh")  # the child cannot even start Python
-    with pytest.raises(CourseError, match="exit code"):
+    with pytest.raises(CourseError, match="The fresh TensorFlow process exited with status 2") as info:
         fresh_process.try_settings({})
+    assert isinstance(info.value, ChildError) and info.value.tail  # its last output lines come along
+    assert info.value.tail in info.value.what
+
+
+def test_in_fresh_process_stops_a_child_past_its_time():
+    with pytest.raises(ChildError, match="did not finish within 0.5 s"):
+        fresh_process.try_settings({}, timeout_s=0.5)  # TensorFlow alone takes longer to import
 
 
 def test_nvidia_smi_memory_parsing_and_gpu_taken():

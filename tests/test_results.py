@@ -9,7 +9,9 @@ import sys
 import numpy as np
 import pytest
 
+from course_utils import results
 from course_utils.results import Recorder, default_results_path, peak_rss_mib, read_all, read_results
+from course_utils.system import paths, rss
 
 
 def test_record_writes_and_merges(tmp_path):
@@ -34,11 +36,19 @@ def test_non_finite_numbers_become_null_and_objects_are_refused(tmp_path):
         rec.record(model=object())
 
 
+def test_old_names_stay_importable_from_results():
+    assert peak_rss_mib is rss.peak_rss_mib  # notebook 04 imports it from course_utils.results
+    assert results.PROJECT_ROOT == paths.PROJECT_ROOT and (paths.PROJECT_ROOT / "course_utils").is_dir()
+
+
 def test_path_follows_the_environment(monkeypatch, tmp_path):
     monkeypatch.setenv("COURSE_RESULTS_DIR", str(tmp_path / "dir"))
     assert default_results_path("02_verify_gpu") == tmp_path / "dir" / "02_verify_gpu.json"
     monkeypatch.setenv("COURSE_RESULTS_FILE", str(tmp_path / "one.json"))
     assert default_results_path("02_verify_gpu") == tmp_path / "one.json"
+    monkeypatch.delenv("COURSE_RESULTS_FILE")
+    monkeypatch.delenv("COURSE_RESULTS_DIR")
+    assert default_results_path("02_verify_gpu") == paths.build_dir() / "results" / "02_verify_gpu.json"
 
 
 def test_read_all(tmp_path):

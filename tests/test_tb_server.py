@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from course_utils.errors import CourseError
-from course_utils.tb_server import PROXY_ENV, TensorBoardServer, configure_proxy, free_port, proxy_url_hint
+from course_utils.tb_server import PROXY_ENV, TensorBoardServer, configure_proxy, proxy_url_hint
 
 READY_S = 120  # TensorBoard imports TensorFlow before it answers: 15-20 s on a busy 2-core machine
 RUN = "dense"
@@ -93,12 +93,6 @@ def test_with_the_profile_extra_the_plugin_lists_the_trace(trained):
         tools = server.get("/data/plugin/profile/run_tools", {"run": profile_runs[0]})
         assert "trace_viewer@" in tools or "trace_viewer" in tools
     assert server.leftovers() == []
-
-
-def test_free_port_is_free():
-    port = free_port()
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", port))
 
 
 def test_proxy_url_on_a_hub_and_off_it():

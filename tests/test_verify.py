@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import sys
 import warnings
 
 from course_utils.verify import Attempt, attempt, parse_placement, placement_log, short_device
@@ -43,6 +44,13 @@ def test_placement_log_runs_in_a_child_process():
     assert ("/device:CPU:0", "/job:localhost/replica:0/task:0/device:CPU:0") in log.results
     assert "CPU:0" in log.devices_with_matmul()
     assert all(short_device(asked) == short_device(ran) for asked, ran in log.results)
+
+
+def test_placement_log_reports_a_failed_child(monkeypatch):
+    monkeypatch.setattr(sys, "executable", "/bin/sh")  # the child cannot even start Python
+    log = placement_log(size=8)
+    assert log.returncode == 2 and log.results == [] and log.records == []
+    assert "The placement-log process exited with status 2" in log.stderr_tail
 
 
 def test_attempt_returns_the_value_or_the_error():

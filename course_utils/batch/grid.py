@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from course_utils.errors import InputError
-from course_utils.results import PROJECT_ROOT
+from course_utils.system.paths import PROJECT_ROOT
 
 NOTEBOOKS_DIR = PROJECT_ROOT / "notebooks"
 GRID_KEYS = {"title", "notebooks", "parameters", "results", "smoke", "timeout"}

@@ -4,14 +4,15 @@
 [--out DIR] [--timeout SECONDS] [--jobs N]``
 
 Every run executes in a fresh kernel (TensorFlow keeps device memory until its process
-ends), started by a runner process of its own with its own environment
-(``COURSE_SMOKE``, ``COURSE_RESULTS_FILE``), so up to ``--jobs`` runs can go at once
-without sharing settings. In ``OUT``: ``executed/NAME.ipynb`` (NAME is the notebook and
-its parameters), ``results/NAME.json`` (what the notebook recorded), ``logs/NAME.log``,
-and the report - ``report.md``, ``report.html``, ``results.json`` (course_utils.batch.report).
-A failing run keeps its executed notebook, names the failing cell and error, and the
-others still run. Exit status: 0 all passed, 1 something failed, 2 bad input (found
-before anything runs: course_utils.batch.grid).
+ends), started by a runner process of its own (``system.child``: ``_execute``) with its own
+environment (``COURSE_SMOKE``, ``COURSE_RESULTS_FILE``), so up to ``--jobs`` runs can go at
+once without sharing settings; Ctrl-C stops every runner process and its kernel. In ``OUT``:
+``executed/NAME.ipynb`` (NAME is the notebook and its parameters), ``results/NAME.json``
+(what the notebook recorded), ``logs/NAME.log``, and the report - ``report.md``,
+``report.html``, ``results.json`` (course_utils.batch.report). A failing run keeps its
+executed notebook, names the failing cell and error, and the others still run. Exit
+status: 0 all passed, 1 something failed, 2 bad input (found before anything runs:
+course_utils.batch.grid).
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ import datetime as _dt
 import json
 import os
 import platform
-import signal
 import sys
 import threading
 import time
@@ -32,11 +32,15 @@ from typing import Any
 
 from course_utils.batch.grid import NOTEBOOKS_DIR, InputError, Plan, discover, make_plan, parse_value
 from course_utils.batch.progress import Progress
-from course_utils.results import PROJECT_ROOT, read_results
+from course_utils.errors import ChildError
+from course_utils.results import read_results
+from course_utils.system.child import start_python
+from course_utils.system.paths import build_dir
+from course_utils.system.rss import peak_rss_mib
 
 __all__ = ["NOTEBOOKS_DIR", "RunRecord", "discover", "main", "run_batch", "run_notebook"]
 
-DEFAULT_OUT = PROJECT_ROOT / "build" / "course"
+DEFAULT_OUT = build_dir() / "course"
 
 
 @dataclass
@@ -64,11 +68,6 @@ class RunRecord:
     recorded_parameters: dict[str, Any] = field(default_factory=dict)  # as the notebook ran them (smoke caps applied)
 
 
-# The runner process of one run: executes the notebook, watches the kernel's memory and
-# writes what happened to spec["outcome"] (JSON on stdin; its output goes to the run's log).
-_CHILD = "import sys; from course_utils.batch.runner import _child; sys.exit(_child())"
-
-
 def run_notebook(
     notebook: Path,
     out: Path,
@@ -78,50 +77,45 @@ def run_notebook(
     timeout: float | None = None,
     name: str | None = None,
     point: tuple[int, int] = (1, 1),
+    stop: threading.Event | None = None,
 ) -> RunRecord:
-    """Execute one notebook into ``out`` in a runner process and kernel of its own; never raises for a failing run."""
-    import subprocess
+    """Execute one notebook into ``out`` in a runner process and kernel of its own; never raises for a failing run.
 
+    When ``stop`` is set (Ctrl-C in ``run_batch``), the runner process and its kernel are stopped
+    and the run fails as interrupted. A ``KeyboardInterrupt`` here stops them too, and is raised again.
+    """
     notebook, out = Path(notebook).resolve(), Path(out).resolve()
     name = name or notebook.stem
     executed = out / "executed" / f"{name}.ipynb"
     record_file = out / "results" / f"{name}.json"
     log = out / "logs" / f"{name}.log"
-    outcome_file = log.with_name(f".{name}.outcome.json")
     for folder in (executed.parent, record_file.parent, log.parent):
         folder.mkdir(parents=True, exist_ok=True)
     record_file.unlink(missing_ok=True)
-    outcome_file.unlink(missing_ok=True)
-    env = {**os.environ, "COURSE_SMOKE": "1" if smoke else "0", "COURSE_RESULTS_FILE": str(record_file)}
+    env = {"COURSE_SMOKE": "1" if smoke else "0", "COURSE_RESULTS_FILE": str(record_file)}
     spec = {
         "notebook": str(notebook),
         "executed": str(executed),
         "parameters": dict(parameters or {}),
         "cwd": str(notebook.parent),
         "timeout": timeout,
-        "outcome": str(outcome_file),
     }
     started = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
     begin = time.perf_counter()
-    with log.open("w") as fh:
-        proc = subprocess.run(
-            [sys.executable, "-c", _CHILD],
-            input=json.dumps(spec),
-            text=True,
-            stdout=fh,
-            stderr=subprocess.STDOUT,
-            env=env,
-        )
+    interrupted = False
+    with start_python(
+        "course_utils.batch.runner:_execute", spec, env=env, log=log, name=f"run-{name}",
+        what=f"The runner process of {name}",
+    ) as child:  # leaving the block stops the runner process and its kernel, whatever happened
+        while child.wait(None if stop is None else 0.2) is None:
+            if stop is not None and stop.is_set():
+                child.stop()
+                interrupted = True
+        try:
+            outcome = child.result()
+        except ChildError as err:  # the runner process itself failed or died (interrupted, killed, out of memory)
+            outcome = {"error": "interrupted (Ctrl-C): the run was stopped" if interrupted else _died(err, log)}
     duration = time.perf_counter() - begin
-    if outcome_file.is_file():
-        outcome = json.loads(outcome_file.read_text())
-        outcome_file.unlink()
-    else:  # the runner process itself died (interrupted, killed, out of memory)
-        how = f"status {proc.returncode}"
-        if proc.returncode < 0:
-            how = f"signal {signal.Signals(-proc.returncode).name}"
-        tail = [x.strip() for x in log.read_text(errors="replace").splitlines() if x.strip()][-1:]
-        outcome = {"error": f"runner process ended by {how}" + (f": {tail[0]}" if tail else "") + f" (log: {log})"}
     record = read_results(record_file) if record_file.is_file() else {}
     env_info = record.get("environment", {})
     peaks = [p for p in (record.get("peak_rss_mib"), outcome.get("kernel_peak_rss_mib")) if p is not None]
@@ -148,8 +142,17 @@ def run_notebook(
     )
 
 
+def _died(err: ChildError, log: Path) -> str:
+    """A run's error when its runner process failed: how it ended and its last line."""
+    if err.error:
+        message = (err.error.get("message") or "").strip().splitlines()
+        return f"runner process failed: {err.error.get('type')}: {message[0] if message else ''} (log: {log})"
+    last = err.tail.splitlines()[-1:]
+    return f"runner process ended by {err.ended}" + (f": {last[0].strip()}" if last else "") + f" (log: {log})"
+
+
 class _KernelMemory(threading.Thread):
-    """Samples the peak resident memory (Linux VmHWM, else RSS) of this process's children: the kernel."""
+    """Samples the peak resident memory (``system.rss``: Linux VmHWM) of this process's children: the kernel."""
 
     def __init__(self, interval_s: float = 0.25) -> None:
         super().__init__(daemon=True)
@@ -166,13 +169,8 @@ class _KernelMemory(threading.Thread):
 
         for child in psutil.Process().children():
             try:
-                status = Path(f"/proc/{child.pid}/status")
-                if status.is_file():
-                    line = next(x for x in status.read_text().splitlines() if x.startswith("VmHWM:"))
-                    mib = int(line.split()[1]) / 1024
-                else:
-                    mib = child.memory_info().rss / 2**20
-            except (OSError, StopIteration, psutil.Error):
+                mib = peak_rss_mib(child.pid)
+            except (OSError, psutil.Error):
                 continue
             self.peaks[child.pid] = max(mib, self.peaks.get(child.pid, 0.0))
 
@@ -207,13 +205,13 @@ def _cell_name(cell: dict[str, Any]) -> str:
     return f"cell #{cell['index'] + 1} of the executed notebook"
 
 
-def _child() -> int:
-    """Body of a run's runner process (see ``_CHILD``)."""
+def _execute(spec: dict[str, Any]) -> dict[str, Any]:
+    """Body of a run's runner process (``system.child``): execute the notebook, watch the kernel's memory,
+    and return what happened - ``error`` and ``failed_cell`` when the run failed, ``kernel_peak_rss_mib``."""
     import traceback
 
     import papermill as pm
 
-    spec = json.load(sys.stdin)
     outcome: dict[str, Any] = {}
     monitor = _KernelMemory()
     monitor.start()
@@ -243,8 +241,7 @@ def _child() -> int:
         monitor.sample()
         monitor.halt.set()
     outcome["kernel_peak_rss_mib"] = monitor.peak_mib
-    Path(spec["outcome"]).write_text(json.dumps(outcome))
-    return 0
+    return outcome
 
 
 class BatchInterrupted(KeyboardInterrupt):
@@ -274,6 +271,7 @@ def run_batch(plan: Plan, out: Path, *, jobs: int = 1, stream: Any = None) -> li
                 timeout=plan.timeout,
                 name=spec.name,
                 point=(spec.point, spec.points),
+                stop=stop,
             )
         except Exception as exc:  # the runner itself failed (a full disk): this run fails, the batch goes on
             record = RunRecord(

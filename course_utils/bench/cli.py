@@ -121,11 +121,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     p_dense = sub.add_parser("dense-memory", help="seed 000's noise-vs-zeros training: peak memory and time, both ways")
     p_dense.add_argument("--epochs", type=int, default=1, help="epochs per variant (default 1)")
-    # The child process dense-memory starts for each way (not for people: not in --help).
-    p_child = argparse.ArgumentParser(prog="course bench dense-child")
-    p_child.add_argument("--way", choices=("seed", "course"), required=True)
-    p_child.add_argument("--epochs", type=int, default=1)
-    for p in (p_cnn, p_dense, p_child):
+    for p in (p_cnn, p_dense):
         p.add_argument("--images", type=int, default=None, help="training images to use (default: all)")
         p.add_argument(
             "--dataset",
@@ -135,19 +131,12 @@ def main(argv: list[str] | None = None) -> int:
         )
         p.add_argument("--seed", type=int, default=0)
         p.add_argument("--json", action="store_true", help="print the result as JSON")
-    if argv[:1] == ["dense-child"]:
-        args = p_child.parse_args(argv[1:])
-        args.command = "dense-child"
-    else:
-        args = parser.parse_args(argv)
+    args = parser.parse_args(argv)
     if args.epochs < 1 or (args.images is not None and args.images < 1):
         parser.error("--epochs and --images must be positive")
-    from course_utils.bench.dense_memory import dense_child, dense_memory
+    from course_utils.bench.dense_memory import dense_memory
 
     try:
-        if args.command == "dense-child":
-            print(json.dumps(dense_child(args.way, args.dataset, args.images, args.epochs, args.seed)))
-            return 0
         if args.command == "dense-memory":
             report = dense_memory(dataset=args.dataset, images=args.images, epochs=args.epochs, seed=args.seed)
             print(json.dumps(report, indent=2) if args.json else format_dense(report))

@@ -1,25 +1,22 @@
 """Peak memory and time of notebook 04's training, two ways, each in a fresh child process.
 
-A fresh process per way, because a process's peak memory (VmHWM) only ever grows.
+A fresh process per way (``system.child``), because a process's peak memory (VmHWM) only ever grows.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from course_utils.bench.cli import load_dataset
-from course_utils.errors import CourseError
+from course_utils.system.child import run_python
 
 
 def dense_child(way: str, dataset: str, images: int | None, epochs: int, seed: int) -> dict[str, Any]:
     """Run the noise-vs-zeros training one way in *this* process; report its peak memory and time."""
     from course_utils.channels import train_noise_vs_zeros
-    from course_utils.results import peak_rss_mib
+    from course_utils.system.rss import peak_rss_mib
     from course_utils.tf_setup import quiet_tensorflow
 
     quiet_tensorflow()
@@ -38,36 +35,24 @@ def dense_child(way: str, dataset: str, images: int | None, epochs: int, seed: i
     }
 
 
+def _measure(payload: Mapping[str, Any]) -> dict[str, Any]:
+    """The child process's entry point (``system.child``): ``dense_child(**payload)``."""
+    return dense_child(**payload)
+
+
 def dense_memory(*, dataset: str = "auto", images: int | None = None, epochs: int = 1, seed: int = 0) -> dict[str, Any]:
     """Seed way vs course way of notebook 04's training, each in a fresh child process.
 
     A fresh process per way, because peak memory (VmHWM) only ever grows within a process.
+    A child that fails raises ``ChildError`` (a ``CourseError``) with the end of its output.
     """
     runs = {}
     for way in ("seed", "course"):
-        cmd = [
-            sys.executable,
-            "-m",
-            "course_utils.bench",
-            "dense-child",
-            "--way",
-            way,
-            "--dataset",
-            dataset,
-            "--epochs",
-            str(epochs),
-            "--seed",
-            str(seed),
-        ]
-        if images is not None:
-            cmd += ["--images", str(images)]
-        proc = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"})
-        if proc.returncode != 0:
-            raise CourseError(
-                f"the {way}-way child process failed (exit {proc.returncode}):\n{proc.stderr[-2000:]}",
-                "Read the error above; run the child command alone to see it whole: " + " ".join(cmd),
-            )
-        runs[way] = json.loads(proc.stdout.strip().splitlines()[-1])
+        payload = {"way": way, "dataset": dataset, "images": images, "epochs": epochs, "seed": seed}
+        runs[way] = run_python(
+            "course_utils.bench.dense_memory:_measure", payload, timeout_s=None, env={"TF_CPP_MIN_LOG_LEVEL": "2"},
+            what=f"The {way}-way training process", name=f"dense-{way}",
+        ).value
     seed_run, course_run = runs["seed"], runs["course"]
     return {
         "benchmark": "dense-memory",

@@ -4,10 +4,11 @@
   more, otherwise the CPU split into logical devices (``split_cpu``), so the lesson runs on a laptop.
 - ``batch_plan``: global batch, per-replica batch and steps per epoch, checked.
 - ``tf_config`` / ``local_cluster``: the ``TF_CONFIG`` each worker of a cluster reads, validated.
-- ``run_local_workers``: start N workers (``python -m course_utils.distribute.worker``) on 127.0.0.1,
-  collect the JSON each one writes, and stop every one of them - on success, on failure
-  and on timeout (each worker leads its own process group, which is killed in a ``finally``);
-  ``leftover_processes`` checks that nothing of a run is still running.
+- ``run_local_workers``: start N workers (``course_utils.distribute.worker:train``, each a child
+  process of its own: ``system.child``) on 127.0.0.1, collect the report each one returns, and
+  stop every one of them - on success, on failure and on timeout (each worker leads its own
+  process group, which is stopped whatever happens); ``leftover_processes`` checks that
+  nothing of a run is still running.
 
 Sources: tensorflow.org/guide/distributed_training, tensorflow.org/tutorials/distribute/keras,
 tensorflow.org/tutorials/distribute/multi_worker_with_keras and .../multi_worker_with_ctl.
@@ -18,22 +19,17 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
-import socket
-import subprocess
-import sys
 import time
 from collections.abc import Mapping, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from course_utils.device import check_device
-from course_utils.errors import DeviceError, ParameterError, WorkerError
-
-LOCALHOST = "127.0.0.1"
-PACKAGE_PARENT = Path(__file__).resolve().parents[2]
-
+from course_utils.errors import ChildError, DeviceError, ParameterError, WorkerError
+from course_utils.system.child import Child, start_python
+from course_utils.system.processes import LOCALHOST, free_ports, processes_naming
 
 # --- one machine: MirroredStrategy -------------------------------------------------------------
 
@@ -171,22 +167,6 @@ def tf_config(workers: Sequence[str], index: int, *, task_type: str = "worker") 
     return {"cluster": {"worker": workers}, "task": {"type": task_type, "index": index}}
 
 
-def free_ports(count: int, host: str = LOCALHOST) -> list[int]:
-    """``count`` distinct TCP ports free on ``host`` now (the OS picks them; only loopback is used)."""
-    if host != LOCALHOST:
-        raise ParameterError(f"Local workers listen on {LOCALHOST}, not {host!r}.", f"Use host={LOCALHOST!r}.")
-    sockets = []
-    try:
-        for _ in range(count):
-            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            s.bind((host, 0))
-            sockets.append(s)
-        return [s.getsockname()[1] for s in sockets]
-    finally:
-        for s in sockets:
-            s.close()
-
-
 def local_cluster(workers: int) -> list[str]:
     """Addresses for ``workers`` local workers: 127.0.0.1 and a free port each."""
     if workers < 1:
@@ -222,65 +202,13 @@ def _tail(path: Path, lines: int = 6, width: int = 200) -> str:
     return head + "\n".join(short[-lines:])
 
 
-def _start(cmd: list[str], env: Mapping[str, str], log: Path) -> subprocess.Popen:
-    with open(log, "wb") as fh:  # the child keeps its own copy of the descriptor
-        if os.name == "nt":
-            return subprocess.Popen(
-                cmd, stdout=fh, stderr=subprocess.STDOUT, env=dict(env),
-                creationflags=subprocess.CREATE_NEW_PROCESS_GROUP,  # type: ignore[attr-defined]
-            )
-        return subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, env=dict(env), start_new_session=True)
-
-
-def stop_process_group(proc: subprocess.Popen, grace_s: float = 3.0) -> None:
-    """Stop ``proc`` and everything in its process group: SIGTERM, then SIGKILL after ``grace_s``."""
-    if os.name == "nt":
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait()
-        return
-    for sig, wait in ((signal.SIGTERM, grace_s), (signal.SIGKILL, grace_s)):
-        try:
-            os.killpg(proc.pid, sig)  # the group outlives its leader if a grandchild is still in it
-        except (ProcessLookupError, PermissionError):
-            break
-        try:
-            proc.wait(timeout=wait)
-        except subprocess.TimeoutExpired:
-            continue
-        if not _group_alive(proc.pid):
-            break
-    try:
-        proc.wait(timeout=grace_s)
-    except subprocess.TimeoutExpired:
-        pass
-
-
-def _group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except (ProcessLookupError, PermissionError):
-        return False
-    return True
-
-
 def leftover_processes(folder: str | os.PathLike[str]) -> list[int]:
     """PIDs of processes still running whose command line names ``folder`` - a run's workers, orphans included.
 
-    ``run_local_workers`` passes each worker paths inside its folder, so after a run this
-    must be empty: the check the notebook and the tests make.
+    ``run_local_workers`` passes each worker its options and result files inside its folder,
+    so after a run this must be empty: the check the notebook and the tests make.
     """
-    import psutil
-
-    needle = str(Path(folder))
-    found = []
-    for proc in psutil.process_iter(["cmdline", "status"]):
-        try:
-            if proc.info["status"] != psutil.STATUS_ZOMBIE and needle in " ".join(proc.info["cmdline"] or []):
-                found.append(proc.pid)
-        except psutil.Error:
-            continue
-    return found
+    return processes_naming(Path(folder))
 
 
 def run_local_workers(
@@ -293,57 +221,66 @@ def run_local_workers(
     batch_size: int = 64,
     seed: int = 0,
     timeout_s: float = 300,
-    worker_args: Mapping[int, Sequence[str]] | None = None,
+    worker_options: Mapping[int, Mapping[str, Any]] | None = None,
     hide_gpus: bool = True,
-    python: str = sys.executable,
+    python: str | None = None,
     poll_s: float = 0.2,
 ) -> LocalRun:
     """Train with ``MultiWorkerMirroredStrategy`` on ``workers`` local processes; return their reports.
 
-    Each worker runs ``python -m course_utils.distribute.worker`` with its own ``TF_CONFIG`` (127.0.0.1,
-    free ports), logs to ``folder/worker-<i>.log`` and writes ``folder/worker-<i>.json``.
-    The call returns when every worker has exited successfully, and raises ``WorkerError``
-    as soon as one fails, or when ``timeout_s`` passes. Whatever happens, every worker's
-    process group is stopped before the call returns (nothing is left running).
-    ``hide_gpus`` gives the workers no GPU, as local workers would otherwise compete for the
-    same one (the TensorFlow tutorial does the same). ``worker_args`` adds arguments per
-    worker index (the tests use it to make one crash).
+    Each worker is ``course_utils.distribute.worker:train`` in a child process of its own
+    (``system.child``) with its own ``TF_CONFIG`` (127.0.0.1, free ports); its options, report
+    and log lie in ``folder`` (``worker-<i>.payload.json``, ``worker-<i>.result.json``,
+    ``worker-<i>.log``). The call returns when every worker has exited successfully, and
+    raises ``WorkerError`` as soon as one fails, or when ``timeout_s`` passes. Whatever
+    happens, every worker's process group is stopped before the call returns (nothing is
+    left running). ``hide_gpus`` gives the workers no GPU, as local workers would otherwise
+    compete for the same one (the TensorFlow tutorial does the same). ``worker_options``
+    adds or changes options (``worker.OPTIONS``) per worker index: ``{1: {"crash_at_epoch": 1}}``
+    makes worker 1 fail during epoch 1 (notebook 07's demonstration, and the tests).
+    ``python`` is the interpreter (default: this one).
     """
+    from course_utils.distribute.worker import check_options
+
     if timeout_s <= 0:
         raise ParameterError(f"A timeout of {timeout_s} s cannot finish.", "Give the workers a positive time limit.")
+    extra = dict(worker_options or {})
+    strangers = sorted(i for i in extra if not (isinstance(i, int) and 0 <= i < workers))
+    if strangers:
+        raise ParameterError(
+            f"worker_options names worker(s) {strangers}, but the cluster has workers 0 to {workers - 1}.",
+            "Key worker_options by worker index, e.g. {1: {'crash_at_epoch': 1}}.",
+        )
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
+    common = {
+        "epochs": epochs, "dataset": dataset, "images": images, "batch_size": batch_size, "seed": seed,
+        "model_dir": str(folder / "model"), "checkpoint_dir": str(folder / "checkpoints"),
+    }
+    options = [check_options({**common, **extra.get(i, {})}) for i in range(workers)]  # all checked before any starts
     addresses = local_cluster(workers)
     configs = [tf_config(addresses, i) for i in range(workers)]
-    results_paths = [folder / f"worker-{i}.json" for i in range(workers)]
     logs = [folder / f"worker-{i}.log" for i in range(workers)]
-    for path in results_paths:
-        path.unlink(missing_ok=True)
-    pythonpath = os.pathsep.join(p for p in (str(PACKAGE_PARENT), os.environ.get("PYTHONPATH", "")) if p)
-    procs: list[subprocess.Popen] = []
+    children: list[Child] = []
     start = time.monotonic()
-    try:
+    with ExitStack() as stack:  # leaving it stops every worker's process group, whatever happened
         for i in range(workers):
-            env = {**os.environ, "TF_CONFIG": json.dumps(configs[i]), "PYTHONPATH": pythonpath}
-            env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-            env.pop("COURSE_RESULTS_FILE", None)
+            env: dict[str, str | None] = {"TF_CONFIG": json.dumps(configs[i]), "COURSE_RESULTS_FILE": None}
+            env["TF_CPP_MIN_LOG_LEVEL"] = os.environ.get("TF_CPP_MIN_LOG_LEVEL", "2")
             if hide_gpus:
                 env["CUDA_VISIBLE_DEVICES"] = "-1"
-            cmd = [
-                python, "-m", "course_utils.distribute.worker", "--result", str(results_paths[i]),
-                "--epochs", str(epochs), "--batch-size", str(batch_size), "--seed", str(seed), "--dataset", dataset,
-                "--model-dir", str(folder / "model"), "--checkpoint-dir", str(folder / "checkpoints"),
-            ]
-            if images is not None:
-                cmd += ["--images", str(images)]
-            cmd += [str(a) for a in (worker_args or {}).get(i, ())]
-            procs.append(_start(cmd, env, logs[i]))
+            child = start_python(
+                "course_utils.distribute.worker:train", options[i], folder=folder, env=env, log=logs[i],
+                name=f"worker-{i}", what=f"Worker {i} of {workers}", python=python,
+            )
+            children.append(stack.enter_context(child))
         deadline = start + timeout_s
         while True:
-            codes = [p.poll() for p in procs]
+            codes = [child.poll() for child in children]
             failed = [i for i, code in enumerate(codes) if code not in (None, 0)]
             if failed:
                 i = failed[0]
+                stack.close()  # stop them all before the message says so
                 raise WorkerError(
                     f"Worker {i} of {workers} exited with status {codes[i]} after {time.monotonic() - start:.0f} s, "
                     f"so the synchronous run cannot go on; every worker was stopped. "
@@ -357,6 +294,7 @@ def run_local_workers(
                 break
             if time.monotonic() > deadline:
                 waiting = [i for i, code in enumerate(codes) if code is None]
+                stack.close()
                 raise WorkerError(
                     f"The {workers} workers did not finish within {timeout_s:g} s (still running: workers "
                     f"{waiting}); every worker was stopped. End of {logs[waiting[0]]}:\n{_tail(logs[waiting[0]])}",
@@ -365,15 +303,13 @@ def run_local_workers(
                     "just slower: raise the time limit or lower EPOCHS / IMAGES.",
                 )
             time.sleep(poll_s)
-    finally:
-        for proc in procs:
-            stop_process_group(proc)
     results = []
-    for i, path in enumerate(results_paths):
-        if not path.is_file():
+    for i, child in enumerate(children):
+        try:
+            results.append(child.result())
+        except ChildError as err:
             raise WorkerError(
-                f"Worker {i} exited successfully but wrote no report at {path}.\n{_tail(logs[i])}",
-                "Check the worker's log; the worker writes its report as its last step.",
-            )
-        results.append(json.loads(path.read_text()))
+                f"Worker {i} exited successfully but wrote no report at {child.result_file}.\n{_tail(logs[i])}",
+                "Check the worker's log; the worker returns its report as its last step.",
+            ) from err
     return LocalRun(addresses, results, round(time.monotonic() - start, 1), folder, logs)

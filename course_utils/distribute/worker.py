@@ -1,9 +1,10 @@
-"""One worker of a multi-worker training run: ``python -m course_utils.distribute.worker --result FILE [...]``.
+"""One worker of a multi-worker training run: ``train(options)``, in a process of its own.
 
 ``course_utils.distribute.run_local_workers`` starts one process per worker, each with its
-own ``TF_CONFIG``. On a real cluster you would start the same command on every machine,
-each with the shared ``cluster`` and its own ``task``. A worker follows TensorFlow's
-tutorial "Custom training loop with Keras and MultiWorkerMirroredStrategy"
+own ``TF_CONFIG``, as ``python -m course_utils.system.child course_utils.distribute.worker:train
+OPTIONS.json RESULT.json`` (the options: ``OPTIONS`` below). On a real cluster you would start
+the same command on every machine, each with the shared ``cluster`` and its own ``task``.
+A worker follows TensorFlow's tutorial "Custom training loop with Keras and MultiWorkerMirroredStrategy"
 (tensorflow.org/tutorials/distribute/multi_worker_with_ctl):
 
 1. create ``MultiWorkerMirroredStrategy`` first, before any other TensorFlow op (collective
@@ -17,7 +18,7 @@ tutorial "Custom training loop with Keras and MultiWorkerMirroredStrategy"
 4. checkpoint every epoch with ``tf.train.CheckpointManager`` - the chief (worker 0) into the
    real folder, the others into temporary folders they delete - and resume from the
    chief's latest checkpoint when the cluster is started again (fault tolerance);
-5. write a JSON report: losses, timings, and a digest of the final weights.
+5. return a report (written as JSON by the child process): losses, timings, a digest of the weights.
 
 Why not ``model.fit``: with Keras 3 (TF >= 2.16) ``fit`` under ``MultiWorkerMirroredStrategy``
 fails as soon as there are two workers (it calls ``strategy.reduce`` on the (x, y) batch;
@@ -27,31 +28,59 @@ keras-team/keras#20585, tensorflow/tensorflow#72388, open in Keras 3.15). ``fit`
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import os
 import shutil
-import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
+from course_utils.errors import ParameterError, WorkerError
 
-def _parse(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        prog="python -m course_utils.distribute.worker", description=__doc__.splitlines()[0]
-    )
-    parser.add_argument("--result", type=Path, required=True, help="where this worker writes its JSON report")
-    parser.add_argument("--epochs", type=int, default=1)
-    parser.add_argument("--dataset", choices=("mnist", "fashion-mnist"), default="mnist")
-    parser.add_argument("--images", type=int, default=None, help="training images to use (default: all)")
-    parser.add_argument("--batch-size", type=int, default=64, help="the GLOBAL batch, shared by all workers")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--checkpoint-dir", type=Path, default=None, help="the chief's checkpoints (resumed from)")
-    parser.add_argument("--model-dir", type=Path, default=None, help="the chief saves model.keras here at the end")
-    parser.add_argument("--crash-at-epoch", type=int, default=None, help="fail on purpose at this epoch (tests, demos)")
-    return parser.parse_args(argv)
+# A worker's options (the payload ``train`` gets) and their defaults.
+OPTIONS: dict[str, Any] = {
+    "epochs": 1,
+    "dataset": "mnist",  # or "fashion-mnist"
+    "images": None,  # training images to use (None: all)
+    "batch_size": 64,  # the GLOBAL batch, shared by all workers
+    "seed": 0,
+    "checkpoint_dir": None,  # the chief's checkpoints (resumed from)
+    "model_dir": None,  # the chief saves model.keras here at the end
+    "crash_at_epoch": None,  # fail on purpose at this epoch (tests, demos)
+}
+DATASETS = ("mnist", "fashion-mnist")
+
+
+def check_options(options: Mapping[str, Any]) -> dict[str, Any]:
+    """``options`` over ``OPTIONS``' defaults, checked: names, types and the dataset (``ParameterError`` if wrong)."""
+    unknown = sorted(set(options) - set(OPTIONS))
+    if unknown:
+        raise ParameterError(f"Unknown worker option(s): {', '.join(unknown)}.", f"Use only {', '.join(OPTIONS)}.")
+    merged = {**OPTIONS, **options}
+    if merged["dataset"] not in DATASETS:
+        raise ParameterError(f"Worker dataset {merged['dataset']!r} is not one of {DATASETS}.", "Use 'mnist'.")
+    for name in ("epochs", "batch_size", "seed", "images", "crash_at_epoch"):
+        value = merged[name]
+        if value is None and name in ("images", "crash_at_epoch"):
+            continue  # optional
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ParameterError(f"Worker option {name}={value!r} is not a whole number.", f"Give {name} as an int.")
+    for name in ("checkpoint_dir", "model_dir"):
+        if merged[name] is not None:
+            merged[name] = str(merged[name])
+    return merged
+
+
+def _arguments(options: Mapping[str, Any]) -> SimpleNamespace:
+    """The checked options as attributes (``args.epochs``), folders as ``Path``."""
+    args = SimpleNamespace(**check_options(options))
+    for name in ("checkpoint_dir", "model_dir"):
+        if getattr(args, name) is not None:
+            setattr(args, name, Path(getattr(args, name)))
+    return args
 
 
 def read_tf_config() -> tuple[dict[str, Any], int]:
@@ -60,7 +89,11 @@ def read_tf_config() -> tuple[dict[str, Any], int]:
 
     raw = os.environ.get("TF_CONFIG")
     if not raw:
-        raise SystemExit("course_utils.distribute.worker: TF_CONFIG is not set (start it with run_local_workers)")
+        raise WorkerError(
+            "course_utils.distribute.worker: TF_CONFIG is not set, so this worker does not know its cluster.",
+            "Start workers with course_utils.distribute.run_local_workers, or set TF_CONFIG as "
+            "distribute.tf_config builds it.",
+        )
     config = json.loads(raw)
     index = config["task"]["index"]
     tf_config(config["cluster"]["worker"], index, task_type=config["task"]["type"])  # validates
@@ -76,15 +109,12 @@ def write_path(folder: Path, index: int) -> Path:
     return folder if index == 0 else folder / f"workertemp_{index}"
 
 
-def _atomic_json(path: Path, data: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(data, indent=2) + "\n")
-    os.replace(tmp, path)
+def train(options: Mapping[str, Any]) -> dict[str, Any]:
+    """One worker's whole run (``options``: see ``OPTIONS``); returns its report.
 
-
-def main(argv: list[str] | None = None) -> int:
-    args = _parse(argv)
+    Reads ``TF_CONFIG`` for the cluster and this worker's place in it (``WorkerError`` without it).
+    """
+    args = _arguments(options)
     config, index = read_tf_config()
     workers = len(config["cluster"]["worker"])
     is_chief = index == 0
@@ -105,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     from course_utils import data
     from course_utils.distribute import batch_plan
     from course_utils.models import build_seed_cnn
-    from course_utils.results import peak_rss_mib
+    from course_utils.system.rss import peak_rss_mib
 
     keras.utils.set_random_seed(args.seed)
 
@@ -202,35 +232,27 @@ def main(argv: list[str] | None = None) -> int:
 
     weights = model.get_weights()
     digest = hashlib.sha256(b"".join(np.ascontiguousarray(w).tobytes() for w in weights)).hexdigest()
-    _atomic_json(
-        args.result,
-        {
-            "index": index,
-            "is_chief": is_chief,
-            "workers": workers,
-            "address": config["cluster"]["worker"][index],
-            "pid": os.getpid(),
-            "replicas_in_sync": int(strategy.num_replicas_in_sync),
-            "global_batch": plan.global_batch,
-            "per_replica_batch": plan.per_replica,
-            "steps_per_epoch": plan.steps_per_epoch,
-            "dataset": args.dataset,
-            "images": images,
-            "start_epoch": start_epoch,
-            "epochs": args.epochs,
-            "loss": losses,
-            "accuracy": accuracies,
-            "epoch_s": epoch_s,
-            "train_s": round(train_s, 3),
-            "weights_sha256": digest,
-            "saved_model": saved,
-            "peak_rss_mib": round(peak_rss_mib(), 1),  # counts TensorFlow's shared libraries in every process
-            "private_mib": round(psutil.Process().memory_full_info().uss / 2**20, 1),  # this worker's own memory
-            "tensorflow": tf.__version__,
-        },
-    )
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    return {
+        "index": index,
+        "is_chief": is_chief,
+        "workers": workers,
+        "address": config["cluster"]["worker"][index],
+        "pid": os.getpid(),
+        "replicas_in_sync": int(strategy.num_replicas_in_sync),
+        "global_batch": plan.global_batch,
+        "per_replica_batch": plan.per_replica,
+        "steps_per_epoch": plan.steps_per_epoch,
+        "dataset": args.dataset,
+        "images": images,
+        "start_epoch": start_epoch,
+        "epochs": args.epochs,
+        "loss": losses,
+        "accuracy": accuracies,
+        "epoch_s": epoch_s,
+        "train_s": round(train_s, 3),
+        "weights_sha256": digest,
+        "saved_model": saved,
+        "peak_rss_mib": round(peak_rss_mib(), 1),  # counts TensorFlow's shared libraries in every process
+        "private_mib": round(psutil.Process().memory_full_info().uss / 2**20, 1),  # this worker's own memory
+        "tensorflow": tf.__version__,
+    }

@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
+import signal
 import subprocess
+import threading
+import time
 
+import psutil
 import pytest
 
 import course_utils.batch.runner as runner
-from course_utils.batch.runner import main, run_notebook
+from course_utils.batch.grid import make_plan
+from course_utils.batch.runner import BatchInterrupted, main, run_batch, run_notebook
 
 from ..conftest import ROOT
 
@@ -63,6 +69,79 @@ def test_a_kernel_that_dies_fails_the_run_and_the_cell_is_named(tmp_path):
     record = run_notebook(notebook, tmp_path / "out", timeout=60)
     assert record.status == "failed" and "DeadKernelError" in record.error
     assert "os._exit(1)" in record.failed_cell["source"]
+
+
+def kernel_notebook(path, *cells):
+    """A notebook of ``cells`` (code) for the python3 kernel."""
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_notebook
+
+    nb = new_notebook(cells=[new_code_cell(c) for c in cells])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, path)
+    return path
+
+
+def ended(pids, within_s=15.0):
+    """Whether every one of ``pids`` has ended (zombies count) within ``within_s`` seconds."""
+    deadline = time.monotonic() + within_s
+    while True:
+        alive = []
+        for pid in pids:
+            try:
+                if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
+                    alive.append(pid)
+            except psutil.NoSuchProcess:
+                pass
+        if not alive or time.monotonic() > deadline:
+            return not alive
+        time.sleep(0.1)
+
+
+@pytest.mark.skipif(os.name == "nt", reason="POSIX signals")
+def test_a_runner_process_killed_by_a_signal_fails_the_run_and_says_so(tmp_path):
+    pid_file = tmp_path / "kernel.pid"
+    notebook = kernel_notebook(
+        tmp_path / "kills.ipynb",
+        f"import os, signal, pathlib\npathlib.Path({str(pid_file)!r}).write_text(str(os.getpid()))",
+        "os.kill(os.getppid(), signal.SIGKILL)  # the kernel's parent: this run's runner process\nimport time\n"
+        "time.sleep(30)",
+    )
+    record = run_notebook(notebook, tmp_path / "out", timeout=60)
+    log = tmp_path / "out" / "logs" / "kills.log"
+    assert record.status == "failed" and record.error.startswith("runner process ended by signal SIGKILL")
+    assert record.error.endswith(f"(log: {log})") and record.log == str(log) and log.is_file()
+    assert ended([int(pid_file.read_text())]), "the orphaned kernel ends too"
+
+
+@pytest.mark.skipif(os.name == "nt", reason="POSIX signals")
+@pytest.mark.timeout(120)
+def test_ctrl_c_stops_the_batch_its_runner_processes_and_kernels(tmp_path):
+    plan = make_plan([str(FIXTURES / "sleeps.ipynb")], parameters={"SECONDS": 60})
+    seen: list[int] = []
+
+    def press_ctrl_c():
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            family = psutil.Process().children(recursive=True)
+            if any("ipykernel" in " ".join(p.cmdline()) for p in family if p.is_running()):
+                seen.extend(p.pid for p in family)
+                time.sleep(1)  # the kernel is executing the cells now
+                signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+                return
+            time.sleep(0.1)
+
+    presser = threading.Thread(target=press_ctrl_c, daemon=True)
+    presser.start()
+    start = time.monotonic()
+    with pytest.raises(BatchInterrupted) as info:
+        run_batch(plan, tmp_path / "out", stream=io.StringIO())
+    presser.join(5)
+    assert time.monotonic() - start < 50, "the 60 s cell was not waited for"
+    assert len(seen) >= 2, "a runner process and its kernel were running"
+    assert ended(seen), "Ctrl-C stopped the runner process and its kernel"
+    [record] = info.value.records
+    assert record.status == "failed" and record.error == "interrupted (Ctrl-C): the run was stopped"
 
 
 def grid_file(tmp_path, text):
@@ -244,4 +323,8 @@ def test_more_jobs_than_cores_warns(tmp_path, capsys, monkeypatch):
 
 def test_the_make_target_uses_this_runner():
     makefile = (ROOT / "Makefile").read_text()
-    assert "-m course_utils run --out $(OUT)" in makefile
+    recipe = makefile.split("\ncourse:", 1)[1].split("\n\n", 1)[0]
+    assert "$(BIN)/course run --out $(OUT)" in recipe
+    from course_utils import cli
+
+    assert cli.COMMANDS["run"][0] == "course_utils.batch.runner"

@@ -6,7 +6,6 @@ import gzip
 import hashlib
 import io
 import os
-import shutil
 import struct
 import subprocess
 import sys

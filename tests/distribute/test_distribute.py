@@ -23,15 +23,15 @@ from course_utils.distribute import (
     WorkerError,
     batch_plan,
     choose_strategy,
-    free_ports,
     leftover_processes,
     local_cluster,
     parse_address,
     run_local_workers,
-    stop_process_group,
     tf_config,
 )
-from course_utils.errors import DeviceError, ParameterError
+from course_utils.distribute.worker import OPTIONS, check_options
+from course_utils.errors import ChildError, DeviceError, ParameterError
+from course_utils.system.child import run_python as run_child
 
 # One SGD step on the same global batch: two replicas (32 images each, gradients summed
 # by the all-reduce) against one replica (64 images). Only the order of floating-point
@@ -99,11 +99,7 @@ def test_parse_address():
     assert parse_address("[::1]:80") == ("[::1]", 80)
 
 
-def test_free_ports_are_distinct_loopback_ports():
-    ports = free_ports(3)
-    assert len(set(ports)) == 3 and all(1024 <= p <= 65535 for p in ports)
-    with pytest.raises(ParameterError, match="127.0.0.1"):
-        free_ports(1, host="0.0.0.0")
+def test_local_cluster_is_distinct_loopback_ports():
     cluster = local_cluster(2)
     assert all(a.startswith("127.0.0.1:") for a in cluster) and len(set(cluster)) == 2
     with pytest.raises(ParameterError):
@@ -258,23 +254,6 @@ def test_two_replicas_take_the_same_step_as_one_on_the_same_global_batch():
 # --- local workers -----------------------------------------------------------------------------
 
 
-def test_stop_process_group_also_stops_grandchildren(tmp_path):
-    marker = tmp_path / "grandchild"
-    code = (
-        "import subprocess, sys, time;"
-        f"subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)', {str(marker)!r}]);"
-        "time.sleep(120)"
-    )
-    proc = subprocess.Popen([sys.executable, "-c", code, str(marker)], start_new_session=True)
-    deadline = time.monotonic() + 20
-    while len(leftover_processes(marker)) < 2 and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert len(leftover_processes(marker)) == 2
-    stop_process_group(proc, grace_s=2)
-    time.sleep(0.2)
-    assert leftover_processes(marker) == []
-
-
 def test_worker_log_tail_names_the_error(tmp_path):
     log = tmp_path / "w.log"
     log.write_text("Traceback (most recent call last):\n  File x\nValueError: bad shape\nnoise\n" + "x" * 500 + "\n")
@@ -289,6 +268,24 @@ def test_run_local_workers_rejects_a_zero_time_limit(tmp_path):
         run_local_workers(2, folder=tmp_path, timeout_s=0)
 
 
+def test_worker_options_are_checked_before_any_worker_starts(tmp_path):
+    assert check_options({"crash_at_epoch": 1}) == {**OPTIONS, "crash_at_epoch": 1}
+    assert check_options({"model_dir": tmp_path})["model_dir"] == str(tmp_path)  # JSON-able
+    for bad, match in [
+        ({"crash_at_epochs": 1}, "Unknown worker option"),
+        ({"dataset": "cifar"}, "not one of"),
+        ({"epochs": "2"}, "not a whole number"),
+        ({"images": True}, "not a whole number"),
+    ]:
+        with pytest.raises(ParameterError, match=match):
+            check_options(bad)
+    with pytest.raises(ParameterError, match="Unknown worker option"):
+        run_local_workers(2, folder=tmp_path, worker_options={1: {"crash": 1}})
+    with pytest.raises(ParameterError, match=r"names worker\(s\) \[2\]"):
+        run_local_workers(2, folder=tmp_path, worker_options={2: {"crash_at_epoch": 1}})
+    assert list(tmp_path.iterdir()) == [], "nothing was started or written"
+
+
 def test_workers_past_their_time_limit_are_all_stopped(tmp_path):
     start = time.monotonic()
     with pytest.raises(WorkerError, match="did not finish within 1 s") as info:
@@ -296,6 +293,7 @@ def test_workers_past_their_time_limit_are_all_stopped(tmp_path):
     assert time.monotonic() - start < 30
     assert "raise the time limit" in info.value.fix
     assert_nothing_left(tmp_path)
+    assert {p.name for p in tmp_path.glob("worker-*")} >= {"worker-0.payload.json", "worker-0.log", "worker-1.log"}
 
 
 @pytest.mark.timeout(WORKER_BOUND_S + 60)
@@ -323,7 +321,7 @@ def test_a_crashed_worker_fails_the_run_clearly_leaves_nothing_and_the_restart_r
     with pytest.raises(WorkerError) as info:
         run_local_workers(
             2, folder=tmp_path, epochs=2, images=256, batch_size=64, timeout_s=WORKER_BOUND_S,
-            worker_args={1: ["--crash-at-epoch", "1"]},
+            worker_options={1: {"crash_at_epoch": 1}},
         )
     message = str(info.value)
     assert "Worker 1 of 2 exited with status 1" in message
@@ -338,10 +336,7 @@ def test_a_crashed_worker_fails_the_run_clearly_leaves_nothing_and_the_restart_r
     assert_nothing_left(tmp_path)
 
 
-def test_worker_needs_tf_config(tmp_path):
-    env = {k: v for k, v in os.environ.items() if k != "TF_CONFIG"}
-    result = subprocess.run(
-        [sys.executable, "-m", "course_utils.distribute.worker", "--result", str(tmp_path / "r.json")],
-        capture_output=True, text=True, env=env, timeout=60,
-    )
-    assert result.returncode != 0 and "TF_CONFIG is not set" in result.stderr
+def test_worker_needs_tf_config():
+    with pytest.raises(ChildError, match="TF_CONFIG is not set") as info:
+        run_child("course_utils.distribute.worker:train", {}, timeout_s=60, env={"TF_CONFIG": None}, what="A worker")
+    assert info.value.error["type"] == "WorkerError" and "run_local_workers" in info.value.fix

@@ -1,0 +1,361 @@
+"""Run a Python function in a fresh child process and get its result back - the course's one way to do it.
+
+Why a fresh process: TensorFlow reads its device configuration once per process and keeps
+device memory until the process ends; a process's peak memory only ever grows; TensorFlow's
+C++ core writes logs to the process's file descriptors. So the course runs such work in a
+child, and this module is how - for a notebook run, a fresh TensorFlow, a placement log,
+a benchmark, and each worker of a cluster::
+
+    run = run_python("course_utils.fresh_process:_fresh_child", request, timeout_s=300,
+                     what="The fresh TensorFlow process")
+    run.value    # what _fresh_child(request) returned
+    run.output   # everything the process printed, C++ logs included
+
+How: the child is ``python -m course_utils.system.child TARGET PAYLOAD.json RESULT.json``,
+the leader of a process group of its own (``system.processes``), its standard output and
+error both in one log file. ``main`` (the child side) imports TARGET's module
+(``"package.module:function"``), calls ``function(payload)`` and writes ``{"value": ...}`` to
+RESULT.json atomically. If the function raises, the traceback goes to the log,
+``{"error": {"type", "message", "what", "fix", "traceback"}}`` to RESULT.json (``what`` and
+``fix`` when it is a ``CourseError``), and the child exits with status 1. The parent raises
+``errors.ChildError`` for any failure: an exception, a crash, a signal, a timeout, no result.
+
+No child outlives its use: ``Child`` is a context manager that always stops the child's
+process group, and ``run_python`` stops it on a timeout, on Ctrl-C and on any exception.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from course_utils.errors import ChildError
+from course_utils.system.files import write_json_atomic
+from course_utils.system.processes import start_in_group, stop_group
+
+PACKAGE_PARENT = Path(__file__).resolve().parents[2]  # the folder that holds course_utils/
+_TARGET = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*")
+
+
+def _environment(env: Mapping[str, str | None] | None) -> dict[str, str]:
+    """This process's environment with ``env`` applied (None removes a variable), course_utils importable."""
+    merged = dict(os.environ)
+    merged["PYTHONUNBUFFERED"] = "1"  # output reaches the log as it is printed, even if the child is killed
+    for key, value in (env or {}).items():
+        if value is None:
+            merged.pop(key, None)
+        else:
+            merged[key] = str(value)
+    paths = [p for p in merged.get("PYTHONPATH", "").split(os.pathsep) if p]
+    if str(PACKAGE_PARENT) not in paths:  # the child imports course_utils from where the parent did
+        merged["PYTHONPATH"] = os.pathsep.join([str(PACKAGE_PARENT), *paths])
+    return merged
+
+
+def exit_description(returncode: int) -> str:
+    """``3`` -> ``"status 3"``, ``-9`` -> ``"signal SIGKILL"`` (a negative code is the signal that ended it)."""
+    if returncode >= 0:
+        return f"status {returncode}"
+    try:
+        return f"signal {signal.Signals(-returncode).name}"
+    except ValueError:
+        return f"signal {-returncode}"
+
+
+class Child:
+    """A running child started by ``start_python``; a context manager that always stops it (and cleans up)."""
+
+    def __init__(
+        self,
+        process: subprocess.Popen,
+        *,
+        target: str,
+        what: str,
+        log: Path,
+        keep_log: bool,
+        payload_file: Path,
+        result_file: Path,
+        temp_dir: Path | None,
+    ) -> None:
+        self.process = process
+        self.target = target
+        self.what = what
+        self.log = log
+        self.keep_log = keep_log  # the caller chose the log (or its folder): name it in messages
+        self.payload_file = payload_file
+        self.result_file = result_file
+        self.temp_dir = temp_dir
+        self.started = time.monotonic()
+
+    def __repr__(self) -> str:
+        return f"<Child {self.target} pid={self.pid} returncode={self.returncode}>"
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    @property
+    def returncode(self) -> int | None:
+        """The exit status once it ended (negative: the signal that ended it), else None."""
+        return self.process.returncode
+
+    @property
+    def seconds(self) -> float:
+        """Seconds since it was started."""
+        return time.monotonic() - self.started
+
+    def poll(self) -> int | None:
+        """The exit status if it has ended, else None (never waits)."""
+        return self.process.poll()
+
+    def wait(self, timeout_s: float | None = None) -> int | None:
+        """Wait until it ends, at most ``timeout_s`` seconds (None: no limit); its exit status, or None
+        if it still runs then (it is not stopped: see ``run_python`` for that)."""
+        try:
+            return self.process.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def stop(self, grace_s: float = 3.0) -> int | None:
+        """Stop its whole process group (SIGTERM, then SIGKILL after ``grace_s``); its exit status."""
+        return stop_group(self.process, grace_s)
+
+    def log_text(self) -> str:
+        """Everything it printed so far (standard output and error, C++ logs included)."""
+        try:
+            return self.log.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return ""
+
+    def log_tail(self, lines: int = 8) -> str:
+        """The last ``lines`` non-empty lines it printed."""
+        return "\n".join([line for line in self.log_text().splitlines() if line.strip()][-lines:])
+
+    def _record(self) -> dict[str, Any] | None:
+        try:
+            record = json.loads(self.result_file.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return record if isinstance(record, dict) else None
+
+    def result(self) -> Any:
+        """Wait for the end and return the function's value; ``ChildError`` if the child did not deliver one.
+
+        A child delivers when its function returned, its value was written, and it exited with status 0.
+        """
+        code = self.wait()
+        record = self._record()
+        if code == 0 and record is not None and "value" in record:
+            return record["value"]
+        raise self.failure(record=record)
+
+    def failure(self, *, timeout_s: float | None = None, record: dict[str, Any] | None = None) -> ChildError:
+        """The ``ChildError`` that says how this child ended (``timeout_s``: it ran past that and was stopped)."""
+        record = record if record is not None else self._record()
+        error = record.get("error") if record else None
+        code = self.returncode
+        fix = "Read the last lines of its log above; run `course doctor` if they mention CUDA or the GPU."
+        if timeout_s is not None:
+            ended = f"timeout after {timeout_s:g} s"
+            how = f"did not finish within {timeout_s:g} s, so it was stopped"
+            fix = (
+                "Run it again with more time (or less work); if it stops at the same place again, run the same "
+                "call in a terminal to see where it hangs."
+            )
+        elif isinstance(error, dict):
+            ended = "error"
+            how = f"raised {error.get('type')}: {error.get('what') or error.get('message')}"
+            fix = error.get("fix") or "Read the traceback at the end of its log above."
+        elif code is None:
+            ended, how = "running", "has not finished"
+        elif code < 0:
+            ended = exit_description(code)
+            how = f"was ended by {ended} before it reported"
+            if code == -getattr(signal, "SIGKILL", 9):
+                fix = (
+                    "Nobody stopped it on purpose? Then the system most likely ran out of memory and killed it: "
+                    "use less data or a smaller batch, close other notebooks, and run it again."
+                )
+        else:
+            ended = exit_description(code)
+            how = f"exited with {ended} " + ("but wrote no result" if code == 0 else "before it wrote a result")
+        tail = self.log_tail()
+        where = f" ({self.log})" if self.keep_log else ""
+        said = f"\nThe last lines of its log{where}:\n{tail}" if tail else f"\nIts log{where} is empty."
+        return ChildError(
+            f"{self.what} {how}.{said}",
+            fix,
+            ended=ended,
+            returncode=code,
+            error=error if isinstance(error, dict) else None,
+            tail=tail,
+            log=str(self.log) if self.keep_log else None,
+        )
+
+    def close(self) -> None:
+        """Stop it, and delete the temporary folder ``start_python`` made for it (if it made one)."""
+        try:
+            self.stop()
+        finally:
+            if self.temp_dir is not None:
+                shutil.rmtree(self.temp_dir, ignore_errors=True)
+
+    def __enter__(self) -> Child:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def start_python(
+    target: str,
+    payload: Any,
+    *,
+    folder: str | os.PathLike[str] | None = None,
+    env: Mapping[str, str | None] | None = None,
+    log: str | os.PathLike[str] | None = None,
+    name: str = "child",
+    what: str | None = None,
+    python: str | None = None,
+) -> Child:
+    """Start ``target`` (``"package.module:function"``) on ``payload`` in a new Python process; return at once.
+
+    ``payload`` must be JSON-able; it is written to ``<folder>/<name>.payload.json`` and the
+    result goes to ``<folder>/<name>.result.json`` (``folder``: a temporary folder, removed by
+    ``Child.close``, when not given). Output goes to ``log`` (default ``<folder>/<name>.log``).
+    ``env`` adds environment variables to this process's (``None`` removes one).
+    ``what`` names the child in error messages; ``python`` is the interpreter
+    (default ``sys.executable``).
+    """
+    if not _TARGET.fullmatch(target):
+        raise ValueError(f"target {target!r} is not 'package.module:function'")
+    temp_dir = Path(tempfile.mkdtemp(prefix=f"course-{name}-")) if folder is None else None
+    where = temp_dir or Path(folder)  # type: ignore[arg-type]
+    try:
+        where.mkdir(parents=True, exist_ok=True)
+        payload_file = where / f"{name}.payload.json"
+        result_file = where / f"{name}.result.json"
+        result_file.unlink(missing_ok=True)  # a result of an earlier run must not pass for this one's
+        log_path = Path(log) if log is not None else where / f"{name}.log"
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        write_json_atomic(payload_file, payload)
+        cmd = [python or sys.executable, "-m", "course_utils.system.child", target, str(payload_file), str(result_file)]
+        process = start_in_group(cmd, env=_environment(env), log_path=log_path)
+    except BaseException:
+        if temp_dir is not None:
+            shutil.rmtree(temp_dir, ignore_errors=True)
+        raise
+    return Child(
+        process,
+        target=target,
+        what=what or f"The child process {name!r} ({target})",
+        log=log_path,
+        keep_log=log is not None or folder is not None,
+        payload_file=payload_file,
+        result_file=result_file,
+        temp_dir=temp_dir,
+    )
+
+
+@dataclass
+class ChildRun:
+    """A child that delivered: its function's value, everything it printed, its exit status and duration."""
+
+    value: Any
+    output: str
+    returncode: int
+    seconds: float
+
+
+def run_python(
+    target: str,
+    payload: Any,
+    *,
+    timeout_s: float | None,
+    what: str,
+    env: Mapping[str, str | None] | None = None,
+    log: str | os.PathLike[str] | None = None,
+    folder: str | os.PathLike[str] | None = None,
+    name: str = "child",
+    python: str | None = None,
+) -> ChildRun:
+    """Run ``target(payload)`` in a new Python process, wait for it, and return what it delivered.
+
+    Raises ``ChildError`` if the function raised (its ``what``/``fix`` come along when it is a
+    ``CourseError``), if the process crashed or was killed, wrote no result, or ran past
+    ``timeout_s`` seconds (None: no limit). Whatever happens - a timeout, Ctrl-C, an
+    exception here - the child's process group is stopped before this returns or raises.
+    """
+    with start_python(target, payload, folder=folder, env=env, log=log, name=name, what=what, python=python) as child:
+        code = child.wait(timeout_s)
+        if code is None:
+            child.stop()
+            raise child.failure(timeout_s=timeout_s)
+        value = child.result()
+        return ChildRun(value, child.log_text(), code, round(child.seconds, 3))
+
+
+# --- the child side --------------------------------------------------------------------------------
+
+
+def _resolve(target: str) -> Callable[[Any], Any]:
+    module_name, _, attribute = target.partition(":")
+    found: Any = importlib.import_module(module_name)
+    for part in attribute.split("."):
+        found = getattr(found, part)
+    return found
+
+
+def _describe(exc: BaseException) -> dict[str, str | None]:
+    from course_utils.errors import CourseError
+
+    course = isinstance(exc, CourseError)
+    return {
+        "type": type(exc).__name__,
+        "message": str(exc),
+        "what": exc.what if course else None,  # type: ignore[attr-defined]
+        "fix": exc.fix if course else None,  # type: ignore[attr-defined]
+        "traceback": "".join(traceback.format_exception(exc)),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The child: ``python -m course_utils.system.child TARGET PAYLOAD.json RESULT.json`` (see the module docstring)."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) != 3:
+        print("usage: python -m course_utils.system.child package.module:function PAYLOAD.json RESULT.json",
+              file=sys.stderr)
+        return 2
+    target, payload_file, result_file = args
+    try:
+        payload = json.loads(Path(payload_file).read_text(encoding="utf-8"))
+        value = _resolve(target)(payload)
+        write_json_atomic(result_file, {"value": value})
+        return 0
+    except BaseException as exc:  # everything, SystemExit and KeyboardInterrupt too, is reported to the parent
+        traceback.print_exc()
+        try:
+            write_json_atomic(result_file, {"error": _describe(exc)})
+        except Exception:  # noqa: BLE001 - the exit status still says it failed
+            pass
+        return 1
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

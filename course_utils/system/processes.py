@@ -1,0 +1,215 @@
+"""Child processes that never outlive their use: free ports, a process group each, and one way to stop it.
+
+A tool that starts a process (a worker, TensorBoard, a notebook runner) starts it with
+``start_in_group``, which makes it the leader of a process group of its own (a new session on
+POSIX, ``CREATE_NEW_PROCESS_GROUP`` on Windows), and ends it with ``stop_group``, which ends the
+whole group - the processes the child started too - and every descendant that left the group
+(a Jupyter kernel runs in a session of its own). ``processes_naming`` finds what is still running,
+for the checks that nothing was left behind.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import IO, Any
+
+LOCALHOST = "127.0.0.1"
+
+
+def free_ports(count: int, host: str = LOCALHOST) -> list[int]:
+    """``count`` distinct TCP ports nobody listens on right now on ``host`` (the OS picks them).
+
+    All sockets are held open until every port is picked, so the ports differ. Another
+    program may still take one before it is used: use them at once.
+    """
+    sockets: list[socket.socket] = []
+    try:
+        for _ in range(count):
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            sockets.append(s)
+            s.bind((host, 0))
+        return [s.getsockname()[1] for s in sockets]
+    finally:
+        for s in sockets:
+            s.close()
+
+
+def free_port(host: str = LOCALHOST) -> int:
+    """One TCP port nobody listens on right now on ``host``."""
+    return free_ports(1, host)[0]
+
+
+def start_in_group(
+    cmd: Sequence[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    log_path: str | os.PathLike[str] | None = None,
+    stdout: IO[Any] | int | None = None,
+    stderr: IO[Any] | int | None = subprocess.STDOUT,
+    cwd: str | os.PathLike[str] | None = None,
+) -> subprocess.Popen:
+    """Start ``cmd`` as the leader of a process group of its own; ``stop_group`` ends it and all it started.
+
+    Output goes to ``log_path`` (stdout and stderr together, the file is truncated first), or
+    to the ``stdout`` / ``stderr`` handles given (stderr follows stdout by default); with
+    neither it is inherited. Standard input is closed: nobody types into these processes.
+    ``env`` is the child's whole environment (default: this process's).
+    """
+    if log_path is not None and stdout is not None:
+        raise ValueError("give log_path or stdout, not both")
+    kwargs: dict[str, Any] = {"stdin": subprocess.DEVNULL, "env": dict(env) if env is not None else None, "cwd": cwd}
+    if os.name == "nt":
+        kwargs["creationflags"] = subprocess.CREATE_NEW_PROCESS_GROUP  # type: ignore[attr-defined]
+    else:
+        kwargs["start_new_session"] = True  # a new session: its own process group, no terminal's Ctrl-C
+    if log_path is None:
+        return subprocess.Popen(list(cmd), stdout=stdout, stderr=stderr if stdout is not None else None, **kwargs)
+    with open(log_path, "wb") as fh:  # the child keeps its own copy of the descriptor
+        return subprocess.Popen(list(cmd), stdout=fh, stderr=subprocess.STDOUT, **kwargs)
+
+
+def group_alive(pgid: int) -> bool:
+    """Whether any process of process group ``pgid`` still exists (zombies count until reaped).
+
+    On Windows, where there are no POSIX groups, whether process ``pgid`` exists.
+    """
+    if os.name == "nt":
+        import psutil
+
+        return psutil.pid_exists(pgid)
+    try:
+        os.killpg(pgid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
+def descendants(pid: int) -> set[int]:
+    """The pids of every process ``pid`` started, and they started, that is running now (best effort)."""
+    try:
+        import psutil
+
+        return {p.pid for p in psutil.Process(pid).children(recursive=True)}
+    except Exception:  # gone already, or not allowed to look
+        return set()
+
+
+def still_running(pids: Iterable[int]) -> list[int]:
+    """Those of ``pids`` whose process still runs (a zombie has ended: it only waits to be reaped)."""
+    import psutil
+
+    alive = []
+    for pid in sorted(set(pids)):
+        try:
+            if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
+                alive.append(pid)
+        except psutil.Error:
+            pass
+    return alive
+
+
+def processes_naming(text: str | os.PathLike[str]) -> list[int]:
+    """PIDs of running processes (zombies excluded) whose command line contains ``text``.
+
+    A tool that passes its children paths inside one folder checks with the folder's path
+    that none of them - orphans included - is still running.
+    """
+    import psutil
+
+    needle = str(Path(text)) if isinstance(text, os.PathLike) else str(text)
+    found = []
+    for proc in psutil.process_iter(["cmdline", "status"]):
+        try:
+            if proc.info["status"] != psutil.STATUS_ZOMBIE and needle in " ".join(proc.info["cmdline"] or []):
+                found.append(proc.pid)
+        except psutil.Error:
+            continue
+    return found
+
+
+def _handles(pids: Iterable[int]) -> list[Any]:
+    """psutil handles for ``pids`` that run now; a handle knows its process's start time, so a reused pid
+    is never signalled by mistake."""
+    import psutil
+
+    handles = []
+    for pid in set(pids):
+        try:
+            handles.append(psutil.Process(pid))
+        except psutil.Error:
+            pass
+    return handles
+
+
+def _signal_all(handles: list[Any], kill: bool) -> None:
+    import psutil
+
+    for handle in handles:
+        try:
+            if handle.is_running() and handle.status() != psutil.STATUS_ZOMBIE:
+                handle.kill() if kill else handle.terminate()
+        except psutil.Error:
+            pass
+
+
+def _all_ended(proc: subprocess.Popen, handles: list[Any]) -> bool:
+    import psutil
+
+    proc.poll()  # reap the leader: an unreaped leader keeps its group alive
+    if proc.returncode is None or (os.name != "nt" and group_alive(proc.pid)):
+        return False
+    for handle in handles:
+        try:
+            if handle.is_running() and handle.status() != psutil.STATUS_ZOMBIE:
+                return False
+        except psutil.Error:
+            pass
+    return True
+
+
+def _wait_ended(proc: subprocess.Popen, handles: list[Any], seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while True:
+        if _all_ended(proc, handles):
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)
+
+
+def stop_group(proc: subprocess.Popen, grace_s: float = 3.0, *, also: Iterable[int] = ()) -> int | None:
+    """End ``proc``, its process group and its descendants; return ``proc``'s exit code (None if it never ended).
+
+    POSIX: SIGTERM to the group (and to descendants outside it, and to the pids in ``also``),
+    then, after ``grace_s`` seconds, SIGKILL to whatever is left - including group members
+    that outlived the leader. Windows: the leader and its descendants are killed. Safe to
+    call again, and on a process that already ended.
+    """
+    handles = _handles(descendants(proc.pid) | set(also))
+    if os.name == "nt":
+        _signal_all(handles, kill=True)
+        if proc.poll() is None:
+            proc.kill()
+        _wait_ended(proc, handles, grace_s)
+    else:
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            if _all_ended(proc, handles):
+                break
+            try:
+                os.killpg(proc.pid, sig)
+            except (ProcessLookupError, PermissionError):  # the group is gone (or was never made)
+                if proc.poll() is None:
+                    proc.send_signal(sig)
+            _signal_all(handles, kill=sig == signal.SIGKILL)
+            if _wait_ended(proc, handles, grace_s):
+                break
+    try:
+        return proc.wait(timeout=grace_s)
+    except subprocess.TimeoutExpired:
+        return None

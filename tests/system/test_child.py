@@ -1,0 +1,186 @@
+"""system.child: a function run in a fresh process - its value, its failures, and nothing left behind."""
+
+from __future__ import annotations
+
+import _thread
+import json
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from course_utils.errors import ChildError, CourseError
+from course_utils.system.child import ChildRun, exit_description, run_python, start_python
+from course_utils.system.processes import processes_naming
+
+T = "tests.system.targets:"
+
+
+def gone(pid: int, within_s: float = 10) -> bool:
+    """Whether process ``pid`` has ended (a zombie has: it only waits to be reaped) within ``within_s``."""
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        try:
+            if psutil.Process(pid).status() == psutil.STATUS_ZOMBIE:
+                return True
+        except psutil.NoSuchProcess:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def wait_for(path: Path, within_s: float = 30) -> None:
+    deadline = time.monotonic() + within_s
+    while not path.exists():
+        assert time.monotonic() < deadline, f"{path} did not appear"
+        time.sleep(0.05)
+
+
+def test_a_child_returns_its_value_and_its_output():
+    run = run_python(T + "echo", {"n": [1, 2.5, "x"]}, timeout_s=60, what="The echo child")
+    assert isinstance(run, ChildRun)
+    assert run.value["payload"] == {"n": [1, 2.5, "x"]} and run.value["pid"] != os.getpid()
+    assert run.returncode == 0 and 0 < run.seconds < 60
+    assert "echo says hello" in run.output
+
+
+def test_a_value_that_looks_like_an_error_is_still_a_value():
+    assert run_python(T + "looks_like_an_error", None, timeout_s=60, what="x").value == {"error": "just a value"}
+
+
+def test_a_course_error_in_the_child_comes_back_with_what_and_fix():
+    with pytest.raises(ChildError) as info:
+        run_python(T + "course_error", None, timeout_s=60, what="The data child")
+    err = info.value
+    assert isinstance(err, CourseError)
+    assert err.what.startswith("The data child raised DataError: The file mnist.npz is truncated.")
+    assert err.fix == "Delete it and download it again."
+    assert err.ended == "error" and err.returncode == 1
+    assert err.error["type"] == "DataError" and err.error["what"] == "The file mnist.npz is truncated."
+    assert "Traceback" in err.error["traceback"] and "course_error" in err.error["traceback"]
+    assert "DataError" in err.tail  # the traceback went to the log too
+
+
+def test_any_exception_in_the_child_comes_back():
+    with pytest.raises(ChildError, match=r"The child raised ValueError: bad value 7") as info:
+        run_python(T + "value_error", 7, timeout_s=60, what="The child")
+    assert info.value.error["what"] is None and info.value.error["fix"] is None
+    assert info.value.fix  # a generic what-to-do
+
+
+def test_a_child_that_exits_hard_is_reported_with_its_status_and_last_output():
+    with pytest.raises(ChildError) as info:
+        run_python(T + "exit_hard", 3, timeout_s=60, what="The hard child")
+    err = info.value
+    assert err.ended == "status 3" and err.returncode == 3 and err.error is None
+    assert "The hard child exited with status 3 before it wrote a result." in err.what
+    assert "about to exit hard" in err.what and "about to exit hard" in err.tail
+
+
+def test_a_child_that_exits_0_without_a_result_is_a_failure():
+    with pytest.raises(ChildError, match="exited with status 0 but wrote no result"):
+        run_python(T + "exit_hard", 0, timeout_s=60, what="The child")
+
+
+@pytest.mark.skipif(os.name == "nt", reason="POSIX signals")
+def test_a_child_killed_by_a_signal_names_the_signal():
+    with pytest.raises(ChildError) as info:
+        run_python(T + "killed", None, timeout_s=60, what="The killed child")
+    err = info.value
+    assert err.ended == "signal SIGKILL" and err.returncode == -signal.SIGKILL
+    assert "The killed child was ended by signal SIGKILL" in err.what and "about to be killed" in err.what
+    assert "out of memory" in err.fix
+    assert exit_description(-15) == "signal SIGTERM" and exit_description(2) == "status 2"
+
+
+def test_a_result_that_is_not_json_fails_clearly():
+    with pytest.raises(ChildError, match="TypeError.*not JSON serializable"):
+        run_python(T + "not_json", None, timeout_s=60, what="The child")
+
+
+def test_unknown_targets():
+    with pytest.raises(ValueError, match="package.module:function"):
+        start_python("tests.system.targets.echo", None)
+    with pytest.raises(ChildError, match="ModuleNotFoundError"):
+        run_python("no_such_module_here:f", None, timeout_s=60, what="The child")
+    with pytest.raises(TypeError):  # the payload is checked before anything starts
+        start_python(T + "echo", object())
+
+
+def test_env_adds_and_removes_variables(monkeypatch):
+    monkeypatch.setenv("COURSE_PROBE_REMOVED", "inherited")
+    monkeypatch.setenv("COURSE_PROBE_KEPT", "inherited")
+    names = ["COURSE_PROBE_REMOVED", "COURSE_PROBE_KEPT", "COURSE_PROBE_ADDED"]
+    run = run_python(
+        T + "environment", names, timeout_s=60, what="x",
+        env={"COURSE_PROBE_REMOVED": None, "COURSE_PROBE_ADDED": "42"},
+    )
+    assert run.value == {"COURSE_PROBE_REMOVED": None, "COURSE_PROBE_KEPT": "inherited", "COURSE_PROBE_ADDED": "42"}
+    assert os.environ["COURSE_PROBE_REMOVED"] == "inherited", "the parent's environment is untouched"
+
+
+def test_a_timeout_leaves_nothing_behind(tmp_path):
+    pids = tmp_path / "pids.json"
+    payload = {"pids": str(pids), "marker": str(tmp_path / "grandchild")}
+    start = time.monotonic()
+    with pytest.raises(ChildError) as info:
+        run_python(T + "sleep_with_grandchild", payload, timeout_s=3, what="The sleeper", folder=tmp_path,
+                   name="sleeper")
+    assert time.monotonic() - start < 30
+    err = info.value
+    assert "The sleeper did not finish within 3 s, so it was stopped." in err.what
+    assert err.ended == "timeout after 3 s" and "more time" in err.fix
+    child_pid, grandchild_pid = json.loads(pids.read_text())
+    assert gone(child_pid) and gone(grandchild_pid), "the child and the grandchild in its group were stopped"
+    assert processes_naming(tmp_path / "sleeper.payload.json") == []
+    assert processes_naming(tmp_path) == []
+
+
+def test_ctrl_c_in_the_parent_stops_the_child(tmp_path):
+    pids = tmp_path / "pids.json"
+    payload = {"pids": str(pids), "marker": str(tmp_path / "grandchild")}
+
+    def interrupt():
+        wait_for(pids)
+        _thread.interrupt_main()  # as if Ctrl-C reached the parent
+
+    helper = threading.Thread(target=interrupt, daemon=True)
+    helper.start()
+    with pytest.raises(KeyboardInterrupt):
+        run_python(T + "sleep_with_grandchild", payload, timeout_s=120, what="x", folder=tmp_path)
+    helper.join(5)
+    assert all(gone(pid) for pid in json.loads(pids.read_text()))
+    assert processes_naming(tmp_path) == []
+
+
+def test_child_object_polls_stops_and_cleans_up(tmp_path):
+    pids = tmp_path / "pids.json"
+    payload = {"pids": str(pids), "marker": str(tmp_path / "grandchild"), "seconds": 120}
+    with start_python(T + "sleep_with_grandchild", payload, what="The sleeper") as child:
+        wait_for(pids)
+        assert child.poll() is None and child.returncode is None and child.wait(0.1) is None
+        assert child.pid == json.loads(pids.read_text())[0]
+        temp = child.temp_dir
+        assert temp is not None and child.payload_file.parent == temp and child.log.parent == temp
+    assert child.returncode is not None and child.returncode != 0, "leaving the block stopped it"
+    assert all(gone(pid) for pid in json.loads(pids.read_text()))
+    assert not temp.exists(), "the temporary folder is removed"
+    with pytest.raises(ChildError, match="The sleeper was ended by signal SIGTERM"):
+        child.result()
+
+
+def test_files_lie_in_the_folder_and_the_log_where_asked(tmp_path):
+    log = tmp_path / "logs" / "echo.log"
+    with start_python(T + "echo", [1], folder=tmp_path / "run", log=log, name="w-0") as child:
+        assert child.result()["payload"] == [1]
+        assert child.log_tail(1) == "echo says hello"
+    assert json.loads((tmp_path / "run" / "w-0.payload.json").read_text()) == [1]
+    assert json.loads((tmp_path / "run" / "w-0.result.json").read_text())["value"]["payload"] == [1]
+    assert log.read_text().strip() == "echo says hello"
+    with pytest.raises(ChildError) as info:
+        run_python(T + "exit_hard", 4, timeout_s=60, what="x", log=log)
+    assert str(log) in info.value.what and info.value.log == str(log)

@@ -1,0 +1,120 @@
+"""system.processes: free ports, a process group per child, and stopping all of it - leader, group, strays."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import psutil
+import pytest
+
+from course_utils.system.processes import (
+    free_port,
+    free_ports,
+    group_alive,
+    processes_naming,
+    start_in_group,
+    still_running,
+    stop_group,
+)
+
+pytestmark = pytest.mark.skipif(os.name == "nt", reason="POSIX process groups and signals")
+
+SLEEP = "import time; time.sleep(120)"
+
+
+def wait_until(check, within_s: float = 20) -> None:
+    deadline = time.monotonic() + within_s
+    while not check():
+        assert time.monotonic() < deadline, "timed out waiting"
+        time.sleep(0.05)
+
+
+def test_free_ports_are_distinct_and_free():
+    ports = free_ports(3)
+    assert len(set(ports)) == 3 and all(1024 <= p <= 65535 for p in ports)
+    for port in [*ports, free_port()]:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", port))
+
+
+def test_start_in_group_leads_a_group_of_its_own_and_logs_both_streams(tmp_path):
+    log = tmp_path / "out.log"
+    code = "import os, sys; print('to stdout', flush=True); print('to stderr', file=sys.stderr, flush=True)"
+    proc = start_in_group([sys.executable, "-c", code], log_path=log)
+    assert os.getpgid(proc.pid) == proc.pid != os.getpgid(0)
+    assert proc.wait(30) == 0
+    assert log.read_text().splitlines() == ["to stdout", "to stderr"]
+    with pytest.raises(ValueError):
+        start_in_group([sys.executable, "-c", "1"], log_path=log, stdout=subprocess.DEVNULL)
+
+
+def test_stop_group_also_stops_grandchildren(tmp_path):
+    marker = tmp_path / "grandchild"
+    code = f"import subprocess, sys, time; subprocess.Popen([sys.executable, '-c', {SLEEP!r}, {str(marker)!r}]); " + (
+        "time.sleep(120)"
+    )
+    proc = start_in_group([sys.executable, "-c", code, str(marker)])
+    wait_until(lambda: len(processes_naming(marker)) == 2)
+    assert group_alive(proc.pid)
+    assert stop_group(proc, grace_s=2) == -signal.SIGTERM
+    assert processes_naming(marker) == [] and not group_alive(proc.pid)
+
+
+def test_stop_group_ends_members_that_outlive_the_leader(tmp_path):
+    marker = tmp_path / "orphan"
+    code = f"import subprocess, sys; subprocess.Popen([sys.executable, '-c', {SLEEP!r}, {str(marker)!r}])"
+    proc = start_in_group([sys.executable, "-c", code])
+    wait_until(lambda: len(processes_naming(marker)) == 1)
+    assert proc.wait(30) == 0 and group_alive(proc.pid), "the leader ended, its child lives on in the group"
+    assert stop_group(proc, grace_s=2) == 0
+    assert processes_naming(marker) == [] and not group_alive(proc.pid)
+
+
+def test_stop_group_ends_descendants_that_left_the_group(tmp_path):
+    marker = tmp_path / "own-session"  # like a Jupyter kernel: a session of its own
+    code = (
+        f"import subprocess, sys, time; subprocess.Popen([sys.executable, '-c', {SLEEP!r}, {str(marker)!r}], "
+        "start_new_session=True); time.sleep(120)"
+    )
+    proc = start_in_group([sys.executable, "-c", code])
+    wait_until(lambda: len(processes_naming(marker)) == 2)  # the leader (its code names the marker) and the stray
+    stop_group(proc, grace_s=2)
+    wait_until(lambda: processes_naming(marker) == [], within_s=5)
+
+
+def test_stop_group_kills_what_ignores_sigterm_and_ends_the_pids_it_is_given(tmp_path):
+    stubborn = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print('ready', flush=True); " + (
+        "time.sleep(120)"
+    )
+    proc = start_in_group([sys.executable, "-c", stubborn], stdout=subprocess.PIPE)
+    assert proc.stdout.readline().strip() == b"ready"
+    marker = tmp_path / "elsewhere"
+    stray = subprocess.Popen([sys.executable, "-c", SLEEP, str(marker)], start_new_session=True)
+    start = time.monotonic()
+    assert stop_group(proc, grace_s=1, also=[stray.pid]) == -signal.SIGKILL
+    assert time.monotonic() - start < 10
+    assert stray.wait(10) == -signal.SIGTERM, "a pid given in also= is stopped like the group"
+    proc.stdout.close()
+
+
+def test_stop_group_is_harmless_on_an_ended_process():
+    proc = start_in_group([sys.executable, "-c", "raise SystemExit(5)"])
+    proc.wait(30)
+    assert stop_group(proc) == 5 and stop_group(proc) == 5
+
+
+def test_still_running_and_processes_naming(tmp_path):
+    marker = tmp_path / "named"
+    proc = start_in_group([sys.executable, "-c", SLEEP, str(marker)])
+    try:
+        wait_until(lambda: processes_naming(marker) == [proc.pid])
+        assert still_running([proc.pid, 2**22 + 12345]) == [proc.pid]
+    finally:
+        stop_group(proc)
+    assert still_running([proc.pid]) == [] and processes_naming(marker) == []
+    assert not psutil.pid_exists(proc.pid) or psutil.Process(proc.pid).status() == psutil.STATUS_ZOMBIE

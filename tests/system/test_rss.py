@@ -1,0 +1,64 @@
+"""system.rss: resident memory now and at its peak, for this process or another, on every platform."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+import psutil
+import pytest
+
+from course_utils.system import rss
+from course_utils.system.child import run_python, start_python
+from course_utils.system.rss import peak_rss_mib, rss_mib
+
+T = "tests.system.targets:"
+
+
+def test_this_process():
+    now, peak = rss_mib(), peak_rss_mib()
+    assert 10 < now <= peak + 1  # VmHWM and psutil's RSS are different counters: a few pages apart at most
+
+
+def test_the_peak_grows_after_allocating_100_mib_in_a_child():
+    # In a fresh process, so an earlier allocation cannot hide the growth.
+    run = run_python(T + "allocate", {"mib": 100}, timeout_s=120, what="The allocating child")
+    before, after = run.value["before"], run.value["after"]
+    assert 10 < before and after - before >= 90 and run.value["rss"] >= 100
+
+
+def test_the_peak_of_another_process(tmp_path):
+    ready, release = tmp_path / "ready", tmp_path / "release"
+    with start_python(T + "allocate", {"mib": 100, "ready": str(ready), "release": str(release)}) as child:
+        deadline = time.monotonic() + 60
+        while not ready.exists():
+            assert time.monotonic() < deadline and child.poll() is None, child.log_tail()
+            time.sleep(0.05)
+        assert peak_rss_mib(child.pid) >= 100 and rss_mib(child.pid) >= 100
+        release.write_text("go")
+        value = child.result()
+    assert value["after"] >= 100
+    assert peak_rss_mib() < value["after"] + peak_rss_mib(), "the parent's own peak is its own"
+    with pytest.raises(psutil.NoSuchProcess):
+        peak_rss_mib(child.pid)
+
+
+def test_without_proc_windows_and_macos_paths(monkeypatch):
+    monkeypatch.setattr(rss, "_vmhwm_mib", lambda pid: None)  # as if there were no /proc
+    monkeypatch.setattr(rss.sys, "platform", "win32")  # psutil: peak_wset there, current RSS here
+    assert 10 < rss.peak_rss_mib()
+    monkeypatch.setattr(rss.sys, "platform", "darwin")  # ru_maxrss: bytes on macOS (KiB here, so a small number)
+    assert 0 < rss.peak_rss_mib()
+
+
+def test_course_utils_imports_without_the_resource_module():
+    # Windows has no `resource`: importing the package and reading memory must not need it.
+    code = (
+        "import sys, psutil; sys.modules['resource'] = None; sys.platform = 'win32';"  # psutil loaded as on Linux
+        "import course_utils, course_utils.results, course_utils.memory, course_utils.system.child;"
+        "from course_utils.system.rss import peak_rss_mib; print(peak_rss_mib() > 1)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "True"

@@ -1,0 +1,373 @@
+"""The papermill tier: the instructor's command runs every notebook once, then each notebook's record is checked.
+
+``make papermill`` (``pytest -m "notebook and not browser"``). A module-scoped fixture runs
+the real console script once, ``course run --smoke --out OUT --timeout 600`` (OUT:
+``$COURSE_CI_OUT``, default ``build/ci/course``, emptied first), offline, with notebook
+06's TensorBoard logs in ``OUT/tb-logs`` (``COURSE_LOG_DIR``) and an empty Keras cache in
+``OUT/keras-home``, so the course uses its bundled data as the unit tests do. The CLI's
+output goes to ``OUT/course-run.log`` and is shown when the run fails. The tests then read
+what the run left: ``OUT/results.json`` (one record per run) and ``OUT/executed/*.ipynb``.
+
+- one test per notebook: it ran, its checkpoint passed, it recorded the device and
+  TensorFlow version and the smoke caps it ran with, every cell ran (but those tagged
+  ``skip-execution``), no error output, no TensorFlow start-up log in its stderr;
+- one test per notebook of its key results (what the lesson shows, in numbers);
+- the command itself: exit status 0, every course notebook run exactly once, in smoke mode.
+
+Working on the assertions: ``COURSE_CI_REUSE=1`` checks the results already in OUT instead
+of running the course again.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ..conftest import NOTEBOOKS, ROOT
+
+OUT = Path(os.environ.get("COURSE_CI_OUT") or ROOT / "build" / "ci" / "course").resolve()
+REUSE = os.environ.get("COURSE_CI_REUSE", "") == "1"
+RUN_TIMEOUT_S = float(os.environ.get("COURSE_CI_TIMEOUT", "1800"))  # the whole smoke course; ~3 min on 2 CPU cores
+CELL_TIMEOUT_S = 600  # per cell, as the old per-notebook tests had
+OUTPUT_TAIL_LINES = 80
+
+pytestmark = [pytest.mark.notebook, pytest.mark.timeout(RUN_TIMEOUT_S + 120)]
+
+
+@dataclass
+class CourseRun:
+    out: Path
+    returncode: int | None  # None: COURSE_CI_REUSE=1, nothing was run
+    output: str
+    report: dict[str, Any]
+
+    @property
+    def runs(self) -> dict[str, dict[str, Any]]:
+        return {run["name"]: run for run in self.report["runs"]}
+
+    @property
+    def log_dir(self) -> Path:
+        return self.out / "tb-logs"
+
+    def __repr__(self) -> str:  # short, for pytest's tracebacks
+        return f"CourseRun(out={str(self.out)!r}, returncode={self.returncode}, runs={sorted(self.runs)})"
+
+    def tail(self) -> str:
+        lines = self.output.splitlines()[-OUTPUT_TAIL_LINES:]
+        return f"--- last {len(lines)} lines of `course run` ({self.out / 'course-run.log'}) ---\n" + "\n".join(lines)
+
+
+def _environment(out: Path) -> dict[str, str]:
+    """The run's environment, set here: conftest's per-test settings do not reach a module-scoped fixture."""
+    env = dict(os.environ)
+    for name in ("COURSE_RESULTS_FILE", "COURSE_RESULTS_DIR", "COURSE_DATA_DIR", "COURSE_SMOKE"):
+        env.pop(name, None)  # --smoke sets COURSE_SMOKE and the runner COURSE_RESULTS_FILE, per run
+    env.update(
+        COURSE_OFFLINE="1",
+        COURSE_LOG_DIR=str(out / "tb-logs"),  # notebook 06's LOG_DIR="logs" lands here, not in notebooks/logs
+        KERAS_HOME=str(out / "keras-home"),  # no cached full MNIST: the bundled sample, as in the unit tests
+    )
+    return env
+
+
+def _empty(out: Path) -> None:
+    """Empty OUT, but only if it holds nothing or a previous run's output (never some other folder)."""
+    import shutil
+
+    if out.exists() and any(out.iterdir()) and not (out / "results.json").is_file():
+        pytest.fail(f"{out} is not empty and holds no course run (no results.json): choose another COURSE_CI_OUT")
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+
+
+def _course_command() -> list[str]:
+    script = Path(sys.executable).parent / "course"  # the console script the instructors use (make course)
+    if not script.is_file():
+        pytest.fail(f"no console script {script}: install the project (pip install -e .) into this environment")
+    return [str(script)]
+
+
+def _run(command: list[str], out: Path) -> tuple[int, str]:
+    log = out / "course-run.log"
+    with log.open("w") as fh:
+        # A session of its own, so that on a timeout the runner processes and kernels go too.
+        proc = subprocess.Popen(
+            command, cwd=ROOT, env=_environment(out), stdout=fh, stderr=subprocess.STDOUT, start_new_session=True
+        )
+        try:
+            returncode = proc.wait(timeout=RUN_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+            output = log.read_text(errors="replace")
+            pytest.fail(f"`course run` took over {RUN_TIMEOUT_S:.0f} s and was stopped (COURSE_CI_TIMEOUT)\n{output}")
+    return returncode, log.read_text(errors="replace")
+
+
+@pytest.fixture(scope="module")
+def course_run() -> CourseRun:
+    command = [*_course_command(), "run", "--smoke", "--out", str(OUT), "--timeout", str(CELL_TIMEOUT_S)]
+    if REUSE:
+        returncode, log = None, OUT / "course-run.log"
+        output = log.read_text(errors="replace") if log.is_file() else ""
+    else:
+        _empty(OUT)
+        returncode, output = _run(command, OUT)
+    report_file = OUT / "results.json"
+    if not report_file.is_file():
+        run = CourseRun(OUT, returncode, output, {})
+        pytest.fail(f"`{' '.join(command)}` exited {returncode} and wrote no {report_file}\n{run.tail()}")
+    return CourseRun(OUT, returncode, output, json.loads(report_file.read_text()))
+
+
+# --- the command ------------------------------------------------------------------------------
+
+
+def test_course_run_exits_0(course_run):
+    if course_run.returncode is None:
+        pytest.skip("COURSE_CI_REUSE=1: the results of an earlier run are checked, nothing was run")
+    failed = {name: run["error"] for name, run in course_run.runs.items() if run["status"] != "ok"}
+    assert course_run.returncode == 0, f"exit status {course_run.returncode}; failed: {failed}\n{course_run.tail()}"
+
+
+def test_every_course_notebook_ran_once_in_smoke_mode(course_run):
+    meta = course_run.report["meta"]
+    assert meta["smoke"] is True and meta["interrupted"] is False
+    assert [run["notebook"] for run in course_run.report["runs"]] == [p.stem for p in NOTEBOOKS]
+    assert meta["planned_runs"] == len(NOTEBOOKS)
+    assert all(run["smoke"] and run["parameters"] == {} for run in course_run.report["runs"]), "defaults, smoke caps"
+    assert (course_run.out / "report.md").is_file() and (course_run.out / "report.html").is_file()
+
+
+# --- every notebook ---------------------------------------------------------------------------
+
+
+def code_cells(nb: dict[str, Any]) -> list[dict[str, Any]]:
+    return [c for c in nb["cells"] if c["cell_type"] == "code"]
+
+
+def source(cell: dict[str, Any]) -> str:
+    return "".join(cell["source"])
+
+
+def smoke_values(path: Path) -> dict[str, Any]:
+    """The parameters a smoke run should record: each default lowered to the setup cell's smoke cap (params.py)."""
+    params, setup = (ast.parse(source(c)) for c in code_cells(json.loads(path.read_text()))[:2])
+    defaults = {node.targets[0].id: ast.literal_eval(node.value) for node in params.body}
+    call = next(n for n in ast.walk(setup) if isinstance(n, ast.Call) and getattr(n.func, "attr", None) == "setup")
+    caps_node = next((k.value for k in call.keywords if k.arg == "smoke"), None)
+    if isinstance(caps_node, ast.Name):  # smoke=smoke_caps, assigned earlier in the setup cell
+        caps_node = next(
+            n.value
+            for n in setup.body
+            if isinstance(n, ast.Assign) and any(getattr(t, "id", None) == caps_node.id for t in n.targets)
+        )
+    caps = ast.literal_eval(caps_node) if caps_node is not None else {}
+    return {
+        name: cap if defaults[name] is None or defaults[name] > cap else defaults[name] for name, cap in caps.items()
+    }
+
+
+def record(course_run: CourseRun, name: str) -> dict[str, Any]:
+    runs = course_run.runs
+    assert name in runs, f"no run of {name} in {course_run.out / 'results.json'} (runs: {sorted(runs)})"
+    return runs[name]
+
+
+def passed(course_run: CourseRun, name: str) -> dict[str, Any]:
+    """The record of a run that passed; fails with the runner's error, failing cell and log otherwise."""
+    run = record(course_run, name)
+    assert run["status"] == "ok", (
+        f"{name} failed: {run['error']}\nfailing cell: {(run.get('failed_cell') or {}).get('source')}\n"
+        f"executed notebook: {run['executed']}\nlog: {run['log']}"
+    )
+    return run
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_notebook_passed_under_papermill(course_run, path):
+    run = passed(course_run, path.stem)
+    results = run["results"]
+    assert results.get("checkpoint_passed") is True, f"checkpoint failed: {results.get('checkpoint_failed')}"
+    assert results.get("checkpoint_failed") == []
+    assert run["device"] in ("/CPU:0", "/GPU:0") and run["tensorflow"]
+    smoke = smoke_values(path)
+    assert {k: run["recorded_parameters"].get(k) for k in smoke} == smoke, "the smoke caps were applied"
+
+    executed = json.loads(Path(run["executed"]).read_text())
+    assert Path(run["executed"]) == course_run.out / "executed" / path.name
+    for i, cell in enumerate(code_cells(executed)):
+        if "skip-execution" in cell["metadata"].get("tags", []):
+            assert cell["execution_count"] is None and cell["outputs"] == [], f"code cell {i} is tagged skip-execution"
+        elif source(cell).strip():
+            assert cell["execution_count"] is not None, f"code cell {i} did not run"
+    outputs = [o for c in code_cells(executed) for o in c["outputs"]]
+    errors = [f"{o['ename']}: {o['evalue']}" for o in outputs if o["output_type"] == "error"]
+    assert errors == []
+    stderr = "".join(o.get("text", "") for o in outputs if o.get("name") == "stderr")
+    assert "absl::InitializeLog" not in stderr, "TensorFlow's start-up logs leaked into the notebook"
+
+
+# --- each notebook's key results --------------------------------------------------------------
+
+
+def on_device(placed: str, device: str) -> bool:
+    """'/job:localhost/replica:0/task:0/device:CPU:0' is on '/CPU:0'."""
+    return placed.endswith(device.lstrip("/"))
+
+
+def finite(*values: Any) -> bool:
+    return all(isinstance(v, (int, float)) and math.isfinite(v) for v in values)
+
+
+def test_01_install_versions_key_results(course_run):
+    run = passed(course_run, "01_install_versions")
+    r, p = run["results"], run["recorded_parameters"]
+    # seed 000's machine: native Windows, driver 512.77 (CUDA 11.6), nvcc 11.7
+    assert r["seed_tensorflow"] == "tensorflow<2.11"
+    assert r["seed_alternative"] == "tensorflow[and-cuda]==2.21.*"
+    assert {"toolkit-newer-than-driver", "nvcc-not-used"} <= set(r["seed_findings"])
+    assert r["seed_exit_status"] in (0, 1) and r["cli_exit_status"] in (0, 1)
+    picker = r["picker"]
+    assert (picker["platform"], picker["python"], picker["driver"]) == (p["PLATFORM"], p["PYTHON"], p["DRIVER"])
+    assert picker["tensorflow"] and all(isinstance(t, str) and t.startswith("tensorflow") for t in picker["tensorflow"])
+    assert r["table_rows"] >= 18 + 7, "Linux 2.4-2.21 and native Windows 2.4-2.10"
+
+
+def test_02_verify_gpu_key_results(course_run):
+    run = passed(course_run, "02_verify_gpu")
+    r = run["results"]
+    tested = r["devices_tested"]
+    assert tested and any("CPU" in d for d in tested)
+    assert sorted(r["matmul_median_ms"]) == sorted(tested) and all(
+        finite(ms) and ms > 0 for ms in r["matmul_median_ms"].values()
+    )
+    assert r["results_agree"] is True and r["placement_matmul_devices"]
+    before_build, under_keras3 = r["weights_device_errors"]
+    assert before_build.startswith("IndexError") and under_keras3.startswith("AttributeError")
+    assert "device:" in r["weights_device"]
+    assert isinstance(r["built_with_cuda"], bool) and r["doctor_tensorflow"]
+    if run["device"] == "/GPU:0":
+        assert r["gpus_visible"] >= 1 and any("GPU" in d for d in tested)
+
+
+def test_03_memory_key_results(course_run):
+    run = passed(course_run, "03_memory")
+    r, p = run["results"], run["recorded_parameters"]
+    assert r["logical_cpus"] == p["CPU_DEVICES"]
+    assert r["fresh_process_cpus"] == p["CPU_DEVICES"] + 1
+    assert r["configure_again_changed"] is False and r["too_late_error"]
+    assert r["tensors_block_increase_mib"] >= 0.5 * r["tensors_expected_mib"] > 0
+    assert r["memory_samples"] >= 5 and 0 < r["training_start_mib"] <= r["training_peak_mib"]
+    assert 0 < r["train_accuracy"] <= 1
+    if run["device"] == "/CPU:0":
+        assert r["gpu_runs"] == {}
+
+
+def test_04_dense_noise_vs_zeros_key_results(course_run):
+    run = passed(course_run, "04_dense_noise_vs_zeros")
+    r, p = run["results"], run["recorded_parameters"]
+    assert r["dataset"] == p["DATASET"] == "mnist"
+    assert r["train_images"] + r["validation_images"] == p["IMAGES"] and r["validation_images"] > 0
+    for kind in ("noise", "zeros"):
+        curve = r[f"val_accuracy_{kind}"]
+        assert len(curve) == p["EPOCHS"] and r[f"final_val_accuracy_{kind}"] == curve[-1]
+        assert 0 < curve[-1] <= 1 and r["train_s"][kind] > 0
+    gap = 100 * (r["final_val_accuracy_zeros"] - r["final_val_accuracy_noise"])
+    assert r["zeros_minus_noise_points"] == pytest.approx(gap, abs=0.05)
+    assert r["zeros_minus_noise_points"] >= 1.0, "zeros beat noise (the lesson)"
+    assert on_device(r["weights_device"], run["device"])
+
+
+def test_05_cnn_cpu_vs_gpu_key_results(course_run):
+    run = passed(course_run, "05_cnn_cpu_vs_gpu")
+    r, p = run["results"], run["recorded_parameters"]
+    assert r["dataset"] == "mnist" and r["train_images"] == p["IMAGES"]
+    assert r["test_accuracy"] >= 0.80, "the short run's floor on MNIST (the checkpoint's)"
+    assert len(r["epoch_s"]) == p["EPOCHS"] and on_device(r["weights_device"], run["device"])
+    assert "from_logits" in r["softmax_logits_warning"]
+    as_logits, as_probs = r["loss_on_predictions"]["from_logits=True"], r["loss_on_predictions"]["from_logits=False"]
+    assert finite(as_logits, as_probs) and as_logits != pytest.approx(as_probs), "from_logits changes the loss"
+    controls = r["controls_run"]
+    assert len(controls["loss"]) == p["BENCH_EPOCHS"] and 0 < controls["test_accuracy"] <= 1
+    assert on_device(controls["weights_device"], controls["device"])
+    assert r["device_comparison"] and any(c["device"] == run["device"] for c in r["device_comparison"])
+    assert all(c["images_per_s"] > 0 and 0 < c["test_accuracy"] <= 1 for c in r["device_comparison"])
+    ladder = {row["name"]: row for row in r["ladder"]}
+    seed = r["ladder"][0]
+    assert seed["speedup_vs_seed"] == pytest.approx(1.0) and seed["keeps_accuracy"] is True
+    assert all(row["images_per_s"] > 0 and 0 < row["test_accuracy"] <= 1 for row in r["ladder"])
+    best = ladder[r["ladder_best"]]
+    assert best["keeps_accuracy"] is True and best["images_per_s"] == max(
+        row["images_per_s"] for row in r["ladder"] if row["keeps_accuracy"]
+    )
+    assert r["speedup_best_vs_seed"] == pytest.approx(best["speedup_vs_seed"]) and r["speedup_best_vs_seed"] >= 1.0
+
+
+def test_06_tensorboard_key_results(course_run):
+    run = passed(course_run, "06_tensorboard")
+    r, p = run["results"], run["recorded_parameters"]
+    assert p["LAUNCH_TENSORBOARD"] is False, "the default: unattended runs start no server"
+    assert r["runs"] == ["cnn", "dense_noise", "dense_zeros"]
+    assert sorted(r["final_val_accuracy"]) == r["runs"] and all(0 < a <= 1 for a in r["final_val_accuracy"].values())
+    assert r["reader_matches_history"] is True and r["series_compared"] == 12
+    assert r["scalars_read"] > 0
+    assert r["histogram_tags"]["dense_noise/train"] == 4 and r["histogram_tags"]["cnn/train"] == 10
+    assert r["profile_batch"] == list(p["PROFILE_BATCH"])
+    start, stop = r["profile_batch"]
+    assert len(r["profiled_steps"]) == stop - start + 1 and r["trace_events"] > 0
+
+    # The logs went to COURSE_LOG_DIR/LOG_DIR (inside OUT), not to notebooks/logs.
+    root = Path(r["log_dir"])
+    assert root == course_run.log_dir / p["LOG_DIR"]
+    trace = root / r["trace_file"]
+    assert trace.is_file() and trace.stat().st_size == r["trace_bytes"] > 0
+    assert trace.match("cnn/train/plugins/profile/*/*.xplane.pb")
+
+    executed = json.loads(Path(run["executed"]).read_text())
+    (cell,) = [c for c in code_cells(executed) if "%tensorboard" in source(c)]
+    assert cell["execution_count"] is None and cell["outputs"] == [], "the server cell did not run"
+
+
+def test_06_left_no_tensorboard_serving_its_logs(course_run):
+    psutil = pytest.importorskip("psutil")
+    logs = str(course_run.log_dir)
+    servers = []
+    for process in psutil.process_iter(["pid", "cmdline"]):
+        if any(logs in arg for arg in process.info["cmdline"] or []):
+            servers.append(process.info)
+    assert servers == [], "no TensorBoard was left serving the notebook's logs"
+
+
+def test_07_beyond_one_gpu_key_results(course_run):
+    run = passed(course_run, "07_beyond_one_gpu")
+    r, p = run["results"], run["recorded_parameters"]
+    assert r["replicas"] >= 2
+    assert r["replica_kind"] in ("CPU", "GPU")
+    if r["replica_kind"] == "CPU":
+        assert r["replicas"] == p["CPU_REPLICAS"], "the CPU split into CPU_REPLICAS logical devices"
+    assert r["global_batch"] == p["BATCH_SIZE"] and r["per_replica_batch"] == p["BATCH_SIZE"] // r["replicas"]
+    one, same_global, same_per_replica = (r["steps_per_epoch"][k] for k in sorted(r["steps_per_epoch"]))
+    assert one == same_global and same_per_replica == one // 2
+    assert r["same_global_batch_first_epoch_rel_diff"] < 0.01
+    one_replica_loss = r["loss"][sorted(r["loss"])[0]]
+    assert len(one_replica_loss) == p["EPOCHS"] and one_replica_loss[-1] < one_replica_loss[0]
+    assert r["backup_resumed_epochs"] == p["EPOCHS"] - 1
+    assert r["workers"] == p["WORKERS"] and len(r["worker_loss"]) == p["WORKERS"]
+    assert r["crash_detected"] is p["CRASH_DEMO"] and r["workers_in_sync"] is True
+    if p["CRASH_DEMO"]:
+        assert r["worker_start_epoch"] == [1] * p["WORKERS"], "the restarted cluster resumed from the checkpoint"
