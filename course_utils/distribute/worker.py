@@ -12,9 +12,9 @@ A worker follows TensorFlow's tutorial "Custom training loop with Keras and Mult
    implementation for CPUs;
 2. read the data, batch it with the *global* batch size, and let the strategy give every
    worker its own share of each step (data sharding, set explicitly);
-3. build the course CNN and its optimizer inside ``strategy.scope()`` and train with a
-   custom loop: ``strategy.run`` a step on every replica, the loss averaged over the
-   *global* batch, gradients all-reduced by the optimizer;
+3. build the course CNN and its optimizer inside ``strategy.scope()`` and train with the
+   custom loop of ``distribute.training`` (shown in notebook 07): ``strategy.run`` a step on
+   every replica, the loss averaged over the *global* batch, gradients all-reduced by the optimizer;
 4. checkpoint every epoch with ``tf.train.CheckpointManager`` - the chief (worker 0) into the
    real folder, the others into temporary folders they delete - and resume from the
    chief's latest checkpoint when the cluster is started again (fault tolerance);
@@ -134,6 +134,7 @@ def train(options: Mapping[str, Any]) -> dict[str, Any]:
 
     from course_utils import data
     from course_utils.distribute import batch_plan
+    from course_utils.distribute.training import distribute_batches, make_train_step, run_epoch
     from course_utils.models import build_seed_cnn
     from course_utils.system.rss import peak_rss_mib
 
@@ -152,36 +153,15 @@ def train(options: Mapping[str, Any]) -> dict[str, Any]:
         .repeat()
     )
     del x, y
-    data_options = tf.data.Options()
-    data_options.experimental_distribute.auto_shard_policy = tf.data.experimental.AutoShardPolicy.DATA
-    batches = iter(strategy.experimental_distribute_dataset(dataset.with_options(data_options)))
+    batches = distribute_batches(strategy, dataset)
 
     # 3. Model, optimizer and state inside the strategy's scope: mirrored on every worker.
     with strategy.scope():
         model = build_seed_cnn(logits=True)
         optimizer = keras.optimizers.Adam(1e-3)
-        optimizer.build(model.trainable_variables)
+        optimizer.build(model.trainable_variables)  # before the checkpoint restores its state
         epoch_var = tf.Variable(0, dtype=tf.int64, trainable=False, name="epoch")
-    per_example_loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True, reduction=None)
-
-    def replica_step(inputs):
-        images_, labels = inputs
-        with tf.GradientTape() as tape:
-            logits = model(images_, training=True)
-            # Average over the GLOBAL batch: the all-reduce then SUMS the replicas' gradients.
-            loss = tf.nn.compute_average_loss(per_example_loss(labels, logits), global_batch_size=plan.global_batch)
-        grads = tape.gradient(loss, model.trainable_variables)
-        optimizer.apply_gradients(zip(grads, model.trainable_variables, strict=True))
-        correct = tf.reduce_sum(tf.cast(tf.equal(tf.argmax(logits, axis=1, output_type=tf.int32), labels), tf.float32))
-        return loss, correct
-
-    @tf.function
-    def train_step(iterator):
-        loss, correct = strategy.run(replica_step, args=(next(iterator),))
-        return (
-            strategy.reduce(tf.distribute.ReduceOp.SUM, loss, axis=None),
-            strategy.reduce(tf.distribute.ReduceOp.SUM, correct, axis=None),
-        )
+    train_step = make_train_step(strategy, model, optimizer, plan.global_batch)
 
     # 4. Fault tolerance: resume from the chief's latest checkpoint, if any; every worker writes its own.
     manager = None
@@ -201,17 +181,16 @@ def train(options: Mapping[str, Any]) -> dict[str, Any]:
     start = time.perf_counter()
     for epoch in range(start_epoch, args.epochs):
         t0 = time.perf_counter()
-        total_loss = total_correct = 0.0
-        for _ in range(plan.steps_per_epoch):
-            loss, correct = train_step(batches)
-            total_loss += float(loss)
-            total_correct += float(correct)
+
+        def after_step(step: int, epoch: int = epoch) -> None:
             if args.crash_at_epoch is not None and epoch >= args.crash_at_epoch:
                 # After a step every worker took part in: the peers' checkpoints of the last epoch are written.
-                raise RuntimeError(f"worker {index} crashed on purpose during epoch {epoch} (--crash-at-epoch)")
+                raise RuntimeError(f"worker {index} crashed on purpose during epoch {epoch} (crash_at_epoch)")
+
+        loss, accuracy = run_epoch(train_step, batches, plan.steps_per_epoch, plan.global_batch, after_step)
         epoch_s.append(round(time.perf_counter() - t0, 3))
-        losses.append(total_loss / plan.steps_per_epoch)
-        accuracies.append(total_correct / plan.images_per_epoch)
+        losses.append(loss)
+        accuracies.append(accuracy)
         epoch_var.assign(epoch + 1)
         if manager is not None:
             manager.save()

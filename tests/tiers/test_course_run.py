@@ -367,6 +367,12 @@ def test_07_beyond_one_gpu_key_results(course_run):
     one_replica_loss = r["loss"][sorted(r["loss"])[0]]
     assert len(one_replica_loss) == p["EPOCHS"] and one_replica_loss[-1] < one_replica_loss[0]
     assert r["backup_resumed_epochs"] == p["EPOCHS"] - 1
+    # the custom loop the workers run, here with MirroredStrategy: it takes fit's steps (same weights,
+    # same data order), so its losses are fit's for run (b) to float32 rounding
+    same_global_loss = r["loss"][sorted(r["loss"])[1]]
+    assert len(r["custom_loop_loss"]) == p["EPOCHS"]
+    assert r["custom_loop_loss"] == pytest.approx(same_global_loss, rel=1e-4)
+    assert r["custom_loop_vs_fit_first_epoch_rel_diff"] < 1e-4
     assert r["workers"] == p["WORKERS"] and len(r["worker_loss"]) == p["WORKERS"]
     assert r["crash_detected"] is p["CRASH_DEMO"] and r["workers_in_sync"] is True
     if p["CRASH_DEMO"]:
