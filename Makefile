@@ -14,9 +14,12 @@ TIER_TIMES ?=
 PYTEST := COURSE_OFFLINE=1 $(BIN)/python -m pytest
 TIERS := lint unit papermill nbval browser
 
+# `make test` runs the tiers side by side, TEST_JOBS at a time (each tier keeps to its own output
+# folders, and most of a tier's time is one process waiting on one kernel). Each tier's output is
+# printed in one piece when it ends; every tier runs even when another fails. TEST_JOBS=1: one at a time.
+TEST_JOBS ?= 4
+
 .PHONY: course test lab venv clean help $(TIERS)
-# One tier at a time, in order: they share the CPU, and their times are compared.
-.NOTPARALLEL:
 
 # $(call timed,COMMAND): run COMMAND, print the tier's elapsed seconds, keep COMMAND's exit status.
 # pytest's 5 (no tests collected) fails the tier like any other non-zero status.
@@ -33,7 +36,7 @@ endef
 
 help:
 	@echo "make course    - run every notebook headless (papermill) into $(OUT) and summarise the results"
-	@echo "make test      - every tier below, in this order, each timed; stops at the first that fails"
+	@echo "make test      - every tier below, side by side (TEST_JOBS=$(TEST_JOBS) at a time), each timed"
 	@echo "make lint      - ruff check ."
 	@echo "make unit      - unit tests: pytest tests -m 'not notebook and not browser' (no course notebook runs)"
 	@echo "make papermill - course run --smoke into $(CI_OUT), then checks on what each notebook recorded"
@@ -64,13 +67,15 @@ papermill: $(STAMP)
 	$(call timed,COURSE_CI_OUT=$(CI_OUT) $(PYTEST) tests/tiers -m "notebook and not browser")
 
 nbval: $(STAMP)
-	$(call timed,COURSE_OFFLINE=1 COURSE_SMOKE=1 $(BIN)/python -m pytest --nbval notebooks/)
+	$(call timed,COURSE_OFFLINE=1 COURSE_SMOKE=1 COURSE_RESULTS_DIR=$(CURDIR)/build/ci/nbval/results \
+	  COURSE_LOG_DIR=$(CURDIR)/build/ci/nbval/tb-logs $(BIN)/python -m pytest --nbval notebooks/)
 
 browser: $(STAMP)
 	$(call timed,$(PYTEST) tests -m browser)
 
 test: $(STAMP)
-	$(call timed,$(MAKE) --no-print-directory $(TIERS))
+	@echo "== make test: tiers $(TIERS), $(TEST_JOBS) at a time; each prints its output when it ends"
+	$(call timed,$(MAKE) --no-print-directory -k -j$(TEST_JOBS) --output-sync=target $(TIERS))
 
 lab: $(STAMP)
 	$(BIN)/jupyter lab notebooks/

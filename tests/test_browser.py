@@ -33,8 +33,6 @@ import os
 import re
 import secrets
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -46,6 +44,8 @@ from pathlib import Path
 
 import psutil
 import pytest
+
+from course_utils.system.processes import free_port, start_in_group, stop_group
 
 from .conftest import IN_CI, NOTEBOOKS, ROOT
 
@@ -125,12 +125,6 @@ class Server:
         return "\n".join(text.splitlines()[-lines:])
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def write_lab_settings(settings: Path) -> None:
     """Settings for a quiet, deterministic JupyterLab: no news or update checks, every cell in the DOM, no autosave."""
     files = {
@@ -164,20 +158,6 @@ def server_env(scratch: Path) -> dict[str, str]:
         PYTHONUNBUFFERED="1",
     )
     return env
-
-
-def stop_process_group(process: subprocess.Popen, grace_s: float = 15.0) -> None:
-    """SIGTERM the process group, wait, then SIGKILL what is left."""
-    for sig, wait_s in ((signal.SIGTERM, grace_s), (signal.SIGKILL, 5.0)):
-        try:
-            os.killpg(process.pid, sig)
-        except ProcessLookupError:
-            pass
-        try:
-            process.wait(timeout=wait_s)
-            break
-        except subprocess.TimeoutExpired:
-            continue
 
 
 def leftovers(scratch: Path, pids: set[int]) -> list[psutil.Process]:
@@ -226,9 +206,7 @@ def server(scratch: Path) -> Iterator[Server]:
     ]
     if os.geteuid() == 0:  # CI containers run as root
         command.append("--allow-root")
-    with log.open("w") as log_file:
-        process = subprocess.Popen(command, cwd=ROOT, env=server_env(scratch), stdout=log_file,
-                                   stderr=subprocess.STDOUT, start_new_session=True)
+    process = start_in_group(command, cwd=ROOT, env=server_env(scratch), log_path=log)
     srv = Server(f"http://127.0.0.1:{port}", token, process, scratch, log)
     try:
         deadline = time.monotonic() + STARTUP_TIMEOUT_S
@@ -251,7 +229,7 @@ def server(scratch: Path) -> Iterator[Server]:
                 process.wait(timeout=30)
             except (OSError, subprocess.TimeoutExpired):
                 pass
-        stop_process_group(process)
+        stop_group(process, grace_s=15.0)
         for proc in leftovers(scratch, srv.seen):  # kernels run in sessions of their own
             try:
                 proc.kill()

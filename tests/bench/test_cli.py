@@ -14,23 +14,18 @@ def run_cli(*args: str) -> subprocess.CompletedProcess:
 
 
 def test_cli_cnn_json_contract():
-    proc = run_cli("cnn", "--json", "--images", "128", "--epochs", "2")
+    # --no-xla: the XLA rung compiles for minutes on a CPU; notebook 05 runs it in every notebook tier
+    proc = run_cli("cnn", "--json", "--images", "128", "--epochs", "2", "--no-xla")
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
-    assert report["configs"][0]["name"] == "seed as written" and len(report["configs"]) >= 4
+    assert report["configs"][0]["name"] == "seed as written" and len(report["configs"]) >= 3
+    assert not any(c["jit_compile"] for c in report["configs"])
     for config in report["configs"]:
         assert {"name", "device", "batch_size", "images_per_s", "epoch_s", "test_accuracy"} <= set(config)
         assert config["images_per_s"] > 0 and 0 <= config["test_accuracy"] <= 1
     assert report["speedup_best_vs_seed"] > 0 and report["images"] == 128
     best = next(c for c in report["configs"] if c["name"] == report["best"])
     assert best["test_accuracy"] >= report["configs"][0]["test_accuracy"] - 0.005
-
-
-def test_cli_cnn_can_skip_the_xla_rung():
-    proc = run_cli("cnn", "--json", "--images", "64", "--epochs", "2", "--no-xla")
-    assert proc.returncode == 0, proc.stderr
-    configs = json.loads(proc.stdout)["configs"]
-    assert configs[0]["name"] == "seed as written" and not any(c["jit_compile"] for c in configs)
 
 
 def test_cli_dense_memory_passes_its_options_and_prints_the_report(monkeypatch, capsys):

@@ -296,26 +296,6 @@ def test_workers_past_their_time_limit_are_all_stopped(tmp_path):
     assert {p.name for p in tmp_path.glob("worker-*")} >= {"worker-0.payload.json", "worker-0.log", "worker-1.log"}
 
 
-@pytest.mark.timeout(WORKER_BOUND_S + 60)
-def test_two_local_workers_train_in_sync_within_their_bound(tmp_path):
-    run = run_local_workers(2, folder=tmp_path, epochs=1, images=512, batch_size=64, timeout_s=WORKER_BOUND_S)
-    assert run.duration_s < WORKER_BOUND_S
-    assert [r["index"] for r in run.results] == [0, 1]
-    assert all(a.startswith("127.0.0.1:") for a in run.addresses)
-    chief, other = run.results
-    assert chief["is_chief"] and not other["is_chief"]
-    for r in run.results:
-        assert (r["workers"], r["replicas_in_sync"], r["global_batch"], r["per_replica_batch"]) == (2, 2, 64, 32)
-        assert r["steps_per_epoch"] == 8 and len(r["loss"]) == 1 and r["loss"][0] > 0
-    # Synchronous training: both workers saw the same all-reduced losses and hold the same weights.
-    assert chief["loss"] == other["loss"]
-    assert chief["weights_sha256"] == other["weights_sha256"]
-    # The chief saved the model; the other worker cleaned up its temporary copies.
-    assert chief["saved_model"] and Path(chief["saved_model"]).is_file() and other["saved_model"] is None
-    assert not list(tmp_path.rglob("workertemp_*"))
-    assert_nothing_left(tmp_path)
-
-
 @pytest.mark.timeout(2 * WORKER_BOUND_S + 60)
 def test_a_crashed_worker_fails_the_run_clearly_leaves_nothing_and_the_restart_resumes(tmp_path):
     with pytest.raises(WorkerError) as info:
@@ -330,9 +310,20 @@ def test_a_crashed_worker_fails_the_run_clearly_leaves_nothing_and_the_restart_r
     assert_nothing_left(tmp_path)
     # The chief checkpointed epoch 0 before the crash: a restarted cluster goes on from epoch 1.
     run = run_local_workers(2, folder=tmp_path, epochs=2, images=256, batch_size=64, timeout_s=WORKER_BOUND_S)
-    assert [r["start_epoch"] for r in run.results] == [1, 1]
-    assert [len(r["loss"]) for r in run.results] == [1, 1]
-    assert run.results[0]["weights_sha256"] == run.results[1]["weights_sha256"]
+    assert run.duration_s < WORKER_BOUND_S
+    assert [r["index"] for r in run.results] == [0, 1]
+    assert all(a.startswith("127.0.0.1:") for a in run.addresses)
+    chief, other = run.results
+    assert chief["is_chief"] and not other["is_chief"]
+    for r in run.results:
+        assert (r["workers"], r["replicas_in_sync"], r["global_batch"], r["per_replica_batch"]) == (2, 2, 64, 32)
+        assert r["start_epoch"] == 1 and r["steps_per_epoch"] == 4 and len(r["loss"]) == 1 and r["loss"][0] > 0
+    # Synchronous training: both workers saw the same all-reduced losses and hold the same weights.
+    assert chief["loss"] == other["loss"]
+    assert chief["weights_sha256"] == other["weights_sha256"]
+    # The chief saved the model; the other worker cleaned up its temporary copies.
+    assert chief["saved_model"] and Path(chief["saved_model"]).is_file() and other["saved_model"] is None
+    assert not list(tmp_path.rglob("workertemp_*"))
     assert_nothing_left(tmp_path)
 
 
