@@ -14,12 +14,13 @@ TIER_TIMES ?=
 PYTEST := COURSE_OFFLINE=1 $(BIN)/python -m pytest
 TIERS := lint unit papermill nbval browser
 
-# `make test` runs the tiers side by side, TEST_JOBS at a time (each tier keeps to its own output
-# folders, and most of a tier's time is one process waiting on one kernel). Each tier's output is
-# printed in one piece when it ends; every tier runs even when another fails. TEST_JOBS=1: one at a time.
-TEST_JOBS ?= 4
+# `make test` runs the tiers in two lanes side by side, one per CPU core of a CI machine:
+# lint, unit, nbval | papermill, browser (the browser tier shows what the papermill tier executed).
+# Each tier's output is printed in one piece when its lane ends; every tier runs even when another fails.
+LANE1 := lint unit nbval
+LANE2 := papermill browser
 
-.PHONY: course test lab venv clean help $(TIERS)
+.PHONY: course test lab venv clean help lane1 lane2 $(TIERS)
 
 # $(call timed,COMMAND): run COMMAND, print the tier's elapsed seconds, keep COMMAND's exit status.
 # pytest's 5 (no tests collected) fails the tier like any other non-zero status.
@@ -36,12 +37,12 @@ endef
 
 help:
 	@echo "make course    - run every notebook headless (papermill) into $(OUT) and summarise the results"
-	@echo "make test      - every tier below, side by side (TEST_JOBS=$(TEST_JOBS) at a time), each timed"
+	@echo "make test      - every tier below, each timed, in two lanes side by side: $(LANE1) | $(LANE2)"
 	@echo "make lint      - ruff check ."
 	@echo "make unit      - unit tests: pytest tests -m 'not notebook and not browser' (no course notebook runs)"
 	@echo "make papermill - course run --smoke into $(CI_OUT), then checks on what each notebook recorded"
 	@echo "make nbval     - pytest --nbval notebooks/ in smoke mode (cell by cell)"
-	@echo "make browser   - every notebook in JupyterLab in headless Chromium: pytest -m browser"
+	@echo "make browser   - the notebooks in JupyterLab in headless Chromium (widgets live; others as papermill ran them)"
 	@echo "make lab       - open the notebooks in JupyterLab"
 	@echo "make venv      - only create/refresh the environment $(VENV)"
 
@@ -71,11 +72,17 @@ nbval: $(STAMP)
 	  COURSE_LOG_DIR=$(CURDIR)/build/ci/nbval/tb-logs $(BIN)/python -m pytest --nbval notebooks/)
 
 browser: $(STAMP)
-	$(call timed,$(PYTEST) tests -m browser)
+	$(call timed,COURSE_CI_OUT=$(CI_OUT) $(PYTEST) tests -m browser)
 
 test: $(STAMP)
-	@echo "== make test: tiers $(TIERS), $(TEST_JOBS) at a time; each prints its output when it ends"
-	$(call timed,$(MAKE) --no-print-directory -k -j$(TEST_JOBS) --output-sync=target $(TIERS))
+	@echo "== make test: two lanes side by side: $(LANE1) | $(LANE2); output appears as each lane ends"
+	$(call timed,$(MAKE) --no-print-directory -k -j2 --output-sync=target lane1 lane2)
+
+lane1: $(STAMP)
+	@$(MAKE) --no-print-directory -k -j1 $(LANE1)
+
+lane2: $(STAMP)
+	@$(MAKE) --no-print-directory -k -j1 $(LANE2)
 
 lab: $(STAMP)
 	$(BIN)/jupyter lab notebooks/
