@@ -25,7 +25,7 @@ def render(recommendations: list[Recommendation]) -> str:
         title = "Install" if n == 0 else "Or"
         commands = html.escape("\n".join(rec.commands))
         notes = "".join(f'<li data-code="{html.escape(note.code)}">{html.escape(note.text)}</li>' for note in rec.notes)
-        where, requirement = html.escape(PLATFORM_NAMES[rec.platform]), html.escape(rec.tensorflow)
+        where, requirement = html.escape(rec.title()), html.escape(rec.tensorflow)
         parts.append(
             f"<h4>{title} - {where}: <code>{requirement}</code></h4><pre>{commands}</pre>"
             + (f"<ul>{notes}</ul>" if notes else "")

@@ -68,3 +68,21 @@ def test_notes_are_shown_as_their_text_with_their_code():
 def test_unknown_platform_value_is_rejected_by_the_dropdown():
     with pytest.raises(Exception):  # noqa: B017 - traitlets raises its own TraitError
         InstallPicker(platform="beos")
+
+
+def test_macos_routes_are_titled_and_python_3_13_shows_no_metal_install():
+    picker = InstallPicker(platform="macos", python="3.12")
+    shown = picker.click()
+    assert [r.route for r in shown] == [None, "Apple silicon, Metal GPU", "Intel Mac"]
+    assert "macOS (Apple silicon, Metal GPU): <code>tensorflow==2.18.*</code>" in picker.result.value
+    picker.python.value = "3.13"
+    shown = picker.click()
+    assert [r.route for r in shown] == [None, "Intel Mac"]
+    assert "pip install &quot;tensorflow-metal" not in picker.result.value
+
+
+def test_old_tensorflow_lines_show_the_numpy_pin_in_the_picker():
+    picker = InstallPicker(platform="windows", python="3.10", driver="512.77")
+    picker.click()
+    assert "&quot;tensorflow&lt;2.11&quot; &quot;numpy&lt;2&quot;" in picker.result.value
+    assert 'data-code="keras-2-only"' in picker.result.value

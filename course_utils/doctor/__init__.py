@@ -11,6 +11,12 @@ Command line (a stable contract: other tools read its JSON)::
     course doctor                       # this machine
     course doctor --nvidia-smi FILE [--nvcc FILE]
         [--platform linux|wsl2|windows|macos] [--python X.Y] [--json]
+    course doctor --log FILE [--gpu | --no-gpu | --nvidia-smi FILE] [--json]   # a pasted TensorFlow log
+
+On this machine the report also holds the live checks (``course_utils.doctor.checks``: the pip NVIDIA
+libraries load, WSL2's plumbing, the Jupyter kernels' Pythons, a TensorFlow wheel for this Python),
+grouped by what they look at. ``--log`` classifies each line of a TensorFlow log
+(``course_utils.doctor.logs``): harmless, the problem, or depends on whether the machine has a GPU.
 
 Exit status 0 unless a finding has severity "error" (then 1); 2 for a usage error. In the JSON,
 a recommendation's ``notes`` are ``{"code": ..., "text": ...}`` objects: match on the code.
@@ -28,20 +34,23 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from course_utils.doctor.checks import CHECK_FINDINGS, GROUPS, live_checks
+from course_utils.doctor.gpus import QUERY_COMMAND, build_targets, covered_by_build, identify
+from course_utils.doctor.logs import LogReport, classify, read_log
 from course_utils.doctor.nvidia import NvccReport, SmiReport, parse_nvcc, parse_nvidia_smi, probe_nvcc, probe_nvidia_smi
-from course_utils.doctor.recommend import PLATFORM_NAMES, Recommendation, normalize_python, recommend, routes
+from course_utils.doctor.recommend import (
+    PLATFORM_NAMES,
+    Note,
+    Recommendation,
+    normalize_python,
+    pip_install,
+    recommend,
+    routes,
+)
 from course_utils.doctor.versions import PLATFORMS, check_platform, load, parse_version
+from course_utils.errors import InputError
 
 SEVERITIES = ("info", "warning", "error")
-# Lines of TensorFlow's start-up log that explain a missing GPU.
-_LOG_HINTS = (
-    "Could not find cuda drivers",
-    "Cannot dlopen some GPU libraries",
-    "Could not load dynamic library",
-    "failed call to cuInit",
-    "Loaded runtime CuDNN library",
-)
-_CUDNN_MISMATCH = re.compile(r"Loaded runtime CuDNN library: (\S+) but source was compiled with: ([\d.]+)")
 
 
 @dataclass(frozen=True)
@@ -82,6 +91,28 @@ NOTE_FINDINGS: dict[str, NoteFinding] = {
     "python-limits-tensorflow": NoteFinding(
         "python-limits-tensorflow", "warning", "Use a newer Python for the newest TensorFlow."
     ),
+    "keras-2-only": NoteFinding(
+        "keras-2-only",
+        "warning",
+        "For this course use TensorFlow 2.16 or newer (Keras 3): WSL2 or Linux with the current TensorFlow, "
+        "or the CPU.",
+    ),
+    "gpu-too-old": NoteFinding(
+        "gpu-too-old",
+        "warning",
+        "Install what the commands above say, or use a GPU of compute capability 6.0 or newer (or a hosted GPU).",
+    ),
+    "gpu-known-failure": NoteFinding(
+        "gpu-known-failure",
+        "warning",
+        "Until a TensorFlow release supports this GPU, train on the CPU or on a hosted GPU (Colab, Kaggle); "
+        "the issue threads say when that changes.",
+    ),
+    "gpu-generation-unknown": NoteFinding(
+        "gpu-generation-unknown",
+        "info",
+        f"Run `{QUERY_COMMAND}` and give its output to the doctor (--nvidia-smi FILE).",
+    ),
 }
 
 
@@ -99,6 +130,53 @@ def note_findings(rec: Recommendation) -> list[Finding]:
         if how is not None:
             out.append(Finding(how.code, how.severity, _sentence(note.text), how.fix.format(rec=rec)))
     return out
+
+
+MAIN_GROUP = "Install, driver and TensorFlow"
+
+
+def check_findings(notes: list[Note], python: str | None = None) -> list[Finding]:
+    """The findings the live checks' notes give, by ``checks.CHECK_FINDINGS`` (codes decide, wording does not);
+    ``python`` fills ``{python}`` in the fixes (default: this Python)."""
+    out = []
+    for note in notes:
+        how = CHECK_FINDINGS.get(note.code)
+        if how is not None:
+            wsl2 = load().rule("wsl2")
+            fix = how.fix.format(
+                python=python or sys.executable,
+                wsl_driver_min=wsl2["driver_min"],
+                wsl_windows_build=wsl2["windows_build_min"],
+            )
+            out.append(Finding(note.code, how.severity, _sentence(note.text), fix))
+    return out
+
+
+def finding_groups(findings: list[Finding]) -> dict[str, list[Finding]]:
+    """Findings by what they look at (the live checks' groups, by code), in order; empty groups left out."""
+    groups: dict[str, list[Finding]] = {MAIN_GROUP: [], **{group: [] for group in GROUPS}}
+    for f in findings:
+        rule = CHECK_FINDINGS.get(f.code)
+        groups[rule.group if rule else MAIN_GROUP].append(f)
+    return {group: found for group, found in groups.items() if found}
+
+
+_LOG_SEVERITY = {"problem": "error", "depends": "warning", "harmless": "info"}
+
+
+def log_findings(report: LogReport) -> list[Finding]:
+    """A classified log's known lines as findings (problem: error, depends: warning, harmless: info), by rule
+    code, each code once, worst first."""
+    out, seen = [], set()
+    for entry in report.entries:
+        if entry.rule is None or entry.code in seen:
+            continue
+        seen.add(entry.code)
+        where = f"line {entry.lines[0]}" if len(entry.lines) == 1 else f"lines {entry.lines[0]}, ..."
+        message = f"{where}: {entry.message[:200]} - {entry.meaning}"
+        out.append(Finding(entry.code, _LOG_SEVERITY[entry.verdict], _sentence(message), entry.fix))
+    order = {"error": 0, "warning": 1, "info": 2}
+    return sorted(out, key=lambda f: order[f.severity])
 
 
 # --------------------------------------------------------------------------- the machine
@@ -135,6 +213,7 @@ class Machine:
     tensorflow: TensorFlowInfo | None = None
     live: bool = False
     platform_note: str | None = None  # how the platform was decided, when it was guessed
+    checks: list[Note] | None = None  # the live checks' notes (course_utils.doctor.checks); None: not run
 
 
 def detect_platform() -> str:
@@ -187,15 +266,22 @@ def probe_tensorflow() -> TensorFlowInfo:
     return info
 
 
-def probe(platform: str | None = None, python: str | None = None, *, tensorflow: bool = True) -> Machine:
-    """This machine: platform, Python, nvidia-smi, nvcc and (unless ``tensorflow=False``) TensorFlow."""
+def probe(
+    platform: str | None = None, python: str | None = None, *, tensorflow: bool = True, checks: bool = True
+) -> Machine:
+    """This machine: platform, Python, nvidia-smi, nvcc, (unless ``tensorflow=False``) TensorFlow and (unless
+    ``checks=False``) the live checks."""
+    where = check_platform(platform) if platform else detect_platform()
+    smi = probe_nvidia_smi()
+    gpu = smi.status == "ok" and bool(smi.gpus)
     return Machine(
-        platform=check_platform(platform) if platform else detect_platform(),
+        platform=where,
         python=normalize_python(python) or normalize_python(_platform.python_version()),
-        smi=probe_nvidia_smi(),
+        smi=smi,
         nvcc=probe_nvcc(),
         tensorflow=probe_tensorflow() if tensorflow else None,
         live=True,
+        checks=live_checks(where, gpu=gpu) if checks else None,
     )
 
 
@@ -224,18 +310,11 @@ def describe(
 # --------------------------------------------------------------------------- the diagnosis
 
 
-_GLOG_PREFIX = re.compile(r"^[IWEF]\d{4} [\d:.]+\s+\d+\s+\S+\] ")
-
-
-def _log_hints(log: str) -> list[str]:
-    """The start-up log lines that explain a missing GPU, without glog's time/thread prefix, each once."""
-    hints: list[str] = []
-    for line in log.splitlines():
-        if any(hint in line for hint in _LOG_HINTS):
-            line = _GLOG_PREFIX.sub("", line.strip())
-            if line not in hints:
-                hints.append(line)
-    return hints[:8]
+def _log_hints(log: str, gpu: bool | None = None) -> list[str]:
+    """The start-up log lines that explain a missing GPU (``logs.classify``: the problem lines, and the ones that
+    are the problem when there is a GPU), without their time/thread prefix, each once."""
+    report = classify(log, gpu=gpu)
+    return [e.message for e in report.entries if e.verdict in ("problem", "depends")][:8]
 
 
 @dataclass
@@ -268,6 +347,7 @@ class Diagnosis:
                     "index": g.index,
                     "driver_model": g.driver_model,
                     "compute_capability": g.compute_capability,
+                    "generation": identify(g.name, g.compute_capability).to_dict(),
                 }
                 for g in (smi.gpus if smi else [])
             ],
@@ -289,6 +369,12 @@ class Diagnosis:
             },
             "nvcc": None if nvcc is None else nvcc.to_dict(),
             "installed_tensorflow": None if m.tensorflow is None else m.tensorflow.to_dict(),
+            "checks": None
+            if m.checks is None
+            else [
+                {**note.to_dict(), "group": CHECK_FINDINGS[note.code].group if note.code in CHECK_FINDINGS else None}
+                for note in m.checks
+            ],
         }
 
     def report(self) -> str:
@@ -305,6 +391,7 @@ class Diagnosis:
                 memory = f"{g.memory_mib} MiB" if g.memory_mib is not None else "memory unknown"
                 mode = f", {g.driver_model}" if g.driver_model else ""
                 lines.append(f"  GPU {g.index}: {g.name} ({memory}{mode})")
+                lines.append(f"    {_coverage_line(g.name, g.compute_capability, m.tensorflow)}")
         else:
             lines.append(f"  NVIDIA driver: none found ({smi.status}: {smi.message or '; '.join(smi.problems)})")
         if nvcc is not None:
@@ -320,12 +407,32 @@ class Diagnosis:
         for alt in self.alternatives:
             lines += ["", "Or:", alt.text()]
         lines += ["", "Findings:"]
-        for f in self.findings:
-            lines.append(f"  [{f.severity}] {f.code}: {f.message}")
-            lines.append(f"      fix: {f.fix}")
+        groups = finding_groups(self.findings)
+        pad = "  " if len(groups) > 1 else ""
+        for group, found in groups.items():
+            if pad:
+                lines.append(f"  {group}:")
+            for f in found:
+                lines.append(f"{pad}  [{f.severity}] {f.code}: {f.message}")
+                lines.append(f"{pad}      fix: {f.fix}")
         status = "errors found (exit status 1)" if self.exit_code else "no errors (exit status 0)"
         lines += ["", f"Result: {status}"]
         return "\n".join(lines)
+
+
+def _coverage_line(name: str, reported: str | None, tf: TensorFlowInfo | None) -> str:
+    """One GPU's generation and whether a TensorFlow build covers it: the installed CUDA build's own target list,
+    else the wheels of the newest TensorFlow the table has a list for."""
+    generation = identify(name, reported)
+    if not generation.known:
+        return f"{generation.describe()}: run `{QUERY_COMMAND}` to read it"
+    if tf is not None and tf.installed and tf.built_with_cuda and tf.compute_capabilities:
+        targets, which = tf.compute_capabilities, f"this TensorFlow {tf.version}"
+    else:
+        which = f"TF {load().linux[0].minor}'s wheels"
+        targets = build_targets(load().linux[0].minor)
+    coverage = covered_by_build(generation.compute_capability, targets, tf.version if tf and tf.version else None)
+    return f"{generation.describe()}; for {which}: {coverage.reason}"
 
 
 def _gpu_summary(smi: SmiReport) -> str:
@@ -439,8 +546,9 @@ def _route_findings(m: Machine, rec: Recommendation, alternatives: list[Recommen
                 f"{build.python_min}-{build.python_max}."
                 + (f" The installed TensorFlow {tf.version} cannot use the GPU." if installed_cpu_only else ""),
                 f"Either stay on native Windows with the official conda recipe - `{recipe['conda']}`, "
-                f'then `pip install "{recipe["requirement"]}"` in a Python <= {build.python_max} environment - '
-                f'or use WSL2 with current TensorFlow: `pip install "{wsl.tensorflow}"` '
+                f"then `{pip_install(recipe['requirement'], build.minor)}` in a Python <= {build.python_max} "
+                f"environment; TF {last} comes with Keras 2, so the course's notebooks (Keras 3) do not run "
+                f'there - or use WSL2 with current TensorFlow: `pip install "{wsl.tensorflow}"` '
                 f"(Windows 10 {table.rule('wsl2')['windows_build_min']} or newer, Windows NVIDIA driver >= "
                 f"{wsl.driver_min}{yours}).",
             )
@@ -451,7 +559,8 @@ def _route_findings(m: Machine, rec: Recommendation, alternatives: list[Recommen
                 "macos-no-cuda",
                 "info",
                 table.rule("macos")["text"],
-                "pip install tensorflow, then tensorflow-metal on Apple silicon.",
+                f"Install {rec.tensorflow} (the commands above). Apple's Metal plugin is a separate route: "
+                + table.rule("macos-metal")["text"],
             )
         )
     if rec.gpu and rec.driver_ok is False:
@@ -465,7 +574,17 @@ def _route_findings(m: Machine, rec: Recommendation, alternatives: list[Recommen
                 f"Update the NVIDIA driver to >= {rec.driver_min}"
                 + (
                     f"; if you cannot, {rec.fallback} is the newest tested TensorFlow whose CUDA family this "
-                    "driver supports (CUDA minor-version compatibility)."
+                    f"driver supports (CUDA minor-version compatibility): `{rec.fallback_install}`"
+                    + (
+                        f", with CUDA {rec.fallback_build.cuda} and cuDNN {rec.fallback_build.cudnn} on the system"
+                        if rec.fallback_build and rec.platform != "windows" and "[and-cuda]" not in rec.fallback
+                        else ""
+                    )
+                    + (
+                        " - it comes with Keras 2, on which the course's notebooks do not run."
+                        if rec.fallback_build and load().keras_2(rec.fallback_build.minor)
+                        else "."
+                    )
                     if rec.fallback
                     else "; no tested TensorFlow build runs on this driver."
                 ),
@@ -536,13 +655,23 @@ def _toolkit_findings(m: Machine, rec: Recommendation) -> list[Finding]:
         if driver
         else "the NVIDIA driver"
     )
+    interferes = ""
+    fix = "Choose TensorFlow by platform, Python and driver; the nvcc version is not an input to that choice."
+    if m.platform in ("linux", "wsl2"):  # where tensorflow[and-cuda]'s pip wheels and a system toolkit can meet
+        interferes = " " + table.rule("system-toolkit")["text"]
+        fix += (
+            " If TensorFlow then finds no GPU, loads the wrong cuDNN, or XLA fails to compile: keep the toolkit's "
+            "library folder off LD_LIBRARY_PATH and do the pip guide's symlink step "
+            f"({table.rule('system-toolkit')['source']})."
+        )
     out.append(
         Finding(
             "nvcc-not-used",
             "info",
             f"nvcc is the CUDA toolkit's compiler ({nvcc.release} here). A pip-installed TensorFlow never calls nvcc: "
-            f"what matters is {driver_text} and the CUDA/cuDNN runtime libraries TensorFlow loads - here {route}.",
-            "Choose TensorFlow by platform, Python and driver; the nvcc version is not an input to that choice.",
+            f"what matters is {driver_text} and the CUDA/cuDNN runtime libraries TensorFlow loads - here {route}."
+            + interferes,
+            fix,
         )
     )
     return out
@@ -563,7 +692,7 @@ def _tensorflow_findings(m: Machine, rec: Recommendation) -> list[Finding]:
         )
         return out
     nvidia_gpu = bool(smi and smi.status == "ok" and smi.gpus)
-    hints = _log_hints(tf.startup_log)
+    hints = _log_hints(tf.startup_log, gpu=nvidia_gpu if smi is not None else None)
     if tf.built_with_cuda is False:
         windows = " (on native Windows every TensorFlow after 2.10 is CPU-only)" if m.platform == "windows" else ""
         out.append(
@@ -613,35 +742,25 @@ def _tensorflow_findings(m: Machine, rec: Recommendation) -> list[Finding]:
                 "Nothing to do unless this machine has an NVIDIA GPU.",
             )
         )
-    for line in hints:
-        found = _CUDNN_MISMATCH.search(line)
-        if found:
+    for entry in classify(tf.startup_log).entries:
+        if entry.code == "cudnn-mismatch":
             out.append(
                 Finding(
                     "cudnn-mismatch",
                     "error",
-                    f"TensorFlow loaded cuDNN {found.group(1)} but was built with {found.group(2)}. "
-                    + table.cudnn_rule["text"],
+                    f"TensorFlow loaded cuDNN {entry.details.get('runtime')} but was built with "
+                    f"{entry.details.get('compiled')}. " + table.cudnn_rule["text"],
                     "Another package (often PyTorch) pinned an older cuDNN in this environment: give "
                     "TensorFlow its own environment, or install a cuDNN of the same major and at least "
                     "the same minor version.",
                 )
             )
-    rule = table.rule("compute-capability-5-dropped")
-    gpus = [(g["name"], g["compute_capability"]) for g in tf.gpus]
-    gpus += [(g.name, g.compute_capability) for g in (smi.gpus if smi else [])]
-    if tf.version and parse_version(tf.version) >= parse_version(rule["since"]):
-        for name, cc in gpus:
-            if cc and parse_version(cc) < parse_version(rule["min_compute_capability"]):
-                out.append(
-                    Finding(
-                        "compute-capability-unsupported",
-                        "error",
-                        f"{name} has compute capability {cc}. {rule['text']}",
-                        "Use TensorFlow 2.16 for this GPU (the last release with 5.x kernels), or a newer GPU.",
-                    )
-                )
-                break
+    if tf.built_with_cuda and tf.compute_capabilities:
+        out += _coverage_findings(
+            tf,
+            [(g["name"], g["compute_capability"]) for g in tf.gpus]
+            + [(g.name, g.compute_capability) for g in (smi.gpus if smi else [])],
+        )
     tb_since = table.rule("tensorboard-separate")["since"]
     if (
         tf.version
@@ -659,14 +778,55 @@ def _tensorflow_findings(m: Machine, rec: Recommendation) -> list[Finding]:
     return out
 
 
+def _coverage_findings(tf: TensorFlowInfo, gpus: list[tuple[str, str | None]]) -> list[Finding]:
+    """A GPU the installed CUDA build has no code for (NVIDIA's binary-compatibility rules, gpus.covered_by_build)."""
+    table, out, seen = load(), [], set()
+    rule = table.rule("compute-capability-5-dropped")
+    for name, reported in gpus:
+        generation = identify(name, reported)
+        if not generation.known or generation.compute_capability in seen:
+            continue
+        seen.add(generation.compute_capability)
+        coverage = covered_by_build(generation.compute_capability, tf.compute_capabilities, tf.version)
+        if coverage.covered:
+            continue
+        if parse_version(generation.compute_capability)[0] == 5:
+            last = table.newest("linux", before=rule["since"])
+            fix = (
+                f"TF {last.minor} is the last release with 5.x kernels: on Linux or WSL2 "
+                f"`{pip_install(f'tensorflow[and-cuda]=={last.minor}.*', last.minor)}` (Python {last.python_min}-"
+                f"{last.python_max}; the course's notebooks are tested with newer TensorFlow) - or use a GPU of "
+                f"compute capability {rule['min_compute_capability']} or newer, or a hosted GPU (Colab, Kaggle)."
+            )
+        else:
+            fix = (
+                f"Use a GPU of compute capability {rule['min_compute_capability']} or newer, or a hosted GPU "
+                "(Colab, Kaggle); TensorFlow runs on the CPU meanwhile."
+            )
+        out.append(
+            Finding(
+                "compute-capability-unsupported",
+                "error",
+                f"{name} has {generation.describe()}; this TensorFlow {tf.version}: {coverage.reason}. {rule['text']}",
+                fix,
+            )
+        )
+    return out
+
+
 def diagnose(machine: Machine | None = None) -> Diagnosis:
     """Diagnose a machine (default: this one, probed live) and say what to install."""
     m = machine if machine is not None else probe()
     smi = m.smi
     driver = smi.driver_version if smi and smi.status == "ok" else None
     driver_cuda = smi.driver_cuda if smi and smi.status == "ok" else None
-    gpu = False if (smi and smi.status == "no-devices" and m.live) else None
-    options = routes(m.platform, m.python, driver, gpu, driver_cuda=driver_cuda)
+    gpu: bool | str | None = False if (smi and smi.status == "no-devices" and m.live) else None
+    reported = None
+    if gpu is None:  # the GPU's name and compute capability: TensorFlow's view first, then nvidia-smi's
+        seen = [(g["name"], g["compute_capability"]) for g in (m.tensorflow.gpus if m.tensorflow else [])]
+        seen += [(g.name, g.compute_capability) for g in (smi.gpus if smi and smi.status == "ok" else [])]
+        gpu, reported = seen[0] if seen else (None, None)
+    options = routes(m.platform, m.python, driver, gpu, driver_cuda=driver_cuda, compute_capability=reported)
     rec, alternatives = options[0], options[1:]
     findings: list[Finding] = []
     if m.platform_note:
@@ -682,6 +842,7 @@ def diagnose(machine: Machine | None = None) -> Diagnosis:
     findings += _route_findings(m, rec, alternatives)
     findings += _toolkit_findings(m, rec)
     findings += _tensorflow_findings(m, rec)
+    findings += check_findings(m.checks or [])
     order = {"error": 0, "warning": 1, "info": 2}
     findings.sort(key=lambda f: order[f.severity])
     return Diagnosis(m, rec, alternatives, findings)
@@ -696,18 +857,63 @@ def _read(path: str) -> str:
     return Path(path).read_bytes().decode("utf-8", errors="replace")
 
 
+def _log_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    """``course doctor --log FILE``: the problem line and its fix first, then every line's verdict."""
+    if args.log == "-" and args.nvidia_smi == "-":
+        parser.error("only one of --log and --nvidia-smi can read stdin")
+    try:
+        text = read_log(args.log)
+        smi_text = _read(args.nvidia_smi) if args.nvidia_smi else None
+    except InputError as error:
+        print(f"course doctor: {error.what}\nWhat to do: {error.fix}", file=sys.stderr)
+        return 2
+    except OSError as error:
+        parser.error(f"cannot read {error.filename}: {error.strerror}")
+    gpu = args.gpu
+    if gpu is None and smi_text is not None:
+        smi = parse_nvidia_smi(smi_text)
+        gpu = {"ok": bool(smi.gpus), "no-driver": True, "no-devices": False}.get(smi.status)
+    report = classify(text, gpu=gpu)
+    findings = log_findings(report)
+    if args.json:
+        print(json.dumps({"log": report.to_dict(), "findings": [f.to_dict() for f in findings]}, indent=2))
+    else:
+        status = "a problem line found (exit status 1)" if report.problem else "no problem line (exit status 0)"
+        print(report.text() + f"\n\nResult: {status}")
+    return 1 if report.problem else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="course doctor",
         description="Diagnose this machine (or one described by captured nvidia-smi / nvcc output) and say which "
         "TensorFlow to install. Exit status 1 if any finding is an error.",
     )
-    parser.add_argument("--nvidia-smi", metavar="FILE", help="captured `nvidia-smi` output ('-' for stdin)")
+    parser.add_argument(
+        "--nvidia-smi",
+        metavar="FILE",
+        help=f"captured `nvidia-smi` output, or of `{QUERY_COMMAND}` (which adds the GPU's generation); '-' for stdin",
+    )
     parser.add_argument("--nvcc", metavar="FILE", help="captured `nvcc --version` output")
     parser.add_argument("--platform", choices=PLATFORMS, help="the machine's platform (default: this one, or guessed)")
     parser.add_argument("--python", metavar="X.Y", help="the Python version to install for (default: this one)")
     parser.add_argument("--json", action="store_true", help="print JSON (the stable contract) instead of a report")
+    parser.add_argument(
+        "--log",
+        metavar="FILE",
+        help="a pasted TensorFlow log ('-' for stdin): which lines are harmless and which one is the problem",
+    )
+    parser.add_argument(
+        "--gpu",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="with --log: the machine that printed it has an NVIDIA GPU (--no-gpu: it has none)",
+    )
     args = parser.parse_args(argv)
+    if args.log is not None:
+        return _log_command(args, parser)
+    if args.gpu is not None:
+        parser.error("--gpu/--no-gpu go with --log")
     if args.python is not None and normalize_python(args.python) is None:
         parser.error(f"--python {args.python!r} is not a version like 3.11")
     try:

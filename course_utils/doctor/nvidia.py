@@ -10,7 +10,9 @@ that the doctor turns into findings. They read
   ``KMD Version`` and ``CUDA UMD Version`` (610); with one GPU or many; cut-off pastes;
   indented pastes;
 - ``nvidia-smi -q`` / ``-a`` (the "NVSMI LOG" format);
-- ``nvidia-smi --query-gpu=... --format=csv`` with or without header and units;
+- ``nvidia-smi --query-gpu=... --format=csv`` with or without header and units - also as the
+  whole input of ``parse_nvidia_smi`` (``--query-gpu=name,compute_cap,driver_version``, the
+  command the doctor asks for when a GPU's name does not tell its generation);
 - the messages for "No devices were found", a driver it cannot talk to, and a missing
   command;
 - ``nvcc --version``.
@@ -31,6 +33,32 @@ from pathlib import Path
 # Where WSL2 puts the Linux-side nvidia-smi (provided by the Windows driver); not always on PATH.
 WSL_NVIDIA_SMI = Path("/usr/lib/wsl/lib/nvidia-smi")
 QUERY_FIELDS = ("index", "name", "memory.total", "compute_cap")
+# Field names of --query-gpu that parse_nvidia_smi recognises in a CSV header (others are read and ignored).
+_KNOWN_QUERY_FIELDS = {
+    "index",
+    "name",
+    "gpu_name",
+    "compute_cap",
+    "driver_version",
+    "memory.total",
+    "uuid",
+    "gpu_uuid",
+    "pci.bus_id",
+    "memory.used",
+    "memory.free",
+    "temperature.gpu",
+    "utilization.gpu",
+    "utilization.memory",
+    "pstate",
+    "power.draw",
+    "clocks.sm",
+    "clocks.max.sm",
+    "fan.speed",
+    "count",
+    "serial",
+    "vbios_version",
+}
+_QUERY_ROW = re.compile(r"^\s*(?P<name>[^,]+?)\s*,\s*(?P<cc>\d+\.\d+)\s*,\s*(?P<driver>\d{3}\.\d+(?:\.\d+)?)\s*$")
 
 _DRIVER = re.compile(r"(?:Driver|KMD) Version:\s*(\S+)")
 _CUDA = re.compile(r"CUDA (?:UMD )?Version:\s*(\S+)")
@@ -214,8 +242,44 @@ def _parse_log(text: str) -> SmiReport:
     return report
 
 
+def _query_header(line: str) -> list[str] | None:
+    """``"name, compute_cap, driver_version"`` -> the field names, when the line is a --query-gpu CSV header."""
+    fields = [cell.strip().split(" [")[0] for cell in line.split(",")]
+    known = len(fields) >= 2 and all(f in _KNOWN_QUERY_FIELDS for f in fields)
+    if known and {"name", "gpu_name", "compute_cap"} & set(fields):
+        return fields
+    return None
+
+
+def _parse_query(text: str) -> SmiReport | None:
+    """``nvidia-smi --query-gpu=... --format=csv`` as the whole text: with a header naming the fields, or without
+    one in the order the doctor asks for (name, compute_cap, driver_version). None if the text is not that."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    fields = _query_header(lines[0]) if lines else None
+    if fields is None:
+        if not lines or not all(_QUERY_ROW.match(line) for line in lines):
+            return None
+        fields = ["name", "compute_cap", "driver_version"]
+    else:
+        lines = lines[1:]
+    rows, problems = parse_query_gpu("\n".join(lines), tuple(fields)) if lines else ([], [])
+    for row in rows:
+        if "gpu_name" in row and "name" not in row:
+            row["name"] = row["gpu_name"]
+    report = SmiReport("ok", layout="query", gpus=gpus_from_query(rows), problems=problems)
+    drivers = {row.get("driver_version") for row in rows} - {None}
+    report.driver_version = sorted(drivers)[0] if drivers else None
+    if "driver_version" not in fields:
+        problems.append(
+            "the --query-gpu output has no driver_version field: add it (--query-gpu=name,compute_cap,driver_version)"
+        )
+    if not rows:
+        problems.append("no GPU rows below the --query-gpu header (the paste may be cut)")
+    return report
+
+
 def parse_nvidia_smi(raw: str | bytes | None) -> SmiReport:
-    """Read ``nvidia-smi`` output (table, ``-q`` log, or an error message); never raises."""
+    """Read ``nvidia-smi`` output (table, ``-q`` log, ``--query-gpu`` CSV, or an error message); never raises."""
     try:
         text = _text(raw)
         if not text.strip():
@@ -224,6 +288,9 @@ def parse_nvidia_smi(raw: str | bytes | None) -> SmiReport:
             return _parse_table(text)
         if re.search(r"^\s*Driver Version\s*:", text, re.M):
             return _parse_log(text)
+        query = _parse_query(text)
+        if query is not None:
+            return query
         failure = _failure(text)
         if failure is not None:
             return failure

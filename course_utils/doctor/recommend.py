@@ -1,11 +1,13 @@
-"""What to install: the TensorFlow requirement and the exact commands for a platform, Python and driver.
+"""What to install: the TensorFlow requirement and the exact commands for a platform, Python, driver and GPU.
 
 ``recommend(platform, python, driver, gpu)`` reads every version fact from the table in
 ``course_utils/doctor/versions.json`` (through ``course_utils.doctor.versions``): the newest tested
 build for the Python, the platform's install route (``tensorflow[and-cuda]`` on Linux and
-WSL2 since 2.14; the conda recipe and ``tensorflow<2.11`` on native Windows; ``tensorflow``
-plus ``tensorflow-metal`` on macOS), and the NVIDIA driver that route needs. The doctor,
-notebook 01's picker and the tests all call this one function.
+WSL2 since 2.14; the conda recipe and ``tensorflow<2.11`` on native Windows; the CPU wheel on
+macOS, with Apple's Metal plugin and the Intel-Mac line as alternatives), the NVIDIA driver that
+route needs, and - when the GPU's generation is known (``course_utils.doctor.gpus``) - whether
+the build covers it. A TensorFlow built against NumPy 1 (before 2.18) is always installed with
+``"numpy<2"``. The doctor, notebook 01's picker and the tests all call this one function.
 
 Each note on a recommendation is a ``Note(code, text)``: the ``code`` (kebab-case, listed in
 ``NOTE_CODES``) is what programs match on - the doctor turns notes into findings by code - and
@@ -17,26 +19,37 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from course_utils.doctor.gpus import QUERY_COMMAND, Generation, identify, known_failure
 from course_utils.doctor.versions import Build, check_platform, load, parse_version, version_text
 
 PLATFORM_NAMES = {"linux": "Linux", "wsl2": "WSL2", "windows": "native Windows", "macos": "macOS"}
 VERIFY = "python -c \"import tensorflow as tf; print(tf.config.list_physical_devices('GPU'))\""
+METAL_ROUTE = "Apple silicon, Metal GPU"
+INTEL_MAC_ROUTE = "Intel Mac"
 
-# Every note code ``recommend()`` gives, and what it means. A code whose text is a rule of
+# Every note code ``recommend()`` and ``routes()`` give, and what it means. A code whose text is a rule of
 # versions.json (``table.rule(code)["text"]``) is named after that rule.
 NOTE_CODES: dict[str, str] = {
     "python-unreadable": "the Python version given is not a version; any supported Python is assumed",
     "no-gpu-build-for-python": "no tested build supports the Python asked for; the commands use a tested Python",
     "python-limits-tensorflow": "the Python asked for gets an older TensorFlow than the newest tested one",
     "tested-python-range": "no Python was asked for: the Pythons the recommended build was tested with",
-    "macos": "rule 'macos': no CUDA on macOS; tensorflow-metal on Apple silicon",
-    "tensorboard-separate": "rule 'tensorboard-separate': tensorboard must be installed explicitly",
+    "macos": "rule 'macos': no CUDA on macOS; TensorFlow, and the course, run on the CPU there",
+    "macos-metal": "rule 'macos-metal': Apple's Metal plugin needs TF <= 2.18 and Python 3.9-3.12, in its own env",
+    "macos-no-metal-for-python": "tensorflow-metal has no wheel for the Python asked for: no Metal GPU with it",
+    "macos-intel": "rule 'macos-intel': TF 2.16 was the last release for Intel Macs",
+    "intel-mac-python": "TF 2.16 (Intel Macs) does not support the Python asked for; the commands use a tested one",
     "windows-native-gpu-last": "rule 'windows-native-gpu-last', plus the build's tested CUDA, cuDNN and Python",
     "system-cuda-needed": "the build predates tensorflow[and-cuda]: CUDA and cuDNN must be installed on the system",
     "pip-symlink-step": "rule 'pip-symlink-step': the pip guide's symlink step if the GPU is still not found",
     "wsl2": "rule 'wsl2': the Windows build and Windows NVIDIA driver WSL2 needs",
     "wsl2-no-linux-driver": "rule 'wsl2-no-linux-driver': no Linux NVIDIA driver inside WSL2",
     "cpu-only-install": "no NVIDIA GPU on the machine: the CPU-only wheel",
+    "numpy-2": "rule 'numpy-2': the commands pin numpy<2 for a TensorFlow built against NumPy 1",
+    "keras-2-only": "rule 'keras-2-only': the TensorFlow offered (or its fallback) has Keras 2; the course needs 3",
+    "gpu-too-old": "the GPU's generation is older than the newest builds cover: what still covers it, or what to do",
+    "gpu-known-failure": "the GPU's generation is a known failure with the current wheels (issue threads)",
+    "gpu-generation-unknown": "the GPU's name does not tell its generation: how to read its compute capability",
     "driver-unreadable": "the driver version given is not a version; the route's minimum is stated",
     "driver-minimum": "no driver version given: the minimum NVIDIA driver the route needs",
     "driver-too-old": "the driver given is older than the route needs; names the fallback build if one runs",
@@ -73,24 +86,33 @@ class Recommendation:
     platform: str
     tensorflow: str  # the requirement, e.g. 'tensorflow[and-cuda]==2.21.*' or 'tensorflow<2.11'
     commands: list[str]
-    build: Build | None  # the tested configuration behind it (None on macOS)
+    build: Build | None  # the tested configuration behind it (None for macOS's Metal route)
     python: str | None  # the Python the commands use (None: any the build supports)
     gpu: bool  # True: a GPU route; False: CPU only
     driver_min: str | None = None  # NVIDIA driver this route needs
     driver: str | None = None  # the driver it was checked against
     driver_ok: bool | None = None  # None when no driver was given
     fallback: str | None = None  # the newest requirement the given driver does run, if it is too old
+    fallback_install: str | None = None  # the pip command for the fallback (with "numpy<2" where it needs it)
+    fallback_build: Build | None = None  # the tested configuration behind the fallback
+    route: str | None = None  # which of a platform's routes: "Apple silicon, Metal GPU", "Intel Mac"
+    generation: Generation | None = None  # the GPU's generation, when it was given or could be read from its name
     notes: list[Note] = field(default_factory=list)
 
     def note_codes(self) -> list[str]:
         """The codes of the notes, in order (what programs should match on, never the text)."""
         return [note.code for note in self.notes]
 
+    def title(self) -> str:
+        """``"native Windows"``, ``"macOS (Intel Mac)"``."""
+        return PLATFORM_NAMES[self.platform] + (f" ({self.route})" if self.route else "")
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready; notes as ``{"code": ..., "text": ...}`` objects."""
         build = self.build
         return {
             "platform": self.platform,
+            "route": self.route,
             "tensorflow": self.tensorflow,
             "recommended_install": list(self.commands),
             "python": self.python,
@@ -107,11 +129,13 @@ class Recommendation:
             "driver_min": self.driver_min,
             "driver_ok": self.driver_ok,
             "fallback": self.fallback,
+            "fallback_install": self.fallback_install,
+            "generation": None if self.generation is None else self.generation.to_dict(),
             "notes": [note.to_dict() for note in self.notes],
         }
 
     def text(self) -> str:
-        lines = [f"{PLATFORM_NAMES[self.platform]}: {self.tensorflow}"]
+        lines = [f"{self.title()}: {self.tensorflow}"]
         lines += [f"    {command}" for command in self.commands]
         lines += [f"  note: {note.text}" for note in self.notes]
         return "\n".join(lines)
@@ -133,22 +157,31 @@ def _requirement(build: Build, platform: str, gpu: bool) -> str:
             else (f"tensorflow=={build.minor}.*")
         )
     and_cuda = parse_version(build.tensorflow) >= parse_version(table.rule("and-cuda")["since"])
+    and_cuda = and_cuda and build.minor not in table.rule("and-cuda-uninstallable")["tensorflow"]
     return f"tensorflow[and-cuda]=={build.minor}.*" if gpu and and_cuda else f"tensorflow=={build.minor}.*"
 
 
+def pip_install(requirement: str, tensorflow: str) -> str:
+    """The pip command for a TensorFlow requirement: ``pip install "tensorflow<2.11" "numpy<2"`` for a TensorFlow
+    built against NumPy 1 (``tensorflow`` is its release, ``"2.10"``), else without the pin."""
+    pin = load().numpy_pin(tensorflow)
+    return f'pip install "{requirement}"' + (f' "{pin}"' if pin else "")
+
+
 def _driver_min(build: Build, platform: str) -> str:
-    """NVIDIA's minimum for the build's CUDA family, raised to the pip guide's for CUDA 12+ on Linux/WSL2."""
-    table = load()
-    minimum = table.min_driver(build.cuda_major, platform)
-    route = {"linux": "linux-driver-min", "wsl2": "wsl2"}.get(platform)
-    if route and build.cuda_major >= 12:
-        minimum = max(minimum, table.rule(route)["driver_min"], key=parse_version)
-    return minimum
+    """The minimum driver for the build's CUDA family on this platform (one number per platform and family)."""
+    return load().min_driver(build.cuda_major, platform)
 
 
 def _rule_note(name: str) -> Note:
     """The note whose text is the versions.json rule ``name``; its code is the rule's name."""
     return Note(name, load().rule(name)["text"])
+
+
+def _keras_note(minor: str, what: str = "") -> Note:
+    """TF ``minor`` comes with Keras 2: the course's notebooks do not run on it."""
+    rule = load().rule("keras-2-only")
+    return Note("keras-2-only", f"{what or f'TF {minor}'} comes with Keras 2. {rule['text']}")
 
 
 def _tensorboard(build: Build) -> list[str]:
@@ -158,6 +191,86 @@ def _tensorboard(build: Build) -> list[str]:
     return []
 
 
+def _venv(platform: str, python: str | None) -> list[str]:
+    if platform == "windows":
+        return [f"py -{python} -m venv tf" if python else "py -3 -m venv tf", r"tf\Scripts\activate"]
+    return [f"python{python or '3'} -m venv tf", "source tf/bin/activate"]
+
+
+def _pip_upgrade(platform: str) -> str:
+    return "python -m pip install --upgrade pip" if platform == "windows" else "pip install --upgrade pip"
+
+
+def _generation(gpu: bool | str | None, compute_capability: str | None) -> Generation | None:
+    """The GPU's generation from its name and/or reported compute capability; None when neither is given."""
+    name = gpu if isinstance(gpu, str) and gpu.strip() else None
+    if name is None and not compute_capability:
+        return None
+    return identify(name, compute_capability)
+
+
+def _gpu_notes(generation: Generation | None, build: Build, capped: bool) -> list[Note]:
+    """What the GPU's generation means for ``build``: too old, a known failure, or unknown."""
+    if generation is None:
+        return []
+    table = load()
+    if not generation.known:
+        return [
+            Note(
+                "gpu-generation-unknown",
+                f"the GPU's name ({generation.name!r}) does not tell its generation (compute capability), which "
+                f"decides whether a TensorFlow build has code for it: run `{QUERY_COMMAND}` and give the doctor its "
+                "output (drivers that do not know compute_cap need `--query-gpu=name,driver_version`, and the name "
+                "then decides)",
+            )
+        ]
+    cc = parse_version(generation.compute_capability)
+    rule = table.rule("compute-capability-5-dropped")
+    notes = []
+    if cc < parse_version(rule["min_compute_capability"]) and parse_version(build.minor) >= parse_version(
+        rule["since"]
+    ):
+        notes.append(
+            Note(
+                "gpu-too-old",
+                f"{generation.name} has {generation.describe()}. {rule['text']} No tested build known to the course "
+                f"covers it: TensorFlow will use only the CPU - use a GPU of compute capability "
+                f"{rule['min_compute_capability']} or newer, or a hosted GPU such as Colab's or Kaggle's",
+            )
+        )
+    elif capped:
+        notes.append(
+            Note(
+                "gpu-too-old",
+                f"{generation.name} has {generation.describe()}. {rule['text']} So the commands install TF "
+                f"{build.minor}, the newest tested build from before {rule['since']}, which still has 5.x kernels "
+                f"(the course's notebooks are tested with newer TensorFlow) - or use a GPU of compute capability "
+                f"{rule['min_compute_capability']} or newer, or a hosted GPU such as Colab's or Kaggle's",
+            )
+        )
+    failure = known_failure(generation.compute_capability)
+    if failure is not None:
+        notes.append(
+            Note(
+                "gpu-known-failure",
+                f"{generation.name} has {generation.describe()}. {failure.text} "
+                f"Issue threads: {', '.join(failure.issues)}",
+            )
+        )
+    return notes
+
+
+def _cap_for_gpu(generation: Generation | None, platform: str) -> str | None:
+    """On Linux and WSL2, a Maxwell (5.x) GPU caps TensorFlow below 2.17, the first release without 5.x kernels."""
+    if generation is None or not generation.known or platform not in ("linux", "wsl2"):
+        return None
+    rule = load().rule("compute-capability-5-dropped")
+    cc = parse_version(generation.compute_capability)
+    if (5, 0) <= cc < parse_version(rule["min_compute_capability"]):
+        return rule["since"]
+    return None
+
+
 def recommend(
     platform: str,
     python: str | None = None,
@@ -165,14 +278,17 @@ def recommend(
     gpu: bool | str | None = None,
     *,
     driver_cuda: str | None = None,
+    compute_capability: str | None = None,
 ) -> Recommendation:
     """The TensorFlow to install and the exact commands, for one platform.
 
     ``platform``: "linux", "wsl2", "windows" (native) or "macos". ``python``: "3.11" (None:
     any). ``driver``: the NVIDIA driver version from nvidia-smi (None: unknown).
     ``gpu``: False for a machine without an NVIDIA GPU (CPU install); anything else (a GPU
-    name, True, None) means the GPU route. ``driver_cuda``: nvidia-smi's "CUDA Version",
-    when known. Everything version-related comes from the table in ``versions.json``.
+    name, True, None) means the GPU route - a name also tells the GPU's generation.
+    ``driver_cuda``: nvidia-smi's "CUDA Version", when known. ``compute_capability``: the GPU's
+    ("8.6"), when the driver or TensorFlow reported it. Everything version-related comes from
+    the table in ``versions.json``.
     """
     platform = check_platform(platform)
     table = load()
@@ -181,32 +297,24 @@ def recommend(
     if python is not None and asked is None:
         text = f"could not read the Python version {python!r}; assuming any supported one"
         notes.append(Note("python-unreadable", text))
-    use_gpu = gpu is not False and platform != "macos"
-
     if platform == "macos":
-        commands = [
-            f"python{asked or '3'} -m venv tf",
-            "source tf/bin/activate",
-            "pip install --upgrade pip",
-            "pip install tensorflow",
-            "pip install tensorflow-metal",
-            "pip install tensorboard",
-            VERIFY,
-        ]
-        notes += [_rule_note("macos"), _rule_note("tensorboard-separate")]
-        return Recommendation(platform, "tensorflow", commands, None, asked, False, notes=notes)
+        return _macos(asked, notes)
+    use_gpu = gpu is not False
+    generation = _generation(gpu, compute_capability) if use_gpu else None
+    before = _cap_for_gpu(generation, platform)
 
     build_platform = platform if use_gpu else "linux"  # CPU wheels: the Linux table's Python ranges
-    newest = table.newest(build_platform)
-    build = table.newest(build_platform, asked) if asked else newest
+    newest = table.newest(build_platform, before=before)
+    build = table.newest(build_platform, asked, before=before) if asked else newest
     env_python = asked
     if build is None:  # no tested build for this Python: use a Python the newest build supports
         build, env_python = newest, newest.python_max
         low, high = table.python_range(build_platform)
+        which = "GPU build" if before is None else f"GPU build from before {before} (what this GPU needs)"
         notes.append(
             Note(
                 "no-gpu-build-for-python",
-                f"no tested TensorFlow GPU build supports Python {asked} on {PLATFORM_NAMES[platform]} "
+                f"no tested TensorFlow {which} supports Python {asked} on {PLATFORM_NAMES[platform]} "
                 f"(tested: {low}-{high}); the commands create a Python {env_python} environment",
             )
         )
@@ -219,6 +327,7 @@ def recommend(
             )
         )
     requirement = _requirement(build, platform, use_gpu)
+    install = pip_install(requirement, build.minor)
 
     if platform == "windows" and use_gpu:
         recipe = table.rule("windows-native-recipe")
@@ -227,8 +336,8 @@ def recommend(
             f"conda create --name tf python={env_python}",
             "conda activate tf",
             recipe["conda"],
-            "pip install --upgrade pip",
-            f'pip install "{requirement}"',
+            _pip_upgrade("linux"),
+            install,
             VERIFY,
         ]
         last = _rule_note("windows-native-gpu-last")
@@ -239,24 +348,8 @@ def recommend(
                 f"on Python {build.python_min}-{build.python_max}.",
             )
         )
-    elif platform == "windows":
-        commands = [
-            f"py -{env_python} -m venv tf" if env_python else "py -3 -m venv tf",
-            r"tf\Scripts\activate",
-            "python -m pip install --upgrade pip",
-            f'pip install "{requirement}"',
-            *_tensorboard(build),
-            VERIFY,
-        ]
     else:
-        commands = [
-            f"python{env_python or '3'} -m venv tf",
-            "source tf/bin/activate",
-            "pip install --upgrade pip",
-            f'pip install "{requirement}"',
-            *_tensorboard(build),
-            VERIFY,
-        ]
+        commands = [*_venv(platform, env_python), _pip_upgrade(platform), install, *_tensorboard(build), VERIFY]
         if use_gpu and "[and-cuda]" not in requirement:
             notes.append(
                 Note(
@@ -270,20 +363,118 @@ def recommend(
             notes.append(_rule_note("pip-symlink-step"))
         if platform == "wsl2":
             notes += [_rule_note("wsl2"), _rule_note("wsl2-no-linux-driver")]
+    if table.numpy_pin(build.minor):
+        notes.append(_rule_note("numpy-2"))
+    if table.keras_2(build.minor):
+        notes.append(_keras_note(build.minor))
     if not asked and use_gpu and platform != "windows":
         tested = f"TF {build.minor} was tested with Python {build.python_min}-{build.python_max}"
         notes.append(Note("tested-python-range", tested))
+    notes += _gpu_notes(generation, build, capped=before is not None)
     if not use_gpu:
         notes.append(Note("cpu-only-install", "CPU-only install: no NVIDIA GPU on this machine"))
 
-    rec = Recommendation(platform, requirement, commands, build, env_python, use_gpu, notes=notes)
+    rec = Recommendation(
+        platform, requirement, commands, build, env_python, use_gpu, generation=generation, notes=notes
+    )
     if use_gpu:
         rec.driver_min = _driver_min(build, platform)
-        _check_driver(rec, driver, driver_cuda)
+        _check_driver(rec, driver, driver_cuda, before)
     return rec
 
 
-def _check_driver(rec: Recommendation, driver: str | None, driver_cuda: str | None) -> None:
+def _macos(asked: str | None, notes: list[Note]) -> Recommendation:
+    """macOS: the CPU wheel of the newest TensorFlow for the Python - what the course runs on a Mac."""
+    table = load()
+    newest = table.newest("linux")  # macOS wheels follow the same Python ranges
+    build = table.newest("linux", asked) if asked else newest
+    env_python = asked
+    if build is None:
+        build, env_python = newest, newest.python_max
+        low, high = table.python_range("linux")
+        notes.append(
+            Note(
+                "no-gpu-build-for-python",
+                f"no tested TensorFlow supports Python {asked} (tested: {low}-{high}); the commands create a "
+                f"Python {env_python} environment",
+            )
+        )
+    elif asked and build is not newest:
+        notes.append(
+            Note(
+                "python-limits-tensorflow",
+                f"Python {asked} limits you to TensorFlow {build.minor}; "
+                f"Python {newest.python_min}-{newest.python_max} gets {newest.minor}",
+            )
+        )
+    requirement = f"tensorflow=={build.minor}.*"
+    commands = [*_venv("macos", env_python), _pip_upgrade("macos"), pip_install(requirement, build.minor)]
+    commands += [*_tensorboard(build), VERIFY]
+    notes.append(_rule_note("macos"))
+    metal = table.rule("macos-metal")
+    low, high = metal["python"]
+    if asked and not (parse_version(low) <= parse_version(asked) <= parse_version(high)):
+        notes.append(
+            Note(
+                "macos-no-metal-for-python",
+                f"tensorflow-metal has no wheel for Python {asked}: no Metal GPU with this Python (Apple's plugin "
+                f"needs Python {low}-{high} and TensorFlow up to {metal['tensorflow_max']}); TensorFlow "
+                f"{build.minor} runs on the CPU",
+            )
+        )
+    if table.numpy_pin(build.minor):
+        notes.append(_rule_note("numpy-2"))
+    if table.keras_2(build.minor):
+        notes.append(_keras_note(build.minor))
+    return Recommendation("macos", requirement, commands, build, env_python, False, notes=notes)
+
+
+def _metal(asked: str | None) -> Recommendation | None:
+    """Apple silicon's Metal route (TF <= 2.18 + tensorflow-metal), for a Python the plugin has wheels for."""
+    table = load()
+    metal = table.rule("macos-metal")
+    low, high = metal["python"]
+    if asked and not (parse_version(low) <= parse_version(asked) <= parse_version(high)):
+        return None
+    python = asked or high
+    minor = metal["tensorflow_max"]
+    requirement = f"tensorflow=={minor}.*"
+    install = pip_install(requirement, minor) + f' "{metal["plugin"]}"'
+    commands = [*_venv("macos", python), _pip_upgrade("macos"), install, VERIFY]
+    notes = [_rule_note("macos-metal")]
+    if table.numpy_pin(minor):
+        notes.append(_rule_note("numpy-2"))
+    return Recommendation("macos", requirement, commands, None, python, True, route=METAL_ROUTE, notes=notes)
+
+
+def _intel_mac(asked: str | None) -> Recommendation:
+    """Intel Macs: the last TensorFlow line released for them (2.16), CPU only."""
+    table = load()
+    last = table.rule("macos-intel")["last"]
+    before = version_text(parse_version(last)[:1] + (parse_version(last)[1] + 1,))
+    newest = table.newest("linux", before=before)
+    build = table.newest("linux", asked, before=before) if asked else newest
+    python = asked
+    notes = [_rule_note("macos-intel")]
+    if build is None:
+        build, python = newest, newest.python_max
+        notes.append(
+            Note(
+                "intel-mac-python",
+                f"TF {newest.minor} supports Python {newest.python_min}-{newest.python_max}, not {asked}: the "
+                f"commands create a Python {python} environment",
+            )
+        )
+    requirement = f"tensorflow=={build.minor}.*"
+    commands = [*_venv("macos", python), _pip_upgrade("macos"), pip_install(requirement, build.minor), VERIFY]
+    if table.numpy_pin(build.minor):
+        notes.append(_rule_note("numpy-2"))
+    if table.keras_2(build.minor):
+        notes.append(_keras_note(build.minor))
+    return Recommendation("macos", requirement, commands, build, python, False, route=INTEL_MAC_ROUTE, notes=notes)
+
+
+def _check_driver(rec: Recommendation, driver: str | None, driver_cuda: str | None, before: str | None) -> None:
     table = load()
     build = rec.build
     version = parse_version(driver) if driver else None
@@ -308,22 +499,35 @@ def _check_driver(rec: Recommendation, driver: str | None, driver_cuda: str | No
     for candidate in table.builds(rec.platform) if major else ():
         if rec.python and not candidate.supports_python(rec.python):
             continue
+        if before is not None and parse_version(candidate.minor) >= parse_version(before):
+            continue
         if candidate.cuda_major <= major and version >= parse_version(_driver_min(candidate, rec.platform)):
             fallback = candidate
             break
     if fallback is not None:
-        rec.fallback = _requirement(fallback, rec.platform, True)
+        rec.fallback, rec.fallback_build = _requirement(fallback, rec.platform, True), fallback
+        rec.fallback_install = pip_install(rec.fallback, fallback.minor)
+    system_cuda = ""
+    if fallback is not None and rec.platform != "windows" and "[and-cuda]" not in rec.fallback:
+        system_cuda = f", with CUDA {fallback.cuda} and cuDNN {fallback.cudnn} installed on the system" + (
+            f" - {table.rule('and-cuda-uninstallable')['text']}"
+            if fallback.minor in table.rule("and-cuda-uninstallable")["tensorflow"]
+            else ""
+        )
     rec.notes.append(
         Note(
             "driver-too-old",
             f"your driver {driver} is older than the {rec.driver_min} this route needs: update it"
             + (
-                f" (or use {rec.fallback}: the newest tested build whose CUDA family this driver supports)"
+                f" (or use {rec.fallback}, the newest tested build whose CUDA family this driver supports: "
+                f"{rec.fallback_install}{system_cuda})"
                 if rec.fallback
                 else ""
             ),
         )
     )
+    if fallback is not None and table.keras_2(fallback.minor) and "keras-2-only" not in rec.note_codes():
+        rec.notes.append(_keras_note(fallback.minor, f"The fallback TF {fallback.minor}"))
 
 
 def routes(
@@ -333,9 +537,16 @@ def routes(
     gpu: bool | str | None = None,
     *,
     driver_cuda: str | None = None,
+    compute_capability: str | None = None,
 ) -> list[Recommendation]:
-    """The recommendation for a platform, then the alternatives worth knowing (native Windows -> WSL2)."""
-    first = recommend(platform, python, driver, gpu, driver_cuda=driver_cuda)
-    if check_platform(platform) == "windows" and first.gpu:
-        return [first, recommend("wsl2", python, driver, gpu)]
+    """The recommendation for a platform, then the alternatives worth knowing: native Windows -> WSL2;
+    macOS -> Apple's Metal route (where the Python has the plugin) and the Intel-Mac line."""
+    platform = check_platform(platform)
+    first = recommend(platform, python, driver, gpu, driver_cuda=driver_cuda, compute_capability=compute_capability)
+    if platform == "windows" and first.gpu:
+        return [first, recommend("wsl2", python, driver, gpu, compute_capability=compute_capability)]
+    if platform == "macos":
+        asked = normalize_python(python)
+        metal = _metal(asked)
+        return [first, *([metal] if metal else []), _intel_mac(asked)]
     return [first]

@@ -93,13 +93,23 @@ class Table:
     def rule(self, rule_id: str) -> dict[str, Any]:
         return self.rules[rule_id]
 
-    def newest(self, platform: str, python: str | None = None, *, cuda_major_max: int | None = None) -> Build | None:
-        """The newest GPU build for ``platform`` whose Python range holds ``python`` (any if None)
-        and whose CUDA major family is at most ``cuda_major_max`` (any if None)."""
+    def newest(
+        self,
+        platform: str,
+        python: str | None = None,
+        *,
+        cuda_major_max: int | None = None,
+        before: str | None = None,
+    ) -> Build | None:
+        """The newest GPU build for ``platform`` whose Python range holds ``python`` (any if None), whose CUDA
+        major family is at most ``cuda_major_max`` (any if None) and whose release is older than ``before``
+        (``"2.17"``; any if None)."""
         for build in self.builds(platform):
             if python is not None and not build.supports_python(python):
                 continue
             if cuda_major_max is not None and build.cuda_major > cuda_major_max:
+                continue
+            if before is not None and parse_version(build.minor) >= parse_version(before):
                 continue
             return build
         return None
@@ -119,11 +129,29 @@ class Table:
         return None
 
     def min_driver(self, cuda_major: int, platform: str) -> str | None:
-        """NVIDIA's minimum driver for a CUDA major family on this platform (WSL2 runs the Windows driver)."""
+        """The minimum driver for a CUDA major family on this platform: NVIDIA's (WSL2 runs the Windows driver),
+        raised for CUDA 12 and later to the one TensorFlow's pip guide asks for on Linux and WSL2 - so WSL2 has
+        one minimum, 528.33, wherever the doctor states it (NVIDIA's 527.41 is the native-Windows number)."""
         row = self.driver_minimum(cuda_major, platform)
         if row is None:
             return None
-        return row.windows if check_platform(platform) in ("windows", "wsl2") else row.linux
+        platform = check_platform(platform)
+        minimum = row.windows if platform in ("windows", "wsl2") else row.linux
+        route = {"linux": "linux-driver-min", "wsl2": "wsl2"}.get(platform)
+        if route and cuda_major >= 12:
+            minimum = max(minimum, self.rule(route)["driver_min"], key=parse_version)
+        return minimum
+
+    def numpy_pin(self, tensorflow: str) -> str | None:
+        """``"numpy<2"`` for a TensorFlow built against NumPy 1 (before 2.18, rule 'numpy-2'), else None."""
+        rule = self.rule("numpy-2")
+        version = parse_version(tensorflow)
+        return rule["pin"] if version is not None and version[:2] < parse_version(rule["since"])[:2] else None
+
+    def keras_2(self, tensorflow: str) -> bool:
+        """True for a TensorFlow that comes with Keras 2 (before 2.16, rule 'keras-2-only')."""
+        version = parse_version(tensorflow)
+        return version is not None and version[:2] < parse_version(self.rule("keras-2-only")["before"])[:2]
 
     def driver_cuda_major(self, driver: str, platform: str) -> int | None:
         """The newest CUDA major family a driver version can run (minor-version compatibility), or None."""

@@ -244,6 +244,47 @@ def test_query_gpu_header_units_and_bad_rows():
     assert parse_query_gpu(None, ("name",)) == ([], ["no text to read"])
 
 
+# The command the doctor asks for when a GPU's name does not tell its generation, given as the whole nvidia-smi text.
+# Captured: a Quadro P620 on driver 580.173.02 - https://github.com/PeterSuh-Q3/syno_nvidia_driver (README.md).
+P620_QUERY = "name, compute_cap, driver_version\nQuadro P620, 6.1, 580.173.02\n"
+
+
+def test_query_csv_as_nvidia_smi_text_gives_driver_and_compute_capability():
+    report = parse_nvidia_smi(P620_QUERY)
+    assert (report.status, report.layout, report.driver_version, report.driver_cuda) == (
+        "ok",
+        "query",
+        "580.173.02",
+        None,
+    )
+    assert [(g.index, g.name, g.compute_capability) for g in report.gpus] == [(0, "Quadro P620", "6.1")]
+    assert report.problems == []
+
+
+def test_query_csv_with_units_several_gpus_and_no_header():
+    # constructed in nvidia-smi's format: --format=csv with a unit column, then --format=csv,noheader
+    text = "name, compute_cap, driver_version, memory.total [MiB]\nNVIDIA H100 80GB HBM3, 9.0, 570.86.15, 81559 MiB\n"
+    text += "NVIDIA H100 80GB HBM3, 9.0, 570.86.15, 81559 MiB\n"
+    report = parse_nvidia_smi(text)
+    read = [(g.index, g.compute_capability, g.memory_mib) for g in report.gpus]
+    assert read == [(0, "9.0", 81559), (1, "9.0", 81559)]
+    bare = parse_nvidia_smi("NVIDIA GeForce RTX 5090, 12.0, 575.57.08\n")
+    assert (bare.layout, bare.driver_version, bare.gpus[0].compute_capability) == ("query", "575.57.08", "12.0")
+
+
+def test_query_csv_without_driver_version_or_rows_says_what_is_missing():
+    report = parse_nvidia_smi("name, compute_cap\nTesla T4, 7.5\n")
+    assert report.gpus[0].compute_capability == "7.5" and report.driver_version is None
+    assert any("driver_version" in p for p in report.problems)
+    cut = parse_nvidia_smi("name, compute_cap, driver_version\n")
+    assert cut.status == "ok" and not cut.gpus and any("no GPU rows" in p for p in cut.problems)
+
+
+@pytest.mark.parametrize("text", ["a, b, c\nd, e, f\n", "GeForce, fast, new\n", "name\n"])
+def test_csv_that_is_not_the_query_output_is_not_read_as_it(text):
+    assert parse_nvidia_smi(text).layout != "query"
+
+
 # ----------------------------------------------------------------- live probes, with the tools stubbed on PATH
 
 

@@ -6,6 +6,8 @@ import itertools
 import re
 
 import pytest
+from packaging.requirements import Requirement
+from packaging.version import Version
 
 from course_utils.doctor.recommend import NOTE_CODES, VERIFY, Note, Recommendation, recommend, routes
 from course_utils.doctor.versions import load
@@ -18,7 +20,8 @@ def note(rec: Recommendation, code: str) -> Note:
     return matches[0]
 
 
-def test_seed_000_native_windows_gets_tf_2_10_by_the_conda_recipe():
+def test_qa_post_native_windows_gets_tf_2_10_by_the_conda_recipe_with_numpy_1():
+    # the Q&A post's machine: native Windows, driver 512.77, a GeForce whose name nvidia-smi cut off
     rec = recommend("windows", None, "512.77", "NVIDIA GeForce ...")
     assert rec.tensorflow == "tensorflow<2.11"
     assert (rec.build.tensorflow, rec.build.cuda, rec.build.cudnn) == ("2.10.0", "11.2", "8.1")
@@ -27,11 +30,11 @@ def test_seed_000_native_windows_gets_tf_2_10_by_the_conda_recipe():
         "conda activate tf",
         "conda install -c conda-forge cudatoolkit=11.2 cudnn=8.1.0",
         "pip install --upgrade pip",
-        'pip install "tensorflow<2.11"',
+        'pip install "tensorflow<2.11" "numpy<2"',  # TF 2.10 does not cap NumPy; NumPy 2 breaks its import
         VERIFY,
     ]
     assert rec.driver_min == "452.39" and rec.driver_ok is True and rec.python == "3.10"
-    assert rec.note_codes() == ["windows-native-gpu-last"]
+    assert rec.note_codes() == ["windows-native-gpu-last", "numpy-2", "keras-2-only", "gpu-generation-unknown"]
 
 
 def test_seed_000_wsl2_route_needs_a_newer_windows_driver():
@@ -39,7 +42,13 @@ def test_seed_000_wsl2_route_needs_a_newer_windows_driver():
     assert native.platform == "windows" and wsl.platform == "wsl2"
     assert wsl.tensorflow == "tensorflow[and-cuda]==2.21.*"
     assert wsl.driver_min == "528.33" and wsl.driver_ok is False
-    assert wsl.fallback == "tensorflow[and-cuda]==2.14.*"  # CUDA 11.8: runs on a CUDA 11 driver
+    # TF 2.14 (CUDA 11.8) runs on a CUDA 11 driver; its [and-cuda] extra no longer installs (tensorrt==8.5.3.1 is
+    # gone from PyPI), so the fallback is the plain wheel with a system CUDA 11.8 / cuDNN 8.7, and NumPy 1
+    assert wsl.fallback == "tensorflow==2.14.*"
+    assert wsl.fallback_install == 'pip install "tensorflow==2.14.*" "numpy<2"'
+    assert "CUDA 11.8 and cuDNN 8.7" in note(wsl, "driver-too-old").text
+    assert wsl.fallback_install in note(wsl, "driver-too-old").text
+    assert "2.14" in note(wsl, "keras-2-only").text  # the fallback comes with Keras 2
     assert note(wsl, "wsl2").text == load().rule("wsl2")["text"]  # names Windows 10 19044 and the driver
 
 
@@ -103,12 +112,12 @@ def test_untested_python_gets_an_environment_with_a_tested_one(python):
     "platform, driver, ok, fallback",
     [
         ("linux", "525.60.13", True, None),
-        ("linux", "525.60.12", False, "tensorflow[and-cuda]==2.14.*"),
-        ("linux", "470.256.02", False, "tensorflow[and-cuda]==2.14.*"),
-        ("linux", "450.80.02", False, "tensorflow[and-cuda]==2.14.*"),
+        ("linux", "525.60.12", False, "tensorflow==2.14.*"),
+        ("linux", "470.256.02", False, "tensorflow==2.14.*"),
+        ("linux", "450.80.02", False, "tensorflow==2.14.*"),
         ("linux", "418.181.07", False, None),
         ("wsl2", "528.33", True, None),
-        ("wsl2", "528.32", False, "tensorflow[and-cuda]==2.14.*"),
+        ("wsl2", "528.32", False, "tensorflow==2.14.*"),
         ("windows", "452.39", True, None),
         ("windows", "452.38", False, None),
     ],
@@ -122,7 +131,7 @@ def test_driver_check_and_fallback(platform, driver, ok, fallback):
 def test_driver_cuda_from_nvidia_smi_is_authoritative():
     # A 12.x driver number but nvidia-smi says the driver stops at CUDA 11.x: trust nvidia-smi.
     rec = recommend("linux", "3.11", "535.113.01", driver_cuda="11.8")
-    assert rec.driver_ok is False and rec.fallback == "tensorflow[and-cuda]==2.14.*"
+    assert rec.driver_ok is False and rec.fallback == "tensorflow==2.14.*"
 
 
 @pytest.mark.parametrize(
@@ -134,11 +143,32 @@ def test_unreadable_driver_is_a_note(driver, code):
     assert code in rec.note_codes() and rec.driver_min in note(rec, code).text
 
 
-def test_macos_uses_tensorflow_metal():
-    rec = recommend("macos", "3.12")
-    assert rec.tensorflow == "tensorflow" and not rec.gpu and rec.driver_min is None
-    assert "pip install tensorflow-metal" in rec.commands
-    assert rec.note_codes() == ["macos", "tensorboard-separate"]
+def test_macos_runs_the_course_on_the_cpu_and_offers_metal_as_its_own_route():
+    course, metal, intel = routes("macos", "3.12")
+    assert course.tensorflow == "tensorflow==2.21.*" and not course.gpu and course.driver_min is None
+    assert 'pip install "tensorflow==2.21.*"' in course.commands and course.note_codes() == ["macos"]
+    assert not any("metal" in c for c in course.commands)  # the course's environment stays as tested
+    assert (metal.route, metal.tensorflow, metal.python) == ("Apple silicon, Metal GPU", "tensorflow==2.18.*", "3.12")
+    assert 'pip install "tensorflow==2.18.*" "tensorflow-metal==1.2.*"' in metal.commands
+    assert metal.note_codes() == ["macos-metal"]
+    assert (intel.route, intel.tensorflow) == ("Intel Mac", "tensorflow==2.16.*")
+    assert 'pip install "tensorflow==2.16.*" "numpy<2"' in intel.commands
+
+
+@pytest.mark.parametrize("python", ["3.13", "3.8"])
+def test_macos_with_a_python_the_metal_plugin_lacks_is_never_told_to_install_it(python):
+    recs = routes("macos", python)
+    assert [r.route for r in recs] == [None, "Intel Mac"]  # no Metal route
+    assert not any("tensorflow-metal" in c for r in recs for c in r.commands)
+    assert "macos-no-metal-for-python" in recs[0].note_codes()
+    assert python in note(recs[0], "macos-no-metal-for-python").text
+
+
+def test_macos_3_13_gets_the_courses_tensorflow_on_the_cpu_and_intel_macs_a_tested_python():
+    course, intel = routes("macos", "3.13")
+    assert course.tensorflow == "tensorflow==2.21.*" and course.python == "3.13"
+    assert intel.python == "3.12" and "intel-mac-python" in intel.note_codes()
+    assert intel.commands[0] == "python3.12 -m venv tf"
 
 
 def test_cpu_only_machines_get_the_plain_wheel():
@@ -178,13 +208,16 @@ def test_every_input_gets_commands(platform, python, driver):
 # ----------------------------------------------------------------- notes are codes plus text
 
 
+GPUS = [None, False, "NVIDIA GeForce GTX 960", "NVIDIA GeForce RTX 5090", "NVIDIA GeForce ...", "Tesla K80"]
+
+
 def every_recommendation() -> list[Recommendation]:
     platforms = ["linux", "wsl2", "windows", "macos"]
     pythons = [None, "3.6", "3.8", "3.11", "3.13", "3.14", "x"]
     drivers = [None, "418.181.07", "512.77", "580.65.06", "junk"]
     return [
         rec
-        for platform, python, driver, gpu in itertools.product(platforms, pythons, drivers, [None, False])
+        for platform, python, driver, gpu in itertools.product(platforms, pythons, drivers, GPUS)
         for rec in routes(platform, python, driver, gpu)
     ]
 
@@ -216,3 +249,174 @@ def test_note_reads_as_its_text_and_rejects_a_code_that_is_not_kebab_case():
             Note(bad, "text")
     rec = recommend("linux", "3.9")
     assert all(f"  note: {n.text}" in rec.text() for n in rec.notes)
+
+
+# ----------------------------------------------------------------- every recipe imports with the NumPy pip gives it
+
+# TensorFlow 2.18 is the first release built against NumPy 2 (its release notes); an older one needs "numpy<2",
+# because several of them (2.11 and older) let pip install NumPy 2, on which `import tensorflow` fails
+# (tensorflow/tensorflow#91042, checked with pip's resolver: tensorflow<2.11 on Windows/Python 3.10 gets NumPy 2.2.6).
+FIRST_WITH_NUMPY_2 = Version("2.18")
+PIP_INSTALL = re.compile(r'pip install((?: "[^"]+")+)')
+
+
+def tensorflow_installed_by(spec: str) -> Version:
+    """The newest TensorFlow release in the table that a requirement like 'tensorflow<2.11' lets pip install."""
+    requirement = Requirement(spec)
+    releases = {Version(b.tensorflow) for b in load().linux + load().windows}
+    chosen = max((r for r in releases if requirement.specifier.contains(r)), default=None)
+    assert chosen is not None, f"{spec}: no TensorFlow in the table satisfies it"
+    return chosen
+
+
+def pip_commands(text: str) -> list[list[str]]:
+    """Every `pip install "a" "b"` in a text, as its quoted arguments."""
+    return [re.findall(r'"([^"]+)"', m.group(1)) for m in PIP_INSTALL.finditer(text)]
+
+
+def check_numpy_pin(args: list[str], where: str) -> bool:
+    """True if the command installs TensorFlow; asserts it pins numpy<2 exactly when that TensorFlow needs it."""
+    tensorflow = [a for a in args if Requirement(a).name == "tensorflow"]
+    if not tensorflow:
+        return False
+    needs_pin = tensorflow_installed_by(tensorflow[0]) < FIRST_WITH_NUMPY_2
+    assert ("numpy<2" in args) is needs_pin, f"{where}: {args}"
+    return True
+
+
+def table_pythons() -> list[str | None]:
+    """Every Python minor some build of versions.json was tested with, plus one on each side and None."""
+    minors = set()
+    for build in load().linux + load().windows:
+        low, high = (int(v.split(".")[1]) for v in (build.python_min, build.python_max))
+        minors |= set(range(low, high + 1))
+    return [None, *(f"3.{m}" for m in range(min(minors) - 1, max(minors) + 2))]
+
+
+def table_drivers() -> list[str | None]:
+    """Every driver minimum in versions.json, and a version just below each, plus None."""
+    table = load()
+    minimums = {v for row in table.driver_minimums for v in (row.linux, row.windows)}
+    minimums |= {table.rule("wsl2")["driver_min"], table.rule("linux-driver-min")["driver_min"]}
+    below = {".".join([*m.split(".")[:-1], str(int(m.split(".")[-1]) - 1)]) for m in minimums}
+    return [None, *sorted(minimums | below)]
+
+
+def test_every_recipe_pins_numpy_1_exactly_for_a_tensorflow_older_than_2_18():
+    checked = set()
+    for platform, python, driver, gpu in itertools.product(
+        ["linux", "wsl2", "windows", "macos"], table_pythons(), table_drivers(), [None, False, "GeForce GTX 980"]
+    ):
+        for rec in routes(platform, python, driver, gpu):
+            where = f"{platform} {python} {driver} {gpu} {rec.route or ''}"
+            commands = [args for c in rec.commands for args in pip_commands(c)]
+            commands += pip_commands(rec.fallback_install or "")
+            commands += [args for n in rec.notes for args in pip_commands(n.text)]
+            for args in commands:
+                if check_numpy_pin(args, where):
+                    checked.add(str(tensorflow_installed_by(next(a for a in args if a.startswith("tensorflow")))))
+    # the sweep reached both sides of the line: old lines (2.10 on Windows, 2.14 fallback, 2.16) and new ones
+    assert {"2.10.0", "2.14.0", "2.16.1", "2.18.0", "2.21.0"} <= checked, sorted(checked)
+
+
+def test_the_qa_posts_machine_gets_a_recipe_that_imports():
+    # Windows, Python 3.10, driver 512.77: TF 2.10 (NumPy 1 ABI) must come with numpy<2
+    native, wsl = routes("windows", "3.10", "512.77", "NVIDIA GeForce ...")
+    assert 'pip install "tensorflow<2.11" "numpy<2"' in native.commands
+    assert wsl.fallback_install == 'pip install "tensorflow==2.14.*" "numpy<2"'
+    assert not any("numpy" in c for c in wsl.commands)  # TF 2.21 is built with NumPy 2
+
+
+# ----------------------------------------------------------------- Keras 2 lines are flagged where they are offered
+
+
+@pytest.mark.parametrize(
+    "platform, python, driver, where",
+    [
+        ("windows", "3.10", None, "recommended"),  # TF 2.10, the last native-Windows GPU build
+        ("linux", "3.8", None, "recommended"),  # Python 3.8 stops at TF 2.13
+        ("wsl2", "3.11", "512.77", "fallback"),  # a CUDA 11 driver: the 2.14 fallback
+        ("linux", "3.11", "470.256.02", "fallback"),
+    ],
+)
+def test_tensorflow_before_2_16_is_offered_with_the_keras_2_note(platform, python, driver, where):
+    rec = recommend(platform, python, driver)
+    minor = rec.build.minor if where == "recommended" else rec.fallback_build.minor
+    assert Version(minor) < Version("2.16")
+    assert minor in note(rec, "keras-2-only").text
+
+
+def test_tensorflow_2_16_and_newer_gets_no_keras_2_note():
+    for rec in every_recommendation():
+        offered = [rec.build] if rec.build else []
+        if all(Version(b.minor) >= Version("2.16") for b in offered) and rec.fallback is None:
+            assert "keras-2-only" not in rec.note_codes(), rec.text()
+
+
+# ----------------------------------------------------------------- the GPU's generation changes the answer
+
+
+def test_a_maxwell_card_on_linux_gets_tf_2_16_the_last_with_its_kernels():
+    # nvidia-smi on a GeForce GTX 960 (compute capability 5.2) with driver 580.82.09: github.com/patfinder/cuda-1
+    rec = recommend("linux", "3.12", "580.82.09", "NVIDIA GeForce GTX 960")
+    assert rec.tensorflow == "tensorflow[and-cuda]==2.16.*"
+    assert 'pip install "tensorflow[and-cuda]==2.16.*" "numpy<2"' in rec.commands
+    text = note(rec, "gpu-too-old").text
+    assert "5.2" in text and "2.17" in text and "Colab" in text
+    assert rec.driver_ok is True
+
+
+def test_a_maxwell_card_with_python_3_13_gets_an_environment_tf_2_16_supports():
+    rec = recommend("wsl2", "3.13", None, "GeForce GTX 980", compute_capability="5.2")
+    assert rec.tensorflow == "tensorflow[and-cuda]==2.16.*" and rec.python == "3.12"
+    assert "no-gpu-build-for-python" in rec.note_codes()
+
+
+def test_a_card_older_than_maxwell_is_told_no_tested_build_covers_it():
+    rec = recommend("linux", "3.11", None, "Tesla K80")
+    assert rec.tensorflow == "tensorflow[and-cuda]==2.21.*"
+    assert "3.7" in note(rec, "gpu-too-old").text and "CPU" in note(rec, "gpu-too-old").text
+
+
+def test_an_rtx_50_card_gets_the_known_failure_with_its_issue_threads():
+    rec = recommend("linux", "3.12", "575.57.08", "NVIDIA GeForce RTX 5090")
+    text = note(rec, "gpu-known-failure").text
+    for issue in ("111958", "89272", "99592"):
+        assert f"https://github.com/tensorflow/tensorflow/issues/{issue}" in text
+
+
+@pytest.mark.parametrize("gpu", ["NVIDIA GeForce GTX 1080", "NVIDIA GeForce RTX 3060", "NVIDIA H100 80GB HBM3"])
+def test_covered_gpus_change_nothing(gpu):
+    rec = recommend("linux", "3.12", "580.82.09", gpu)
+    plain = recommend("linux", "3.12", "580.82.09")
+    assert (rec.tensorflow, rec.commands, rec.note_codes()) == (plain.tensorflow, plain.commands, plain.note_codes())
+    assert rec.generation.known
+
+
+def test_a_name_without_the_model_asks_for_the_compute_capability():
+    rec = recommend("linux", "3.12", None, "NVIDIA GeForce ...")
+    assert "--query-gpu=name,compute_cap,driver_version" in note(rec, "gpu-generation-unknown").text
+
+
+def test_a_reported_compute_capability_is_used_when_the_name_is_cut():
+    rec = recommend("linux", "3.12", None, "NVIDIA GeForce ...", compute_capability="5.2")
+    assert rec.tensorflow == "tensorflow[and-cuda]==2.16.*" and "gpu-generation-unknown" not in rec.note_codes()
+
+
+# ----------------------------------------------------------------- one WSL2 driver minimum
+
+
+@pytest.mark.parametrize("driver", [None, "527.41", "512.77", "junk"])
+def test_wsl2_answers_state_one_driver_minimum(driver):
+    wsl_min = load().rule("wsl2")["driver_min"]
+    rec = recommend("wsl2", "3.11", driver)
+    assert rec.driver_min == wsl_min == "528.33"
+    mentioned = set(re.findall(r"\b5\d\d\.\d\d\b", rec.text())) - {driver}
+    assert mentioned == {wsl_min}, rec.text()
+
+
+def test_no_recipe_installs_an_and_cuda_extra_that_pip_cannot_resolve():
+    # tensorflow[and-cuda]==2.14.* pins tensorrt==8.5.3.1, which PyPI does not serve (pip: ResolutionImpossible)
+    for rec in every_recommendation():
+        for text in [*rec.commands, rec.fallback_install or "", *(n.text for n in rec.notes)]:
+            assert 'pip install "tensorflow[and-cuda]==2.14.' not in text, rec.text()

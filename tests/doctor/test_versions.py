@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -131,3 +132,44 @@ def test_table_rows_for_a_notebook():
         "cuDNN": "8.1",
         "source": "https://www.tensorflow.org/install/source_windows#gpu",
     }
+
+
+def test_one_driver_minimum_per_platform_for_cuda_12():
+    table = load()
+    # NVIDIA's CUDA 12 minimums, raised to what TensorFlow's pip guide asks for on Linux and WSL2
+    assert (table.min_driver(12, "linux"), table.min_driver(12, "windows")) == ("525.60.13", "527.41")
+    assert table.min_driver(12, "wsl2") == table.rule("wsl2")["driver_min"] == "528.33"
+    assert table.min_driver(11, "wsl2") == "452.39"  # CUDA 11: NVIDIA's Windows minimum, nothing to raise
+    assert table.driver_cuda_major("527.41", "wsl2") == 11 and table.driver_cuda_major("528.33", "wsl2") == 12
+
+
+@pytest.mark.parametrize(
+    "tensorflow, pin, keras_2",
+    [
+        ("2.10.0", "numpy<2", True),
+        ("2.14", "numpy<2", True),
+        ("2.16.1", "numpy<2", False),
+        ("2.17", "numpy<2", False),
+        ("2.18.0", None, False),
+        ("2.21", None, False),
+        ("not a version", None, False),
+    ],
+)
+def test_numpy_1_and_keras_2_lines(tensorflow, pin, keras_2):
+    table = load()
+    assert table.numpy_pin(tensorflow) == pin and table.keras_2(tensorflow) is keras_2
+
+
+def test_newest_build_before_a_release():
+    table = load()
+    assert table.newest("linux", before="2.17").tensorflow == "2.16.1"
+    assert table.newest("wsl2", "3.13", before="2.17") is None  # 2.16 stops at Python 3.12
+
+
+def test_the_table_stands_alone_and_its_gpu_data_names_public_sources():
+    text = versions.DATA_FILE.read_text()
+    assert not re.search(r"\.\./shared|\bseeds?\b|facts file", text, re.I)
+    gpus = json.loads(text)["gpus"]
+    sources = [gpus["binary_compatibility"]["source"], gpus["families_source"]]
+    sources += [row["source"] for row in gpus["builds"]] + [u for row in gpus["known_failures"] for u in row["issues"]]
+    assert all(s.startswith("https://") for s in sources), sources

@@ -1,0 +1,281 @@
+"""GPU generations and build coverage: does a TensorFlow build have code that runs on this GPU?
+
+A GPU's generation is its *compute capability* ("8.6"). The driver reports it
+(``nvidia-smi --query-gpu=name,compute_cap --format=csv``); where only the name is known,
+``identify()`` looks it up in a small table of GPU families (``versions.json``, "gpus",
+after NVIDIA's CUDA GPUs page https://developer.nvidia.com/cuda-gpus).
+
+A TensorFlow wheel lists what it was compiled for (``tf.sysconfig.get_build_info()
+["cuda_compute_capabilities"]``; TF 2.21: ``sm_60, sm_70, sm_80, sm_89, compute_90``).
+``covered_by_build()`` applies NVIDIA's binary-compatibility rules to that list: an ``sm_XY``
+cubin runs on every X.z GPU with z >= Y; ``compute_XY`` PTX is compiled by the driver for X.Y
+and every newer GPU. A generation that the rules cover but that is known to fail with the
+current wheels (compute capability 12.x, GeForce RTX 50 series) is reported as a known failure,
+with the issue threads. Notebook 02 and the doctor both call ``covered_by_build()``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from course_utils.doctor.versions import DATA_FILE, parse_version, version_text
+
+QUERY_COMMAND = "nvidia-smi --query-gpu=name,compute_cap,driver_version --format=csv"
+_TARGET = re.compile(r"^(sm|compute)_(\d+)(\d)([af]?)$")
+
+
+@lru_cache(maxsize=1)
+def _data() -> dict[str, Any]:
+    return json.loads(DATA_FILE.read_text(encoding="utf-8"))["gpus"]
+
+
+def compute_capability(value: str | tuple[int, int] | list[int]) -> tuple[int, int]:
+    """``"8.6"``, ``"12.0"``, ``(8, 6)`` -> ``(8, 6)``; anything else is a ``ValueError`` that says what to pass."""
+    if isinstance(value, (tuple, list)) and len(value) == 2 and all(isinstance(v, int) for v in value):
+        return int(value[0]), int(value[1])
+    if isinstance(value, str) and re.fullmatch(r"\s*\d+\.\d+\s*", value):
+        major, minor = parse_version(value)[:2]
+        return major, minor
+    raise ValueError(
+        f"compute capability {value!r} is not a version like '8.6' or (8, 6): pass what nvidia-smi's compute_cap "
+        "or tf.config.experimental.get_device_details(gpu)['compute_capability'] gives"
+    )
+
+
+def cc_text(value: str | tuple[int, int]) -> str:
+    """``(8, 6)`` -> ``"8.6"``."""
+    return version_text(compute_capability(value))
+
+
+# --------------------------------------------------------------------------- the GPU's generation
+
+
+@dataclass(frozen=True)
+class Family:
+    """A row of the family table: GPU names matching ``pattern`` have ``compute_capability``."""
+
+    pattern: str
+    compute_capability: str
+    family: str
+
+
+@dataclass(frozen=True)
+class Generation:
+    """What is known about one GPU's generation, and where it comes from."""
+
+    name: str
+    compute_capability: str | None  # None: unknown
+    source: str | None  # "reported" (nvidia-smi / TensorFlow), "name" (the family table), None
+    family: str | None = None
+
+    @property
+    def known(self) -> bool:
+        return self.compute_capability is not None
+
+    def describe(self) -> str:
+        """``"compute capability 8.6 (from its name: Ampere ...; https://developer.nvidia.com/cuda-gpus)"``."""
+        if self.compute_capability is None:
+            return "compute capability unknown"
+        if self.source == "name":
+            return f"compute capability {self.compute_capability} (from its name: {self.family}; {families_source()})"
+        return f"compute capability {self.compute_capability} (reported by the driver)"
+
+    def to_dict(self) -> dict[str, str | None]:
+        return {"compute_capability": self.compute_capability, "from": self.source, "family": self.family}
+
+
+def families() -> tuple[Family, ...]:
+    """The family table, in matching order (the first pattern that matches a name wins)."""
+    return tuple(Family(r["pattern"], r["compute_capability"], r["family"]) for r in _data()["families"])
+
+
+def families_source() -> str:
+    return _data()["families_source"]
+
+
+def normalize_name(name: str) -> str:
+    """``"NVIDIA GeForce RTX 3060 Laptop GPU"`` -> ``"GEFORCE RTX 3060 LAPTOP GPU"`` (what the patterns match)."""
+    text = re.sub(r"\s+", " ", str(name)).strip().upper()
+    return re.sub(r"^NVIDIA ", "", text)
+
+
+def family_of(name: str) -> Family | None:
+    """The family row whose pattern matches ``name``, or None (an unknown or cut-off name)."""
+    text = normalize_name(name)
+    for family in families():
+        if re.search(family.pattern, text):
+            return family
+    return None
+
+
+def identify(name: str | None, reported: str | None = None) -> Generation:
+    """A GPU's generation: the compute capability the driver or TensorFlow ``reported`` when there is one
+    (``"8.6"``), else the family table's value for its ``name``, else unknown."""
+    name = name or "unknown GPU"
+    family = family_of(name)
+    if reported:
+        return Generation(name, cc_text(reported), "reported", family.family if family else None)
+    if family is not None:
+        return Generation(name, family.compute_capability, "name", family.family)
+    return Generation(name, None, None)
+
+
+# --------------------------------------------------------------------------- build coverage
+
+
+@dataclass(frozen=True)
+class Target:
+    """One entry of a build's list: ``sm_89`` (a cubin) or ``compute_90`` (PTX)."""
+
+    text: str
+    kind: str  # "sm" or "compute"
+    major: int
+    minor: int
+    arch_specific: bool  # sm_90a / compute_90a: runs on exactly that compute capability
+
+    def runs_on(self, cc: tuple[int, int]) -> bool:
+        """NVIDIA's binary compatibility: a cubin runs on the same major version with an equal or higher minor;
+        PTX is compiled by the driver for its compute capability and every newer one."""
+        if self.arch_specific:
+            return cc == (self.major, self.minor)
+        if self.kind == "sm":
+            return cc[0] == self.major and cc[1] >= self.minor
+        return cc >= (self.major, self.minor)
+
+
+def parse_target(text: str) -> Target:
+    """``"sm_89"`` -> Target(kind="sm", 8, 9); ``"compute_120"`` -> (12, 0); anything else is a ``ValueError``."""
+    match = _TARGET.match(str(text).strip())
+    if not match:
+        raise ValueError(
+            f"{text!r} is not a CUDA build target like 'sm_80' or 'compute_90': pass the entries of "
+            "tf.sysconfig.get_build_info()['cuda_compute_capabilities']"
+        )
+    kind, major, minor, suffix = match.groups()
+    return Target(str(text).strip(), kind, int(major), int(minor), suffix == "a")
+
+
+@dataclass(frozen=True)
+class KnownFailure:
+    """A generation the rules cover but the current wheels fail on, with the issue threads that show it."""
+
+    id: str
+    text: str
+    issues: tuple[str, ...]
+    tensorflow_checked: str
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """The answer of ``covered_by_build``: whether the build has code for the GPU, how, and why."""
+
+    compute_capability: str
+    covered: bool  # the binary-compatibility rules give this GPU code from the build
+    via: str | None  # the target that does it: "sm_86"... or "compute_90"
+    jit: bool  # True: only PTX covers it, the driver compiles it at first use
+    reason: str
+    known_failure: KnownFailure | None = None
+
+    @property
+    def works(self) -> bool:
+        """Covered, and not a generation known to fail with the current wheels."""
+        return self.covered and self.known_failure is None
+
+    @property
+    def status(self) -> str:
+        """``"cubin"``, ``"ptx"``, ``"not-covered"`` or ``"known-failure"``."""
+        if self.known_failure is not None:
+            return "known-failure"
+        if not self.covered:
+            return "not-covered"
+        return "ptx" if self.jit else "cubin"
+
+
+def known_failure(cc: str | tuple[int, int], tensorflow: str | None = None) -> KnownFailure | None:
+    """The known failure for this compute capability (for ``tensorflow`` up to the release it was checked on)."""
+    have = compute_capability(cc)
+    version = parse_version(tensorflow) if tensorflow else None
+    for row in _data()["known_failures"]:
+        low = compute_capability(row["compute_capability_min"])
+        below = compute_capability(row["compute_capability_below"])
+        if version is not None and version[:2] > parse_version(row["tensorflow_checked"])[:2]:
+            continue  # a newer TensorFlow than the one the failure was checked on: no claim
+        if low <= have < below:
+            return KnownFailure(row["id"], row["text"], tuple(row["issues"]), row["tensorflow_checked"])
+    return None
+
+
+def covered_by_build(
+    cc: str | tuple[int, int], built_for: list[str] | tuple[str, ...], tensorflow: str | None = None
+) -> Coverage:
+    """Does a build made for ``built_for`` (``["sm_60", ..., "compute_90"]``) have code for a GPU of compute
+    capability ``cc``? By NVIDIA's binary-compatibility rules, plus the known failures of the current wheels.
+
+    ``tensorflow`` (the build's version, optional) limits the known failures to the releases they were checked on.
+    """
+    have = compute_capability(cc)
+    text = version_text(have)
+    targets = [parse_target(t) for t in built_for]
+    if not targets:
+        raise ValueError(
+            "the build lists no CUDA targets: a CPU-only TensorFlow has none (tf.test.is_built_with_cuda() is False); "
+            "pass a CUDA build's list, e.g. gpus.build_targets('2.21')"
+        )
+    listed = ", ".join(t.text for t in targets)
+    cubins = [t for t in targets if t.kind == "sm" and t.runs_on(have)]
+    ptx = [t for t in targets if t.kind == "compute" and t.runs_on(have)]
+    failure = known_failure(have, tensorflow)
+    if cubins:
+        best = max(cubins, key=lambda t: (t.major, t.minor))
+        reason = f"covered by the build's {best.text} code"
+        if (best.major, best.minor) != have:
+            reason += f", which runs on every {best.major}.x GPU from {best.major}.{best.minor} up"
+        coverage = Coverage(text, True, best.text, False, reason)
+    elif ptx:
+        best = max(ptx, key=lambda t: (t.major, t.minor))
+        reason = (
+            f"covered by the build's {best.text} PTX, which the driver compiles for compute capability {text} "
+            "when it is first loaded (a slower first start)"
+        )
+        if have[0] > best.major:
+            reason += (
+                f"; the build targets nothing newer than {best.text}, so this later generation is untested with it"
+            )
+        coverage = Coverage(text, True, best.text, True, reason)
+    else:
+        why = (
+            f"not covered: no code in the build ({listed}) runs on compute capability {text} - a cubin runs only "
+            f"on GPUs of its own major version ({have[0]}.x here) with an equal or higher minor version, and PTX "
+            "only on its own compute capability and newer ones"
+        )
+        return Coverage(text, False, None, False, why)
+    if failure is not None:
+        links = ", ".join(failure.issues)
+        reason = (
+            f"by the binary-compatibility rules {coverage.reason}; but compute capability {text} is a known "
+            f"failure with the current wheels: {failure.text} ({links})"
+        )
+        return Coverage(text, True, coverage.via, coverage.jit, reason, failure)
+    return coverage
+
+
+def build_targets(tensorflow: str) -> tuple[str, ...]:
+    """The CUDA targets of a TensorFlow release's wheels, as the table records them (``"2.21"``)."""
+    version = parse_version(tensorflow)
+    for row in _data()["builds"]:
+        if version is not None and version[:2] == parse_version(row["tensorflow"])[:2]:
+            return tuple(row["cuda_compute_capabilities"])
+    known = ", ".join(row["tensorflow"] for row in _data()["builds"])
+    raise ValueError(
+        f"the table has no CUDA target list for TensorFlow {tensorflow!r} (it has: {known}); read the installed "
+        "wheel's own list with tf.sysconfig.get_build_info()['cuda_compute_capabilities']"
+    )
+
+
+def binary_compatibility() -> dict[str, str]:
+    """NVIDIA's rule in words, with its source."""
+    return dict(_data()["binary_compatibility"])

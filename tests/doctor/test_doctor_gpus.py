@@ -1,0 +1,155 @@
+"""diagnose() sees the GPU's generation, states one WSL2 driver minimum, and says when a system toolkit interferes."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from course_utils import doctor
+from course_utils.doctor import Finding, describe, diagnose
+from course_utils.doctor.gpus import QUERY_COMMAND
+
+from ..conftest import ROOT
+
+FIXTURES = ROOT / "tests" / "fixtures" / "nvidia"
+QA_SMI = (FIXTURES / "smi_seed000_windows_512.77_wddm.txt").read_text()  # the Q&A post's nvidia-smi
+QA_NVCC = (FIXTURES / "nvcc_seed000_windows_11.7.txt").read_text()
+NVCC_12_6 = (FIXTURES / "nvcc_linux_12.6.txt").read_text()
+
+# Captured: nvidia-smi on an HP Z440 with a GeForce GTX 960 (Maxwell, compute capability 5.2), Ubuntu 24.04,
+# driver 580.82.09 - https://github.com/patfinder/cuda-1 (README.md, commit 251b854).
+GTX_960_SMI = """\
+Sun Sep 21 21:56:02 2025
++-----------------------------------------------------------------------------------------+
+| NVIDIA-SMI 580.82.09              Driver Version: 580.82.09      CUDA Version: 13.0     |
++-----------------------------------------+------------------------+----------------------+
+| GPU  Name                 Persistence-M | Bus-Id          Disp.A | Volatile Uncorr. ECC |
+| Fan  Temp   Perf          Pwr:Usage/Cap |           Memory-Usage | GPU-Util  Compute M. |
+|                                         |                        |               MIG M. |
+|=========================================+========================+======================|
+|   0  NVIDIA GeForce GTX 960         Off |   00000000:03:00.0 Off |                  N/A |
+|  0%   45C    P8             14W /  160W |       0MiB /   2048MiB |      0%      Default |
+|                                         |                        |                  N/A |
++-----------------------------------------+------------------------+----------------------+
+"""
+# Captured: `nvidia-smi --query-gpu=name,compute_cap,driver_version --format=csv` on a Quadro P620 (Pascal),
+# driver 580.173.02 - https://github.com/PeterSuh-Q3/syno_nvidia_driver (README.md).
+P620_QUERY = "name, compute_cap, driver_version\nQuadro P620, 6.1, 580.173.02\n"
+# Constructed in the same format: an RTX 5090 (compute capability 12.0) on a 575 driver.
+RTX_5090_QUERY = "name, compute_cap, driver_version\nNVIDIA GeForce RTX 5090, 12.0, 575.57.08\n"
+
+
+def finding(result, code: str) -> Finding:
+    matches = [f for f in result.findings if f.code == code]
+    assert matches, f"{code} not in {result.codes()}"
+    return matches[0]
+
+
+def test_the_qa_posts_cut_gpu_name_asks_for_the_compute_capability():
+    result = diagnose(describe("windows", "3.10", QA_SMI, QA_NVCC))
+    f = finding(result, "gpu-generation-unknown")
+    assert f.severity == "info" and QUERY_COMMAND in f.fix
+    assert f"run `{QUERY_COMMAND}`" in result.report()
+    assert result.exit_code == 0
+
+
+def test_a_captured_maxwell_card_is_warned_and_gets_the_last_tensorflow_with_its_kernels():
+    result = diagnose(describe("linux", "3.12", GTX_960_SMI))
+    f = finding(result, "gpu-too-old")
+    assert f.severity == "warning" and "5.2" in f.message and "2.17" in f.message
+    assert result.recommendation.tensorflow == "tensorflow[and-cuda]==2.16.*"
+    assert 'pip install "tensorflow[and-cuda]==2.16.*" "numpy<2"' in result.recommendation.commands
+    report = result.report()
+    assert "compute capability 5.2 (from its name" in report and "not covered" in report
+
+
+def test_the_query_output_is_read_and_its_compute_capability_used(tmp_path, capsys):
+    path = tmp_path / "query.csv"
+    path.write_text(P620_QUERY)
+    assert doctor.main(["--nvidia-smi", str(path), "--platform", "linux", "--python", "3.12", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["driver_version"] == "580.173.02"
+    [gpu] = data["gpus"]
+    assert (gpu["name"], gpu["compute_capability"]) == ("Quadro P620", "6.1")
+    assert gpu["generation"]["from"] == "reported"
+    assert data["tensorflow"] == "tensorflow[and-cuda]==2.21.*"  # 6.1 is covered by TF 2.21's sm_60 code
+    assert not {"gpu-too-old", "gpu-known-failure", "gpu-generation-unknown"} & {f["code"] for f in data["findings"]}
+
+
+def test_an_rtx_50_card_gets_a_sourced_warning():
+    result = diagnose(describe("linux", "3.12", RTX_5090_QUERY))
+    f = finding(result, "gpu-known-failure")
+    assert f.severity == "warning"
+    for issue in ("111958", "89272", "99592"):
+        assert f"https://github.com/tensorflow/tensorflow/issues/{issue}" in f.message
+    assert "known failure" in result.report()
+
+
+@pytest.mark.parametrize(
+    "name, cc",
+    [
+        ("smi_linux_418.181.07_gtx1080.txt", "6.1"),
+        ("smi_linux_535.113.01_gtx1650.txt", "7.5"),
+        ("smi_linux_450.66_driver_418.67_t4.txt", "7.5"),
+        ("smi_wsl2_555.99_rtx4070.txt", "8.9"),
+    ],
+)
+def test_captured_supported_cards_are_reported_covered(name, cc):
+    report = diagnose(describe("linux", "3.12", (FIXTURES / name).read_text())).report()
+    assert f"compute capability {cc} (from its name" in report and "covered by the build's" in report
+    assert "not covered" not in report and "known failure" not in report
+
+
+# ----------------------------------------------------------------- one WSL2 driver minimum in every report
+
+
+@pytest.mark.parametrize("smi_name", sorted(p.name for p in FIXTURES.glob("smi_*.txt")))
+@pytest.mark.parametrize("nvcc", [None, QA_NVCC, NVCC_12_6], ids=["no-nvcc", "nvcc-11.7", "nvcc-12.6"])
+def test_a_wsl2_report_states_528_33_and_never_527_41(smi_name, nvcc):
+    result = diagnose(describe("wsl2", "3.11", (FIXTURES / smi_name).read_text(), nvcc))
+    text = result.report() + json.dumps(result.to_json())
+    assert "527.41" not in text  # NVIDIA's CUDA 12 minimum for native Windows, not the WSL2 one
+
+
+def test_the_toolkit_finding_on_wsl2_uses_the_wsl2_minimum():
+    # driver 512.77 (CUDA 11.x) with a 12.6 toolkit under WSL2: the toolkit needs the CUDA 12 driver of WSL2
+    f = finding(diagnose(describe("wsl2", "3.11", QA_SMI, NVCC_12_6)), "toolkit-newer-than-driver")
+    assert "528.33" in f.message
+
+
+# ----------------------------------------------------------------- when a system toolkit can interfere
+
+
+@pytest.mark.parametrize("platform", ["linux", "wsl2"])
+def test_a_system_toolkit_is_unused_by_tensorflow_but_can_interfere(platform):
+    f = finding(diagnose(describe(platform, "3.11", GTX_960_SMI, NVCC_12_6)), "nvcc-not-used")
+    assert "never calls nvcc" in f.message
+    assert "LD_LIBRARY_PATH" in f.message and "ptxas" in f.message and "XLA" in f.message
+    assert "https://www.tensorflow.org/install/pip#linux" in f.fix
+
+
+def test_on_native_windows_the_doctor_makes_no_linux_library_path_claim():
+    f = finding(diagnose(describe("windows", "3.10", QA_SMI, QA_NVCC)), "nvcc-not-used")
+    assert "LD_LIBRARY_PATH" not in f.message + f.fix
+
+
+# ----------------------------------------------------------------- macOS
+
+
+def test_macos_with_python_3_13_is_not_told_to_install_tensorflow_metal():
+    result = diagnose(describe("macos", "3.13"))
+    report = result.report()
+    assert "pip install" in report and not re.search(r"pip install[^\n`]*tensorflow-metal", report)
+    assert not any("metal" in c for rec in [result.recommendation, *result.alternatives] for c in rec.commands)
+    assert result.recommendation.tensorflow == "tensorflow==2.21.*"
+    assert "macos-no-cuda" in result.codes()
+
+
+def test_macos_with_python_3_12_offers_metal_only_as_a_separate_route():
+    result = diagnose(describe("macos", "3.12"))
+    assert not any("metal" in c for c in result.recommendation.commands)
+    [metal] = [a for a in result.alternatives if a.route == "Apple silicon, Metal GPU"]
+    assert any('"tensorflow-metal==1.2.*"' in c for c in metal.commands)
+    assert "macOS (Apple silicon, Metal GPU): tensorflow==2.18.*" in result.report()

@@ -1,0 +1,169 @@
+"""course_utils.doctor.gpus: a GPU's generation, and whether a TensorFlow build has code for it."""
+
+from __future__ import annotations
+
+import pytest
+
+from course_utils.doctor import gpus
+from course_utils.doctor.gpus import Target, build_targets, covered_by_build, identify, known_failure, parse_target
+
+# TF 2.21's wheels, as tf.sysconfig.get_build_info()["cuda_compute_capabilities"] lists them on TF 2.21.0.
+TF_2_21 = ["sm_60", "sm_70", "sm_80", "sm_89", "compute_90"]
+RTX_50_ISSUES = {
+    "https://github.com/tensorflow/tensorflow/issues/111958",
+    "https://github.com/tensorflow/tensorflow/issues/89272",
+    "https://github.com/tensorflow/tensorflow/issues/99592",
+}
+
+
+def test_the_table_holds_tf_2_21s_build_list():
+    assert list(build_targets("2.21")) == TF_2_21
+    assert build_targets("2.21.0") == build_targets("2.21")
+    with pytest.raises(ValueError, match="get_build_info"):
+        build_targets("2.15")
+
+
+# ----------------------------------------------------------------- the binary-compatibility rules
+
+
+@pytest.mark.parametrize(
+    "gpu, cc, via, jit",
+    [
+        ("GTX 1080", "6.1", "sm_60", False),  # a 6.0 cubin runs on 6.1
+        ("Tesla P100", "6.0", "sm_60", False),
+        ("V100", "7.0", "sm_70", False),
+        ("T4", "7.5", "sm_70", False),
+        ("A100", "8.0", "sm_80", False),
+        ("RTX 3060", "8.6", "sm_80", False),  # 8.0 code on an 8.6 card, not the 8.9 one
+        ("RTX 4090", "8.9", "sm_89", False),
+        ("H100", "9.0", "compute_90", True),  # no sm_90 cubin: the driver compiles the PTX
+    ],
+)
+def test_supported_gpus_are_covered_by_tf_2_21(gpu, cc, via, jit):
+    coverage = covered_by_build(cc, TF_2_21)
+    assert coverage.covered and coverage.works, coverage.reason
+    assert (coverage.via, coverage.jit, coverage.known_failure) == (via, jit, None)
+    assert coverage.status == ("ptx" if jit else "cubin")
+    assert via in coverage.reason
+
+
+@pytest.mark.parametrize("cc", ["5.2", "5.0", "3.7"])
+def test_maxwell_and_older_are_not_covered(cc):
+    coverage = covered_by_build(cc, TF_2_21)
+    assert not coverage.covered and not coverage.works and coverage.status == "not-covered"
+    assert coverage.via is None and cc in coverage.reason
+
+
+def test_a_cubin_never_crosses_a_major_version():
+    # sm_89 is the newest cubin, but 9.0 is only reached by PTX; and an 8.x cubin does not run on 8.x below it
+    assert covered_by_build("9.0", ["sm_80", "sm_89"]).covered is False
+    assert covered_by_build("8.6", ["sm_89"]).covered is False
+    assert covered_by_build("8.9", ["sm_86"]).via == "sm_86"
+
+
+def test_ptx_runs_on_its_own_and_every_newer_generation_only():
+    assert covered_by_build("8.0", ["compute_80"]).status == "ptx"
+    assert covered_by_build("10.0", ["compute_90"]).status == "ptx"
+    assert "untested" in covered_by_build("10.0", ["compute_90"]).reason  # newer than anything the build targets
+    assert covered_by_build("7.5", ["compute_80"]).covered is False
+
+
+def test_arch_specific_targets_run_on_exactly_one_generation():
+    assert parse_target("sm_90a") == Target("sm_90a", "sm", 9, 0, True)
+    assert covered_by_build("9.0", ["sm_90a"]).covered and not covered_by_build("10.0", ["sm_90a"]).covered
+
+
+def test_rtx_50_series_is_covered_by_the_rules_but_a_known_failure():
+    coverage = covered_by_build("12.0", TF_2_21)
+    assert coverage.covered and coverage.jit and coverage.via == "compute_90"  # what the rules alone say
+    assert not coverage.works and coverage.status == "known-failure"
+    assert set(coverage.known_failure.issues) == RTX_50_ISSUES
+    assert all(url in coverage.reason for url in RTX_50_ISSUES)
+
+
+def test_a_known_failure_is_claimed_only_up_to_the_release_it_was_checked_on():
+    assert known_failure("12.0", "2.21.0") is not None and known_failure("12.0") is not None
+    assert known_failure("12.0", "2.22") is None  # a later release: the course makes no claim
+    assert known_failure("9.0") is None and known_failure("13.0") is None
+
+
+def test_targets_parse_with_two_digit_majors():
+    assert parse_target("sm_120") == Target("sm_120", "sm", 12, 0, False)
+    assert parse_target("compute_90") == Target("compute_90", "compute", 9, 0, False)
+
+
+@pytest.mark.parametrize("bad", ["8.6.1", "eight", "", None, "86"])
+def test_an_unreadable_compute_capability_is_a_clear_error(bad):
+    with pytest.raises(ValueError, match="not a version like '8.6'"):
+        covered_by_build(bad, TF_2_21)
+
+
+@pytest.mark.parametrize("bad", ["sm80", "compute_", "ptx_90", "8.0"])
+def test_an_unreadable_build_target_is_a_clear_error(bad):
+    with pytest.raises(ValueError, match="get_build_info"):
+        covered_by_build("8.6", ["sm_60", bad])
+
+
+def test_a_cpu_only_build_has_no_targets_and_says_so():
+    with pytest.raises(ValueError, match="CPU-only"):
+        covered_by_build("8.6", [])
+
+
+def test_tuples_are_accepted_as_tensorflow_reports_them():
+    assert covered_by_build((8, 6), TF_2_21).compute_capability == "8.6"
+
+
+# ----------------------------------------------------------------- the GPU's generation from its name
+
+
+@pytest.mark.parametrize(
+    "name, cc",
+    [
+        # names as nvidia-smi prints them, several from the captured outputs in tests/fixtures/nvidia
+        ("NVIDIA GeForce GTX 960", "5.2"),
+        ("GeForce GTX 980 Ti", "5.2"),
+        ("NVIDIA GeForce GTX 960M", "5.0"),  # the mobile 960M is first-generation Maxwell
+        ("GeForce GTX 1080", "6.1"),
+        ("GeForce GTX 1070", "6.1"),
+        ("Tesla P4", "6.1"),
+        ("Quadro P620", "6.1"),
+        ("NVIDIA GeForce GTX 1650", "7.5"),
+        ("NVIDIA GeForce RTX 2080 Ti", "7.5"),
+        ("Tesla T4", "7.5"),
+        ("Tesla V100-SXM2-16GB", "7.0"),
+        ("Quadro GV100", "7.0"),
+        ("NVIDIA A100-SXM...", "8.0"),
+        ("NVIDIA GeForce RTX 3060 Laptop GPU", "8.6"),
+        ("NVIDIA GeForce RTX 4090", "8.9"),
+        ("NVIDIA GeForce RTX 4070 ...", "8.9"),  # cut by nvidia-smi's table, but the model is readable
+        ("NVIDIA L4", "8.9"),
+        ("NVIDIA H100 80GB HBM3", "9.0"),
+        ("NVIDIA GeForce RTX 5090", "12.0"),
+        ("NVIDIA GeForce RTX 5060 Ti", "12.0"),
+    ],
+)
+def test_generation_from_the_name(name, cc):
+    generation = identify(name)
+    assert (generation.compute_capability, generation.source) == (cc, "name")
+    assert gpus.families_source() in generation.describe()
+
+
+@pytest.mark.parametrize("name", ["NVIDIA GeForce ...", "NVIDIA Graphics Device", "", None])
+def test_a_name_that_does_not_tell_is_unknown(name):
+    generation = identify(name)
+    assert not generation.known and generation.source is None
+    assert generation.to_dict() == {"compute_capability": None, "from": None, "family": None}
+
+
+def test_a_reported_compute_capability_wins_over_the_name():
+    generation = identify("NVIDIA GeForce ...", "8.6")
+    assert (generation.compute_capability, generation.source) == ("8.6", "reported")
+    assert "reported" in generation.describe()
+    assert identify("NVIDIA GeForce RTX 3060", (8, 6)).family.startswith("Ampere")
+
+
+def test_every_family_row_is_a_readable_compute_capability_and_the_table_names_nvidias_page():
+    assert gpus.families_source() == "https://developer.nvidia.com/cuda-gpus"
+    for family in gpus.families():
+        assert gpus.compute_capability(family.compute_capability)
+        assert family.family

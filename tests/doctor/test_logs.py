@@ -1,0 +1,354 @@
+"""course_utils.doctor.logs and `course doctor --log`: each pasted TensorFlow log line gets its verdict."""
+
+from __future__ import annotations
+
+import codecs
+import dataclasses
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from course_utils import InputError
+from course_utils.doctor import TensorFlowInfo, describe, diagnose, log_findings, main
+from course_utils.doctor import logs as logs_module
+from course_utils.doctor.logs import RULES, classify, decode_log, read_log, strip_prefix
+
+from ..conftest import ROOT
+
+LOGS = ROOT / "tests" / "fixtures" / "tf_logs"
+SMI = ROOT / "tests" / "fixtures" / "nvidia"
+
+
+def fixture(name: str) -> str:
+    return (LOGS / name).read_text(encoding="utf-8")
+
+
+def verdicts(report) -> dict[str, str]:
+    return {e.code: e.verdict for e in report.entries if e.code}
+
+
+# ----------------------------------------------------------------- the fixtures, as a student pastes them
+
+
+@pytest.mark.parametrize(
+    "name, problem, gpu",
+    [
+        ("linux_gpu_missing_cudnn_composed.txt", "library-not-loaded", True),
+        ("cudnn_mismatch_composed.txt", "cudnn-mismatch", True),
+        ("numpy2_old_tensorflow_composed.txt", "numpy-2-abi", None),
+        ("xla_ptxas_composed.txt", "ptxas-missing", True),
+        ("wsl2_gpu_working_composed.txt", None, True),
+        ("linux_no_gpu_tf2.21_captured.txt", None, None),
+    ],
+)
+def test_each_fixture_names_its_problem_line(name, problem, gpu):
+    report = classify(fixture(name))
+    assert (report.problem.code if report.problem else None) == problem
+    assert report.gpu is gpu
+
+
+def test_the_problem_is_the_first_problem_line_and_the_harmless_lines_around_it_stay_harmless():
+    report = classify(fixture("linux_gpu_missing_cudnn_composed.txt"))
+    assert report.problem.lines == [8] and "libcudnn.so.9" in report.problem.message
+    assert report.problem.details["library"] == "libcudnn.so.9"
+    found = verdicts(report)
+    for code in ("cuda-plugin-registered-twice", "cpu-instructions", "tensorrt-not-found", "numa-node-unknown"):
+        assert found[code] == "harmless", code
+    assert found["gpu-libraries-not-loaded"] == "problem"
+    numa = next(e for e in report.entries if e.code == "numa-node-unknown")
+    assert numa.lines == [7, 11]  # the same message twice: one entry, both lines
+    assert report.other_lines == 1  # the program's own output, "[]"
+
+
+def test_without_gpu_the_captured_tf_2_21_log_is_all_harmless():
+    text = fixture("linux_no_gpu_tf2.21_captured.txt")
+    unknown = classify(text)
+    assert unknown.problem is None and unknown.problem_if_gpu.code == "cuda-drivers-not-found"
+    assert {"cuda-drivers-not-found", "cuinit-failed"} <= set(unknown.codes("depends"))
+    no_gpu = classify(text, gpu=False)
+    assert {e.verdict for e in no_gpu.entries} == {"harmless"}
+    with_gpu = classify(text, gpu=True)
+    assert with_gpu.problem.code == "cuda-drivers-not-found" and "tensorflow[and-cuda]" in with_gpu.problem.fix
+
+
+def test_a_line_only_a_gpu_machine_prints_decides_the_depends_lines():
+    text = fixture("linux_no_gpu_tf2.21_captured.txt") + "\n" + fixture("wsl2_gpu_working_composed.txt")
+    report = classify(text)
+    assert report.gpu is True and "line" in report.gpu_reason
+    assert report.problem.code == "cuda-drivers-not-found"
+    assert classify(text, gpu=False).problem is None  # what the caller says wins over the evidence
+
+
+def test_cudnn_mismatch_reads_both_versions_and_the_follow_up_is_harmless():
+    report = classify(fixture("cudnn_mismatch_composed.txt"))
+    assert report.problem.details == {"runtime": "8.0.5", "compiled": "8.6.0"}
+    assert "cuDNN 8.0.5" in report.problem.meaning and "8.6.0" in report.problem.meaning
+    found = verdicts(report)
+    assert found["dnn-library-not-found"] == "problem" and found["executor-aborted-after-error"] == "harmless"
+
+
+def test_an_unknown_tensorflow_line_is_listed_as_unknown_and_other_text_is_only_counted():
+    report = classify(fixture("xla_ptxas_composed.txt"))
+    unknown = [e for e in report.entries if e.verdict == "unknown"]
+    assert [e.message for e in unknown] == ["Device interconnect StreamExecutor with strength 1 edge matrix:"]
+    assert verdicts(report)["ptxas-fallback-to-driver"] == "harmless"
+    assert classify("Epoch 1/5\nhello\n").entries == []
+
+
+def test_every_fixture_is_listed_with_its_source():
+    listed = (LOGS / "README.md").read_text(encoding="utf-8")
+    for path in LOGS.glob("*.txt"):
+        row = next((line for line in listed.splitlines() if f"`{path.name}`" in line), None)
+        assert row is not None, f"{path.name} is not in README.md"
+        assert "https://" in row or "captured" in row, f"{path.name} has no source"
+
+
+# ----------------------------------------------------------------- one line of each kind
+
+HARMLESS = [
+    "Unable to register cuDNN factory: Attempting to register factory for plugin cuDNN when one has already been "
+    "registered",
+    "Unable to register cuFFT factory: Attempting to register factory for plugin cuFFT when one has already been "
+    "registered",
+    "Unable to register cuBLAS factory: Attempting to register factory for plugin cuBLAS when one has already been "
+    "registered",
+    "TF-TRT Warning: Could not find TensorRT",
+    "successful NUMA node read from SysFS had negative value (-1), but there must be at least one NUMA node, so "
+    "returning NUMA node zero",
+    "Your kernel may have been built without NUMA support.",
+    "oneDNN custom operations are on. You may see slightly different numerical results due to floating-point "
+    "round-off errors from different computation orders. To turn them off, set the environment variable "
+    "`TF_ENABLE_ONEDNN_OPTS=0`.",
+    "This TensorFlow binary is optimized to use available CPU instructions in performance-critical operations.",
+    "WARNING: All log messages before absl::InitializeLog() is called are written to STDERR",
+    "Could not load dynamic library 'libnvinfer.so.7'; dlerror: libnvinfer.so.7: cannot open shared object file",
+]
+PROBLEM = [
+    "Cannot dlopen some GPU libraries. Please make sure the missing libraries mentioned above are installed properly.",
+    "Skipping registering GPU devices...",
+    "UNIMPLEMENTED: DNN library is not found.",
+    "A module that was compiled using NumPy 1.x cannot be run in",
+    "OP_REQUIRES failed at xla_ops.cc:489 : Not found: ./bin/ptxas not found",
+    "Failed to get convolution algorithm. This is probably because cuDNN failed to initialize, so try looking to see "
+    "if a warning log message was printed above.",
+    "RuntimeError: Physical devices cannot be modified after being initialized",
+]
+DEPENDS = [
+    ("Could not find cuda drivers on your machine, GPU will not be used.", "cuda-drivers-not-found"),
+    ("failed call to cuInit: CUDA_ERROR_NO_DEVICE: no CUDA-capable device is detected", "cuinit-no-device"),
+    ("failed call to cuInit: CUDA_ERROR_UNKNOWN: unknown error", "cuinit-unknown-error"),
+    ("Could not load dynamic library 'libcudnn.so.9'; dlerror: libcudnn.so.9: cannot open", "library-not-loaded"),
+    (
+        "Could not load dynamic library 'cudart64_110.dll'; dlerror: cudart64_110.dll not found",
+        "windows-dll-not-loaded",
+    ),
+    ("Ignore above cudart dlerror if you do not have a GPU set up on your machine.", "cudart-dlerror-notice"),
+]
+
+
+@pytest.mark.parametrize("line", HARMLESS)
+def test_lines_students_mistake_for_failures_are_harmless(line):
+    [entry] = classify(line).entries
+    assert entry.verdict == "harmless" and entry.rule.source.startswith("https://")
+
+
+@pytest.mark.parametrize("line", PROBLEM)
+def test_problem_lines_are_the_problem_with_a_fix(line):
+    report = classify(line)
+    assert report.problem is not None and report.problem.fix and report.problem.rule.source.startswith("https://")
+
+
+@pytest.mark.parametrize("line, code", DEPENDS)
+def test_lines_that_depend_on_a_gpu(line, code):
+    assert classify(line).entries[0].code == code
+    assert classify(line).entries[0].verdict == "depends"
+    assert classify(line, gpu=False).entries[0].verdict == "harmless"
+    assert classify(line, gpu=True).problem.code == code
+
+
+def test_the_windows_dll_fix_is_the_native_windows_recipe_and_the_so_fix_the_pip_wheels():
+    dll = classify(DEPENDS[4][0], gpu=True).problem
+    assert "cudnn=8.1.0" in dll.fix and "third-party" in dll.fix and dll.details["library"] == "cudart64_110.dll"
+    so = classify(DEPENDS[3][0], gpu=True).problem
+    assert "tensorflow[and-cuda]" in so.fix
+
+
+@pytest.mark.parametrize(
+    "raw, message, is_log",
+    [
+        ("I0000 00:00:1796305089.014581   29611 cudart_stub.cc:31] Could not find x", "Could not find x", True),
+        ("2024-03-09 19:15:45.018171: I tensorflow/core/platform/cpu_feature_guard.cc:210] This is", "This is", True),
+        (r"2018-02-08 18:14:24.768537: I C:\tf_jenkins\workspace\cpu_feature_guard.cc:140] Your CPU", "Your CPU", True),
+        ("[2026-08-25 09:34:11] E0000 00:00:1787664508.475936   18468 file.cc:93] msg", "msg", True),
+        ("WARNING:tensorflow:From <stdin>:1: is_gpu_available", "From <stdin>:1: is_gpu_available", True),
+        ("  Epoch 1/5  ", "Epoch 1/5", False),
+    ],
+)
+def test_log_prefixes_are_removed(raw, message, is_log):
+    assert strip_prefix(raw) == (message, is_log)
+
+
+def test_every_rule_is_well_formed_and_reachable():
+    codes = [r.code for r in RULES]
+    assert len(codes) == len(set(codes))
+    for rule in RULES:
+        assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", rule.code) and rule.meaning and rule.fix
+        assert rule.source.startswith("https://")
+    examples = [*HARMLESS, *PROBLEM, *(line for line, _ in DEPENDS)]
+    found = {classify(line).entries[0].code for line in examples}
+    for name in LOGS.glob("*.txt"):
+        found |= set(classify(name.read_text(encoding="utf-8")).codes())
+    more = [
+        "Created device /job:localhost/replica:0/task:0/device:GPU:0 with 9558 MB memory",
+        "Loaded cuDNN version 90300",
+        "is_gpu_available (from tensorflow.python.framework.test_util) is deprecated and will be removed",
+        "OOM when allocating tensor with shape[256,32,28,28] and type float on /job:localhost/replica:0/task:0/"
+        "device:GPU:0 by allocator GPU_0_bfc",
+        "ptxas returned an error during compilation of ptx to sass: 'INTERNAL: ptxas 12.3.103 has a bug'",
+        "could not open file to read NUMA node: /sys/bus/pci/devices/0000:01:00.0/numa_node",
+    ]
+    found |= {classify(line).entries[0].code for line in more}
+    assert found == set(codes)
+
+
+def test_findings_come_from_rule_codes_not_from_wording(monkeypatch):
+    text = fixture("linux_gpu_missing_cudnn_composed.txt")
+    before = [(f.code, f.severity) for f in log_findings(classify(text))]
+    reworded = tuple(dataclasses.replace(r, meaning="reworded", fix="reworded") for r in RULES)
+    monkeypatch.setattr(logs_module, "RULES", reworded)
+    after = log_findings(classify(text))
+    assert [(f.code, f.severity) for f in after] == before
+    assert before[0] == ("library-not-loaded", "error") and ("cpu-instructions", "info") in before
+    assert all(f.fix == "reworded" for f in after)
+
+
+def test_the_startup_log_quotes_problem_lines_not_the_harmless_ones():
+    log = fixture("linux_gpu_missing_cudnn_composed.txt")
+    tf = TensorFlowInfo(True, version="2.21.0", built_with_cuda=True, cuda_version="12.5.1", startup_log=log)
+    machine = describe("linux", "3.11", (SMI / "smi_linux_535.113.01_gtx1650.txt").read_text(), tensorflow=tf)
+    message = next(f.message for f in diagnose(machine).findings if f.code == "tensorflow-sees-no-gpu")
+    assert "Cannot dlopen some GPU libraries" in message and "libcudnn.so.9" in message
+    assert "Unable to register" not in message and "TensorRT" not in message
+
+
+# ----------------------------------------------------------------- reading what students paste
+
+
+def test_utf16_crlf_and_colours_read_the_same_as_plain_text():
+    text = fixture("linux_gpu_missing_cudnn_composed.txt")
+    plain = [(e.code, e.verdict, e.lines) for e in classify(decode_log(text.encode("utf-8"))).entries]
+    coloured = "".join(f"\x1b[1;31m{line}\x1b[0m\n" for line in text.splitlines())
+    variants = [
+        codecs.BOM_UTF16_LE + text.replace("\n", "\r\n").encode("utf-16-le"),  # PowerShell 5.1: `>` / Out-File
+        codecs.BOM_UTF16_BE + text.encode("utf-16-be"),
+        text.encode("utf-16-le"),  # no byte-order mark
+        codecs.BOM_UTF8 + text.replace("\n", "\r\n").encode("utf-8"),
+        coloured.encode("utf-8"),
+    ]
+    for data in variants:
+        decoded = decode_log(data)
+        assert "\x1b" not in decoded and "\ufeff" not in decoded
+        assert [(e.code, e.verdict, e.lines) for e in classify(decoded).entries] == plain
+
+
+@pytest.mark.parametrize(
+    "data, said",
+    [
+        (b"", "is empty"),
+        (b"  \r\n\n\t ", "is empty"),
+        (b"\x1b[0m\x1b[1;31m\n", "only colour codes"),
+        (bytes(range(256)) * 8, "not a text log"),
+        (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x01\x00" * 20, "not a text log"),
+        (b"\x1f\x8b\x08\x00" + bytes([0xFF, 0xFE, 0x80, 0x81, 0xC3]) * 200, "not a text log"),
+    ],
+)
+def test_bad_input_is_a_clear_error(tmp_path, data, said):
+    path = tmp_path / "log.txt"
+    path.write_bytes(data)
+    with pytest.raises(InputError) as caught:
+        read_log(path)
+    assert said in caught.value.what and str(path) in caught.value.what
+    assert "plain text" in caught.value.fix
+
+
+def test_missing_folder_and_unreadable_files_are_clear_errors(tmp_path, monkeypatch):
+    with pytest.raises(InputError, match="does not exist"):
+        read_log(tmp_path / "absent.txt")
+    with pytest.raises(InputError, match="is a folder"):
+        read_log(tmp_path)
+    locked = tmp_path / "locked.txt"
+    locked.write_text("x")
+
+    def denied(self):
+        raise PermissionError(13, "Permission denied", str(self))
+
+    monkeypatch.setattr(Path, "read_bytes", denied)
+    with pytest.raises(InputError) as caught:
+        read_log(locked)
+    assert "cannot be read: Permission denied" in caught.value.what and "permissions" in caught.value.fix
+
+
+# ----------------------------------------------------------------- the command line
+
+
+def test_cli_log_json_names_the_problem_and_exits_1(capsys):
+    assert main(["--log", str(LOGS / "linux_gpu_missing_cudnn_composed.txt"), "--json"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert data["log"]["problem"]["code"] == "library-not-loaded" and data["log"]["problem"]["lines"] == [8]
+    assert data["log"]["gpu"] is True
+    assert all(set(f) == {"code", "severity", "message", "fix"} for f in data["findings"])
+    assert data["findings"][0]["code"] == "library-not-loaded" and data["findings"][0]["severity"] == "error"
+    entry = data["log"]["entries"][0]
+    assert set(entry) == {"verdict", "code", "lines", "message", "meaning", "fix", "source"}
+
+
+def test_cli_log_report_puts_the_problem_first(capsys):
+    assert main(["--log", str(LOGS / "cudnn_mismatch_composed.txt")]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("The problem:\n  [problem] cudnn-mismatch, line 2:")
+    assert "fix: Another package" in out and "[harmless] executor-aborted-after-error" in out
+    assert out.rstrip().endswith("Result: a problem line found (exit status 1)")
+
+
+def test_cli_gpu_switches_and_nvidia_smi_decide_the_depends_lines(capsys):
+    captured = str(LOGS / "linux_no_gpu_tf2.21_captured.txt")
+    assert main(["--log", captured]) == 0
+    assert "If this machine has an NVIDIA GPU, this one is:" in capsys.readouterr().out
+    assert main(["--log", captured, "--no-gpu", "--json"]) == 0
+    assert {e["verdict"] for e in json.loads(capsys.readouterr().out)["log"]["entries"]} == {"harmless"}
+    assert main(["--log", captured, "--gpu"]) == 1
+    capsys.readouterr()
+    assert main(["--log", captured, "--nvidia-smi", str(SMI / "smi_no_devices.txt"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["log"]["gpu"] is False
+    assert main(["--log", captured, "--nvidia-smi", str(SMI / "smi_linux_535.113.01_gtx1650.txt"), "--json"]) == 1
+    assert json.loads(capsys.readouterr().out)["log"]["problem"]["code"] == "cuda-drivers-not-found"
+
+
+def test_cli_bad_log_exits_2_with_what_happened_and_what_to_do(tmp_path, capsys):
+    binary = tmp_path / "trace.bin"
+    binary.write_bytes(bytes(range(256)) * 8)
+    assert main(["--log", str(binary)]) == 2
+    err = capsys.readouterr().err
+    assert "not a text log" in err and "What to do:" in err
+    with pytest.raises(SystemExit) as usage:
+        main(["--gpu"])
+    assert usage.value.code == 2
+
+
+def run_course(*args: str, data: bytes | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "course_utils", "doctor", *args], input=data, capture_output=True, cwd=ROOT, timeout=120
+    )
+
+
+def test_cli_reads_a_powershell_utf16_log_from_stdin():
+    text = fixture("xla_ptxas_composed.txt").replace("\n", "\r\n")
+    done = run_course("--log", "-", "--json", data=codecs.BOM_UTF16_LE + text.encode("utf-16-le"))
+    assert done.returncode == 1, done.stderr
+    assert json.loads(done.stdout)["log"]["problem"]["code"] == "ptxas-missing"
+    empty = run_course("--log", "-", data=b"")
+    assert empty.returncode == 2 and b"standard input is empty" in empty.stderr
