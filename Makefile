@@ -1,11 +1,22 @@
 # The course's commands. `make course` runs every notebook; `make test` runs every check, tier by tier.
-# Both first create (or refresh, when pyproject.toml changed) the project environment .venv.
+# Both first create the project environment .venv, or refresh it when pyproject.toml, the extras asked for or
+# the Python change (scripts/venv.sh). GPU=1 with any of them also installs the gpu extra.
 
+# PYTHON=python3.12: the Python to make .venv with (requires-python in pyproject.toml says which are accepted).
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
+# What .venv holds - its Python and extras - is recorded in the stamp and compared with what is asked for.
 STAMP := $(VENV)/.course-installed
 EXTRAS ?= dev
+# GPU=1: also the gpu extra - tensorflow[and-cuda], CUDA and cuDNN as pip wheels (Linux, WSL2); it then stays.
+GPU ?= 0
+ifeq ($(filter 0 1,$(GPU)),)
+$(error GPU=$(GPU) is not a switch: write GPU=1 to install the gpu extra)
+endif
+empty :=
+comma := ,
+INSTALL_EXTRAS := $(subst $(empty) $(empty),$(comma),$(sort $(subst $(comma), ,$(EXTRAS)) $(if $(filter 1,$(GPU)),gpu)))
 OUT ?= build/course
 CI_OUT ?= build/ci/course
 # TIER_TIMES=FILE: each tier also appends "tier<TAB>seconds<TAB>exit status" to FILE (.ci/run sums them up).
@@ -20,7 +31,7 @@ TIERS := lint unit papermill nbval browser
 LANE1 := lint unit nbval
 LANE2 := papermill browser
 
-.PHONY: course test lab venv clean help lane1 lane2 $(TIERS)
+.PHONY: course test lab venv clean help lane1 lane2 $(TIERS) FORCE
 
 # $(call timed,COMMAND): run COMMAND, print the tier's elapsed seconds, keep COMMAND's exit status.
 # pytest's 5 (no tests collected) fails the tier like any other non-zero status.
@@ -45,13 +56,18 @@ help:
 	@echo "make browser   - the notebooks in JupyterLab in headless Chromium (widgets live; others as papermill ran them)"
 	@echo "make lab       - open the notebooks in JupyterLab"
 	@echo "make venv      - only create/refresh the environment $(VENV)"
+	@echo "GPU=1          - with any of them (make lab GPU=1, make venv GPU=1): also install the gpu extra"
+	@echo "                 (CUDA and cuDNN as pip wheels, Linux and WSL2); it stays installed"
+	@echo "PYTHON=...     - make $(VENV) with this Python, e.g. make venv PYTHON=python3.12 (accepted: $(PYTHONS))"
 
-$(STAMP): pyproject.toml
-	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[$(EXTRAS)]"
-	@touch $(STAMP)
-	@echo "Environment ready: $(VENV) ($$($(BIN)/python -c 'import tensorflow as tf; print("TensorFlow", tf.__version__)' 2>/dev/null))"
+PYTHONS = $(shell sh scripts/venv.sh --accepted)
+
+# Runs every time; does nothing when the stamp says .venv holds what is asked for (see scripts/venv.sh).
+$(STAMP): pyproject.toml FORCE
+	@PYTHON='$(PYTHON)' PYTHON_GIVEN='$(filter-out undefined default file,$(origin PYTHON))' VENV='$(VENV)' \
+	  EXTRAS='$(INSTALL_EXTRAS)' sh scripts/venv.sh
+
+FORCE:
 
 venv: $(STAMP)
 

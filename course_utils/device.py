@@ -46,7 +46,7 @@ class DeviceChoice:
 def cpu_model() -> str:
     """The CPU's model name (Linux: /proc/cpuinfo), else what ``platform`` knows."""
     try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
+        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace").splitlines():
             if line.lower().startswith("model name"):
                 return line.split(":", 1)[1].strip()
     except OSError:

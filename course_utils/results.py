@@ -92,7 +92,7 @@ class Recorder:
 
 def read_results(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Read one record file (as written by ``Recorder``)."""
-    with open(path) as fh:
+    with open(path, encoding="utf-8") as fh:
         return json.load(fh)
 
 

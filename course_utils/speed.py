@@ -43,7 +43,7 @@ def cpu_flags(cpuinfo: str | None = None) -> set[str]:
     """The CPU feature flags Linux reports (/proc/cpuinfo); empty where unknown."""
     if cpuinfo is None:
         try:
-            cpuinfo = Path("/proc/cpuinfo").read_text()
+            cpuinfo = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
         except OSError:
             return set()
     for line in cpuinfo.splitlines():

@@ -191,7 +191,7 @@ def test_the_guides_make_targets_and_course_commands_exist():
     commands = set(re.findall(r"^\.venv/bin/course ([a-z]+)", blocks, re.M))
     assert commands and commands <= set(cli.COMMANDS)
     assert (ROOT / "notebooks" / "02_verify_gpu.ipynb").is_file()  # `course run 02` in step 9
-    assert "Environment ready:" in text(ROOT / "Makefile")  # what step 8 says `make venv` ends with
+    assert "Environment ready:" in text(ROOT / "scripts" / "venv.sh")  # what step 8 says `make venv` ends with
 
 
 def test_routes_page_states_the_doctors_driver_minimums_and_no_others():

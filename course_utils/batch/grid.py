@@ -190,7 +190,7 @@ def load_grid(path: Path) -> dict[str, Any]:
     import yaml
 
     try:
-        text = Path(path).read_text()
+        text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read grid file {path}: {getattr(exc, 'strerror', None) or exc}") from None
     try:

@@ -318,7 +318,7 @@ def write_report(runs: Sequence[Mapping[str, Any]], out: Path, meta: Mapping[str
             chart_files.setdefault(notebook, []).append((column, path.relative_to(out).as_posix()))
     paths = {"json": out / "results.json", "md": out / "report.md", "html": out / "report.html"}
     data = {"meta": dict(meta), "runs": list(runs), "comparisons": tables}
-    paths["json"].write_text(json.dumps(data, indent=2) + "\n")
-    paths["md"].write_text(render_markdown(runs, meta, tables, chart_files, out))
-    paths["html"].write_text(render_html(runs, meta, tables, chart_pngs, out))
+    paths["json"].write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    paths["md"].write_text(render_markdown(runs, meta, tables, chart_files, out), encoding="utf-8")
+    paths["html"].write_text(render_html(runs, meta, tables, chart_pngs, out), encoding="utf-8")
     return paths

@@ -186,7 +186,7 @@ def _failed_cell(executed: str) -> dict[str, Any] | None:
     the last code cell that started (cells run in order).
     """
     try:
-        cells = json.loads(Path(executed).read_text()).get("cells", [])
+        cells = json.loads(Path(executed).read_text(encoding="utf-8")).get("cells", [])
     except (OSError, ValueError):
         return None
     code = [(i, c) for i, c in enumerate(cells) if c.get("cell_type") == "code"]

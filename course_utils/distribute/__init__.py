@@ -191,7 +191,7 @@ class LocalRun:
 def _tail(path: Path, lines: int = 6, width: int = 200) -> str:
     """The end of a worker's log for an error message: its last exception line first, then the last lines."""
     try:
-        text = path.read_text(errors="replace").strip().splitlines()
+        text = path.read_text(encoding="utf-8", errors="replace").strip().splitlines()
     except OSError:
         return "(no log)"
     if not text:

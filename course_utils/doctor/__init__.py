@@ -224,7 +224,7 @@ def detect_platform() -> str:
         return "windows"
     text = _platform.release().lower()
     try:
-        text += Path("/proc/version").read_text(errors="replace").lower()
+        text += Path("/proc/version").read_text(encoding="utf-8", errors="replace").lower()
     except OSError:
         pass
     return "wsl2" if "microsoft" in text or "wsl" in text else "linux"

@@ -434,7 +434,7 @@ def is_wsl(proc_version: Path = Path("/proc/version"), environ: Mapping[str, str
     if environ.get("WSL_DISTRO_NAME"):
         return True
     try:
-        return "microsoft" in Path(proc_version).read_text(errors="replace").lower()
+        return "microsoft" in Path(proc_version).read_text(encoding="utf-8", errors="replace").lower()
     except OSError:
         return False
 
@@ -550,7 +550,8 @@ def has_tensorflow(prefix: Path, home: Path | None = None) -> bool | None:
             if (Path(home) / ".local/lib" / version_dir.name / "site-packages/tensorflow").is_dir():
                 return True
     cfg = prefix / "pyvenv.cfg"
-    if cfg.is_file() and re.search(r"include-system-site-packages\s*=\s*true", cfg.read_text(errors="replace"), re.I):
+    text = cfg.read_text(encoding="utf-8", errors="replace") if cfg.is_file() else ""
+    if re.search(r"include-system-site-packages\s*=\s*true", text, re.I):
         return None
     return False
 

@@ -54,6 +54,10 @@ def _environment(env: Mapping[str, str | None] | None) -> dict[str, str]:
     """This process's environment with ``env`` applied (None removes a variable), course_utils importable."""
     merged = dict(os.environ)
     merged["PYTHONUNBUFFERED"] = "1"  # output reaches the log as it is printed, even if the child is killed
+    # The log is read as UTF-8. On Windows a Python whose output goes to a file writes the ANSI code page
+    # (cp1252) instead, and fails on characters it lacks - Keras 3's progress bar among them
+    # (keras-team/keras#19386) - so the child writes UTF-8 unless told otherwise.
+    merged.setdefault("PYTHONIOENCODING", "utf-8")
     for key, value in (env or {}).items():
         if value is None:
             merged.pop(key, None)

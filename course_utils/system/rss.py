@@ -1,7 +1,8 @@
 """A process's resident memory (RSS) now, and the most it has held so far (its peak), in MiB.
 
-Works on Linux, macOS and Windows; ``resource`` (POSIX only) is imported only where it exists,
-so importing this module - and ``course_utils`` - works everywhere.
+Works on Linux, macOS and Windows: each platform's own counter is read in a branch of its own,
+and ``resource`` (POSIX only) is imported only there, so importing this module - and
+``course_utils`` - works everywhere (tests/system/test_windows.py runs it without ``resource``).
 """
 
 from __future__ import annotations
@@ -16,13 +17,25 @@ MIB = 2**20
 def _vmhwm_mib(pid: int | None) -> float | None:
     """Linux: ``VmHWM`` (the resident high-water mark) from /proc/<pid>/status, or None without one."""
     try:
-        text = Path(f"/proc/{pid if pid is not None else 'self'}/status").read_text()
+        text = Path(f"/proc/{pid if pid is not None else 'self'}/status").read_text(encoding="ascii", errors="replace")
     except OSError:
         return None
     for line in text.splitlines():
         if line.startswith("VmHWM:"):
             return int(line.split()[1]) / 1024  # kB
     return None  # a zombie or a kernel thread has no memory lines
+
+
+def _peak_working_set_mib(pid: int | None) -> float:
+    """Windows: psutil's ``peak_wset``, the process's peak working set (the resident memory Windows counts).
+
+    psutil documents ``memory_info()``'s Windows fields (rss, vms, num_page_faults, peak_wset, wset, ...)
+    at https://psutil.readthedocs.io/en/latest/#psutil.Process.memory_info - they are Windows'
+    PROCESS_MEMORY_COUNTERS (PeakWorkingSetSize is peak_wset).
+    """
+    import psutil
+
+    return psutil.Process(pid).memory_info().peak_wset / MIB
 
 
 def peak_rss_mib(pid: int | None = None) -> float:
@@ -35,23 +48,22 @@ def peak_rss_mib(pid: int | None = None) -> float:
     not readable there, so its current resident memory stands in. Raises
     ``psutil.NoSuchProcess`` when ``pid`` is gone.
     """
+    if sys.platform == "win32":
+        return _peak_working_set_mib(pid)
     this = pid is None or pid == os.getpid()
     if sys.platform.startswith("linux"):
         found = _vmhwm_mib(None if this else pid)
         if found is not None:
             return found
-    if this and sys.platform != "win32":
+    if this:
         try:
-            import resource
-        except ImportError:  # not POSIX after all: psutil below
+            import resource  # POSIX only: this branch never runs on Windows
+        except ImportError:
             resource = None
         if resource is not None:
             peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
             return peak / MIB if sys.platform == "darwin" else peak / 1024  # bytes on macOS, KiB elsewhere
-    import psutil
-
-    info = psutil.Process(pid).memory_info()
-    return (getattr(info, "peak_wset", None) or info.rss) / MIB
+    return rss_mib(pid)
 
 
 def rss_mib(pid: int | None = None) -> float:

@@ -1,0 +1,124 @@
+#!/bin/sh
+# Create or refresh the course's environment - what `make venv` does, and every make target that needs .venv.
+#
+#   PYTHON=python3 PYTHON_GIVEN= VENV=.venv EXTRAS=dev sh scripts/venv.sh   (the Makefile passes these)
+#   sh scripts/venv.sh --accepted                                         (prints the Pythons the course accepts)
+#
+# PYTHON: the Python to make the environment with; PYTHON_GIVEN: non-empty when PYTHON was given (on make's
+# command line or in the environment), so the environment must have that Python; VENV: its folder; EXTRAS:
+# the pyproject.toml extras asked for, comma-separated (GPU=1 adds gpu).
+#
+# The stamp $VENV/.course-installed records what was installed - "python 3.12" and "extras dev,gpu" - and the
+# environment is up to date when that is what is wanted now and the stamp is newer than pyproject.toml.
+# Otherwise:
+# - a new environment when there is none, when PYTHON names another Python than the environment's, or when
+#   the environment's Python is one the course does not accept (requires-python in pyproject.toml) or not the
+#   one it was made with (a Python that stops here with a message saying which Pythons work and how to get one);
+# - then pip install -e ".[extras]" with the extras asked for plus those installed before: GPU=1 once is enough.
+set -eu
+
+STAMP_NAME=.course-installed
+
+spec=$(sed -n 's/^requires-python *= *"\([^"]*\)".*/\1/p' pyproject.toml)
+min=$(printf '%s\n' "$spec" | sed -n 's/.*>= *3\.\([0-9][0-9]*\).*/\1/p')
+end=$(printf '%s\n' "$spec" | sed -n 's/.*< *3\.\([0-9][0-9]*\).*/\1/p')
+if [ -z "$min" ] || [ -z "$end" ]; then
+    echo "scripts/venv.sh reads requires-python as \">=3.N,<3.M\"; pyproject.toml has \"$spec\"" >&2
+    exit 2
+fi
+accepted="3.$min-3.$((end - 1))"
+if [ "${1:-}" = --accepted ]; then
+    echo "$accepted"
+    exit 0
+fi
+
+PYTHON=${PYTHON:-python3}
+PYTHON_GIVEN=${PYTHON_GIVEN:-}
+VENV=${VENV:-.venv}
+EXTRAS=${EXTRAS:-dev}
+STAMP=$VENV/$STAMP_NAME
+
+version_of() {  # "3.12" for a Python that runs, nothing otherwise
+    "$1" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null || true
+}
+
+supported() {
+    case "$1" in
+        3.*) minor=${1#3.} ;;
+        *) return 1 ;;
+    esac
+    case "$minor" in
+        '' | *[!0-9]*) return 1 ;;
+    esac
+    [ "$minor" -ge "$min" ] && [ "$minor" -lt "$end" ]
+}
+
+refuse() {  # $1: what is wrong with the Python at hand
+    cat >&2 <<EOF
+The course needs Python $accepted (requires-python in pyproject.toml): $1.
+Install one of those and name it, for example:  make venv PYTHON=python3.12
+On Ubuntu 22.04, whose Python is 3.10, docs/wsl2.md (step 6) shows how to get one the course accepts.
+EOF
+    exit 1
+}
+
+have=""  # the Python of the environment there is, if it runs
+if [ -x "$VENV/bin/python" ]; then
+    have=$(version_of "$VENV/bin/python")
+fi
+recorded_python=""
+recorded_extras=""
+if [ -s "$STAMP" ]; then
+    recorded_python=$(sed -n 's/^python //p' "$STAMP")
+    recorded_extras=$(sed -n 's/^extras //p' "$STAMP")
+elif [ -f "$STAMP" ]; then  # empty: made when make only touched the stamp, after installing .[dev]
+    recorded_python=$have
+    recorded_extras=dev
+fi
+
+new=""  # why a new environment is needed; empty: keep this one
+if [ -z "$have" ]; then
+    if [ -e "$VENV" ]; then new="$VENV has no Python that runs"; else new="there is no $VENV yet"; fi
+elif [ -n "$PYTHON_GIVEN" ] && [ "$(version_of "$PYTHON")" != "$have" ]; then
+    new="$VENV has Python $have, and PYTHON=$PYTHON was asked for"
+elif ! supported "$have"; then
+    new="$VENV was made with Python $have, which the course does not accept"
+elif [ -n "$recorded_python" ] && [ "$recorded_python" != "$have" ]; then
+    new="$VENV was made with Python $recorded_python but now runs Python $have"
+fi
+
+if [ -n "$new" ]; then
+    version=$(version_of "$PYTHON")
+    if [ -z "$version" ]; then
+        refuse "$new, and $PYTHON is not a Python that runs here"
+    fi
+    if ! supported "$version"; then
+        refuse "$new, and $PYTHON is Python $version"
+    fi
+    if [ -e "$VENV" ]; then
+        if [ ! -f "$VENV/pyvenv.cfg" ]; then
+            echo "$new; $VENV is not a virtual environment (no pyvenv.cfg), so it is left alone: move it away." >&2
+            exit 1
+        fi
+        echo "$new: making it again with $PYTHON (Python $version)"
+        rm -rf "$VENV"
+    fi
+    "$PYTHON" -m venv "$VENV"
+    have=$version
+fi
+
+# the extras asked for plus those installed before, sorted, once each
+extras=$(printf '%s,%s\n' "$EXTRAS" "$recorded_extras" | tr ',' '\n' | sed '/^ *$/d' | sort -u | paste -sd, -)
+want=$(printf 'python %s\nextras %s' "$have" "$extras")
+if [ -z "$new" ] && [ -f "$STAMP" ] && [ ! pyproject.toml -nt "$STAMP" ] && [ "$recorded_python" = "$have" ] &&
+    [ "$recorded_extras" = "$extras" ]; then
+    [ "$(cat "$STAMP")" = "$want" ] || printf '%s\n' "$want" > "$STAMP"  # an empty stamp gets its content
+    exit 0  # up to date
+fi
+
+echo "Installing the course into $VENV: Python $have, extras $extras (a few minutes the first time)"
+"$VENV/bin/python" -m pip install --quiet --upgrade pip
+"$VENV/bin/python" -m pip install --quiet -e ".[$extras]"
+printf '%s\n' "$want" > "$STAMP"
+tf=$("$VENV/bin/python" -c 'import tensorflow as tf; print("TensorFlow", tf.__version__)' 2>/dev/null || true)
+echo "Environment ready: $VENV (${tf:-TensorFlow not importable}; Python $have, extras $extras)"

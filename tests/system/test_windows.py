@@ -1,0 +1,439 @@
+"""Native Windows on the CPU: the package imports and works there, checked without Windows.
+
+Two kinds of checks. At run time, one fresh Python runs a notebook's setup and record, the memory
+readings, the process machinery and the batch runner's record path with Windows simulated
+(``windows_sim``: the Unix-only modules unimportable, Windows' ``os``/``sys``/``signal``/``subprocess``
+for the course's code, no /proc, psutil's Windows memory fields, cp1252 output); a ``sitecustomize``
+carries the simulation into every process it starts (runner, kernel, children). In the source, every
+Unix-only import or call in the package and the notebooks must sit behind a guard (``try/except
+ImportError``/``AttributeError``, or an ``os.name``/``sys.platform`` branch Windows does not take), and
+every text file the package opens must name its encoding (Windows' default is the ANSI code page:
+https://docs.python.org/3/library/functions.html#open, PEP 686).
+
+What this cannot show: TensorFlow's own Windows build, the real psutil and Popen on Windows, and
+Windows' file locking - those are reasoned about, not run.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ..conftest import NOTEBOOKS, ROOT, isolated
+from . import windows_sim
+
+PACKAGE = ROOT / "course_utils"
+MODULES = sorted(p for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts)
+MARK = windows_sim.MARK_MIB
+
+# --------------------------------------------------------------------------- the package, run as on Windows
+
+HARNESS = (
+    "import json, sys, windows_sim\n"
+    "found = windows_sim.scenario(sys.argv[1])\n"
+    "with open(sys.argv[2], 'w', encoding='utf-8') as fh:\n"
+    "    json.dump(found, fh)\n"
+)
+
+
+@pytest.fixture(scope="module")
+def windows(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """What ``windows_sim.scenario`` found, run once in a fresh Python with Windows simulated."""
+    folder = tmp_path_factory.mktemp("windows")
+    sim = folder / "sim"
+    sim.mkdir()
+    shutil.copy(Path(windows_sim.__file__), sim / "windows_sim.py")
+    (sim / "sitecustomize.py").write_text("import windows_sim\n\nwindows_sim.install()\n", encoding="utf-8")
+    with isolated(folder) as monkeypatch:
+        monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(sim), str(ROOT)]))
+        monkeypatch.delenv("PYTHONIOENCODING", raising=False)  # as on Windows: output in the ANSI code page
+        result = folder / "found.json"
+        done = subprocess.run(
+            [sys.executable, "-c", HARNESS, str(folder), str(result)],
+            capture_output=True, text=True, encoding="utf-8", errors="replace", timeout=400, cwd=folder,
+        )
+    assert done.returncode == 0, f"the Windows scenario failed:\n{done.stdout[-3000:]}\n{done.stderr[-5000:]}"
+    yield json.loads(result.read_text(encoding="utf-8"))
+
+
+def test_the_simulation_is_windows_for_the_course_and_linux_underneath(windows):
+    # Without these, the checks below would prove nothing: each Unix-only thing fails as on Windows.
+    assert windows["controls"] == {
+        "import resource": "ModuleNotFoundError",
+        "import fcntl": "ModuleNotFoundError",
+        "import termios": "ModuleNotFoundError",
+        "import pwd": "ModuleNotFoundError",
+        "import grp": "ModuleNotFoundError",
+        "course: import posix": "ModuleNotFoundError",
+        "course: os.killpg": "AttributeError",
+        "course: os.setsid": "AttributeError",
+        "course: os.getpgid": "AttributeError",
+        "course: os.geteuid": "AttributeError",
+        "course: signal.SIGKILL": "AttributeError",
+        "course: from os import killpg": "ImportError",
+        "course: os.name is nt": "ok",
+        "course: sys.platform is win32": "ok",
+        "course: signal.SIGTERM": "ok",  # Windows has SIGTERM
+        "course: os.path and os.pathsep as Linux's": "ok",
+        "read /proc": "FileNotFoundError",
+        "everyone: os.name is posix": "ok",  # pathlib, subprocess and psutil keep working underneath
+    }
+
+
+def test_every_module_of_the_package_imports(windows):
+    files = {".".join(("course_utils", *p.relative_to(PACKAGE).with_suffix("").parts)) for p in MODULES}
+    assert set(windows["modules"]) == {name.removesuffix(".__init__") for name in files}
+    assert "course_utils.batch.runner" in windows["modules"]
+    assert windows["import_failures"] == {}
+
+
+def test_a_notebooks_setup_cell_and_record(windows):
+    setup = windows["setup"]
+    assert (setup["epochs"], setup["images"]) == (1, 2000), "setup applied the smoke caps to the notebook's globals"
+    assert setup["device_kind"] == "CPU"
+    record = setup["record"]
+    assert record["results"] == {"x": 1} and record["notebook"] == "99_windows" and record["smoke"] is True
+    # the record's peak is psutil's peak_wset (the simulation puts it MARK MiB above Linux's VmHWM)
+    low, high = setup["linux_peak_before"] + MARK - 0.1, setup["linux_peak_after"] + MARK + 0.1
+    assert low <= record["peak_rss_mib"] <= high, (record["peak_rss_mib"], low, high)
+    assert setup["cpu_model"]  # no /proc/cpuinfo: platform's answer
+    assert "native Windows" in setup["why_no_gpu_without_cuda"]
+
+
+def test_memory_readings_come_from_the_peak_working_set(windows):
+    m = windows["memory"]
+    assert m["peak_rss_mib"] == pytest.approx(m["linux_peak_mib"] + MARK, abs=0.5)
+    assert m["peak_rss_mib"] > 100, "a Python holding TensorFlow peaks above 100 MiB"
+    assert 0 < m["current_mib"] <= m["peak_mib"]
+    assert m["block_increase_mib"] >= 48, "peak_memory saw the block's 96 MiB array"
+    assert m["samples"] >= 3 and m["sampler_peak_mib"] > 0
+    assert m["results_reader_is_rss"], "notebook 04 imports peak_rss_mib from results: the same reader"
+    assert m["cpu_flags"] == [] and m["doctor_platform"] == "windows" and m["is_wsl"] is False
+
+
+def test_a_process_group_starts_the_windows_way_and_stops_with_its_children(windows):
+    p = windows["processes"]
+    assert p["popen_calls"] == [{"creationflags": windows_sim.CREATE_NEW_PROCESS_GROUP, "start_new_session": None}]
+    assert p["alive_before_stop"] is True and p["alive_after_stop"] is False
+    assert p["exit_code"] is not None
+    assert p["still_running"] == [], "the child's own child was stopped too"
+
+
+def test_a_child_writes_utf8_and_its_result_comes_back(windows):
+    c = windows["children"]
+    value = c["value"]
+    assert (value["platform"], value["os_name"]) == ("win32", "nt"), "the child ran with Windows simulated too"
+    assert value["stdout_encoding"] == "utf-8"
+    assert value["peak_rss_mib"] == pytest.approx(value["linux_peak_mib"] + MARK, abs=0.5)
+    assert c["printed"], "what the child printed (a Keras progress bar's characters) reached its log"
+    assert c["timeout"] == "timeout after 2 s"
+    # the control: the same print without the course's PYTHONIOENCODING fails as it would on Windows
+    assert c["plain_exit"] == 1 and "UnicodeEncodeError" in c["plain_log"]
+
+
+def test_the_batch_runner_records_a_notebook_run(windows):
+    r = windows["runner"]
+    assert r["status"] == "ok", (r["error"], r["log"])
+    assert r["results"]["x"] == 3, "the parameter reached the kernel and the record came back"
+    assert r["results"]["platform"] == "win32", "the kernel ran with Windows simulated"
+    # the runner's peak: the record's or its own sampling of the kernel, rounded to 0.1 MiB
+    assert r["peak_rss_mib"] >= r["results"]["peak_seen_mib"] - 0.05
+    assert r["results"]["peak_seen_mib"] > MARK + 20, "the kernel's peak working set, not a stray number"
+
+
+# --------------------------------------------------------------------------- the source: guards
+
+
+UNIX_ONLY_MODULES = windows_sim.COURSE_BLOCKED
+UNIX_ONLY_ATTRIBUTES = {f"os.{name}" for name in windows_sim.UNIX_ONLY_OS} | {
+    f"signal.{name}" for name in dir(signal) if name.isupper() and name not in windows_sim.WINDOWS_SIGNAL
+}
+UNIX_ONLY_KEYWORDS = {"start_new_session", "preexec_fn", "pass_fds"}  # Popen: ignored or refused on Windows
+AS_ON_WINDOWS = {"os.name": "nt", "sys.platform": "win32", "platform.system()": "Windows"}
+
+
+def dotted(node: ast.AST) -> str:
+    """``os.killpg`` for an attribute chain, ``platform.system()`` for a call of one, ``''`` otherwise."""
+    if isinstance(node, ast.Call) and not node.args and not node.keywords:
+        inner = dotted(node.func)
+        return inner + "()" if inner else ""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        return ".".join([node.id, *reversed(parts)])
+    return ""
+
+
+def on_windows(test: ast.expr) -> bool | None:
+    """Whether ``test`` is true on Windows, when it depends only on the platform; None when it cannot say."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = on_windows(test.operand)
+        return None if inner is None else not inner
+    if isinstance(test, ast.BoolOp):
+        values = [on_windows(v) for v in test.values]
+        decisive = isinstance(test.op, ast.Or)  # True decides an `or`, False an `and`
+        if decisive in values:
+            return decisive
+        return None if None in values else not decisive
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        left, right = test.left, test.comparators[0]
+        if dotted(left) not in AS_ON_WINDOWS:
+            left, right = right, left
+        value = AS_ON_WINDOWS.get(dotted(left))
+        try:
+            other = ast.literal_eval(right)
+        except (ValueError, TypeError, SyntaxError):
+            return None
+        ops = {ast.Eq: lambda: value == other, ast.NotEq: lambda: value != other,
+               ast.In: lambda: value in other, ast.NotIn: lambda: value not in other}
+        return ops[type(test.ops[0])]() if value is not None and type(test.ops[0]) in ops else None
+    if isinstance(test, ast.Call) and isinstance(test.func, ast.Attribute) and test.func.attr == "startswith":
+        value = AS_ON_WINDOWS.get(dotted(test.func.value))
+        if value is not None and len(test.args) == 1:
+            return value.startswith(ast.literal_eval(test.args[0]))
+    if isinstance(test, ast.Call) and dotted(test.func) == "hasattr" and len(test.args) == 2:
+        if isinstance(test.args[1], ast.Constant):
+            return f"{dotted(test.args[0])}.{test.args[1].value}" not in UNIX_ONLY_ATTRIBUTES
+    return None
+
+
+def _ends(body: list[ast.stmt]) -> bool:
+    return bool(body) and isinstance(body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break))
+
+
+@dataclass(frozen=True)
+class Use:
+    """One Unix-only import, attribute or keyword in the source, and what guards it (None: nothing)."""
+
+    line: int
+    what: str
+    guard: str | None
+
+
+CATCHES = {
+    "import": {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"},
+    "attribute": {"AttributeError", "Exception", "BaseException"},
+    "keyword": set(),  # a Popen keyword is passed, not looked up: only a platform branch guards it
+}
+
+
+def _caught(handlers: list[ast.excepthandler]) -> set[str]:
+    names: set[str] = set()
+    for handler in handlers:
+        if handler.type is None:
+            names.add("BaseException")
+        for node in handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]:
+            names.add(dotted(node) if node is not None else "BaseException")
+    return names
+
+
+def unix_only_uses(source: str) -> list[Use]:
+    """Every Unix-only import, attribute and Popen keyword in ``source``, with the guard each sits behind."""
+    found: list[Use] = []
+
+    def visit(node: ast.AST, platform: str | None, caught: frozenset[str]) -> None:
+        def use(kind: str, what: str) -> None:
+            guard = platform or (f"try/except {sorted(caught & CATCHES[kind])[0]}" if caught & CATCHES[kind] else None)
+            found.append(Use(node.lineno, what, guard))
+
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.partition(".")[0] in UNIX_ONLY_MODULES:
+                    use("import", f"import {alias.name}")
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            if node.module.partition(".")[0] in UNIX_ONLY_MODULES:
+                use("import", f"from {node.module} import ...")
+            for alias in node.names:
+                if f"{node.module}.{alias.name}" in UNIX_ONLY_ATTRIBUTES:
+                    use("import", f"from {node.module} import {alias.name}")
+        elif isinstance(node, ast.Attribute) and dotted(node) in UNIX_ONLY_ATTRIBUTES:
+            use("attribute", dotted(node))
+        elif isinstance(node, ast.keyword) and node.arg in UNIX_ONLY_KEYWORDS:
+            use("keyword", f"{node.arg}=")
+        elif isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+            if node.slice.value in UNIX_ONLY_KEYWORDS:  # kwargs["start_new_session"] = True
+                use("keyword", f"{node.slice.value}=")
+
+        if isinstance(node, (ast.If, ast.IfExp)):
+            taken = on_windows(node.test)
+            visit(node.test, platform, caught)
+            guard = f"if {ast.unparse(node.test)}"
+            body_guard = platform or (guard if taken is False else None)
+            else_guard = platform or (f"else of {guard}" if taken is True else None)
+            if isinstance(node, ast.If):
+                block(node.body, body_guard, caught)
+                block(node.orelse, else_guard, caught)
+            else:
+                visit(node.body, body_guard, caught)
+                visit(node.orelse, else_guard, caught)
+            return
+        if isinstance(node, ast.Try):
+            block(node.body, platform, caught | _caught(node.handlers))
+            for part in (*node.handlers, node.orelse, node.finalbody):
+                block(part if isinstance(part, list) else part.body, platform, caught)
+            return
+        if isinstance(node, ast.BoolOp):  # Windows stops at the first False of an `and`, the first True of an `or`
+            stop, after = isinstance(node.op, ast.Or), None
+            for value in node.values:
+                visit(value, platform or after, caught)
+                if on_windows(value) is stop:
+                    after = after or f"after `{ast.unparse(value)}`"
+            return
+        for _, value in ast.iter_fields(node):
+            if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
+                block(value, platform, caught)
+            elif isinstance(value, list):
+                for item in value:
+                    if isinstance(item, ast.AST):
+                        visit(item, platform, caught)
+            elif isinstance(value, ast.AST):
+                visit(value, platform, caught)
+
+    def block(statements: list[ast.stmt], platform: str | None, caught: frozenset[str]) -> None:
+        for statement in statements:
+            visit(statement, platform, caught)
+            # `if os.name == "nt": ...; return` - what follows runs only elsewhere
+            if isinstance(statement, ast.If) and on_windows(statement.test) is True and _ends(statement.body):
+                platform = platform or f"after `if {ast.unparse(statement.test)}: return`"
+
+    block(ast.parse(source).body, None, frozenset())
+    return found
+
+
+def notebook_cells(path: Path) -> list[str]:
+    """A notebook's code cells as Python sources (an IPython magic or shell line becomes ``pass``)."""
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    cells = ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code"]
+
+    def python(line: str) -> str:
+        code = line.lstrip()
+        return line[: len(line) - len(code)] + "pass" if code.startswith(("%", "!")) else line
+
+    return ["\n".join(python(line) for line in cell.splitlines()) for cell in cells]
+
+
+def test_every_unix_only_import_and_call_in_the_package_is_guarded():
+    uses = {f"{p.relative_to(PACKAGE).as_posix()}:{u.line} {u.what}": u.guard
+            for p in MODULES for u in unix_only_uses(p.read_text(encoding="utf-8"))}
+    print("\n".join(f"{where}: {guard}" for where, guard in sorted(uses.items())))  # the list, for the record
+    whats = {where.split(" ", 1)[1] for where in uses}
+    # the ones the package needs today: found, so the scan sees them (an empty scan would prove nothing)
+    assert {"import resource", "os.killpg", "signal.SIGKILL", "start_new_session=", "os.sched_getaffinity"} <= whats
+    assert [where for where, guard in uses.items() if guard is None] == []
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_notebooks_use_nothing_unix_only_unguarded(path):
+    cells = notebook_cells(path)
+    assert cells
+    unguarded = [(i, u) for i, cell in enumerate(cells) for u in unix_only_uses(cell) if u.guard is None]
+    assert unguarded == []
+
+
+@pytest.mark.parametrize(
+    ("source", "guarded"),
+    [
+        ("import resource", False),
+        ("import os\nos.killpg(1, 9)", False),
+        ("from os import setsid", False),
+        ("import signal\nsignal.SIGKILL", False),
+        ("def f():\n    import fcntl", False),
+        ("import subprocess\nsubprocess.Popen(['x'], start_new_session=True)", False),
+        ("try:\n    import resource\nexcept ValueError:\n    pass", False),  # the wrong exception
+        ("import os\nif os.name == 'nt':\n    os.killpg(1, 9)", False),  # the Windows branch
+        ("import sys\nif sys.platform != 'darwin':\n    import termios", False),  # Windows takes it too
+        ("try:\n    import resource\nexcept ImportError:\n    resource = None", True),
+        ("import os\nif os.name != 'nt':\n    os.killpg(1, 9)", True),
+        ("import os\nif os.name == 'nt':\n    pass\nelse:\n    os.setsid()", True),
+        ("import sys\nif sys.platform.startswith('linux'):\n    import fcntl", True),
+        ("import os\ndef f():\n    if os.name == 'nt':\n        return 1\n    return os.getpgid(0)", True),
+        ("import os\ntry:\n    os.sched_getaffinity(0)\nexcept AttributeError:\n    pass", True),
+        ("import os\nif hasattr(os, 'killpg'):\n    os.killpg(1, 9)", True),
+        ("import os\nx = os.name != 'nt' and os.getpgid(0)", True),
+        ("import signal\nkill = getattr(signal, 'SIGKILL', 9)", True),  # no attribute access at all
+    ],
+)
+def test_the_guard_scan_tells_guarded_from_unguarded(source, guarded):
+    uses = unix_only_uses(source)
+    assert uses or guarded, "nothing Unix-only was found"
+    assert all(u.guard is not None for u in uses) is guarded, uses
+
+
+# --------------------------------------------------------------------------- the source: text encodings
+
+NOT_TEXT_OPENERS = {"os.open", "gzip.open", "bz2.open", "lzma.open", "tarfile.open", "webbrowser.open"}
+
+
+def _mode(call: ast.Call, position: int) -> str | None:
+    for keyword in call.keywords:
+        if keyword.arg == "mode" and isinstance(keyword.value, ast.Constant):
+            return str(keyword.value.value)
+    if len(call.args) > position and isinstance(call.args[position], ast.Constant):
+        return str(call.args[position].value)
+    return None
+
+
+def text_io_without_encoding(source: str) -> list[str]:
+    """Each call that opens, reads or writes a text file without naming its encoding (line: call)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Call):
+            continue
+        name = dotted(node.func) or (node.func.attr if isinstance(node.func, ast.Attribute) else "")
+        method = name.rsplit(".", 1)[-1]
+        keywords = {k.arg for k in node.keywords}
+        if method not in ("open", "read_text", "write_text", "fdopen") or name in NOT_TEXT_OPENERS:
+            continue
+        if method == "read_text":
+            named = "encoding" in keywords or len(node.args) >= 1
+        elif method == "write_text":
+            named = "encoding" in keywords or len(node.args) >= 2
+        else:  # open(path, mode), Path.open(mode), os.fdopen(fd, mode)
+            position = 0 if isinstance(node.func, ast.Attribute) and name not in ("io.open", "os.fdopen") else 1
+            mode = _mode(node, position) or "r"
+            named = "b" in mode or "encoding" in keywords
+        if not named:
+            found.append(f"{node.lineno}: {ast.unparse(node)[:80]}")
+    return found
+
+
+def test_every_text_file_the_package_opens_names_its_encoding():
+    missing = {p.relative_to(PACKAGE).as_posix(): text_io_without_encoding(p.read_text(encoding="utf-8"))
+               for p in MODULES}
+    assert {path: calls for path, calls in missing.items() if calls} == {}
+
+
+@pytest.mark.parametrize(
+    ("source", "flagged"),
+    [
+        ("open(p)", True),
+        ("open(p, 'w')", True),
+        ("Path(p).read_text()", True),
+        ("Path(p).write_text(s)", True),
+        ("p.open('a')", True),
+        ("os.fdopen(fd, 'w')", True),
+        ("open(p, encoding='utf-8')", False),
+        ("open(p, 'rb')", False),
+        ("p.open('wb')", False),
+        ("Path(p).read_text(encoding='utf-8', errors='replace')", False),
+        ("Path(p).write_text(s, encoding='utf-8')", False),
+        ("gzip.open(p, 'rb')", False),
+        ("os.fdopen(fd, 'w', encoding='utf-8')", False),
+        ("Path(p).read_bytes()", False),
+    ],
+)
+def test_the_encoding_scan_tells_named_from_default(source, flagged):
+    assert bool(text_io_without_encoding(source)) is flagged

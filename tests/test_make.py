@@ -1,0 +1,316 @@
+"""make's environment: GPU=1 installs the gpu extra, .venv is rebuilt when the extras or the Python change, and an
+unsupported Python stops with a message that says which Pythons work and how to get one.
+
+Dry runs (``make -n``) show what each command would install; real runs use a stand-in Python (a shell script in
+tmp_path that reports a version, logs each call and makes stand-in environments), so no real install happens.
+They never touch the checkout's .venv: every real run has ``VENV`` in tmp_path.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from .conftest import ROOT
+from .test_wsl2_guide import accepted_pythons, code_blocks
+
+MAKE_VARIABLES = ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "PYTHON", "GPU", "EXTRAS", "VENV")
+
+FAKE_PYTHON = """#!/bin/sh
+# A stand-in for Python {version}: logs each call; `-m venv DIR` makes a stand-in environment (python, jupyter, course).
+echo "python{version} $*" >> "{log}"
+case "$1" in
+    -c) case "$2" in
+            *version_info*) echo "{version}" ;;
+            *tensorflow*) echo "TensorFlow 2.21.0" ;;
+        esac ;;
+    -m) if [ "$2" = venv ]; then
+            mkdir -p "$3/bin"
+            echo "home = /fake/python{version}" > "$3/pyvenv.cfg"
+            cp "$0" "$3/bin/python"
+            for tool in jupyter course; do
+                printf '#!/bin/sh\\necho "%s $*" >> "{log}"\\n' "$tool" > "$3/bin/$tool"
+                chmod +x "$3/bin/$tool"
+            done
+        fi ;;
+esac
+"""
+
+
+@dataclass
+class Machine:
+    """A folder with stand-in Pythons (``python3`` on PATH among them), a log of their calls, and a VENV path."""
+
+    root: Path
+
+    @property
+    def log(self) -> Path:
+        return self.root / "calls.log"
+
+    @property
+    def venv(self) -> Path:
+        return self.root / "venv"
+
+    @property
+    def stamp(self) -> Path:
+        return self.venv / ".course-installed"
+
+    def python(self, version: str, name: str | None = None) -> Path:
+        """A stand-in Python ``version`` in the folder's bin/, as ``name`` (default ``python<version>``)."""
+        path = self.root / "bin" / (name or f"python{version}")
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(FAKE_PYTHON.format(version=version, log=self.log), encoding="utf-8")
+        path.chmod(0o755)
+        return path
+
+    def calls(self) -> list[str]:
+        return self.log.read_text(encoding="utf-8").splitlines() if self.log.exists() else []
+
+    def make(self, *args: str) -> subprocess.CompletedProcess[str]:
+        """``make ARGS VENV=<tmp>`` in the checkout, with this folder's bin/ first on PATH; the log starts empty."""
+        self.log.unlink(missing_ok=True)
+        env = {k: v for k, v in os.environ.items() if k not in MAKE_VARIABLES}
+        env["PATH"] = f"{self.root / 'bin'}{os.pathsep}{env['PATH']}"
+        return subprocess.run(
+            ["make", "--no-print-directory", *args, f"VENV={self.venv}"],
+            cwd=ROOT, env=env, capture_output=True, text=True, timeout=60,
+        )
+
+    def installs(self) -> list[str]:
+        """The extras of each ``pip install -e`` the last make ran."""
+        return re.findall(r"-m pip install --quiet -e \.\[([^\]]*)\]", "\n".join(self.calls()))
+
+    def venvs_made(self) -> list[str]:
+        """The version of each Python that made an environment in the last make."""
+        return [line.split()[0].removeprefix("python") for line in self.calls() if " -m venv " in line]
+
+
+@pytest.fixture
+def machine(tmp_path: Path) -> Machine:
+    return Machine(tmp_path)
+
+
+def dry_run(*args: str) -> str:
+    env = {k: v for k, v in os.environ.items() if k not in MAKE_VARIABLES}
+    done = subprocess.run(["make", "-n", "--no-print-directory", *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+# --------------------------------------------------------------------------- the switch, in dry runs
+
+
+@pytest.mark.parametrize(
+    ("args", "extras"),
+    [
+        ((), "dev"),
+        (("GPU=1",), "dev,gpu"),
+        (("GPU=0",), "dev"),
+        (("GPU=1", "EXTRAS=dev,profile"), "dev,gpu,profile"),
+        (("GPU=1", "EXTRAS=dev,gpu"), "dev,gpu"),  # once
+    ],
+)
+@pytest.mark.parametrize("target", ["venv", "lab", "course"])
+def test_gpu_1_adds_the_gpu_extra_to_what_each_command_installs(target, args, extras):
+    out = dry_run(target, *args)
+    assert f"EXTRAS='{extras}' sh scripts/venv.sh" in out
+    follows = {"venv": None, "lab": "jupyter lab notebooks/", "course": "course run --out build/course"}[target]
+    if follows:
+        assert out.rstrip().endswith(follows), out  # the environment first, then the command
+
+
+def test_a_python_given_to_make_is_passed_on_as_given():
+    assert "PYTHON='python3.12' PYTHON_GIVEN='command line'" in dry_run("venv", "PYTHON=python3.12")
+    assert "PYTHON='python3' PYTHON_GIVEN=''" in dry_run("venv")
+
+
+def test_gpu_takes_0_or_1_only(machine):
+    done = machine.make("venv", "GPU=yes")
+    assert done.returncode != 0 and "GPU=yes is not a switch: write GPU=1" in done.stderr
+    assert machine.calls() == [] and not machine.venv.exists()
+
+
+def test_help_names_the_switch_and_the_accepted_pythons():
+    out = subprocess.run(["make", "--no-print-directory", "help"], cwd=ROOT, capture_output=True, text=True,
+                         check=True).stdout
+    assert "GPU=1" in out and "make lab GPU=1" in out
+    accepted = accepted_pythons()
+    assert f"accepted: {accepted[0]}-{accepted[-1]}" in out, "read from requires-python in pyproject.toml"
+
+
+# --------------------------------------------------------------------------- real runs, stand-in Pythons
+
+
+def test_the_first_make_makes_the_environment_and_the_next_does_nothing(machine):
+    machine.python("3.12", "python3")
+    first = machine.make("venv")
+    assert first.returncode == 0, first.stderr
+    assert machine.venvs_made() == ["3.12"] and machine.installs() == ["dev"]
+    assert machine.stamp.read_text(encoding="utf-8") == "python 3.12\nextras dev\n"
+    assert "Environment ready:" in first.stdout and "TensorFlow 2.21.0" in first.stdout
+    again = machine.make("venv")
+    assert again.returncode == 0 and machine.installs() == [] and machine.venvs_made() == []
+    assert again.stdout == "", "nothing to do, nothing said"
+
+
+def test_gpu_1_installs_the_gpu_extra_into_the_environment_there_is_and_it_stays(machine):
+    machine.python("3.12", "python3")
+    assert machine.make("venv").returncode == 0
+    done = machine.make("lab", "GPU=1")
+    assert done.returncode == 0, done.stderr
+    assert machine.venvs_made() == [], "the same Python: the environment is kept"
+    assert machine.installs() == ["dev,gpu"]
+    assert machine.calls()[-1] == "jupyter lab notebooks/"
+    assert machine.stamp.read_text(encoding="utf-8") == "python 3.12\nextras dev,gpu\n"
+    ready = "(TensorFlow 2.21.0; Python 3.12, extras dev,gpu)"
+    assert f"Environment ready: {machine.venv} {ready}" in done.stdout
+    assert f"Environment ready: .venv {ready}" in (ROOT / "docs" / "wsl2.md").read_text(encoding="utf-8"), "step 8"
+    # later commands without GPU=1 keep it: nothing to install
+    assert machine.make("venv").returncode == 0 and machine.installs() == []
+    assert machine.make("course").returncode == 0 and machine.installs() == []
+    # asking for another extra installs it beside the ones there
+    assert machine.make("venv", "EXTRAS=dev,profile").returncode == 0
+    assert machine.installs() == ["dev,gpu,profile"]
+
+
+def test_a_pyproject_newer_than_the_stamp_reinstalls_with_every_extra_installed(machine):
+    machine.python("3.12", "python3")
+    assert machine.make("venv", "GPU=1").returncode == 0
+    os.utime(machine.stamp, (0, 0))  # as if pyproject.toml had changed since
+    assert machine.make("venv").returncode == 0
+    assert machine.installs() == ["dev,gpu"], "the gpu extra is refreshed too"
+    assert machine.venvs_made() == []
+
+
+def test_another_python_makes_a_new_environment_and_keeps_the_extras(machine):
+    machine.python("3.12", "python3")
+    python313 = machine.python("3.13")
+    assert machine.make("venv", "GPU=1").returncode == 0
+    done = machine.make("venv", f"PYTHON={python313}")
+    assert done.returncode == 0, done.stderr
+    assert machine.venvs_made() == ["3.13"] and machine.installs() == ["dev,gpu"]
+    assert "has Python 3.12, and PYTHON=" in done.stdout
+    assert machine.stamp.read_text(encoding="utf-8") == "python 3.13\nextras dev,gpu\n"
+    # the same PYTHON again, or none: nothing to do
+    assert machine.make("venv", f"PYTHON={python313}").returncode == 0
+    assert machine.installs() == [] and machine.venvs_made() == []
+    assert machine.make("venv").returncode == 0 and machine.installs() == [] and machine.venvs_made() == []
+
+
+def test_an_environment_whose_python_changed_underneath_is_made_again(machine):
+    machine.python("3.12", "python3")
+    assert machine.make("venv").returncode == 0
+    machine.stamp.write_text("python 3.11\nextras dev\n", encoding="utf-8")  # made with 3.11; its python now is 3.12
+    done = machine.make("venv")
+    assert done.returncode == 0, done.stderr
+    assert machine.venvs_made() == ["3.12"] and machine.installs() == ["dev"]
+    assert "made with Python 3.11 but now runs Python 3.12" in done.stdout
+
+
+def test_an_empty_stamp_from_before_is_taken_as_dev_installed(machine):
+    machine.python("3.12", "python3")
+    assert machine.make("venv").returncode == 0
+    machine.stamp.write_text("", encoding="utf-8")  # what the Makefile's `touch` left
+    assert machine.make("venv").returncode == 0
+    assert machine.installs() == [] and machine.venvs_made() == []
+    assert machine.stamp.read_text(encoding="utf-8") == "python 3.12\nextras dev\n"
+
+
+def refusal(done: subprocess.CompletedProcess[str]) -> str:
+    accepted = accepted_pythons()
+    assert done.returncode != 0
+    message = done.stderr
+    assert f"The course needs Python {accepted[0]}-{accepted[-1]}" in message, message
+    assert "make venv PYTHON=python3.12" in message and "docs/wsl2.md" in message
+    return message
+
+
+def test_an_unsupported_python_stops_with_what_works_and_how_to_get_it(machine):
+    python310 = machine.python("3.10")
+    message = refusal(machine.make("venv", f"PYTHON={python310}"))
+    assert "is Python 3.10" in message
+    assert not machine.venv.exists() and machine.venvs_made() == []
+
+
+def test_an_unsupported_python3_on_path_stops_too(machine):
+    machine.python("3.10", "python3")  # Ubuntu 22.04's
+    assert "python3 is Python 3.10" in refusal(machine.make("lab"))
+    assert not machine.venv.exists()
+    assert "jupyter lab notebooks/" not in machine.calls(), "lab did not start"
+
+
+def test_a_missing_python_stops_with_the_same_advice(machine):
+    assert "python3.99 is not a Python that runs here" in refusal(machine.make("venv", "PYTHON=python3.99"))
+
+
+def test_an_environment_made_with_an_unsupported_python_is_not_reused(machine):
+    python310 = machine.python("3.10")
+    subprocess.run([python310, "-m", "venv", machine.venv], check=True)  # an old .venv, made with 3.10
+    machine.python("3.10", "python3")
+    message = refusal(machine.make("venv"))  # python3 is 3.10 as well: nothing to make it with
+    assert "was made with Python 3.10, which the course does not accept" in message
+    assert machine.venv.exists() and machine.installs() == [], "left as it was, not used"
+    machine.python("3.12", "python3")  # now python3 is a Python the course accepts: it replaces the old one
+    done = machine.make("venv")
+    assert done.returncode == 0, done.stderr
+    assert machine.venvs_made() == ["3.12"] and machine.installs() == ["dev"]
+    assert "making it again with python3 (Python 3.12)" in done.stdout
+
+
+def test_a_folder_that_is_not_an_environment_is_never_deleted(machine):
+    machine.python("3.12", "python3")
+    machine.venv.mkdir()
+    (machine.venv / "notes.txt").write_text("mine", encoding="utf-8")
+    done = machine.make("venv")
+    assert done.returncode != 0 and "is not a virtual environment" in done.stderr
+    assert (machine.venv / "notes.txt").read_text(encoding="utf-8") == "mine"
+
+
+def test_the_accepted_pythons_are_read_from_pyproject():
+    out = subprocess.run(["sh", "scripts/venv.sh", "--accepted"], cwd=ROOT, capture_output=True, text=True,
+                         check=True).stdout.strip()
+    accepted = accepted_pythons()
+    assert out == f"{accepted[0]}-{accepted[-1]}"
+
+
+# --------------------------------------------------------------------------- the docs use the switch
+
+
+DOCS = [ROOT / "README.md", ROOT / "docs" / "wsl2.md", ROOT / "docs" / "routes.md"]
+
+
+def make_commands() -> list[str]:
+    """Every ``make ...`` command in the README's and the docs' code blocks and inline code."""
+    found = []
+    for path in DOCS:
+        text = path.read_text(encoding="utf-8")
+        lines = [line for block in code_blocks(text) for line in block.splitlines()]
+        lines += re.findall(r"`(make [^`]+)`", text)
+        found += [re.sub(r"\s+#.*", "", line).strip() for line in lines if line.startswith("make ")]
+    return found
+
+
+def test_the_docs_install_the_gpu_extra_with_the_switch():
+    commands = make_commands()
+    assert "make venv GPU=1" in commands
+    for path in DOCS:
+        text = path.read_text(encoding="utf-8")
+        assert "EXTRAS=dev,gpu" not in text, f"{path.name}: the switch is GPU=1"
+        assert '.venv/bin/pip install -e ".[gpu]"' not in text, f"{path.name}: make venv GPU=1 keeps the stamp right"
+        assert "LEAD:" not in text
+    wsl2 = (ROOT / "docs" / "wsl2.md").read_text(encoding="utf-8")
+    step8 = wsl2[wsl2.index("## 8."):wsl2.index("## 9.")]
+    assert "make venv GPU=1" in code_blocks(step8)[0]
+
+
+def test_every_make_variable_the_docs_set_is_one_the_makefile_reads():
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    known = set(re.findall(r"^([A-Z_]+) \?=", makefile, re.M))
+    used = {name for command in make_commands() for name in re.findall(r"\b([A-Z_]+)=", command)}
+    assert {"GPU", "PYTHON"} <= used <= known
