@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import http.server
 import os
 import threading
@@ -15,15 +16,32 @@ NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 
-@pytest.fixture(autouse=True)
-def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def isolate(monkeypatch: pytest.MonkeyPatch, folder: Path) -> None:
+    """The environment every test runs in: offline, with its own Keras cache, results and logs under ``folder``."""
     monkeypatch.setenv("COURSE_OFFLINE", "1")
-    monkeypatch.setenv("KERAS_HOME", str(tmp_path / "keras-home"))
-    monkeypatch.setenv("COURSE_RESULTS_DIR", str(tmp_path / "results"))
-    monkeypatch.setenv("COURSE_LOG_DIR", str(tmp_path / "tb-logs"))  # a notebook's relative LOG_DIR lands here
+    monkeypatch.setenv("KERAS_HOME", str(folder / "keras-home"))
+    monkeypatch.setenv("COURSE_RESULTS_DIR", str(folder / "results"))
+    monkeypatch.setenv("COURSE_LOG_DIR", str(folder / "tb-logs"))  # a notebook's relative LOG_DIR lands here
     monkeypatch.delenv("COURSE_DATA_DIR", raising=False)
     monkeypatch.delenv("COURSE_RESULTS_FILE", raising=False)
     monkeypatch.delenv("COURSE_SMOKE", raising=False)
+
+
+@pytest.fixture(autouse=True)
+def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    isolate(monkeypatch, tmp_path)
+
+
+@contextlib.contextmanager
+def isolated(folder: Path) -> Iterator[pytest.MonkeyPatch]:
+    """``isolate`` for a module- or session-scoped fixture, which is set up before its first test's ``_isolated``.
+
+    Such a fixture lets one child process (TensorFlow's import alone is 3-4 CPU seconds) check what several
+    tests assert; ``monkeypatch`` changes made in the block are undone when it ends.
+    """
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        isolate(monkeypatch, folder)
+        yield monkeypatch
 
 
 class _Server(http.server.ThreadingHTTPServer):

@@ -11,9 +11,20 @@ from course_utils import fresh_process
 from course_utils.errors import ChildError, CourseError, ParameterError
 from course_utils.fresh_process import FreshRun, parse_memory_used
 
+from .conftest import isolated
 
-def test_in_fresh_process_configures_a_new_runtime():
-    run = fresh_process.try_settings({"cpu_devices": 3}, allocate_mb=4)
+
+@pytest.fixture(scope="module")
+def three_cpus(tmp_path_factory) -> FreshRun:
+    """One fresh process for two tests: three logical CPUs, with TF_FORCE_GPU_ALLOW_GROWTH set in this process
+    and removed for the child (``test_environment_is_passed_and_removed``)."""
+    with isolated(tmp_path_factory.mktemp("fresh")) as monkeypatch:
+        monkeypatch.setenv("TF_FORCE_GPU_ALLOW_GROWTH", "1")  # a value TensorFlow ignores; configure notes it
+        return fresh_process.try_settings({"cpu_devices": 3}, env={"TF_FORCE_GPU_ALLOW_GROWTH": None}, allocate_mb=4)
+
+
+def test_in_fresh_process_configures_a_new_runtime(three_cpus):
+    run = three_cpus
     assert run.ok and run.error is None
     assert run.logical_devices[:3] == ["/device:CPU:0", "/device:CPU:1", "/device:CPU:2"]
     for name in run.logical_devices:
@@ -80,11 +91,11 @@ def test_nvidia_smi_absent_or_failing(monkeypatch):
     assert fresh_process.nvidia_smi_used_mib(run=working) == [2048.0]
 
 
-def test_environment_is_passed_and_removed(monkeypatch):
+def test_environment_is_passed_and_removed(monkeypatch, three_cpus):
     monkeypatch.setenv("TF_FORCE_GPU_ALLOW_GROWTH", "1")  # a value TensorFlow ignores; configure notes it
     inherited = fresh_process.try_settings({}, allocate_mb=1)
     assert "neither 'true' nor 'false'" in inherited.report
-    removed = fresh_process.try_settings({}, env={"TF_FORCE_GPU_ALLOW_GROWTH": None}, allocate_mb=1)
+    removed = three_cpus  # run with the same value set in this process and env={"TF_FORCE_GPU_ALLOW_GROWTH": None}
     assert "neither" not in removed.report and removed.env == {"TF_FORCE_GPU_ALLOW_GROWTH": None}
 
 

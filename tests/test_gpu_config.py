@@ -21,6 +21,8 @@ from course_utils import gpu_config
 from course_utils.errors import CourseError, DeviceError, ParameterError
 from course_utils.gpu_config import Change, ConfigurationTooLateError, check_request
 
+from .conftest import isolated
+
 PRELUDE = """
 import json, os
 from course_utils import gpu_config
@@ -54,12 +56,28 @@ for fake in fakes:
 
 def run_child(body: str, *, start_first: bool = False, fake_gpus: bool = False) -> dict:
     """Run ``body`` after PRELUDE in a fresh Python; return its ``out`` dict."""
-    code = PRELUDE
+    return run_parts(("out", part(body, start_first=start_first, fake_gpus=fake_gpus)))["out"]
+
+
+def part(body: str, *, start_first: bool = False, fake_gpus: bool = False) -> str:
+    """``body`` as code, after starting the runtime and/or adding the fake GPUs."""
+    code = ""
     if start_first:
-        code += "tf.constant(1.0)  # the runtime starts here, before any configuration\n"
+        code += "tf.constant(1.0)  # the runtime starts here (if an earlier part has not started it)\n"
     if fake_gpus:
         code += FAKE_GPUS
-    code += textwrap.dedent(body) + "\nprint('RESULT ' + json.dumps(out))\n"
+    return code + textwrap.dedent(body)
+
+
+def run_parts(*parts: tuple[str, str]) -> dict[str, dict]:
+    """Run the (name, code) parts in order after PRELUDE in ONE fresh Python; return each part's ``out`` by name.
+
+    One process for several tests where what each checks allows the state the earlier parts leave behind.
+    """
+    code = PRELUDE + "results = {}\n"
+    for name, body in parts:
+        code += f"out = results[{name!r}] = {{}}\n" + body + "\n"
+    code += "print('RESULT ' + json.dumps(results))\n"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=os.environ.copy())
     assert proc.returncode == 0, proc.stderr[-3000:]
     line = [x for x in proc.stdout.splitlines() if x.startswith("RESULT ")][-1]
@@ -147,27 +165,61 @@ def test_too_late_error_says_what_and_what_to_do():
 # --- real TensorFlow, in child processes ---------------------------------------------------------
 
 
-def test_cpu_split_before_and_after_initialisation():
-    out = run_child(
-        """
-        out["started_at_first"] = gpu_config.runtime_initialized()
-        attempt("split", cpu_devices=2)
-        attempt("same_again_before_start", cpu_devices=2)
-        out["started_after_configure"] = gpu_config.runtime_initialized()
-        out["logical"] = [d.name for d in tf.config.list_logical_devices("CPU")]
-        placed = {}
-        for name in out["logical"]:
-            with tf.device(name):
-                placed[name] = tf.reduce_sum(tf.ones((64, 64))).device
-        out["placed"] = placed
-        out["started_after_ops"] = gpu_config.runtime_initialized()
-        attempt("same_after_start", cpu_devices=2)
-        attempt("different_after_start", cpu_devices=3)
-        attempt("nothing_asked", )
-        out["logical_after"] = len(tf.config.list_logical_devices("CPU"))
-        out["settings"] = str(gpu_config.current())
-        """
-    )
+# Three tests share one child (one TensorFlow import, not three), in this order: GPU settings without a GPU
+# (nothing changes, the runtime stays down), the CPU split before and after the runtime starts, and then - the
+# runtime up, the fake GPUs added after everything the other two read - GPU settings refused as too late.
+NO_GPU = """
+if tf.config.list_physical_devices("GPU"):
+    out["has_gpu"] = True
+else:
+    attempt("growth", memory_growth=True)
+    attempt("limit", memory_limit_mb=512)
+    attempt("hide_none", visible_gpus=[])
+    out["started"] = gpu_config.runtime_initialized()
+"""
+
+CPU_SPLIT = """
+out["started_at_first"] = gpu_config.runtime_initialized()
+attempt("split", cpu_devices=2)
+attempt("same_again_before_start", cpu_devices=2)
+out["started_after_configure"] = gpu_config.runtime_initialized()
+out["logical"] = [d.name for d in tf.config.list_logical_devices("CPU")]
+placed = {}
+for name in out["logical"]:
+    with tf.device(name):
+        placed[name] = tf.reduce_sum(tf.ones((64, 64))).device
+out["placed"] = placed
+out["started_after_ops"] = gpu_config.runtime_initialized()
+attempt("same_after_start", cpu_devices=2)
+attempt("different_after_start", cpu_devices=3)
+attempt("nothing_asked", )
+out["logical_after"] = len(tf.config.list_logical_devices("CPU"))
+out["settings"] = str(gpu_config.current())
+"""
+
+AFTER_START = """
+attempt("growth", memory_growth=True)
+attempt("limit", memory_limit_mb=256)
+attempt("visible", visible_gpus=[0])
+attempt("growth_off_already", memory_growth=False)
+attempt("all_visible_already", visible_gpus=[0, 1])
+out["growth_unchanged"] = [bool(tf.config.experimental.get_memory_growth(g)) for g in fakes]
+"""
+
+
+@pytest.fixture(scope="module")
+def real_devices(tmp_path_factory) -> dict[str, dict]:
+    """The three parts' ``out`` dicts, by name."""
+    with isolated(tmp_path_factory.mktemp("gpu-config")):
+        return run_parts(
+            ("no_gpu", part(NO_GPU)),
+            ("cpu_split", part(CPU_SPLIT)),
+            ("after_start", part(AFTER_START, start_first=True, fake_gpus=True)),
+        )
+
+
+def test_cpu_split_before_and_after_initialisation(real_devices):
+    out = real_devices["cpu_split"]
     assert out["started_at_first"] is False
     assert out["split"] == {"ok": True, "changes": ["logical CPU devices: 1 -> 2"], "notes": []}
     assert out["same_again_before_start"]["ok"] and out["same_again_before_start"]["changes"] == []
@@ -243,19 +295,8 @@ def test_memory_limit_and_virtual_gpus_with_fake_gpus():
     assert "logical GPUs: 256 MB + 256 MB" in out["settings"]
 
 
-def test_gpu_settings_after_initialisation_with_fake_gpus():
-    out = run_child(
-        """
-        attempt("growth", memory_growth=True)
-        attempt("limit", memory_limit_mb=256)
-        attempt("visible", visible_gpus=[0])
-        attempt("growth_off_already", memory_growth=False)
-        attempt("all_visible_already", visible_gpus=[0, 1])
-        out["growth_unchanged"] = [bool(tf.config.experimental.get_memory_growth(g)) for g in fakes]
-        """,
-        start_first=True,
-        fake_gpus=True,
-    )
+def test_gpu_settings_after_initialisation_with_fake_gpus(real_devices):
+    out = real_devices["after_start"]
     messages = {
         "growth": "Physical devices cannot be modified after being initialized",
         "limit": "Virtual devices cannot be modified after being initialized",
@@ -271,18 +312,8 @@ def test_gpu_settings_after_initialisation_with_fake_gpus():
     assert out["growth_unchanged"] == [False, False]
 
 
-def test_gpu_settings_without_a_gpu_are_skipped_with_a_note():
-    out = run_child(
-        """
-        if tf.config.list_physical_devices("GPU"):
-            out["has_gpu"] = True
-        else:
-            attempt("growth", memory_growth=True)
-            attempt("limit", memory_limit_mb=512)
-            attempt("hide_none", visible_gpus=[])
-            out["started"] = gpu_config.runtime_initialized()
-        """
-    )
+def test_gpu_settings_without_a_gpu_are_skipped_with_a_note(real_devices):
+    out = real_devices["no_gpu"]
     if out.get("has_gpu"):
         pytest.skip("this machine has a GPU")
     assert out["growth"]["ok"] and out["growth"]["changes"] == []

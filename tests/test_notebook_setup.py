@@ -14,6 +14,8 @@ from course_utils.errors import DeviceError, ParameterError
 from course_utils.notebook import CheckpointError, checkpoint, notebook_parameters
 from course_utils.results import read_results
 
+from .conftest import isolated
+
 
 def run_python(code: str, **env: str) -> subprocess.CompletedProcess:
     import os
@@ -46,35 +48,45 @@ def test_setup_rejects_bad_smoke_switch(monkeypatch):
         course_utils.setup({"EPOCHS": 1}, "99_test", smoke={"EPOCHS": 1})
 
 
-def test_setup_keeps_tensorflow_quiet_and_uninitialised():
+# What a notebook's first cell does, in a fresh process: setup() (seeded), a device configuration - which fails
+# once the runtime is initialised, so it must still be possible after setup - and a model's first weights.
+SETUP_IN_A_FRESH_PROCESS = """
+    import sys
+    import course_utils
+    course = course_utils.setup({"SEED": 7}, "99_setup")  # imports TensorFlow, its start-up logs captured
+    tf = course.tf
+    cpu = tf.config.list_physical_devices("CPU")[0]
+    tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
+    print(len(tf.config.list_logical_devices("CPU")))
+    from course_utils.tf_setup import startup_log
+    print("captured", len(startup_log()) > 0)
+    print("start-up done", file=sys.stderr, flush=True)
+    import keras
+    m = keras.Sequential([keras.Input((4,)), keras.layers.Dense(3)])
+    print(float(m.layers[0].kernel.numpy().sum()))
+"""
+
+
+@pytest.fixture(scope="module")
+def two_fresh_setups(tmp_path_factory) -> list[subprocess.CompletedProcess]:
+    """The same first cell in two fresh processes (TensorFlow's import is 3-4 CPU seconds each):
+    each is checked for quiet start-up, and the two are compared for the seed."""
+    with isolated(tmp_path_factory.mktemp("setup")):
+        return [run_python(SETUP_IN_A_FRESH_PROCESS) for _ in range(2)]
+
+
+def test_setup_keeps_tensorflow_quiet_and_uninitialised(two_fresh_setups):
     # A fresh process: the C++ start-up logs must not reach stderr, and device configuration
     # (which fails once the runtime is initialised) must still be possible after setup.
-    result = run_python(
-        """
-        import course_utils
-        course = course_utils.setup({"SEED": 0}, "99_quiet")
-        tf = course.tf
-        cpu = tf.config.list_physical_devices("CPU")[0]
-        tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
-        print(len(tf.config.list_logical_devices("CPU")))
-        from course_utils.tf_setup import startup_log
-        print("captured", len(startup_log()) > 0)
-        """,
-        COURSE_OFFLINE="1",
-    )
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.strip().splitlines()[-2:] == ["2", "captured True"]
-    assert "oneDNN" not in result.stderr and "cuda" not in result.stderr.lower()
+    for result in two_fresh_setups:
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.strip().splitlines()[-3:-1] == ["2", "captured True"]
+        start_up = result.stderr.split("start-up done")[0]
+        assert "oneDNN" not in start_up and "cuda" not in start_up.lower()
 
 
-def test_seed_makes_weights_reproducible():
-    code = """
-        import course_utils, keras
-        course_utils.setup({"SEED": 7}, "99_seed")
-        m = keras.Sequential([keras.Input((4,)), keras.layers.Dense(3)])
-        print(float(m.layers[0].kernel.numpy().sum()))
-    """
-    first, second = (run_python(code).stdout.splitlines()[-1] for _ in range(2))
+def test_seed_makes_weights_reproducible(two_fresh_setups):
+    first, second = (result.stdout.splitlines()[-1] for result in two_fresh_setups)
     assert first == second
 
 

@@ -14,13 +14,16 @@ from course_utils.system.child import run_python
 
 
 def dense_child(way: str, dataset: str, images: int | None, epochs: int, seed: int) -> dict[str, Any]:
-    """Run the noise-vs-zeros training one way in *this* process; report its peak memory and time."""
+    """Run the noise-vs-zeros training one way in *this* process; report its peak memory and time.
+
+    The dataset comes first: a request it cannot meet (too many ``images``) fails fast, before TensorFlow's import.
+    """
+    (x, y), _, info = load_dataset(dataset, images=images, full_size=True)
     from course_utils.channels import train_noise_vs_zeros
     from course_utils.system.rss import peak_rss_mib
     from course_utils.tf_setup import quiet_tensorflow
 
     quiet_tensorflow()
-    (x, y), _, info = load_dataset(dataset, images=images, full_size=True)
     start = time.perf_counter()
     histories = train_noise_vs_zeros(x, y, way=way, epochs=epochs, seed=seed)
     seconds = time.perf_counter() - start

@@ -13,11 +13,15 @@ def run_cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "course_utils.bench", *args], capture_output=True, text=True, env=env)
 
 
-def test_cli_cnn_json_contract():
+def test_cli_cnn_json_contract(capsys):
+    # In this process (TensorFlow is imported here anyway); `python -m course_utils.bench` is run below.
     # --no-xla: the XLA rung compiles for minutes on a CPU; notebook 05 runs it in every notebook tier
-    proc = run_cli("cnn", "--json", "--images", "128", "--epochs", "2", "--no-xla")
-    assert proc.returncode == 0, proc.stderr
-    report = json.loads(proc.stdout)
+    from course_utils.bench import cli
+
+    returncode = cli.main(["cnn", "--json", "--images", "128", "--epochs", "2", "--no-xla"])
+    captured = capsys.readouterr()
+    assert returncode == 0, captured.err
+    report = json.loads(captured.out)
     assert report["configs"][0]["name"] == "seed as written" and len(report["configs"]) >= 3
     assert not any(c["jit_compile"] for c in report["configs"])
     for config in report["configs"]:
@@ -45,10 +49,15 @@ def test_cli_dense_memory_passes_its_options_and_prints_the_report(monkeypatch, 
     assert "300" in text and "150" in text
 
 
-def test_cli_refuses_what_it_cannot_measure():
+def test_cli_refuses_what_it_cannot_measure(capsys):
+    # the two argument errors through `python -m course_utils.bench` (neither imports TensorFlow) ...
     proc = run_cli("cnn", "--json", "--epochs", "1")
     assert proc.returncode == 2 and "warm-up" in proc.stderr
-    proc = run_cli("cnn", "--json", "--images", "99999999", "--epochs", "2")
-    assert proc.returncode == 1 and "training images" in proc.stderr
     proc = run_cli("dense-child", "--way", "seed")  # gone: the children run through course_utils.system.child
     assert proc.returncode == 2 and "invalid choice: 'dense-child'" in proc.stderr
+    # ... and the data's limit in this process: it is found after TensorFlow's import, which this process has done
+    from course_utils.bench import cli
+
+    assert cli.main(["cnn", "--json", "--images", "99999999", "--epochs", "2"]) == 1
+    captured = capsys.readouterr()
+    assert "training images" in captured.err and captured.out == ""

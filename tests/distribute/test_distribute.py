@@ -53,6 +53,19 @@ def last_json(result: subprocess.CompletedProcess) -> dict:
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
+def run_parts(parts: dict[str, str]) -> dict[str, dict]:
+    """Run each part - a function body that returns a JSON-able dict - in order, in ONE fresh Python.
+
+    TensorFlow's CPU split happens once per process, so the checks that need it share a child
+    (the ``split_cpu_child`` fixture, conftest.py) instead of importing TensorFlow once each.
+    """
+    code = ["import json"]
+    for name, body in parts.items():
+        code += [f"def part_{name}():", textwrap.indent(textwrap.dedent(body), "    ")]
+    code.append("print(json.dumps({" + ", ".join(f"{name!r}: part_{name}()" for name in parts) + "}))")
+    return last_json(run_python("\n".join(code)))
+
+
 def assert_nothing_left(folder: Path) -> None:
     assert psutil.Process().children(recursive=True) == []
     assert leftover_processes(folder) == []
@@ -179,70 +192,69 @@ def test_choose_strategy_errors():
         choose_strategy(fake_tf(0), "tpu")
 
 
-def test_split_cpu_happens_before_initialisation_and_says_so_after():
-    result = run_python(
-        """
-        import json
-        from course_utils.tf_setup import quiet_tensorflow
-        from course_utils.distribute import split_cpu, choose_strategy
-        from course_utils.errors import CourseError
-        tf = quiet_tensorflow()
-        names = split_cpu(tf, 2)
-        choice = choose_strategy(tf, "cpu", cpu_replicas=2)
-        tf.constant(1.0) + 1  # the runtime is up now
-        again = split_cpu(tf, 2)  # a re-run notebook cell: harmless
-        try:
-            split_cpu(tf, 3)
-            late = None
-        except CourseError as exc:
-            late = exc.fix
-        print(json.dumps({"names": names, "replicas": choice.replicas, "again": again, "late": late}))
-        """
-    )
-    out = last_json(result)
+# The first part of the split_cpu_child process (conftest.py): it splits the CPU before the runtime starts.
+SPLIT_CPU = """
+    from course_utils.tf_setup import quiet_tensorflow
+    from course_utils.distribute import split_cpu, choose_strategy
+    from course_utils.errors import CourseError
+    tf = quiet_tensorflow()
+    names = split_cpu(tf, 2)
+    choice = choose_strategy(tf, "cpu", cpu_replicas=2)
+    tf.constant(1.0) + 1  # the runtime is up now
+    again = split_cpu(tf, 2)  # a re-run notebook cell: harmless
+    try:
+        split_cpu(tf, 3)
+        late = None
+    except CourseError as exc:
+        late = exc.fix
+    return {"names": names, "replicas": choice.replicas, "again": again, "late": late}
+"""
+
+
+def test_split_cpu_happens_before_initialisation_and_says_so_after(split_cpu_child):
+    out = split_cpu_child["split_cpu"]
     assert out["names"] == ["/device:CPU:0", "/device:CPU:1"] == out["again"]
     assert out["replicas"] == 2
     assert out["late"] and "Restart the kernel" in out["late"]
 
 
-def test_two_replicas_take_the_same_step_as_one_on_the_same_global_batch():
-    result = run_python(
-        """
-        import json
-        import numpy as np
-        from course_utils.tf_setup import quiet_tensorflow
-        from course_utils.distribute import split_cpu
-        tf = quiet_tensorflow()
-        devices = split_cpu(tf, 2)
-        import keras
-        from course_utils.models import build_seed_cnn
-        keras.utils.set_random_seed(0)
-        rng = np.random.default_rng(0)
-        x = rng.random((64, 28, 28, 1), dtype=np.float32)
-        y = rng.integers(0, 10, 64)
-        initial = build_seed_cnn().get_weights()
+# A later part of the split_cpu_child process: split_cpu again (harmless) gives the two devices.
+SAME_STEP_AS_ONE = """
+    import numpy as np
+    from course_utils.tf_setup import quiet_tensorflow
+    from course_utils.distribute import split_cpu
+    tf = quiet_tensorflow()
+    devices = split_cpu(tf, 2)
+    import keras
+    from course_utils.models import build_seed_cnn
+    keras.utils.set_random_seed(0)
+    rng = np.random.default_rng(0)
+    x = rng.random((64, 28, 28, 1), dtype=np.float32)
+    y = rng.integers(0, 10, 64)
+    initial = build_seed_cnn().get_weights()
 
-        def one_step(replica_devices):
-            strategy = tf.distribute.MirroredStrategy(replica_devices)
-            with strategy.scope():
-                model = build_seed_cnn()
-                model.set_weights(initial)
-                model.compile(optimizer=keras.optimizers.SGD(0.1),
-                              loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
-            batches = strategy.experimental_distribute_dataset(tf.data.Dataset.from_tensor_slices((x, y)).batch(64))
-            per_replica = [int(t.shape[0]) for t in strategy.experimental_local_results(next(iter(batches))[0])]
-            loss = model.fit(batches, epochs=1, verbose=0, shuffle=False).history["loss"][0]
-            return strategy.num_replicas_in_sync, per_replica, loss, model.get_weights()
+    def one_step(replica_devices):
+        strategy = tf.distribute.MirroredStrategy(replica_devices)
+        with strategy.scope():
+            model = build_seed_cnn()
+            model.set_weights(initial)
+            model.compile(optimizer=keras.optimizers.SGD(0.1),
+                          loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+        batches = strategy.experimental_distribute_dataset(tf.data.Dataset.from_tensor_slices((x, y)).batch(64))
+        per_replica = [int(t.shape[0]) for t in strategy.experimental_local_results(next(iter(batches))[0])]
+        loss = model.fit(batches, epochs=1, verbose=0, shuffle=False).history["loss"][0]
+        return strategy.num_replicas_in_sync, per_replica, loss, model.get_weights()
 
-        r1, b1, loss1, w1 = one_step(devices[:1])
-        r2, b2, loss2, w2 = one_step(devices)
-        moved = max(float(np.abs(a - b).max()) for a, b in zip(initial, w1))
-        diff = max(float(np.abs(a - b).max()) for a, b in zip(w1, w2))
-        print(json.dumps({"replicas": [r1, r2], "batches": [b1, b2], "loss": [loss1, loss2],
-                          "moved": moved, "diff": diff}))
-        """
-    )
-    out = last_json(result)
+    r1, b1, loss1, w1 = one_step(devices[:1])
+    r2, b2, loss2, w2 = one_step(devices)
+    moved = max(float(np.abs(a - b).max()) for a, b in zip(initial, w1))
+    diff = max(float(np.abs(a - b).max()) for a, b in zip(w1, w2))
+    return {"replicas": [r1, r2], "batches": [b1, b2], "loss": [loss1, loss2], "moved": moved, "diff": diff}
+"""
+
+
+def test_two_replicas_take_the_same_step_as_one_on_the_same_global_batch(split_cpu_child):
+    out = split_cpu_child["same_step_as_one"]
     assert out["replicas"] == [1, 2]
     assert out["batches"] == [[64], [32, 32]]  # the global batch, split per replica
     loss1, loss2 = out["loss"]
