@@ -20,6 +20,7 @@ from course_utils.doctor.nvidia import parse_nvidia_smi
 from course_utils.doctor.versions import load
 
 from .conftest import ROOT
+from .doctor.test_doctor import cuda_tf
 
 GUIDE = ROOT / "docs" / "wsl2.md"
 ROUTES = ROOT / "docs" / "routes.md"
@@ -72,17 +73,8 @@ def wsl2_answer(capsys: pytest.CaptureFixture[str]) -> dict:
 
 
 def gpu_tensorflow(**overrides) -> TensorFlowInfo:
-    values = {
-        "installed": True,
-        "version": "2.21.0",
-        "built_with_cuda": True,
-        "cuda_version": "12.5.1",
-        "cudnn_version": "9",
-        "compute_capabilities": ["sm_60", "sm_70", "sm_80", "sm_89", "compute_90"],
-        "gpus": [{"name": "NVIDIA GeForce RTX 4070", "compute_capability": "8.9"}],
-    }
-    values.update(overrides)
-    return TensorFlowInfo(**values)
+    """The doctor tests' CUDA build of TensorFlow 2.21, seeing one RTX 4070."""
+    return cuda_tf(**{"gpus": [{"name": "NVIDIA GeForce RTX 4070", "compute_capability": "8.9"}], **overrides})
 
 
 # ----------------------------------------------------------------- the guide and the doctor agree

@@ -184,6 +184,15 @@ def _keras_note(minor: str, what: str = "") -> Note:
     return Note("keras-2-only", f"{what or f'TF {minor}'} comes with Keras 2. {rule['text']}")
 
 
+def _python_limits_note(asked: str, build: Build, newest: Build) -> Note:
+    """The student's Python keeps them on an older TensorFlow line than the newest."""
+    return Note(
+        "python-limits-tensorflow",
+        f"Python {asked} limits you to TensorFlow {build.minor}; "
+        f"Python {newest.python_min}-{newest.python_max} gets {newest.minor}",
+    )
+
+
 def _tensorboard(build: Build) -> list[str]:
     since = load().rule("tensorboard-separate")["since"]
     if parse_version(build.tensorflow) >= parse_version(since):
@@ -319,13 +328,7 @@ def recommend(
             )
         )
     elif asked and build is not newest:
-        notes.append(
-            Note(
-                "python-limits-tensorflow",
-                f"Python {asked} limits you to TensorFlow {build.minor}; "
-                f"Python {newest.python_min}-{newest.python_max} gets {newest.minor}",
-            )
-        )
+        notes.append(_python_limits_note(asked, build, newest))
     requirement = _requirement(build, platform, use_gpu)
     install = pip_install(requirement, build.minor)
 
@@ -400,13 +403,7 @@ def _macos(asked: str | None, notes: list[Note]) -> Recommendation:
             )
         )
     elif asked and build is not newest:
-        notes.append(
-            Note(
-                "python-limits-tensorflow",
-                f"Python {asked} limits you to TensorFlow {build.minor}; "
-                f"Python {newest.python_min}-{newest.python_max} gets {newest.minor}",
-            )
-        )
+        notes.append(_python_limits_note(asked, build, newest))
     requirement = f"tensorflow=={build.minor}.*"
     commands = [*_venv("macos", env_python), _pip_upgrade("macos"), pip_install(requirement, build.minor)]
     commands += [*_tensorboard(build), VERIFY]
