@@ -23,15 +23,15 @@ CI_OUT ?= build/ci/course
 TIER_TIMES ?=
 
 PYTEST := COURSE_OFFLINE=1 $(BIN)/python -m pytest
-TIERS := lint unit papermill nbval browser
+TIERS := lint unit papermill nbval browser hosted
 
 # `make test` runs the tiers in two lanes side by side, one per CPU core of a CI machine:
-# lint, unit, nbval | papermill, browser (the browser tier shows what the papermill tier executed).
+# lint, unit, nbval, hosted | papermill, browser (the browser tier shows what the papermill tier executed).
 # Each tier's output is printed in one piece when its lane ends; every tier runs even when another fails.
-LANE1 := lint unit nbval
+LANE1 := lint unit nbval hosted
 LANE2 := papermill browser
 
-.PHONY: course test lab venv clean help lane1 lane2 $(TIERS) FORCE
+.PHONY: course test lab venv clean help lane1 lane2 links $(TIERS) FORCE
 
 # $(call timed,COMMAND): run COMMAND, print the tier's elapsed seconds, keep COMMAND's exit status.
 # pytest's 5 (no tests collected) fails the tier like any other non-zero status.
@@ -54,6 +54,9 @@ help:
 	@echo "make papermill - course run --smoke into $(CI_OUT), then checks on what each notebook recorded"
 	@echo "make nbval     - pytest --nbval notebooks/ in smoke mode (cell by cell)"
 	@echo "make browser   - the notebooks in JupyterLab in headless Chromium (widgets live; others as papermill ran them)"
+	@echo "make hosted    - every notebook again (smoke) with Colab's and Kaggle's TensorFlow and Keras, in $(HOSTED_VENV)"
+	@echo "                 (constraints/hosted.txt), after checking that installing the package keeps them"
+	@echo "make links     - write the Colab, Kaggle and Binder badges and the hosted setup cell into every notebook"
 	@echo "make lab       - open the notebooks in JupyterLab"
 	@echo "make venv      - only create/refresh the environment $(VENV)"
 	@echo "GPU=1          - with any of them (make lab GPU=1, make venv GPU=1): also install the gpu extra"
@@ -63,7 +66,7 @@ help:
 PYTHONS = $(shell sh scripts/venv.sh --accepted)
 
 # Runs every time; does nothing when the stamp says .venv holds what is asked for (see scripts/venv.sh).
-$(STAMP): pyproject.toml FORCE
+$(STAMP): pyproject.toml constraints/course.txt FORCE
 	@PYTHON='$(PYTHON)' PYTHON_GIVEN='$(filter-out undefined default file,$(origin PYTHON))' VENV='$(VENV)' \
 	  EXTRAS='$(INSTALL_EXTRAS)' sh scripts/venv.sh
 
@@ -86,6 +89,14 @@ papermill: $(STAMP)
 nbval: $(STAMP)
 	$(call timed,COURSE_OFFLINE=1 COURSE_SMOKE=1 COURSE_RESULTS_DIR=$(CURDIR)/build/ci/nbval/results \
 	  COURSE_LOG_DIR=$(CURDIR)/build/ci/nbval/tb-logs $(BIN)/python -m pytest --nbval notebooks/)
+
+# A second environment with the hosted runtimes' versions (scripts/hosted.sh); the course's .venv is not used.
+HOSTED_VENV ?= .venv-hosted
+hosted:
+	$(call timed,VENV=$(HOSTED_VENV) OUT=build/ci/hosted PYTHON=$(PYTHON) sh scripts/hosted.sh)
+
+links: $(STAMP)
+	$(BIN)/python scripts/notebook_links.py
 
 browser: $(STAMP)
 	$(call timed,COURSE_CI_OUT=$(CI_OUT) $(PYTEST) tests -m browser)

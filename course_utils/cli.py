@@ -7,6 +7,7 @@ Each command is a module with a ``main(argv) -> int``, imported only when used, 
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import sys
 
 PROG = "course"
@@ -18,6 +19,25 @@ COMMANDS = {
     "bench": ("course_utils.bench.cli", "measure the CNN's speed ladder, or notebook 04's memory, two ways (JSON)"),
     "logs": ("course_utils.tb_logs", "read TensorBoard logs back as a table (CSV: run, split, tag, step, value)"),
 }
+
+
+# What a command needs beyond the package's own dependencies: the extra that brings it. On Colab and
+# Kaggle the package is installed without extras (their notebook servers are their own).
+NEEDS = {"run": ("papermill", "lab")}
+
+
+def missing_extra(command: str) -> str | None:
+    """The message for a command whose extra is not installed, else None."""
+    if command not in NEEDS:
+        return None
+    module, extra = NEEDS[command]
+    if importlib.util.find_spec(module) is not None:
+        return None
+    return (
+        f"error: '{PROG} {command}' needs {module}, which is not installed.\n"
+        f'Install the "{extra}" extra: pip install "course-utils[{extra}]"'
+        f' (in the course folder: pip install -e ".[{extra}]").'
+    )
 
 
 def usage() -> str:
@@ -35,6 +55,10 @@ def main(argv: list[str] | None = None) -> int:
     if argv[0] not in COMMANDS:
         print(usage())
         print(f"\nerror: unknown command {argv[0]!r}", file=sys.stderr)
+        return 2
+    message = missing_extra(argv[0])
+    if message:
+        print(message, file=sys.stderr)
         return 2
     module = importlib.import_module(COMMANDS[argv[0]][0])
     return module.main(argv[1:])

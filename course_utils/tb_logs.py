@@ -19,7 +19,17 @@ table - one ``Scalar(run, split, tag, step, value, wall_time)`` per logged numbe
 ``series``, ``pivot`` and ``plot_runs`` turn into what a notebook shows. No pandas needed;
 ``pandas.DataFrame(rows)`` works if you have it.
 
-Command line: ``course logs LOG_DIR [--tag TAG]`` prints the table as CSV.
+Damaged logs - an event file is a sequence of TFRecords, each framed by its length and two
+CRC32C checksums (https://www.tensorflow.org/tutorials/load_data/tfrecord, "TFRecords format
+details"). TensorBoard's reader stops at the first record that fails a check, silently, and
+drops every record after it. Here each file is checked record by record first: a record that
+fails its checksum is skipped, a damaged length is stepped over to the next whole record, and
+a file cut off inside its last record (a writer killed mid-write, or one still writing) keeps
+its whole records. What was skipped is reported as an ``EventFileDamage`` - in the
+``damaged`` list the reader is given, else as a warning - so nothing is dropped unsaid.
+
+Command line: ``course logs LOG_DIR [--tag TAG]`` prints the table as CSV, and names on
+standard error each damaged file and what was skipped in it.
 
 Where logs go: a notebook's ``LOG_DIR`` parameter, relative to the notebook's folder; when
 the environment sets ``COURSE_LOG_DIR`` (the tests do), a relative ``LOG_DIR`` is taken
@@ -34,7 +44,10 @@ import importlib.util
 import os
 import re
 import shutil
+import struct
 import sys
+import tempfile
+import warnings
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -152,9 +165,44 @@ def tensorboard_callback(
     import keras
 
     path = run_dir(root, run, fresh=fresh)
-    return keras.callbacks.TensorBoard(
+    return callback_class(keras)(
         log_dir=str(path), histogram_freq=histogram_freq, write_graph=write_graph, profile_batch=profile or 0
     )
+
+
+# Keras before 3.14 tags each weight histogram with the weight's short name ("kernel", "bias"), so all
+# Dense layers write to the same two tags and TensorBoard keeps one of them (keras-team/keras#20809).
+# Keras 3.14 uses the weight's path ("dense/kernel") instead (keras-team/keras#22317). Colab and Kaggle
+# run Keras 3.13: there the course's callback writes path tags too, so the notebook reads the same logs.
+PATH_TAGS_SINCE = (3, 14)
+
+
+def keras_version(keras: Any) -> tuple[int, int]:
+    """``keras.__version__`` as (major, minor)."""
+    major, minor = (int(part) for part in keras.__version__.split(".")[:2])
+    return major, minor
+
+
+def callback_class(keras: Any) -> type:
+    """Keras's TensorBoard callback; before Keras 3.14 a subclass that tags histograms by weight path."""
+    base = keras.callbacks.TensorBoard
+    if keras_version(keras) >= PATH_TAGS_SINCE:
+        return base
+
+    class TensorBoard(base):
+        """Keras 3.14's ``_log_weights``: one tag per weight path, so layers do not overwrite each other."""
+
+        def _log_weights(self, epoch: int) -> None:
+            with self._train_writer.as_default():
+                for layer in self.model.layers:
+                    for weight in layer.weights:
+                        name = weight.path.replace(":", "_")
+                        self.summary.histogram(f"{name}/histogram", weight, step=epoch)
+                        if self.write_images:
+                            self._log_weight_as_image(weight, f"{name}/image", epoch)
+                self._train_writer.flush()
+
+    return TensorBoard
 
 
 def event_dirs(log_dir: str | os.PathLike[str]) -> list[tuple[str, str, Path]]:
@@ -175,21 +223,147 @@ def event_dirs(log_dir: str | os.PathLike[str]) -> list[tuple[str, str, Path]]:
     return result
 
 
-def _accumulator(folder: Path):
+def _crc32c_table() -> list[int]:
+    table = []
+    for n in range(256):
+        crc = n
+        for _ in range(8):
+            crc = (crc >> 1) ^ 0x82F63B78 if crc & 1 else crc >> 1  # CRC-32C (Castagnoli), reflected
+        table.append(crc)
+    return table
+
+
+_CRC32C = _crc32c_table()
+
+
+def masked_crc32c(data: bytes) -> int:
+    """The masked CRC-32C a TFRecord stores after its length and after its data (TensorFlow's ``crc32c::Mask``)."""
+    crc, table = 0xFFFFFFFF, _CRC32C
+    for byte in data:
+        crc = table[(crc ^ byte) & 0xFF] ^ (crc >> 8)
+    crc ^= 0xFFFFFFFF
+    return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
+
+
+class EventFileDamage(NamedTuple):
+    """What could not be read in one event file; its other records were read."""
+
+    path: Path
+    records: int  # whole records read
+    corrupt: int  # records skipped: their data failed its checksum
+    skipped_bytes: int  # bytes stepped over after a damaged record length
+    cut_bytes: int  # the bytes of a last record cut short (0: none)
+
+    @property
+    def cut(self) -> bool:
+        """The file ends inside a record: its writer was stopped mid-write, or is writing still."""
+        return self.cut_bytes > 0
+
+    @property
+    def lost_bytes(self) -> int:
+        """Bytes that are no whole record."""
+        return self.skipped_bytes + self.cut_bytes
+
+    def describe(self) -> str:
+        """One line for a person: the file, what was read, what was skipped and why."""
+        parts = [f"{self.path}: {self.records} whole record{'s' if self.records != 1 else ''} read"]
+        if self.corrupt == 1:
+            parts.append("1 record failed its checksum (CRC32C) and was skipped")
+        elif self.corrupt:
+            parts.append(f"{self.corrupt} records failed their checksums (CRC32C) and were skipped")
+        if self.skipped_bytes:
+            parts.append(f"{self.skipped_bytes} bytes could not be read as records (a damaged record length)")
+        if self.cut:
+            parts.append(f"the last {self.cut_bytes} bytes are a record cut off mid-write (its writer was stopped, "
+                         "or is still writing)")
+        return "; ".join(parts)
+
+
+def scan_event_file(path: str | os.PathLike[str]) -> tuple[list[bytes], EventFileDamage | None]:
+    """Every record of an event file whose length and data pass their checksums, and what was skipped (None: nothing).
+
+    A record whose data fails its checksum is skipped; after a damaged length, reading goes on
+    at the next offset where a whole record starts; a last record cut short is reported.
+    """
+    path = Path(path)
+    data = path.read_bytes()
+    records: list[bytes] = []
+    corrupt = skipped = cut = 0
+    at, size = 0, len(data)
+    while at < size:
+        if size - at < 12:
+            cut = size - at
+            break
+        length = struct.unpack_from("<Q", data, at)[0]
+        if struct.unpack_from("<I", data, at + 8)[0] != masked_crc32c(data[at : at + 8]):
+            start, at = at, _next_record(data, at + 1)
+            skipped += at - start
+            continue
+        if at + 16 + length > size:
+            cut = size - at
+            break
+        body = data[at + 12 : at + 12 + length]
+        if struct.unpack_from("<I", data, at + 12 + length)[0] == masked_crc32c(body):
+            records.append(body)
+        else:
+            corrupt += 1
+        at += 16 + length
+    damage = EventFileDamage(path, len(records), corrupt, skipped, cut) if corrupt or skipped or cut else None
+    return records, damage
+
+
+def _next_record(data: bytes, at: int) -> int:
+    """The first offset from ``at`` where a whole record starts (its length passes its checksum, and fits)."""
+    size = len(data)
+    while at + 16 <= size:
+        length = struct.unpack_from("<Q", data, at)[0]
+        if at + 16 + length <= size and struct.unpack_from("<I", data, at + 8)[0] == masked_crc32c(data[at : at + 8]):
+            return at
+        at += 1
+    return size
+
+
+def _accumulator(folder: Path, damaged: list[EventFileDamage] | None = None):
+    """TensorBoard's EventAccumulator over ``folder``; over a checked copy of its event files when one is damaged."""
     require_tensorboard()
     from tensorboard.backend.event_processing import event_accumulator as ea
 
     # 0 = keep every event (the default keeps a sample of 10 tensors per tag)
-    acc = ea.EventAccumulator(str(folder), size_guidance={ea.TENSORS: 0, ea.SCALARS: 0})
-    acc.Reload()
+    guidance = {ea.TENSORS: 0, ea.SCALARS: 0}
+    files = sorted(p for p in folder.iterdir() if p.is_file() and EVENT_PREFIX in p.name)
+    scanned = [(path, *scan_event_file(path)) for path in files]
+    found = [damage for _, _, damage in scanned if damage is not None]
+    if not found:
+        acc = ea.EventAccumulator(str(folder), size_guidance=guidance)
+        acc.Reload()
+        return acc
+    for damage in found:
+        if damaged is None:
+            warnings.warn(f"damaged TensorBoard event file: {damage.describe()}", UserWarning, stacklevel=3)
+        else:
+            damaged.append(damage)
+    with tempfile.TemporaryDirectory(prefix="course-logs-") as checked:
+        for path, records, _ in scanned:  # the whole records, each framed again with its checksums
+            with open(Path(checked) / path.name, "wb") as out:
+                for record in records:
+                    header = struct.pack("<Q", len(record))
+                    out.write(header + struct.pack("<I", masked_crc32c(header)) + record
+                              + struct.pack("<I", masked_crc32c(record)))
+        acc = ea.EventAccumulator(checked, size_guidance=guidance)
+        acc.Reload()  # reads everything into memory: the copy can go
     return acc
 
 
-def read_tags(log_dir: str | os.PathLike[str]) -> dict[tuple[str, str], dict[str, list[str]]]:
-    """What each run and split logged: ``{(run, split): {plugin: [tags]}}`` (scalars, histograms, ...)."""
+def read_tags(
+    log_dir: str | os.PathLike[str], *, damaged: list[EventFileDamage] | None = None
+) -> dict[tuple[str, str], dict[str, list[str]]]:
+    """What each run and split logged: ``{(run, split): {plugin: [tags]}}`` (scalars, histograms, ...).
+
+    Damaged event files: see the module docstring (``damaged`` collects them; without it, a warning each).
+    """
     result: dict[tuple[str, str], dict[str, list[str]]] = {}
     for run, split, folder in event_dirs(log_dir):
-        acc = _accumulator(folder)
+        acc = _accumulator(folder, damaged)
         plugins: dict[str, list[str]] = defaultdict(list)
         for tag in acc.Tags()["tensors"]:
             plugins[acc.SummaryMetadata(tag).plugin_data.plugin_name or "tensors"].append(tag)
@@ -204,11 +378,13 @@ def read_scalars(
     *,
     runs: Iterable[str] | None = None,
     tags: Iterable[str] | None = None,
+    damaged: list[EventFileDamage] | None = None,
 ) -> list[Scalar]:
     """Every scalar under ``log_dir`` as a tidy table, sorted by run, split, tag and step.
 
     Reads TF2 tensor summaries of the scalars plugin (``.Tensors`` + ``make_ndarray``) and
     legacy ``simple_value`` scalars (``.Scalars``), so it works for logs from any writer.
+    Damaged event files: see the module docstring (``damaged`` collects them; without it, a warning each).
     """
     from tensorboard.util import tensor_util
 
@@ -218,7 +394,7 @@ def read_scalars(
     for run, split, folder in event_dirs(log_dir):
         if wanted_runs is not None and run not in wanted_runs:
             continue
-        acc = _accumulator(folder)
+        acc = _accumulator(folder, damaged)
         for tag in acc.Tags()["tensors"]:
             if wanted_tags is not None and tag not in wanted_tags:
                 continue
@@ -297,7 +473,7 @@ def plot_runs(
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``course logs LOG_DIR [--tag TAG ...] [--run RUN ...]``: the tidy table as CSV."""
+    """``course logs LOG_DIR [--tag TAG ...] [--run RUN ...]``: the tidy table as CSV; damaged files named on stderr."""
     parser = argparse.ArgumentParser(prog="course logs", description=main.__doc__)
     parser.add_argument("log_dir", help="a TensorBoard log folder (e.g. notebooks/logs)")
     parser.add_argument("--tag", action="append", help="only these tags (repeatable)")
@@ -306,10 +482,19 @@ def main(argv: list[str] | None = None) -> int:
     if not Path(args.log_dir).is_dir():
         print(f"error: {args.log_dir} is not a folder", file=sys.stderr)
         return 2
-    rows = read_scalars(args.log_dir, runs=args.run, tags=args.tag)
+    damaged: list[EventFileDamage] = []
+    rows = read_scalars(args.log_dir, runs=args.run, tags=args.tag, damaged=damaged)
     writer = csv.writer(sys.stdout)
     writer.writerow(Scalar._fields)
     writer.writerows(rows)
+    if damaged:
+        many = len(damaged) != 1
+        print(f"warning: {len(damaged)} event file{'s are' if many else ' is'} damaged; the table holds every "
+              "whole record, and leaves out:", file=sys.stderr)
+        for damage in damaged:
+            print(f"  {damage.describe()}", file=sys.stderr)
+        print("What to do: re-run the training that wrote them for complete logs (a file still being written "
+              "is whole once its writer closes it).", file=sys.stderr)
     return 0
 
 

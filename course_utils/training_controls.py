@@ -342,7 +342,12 @@ class TrainingControls:
         display(Image(data=buffer.getvalue(), format="png"))
 
     def _repr_mimebundle_(self, **kwargs) -> dict[str, Any]:
-        bundle = self.box._repr_mimebundle_(**kwargs)
+        view = getattr(self.box, "_repr_mimebundle_", None)  # ipywidgets 8; ipywidgets 7 (Colab) has none
+        if view is not None:
+            bundle = view(**kwargs)
+        else:  # the same widget-view record that ipywidgets 7 displays itself
+            bundle = {"application/vnd.jupyter.widget-view+json": {
+                "version_major": 2, "version_minor": 0, "model_id": self.box.model_id}}
         bundle["text/plain"] = (
             f"Training controls (device {self.device.value}, batch {self.batch_size.value}, "
             f"{self.epochs.value} epochs): open the notebook in JupyterLab to use them"

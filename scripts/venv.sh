@@ -9,12 +9,14 @@
 # the pyproject.toml extras asked for, comma-separated (GPU=1 adds gpu).
 #
 # The stamp $VENV/.course-installed records what was installed - "python 3.12" and "extras dev,gpu" - and the
-# environment is up to date when that is what is wanted now and the stamp is newer than pyproject.toml.
+# environment is up to date when that is what is wanted now and the stamp is newer than pyproject.toml and
+# constraints/course.txt (the exact versions installed: pip install -c constraints/course.txt).
 # Otherwise:
 # - a new environment when there is none, when PYTHON names another Python than the environment's, or when
 #   the environment's Python is one the course does not accept (requires-python in pyproject.toml) or not the
 #   one it was made with (a Python that stops here with a message saying which Pythons work and how to get one);
-# - then pip install -e ".[extras]" with the extras asked for plus those installed before: GPU=1 once is enough.
+# - then pip install -c constraints/course.txt -e ".[extras]" with the extras asked for plus those installed
+#   before: GPU=1 once is enough.
 set -eu
 
 STAMP_NAME=.course-installed
@@ -110,7 +112,8 @@ fi
 # the extras asked for plus those installed before, sorted, once each
 extras=$(printf '%s,%s\n' "$EXTRAS" "$recorded_extras" | tr ',' '\n' | sed '/^ *$/d' | sort -u | paste -sd, -)
 want=$(printf 'python %s\nextras %s' "$have" "$extras")
-if [ -z "$new" ] && [ -f "$STAMP" ] && [ ! pyproject.toml -nt "$STAMP" ] && [ "$recorded_python" = "$have" ] &&
+if [ -z "$new" ] && [ -f "$STAMP" ] && [ ! pyproject.toml -nt "$STAMP" ] &&
+    [ ! constraints/course.txt -nt "$STAMP" ] && [ "$recorded_python" = "$have" ] &&
     [ "$recorded_extras" = "$extras" ]; then
     [ "$(cat "$STAMP")" = "$want" ] || printf '%s\n' "$want" > "$STAMP"  # an empty stamp gets its content
     exit 0  # up to date
@@ -118,7 +121,7 @@ fi
 
 echo "Installing the course into $VENV: Python $have, extras $extras (a few minutes the first time)"
 "$VENV/bin/python" -m pip install --quiet --upgrade pip
-"$VENV/bin/python" -m pip install --quiet -e ".[$extras]"
+"$VENV/bin/python" -m pip install --quiet -c constraints/course.txt -e ".[$extras]"
 printf '%s\n' "$want" > "$STAMP"
 tf=$("$VENV/bin/python" -c 'import tensorflow as tf; print("TensorFlow", tf.__version__)' 2>/dev/null || true)
 echo "Environment ready: $VENV (${tf:-TensorFlow not importable}; Python $have, extras $extras)"

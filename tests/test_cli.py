@@ -27,6 +27,16 @@ def test_an_unknown_command_is_refused_with_the_list(capsys):
     assert "unknown command 'trian'" in captured.err and "commands:" in captured.out
 
 
+def test_run_without_the_lab_extra_says_which_extra_to_install(monkeypatch, capsys):
+    """As on Colab and Kaggle, where the package comes without papermill."""
+    real = cli.importlib.util.find_spec
+    monkeypatch.setattr(cli.importlib.util, "find_spec", lambda name, *a: None if name == "papermill" else real(name))
+    assert cli.main(["run", "01"]) == 2
+    err = capsys.readouterr().err
+    assert "needs papermill" in err and 'pip install "course-utils[lab]"' in err
+    assert cli.missing_extra("doctor") is None  # the other commands need nothing more
+
+
 @pytest.mark.parametrize("command", sorted(cli.COMMANDS))
 def test_every_command_module_has_a_main_and_its_own_help(command, capsys):
     with pytest.raises(SystemExit) as done:

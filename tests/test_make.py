@@ -83,7 +83,8 @@ class Machine:
 
     def installs(self) -> list[str]:
         """The extras of each ``pip install -e`` the last make ran."""
-        return re.findall(r"-m pip install --quiet -e \.\[([^\]]*)\]", "\n".join(self.calls()))
+        pattern = r"-m pip install --quiet -c constraints/course.txt -e \.\[([^\]]*)\]"
+        return re.findall(pattern, "\n".join(self.calls()))
 
     def venvs_made(self) -> list[str]:
         """The version of each Python that made an environment in the last make."""

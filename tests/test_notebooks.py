@@ -41,15 +41,19 @@ def test_stored_without_outputs(path):
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_conventions(path):
     nb = load(path)
-    assert nb["cells"][0]["cell_type"] == "markdown" and source(nb["cells"][0]).startswith("# "), "a title first"
+    # cell 0 holds the Colab, Kaggle and Binder badges (generated: tests/test_notebook_links.py); the title follows
+    title = nb["cells"][1]
+    assert title["cell_type"] == "markdown" and source(title).startswith(f"# {path.stem[:2]} · "), "the title second"
     cells = code_cells(nb)
-    params, setup_cell = cells[0], cells[1]
-    assert "parameters" in params["metadata"].get("tags", []), "first code cell is tagged 'parameters'"
+    # the generated hosted-setup cell comes first, then the parameters and the setup cell
+    assert cells[0]["metadata"].get("tags", []) == ["hosted-setup"], "first code cell: the hosted setup"
+    params, setup_cell = cells[1], cells[2]
+    assert "parameters" in params["metadata"].get("tags", []), "second code cell is tagged 'parameters'"
     for node in ast.parse(source(params)).body:
         assert isinstance(node, ast.Assign), f"parameters cell holds assignments only: {ast.dump(node)[:60]}"
         ast.literal_eval(node.value)  # literals only, so papermill can override them
         assert all(isinstance(t, ast.Name) and t.id.isupper() for t in node.targets), "UPPER_CASE names"
-    assert f'course_utils.setup(globals(), "{path.stem}"' in source(setup_cell), "second cell is the setup cell"
+    assert f'course_utils.setup(globals(), "{path.stem}"' in source(setup_cell), "the setup cell follows the parameters"
     # papermill must see every parameter (it silently skips a line it cannot parse, e.g. "=" in a comment).
     import papermill
 

@@ -1,50 +1,147 @@
-"""pyproject.toml, environment.yml and binder/requirements.txt pin the same versions."""
+"""What the package supports, and what the course installs, agree.
+
+pyproject.toml states ranges; constraints/course.txt the course's exact versions (make,
+environment.yml, Binder); constraints/hosted.txt the versions Colab and Kaggle run. Each range
+must admit both pins and nothing older than the hosted one or newer than the course's line.
+"""
 
 from __future__ import annotations
 
-import subprocess
 import tomllib
 
+import pytest
 import yaml
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+from packaging.version import Version
 
 from .conftest import ROOT
 
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+SELF = canonicalize_name(PYPROJECT["name"])
 
-def pyproject_deps() -> list[str]:
-    return tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+
+def read_pins(name: str) -> dict[str, Version]:
+    """``constraints/<name>``: one ``package==version`` per line, each package once."""
+    pins: dict[str, Version] = {}
+    for number, raw in enumerate((ROOT / "constraints" / name).read_text().splitlines(), 1):
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        requirement = Requirement(line)
+        specs = list(requirement.specifier)
+        where = f"constraints/{name}:{number}: {line!r}"
+        assert len(specs) == 1 and specs[0].operator == "==", f"{where} must pin one exact version (name==x.y.z)"
+        key = canonicalize_name(requirement.name)
+        assert key not in pins, f"{where}: {requirement.name} is pinned twice"
+        pins[key] = Version(specs[0].version)
+    return pins
 
 
-def test_environment_yml_has_pyprojects_pins():
+# Packages whose minor releases change what the course relies on: their ranges end at the course's minor line.
+# The others follow semantic versioning: their ranges end at the next major release.
+MINOR_LINES = {"tensorflow", "keras", "tensorboard", "numpy", "matplotlib", "jupyterlab", "papermill", "nbval",
+               "ruff", "playwright", "xprof"}
+COURSE = read_pins("course.txt")
+HOSTED = read_pins("hosted.txt")
+
+
+def requirements(group: str | None = None) -> list[Requirement]:
+    lines = PYPROJECT["dependencies"] if group is None else PYPROJECT["optional-dependencies"][group]
+    return [r for r in map(Requirement, lines) if canonicalize_name(r.name) != SELF]
+
+
+def every_requirement() -> list[Requirement]:
+    found = requirements()
+    for group in PYPROJECT["optional-dependencies"]:
+        found += requirements(group)
+    return found
+
+
+def next_line(name: str, version: Version) -> Version:
+    if canonicalize_name(name) in MINOR_LINES:
+        return Version(f"{version.major}.{version.minor + 1}")
+    return Version(f"{version.major + 1}")
+
+
+def previous_minor(version: Version) -> Version | None:
+    if version.minor == 0:
+        return None
+    return Version(f"{version.major}.{version.minor - 1}.0")
+
+
+@pytest.mark.parametrize("requirement", every_requirement(), ids=str)
+def test_the_course_pins_every_dependency_inside_its_range(requirement):
+    key = canonicalize_name(requirement.name)
+    assert key in COURSE, f"{requirement.name}: add its tested version to constraints/course.txt"
+    assert requirement.specifier.contains(COURSE[key]), (
+        f"pyproject.toml says {requirement}, constraints/course.txt pins {COURSE[key]}"
+    )
+    newer = next_line(key, COURSE[key])
+    assert not requirement.specifier.contains(newer, prereleases=True), (
+        f"{requirement} admits {newer}, a release line the course has not tested: end the range below it"
+    )
+
+
+@pytest.mark.parametrize("requirement", requirements(), ids=str)
+def test_the_package_installs_beside_the_hosted_runtimes_versions(requirement):
+    """Every package the lessons need is pinned in hosted.txt, and the range reaches down to it, no lower."""
+    key = canonicalize_name(requirement.name)
+    assert key in HOSTED, f"{requirement.name}: add the version Colab has to constraints/hosted.txt"
+    assert requirement.specifier.contains(HOSTED[key]), (
+        f"pyproject.toml says {requirement}: installing the package on Colab/Kaggle would replace their "
+        f"{requirement.name} {HOSTED[key]}"
+    )
+    older = previous_minor(HOSTED[key])
+    if older is not None:
+        assert not requirement.specifier.contains(older), (
+            f"{requirement} admits {older}, older than anything tested (hosted: {HOSTED[key]})"
+        )
+
+
+def test_the_hosted_versions_are_tensorflow_2_20_with_keras_3_13():
+    assert (HOSTED["tensorflow"].major, HOSTED["tensorflow"].minor) == (2, 20)
+    assert (HOSTED["keras"].major, HOSTED["keras"].minor) == (3, 13)
+    assert HOSTED["tensorboard"].minor == HOSTED["tensorflow"].minor, "TensorBoard's line follows TensorFlow's"
+    assert COURSE["tensorboard"].minor == COURSE["tensorflow"].minor
+
+
+def test_lessons_need_no_jupyter_server_of_their_own():
+    """Colab and Kaggle run their own notebook servers: installing ours there would replace theirs."""
+    names = {canonicalize_name(r.name) for r in requirements()}
+    assert not names & {"jupyterlab", "notebook", "ipykernel", "jupyter-server", "papermill", "nbval"}
+
+
+def test_gpu_extra_has_the_tensorflow_range():
+    tf = next(r for r in requirements() if r.name == "tensorflow")
+    (gpu,) = requirements("gpu")
+    assert gpu.name == "tensorflow" and gpu.extras == {"and-cuda"} and gpu.specifier == tf.specifier
+
+
+def test_environment_yml_installs_with_the_course_constraints():
     env = yaml.safe_load((ROOT / "environment.yml").read_text())
     pip_section = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
-    pins = [p for p in pip_section if not p.startswith("-e")]
-    assert pins == pyproject_deps()
-    assert "-e .[dev]" in pip_section
+    assert pip_section == ["-c constraints/course.txt", "-e .[dev]"]
     python = next(d for d in env["dependencies"] if isinstance(d, str) and d.startswith("python="))
     assert python == "python=3.11"
 
 
-def test_binder_uses_tensorflow_cpu_with_the_same_pins():
+def test_binder_installs_the_lessons_and_lab_with_tensorflow_cpu_at_the_course_versions():
     lines = [
-        line.strip()
-        for line in (ROOT / "binder" / "requirements.txt").read_text().splitlines()
-        if line.strip() and not line.startswith("#")
+        line.split("#", 1)[0].strip() for line in (ROOT / "binder" / "requirements.txt").read_text().splitlines()
     ]
-    expected = [d.replace("tensorflow>=", "tensorflow-cpu>=", 1) if d.startswith("tensorflow>=") else d
-                for d in pyproject_deps()]
-    assert lines[: len(expected)] == expected
-    assert lines[0].startswith("tensorflow-cpu>=2.21")
+    lines = [line for line in lines if line]
+    assert lines[0] == "-c ../constraints/course.txt", "binder/requirements.txt takes its versions from one place"
+    names = [canonicalize_name(Requirement(line).name) for line in lines[1:]]
+    assert all(not Requirement(line).specifier for line in lines[1:]), "versions come from constraints/course.txt"
+    wanted = [canonicalize_name(r.name) for r in requirements() + requirements("lab")]
+    wanted = ["tensorflow-cpu" if name == "tensorflow" else name for name in wanted]
+    assert names == wanted + ["jupyter-server-proxy"]
+    assert all(name in COURSE for name in names)
+    assert COURSE["tensorflow-cpu"] == COURSE["tensorflow"]
 
 
-def test_gpu_extra_matches_the_tensorflow_pin():
-    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
-    tf_pin = next(d for d in pyproject_deps() if d.startswith("tensorflow>="))
-    assert extras["gpu"] == [tf_pin.replace("tensorflow", "tensorflow[and-cuda]", 1)]
-
-
-def test_binder_scripts_parse():
-    for script in ("postBuild",):
-        path = ROOT / "binder" / script
-        assert subprocess.run(["bash", "-n", str(path)]).returncode == 0
-        assert path.stat().st_mode & 0o111, f"binder/{script} must be executable"
-    assert (ROOT / "binder" / "runtime.txt").read_text().strip() == "python-3.11"
+def test_make_installs_with_the_course_constraints():
+    script = (ROOT / "scripts" / "venv.sh").read_text()
+    assert '-m pip install --quiet -c constraints/course.txt -e ".[$extras]"' in script
+    assert "constraints/course.txt" in (ROOT / "Makefile").read_text().split("$(STAMP):", 1)[1].splitlines()[0]

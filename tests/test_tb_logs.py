@@ -13,6 +13,7 @@ from course_utils.errors import CourseError, ParameterError
 from course_utils.tb_logs import (
     LOG_ENV,
     Scalar,
+    callback_class,
     check_run_name,
     clear_run,
     columns,
@@ -220,6 +221,36 @@ def test_plot_runs_draws_one_line_per_run_and_split(logged):
         assert labels == {f"{run} ({split})" for run in histories for split in ("train", "validation")}
     finally:
         plt.close(fig)
+
+
+class OldKeras:
+    """Keras as the hosted runtimes have it (3.13), but this environment's callback underneath."""
+
+    __version__ = "3.13.2"
+
+    def __init__(self, keras):
+        self.callbacks = keras.callbacks
+
+
+def test_before_keras_3_14_histograms_are_tagged_by_weight_path(tmp_path):
+    """Keras 3.13 tags them "kernel" and "bias" for every layer; the course's callback writes Keras 3.15's tags."""
+    import keras
+
+    assert callback_class(keras) is keras.callbacks.TensorBoard, "this environment's Keras (3.15) needs no change"
+    old = callback_class(OldKeras(keras))
+    assert old is not keras.callbacks.TensorBoard and issubclass(old, keras.callbacks.TensorBoard)
+    dense = keras.layers.Dense
+    for run, callback in (("old", old), ("new", keras.callbacks.TensorBoard)):
+        keras.utils.set_random_seed(0)
+        model = keras.Sequential([keras.Input((8,)), dense(4, name="first"), dense(2, name="second")], name="m")
+        model.compile(optimizer="sgd", loss="mse")
+        x, y = np.zeros((16, 8), "float32"), np.zeros((16, 2), "float32")
+        model.fit(x, y, epochs=1, verbose=0, callbacks=[callback(log_dir=str(tmp_path / run), histogram_freq=1)])
+    tags = read_tags(tmp_path)
+    old_tags, new_tags = (sorted(tags[(run, "train")]["histograms"]) for run in ("old", "new"))
+    assert old_tags == new_tags and len(old_tags) == 4  # a kernel and a bias for each of the two layers
+    assert all(tag.endswith(("first/kernel/histogram", "first/bias/histogram", "second/kernel/histogram",
+                             "second/bias/histogram")) for tag in old_tags)
 
 
 def test_legacy_simple_value_scalars_are_read_too(tmp_path):

@@ -23,8 +23,13 @@ def cells():
     return [c for c in json.loads(NOTEBOOK.read_text())["cells"] if c["cell_type"] == "code"]
 
 
+def parameters_cell() -> dict:
+    (cell,) = [c for c in cells() if "parameters" in c["metadata"].get("tags", [])]
+    return cell
+
+
 def parameters() -> dict:
-    source = "".join(cells()[0]["source"])
+    source = "".join(parameters_cell()["source"])
     return {n.targets[0].id: ast.literal_eval(n.value) for n in ast.parse(source).body}
 
 
@@ -60,7 +65,8 @@ def test_papermill_skips_the_tagged_server_cell_even_with_the_switch_on(tmp_path
     logs = tmp_path / "tb-logs"
     nb = nbformat.v4.new_notebook(
         cells=[
-            code[0],  # the parameters cell, tagged "parameters": papermill injects LAUNCH_TENSORBOARD = True after it
+            # the parameters cell, tagged "parameters": papermill injects LAUNCH_TENSORBOARD = True after it
+            next(c for c in code if "parameters" in c.metadata.get("tags", [])),
             nbformat.v4.new_code_cell(f"root = {str(logs)!r}"),
             server,
             nbformat.v4.new_code_cell('print(f"after the server cell: LAUNCH_TENSORBOARD = {LAUNCH_TENSORBOARD}")'),

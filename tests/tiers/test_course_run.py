@@ -166,7 +166,9 @@ def source(cell: dict[str, Any]) -> str:
 
 def smoke_values(path: Path) -> dict[str, Any]:
     """The parameters a smoke run should record: each default lowered to the setup cell's smoke cap (params.py)."""
-    params, setup = (ast.parse(source(c)) for c in code_cells(json.loads(path.read_text()))[:2])
+    code = code_cells(json.loads(path.read_text()))
+    at = next(i for i, c in enumerate(code) if "parameters" in c["metadata"].get("tags", []))
+    params, setup = (ast.parse(source(c)) for c in code[at : at + 2])  # the hosted-setup cell comes before
     defaults = {node.targets[0].id: ast.literal_eval(node.value) for node in params.body}
     call = next(n for n in ast.walk(setup) if isinstance(n, ast.Call) and getattr(n.func, "attr", None) == "setup")
     caps_node = next((k.value for k in call.keywords if k.arg == "smoke"), None)

@@ -1,0 +1,67 @@
+#!/bin/sh
+# `make hosted`: the course under the versions Colab and Kaggle run (constraints/hosted.txt).
+#
+#   VENV=.venv-hosted OUT=build/ci/hosted sh scripts/hosted.sh      (the Makefile passes these)
+#
+# 1. VENV gets the hosted runtime's packages, at exactly the versions constraints/hosted.txt lists.
+# 2. The course package goes in the way the notebooks' Colab/Kaggle setup cell installs it:
+#    pip install PACKAGE "tensorflow==<installed>" "keras==<installed>". Every package hosted.txt lists
+#    must keep its version: the check fails and names the package otherwise (OUT/hosted-install.txt).
+# 3. The runner's tools go in (the lab extra, pytest), the package is made editable, and the papermill
+#    tier's checks run every notebook in smoke mode (pytest tests/tiers, COURSE_CI_OUT=OUT).
+# Steps 1-3 are skipped when VENV was made from the same constraints/hosted.txt and pyproject.toml.
+set -eu
+
+VENV=${VENV:-.venv-hosted}
+OUT=${OUT:-build/ci/hosted}
+PYTHON=${PYTHON:-python3}
+STAMP=$VENV/.hosted-installed
+want=$(cat constraints/hosted.txt pyproject.toml | cksum)
+
+# the names (lower case, '_' as '-') and versions hosted.txt lists, as "name==version" lines
+listed() {
+    sed -e 's/#.*//' -e '/^ *$/d' constraints/hosted.txt | tr 'A-Z_' 'a-z-' | sort
+}
+installed() {  # the same names, at the versions VENV has now
+    listed | sed 's/==.*//' | while read -r name; do
+        version=$("$VENV/bin/python" -c "from importlib.metadata import version; print(version('$name'))" 2>/dev/null ||
+            echo missing)
+        echo "$name==$version"
+    done
+}
+
+if [ ! -f "$STAMP" ] || [ "$(cat "$STAMP")" != "$want" ]; then
+    rm -rf "$VENV"
+    "$PYTHON" -m venv "$VENV"
+    "$VENV/bin/python" -m pip install --quiet --upgrade pip
+    echo "hosted 1/3: the runtime's packages (constraints/hosted.txt)"
+    "$VENV/bin/python" -m pip install --quiet -r constraints/hosted.txt
+    mkdir -p "$OUT"
+    installed > "$OUT/hosted-before.txt"
+    echo "hosted 2/3: the course package, installed as the notebooks' Colab/Kaggle setup cell does"
+    tf=$("$VENV/bin/python" -c "from importlib.metadata import version; print(version('tensorflow'))")
+    keras=$("$VENV/bin/python" -c "from importlib.metadata import version; print(version('keras'))")
+    "$VENV/bin/python" -m pip install --quiet . "tensorflow==$tf" "keras==$keras"
+    installed > "$OUT/hosted-after.txt"
+    if ! diff -u "$OUT/hosted-before.txt" "$OUT/hosted-after.txt" > "$OUT/hosted-install.txt"; then
+        echo "Installing the course package changed the hosted runtime's packages (- before, + after):" >&2
+        cat "$OUT/hosted-install.txt" >&2
+        echo "Widen the ranges in pyproject.toml's dependencies to include constraints/hosted.txt's versions." >&2
+        exit 1
+    fi
+    echo "   kept: $(tr '\n' ' ' < "$OUT/hosted-after.txt")" | tee "$OUT/hosted-install.txt"
+    echo "hosted 3/3: the runner's tools (lab extra, pytest) and an editable install for the tests"
+    "$VENV/bin/python" -m pip install --quiet -c constraints/hosted.txt -e ".[lab]" \
+        "pytest>=9,<10" "pytest-timeout>=2.4,<3"
+    installed > "$OUT/hosted-final.txt"
+    if ! diff -u "$OUT/hosted-before.txt" "$OUT/hosted-final.txt" >&2; then
+        echo "The runner's tools changed the hosted runtime's packages (above); the tier would not test them." >&2
+        exit 1
+    fi
+    printf '%s\n' "$want" > "$STAMP"
+fi
+
+echo "hosted: every notebook in smoke mode with $("$VENV/bin/python" -c \
+    'import tensorflow as tf, keras; print(f"TensorFlow {tf.__version__}, Keras {keras.__version__}")' 2>/dev/null)"
+COURSE_OFFLINE=1 COURSE_CI_OUT="$PWD/$OUT/course" "$VENV/bin/python" -m pytest tests/tiers \
+    -m "notebook and not browser" -p no:cacheprovider

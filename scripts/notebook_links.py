@@ -1,0 +1,215 @@
+"""Write the Colab, Kaggle and Binder links and the hosted install cell, from two values in pyproject.toml.
+
+The values: ``Repository`` in ``[project.urls]`` (https://github.com/OWNER/REPO) and ``version`` in
+``[project]``; the release tag is "v" + version. Everything this script writes points at that tag.
+
+In every ``notebooks/NN_*.ipynb`` it writes two cells:
+
+- the badges cell: the first cell, markdown, tagged ``links``: "Open in Colab", "Open in Kaggle" and
+  "Open in Binder" badges for this notebook at the tag;
+- the hosted-setup cell: code, tagged ``hosted-setup``, right before the cell tagged ``parameters``.
+  On Colab and Kaggle it installs the course package from the tag and keeps the runtime's own
+  TensorFlow and Keras; anywhere else it does nothing.
+
+In README.md it writes the table between ``<!-- links:start -->`` and ``<!-- links:end -->``:
+one row per notebook (number, title, its three badges).
+
+Usage:
+    python scripts/notebook_links.py            # rewrite what differs (make links)
+    python scripts/notebook_links.py --check    # exit 1 and name each file that differs
+    python scripts/notebook_links.py --root DIR # another checkout (the tests use a copy)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+LINKS_TAG = "links"
+SETUP_TAG = "hosted-setup"
+PARAMETERS_TAG = "parameters"
+LINKS_ID = "links"  # fixed cell ids: the output is the same on every run
+SETUP_ID = "hosted-setup"
+README_START = "<!-- links:start -->"
+README_END = "<!-- links:end -->"
+
+GITHUB_URL = re.compile(r"https://github\.com/(?P<slug>[A-Za-z0-9-]+/[A-Za-z0-9._-]+?)(?:\.git)?/?")
+TITLE = re.compile(r"# (?P<number>\d\d) · (?P<title>.+)")
+
+# Colab: "google.colab" is imported in every Colab kernel (the test ageron/handson-ml3 uses).
+# Kaggle: KAGGLE_KERNEL_RUN_TYPE is set in every Kaggle kernel (the test Kaggle's own image code uses,
+# github.com/Kaggle/docker-python, patches/kaggle_module_resolver.py).
+SETUP_SOURCE = """\
+# Colab and Kaggle only: install the course package from GitHub. Anywhere else this cell does nothing.
+# It keeps the runtime's own TensorFlow and Keras: pip may add packages, never replace those two.
+import os
+import sys
+
+if "google.colab" in sys.modules or "KAGGLE_KERNEL_RUN_TYPE" in os.environ:
+    from importlib.metadata import version
+
+    keep = f"tensorflow=={{version('tensorflow')}} keras=={{version('keras')}}"
+    %pip install -q "course-utils @ git+{repository}@{tag}" {{keep}}"""
+
+
+class LinksError(Exception):
+    """The settings or a file is not as this script expects; the message says which and why."""
+
+
+@dataclass(frozen=True)
+class Release:
+    repository: str  # https://github.com/OWNER/REPO
+    slug: str  # OWNER/REPO
+    tag: str  # vX.Y.Z
+
+    def badges(self, notebook: str) -> str:
+        """The three badges for ``notebooks/<notebook>`` at the tag, on one line."""
+        path = f"notebooks/{notebook}"
+        colab = f"https://colab.research.google.com/github/{self.slug}/blob/{self.tag}/{path}"
+        kaggle = f"https://kaggle.com/kernels/welcome?src={self.repository}/blob/{self.tag}/{path}"
+        binder = f"https://mybinder.org/v2/gh/{self.slug}/{self.tag}?urlpath=lab/tree/{path}"
+        return " ".join([
+            f"[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)]({colab})",
+            f"[![Open in Kaggle](https://kaggle.com/static/images/open-in-kaggle.svg)]({kaggle})",
+            f"[![Open in Binder](https://mybinder.org/badge_logo.svg)]({binder})",
+        ])
+
+    def setup_source(self) -> str:
+        return SETUP_SOURCE.format(repository=self.repository, tag=self.tag)
+
+
+def release(root: Path) -> Release:
+    """The repository and the release tag, from ``root/pyproject.toml``."""
+    path = root / "pyproject.toml"
+    project = tomllib.loads(path.read_text(encoding="utf-8")).get("project", {})
+    url = project.get("urls", {}).get("Repository")
+    version = project.get("version")
+    if not url or not version:
+        raise LinksError(f"{path}: set [project] version and Repository in [project.urls]")
+    found = GITHUB_URL.fullmatch(url)
+    if not found:
+        raise LinksError(f"{path}: Repository must be https://github.com/OWNER/REPO, not {url!r}")
+    slug = found["slug"]
+    return Release(repository=f"https://github.com/{slug}", slug=slug, tag=f"v{version}")
+
+
+def notebooks(root: Path) -> list[Path]:
+    return sorted((root / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+
+
+def tags(cell: dict) -> list[str]:
+    return cell.get("metadata", {}).get("tags", [])
+
+
+def lines(text: str) -> list[str]:
+    """A cell's source as Jupyter stores it: one string per line, each but the last ending in a newline."""
+    return text.splitlines(keepends=True)
+
+
+def title(path: Path, cells: list[dict]) -> tuple[str, str]:
+    """The number and title from the notebook's ``# NN · Title`` line."""
+    for cell in cells:
+        if cell["cell_type"] == "markdown" and LINKS_TAG not in tags(cell):
+            first = "".join(cell["source"]).split("\n", 1)[0]
+            found = TITLE.fullmatch(first.strip())
+            if not found or found["number"] != path.name[:2]:
+                raise LinksError(f"{path.name}: the first markdown cell must start with '# {path.name[:2]} · Title'")
+            return found["number"], found["title"]
+    raise LinksError(f"{path.name}: no markdown title cell")
+
+
+def notebook_text(path: Path, rel: Release) -> str:
+    """The notebook as it should be stored: the two generated cells in place, all else unchanged."""
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    cells = [c for c in nb["cells"] if not {LINKS_TAG, SETUP_TAG} & set(tags(c))]
+    title(path, cells)  # fails early on a notebook without its title line
+    at = [i for i, c in enumerate(cells) if PARAMETERS_TAG in tags(c)]
+    if len(at) != 1 or cells[at[0]]["cell_type"] != "code":
+        raise LinksError(f"{path.name}: expected one code cell tagged '{PARAMETERS_TAG}', found {len(at)} tagged")
+    taken = {c.get("id") for c in cells} & {LINKS_ID, SETUP_ID}
+    if taken:
+        raise LinksError(f"{path.name}: another cell already has the id {sorted(taken)}")
+    setup = {
+        "cell_type": "code",
+        "execution_count": None,
+        "id": SETUP_ID,
+        "metadata": {"tags": [SETUP_TAG]},
+        "outputs": [],
+        "source": lines(rel.setup_source()),
+    }
+    badges = {
+        "cell_type": "markdown",
+        "id": LINKS_ID,
+        "metadata": {"tags": [LINKS_TAG]},
+        "source": lines(rel.badges(path.name)),
+    }
+    cells.insert(at[0], setup)
+    cells.insert(0, badges)
+    nb["cells"] = cells
+    # the way the notebooks are stored (nbformat's own layout): indent 1, sorted keys, UTF-8, final newline
+    return json.dumps(nb, indent=1, ensure_ascii=False, sort_keys=True) + "\n"
+
+
+def readme_table(paths: list[Path], rel: Release) -> str:
+    rows = ["| Notebook | Open it |", "|---|---|"]
+    for path in paths:
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        number, name = title(path, cells)
+        name = name.replace("|", "\\|")  # a "|" would end the table cell
+        rows.append(f"| {number} · {name} | {rel.badges(path.name)} |")
+    return "\n".join(rows)
+
+
+def readme_text(path: Path, paths: list[Path], rel: Release) -> str:
+    text = path.read_text(encoding="utf-8")
+    start, end = text.find(README_START), text.find(README_END)
+    if start < 0 or end < start:
+        raise LinksError(f"{path.name}: no block between {README_START} and {README_END}")
+    return text[: start + len(README_START)] + "\n" + readme_table(paths, rel) + "\n" + text[end:]
+
+
+def expected(root: Path) -> dict[Path, str]:
+    """Each generated file and the text it should have."""
+    rel = release(root)
+    paths = notebooks(root)
+    if not paths:
+        raise LinksError(f"{root / 'notebooks'}: no NN_*.ipynb notebooks")
+    files = {path: notebook_text(path, rel) for path in paths}
+    files[root / "README.md"] = readme_text(root / "README.md", paths, rel)
+    return files
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--check", action="store_true", help="change nothing; exit 1 naming each file that differs")
+    parser.add_argument("--root", type=Path, default=ROOT, help="the checkout (default: this one)")
+    args = parser.parse_args(argv)
+    root = args.root.resolve()
+    try:
+        files = expected(root)
+    except LinksError as error:
+        print(f"notebook_links: {error}", file=sys.stderr)
+        return 2
+    differ = [path for path, text in files.items() if path.read_text(encoding="utf-8") != text]
+    if args.check:
+        for path in differ:
+            print(f"{path.relative_to(root)}: differs from what scripts/notebook_links.py writes")
+        if differ:
+            print("run `make links` (python scripts/notebook_links.py) and commit the result", file=sys.stderr)
+        return 1 if differ else 0
+    for path in differ:
+        with open(path, "w", encoding="utf-8", newline="\n") as out:
+            out.write(files[path])
+        print(f"updated {path.relative_to(root)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

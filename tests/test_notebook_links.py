@@ -1,0 +1,292 @@
+"""The Colab, Kaggle and Binder links and the hosted install cell (scripts/notebook_links.py, ``make links``).
+
+Everything is generated from two values in pyproject.toml: ``Repository`` in ``[project.urls]`` and
+``version`` (the release tag is "v" + version). These tests read the links back from the notebooks and
+the README and check them against pyproject on their own, run the generator on a copy, and run the
+install cell with a stand-in for IPython.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tomllib
+import types
+from importlib.metadata import version
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from IPython.core.inputtransformer2 import TransformerManager
+from IPython.utils.text import DollarFormatter
+from packaging.requirements import Requirement
+
+from .conftest import NOTEBOOKS, ROOT
+
+SCRIPT = ROOT / "scripts" / "notebook_links.py"
+DIFFERS = ": differs from what scripts/notebook_links.py writes"
+BADGE = re.compile(r"\[!\[(?P<alt>[^\]]+)\]\((?P<image>[^)\s]+)\)\]\((?P<link>[^)\s]+)\)")
+IMAGES = {
+    "Open In Colab": "https://colab.research.google.com/assets/colab-badge.svg",
+    "Open in Kaggle": "https://kaggle.com/static/images/open-in-kaggle.svg",
+    "Open in Binder": "https://mybinder.org/badge_logo.svg",
+}
+
+
+def settings(root: Path = ROOT) -> tuple[str, str]:
+    """(https://github.com/OWNER/REPO, vX.Y.Z), read from pyproject.toml."""
+    project = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    return project["urls"]["Repository"].rstrip("/"), "v" + project["version"]
+
+
+def load(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def source(cell: dict) -> str:
+    return "".join(cell["source"])
+
+
+def tags(cell: dict) -> list[str]:
+    return cell.get("metadata", {}).get("tags", [])
+
+
+def tagged(nb: dict, tag: str) -> list[dict]:
+    return [c for c in nb["cells"] if tag in tags(c)]
+
+
+def run_script(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, timeout=60)
+
+
+def check_badges(markdown: str, notebook: str, repository: str, tag: str) -> None:
+    """Colab, Kaggle and Binder badges, in that order, each opening ``notebooks/<notebook>`` at ``tag``."""
+    badges = BADGE.findall(markdown)
+    assert [alt for alt, _, _ in badges] == list(IMAGES), markdown
+    slug = repository.removeprefix("https://github.com/")
+    path = f"notebooks/{notebook}"
+    for alt, image, link in badges:
+        assert image == IMAGES[alt]
+        url = urlsplit(link)
+        if alt == "Open In Colab":
+            assert (url.scheme, url.netloc) == ("https", "colab.research.google.com")
+            assert url.path == f"/github/{slug}/blob/{tag}/{path}", link
+        elif alt == "Open in Kaggle":
+            assert (url.scheme, url.netloc, url.path) == ("https", "kaggle.com", "/kernels/welcome")
+            assert parse_qs(url.query) == {"src": [f"{repository}/blob/{tag}/{path}"]}, link
+        else:
+            assert (url.scheme, url.netloc) == ("https", "mybinder.org")
+            assert url.path == f"/v2/gh/{slug}/{tag}", link
+            assert parse_qs(url.query) == {"urlpath": [f"lab/tree/{path}"]}, link
+        assert Path(url.path).name == notebook or url.query.endswith("/" + notebook), link
+
+
+def readme_rows(readme: str) -> list[str]:
+    start, end = readme.index("<!-- links:start -->"), readme.index("<!-- links:end -->")
+    rows = [line for line in readme[start:end].splitlines()[1:] if line.startswith("|")]
+    assert rows[1].replace(" ", "") == "|---|---|", "a header row, then the table"
+    return rows[2:]
+
+
+def copy_of_the_repository(tmp_path: Path) -> Path:
+    """The files the generator reads and writes, in a temporary folder."""
+    (tmp_path / "notebooks").mkdir()
+    for path in NOTEBOOKS:
+        shutil.copy2(path, tmp_path / "notebooks" / path.name)
+    for name in ("README.md", "pyproject.toml"):
+        shutil.copy2(ROOT / name, tmp_path / name)
+    return tmp_path
+
+
+# --------------------------------------------------------------------------- the generated files are current
+
+
+def test_the_notebooks_and_the_readme_are_what_the_generator_writes():
+    done = run_script("--check")
+    assert done.returncode == 0, f"run `make links`:\n{done.stdout}{done.stderr}"
+
+
+def test_check_names_the_file_with_an_edited_badge_and_a_rewrite_restores_it(tmp_path):
+    root = copy_of_the_repository(tmp_path)
+    assert run_script("--check", "--root", str(root)).returncode == 0
+    _, tag = settings(root)
+    notebook = root / "notebooks" / NOTEBOOKS[2].name
+    original = notebook.read_text(encoding="utf-8")
+    nb = load(notebook)
+    (badges,) = tagged(nb, "links")
+    assert f"/blob/{tag}/" in source(badges)
+    badges["source"] = [source(badges).replace(f"/blob/{tag}/", "/blob/main/", 1)]
+    notebook.write_text(json.dumps(nb, indent=1, ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8")
+
+    done = run_script("--check", "--root", str(root))
+    assert done.returncode == 1
+    assert done.stdout.splitlines() == [f"notebooks/{notebook.name}{DIFFERS}"], "only the edited file"
+    assert notebook.read_text(encoding="utf-8") != original, "--check changes nothing"
+
+    assert run_script("--root", str(root)).returncode == 0
+    assert notebook.read_text(encoding="utf-8") == original
+    assert run_script("--check", "--root", str(root)).returncode == 0
+
+
+def test_check_names_the_readme_when_its_table_is_edited(tmp_path):
+    root = copy_of_the_repository(tmp_path)
+    readme = root / "README.md"
+    text = readme.read_text(encoding="utf-8")
+    kaggle = "open-in-kaggle.svg)](https://kaggle.com"
+    assert kaggle in text
+    readme.write_text(text.replace(kaggle, kaggle.replace("https:", "http:"), 1), encoding="utf-8")
+    done = run_script("--check", "--root", str(root))
+    assert (done.returncode, done.stdout.splitlines()) == (1, [f"README.md{DIFFERS}"])
+
+
+def test_the_links_and_the_install_cell_follow_the_two_settings(tmp_path):
+    """A fork changes Repository (and a release the version); make links then points everything there."""
+    root = copy_of_the_repository(tmp_path)
+    pyproject = root / "pyproject.toml"
+    text = pyproject.read_text(encoding="utf-8")
+    repository, _ = settings(root)
+    text = text.replace(f'Repository = "{repository}"', 'Repository = "https://github.com/someone/course-fork"')
+    text = re.sub(r'(?m)^version = "[^"]+"', 'version = "1.2.3"', text, count=1)
+    pyproject.write_text(text, encoding="utf-8")
+    assert settings(root) == ("https://github.com/someone/course-fork", "v1.2.3")
+
+    assert run_script("--check", "--root", str(root)).returncode == 1
+    assert run_script("--root", str(root)).returncode == 0
+    for path in sorted((root / "notebooks").glob("*.ipynb")):
+        nb = load(path)
+        check_badges(source(nb["cells"][0]), path.name, "https://github.com/someone/course-fork", "v1.2.3")
+        (setup,) = tagged(nb, "hosted-setup")
+        assert '"course-utils @ git+https://github.com/someone/course-fork@v1.2.3"' in source(setup)
+    rows = readme_rows((root / "README.md").read_text(encoding="utf-8"))
+    for row, path in zip(rows, NOTEBOOKS, strict=True):
+        check_badges(row, path.name, "https://github.com/someone/course-fork", "v1.2.3")
+
+
+def test_a_repository_that_is_not_on_github_is_refused(tmp_path):
+    root = copy_of_the_repository(tmp_path)
+    pyproject = root / "pyproject.toml"
+    repository, _ = settings(root)
+    text = pyproject.read_text(encoding="utf-8")
+    pyproject.write_text(text.replace(f'"{repository}"', '"https://gitlab.com/someone/fork"'), encoding="utf-8")
+    done = run_script("--root", str(root))
+    assert done.returncode == 2 and "https://github.com/OWNER/REPO" in done.stderr
+    assert [p.read_text(encoding="utf-8") for p in sorted((root / "notebooks").glob("*.ipynb"))] == [
+        p.read_text(encoding="utf-8") for p in NOTEBOOKS
+    ], "nothing written"
+
+
+# --------------------------------------------------------------------------- the links
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_each_notebooks_badges_open_that_notebook_at_the_release_tag(path):
+    repository, tag = settings()
+    (badges,) = tagged(load(path), "links")
+    assert "\n" not in source(badges).strip(), "the three badges on one line"
+    check_badges(source(badges), path.name, repository, tag)
+
+
+def test_the_readme_has_one_row_per_notebook_with_its_number_title_and_badges():
+    repository, tag = settings()
+    rows = readme_rows((ROOT / "README.md").read_text(encoding="utf-8"))
+    assert len(rows) == len(NOTEBOOKS)
+    for row, path in zip(rows, NOTEBOOKS, strict=True):
+        title = source(load(path)["cells"][1]).splitlines()[0].removeprefix("# ")
+        assert row.startswith(f"| {title} | "), (row[:100], title)
+        assert title.startswith(f"{path.name[:2]} · ")
+        check_badges(row, path.name, repository, tag)
+
+
+def test_the_readme_says_nothing_of_owner_repo():
+    assert "OWNER/REPO" not in (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+# --------------------------------------------------------------------------- the cells and their order
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_badges_first_title_second_install_cell_right_before_the_parameters(path):
+    cells = load(path)["cells"]
+    assert cells[0]["cell_type"] == "markdown" and tags(cells[0]) == ["links"]
+    assert cells[1]["cell_type"] == "markdown" and source(cells[1]).startswith(f"# {path.name[:2]} · ")
+    at = [i for i, c in enumerate(cells) if "parameters" in tags(c)]
+    assert len(at) == 1, "one cell tagged 'parameters' (papermill injects after it)"
+    setup = cells[at[0] - 1]
+    assert setup["cell_type"] == "code" and tags(setup) == ["hosted-setup"]
+    assert setup["outputs"] == [] and setup["execution_count"] is None
+    assert len([c for c in cells if {"links", "hosted-setup"} & set(tags(c))]) == 2
+    assert f'course_utils.setup(globals(), "{path.stem}"' in source(cells[at[0] + 1]), "setup follows parameters"
+
+
+def test_the_install_cell_is_the_same_in_every_notebook():
+    sources = {source(tagged(load(path), "hosted-setup")[0]) for path in NOTEBOOKS}
+    assert len(sources) == 1
+
+
+# --------------------------------------------------------------------------- the install cell, run
+
+
+class FakeIPython:
+    """Records line magics instead of running them.
+
+    IPython expands ``{expression}`` in a magic's line in the caller's namespace before it runs the
+    magic (``InteractiveShell.var_expand``, with this formatter); the stand-in does the same.
+    """
+
+    def __init__(self, namespace: dict):
+        self.namespace = namespace
+        self.calls: list[tuple[str, str]] = []
+
+    def run_line_magic(self, name: str, line: str, _stack_depth: int = 1) -> None:
+        self.calls.append((name, DollarFormatter().vformat(line, args=[], kwargs=self.namespace)))
+
+
+def run_install_cell(path: Path) -> list[tuple[str, str]]:
+    (cell,) = tagged(load(path), "hosted-setup")
+    code = TransformerManager().transform_cell(source(cell))
+    namespace: dict = {}
+    ipython = FakeIPython(namespace)
+    namespace["get_ipython"] = lambda: ipython
+    exec(compile(code, f"{path.name}:hosted-setup", "exec"), namespace)
+    return ipython.calls
+
+
+@pytest.fixture
+def nowhere(monkeypatch):
+    """Neither Colab nor Kaggle, whatever machine runs the tests."""
+    monkeypatch.delitem(sys.modules, "google.colab", raising=False)
+    monkeypatch.delenv("KAGGLE_KERNEL_RUN_TYPE", raising=False)
+
+
+@pytest.mark.usefixtures("nowhere")
+def test_the_install_cell_does_nothing_outside_colab_and_kaggle():
+    for path in NOTEBOOKS:
+        assert run_install_cell(path) == [], path.name
+
+
+@pytest.mark.usefixtures("nowhere")
+@pytest.mark.parametrize("runtime", ["colab", "kaggle"])
+def test_on_colab_and_kaggle_the_install_cell_installs_the_release_and_keeps_tensorflow_and_keras(
+    runtime, monkeypatch
+):
+    if runtime == "colab":
+        monkeypatch.setitem(sys.modules, "google.colab", types.ModuleType("google.colab"))
+    else:
+        monkeypatch.setenv("KAGGLE_KERNEL_RUN_TYPE", "Interactive")
+    repository, tag = settings()
+    for path in NOTEBOOKS:
+        calls = run_install_cell(path)
+        assert len(calls) == 1, (path.name, calls)
+        ((name, line),) = calls
+        assert name == "pip"
+        words = shlex.split(line)  # %pip hands its line to a shell
+        assert words[:2] == ["install", "-q"], line
+        wanted = {Requirement(word).name: Requirement(word) for word in words[2:]}
+        assert sorted(wanted) == ["course-utils", "keras", "tensorflow"], line
+        assert wanted["course-utils"].url == f"git+{repository}@{tag}"
+        assert str(wanted["tensorflow"].specifier) == f"=={version('tensorflow')}"
+        assert str(wanted["keras"].specifier) == f"=={version('keras')}"
