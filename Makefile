@@ -26,10 +26,10 @@ PYTEST := COURSE_OFFLINE=1 $(BIN)/python -m pytest
 TIERS := lint unit papermill nbval browser hosted
 
 # `make test` runs the tiers in two lanes side by side, one per CPU core of a CI machine:
-# lint, unit, nbval, hosted | papermill, browser (the browser tier shows what the papermill tier executed).
+# lint, unit, nbval | papermill, browser, hosted (the browser tier shows what the papermill tier executed).
 # Each tier's output is printed in one piece when its lane ends; every tier runs even when another fails.
-LANE1 := lint unit nbval hosted
-LANE2 := papermill browser
+LANE1 := lint unit nbval
+LANE2 := papermill browser hosted
 
 .PHONY: course test lab venv clean help lane1 lane2 links $(TIERS) FORCE
 
