@@ -50,6 +50,12 @@ if [ ! -f "$STAMP" ] || [ "$(cat "$STAMP")" != "$want" ]; then
         exit 1
     fi
     echo "   kept: $(tr '\n' ' ' < "$OUT/hosted-after.txt")" | tee "$OUT/hosted-install.txt"
+    # The installed copy (not the checkout) imports and finds its bundled data, as on Colab: run outside the checkout.
+    venv_python="$(cd "$VENV" && pwd)/bin/python"
+    (cd "$(mktemp -d)" && COURSE_OFFLINE=1 "$venv_python" -c 'import course_utils.data as data
+(x, y), _ = data.load("mnist", quiet=True)
+assert "site-packages" in data.__file__ and len(x) > 0, data.__file__
+print(f"   the installed package loads its bundled sample: {len(x):,} training images")')
     echo "hosted 3/3: the runner's tools (lab extra, pytest) and an editable install for the tests"
     "$VENV/bin/python" -m pip install --quiet -c constraints/hosted.txt -e ".[lab]" \
         "pytest>=9,<10" "pytest-timeout>=2.4,<3"
