@@ -1,6 +1,6 @@
-"""Seed 000's "noise channels vs zeros channels" data, built lean.
+"""The Q&A post's "noise channels vs zeros channels" data, built lean.
 
-The experiment (Deep Learning with Python, 2nd ed., ch. 5; facts file section 1) appends
+The experiment (Deep Learning with Python, 2nd ed., ch. 5; docs/references.md#noise-experiment) appends
 784 extra channels to every flattened 28x28 image - uniform noise in [0, 1), or zeros - and
 trains the same dense model on each. The book builds both datasets up front in NumPy::
 
@@ -8,7 +8,7 @@ trains the same dense model on each. The book builds both datasets up front in N
 
 ``np.random.random`` returns float64, so the concatenation is float64: 60,000 x 1,568 x 8
 bytes = 753 MB per dataset, two of them, plus the float32 copies Keras makes - 3.4 GB at
-the peak, more than a 2 GB Binder session has (``seed_way_arrays`` keeps that recipe for
+the peak, more than a 2 GB Binder session has (``book_arrays`` keeps that recipe for
 the memory benchmark).
 
 The course's way (``channel_datasets``) stores only the uint8 pixels (784 bytes an image)
@@ -30,7 +30,7 @@ import numpy as np
 
 KINDS = ("noise", "zeros")
 EXTRA_CHANNELS = 784
-FEATURES = 784 + EXTRA_CHANNELS  # 1,568 inputs, as in seed 000
+FEATURES = 784 + EXTRA_CHANNELS  # 1,568 inputs, as in the Q&A post
 
 
 def check_kind(kind: str) -> None:
@@ -49,7 +49,7 @@ def validation_start(n: int, validation_split: float) -> int:
     return int(np.floor(n * (1.0 - validation_split)))
 
 
-def seed_way_arrays(images: np.ndarray, kind: str, *, seed: int | None = None) -> np.ndarray:
+def book_arrays(images: np.ndarray, kind: str, *, seed: int | None = None) -> np.ndarray:
     """The book's recipe, as written: a float64 (n, 1568) array. Kept to measure what it costs."""
     check_kind(kind)
     train_images = images.reshape((len(images), 28 * 28)).astype("float32") / 255
@@ -126,7 +126,7 @@ class ChannelData:
     stored_bytes: int  # what the pipeline holds: the uint8 pixels and the labels
 
     @property
-    def seed_way_bytes(self) -> int:
+    def book_bytes(self) -> int:
         """What the book's float64 array of the same images takes."""
         return (self.train_images + self.validation_images) * FEATURES * 8
 
@@ -140,7 +140,7 @@ def channel_datasets(
     batch_size: int = 128,
     validation_split: float = 0.2,
 ) -> ChannelData:
-    """tf.data datasets for seed 000's experiment, split the way ``fit(validation_split=...)`` splits.
+    """tf.data datasets for the Q&A post's experiment, split the way ``fit(validation_split=...)`` splits.
 
     ``images``: uint8 (n, 28, 28) or (n, 784); ``labels``: (n,). Image ``i`` (its index in
     ``images``) always gets the same extra channels. The training set is reshuffled every
@@ -177,7 +177,7 @@ def channel_datasets(
 
 
 def compile_dense(model) -> None:
-    """Seed 000's compile step: rmsprop, sparse categorical crossentropy (softmax output), accuracy."""
+    """The Q&A post's compile step: rmsprop, sparse categorical crossentropy (softmax output), accuracy."""
     model.compile(optimizer="rmsprop", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
 
 
@@ -191,9 +191,9 @@ def train_noise_vs_zeros(
     seed: int = 0,
     device: str | None = None,
 ) -> dict[str, dict[str, list[float]]]:
-    """Train seed 000's model on both variants; return each variant's ``history.history``.
+    """Train the Q&A post's model on both variants; return each variant's ``history.history``.
 
-    ``way="seed"``: the book's float64 NumPy arrays, both built up front, and
+    ``way="book"``: the book's float64 NumPy arrays, both built up front, and
     ``fit(validation_split=0.2)``. ``way="course"``: ``channel_datasets``, one variant at a
     time. Both seed the weights identically for each variant.
     """
@@ -202,15 +202,15 @@ def train_noise_vs_zeros(
 
     from course_utils.models import build_dense
 
-    if way not in ("seed", "course"):
-        raise ValueError(f"way must be 'seed' or 'course', not {way!r}")
+    if way not in ("book", "course"):
+        raise ValueError(f"way must be 'book' or 'course', not {way!r}")
 
     def placed():
         return tf.device(device) if device else contextlib.nullcontext()
 
     histories: dict[str, dict[str, list[float]]] = {}
-    if way == "seed":
-        arrays = {kind: seed_way_arrays(images, kind, seed=seed) for kind in KINDS}  # as the book: both up front
+    if way == "book":
+        arrays = {kind: book_arrays(images, kind, seed=seed) for kind in KINDS}  # as the book: both up front
         for kind in KINDS:
             keras.utils.set_random_seed(seed)
             with placed():

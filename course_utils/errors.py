@@ -23,7 +23,17 @@ class CourseError(RuntimeError):
 
 
 class DataError(CourseError):
-    """A dataset file is missing, corrupt, truncated or fails its checksum."""
+    """A dataset file is missing, corrupt, truncated or fails its checksum.
+
+    Also kept apart, when the error is about one file that is there but cannot be used: ``path``
+    (that file) and ``problem`` (in a few words: "corrupt: checksum mismatch", "unreadable:
+    Permission denied"), so ``course data status`` can say so instead of "not available".
+    """
+
+    def __init__(self, what: str, fix: str, *, path: object = None, problem: str | None = None) -> None:
+        super().__init__(what, fix)
+        self.path = path
+        self.problem = problem
 
 
 class ParameterError(CourseError, ValueError):
@@ -50,7 +60,32 @@ class CheckpointError(CourseError, AssertionError):
 
 
 class WorkerError(CourseError):
-    """A local worker failed, did not report, or the workers ran past their time limit."""
+    """A local worker failed, did not report, or the workers ran past their time limit.
+
+    Also kept apart: ``worker`` (the index of the worker it is about, None for all of them),
+    ``last_error`` (the last exception line of that worker's log, None when it has none - a
+    worker stopped while it started, or killed) and ``timed_out`` (the workers ran past their limit).
+    """
+
+    def __init__(
+        self, what: str, fix: str, *, worker: int | None = None, last_error: str | None = None, timed_out: bool = False
+    ) -> None:
+        super().__init__(what, fix)
+        self.worker = worker
+        self.last_error = last_error
+        self.timed_out = timed_out
+
+
+class FolderInUseError(CourseError):
+    """Another process holds a folder's lock (``system.files.FolderLock``): its ``folder`` and the holder's ``pid``.
+
+    ``course run`` says so, for its ``--out``, as an ``InputError``.
+    """
+
+    def __init__(self, what: str, fix: str, *, folder: object = None, pid: int | None = None) -> None:
+        super().__init__(what, fix)
+        self.folder = folder
+        self.pid = pid
 
 
 class ChildError(CourseError):

@@ -410,3 +410,41 @@ def _apply(tf, changes, target_visible, cpu, memory_growth, wanted_config, cpu_d
         if "initializ" in message:
             raise ConfigurationTooLateError(changes, RESTART_FIX, tf_message=message) from err
         raise
+
+
+# --- the course-wide policy every notebook's setup applies ----------------------------------------
+
+# One switch for every notebook (and, on a shared server, for every student): how much of each GPU a
+# kernel may take. TensorFlow's default maps nearly all of it at start-up, so a second notebook open
+# on the same GPU would find it full (tensorflow.org/guide/gpu#limiting_gpu_memory_growth).
+MEMORY_ENV = "COURSE_GPU_MEMORY"
+MEMORY_FIX = (
+    f'Set {MEMORY_ENV} to "growth" (the default), "all" (TensorFlow\'s own default), or a limit in MiB, e.g. 2048.'
+)
+
+
+def memory_policy(value: str | None = None) -> str | int:
+    """``COURSE_GPU_MEMORY`` (or ``value``) as a policy: "growth" (unset too), "all", or a limit in MiB."""
+    raw = os.environ.get(MEMORY_ENV, "") if value is None else value
+    text = str(raw).strip().lower()
+    if text in ("", "growth"):
+        return "growth"
+    if text == "all":
+        return "all"
+    if text.isascii() and text.isdigit() and int(text) > 0:
+        return int(text)
+    raise ParameterError(f"{MEMORY_ENV}={raw!r} is not a GPU memory policy.", MEMORY_FIX)
+
+
+def apply_memory_policy(policy: str | int) -> str:
+    """Apply a policy from ``memory_policy`` to every visible GPU, before the runtime starts; say what was done."""
+    if policy == "all":
+        return f"GPU memory: TensorFlow's default, nearly all of each GPU ({MEMORY_ENV}=all)"
+    gpus = _tf().config.get_visible_devices("GPU")
+    if not gpus:
+        return "GPU memory: no GPU here, nothing to set"
+    if policy == "growth":
+        configure(memory_growth=True, quiet=True)
+        return f"GPU memory: grows as needed on {len(gpus)} GPU(s) ({MEMORY_ENV}=growth, the default)"
+    configure(memory_limit_mb=policy, quiet=True)
+    return f"GPU memory: at most {policy} MiB on each of {len(gpus)} GPU(s) ({MEMORY_ENV}={policy})"

@@ -1,12 +1,12 @@
 """The course's two models, built the same way in every notebook that needs them.
 
-- ``build_dense``: seed 000's model (Deep Learning with Python, 2nd ed., ch. 5):
+- ``build_dense``: the Q&A post's model (Deep Learning with Python, 2nd ed., ch. 5; docs/sources.md):
   Dense(512, relu) + Dense(10, softmax) on 1,568 inputs (784 pixels + 784 extra
   channels) - 808,458 parameters.
-- ``build_seed_cnn``: seed 004's CNN (the official TF MNIST tutorial until 2019): three
+- ``build_blog_cnn``: the blog post's CNN (TensorFlow's official MNIST CNN tutorial in 2019): three
   3x3 convolutions (32, 64, 64) with two max-poolings, Dense(64, relu), Dense(10) -
   93,322 parameters. ``logits=True`` (the course's fix) ends in a plain Dense(10) to pair
-  with ``from_logits=True``; ``logits=False`` ends in softmax, as the seed did.
+  with ``from_logits=True``; ``logits=False`` ends in softmax, as the blog post did.
 
 Keras builds the model inside whatever ``tf.device`` scope is active when you call these.
 """
@@ -21,7 +21,7 @@ CNN_PARAMS = 93_322
 
 
 def build_dense(inputs: int = 1568, *, name: str = "dense_512") -> keras.Model:
-    """Seed 000's dense classifier; compile it with rmsprop + sparse categorical crossentropy."""
+    """The Q&A post's dense classifier; compile it with rmsprop + sparse categorical crossentropy."""
     return keras.Sequential(
         [
             keras.Input(shape=(inputs,)),
@@ -32,8 +32,8 @@ def build_dense(inputs: int = 1568, *, name: str = "dense_512") -> keras.Model:
     )
 
 
-def build_seed_cnn(*, logits: bool = True, name: str = "seed_cnn") -> keras.Model:
-    """Seed 004's CNN on 28x28x1 inputs; ``logits=True`` drops the final softmax (see module docstring)."""
+def build_blog_cnn(*, logits: bool = True, name: str = "blog_cnn") -> keras.Model:
+    """The blog post's CNN on 28x28x1 inputs; ``logits=True`` drops the final softmax (see module docstring)."""
     return keras.Sequential(
         [
             keras.Input(shape=(28, 28, 1)),

@@ -21,13 +21,16 @@ logical devices) can still follow it.
 from __future__ import annotations
 
 import platform
+import shutil
 from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from course_utils.device import DeviceChoice, choose_device
 from course_utils.errors import CheckpointError
-from course_utils.params import apply_smoke, smoke_enabled
+from course_utils.gpu_config import apply_memory_policy, memory_policy
+from course_utils.params import apply_smoke, check_parameters, smoke_enabled
 from course_utils.results import Recorder
 from course_utils.tf_setup import quiet_tensorflow, seed_everything
 
@@ -64,6 +67,20 @@ class Course:
         """State and check what the student should have seen; raise if anything failed."""
         checkpoint(checks, recorder=self.recorder)
 
+    def work_dir(self) -> Path:
+        """A fresh, empty folder for this run's own files (backups, checkpoints, worker logs); its path.
+
+        It lies under the run's own folder, next to the results folder and named like the record:
+        ``OUT/work/NAME/`` under ``course run``, ``build/work/NN_name/`` otherwise - not in the
+        system's temporary folder, where every run stopped half-way would leave one behind. Emptied
+        here, so a run starts clean; what a failed run left stays there to read until the next run.
+        """
+        folder = self.recorder.path.parent.parent / "work" / self.recorder.path.stem
+        if folder.is_dir():
+            shutil.rmtree(folder)
+        folder.mkdir(parents=True)
+        return folder
+
 
 def _short(value: Any) -> str:
     if isinstance(value, float):
@@ -96,21 +113,28 @@ def setup(
     *,
     smoke: Mapping[str, Any] | None = None,
     deterministic: bool = False,
+    gpu_memory: str | int | None = "course",
 ) -> Course:
     """Prepare a notebook: smoke caps, quiet TensorFlow, seeds, device, results record.
 
     ``namespace`` is the notebook's ``globals()``; parameters named in ``smoke`` are
-    lowered to those caps when ``COURSE_SMOKE=1``. ``SEED`` (if defined) seeds
-    everything; ``DEVICE`` (if defined: "auto", "cpu" or "gpu") chooses the device.
+    lowered to those caps when ``COURSE_SMOKE=1``, then all are checked (``params.check_parameters``).
+    ``SEED`` (if defined) seeds everything; ``DEVICE`` (if defined: "auto", "cpu" or "gpu") chooses the device.
+    ``gpu_memory``: "course" applies the course-wide policy ``COURSE_GPU_MEMORY`` (memory growth unless set
+    otherwise, so notebooks open side by side share a GPU); "growth", "all" or MiB choose one here; None
+    leaves the GPUs alone (notebook 03 configures them itself).
     """
     is_smoke = smoke_enabled()
     changes = apply_smoke(namespace, smoke or {}, smoke=is_smoke)
+    check_parameters(notebook_parameters(namespace), notebook)  # before TensorFlow: a bad value fails here, at once
+    policy = None if gpu_memory is None else memory_policy(None if gpu_memory == "course" else str(gpu_memory))
     tf = quiet_tensorflow()
     import keras
 
     seed = namespace.get("SEED")
     if seed is not None:
         seed_everything(seed, deterministic=deterministic)
+    memory_line = apply_memory_policy(policy) if policy is not None else None  # before the runtime starts
     device = choose_device(namespace.get("DEVICE", "auto"))
     recorder = Recorder(notebook, parameters=notebook_parameters(namespace), smoke=is_smoke)
     recorder.environment(
@@ -121,11 +145,14 @@ def setup(
         device=device.name,
         device_kind=device.kind,
         device_description=device.description,
+        gpu_memory=memory_line,
     )
     lines = [
         f"TensorFlow {tf.__version__} (Keras {keras.__version__}), Python {platform.python_version()}",
         f"Device: {device}",
     ]
+    if memory_line:
+        lines.append(memory_line)
     if seed is not None:
         lines.append(f"Seed: {seed}" + (" (op determinism on)" if deterministic else ""))
     if is_smoke:

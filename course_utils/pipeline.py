@@ -1,9 +1,9 @@
-"""Input pipelines for the CNN: the seed's NumPy arrays, and the course's tf.data pipeline.
+"""Input pipelines for the CNN: the blog post's NumPy arrays, and the course's tf.data pipeline.
 
-Seed 004 divides uint8 images by ``255.0`` in NumPy, which makes **float64** arrays (8 bytes
+The blog post divides uint8 images by ``255.0`` in NumPy, which makes **float64** arrays (8 bytes
 a pixel) that Keras then casts to float32 - a second copy - before it can train. The course
 keeps the images as uint8 and builds a ``tf.data`` pipeline in the order the TensorFlow
-guide recommends (tensorflow.org/guide/data_performance; facts file section 4)::
+guide recommends (https://www.tensorflow.org/guide/data_performance; docs/references.md#data-pipeline)::
 
     map (uint8 -> float32 in [0, 1], add the channel axis) -> cache -> shuffle -> batch -> prefetch
 
@@ -16,8 +16,8 @@ from __future__ import annotations
 import numpy as np
 
 
-def seed_arrays(images: np.ndarray) -> np.ndarray:
-    """Seed 004's preprocessing, kept as written: reshape to (n, 28, 28, 1) and ``/ 255.0`` (float64)."""
+def blog_arrays(images: np.ndarray) -> np.ndarray:
+    """The blog post's preprocessing, kept as written: reshape to (n, 28, 28, 1) and ``/ 255.0`` (float64)."""
     return images.reshape((len(images), 28, 28, 1)) / 255.0
 
 

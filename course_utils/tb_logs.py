@@ -1,7 +1,7 @@
 """TensorBoard logs: write them one folder per run, and read them back as data.
 
 Writing - ``tensorboard_callback(root, "cnn", ...)`` makes the Keras callback for the run
-``cnn`` under the log folder ``root``. Keras then writes (facts file, section 5)::
+``cnn`` under the log folder ``root``. Keras then writes (docs/references.md#tensorboard-callback)::
 
     root/cnn/train/events.out.tfevents...        epoch_loss, epoch_accuracy, epoch_learning_rate,
                                                   weight histograms, the model graph
@@ -129,7 +129,10 @@ def run_dir(root: str | os.PathLike[str], run: str, *, fresh: bool = True) -> Pa
 
 
 def require_tensorboard() -> None:
-    """Since TF 2.21 ``tensorboard`` is not a dependency of ``tensorflow`` (claim h): say so clearly."""
+    """Say clearly when ``tensorboard`` is missing: since TF 2.21, ``tensorflow`` does not bring it.
+
+    Source: docs/references.md#tensorboard-package.
+    """
     if importlib.util.find_spec("tensorboard") is None:
         raise CourseError(
             "The tensorboard package is not installed. Since TensorFlow 2.21 it no longer comes with "

@@ -8,11 +8,11 @@ callback does, read from its source (``keras/src/callbacks/tensorboard.py``, Ker
   batches an epoch, batch 10 is the third batch of epoch 2;
 - **both ends are included**: ``(10, 14)`` profiles 5 batches;
 - the trace is written to ``<run>/train/plugins/profile/<timestamp>/<host>.xplane.pb``
-  (facts file, section 5), which TensorBoard's profile plugin (XProf) shows;
-- profiling is off unless ``profile_batch`` is set (claim h).
+  (docs/references.md#profiling), which TensorBoard's profile plugin (XProf) shows;
+- profiling is off unless ``profile_batch`` is set (docs/references.md#tensorboard-callback).
 
-The course's rule (facts file, section 5: "profile no more than ~10 steps and not the
-first batches"): ``check_profile_batch`` refuses ranges that start before batch
+The course's rule, after TensorFlow's profiler guide (https://www.tensorflow.org/guide/profiler: at
+most 10 steps at a time, and not the first batches): ``check_profile_batch`` refuses ranges that start before batch
 ``MIN_START`` - batch 1 includes tracing the training step into a graph (notebook 05
 shows the first epoch is slower for that reason) - or span more than ``MAX_STEPS``
 batches, or end after the last batch of the run (then nothing, or not all of it, would
@@ -34,7 +34,7 @@ from typing import Any
 from course_utils.errors import ParameterError
 
 MIN_START = 3  # batches 1 and 2 are warm-up: the first one traces the training step
-MAX_STEPS = 10  # "profile no more than ~10 steps" (facts file, section 5)
+MAX_STEPS = 10  # at most 10 steps at a time (https://www.tensorflow.org/guide/profiler)
 TRACE_GLOB = "train/plugins/profile/*/*.xplane.pb"
 STEP_EVENT = "Profiled batch"  # the TraceMe Keras wraps around each profiled batch
 # A TensorFlow op event is named "<op name>:<OpType>", e.g. "sequential/conv2d/Relu:_MklNativeFusedConv2D";

@@ -12,20 +12,27 @@ Python (so the same environment), in a process group of its own, and ``stop()`` 
 whole group (TensorBoard's fast loader runs a second process, ``tensorboard-data-server``),
 and any process of the server seen earlier that left it (``system.processes``).
 
+A port that is not ours is never taken for ours: ``start()`` refuses a port something already
+listens on (naming the log folder when what answers is another TensorBoard), and ``wait_ready``
+accepts an answer only from a port the server's own processes listen on - another server that
+took the port in between would otherwise pass its runs off as ours while ours fails to bind.
+
 The HTTP routes used are TensorBoard 2.21's own (``tensorboard/plugins/core/core_plugin.py``
 and ``tensorboard/plugins/scalar/scalars_plugin.py``): ``/data/runs``,
 ``/data/plugin/scalars/tags`` and ``/data/plugin/scalars/scalars?run=&tag=``; they serve the
-TF2 tensor-summary scalars Keras writes. Responses may be gzip-encoded.
+TF2 tensor-summary scalars Keras writes; ``/data/environment`` says which log folder a server
+serves (its ``data_location``). Responses may be gzip-encoded.
 
 On JupyterHub or Binder the browser cannot reach the kernel's localhost; the server is
 reached through ``jupyter-server-proxy`` at ``<hub prefix>proxy/<port>/``, and ``%tensorboard``
-shows it there when ``TENSORBOARD_PROXY_URL`` is set (facts file, section 5):
+shows it there when ``TENSORBOARD_PROXY_URL`` is set (docs/references.md#tensorboard-proxy):
 ``proxy_url_hint`` works out that value for the current session.
 """
 
 from __future__ import annotations
 
 import gzip
+import http.client
 import importlib.util
 import json
 import os
@@ -41,7 +48,14 @@ from pathlib import Path
 from typing import Any
 
 from course_utils.errors import CourseError
-from course_utils.system.processes import descendants, free_port, start_in_group, still_running, stop_group
+from course_utils.system.processes import (
+    descendants,
+    free_port,
+    port_in_use,
+    start_in_group,
+    still_running,
+    stop_group,
+)
 
 PROXY_ENV = "TENSORBOARD_PROXY_URL"
 HUB_PREFIX_ENV = "JUPYTERHUB_SERVICE_PREFIX"
@@ -78,11 +92,18 @@ class TensorBoardServer:
                 "--host", self.host, "--port", str(self.port), *self.extra_args]
 
     def start(self) -> TensorBoardServer:
-        """Start the process (it answers only seconds later: see ``wait_ready``)."""
+        """Start the process (it answers only seconds later: see ``wait_ready``); refuse a port already in use."""
         if self.process is not None:
             raise RuntimeError("this server was already started")
         if importlib.util.find_spec("tensorboard") is None:
             raise CourseError("The tensorboard package is not installed.", 'pip install "tensorboard>=2.21,<2.22"')
+        if port_in_use(self.port, self.host):
+            raise CourseError(
+                f"Cannot start TensorBoard on port {self.port}: something already listens at {self.url} "
+                f"({self._who_answers(self._served_folder())}). Started anyway, it would fail to bind, and that "
+                "server's pages would show in its place.",
+                self._port_fix(),
+            )
         self._log = tempfile.TemporaryFile()
         env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": os.environ.get("TF_CPP_MIN_LOG_LEVEL", "2")}
         # its own process group: stop() ends TensorBoard and its helpers
@@ -99,6 +120,57 @@ class TensorBoardServer:
 
     def _remember_children(self) -> None:
         self.pids.update(descendants(self.process.pid))
+
+    def _port_fix(self) -> str:
+        return (
+            "Leave the port out (port=None picks a free one), or stop the server that holds port "
+            f"{self.port} (`from tensorboard import notebook; notebook.list()` lists the ones TensorBoard started)."
+        )
+
+    def _served_folder(self) -> str | None:
+        """The log folder the server at ``url`` says it serves (``/data/environment``); None if it says none."""
+        try:
+            return str(self.get("/data/environment", timeout=3)["data_location"])
+        except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError, KeyError, TypeError):
+            return None
+
+    def _who_answers(self, folder: str | None) -> str:
+        if folder is None:
+            return "not a TensorBoard that says which folder it serves"
+        return f"a TensorBoard serving {folder}, not {self.logdir}"
+
+    def _listens_here(self) -> bool | None:
+        """Whether one of this server's processes listens on its port; None when the system does not say."""
+        try:
+            import psutil
+        except ImportError:
+            return None
+        unknown = False
+        for pid in self.pids | {self.process.pid}:
+            try:
+                connections = psutil.Process(pid).net_connections(kind="tcp")
+            except psutil.NoSuchProcess:
+                continue
+            except psutil.Error:  # not allowed to look (some systems)
+                unknown = True
+                continue
+            if any(c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == self.port for c in connections):
+                return True
+        return None if unknown else False
+
+    def _not_ours(self) -> str | None:
+        """Why the server answering at ``url`` is not the one started here; None when it is (or cannot be told)."""
+        ours = self._listens_here()
+        if ours:
+            return None
+        folder = self._served_folder()
+        if ours is None and folder is not None and _same_folder(folder, self.logdir):
+            return None  # its sockets cannot be seen here, but it serves our folder
+        return (
+            f"Another server answers on port {self.port} ({self._who_answers(folder)}): not the TensorBoard started "
+            f"here (pid {self.process.pid}), which {'does not listen there' if ours is False else 'cannot be seen to'}"
+            ". Ours will fail to bind, or is still starting."
+        )
 
     def get(self, path: str, params: Mapping[str, Any] | None = None, *, timeout: float = 30) -> Any:
         """GET ``path`` (with query ``params``) and decode the JSON answer."""
@@ -123,17 +195,29 @@ class TensorBoardServer:
         listed: list[str] = []
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
+                output = self.log_text()
+                if "could not bind" in output.lower():
+                    raise CourseError(
+                        f"TensorBoard could not start: port {self.port} is already in use (another server took "
+                        f"it after this one was set up). Its output:\n{output}",
+                        self._port_fix(),
+                    )
                 raise CourseError(
-                    f"TensorBoard exited with code {self.process.returncode} before it answered:\n{self.log_text()}",
+                    f"TensorBoard exited with code {self.process.returncode} before it answered:\n{output}",
                     "Check that the log folder exists and the port is free; run the command above by hand to see more.",
                 )
             self._remember_children()
             try:
-                listed = self.get("/data/runs", timeout=5)
+                answer = self.get("/data/runs", timeout=5)
+            except (urllib.error.URLError, http.client.HTTPException, OSError, json.JSONDecodeError):
+                answer = None
+            if answer is not None:
+                problem = self._not_ours()  # an answer, but from whom?
+                if problem:
+                    raise CourseError(problem, self._port_fix())
+                listed = answer
                 if expected <= set(listed):
                     return listed
-            except (urllib.error.URLError, ConnectionError, TimeoutError, json.JSONDecodeError):
-                pass
             time.sleep(0.25)
         raise CourseError(
             f"TensorBoard at {self.url} did not list the runs {sorted(expected - set(listed))} within {timeout:.0f} s "
@@ -177,10 +261,17 @@ class TensorBoardServer:
         self.stop()
 
 
+def _same_folder(served: str, logdir: Path) -> bool:
+    try:
+        return Path(served).resolve() == logdir.resolve()
+    except (OSError, ValueError):
+        return served == str(logdir)
+
+
 def proxy_url_hint(environ: Mapping[str, str] | None = None) -> str | None:
     """The ``TENSORBOARD_PROXY_URL`` a JupyterHub/Binder session needs, or ``None`` off a hub.
 
-    ``${JUPYTERHUB_SERVICE_PREFIX:-/}proxy/%PORT%/`` (facts file, section 5): ``%tensorboard``
+    ``${JUPYTERHUB_SERVICE_PREFIX:-/}proxy/%PORT%/`` (docs/references.md#tensorboard-proxy): ``%tensorboard``
     puts its port in place of ``%PORT%``. Needs ``jupyter-server-proxy`` in the hub's environment.
     """
     env = os.environ if environ is None else environ

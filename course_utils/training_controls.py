@@ -1,7 +1,7 @@
 """Notebook 05's training controls: device, batch size and epochs in, a Train button, a live plot.
 
-The student picks a device, a batch size and a number of epochs and presses **Train**: seed
-004's CNN (the fixed one, logits + ``from_logits=True``) trains on the chosen device with the
+The student picks a device, a batch size and a number of epochs and presses **Train**: the
+blog post's CNN (the fixed one, logits + ``from_logits=True``) trains on the chosen device with the
 course's ``tf.data`` pipeline, the loss/accuracy plot redraws while it trains, and a table
 collects every run so CPU and GPU, or batch 32 and 512, can be compared side by side.
 
@@ -192,7 +192,7 @@ class TrainingControls:
         )
         self.epochs = widgets.IntSlider(value=epochs, min=1, max=max(MAX_EPOCHS, epochs), description="Epochs")
         self.button = widgets.Button(description="Train", button_style="primary", icon="play",
-                                     tooltip="Train seed 004's CNN with these settings")
+                                     tooltip="Train the blog post's CNN with these settings")
         self.progress = widgets.IntProgress(value=0, min=0, max=1, description="Progress")
         self.status = widgets.HTML(value=f"{len(x_train):,} training images, {len(x_test):,} test images. "
                                          "Choose, then press Train.")
@@ -241,7 +241,7 @@ class TrainingControls:
         import keras
         import tensorflow as tf
 
-        from course_utils.models import build_seed_cnn
+        from course_utils.models import build_blog_cnn
         from course_utils.pipeline import image_dataset
 
         (x_train, y_train), (x_test, y_test) = self.train_data, self.test_data
@@ -261,7 +261,7 @@ class TrainingControls:
         train_ds = image_dataset(x_train, y_train, batch_size=run.batch_size, shuffle=True, seed=self.seed)
         test_ds = image_dataset(x_test, y_test, batch_size=run.batch_size)
         with tf.device(run.device):
-            model = build_seed_cnn(logits=True)
+            model = build_blog_cnn(logits=True)
             model.compile(
                 optimizer=keras.optimizers.Adam(self.learning_rate),
                 loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),

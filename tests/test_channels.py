@@ -1,4 +1,4 @@
-"""Seed 000's noise/zeros datasets: the right shapes and dtypes, fixed noise, and lean in memory."""
+"""The Q&A post's noise/zeros datasets: the right shapes and dtypes, fixed noise, and lean in memory."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ import pytest
 
 from course_utils.channels import (
     FEATURES,
+    book_arrays,
     channel_datasets,
     extra_channels,
     noise_reference,
-    seed_way_arrays,
     train_noise_vs_zeros,
     validation_start,
 )
@@ -126,20 +126,20 @@ def test_memory_the_course_way_stores_uint8_pixels_only():
     images, labels = numbered_images(n), np.zeros(n, dtype=np.uint8)
     data = channel_datasets(images, labels, "noise")
     assert data.stored_bytes == n * 784 + n * 4  # uint8 pixels + int32 labels
-    seed_way = seed_way_arrays(images, "noise", seed=0)
-    assert seed_way.dtype == np.float64 and seed_way.shape == (n, FEATURES)
-    assert seed_way.nbytes == data.seed_way_bytes == n * 1568 * 8
-    assert data.seed_way_bytes / data.stored_bytes > 15
+    book = book_arrays(images, "noise", seed=0)
+    assert book.dtype == np.float64 and book.shape == (n, FEATURES)
+    assert book.nbytes == data.book_bytes == n * 1568 * 8
+    assert data.book_bytes / data.stored_bytes > 15
     # at full size: 60,000 images
     assert 60_000 * 1568 * 8 / 2**20 > 700 and (60_000 * 784 + 60_000 * 4) / 2**20 < 50
 
 
-def test_seed_way_arrays_are_the_books_recipe():
+def test_book_arrays_are_the_books_recipe():
     images = numbered_images(10)
-    zeros = seed_way_arrays(images, "zeros")
+    zeros = book_arrays(images, "zeros")
     assert not zeros[:, 784:].any()
     np.testing.assert_allclose(zeros[:, :784], images.reshape(10, 784).astype("float32") / 255)
-    noise = seed_way_arrays(images, "noise", seed=0)
+    noise = book_arrays(images, "noise", seed=0)
     assert 0 <= noise[:, 784:].min() and noise[:, 784:].max() < 1
 
 
@@ -155,7 +155,7 @@ def test_bad_arguments_are_refused():
         validation_start(10, 1.0)
 
 
-@pytest.mark.parametrize("way", ["seed", "course"])
+@pytest.mark.parametrize("way", ["book", "course"])
 def test_train_noise_vs_zeros_both_ways(way):
     images, labels = numbered_images(200), np.arange(200) % 10
     histories = train_noise_vs_zeros(images, labels, way=way, epochs=2, seed=0)

@@ -321,3 +321,54 @@ def test_gpu_settings_without_a_gpu_are_skipped_with_a_note(real_devices):
     assert "a memory limit: skipped" in out["limit"]["notes"][0]
     assert out["hide_none"]["ok"] and out["hide_none"]["changes"] == []
     assert out["started"] is False
+
+
+# --- the course-wide GPU memory policy (COURSE_GPU_MEMORY), applied by every notebook's setup ----
+
+
+@pytest.mark.parametrize(
+    ("value", "policy"), [(None, "growth"), ("", "growth"), (" Growth ", "growth"), ("all", "all"), ("2048", 2048)]
+)
+def test_memory_policy_reads_the_switch(monkeypatch, value, policy):
+    monkeypatch.delenv(gpu_config.MEMORY_ENV, raising=False)
+    if value is not None:
+        monkeypatch.setenv(gpu_config.MEMORY_ENV, value)
+    assert gpu_config.memory_policy() == policy
+
+
+@pytest.mark.parametrize("value", ["0", "-512", "1.5", "lots", "２０４８", "growth,all"])
+def test_a_bad_memory_policy_names_the_switch_and_the_choices(value):
+    with pytest.raises(ParameterError) as error:
+        gpu_config.memory_policy(value)
+    assert f"COURSE_GPU_MEMORY={value!r}" in error.value.what and '"growth"' in error.value.fix
+
+
+class FakeConfig:
+    def __init__(self, gpus):
+        self.gpus = gpus
+
+    def get_visible_devices(self, kind):
+        return list(self.gpus) if kind == "GPU" else []
+
+
+@pytest.mark.parametrize(
+    ("policy", "call", "said"),
+    [
+        ("growth", {"memory_growth": True, "quiet": True}, "grows as needed on 2 GPU(s)"),
+        (3000, {"memory_limit_mb": 3000, "quiet": True}, "at most 3000 MiB on each of 2 GPU(s)"),
+        ("all", None, "TensorFlow's default"),
+    ],
+)
+def test_the_policy_configures_every_visible_gpu(monkeypatch, policy, call, said):
+    calls = []
+    monkeypatch.setattr(gpu_config, "_tf", lambda: type("TF", (), {"config": FakeConfig(["GPU:0", "GPU:1"])}))
+    monkeypatch.setattr(gpu_config, "configure", lambda **kw: calls.append(kw))
+    assert said in gpu_config.apply_memory_policy(policy)
+    assert calls == ([call] if call else [])
+
+
+def test_without_a_gpu_the_policy_sets_nothing(monkeypatch):
+    calls = []
+    monkeypatch.setattr(gpu_config, "_tf", lambda: type("TF", (), {"config": FakeConfig([])}))
+    monkeypatch.setattr(gpu_config, "configure", lambda **kw: calls.append(kw))
+    assert gpu_config.apply_memory_policy("growth") == "GPU memory: no GPU here, nothing to set" and calls == []

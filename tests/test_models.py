@@ -1,30 +1,30 @@
-"""The course models have the seeds' architectures."""
+"""The course models have the architectures of the Q&A post and the blog post (docs/sources.md)."""
 
 from __future__ import annotations
 
 import keras
 import numpy as np
 
-from course_utils.models import CNN_PARAMS, DENSE_PARAMS, build_dense, build_seed_cnn
+from course_utils.models import CNN_PARAMS, DENSE_PARAMS, build_blog_cnn, build_dense
 
 
-def test_dense_matches_seed_000():
+def test_dense_matches_the_qa_post():
     model = build_dense()
     assert model.count_params() == DENSE_PARAMS == 808_458
     assert model.layers[-1].activation is keras.activations.softmax
 
 
-def test_cnn_matches_seed_004():
+def test_cnn_matches_the_blog_post():
     for logits in (True, False):
-        model = build_seed_cnn(logits=logits)
+        model = build_blog_cnn(logits=logits)
         assert model.count_params() == CNN_PARAMS == 93_322
         assert [type(layer).__name__ for layer in model.layers].count("Conv2D") == 3
-    assert build_seed_cnn(logits=True).layers[-1].activation is keras.activations.linear
-    assert build_seed_cnn(logits=False).layers[-1].activation is keras.activations.softmax
+    assert build_blog_cnn(logits=True).layers[-1].activation is keras.activations.linear
+    assert build_blog_cnn(logits=False).layers[-1].activation is keras.activations.softmax
 
 
 def test_cnn_outputs_logits_or_probabilities():
     x = np.random.default_rng(0).random((4, 28, 28, 1), dtype=np.float32)
-    probs = build_seed_cnn(logits=False)(x).numpy()
+    probs = build_blog_cnn(logits=False)(x).numpy()
     np.testing.assert_allclose(probs.sum(axis=1), 1.0, rtol=1e-5)
-    assert build_seed_cnn(logits=True)(x).shape == (4, 10)
+    assert build_blog_cnn(logits=True)(x).shape == (4, 10)

@@ -42,6 +42,22 @@ def test_setup_applies_smoke_records_and_reports(monkeypatch, tmp_path, capsys):
     assert read_results(course.recorder.path)["results"]["accuracy"] == 0.5
 
 
+def test_setup_applies_and_records_the_gpu_memory_policy(monkeypatch, tmp_path, capsys):
+    monkeypatch.delenv("COURSE_GPU_MEMORY", raising=False)
+    course = course_utils.setup({"DEVICE": "cpu"}, "99_test")
+    line = "GPU memory: no GPU here, nothing to set"  # the CPU machine's answer; with a GPU: growth
+    assert line in capsys.readouterr().out
+    assert read_results(course.recorder.path)["environment"]["gpu_memory"] == line
+    course = course_utils.setup({"DEVICE": "cpu"}, "99_test", gpu_memory=None)  # notebook 03 configures its own
+    assert "GPU memory" not in capsys.readouterr().out
+
+
+def test_a_bad_gpu_memory_switch_stops_the_setup_with_what_to_set(monkeypatch):
+    monkeypatch.setenv("COURSE_GPU_MEMORY", "half")
+    with pytest.raises(ParameterError, match="COURSE_GPU_MEMORY='half' is not a GPU memory policy"):
+        course_utils.setup({"DEVICE": "cpu"}, "99_test")
+
+
 def test_setup_rejects_bad_smoke_switch(monkeypatch):
     monkeypatch.setenv("COURSE_SMOKE", "please")
     with pytest.raises(ParameterError):
@@ -120,3 +136,35 @@ def test_checkpoint_passes_and_fails(capsys):
 def test_notebook_parameters_are_upper_case_plain_values():
     ns = {"EPOCHS": 1, "DATASET": "mnist", "lower": 2, "MODEL": object(), "_HIDDEN": 1}
     assert notebook_parameters(ns) == {"EPOCHS": 1, "DATASET": "mnist"}
+
+
+def test_a_run_gets_a_fresh_work_folder_under_its_own_folder(tmp_path, monkeypatch):
+    """Notebook 07's backups, checkpoints and worker logs: under the run's own folder (a run that failed half-way
+    left /tmp/course07-* behind, one per run), emptied when the next run asks for it."""
+    from course_utils.notebook import Course
+    from course_utils.results import Recorder
+
+    monkeypatch.setenv("COURSE_RESULTS_FILE", str(tmp_path / "out" / "results" / "07_x__N-1.json"))  # course run
+    course = Course("07_x", tf=None, device=None, smoke=True, recorder=Recorder("07_x", parameters={}, smoke=True))
+    folder = course.work_dir()
+    assert folder == tmp_path / "out" / "work" / "07_x__N-1" and folder.is_dir() and list(folder.iterdir()) == []
+    (folder / "workers").mkdir()
+    (folder / "workers" / "worker-0.log").write_text("left by a run killed half-way", encoding="utf-8")
+    assert course.work_dir() == folder and list(folder.iterdir()) == [], "the next run starts empty"
+    monkeypatch.delenv("COURSE_RESULTS_FILE")  # a notebook opened by hand: build/work/, via COURSE_RESULTS_DIR here
+    course = Course("07_x", tf=None, device=None, smoke=True, recorder=Recorder("07_x", parameters={}, smoke=True))
+    assert course.work_dir() == tmp_path / "work" / "07_x"
+
+
+def test_bad_parameters_fail_in_the_setup_cell_before_tensorflow_is_imported(monkeypatch):
+    """LEARNING_RATE nan or IMAGES 5 trained to the end and then failed the checkpoint; now setup says why."""
+    import course_utils.notebook as notebook
+
+    def not_imported():
+        raise AssertionError("TensorFlow was imported before the parameters were checked")
+
+    monkeypatch.setattr(notebook, "quiet_tensorflow", not_imported)
+    for parameters in ({"LEARNING_RATE": float("nan"), "IMAGES": None}, {"IMAGES": 5, "EPOCHS": 10}):
+        with pytest.raises(course_utils.ParameterError) as info:
+            course_utils.setup(parameters, "05_cnn_cpu_vs_gpu")
+        assert "Change " in info.value.fix

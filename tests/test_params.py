@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import ast
+import json
+import math
+
 import pytest
 
 from course_utils.errors import ParameterError
-from course_utils.params import apply_smoke, check_choice, check_positive_int, smoke_enabled
+from course_utils.params import apply_smoke, check_choice, check_parameters, check_positive_int, smoke_enabled
+
+from .conftest import NOTEBOOKS
 
 
 @pytest.mark.parametrize("value, expected", [("1", True), ("true", True), ("YES", True), ("0", False), ("", False)])
@@ -55,3 +61,91 @@ def test_choice():
     check_choice("DATASET", "mnist", ("mnist", "fashion-mnist"))
     with pytest.raises(ParameterError, match="'cifar'"):
         check_choice("DATASET", "cifar", ("mnist", "fashion-mnist"))
+
+
+# --- every notebook's parameters, checked at setup: what their names promise, and what each notebook needs ------
+
+
+def declared(path) -> tuple[dict, dict]:
+    """A notebook's parameters cell as values, and the smoke caps its setup cell (the next code cell) gives."""
+    cells = [c for c in json.loads(path.read_text(encoding="utf-8"))["cells"] if c["cell_type"] == "code"]
+    at = next(i for i, c in enumerate(cells) if "parameters" in c.get("metadata", {}).get("tags", []))
+    values: dict = {}
+    exec("".join(cells[at]["source"]), {}, values)  # literals only (CONTRIBUTING)
+    dicts = [n for n in ast.walk(ast.parse("".join(cells[at + 1]["source"]))) if isinstance(n, ast.Dict)]
+    return values, (ast.literal_eval(dicts[0]) if dicts else {})
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_every_notebook_passes_its_own_checks_as_shipped_and_in_smoke_mode(path):
+    values, caps = declared(path)
+    check_parameters(values, path.stem)
+    smoke = dict(values)
+    apply_smoke(smoke, caps, smoke=True)
+    check_parameters(smoke, path.stem)
+
+
+@pytest.mark.parametrize(
+    "name, value, message",
+    [
+        ("LEARNING_RATE", float("nan"), "LEARNING_RATE = nan is not a finite number"),
+        ("SCALE", float("inf"), "SCALE = inf is not a finite number"),
+        ("SIZES", [1.0, float("nan")], "SIZES = [1.0, nan] holds a number that is not finite"),
+        ("LEARNING_RATE", 0, "LEARNING_RATE = 0 must be a number greater than 0"),
+        ("SAMPLE_EVERY_S", -0.5, "SAMPLE_EVERY_S = -0.5 must be a number greater than 0"),
+        ("TENSOR_MB", "64", "TENSOR_MB = '64' must be a number greater than 0"),
+        ("EPOCHS", 0, "EPOCHS = 0 must be a positive integer"),
+        ("EPOCHS", 2.5, "EPOCHS = 2.5 must be a positive integer"),
+        ("BATCH_SIZE", -1, "BATCH_SIZE = -1 must be a positive integer"),
+        ("BENCH_IMAGES", 0, "BENCH_IMAGES = 0 must be a positive integer (or None for all)"),
+        ("WORKERS", 0, "WORKERS = 0 must be a positive integer"),
+    ],
+)
+def test_values_their_names_rule_out_are_refused(name, value, message):
+    with pytest.raises(ParameterError) as info:
+        check_parameters({name: value})
+    assert message in info.value.what and name in info.value.fix
+
+
+def test_values_their_names_allow_pass():
+    check_parameters({"IMAGES": None, "SEED": 0, "HISTOGRAM_FREQ": 0, "SCALE": -1.5, "PROFILE_BATCH": None,
+                      "LEARNING_RATE": 1e-3, "EPOCHS": 1, "DEVICE": "auto", "LABEL": "x", "FLAG": True})
+
+
+@pytest.mark.parametrize(
+    "notebook, parameters, message",
+    [
+        ("04_dense_noise_vs_zeros", {"IMAGES": 5, "DATASET": "mnist"}, "at least 4,000"),
+        ("04_dense_noise_vs_zeros", {"IMAGES": 1, "DATASET": "fashion-mnist"}, "at least 2"),
+        ("05_cnn_cpu_vs_gpu", {"IMAGES": 5}, "at least 2,000"),
+        ("06_tensorboard", {"IMAGES": 5, "EPOCHS": 5, "BATCH_SIZE": 128, "PROFILE_BATCH": (10, 14)},
+         "IMAGES >= 322"),
+        ("06_tensorboard", {"IMAGES": 1, "EPOCHS": 5, "BATCH_SIZE": 128, "PROFILE_BATCH": None}, "at least 2"),
+        ("07_beyond_one_gpu", {"IMAGES": 5, "BATCH_SIZE": 128, "CPU_REPLICAS": 2, "DEVICE": "auto"}, "at least 256"),
+    ],
+)
+def test_too_few_images_for_what_a_notebook_does_is_refused_at_setup(notebook, parameters, message):
+    with pytest.raises(ParameterError) as info:
+        check_parameters(parameters, notebook)
+    assert "IMAGES = " in info.value.what and message in info.value.what + info.value.fix
+
+
+def test_the_fewest_images_each_notebook_takes_are_accepted():
+    check_parameters({"IMAGES": 4000, "DATASET": "mnist"}, "04_dense_noise_vs_zeros")
+    check_parameters({"IMAGES": 2, "DATASET": "fashion-mnist"}, "04_dense_noise_vs_zeros")
+    check_parameters({"IMAGES": 2000}, "05_cnn_cpu_vs_gpu")
+    check_parameters({"IMAGES": 1000, "EPOCHS": 2, "BATCH_SIZE": 128, "PROFILE_BATCH": (10, 14)}, "06_tensorboard")
+    check_parameters({"IMAGES": 256, "BATCH_SIZE": 128, "CPU_REPLICAS": 2, "DEVICE": "cpu"}, "07_beyond_one_gpu")
+    check_parameters({"IMAGES": 5}, "03_memory")
+
+
+def test_the_06_minimum_is_the_smallest_that_reaches_the_profiled_batch():
+    for epochs, batch, stop in [(2, 128, 14), (5, 128, 14), (1, 32, 9), (3, 64, 10)]:
+        with pytest.raises(ParameterError) as info:
+            check_parameters({"IMAGES": 2, "EPOCHS": epochs, "BATCH_SIZE": batch, "PROFILE_BATCH": (stop - 4, stop)},
+                             "06_tensorboard")
+        least = int(info.value.fix.split("IMAGES >= ")[1].split()[0].replace(",", ""))
+        batches = [math.ceil(math.floor(n * (1.0 - 0.2)) / batch) * epochs for n in (least - 1, least)]
+        assert batches[1] >= stop > batches[0]
+        check_parameters({"IMAGES": least, "EPOCHS": epochs, "BATCH_SIZE": batch,
+                          "PROFILE_BATCH": (stop - 4, stop)}, "06_tensorboard")

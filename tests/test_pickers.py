@@ -10,7 +10,7 @@ from course_utils.doctor.recommend import routes
 from course_utils.pickers import PYTHONS, InstallPicker, render, text
 
 
-def test_seed_000_in_the_picker():
+def test_the_qa_post_machine_in_the_picker():
     picker = InstallPicker(platform="windows", python="3.10", driver="512.77")
     shown = picker.click()
     assert [r.tensorflow for r in shown] == ["tensorflow<2.11", "tensorflow[and-cuda]==2.21.*"]

@@ -1,11 +1,11 @@
-"""The CNN's input: the seed's float64 arrays, and the course's tf.data pipeline."""
+"""The CNN's input: the blog post's float64 arrays, and the course's tf.data pipeline."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from course_utils.pipeline import image_dataset, seed_arrays
+from course_utils.pipeline import blog_arrays, image_dataset
 
 
 def images_and_labels(n: int = 50):
@@ -18,9 +18,9 @@ def collect(ds):
     return np.concatenate(xs), np.concatenate(ys)
 
 
-def test_seed_arrays_are_float64_as_written():
+def test_blog_arrays_are_float64_as_written():
     images, _ = images_and_labels(4)
-    x = seed_arrays(images)
+    x = blog_arrays(images)
     assert x.dtype == np.float64 and x.shape == (4, 28, 28, 1)
     np.testing.assert_allclose(x[..., 0], images / 255.0)
 

@@ -37,14 +37,14 @@ def test_ladder_changes_one_thing_per_rung():
     configs, _ = speed.ladder("/CPU:0", flags={"avx512_bf16"})
     names = [c.name for c in configs]
     assert names == [
-        "seed as written",
+        "as in the blog post",
         f"batch {speed.COURSE_BATCH}",
         "tf.data cache+prefetch",
         "mixed precision (bfloat16)",
         "XLA + bfloat16",
     ]
-    seed = configs[0]
-    assert (seed.batch_size, seed.input, seed.precision, seed.jit_compile) == (32, "numpy", "float32", False)
+    first = configs[0]
+    assert (first.batch_size, first.input, first.precision, first.jit_compile) == (32, "numpy", "float32", False)
     changed = []
     for before, after in zip(configs, configs[1:], strict=False):
         diff = {f.name for f in fields(Config) if getattr(before, f.name) != getattr(after, f.name)} - {"name", "note"}
@@ -91,7 +91,7 @@ def test_benchmark_excludes_the_warmup_epoch_and_reports_the_median():
 
 
 def test_benchmark_numpy_input_and_its_result_structure():
-    result = speed.benchmark(speed.seed_config(), tiny(64), tiny(32, seed=1), epochs=2)
+    result = speed.benchmark(speed.baseline_config(), tiny(64), tiny(32, seed=1), epochs=2)
     row = result.as_dict()
     for key in ("name", "device", "batch_size", "images_per_s", "epoch_s", "test_accuracy"):
         assert key in row
@@ -110,7 +110,7 @@ def test_benchmark_needs_an_epoch_after_warmup():
     from course_utils.errors import ParameterError
 
     with pytest.raises(ParameterError, match="warm-up"):
-        speed.benchmark(speed.seed_config(), tiny(32), tiny(32), epochs=1)
+        speed.benchmark(speed.baseline_config(), tiny(32), tiny(32), epochs=1)
 
 
 def test_compare_devices_uses_the_same_data_and_batch_everywhere():
@@ -127,9 +127,9 @@ def result(name, images_per_s, accuracy):
     )
 
 
-def test_summarize_best_must_keep_the_seed_accuracy():
-    report = speed.summarize([result("seed", 100, 0.980), result("fast", 300, 0.976), result("faster", 900, 0.970)])
-    assert report["best"] == "fast" and report["speedup_best_vs_seed"] == pytest.approx(3.0)
+def test_summarize_best_must_keep_the_baseline_accuracy():
+    report = speed.summarize([result("baseline", 100, 0.980), result("fast", 300, 0.976), result("faster", 900, 0.970)])
+    assert report["best"] == "fast" and report["speedup_best_vs_baseline"] == pytest.approx(3.0)
     assert [c["keeps_accuracy"] for c in report["configs"]] == [True, True, False]
-    assert report["configs"][2]["speedup_vs_seed"] == pytest.approx(9.0)
-    assert speed.summarize([result("seed", 100, 0.9), result("slow", 50, 0.95)])["best"] == "seed"
+    assert report["configs"][2]["speedup_vs_baseline"] == pytest.approx(9.0)
+    assert speed.summarize([result("baseline", 100, 0.9), result("slow", 50, 0.95)])["best"] == "baseline"

@@ -99,14 +99,14 @@ def test_missing_tensorboard_is_a_clear_error(monkeypatch, tmp_path):
 
 @pytest.fixture(scope="module")
 def logged(tmp_path_factory):
-    """The notebook's three runs, small: dense on noise and on zeros channels, the seed CNN."""
+    """The notebook's three runs, small: dense on noise and on zeros channels, the blog post's CNN."""
     from course_utils.tf_setup import quiet_tensorflow
 
     quiet_tensorflow()
     import keras
 
     from course_utils.channels import KINDS, channel_datasets, compile_dense, validation_start
-    from course_utils.models import build_dense, build_seed_cnn
+    from course_utils.models import build_blog_cnn, build_dense
     from course_utils.pipeline import image_dataset
 
     root = tmp_path_factory.mktemp("logs")
@@ -125,7 +125,7 @@ def logged(tmp_path_factory):
         histories[f"dense_{kind}"] = history.history
     split = validation_start(IMAGES, 0.2)
     keras.utils.set_random_seed(0)
-    cnn = build_seed_cnn()
+    cnn = build_blog_cnn()
     cnn.compile(optimizer="adam", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
                 metrics=["accuracy"])
     callback = tensorboard_callback(root, "cnn", histogram_freq=2, profile_batch=(5, 7), total_batches=4 * EPOCHS)
@@ -166,7 +166,7 @@ def test_the_expected_tags_and_step_counts(logged):
 
 
 def test_scalars_are_tensor_summaries_so_the_common_recipe_finds_nothing(logged):
-    """Facts file, section 5: EventAccumulator(...).Scalars() is empty for TF2 logs."""
+    """EventAccumulator(...).Scalars() is empty for TF2 logs (docs/references.md#tensor-summaries)."""
     from tensorboard.backend.event_processing import event_accumulator as ea
 
     root, _ = logged
@@ -274,3 +274,85 @@ def test_command_line_prints_the_table_as_csv(logged, capsys):
         ("validation", s) for s in range(EPOCHS)]
     assert float(table[-1]["value"]) == pytest.approx(histories["cnn"]["val_accuracy"][-1], rel=1e-6)
     assert main([os.fspath(root / "missing")]) == 2
+
+
+# --- damaged event files: named, and every record that can be read is still read (no TensorFlow writer needed) --
+
+
+def write_loss_events(folder, steps=10):
+    """A legacy-scalar event file (like any writer's): a version record, then one ``loss`` record per step."""
+    from tensorboard.compat.proto import event_pb2, summary_pb2
+    from tensorboard.summary.writer.event_file_writer import EventFileWriter
+
+    writer = EventFileWriter(str(folder))
+    for step in range(steps):
+        summary = summary_pb2.Summary(value=[summary_pb2.Summary.Value(tag="loss", simple_value=1.0 / (step + 1))])
+        writer.add_event(event_pb2.Event(step=step, wall_time=1.0 + step, summary=summary))
+    writer.close()
+    (path,) = folder.glob("events.out.tfevents.*")
+    return path
+
+
+def record_offsets(data):
+    """Where each TFRecord starts: 8-byte length, 4-byte CRC of it, the data, 4-byte CRC of the data."""
+    import struct
+
+    offsets, at = [], 0
+    while at < len(data):
+        offsets.append(at)
+        at += 16 + struct.unpack_from("<Q", data, at)[0]
+    return offsets
+
+
+def logged_steps(out):
+    return [int(r["step"]) for r in csv.DictReader(io.StringIO(out))]
+
+
+def test_an_event_file_cut_mid_record_is_named_and_its_whole_records_are_read(tmp_path, capsys):
+    path = write_loss_events(tmp_path / "run" / "train")
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) - 7])  # the writer was killed inside the last record
+    assert main([str(tmp_path)]) == 0
+    out, err = capsys.readouterr()
+    assert logged_steps(out) == list(range(9)), "every complete record is still read"
+    assert str(path) in err and "10 whole records read" in err and "cut off" in err  # 9 steps + the version
+    assert "1 event file is damaged" in err
+
+
+def test_a_record_that_fails_its_checksum_is_skipped_and_the_records_after_it_are_read(tmp_path, capsys):
+    path = write_loss_events(tmp_path / "run" / "train")
+    data = bytearray(path.read_bytes())
+    data[record_offsets(data)[4] + 14] ^= 0xFF  # a byte inside record 4's data: step 3's scalar
+    path.write_bytes(bytes(data))
+    assert main([str(tmp_path)]) == 0
+    out, err = capsys.readouterr()
+    assert logged_steps(out) == [0, 1, 2, 4, 5, 6, 7, 8, 9], "TensorBoard alone stops at the bad record"
+    assert str(path) in err and "1 record failed its checksum (CRC32C)" in err
+
+
+def test_a_damaged_record_header_is_stepped_over_to_the_next_whole_record(tmp_path):
+    path = write_loss_events(tmp_path / "run" / "train")
+    data = bytearray(path.read_bytes())
+    data[record_offsets(data)[4] + 2] ^= 0x40  # record 4's length: nothing says where record 5 starts
+    path.write_bytes(bytes(data))
+    damaged = []
+    rows = read_scalars(tmp_path, damaged=damaged)
+    assert [r.step for r in rows] == [0, 1, 2, 4, 5, 6, 7, 8, 9]
+    (found,) = damaged
+    assert found.path == path and found.records == 10 and found.lost_bytes > 0 and not found.cut
+    assert "could not be read as records" in found.describe()
+
+
+def test_reading_damaged_logs_from_code_warns_naming_the_file(tmp_path):
+    path = write_loss_events(tmp_path / "run" / "train")
+    path.write_bytes(path.read_bytes()[:-3])
+    with pytest.warns(UserWarning, match=path.name):
+        tags = read_tags(tmp_path)
+    assert tags[("run", "train")] == {"scalars": ["loss"]}
+
+
+def test_whole_event_files_are_read_as_they_are(tmp_path, capsys):
+    write_loss_events(tmp_path / "run" / "train")
+    damaged = []
+    assert [r.step for r in read_scalars(tmp_path, damaged=damaged)] == list(range(10)) and damaged == []
+    assert main([str(tmp_path)]) == 0 and capsys.readouterr().err == ""

@@ -65,7 +65,7 @@ def profiled(tmp_path_factory):
     quiet_tensorflow()
     import keras
 
-    from course_utils.models import build_seed_cnn
+    from course_utils.models import build_blog_cnn
     from course_utils.pipeline import image_dataset
     from course_utils.tb_logs import tensorboard_callback
 
@@ -76,7 +76,7 @@ def profiled(tmp_path_factory):
     train = image_dataset(images, labels, batch_size=32)
     for run, profile in (("profiled", PROFILE), ("plain", None)):
         keras.utils.set_random_seed(0)
-        model = build_seed_cnn()
+        model = build_blog_cnn()
         model.compile(optimizer="adam", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
         callback = tensorboard_callback(
             root, run, histogram_freq=0, profile_batch=profile, total_batches=BATCHES_PER_EPOCH * EPOCHS

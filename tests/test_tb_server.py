@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import socket
+import sys
 
 import numpy as np
 import pytest
@@ -18,7 +19,7 @@ EPOCHS = 3
 
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
-    """Seed 000's dense model trained for 3 epochs with the course's callback (and a profiled range)."""
+    """The Q&A post's dense model trained for 3 epochs with the course's callback (and a profiled range)."""
     from course_utils.tf_setup import quiet_tensorflow
 
     quiet_tensorflow()
@@ -105,3 +106,105 @@ def test_proxy_url_on_a_hub_and_off_it():
     assert "already set" in configure_proxy({**env, PROXY_ENV: "/custom/%PORT%/"})
     off_hub: dict[str, str] = {}
     assert "Not on a JupyterHub" in configure_proxy(off_hub) and PROXY_ENV not in off_hub
+
+
+# --- a port that is not ours: refused before starting, or found out while waiting (no TensorBoard process) -----
+
+
+@pytest.fixture
+def other_server():
+    """Another 'TensorBoard' on a loopback port: it lists its own runs and serves another log folder."""
+    import http.server
+    import json
+    import threading
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            answers = {"/data/runs": ["other/train"],
+                       "/data/environment": {"version": "2.21.0", "data_location": self.server.data_location}}
+            body = json.dumps(answers.get(self.path.split("?")[0], {})).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.data_location = "/somewhere/else/logs"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+
+def not_started(*args, **kwargs):
+    raise AssertionError("TensorBoard was started on a port something else holds")
+
+
+def test_a_port_held_by_a_plain_listener_is_refused_before_tensorboard_starts(tmp_path, monkeypatch):
+    monkeypatch.setattr("course_utils.tb_server.start_in_group", not_started)
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        server = TensorBoardServer(tmp_path, port=port)
+        with pytest.raises(CourseError) as caught:
+            server.start()
+    assert f"port {port}" in caught.value.what and "already" in caught.value.what
+    assert "port=None" in caught.value.fix
+    assert server.process is None
+
+
+def test_a_port_held_by_another_tensorboard_is_refused_naming_what_it_serves(tmp_path, monkeypatch, other_server):
+    monkeypatch.setattr("course_utils.tb_server.start_in_group", not_started)
+    server = TensorBoardServer(tmp_path, port=other_server.server_address[1])
+    with pytest.raises(CourseError) as caught:
+        server.start()
+    assert "/somewhere/else/logs" in caught.value.what and str(tmp_path) in caught.value.what
+
+
+@pytest.mark.parametrize("same_folder", [False, True])
+@pytest.mark.timeout(60)
+def test_wait_ready_does_not_take_another_servers_answer_for_ours(tmp_path, other_server, same_folder):
+    """The port was free at start() but another server took it first: its runs must not pass for ours."""
+    from course_utils.system.processes import start_in_group
+
+    if same_folder:  # even a server of the same folder is not the one we started (ours cannot bind: it will fail)
+        other_server.data_location = str(tmp_path)
+    server = TensorBoardServer(tmp_path, port=other_server.server_address[1])
+    # our 'TensorBoard' is still importing TensorFlow: alive, not yet listening
+    server.process = start_in_group([sys.executable, "-c", "import time; time.sleep(60)"])
+    server.pids.add(server.process.pid)
+    try:
+        with pytest.raises(CourseError) as caught:
+            server.wait_ready(timeout=20)
+    finally:
+        server.stop(timeout=5)
+    assert f"port {server.port}" in caught.value.what and "not the TensorBoard started here" in caught.value.what
+    if not same_folder:
+        assert "/somewhere/else/logs" in caught.value.what
+    assert server.leftovers() == []
+
+
+@pytest.mark.timeout(60)
+def test_a_server_that_could_not_bind_says_the_port_is_taken(tmp_path):
+    import tempfile
+
+    from course_utils.system.processes import start_in_group
+
+    server = TensorBoardServer(tmp_path, port=6006)
+    server._log = tempfile.TemporaryFile()
+    said = "E0101 program.py] TensorBoard could not bind to port 6006, it was already in use"
+    server.process = start_in_group([sys.executable, "-c", f"print({said!r}); raise SystemExit(1)"], stdout=server._log)
+    server.process.wait(timeout=30)
+    with pytest.raises(CourseError) as caught:
+        server.wait_ready(timeout=10)
+    server.stop()
+    assert "port 6006 is already in use" in caught.value.what and "port=None" in caught.value.fix

@@ -108,7 +108,7 @@ def test_a_failing_run_is_shown_not_raised_and_the_controls_come_back(tiny, monk
     def broken(**kwargs):
         raise ValueError("no model today")
 
-    monkeypatch.setattr("course_utils.models.build_seed_cnn", broken)
+    monkeypatch.setattr("course_utils.models.build_blog_cnn", broken)
     assert controls.click() is None
     assert "Could not train" in controls.status.value and "no model today" in controls.status.value
     assert isinstance(controls.last_error, ValueError) and controls.runs == []

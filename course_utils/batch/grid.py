@@ -16,26 +16,42 @@ A YAML list is always the list of values to try, so a list-valued parameter is w
 as a list of lists (``LAYERS: [[64], [128, 64]]``). Every problem - an unknown notebook, a
 parameter a notebook does not declare, a value of the wrong type, a malformed grid - is an
 ``InputError`` naming it, raised before any kernel starts.
+
+Limits, so that a typing slip or a hostile file cannot exhaust memory: a grid makes at most
+``MAX_RUNS`` runs (counted as the product of the value lists' lengths, before any run is
+built; past it, split the grid into several files); a grid file is at most ``MAX_GRID_BYTES``;
+YAML aliases (``*name``) are refused, because nested aliases ("billion laughs") turn a small
+file into an enormous value; a key given twice in one mapping is an error, not "the last one
+wins" as PyYAML's own loader does. ``timeout`` is a whole number of seconds >= 1, because
+nbclient's per-cell ``timeout`` is an integer trait.
 """
 
 from __future__ import annotations
 
 import ast
 import difflib
+import functools
 import itertools
 import json
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from course_utils.errors import InputError
+from course_utils.errors import InputError, ParameterError
+from course_utils.params import check_value
 from course_utils.system.paths import PROJECT_ROOT
 
 NOTEBOOKS_DIR = PROJECT_ROOT / "notebooks"
 GRID_KEYS = {"title", "notebooks", "parameters", "results", "smoke", "timeout"}
 _NO_DEFAULT = object()  # a declared default that is not a literal: any value is accepted
+# The most runs one plan may hold (notebooks x grid points). A full course run is 7; the largest grid shipped
+# (grids/batch_size.yaml) is 5. Each run is a kernel start and minutes of training, so past this a grid is
+# almost certainly a slip (a range written out, one list too many); split it into several files instead.
+MAX_RUNS = 1000
+MAX_GRID_BYTES = 1 << 20  # a grid file is a few lines; past 1 MiB it is not a grid file
 
 
 @dataclass(frozen=True)
@@ -62,7 +78,7 @@ class Plan:
 
     runs: list[RunSpec]
     smoke: bool = False
-    timeout: float | None = None
+    timeout: int | None = None  # seconds per cell, whole (nbclient takes an integer)
     title: str | None = None
     results: list[str] | None = None  # key results to compare (None: every numeric result)
     grid_file: str | None = None
@@ -111,7 +127,7 @@ def parse_value(text: str) -> Any:
         import yaml
 
         try:
-            return yaml.safe_load(text)
+            return _load_yaml(text)
         except yaml.YAMLError as exc:
             raise InputError(f"cannot read the value {text!r}: {_yaml_problem(exc)}") from None
     return text
@@ -160,7 +176,8 @@ def _a(noun: str) -> str:
 
 
 def check_parameters(notebook: Path, parameters: Mapping[str, Any], declared: Mapping[str, Any] | None = None) -> None:
-    """Raise InputError unless ``notebook`` declares every parameter and each value fits its default's type."""
+    """Raise InputError unless ``notebook`` declares every parameter and each value fits its name and its default's
+    type."""
     declared = declared_parameters(notebook) if declared is None else declared
     for name, value in parameters.items():
         if name not in declared:
@@ -171,6 +188,10 @@ def check_parameters(notebook: Path, parameters: Mapping[str, Any], declared: Ma
             raise InputError(
                 f"{notebook.name} does not declare parameter {name}{hint} (it declares: {', '.join(declared)})"
             )
+        try:  # what the name promises (params.check_value): a finite number, a count >= 1, an amount > 0
+            check_value(name, value)
+        except ParameterError as exc:
+            raise InputError(f"{notebook.name}: {exc.what}", exc.fix) from None
         problem = _type_problem(value, declared[name])
         if problem:
             raise InputError(
@@ -185,16 +206,71 @@ def _yaml_problem(exc: Exception) -> str:
     return f"{getattr(exc, 'problem', None) or exc}{where}"
 
 
+@functools.cache
+def _strict_loader() -> type:
+    """PyYAML's SafeLoader, made strict: an alias is an error, and so is a key repeated in one mapping."""
+    import yaml
+    from yaml.constructor import ConstructorError
+
+    class StrictLoader(yaml.SafeLoader):
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            if self.check_event(yaml.AliasEvent):
+                event = self.peek_event()
+                raise ConstructorError(
+                    None, None,
+                    "YAML aliases are not allowed in grid files (nested ones can turn a few lines into billions "
+                    f"of values): write the values out instead of the alias *{event.anchor}",
+                    event.start_mark,
+                )
+            return super().compose_node(parent, index)
+
+        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+            seen: dict[Any, Any] = {}
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    first = seen.get(key)
+                except TypeError:  # an unhashable key: SafeLoader names it below
+                    continue
+                if first is not None:
+                    raise ConstructorError(
+                        None, None,
+                        f"duplicate key {key!r} (a YAML reader silently keeps only the last): give each key once; "
+                        f"it is first at line {first.line + 1} and again",
+                        key_node.start_mark,
+                    )
+                seen[key] = key_node.start_mark
+            return super().construct_mapping(node, deep=deep)
+
+    return StrictLoader
+
+
+def _load_yaml(text: str) -> Any:
+    """``yaml.safe_load`` with the strict loader (no aliases, no duplicate keys)."""
+    import yaml
+
+    return yaml.load(text, Loader=_strict_loader())  # noqa: S506 - a SafeLoader subclass
+
+
 def load_grid(path: Path) -> dict[str, Any]:
     """Read and check a grid file; every value in ``parameters`` becomes a list of values to try."""
     import yaml
 
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_GRID_BYTES + 1)  # no more: a huge file is refused unread
+        if len(data) > MAX_GRID_BYTES:
+            raise InputError(
+                f"grid file {path} is larger than {MAX_GRID_BYTES:,} bytes: a grid file is a few lines",
+                "Check that you passed the grid file itself (not a data or notebook file) to --grid.",
+            )
+        text = data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read grid file {path}: {getattr(exc, 'strerror', None) or exc}") from None
     try:
-        grid = yaml.safe_load(text)
+        grid = _load_yaml(text)
+    except yaml.constructor.ConstructorError as exc:  # valid YAML that a grid file may not hold
+        raise InputError(f"grid file {path} is refused: {_yaml_problem(exc)}") from None
     except yaml.YAMLError as exc:
         raise InputError(f"grid file {path} is not valid YAML: {_yaml_problem(exc)}") from None
     if not isinstance(grid, dict):
@@ -221,12 +297,45 @@ def load_grid(path: Path) -> dict[str, Any]:
     for key, kind in (("smoke", bool), ("title", str)):
         if key in grid and not isinstance(grid[key], kind):
             raise InputError(f"grid file {path}: {key!r} must be a {kind.__name__}, not {grid[key]!r}")
-    if "timeout" in grid and (isinstance(grid["timeout"], bool) or not isinstance(grid["timeout"], (int, float))):
-        raise InputError(f"grid file {path}: 'timeout' must be a number of seconds, not {grid['timeout']!r}")
+    if "timeout" in grid:
+        problem = _timeout_problem(grid["timeout"])
+        if problem:
+            raise InputError(f"grid file {path}: 'timeout' {problem}")
+        grid["timeout"] = int(grid["timeout"])
     results = grid.get("results")
     if results is not None and (not isinstance(results, list) or not all(isinstance(r, str) for r in results)):
         raise InputError(f"grid file {path}: 'results' must be a list of result names")
     return grid
+
+
+def _timeout_problem(timeout: Any) -> str | None:
+    """Why ``timeout`` is not a per-cell time limit (nbclient takes whole seconds); None when it is one."""
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
+        return f"must be a positive number of whole seconds, at least 1, not {timeout!r}"
+    if not (math.isfinite(timeout) and timeout >= 1 and timeout == int(timeout)):
+        return (f"must be a positive number of whole seconds, at least 1, not {timeout!r} (nbclient's cell timeout "
+                "is an integer)")
+    return None
+
+
+def count_runs(notebooks: int, parameters: Mapping[str, Sequence[Any]]) -> int:
+    """How many runs a plan makes: notebooks x the product of the value lists' lengths (nothing is built)."""
+    return notebooks * math.prod(len(values) for values in parameters.values())
+
+
+def check_size(notebooks: int, parameters: Mapping[str, Sequence[Any]], where: str = "the grid") -> int:
+    """The number of runs; an InputError naming each list's length when it is more than ``MAX_RUNS``."""
+    runs = count_runs(notebooks, parameters)
+    if runs > MAX_RUNS:
+        lists = " x ".join(f"{name}: {len(values):,} values" for name, values in parameters.items() if len(values) > 1)
+        raise InputError(
+            f"{where} makes {runs:,} runs ({lists or 'one value each'}, times {notebooks} "
+            f"notebook{'s' if notebooks != 1 else ''}), more than the limit of {MAX_RUNS:,} runs a batch may hold",
+            f"Split the grid into several files of at most {MAX_RUNS:,} runs each (e.g. one file per value of "
+            "the longest list, each run with its own --out folder), or fix the values you do not need to vary "
+            "with -p NAME VALUE.",
+        )
+    return runs
 
 
 def expand(parameters: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
@@ -266,11 +375,15 @@ def make_plan(
     if not paths:
         raise InputError(f"no notebooks to run (none given, none in {NOTEBOOKS_DIR})")
     values = {**grid.get("parameters", {}), **{k: [v] for k, v in (parameters or {}).items()}}
+    check_size(len(paths), values, f"grid file {grid_file}" if grid_file else "the command line")
     points = expand(values)
-    if timeout is None:
+    if timeout is not None:
+        problem = _timeout_problem(timeout)
+        if problem:
+            raise InputError(f"--timeout {problem}")
+        timeout = int(timeout)
+    else:
         timeout = grid.get("timeout")
-    if timeout is not None and timeout <= 0:
-        raise InputError(f"the timeout must be a positive number of seconds, not {timeout}")
     runs: list[RunSpec] = []
     used: set[str] = set()
     for path in paths:

@@ -6,7 +6,12 @@
 Every run executes in a fresh kernel (TensorFlow keeps device memory until its process
 ends), started by a runner process of its own (``system.child``: ``_execute``) with its own
 environment (``COURSE_SMOKE``, ``COURSE_RESULTS_FILE``), so up to ``--jobs`` runs can go at
-once without sharing settings; Ctrl-C stops every runner process and its kernel. In ``OUT``:
+once without sharing settings. Ctrl-C, SIGTERM (``kill``) or a closing terminal's SIGHUP stops
+every runner process and its kernel and still writes the report - the finished runs kept, the
+stopped ones marked interrupted; a second Ctrl-C meanwhile does not cut that short
+(``system.processes.StopSignals``). One ``course run`` at a time uses an ``OUT`` folder (it is
+locked, ``system.files.FolderLock``): a second one is refused, naming the first one's pid, since
+two would overwrite each other's records and reports; a killed runner's lock does not block. In ``OUT``:
 ``executed/NAME.ipynb`` (NAME is the notebook and its parameters), ``results/NAME.json``
 (what the notebook recorded), ``logs/NAME.log``, and the report - ``report.md``,
 ``report.html``, ``results.json`` (course_utils.batch.report). A failing run keeps its
@@ -22,6 +27,7 @@ import datetime as _dt
 import json
 import os
 import platform
+import signal
 import sys
 import threading
 import time
@@ -32,15 +38,18 @@ from typing import Any
 
 from course_utils.batch.grid import NOTEBOOKS_DIR, InputError, Plan, discover, make_plan, parse_value
 from course_utils.batch.progress import Progress
-from course_utils.errors import ChildError
+from course_utils.errors import ChildError, FolderInUseError
 from course_utils.results import read_results
 from course_utils.system.child import start_python
+from course_utils.system.files import FolderLock
 from course_utils.system.paths import build_dir
+from course_utils.system.processes import StopSignals
 from course_utils.system.rss import peak_rss_mib
 
 __all__ = ["NOTEBOOKS_DIR", "RunRecord", "discover", "main", "run_batch", "run_notebook"]
 
 DEFAULT_OUT = build_dir() / "course"
+LOCK_NAME = ".course-run.lock"  # in OUT: held by the one `course run` that writes there
 
 
 @dataclass
@@ -81,8 +90,9 @@ def run_notebook(
 ) -> RunRecord:
     """Execute one notebook into ``out`` in a runner process and kernel of its own; never raises for a failing run.
 
-    When ``stop`` is set (Ctrl-C in ``run_batch``), the runner process and its kernel are stopped
-    and the run fails as interrupted. A ``KeyboardInterrupt`` here stops them too, and is raised again.
+    When ``stop`` is set (Ctrl-C or SIGTERM in ``run_batch``; its ``reason`` names which), the runner
+    process and its kernel are stopped and the run fails as interrupted. A ``KeyboardInterrupt`` here
+    stops them too, and is raised again.
     """
     notebook, out = Path(notebook).resolve(), Path(out).resolve()
     name = name or notebook.stem
@@ -114,7 +124,8 @@ def run_notebook(
         try:
             outcome = child.result()
         except ChildError as err:  # the runner process itself failed or died (interrupted, killed, out of memory)
-            outcome = {"error": "interrupted (Ctrl-C): the run was stopped" if interrupted else _died(err, log)}
+            why = getattr(stop, "reason", "Ctrl-C")
+            outcome = {"error": f"interrupted ({why}): the run was stopped" if interrupted else _died(err, log)}
     duration = time.perf_counter() - begin
     record = read_results(record_file) if record_file.is_file() else {}
     env_info = record.get("environment", {})
@@ -245,17 +256,31 @@ def _execute(spec: dict[str, Any]) -> dict[str, Any]:
 
 
 class BatchInterrupted(KeyboardInterrupt):
-    """Ctrl-C during a batch; ``records`` holds the runs that finished."""
+    """Ctrl-C (or SIGTERM) during a batch; ``records`` holds the runs that finished, and the stopped ones."""
 
     def __init__(self, records: list[RunRecord]) -> None:
         super().__init__()
         self.records = records
 
 
-def run_batch(plan: Plan, out: Path, *, jobs: int = 1, stream: Any = None) -> list[RunRecord]:
-    """Run every run of ``plan``, up to ``jobs`` at once, with a progress display; records in plan order."""
+class _Stop(threading.Event):
+    """The batch's request to stop every run still going, and why (``reason``: "Ctrl-C", "SIGTERM", ...)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reason = "Ctrl-C"
+
+
+def run_batch(
+    plan: Plan, out: Path, *, jobs: int = 1, stream: Any = None, signals: StopSignals | None = None
+) -> list[RunRecord]:
+    """Run every run of ``plan``, up to ``jobs`` at once, with a progress display; records in plan order.
+
+    On Ctrl-C (a ``KeyboardInterrupt``; ``signals`` says which stop signal raised it) every run still
+    going is stopped, and ``BatchInterrupted`` carries the records of those that finished or were stopped.
+    """
     records: list[RunRecord | None] = [None] * len(plan.runs)
-    stop = threading.Event()
+    stop = _Stop()
 
     def one(i: int) -> RunRecord | None:
         if stop.is_set():
@@ -291,11 +316,14 @@ def run_batch(plan: Plan, out: Path, *, jobs: int = 1, stream: Any = None) -> li
 
     with Progress(len(plan.runs), stream=stream) as progress:
         pool = ThreadPoolExecutor(max_workers=jobs)
-        futures = {pool.submit(one, i): i for i in range(len(plan.runs))}
+        futures: dict[Any, int] = {}
         try:
+            for i in range(len(plan.runs)):
+                futures[pool.submit(one, i)] = i
             for future in as_completed(futures):
                 records[futures[future]] = future.result()
         except KeyboardInterrupt:
+            stop.reason = (signals.first if signals is not None else None) or "Ctrl-C"
             stop.set()
             pool.shutdown(wait=True, cancel_futures=True)
             done = [f.result() for f in futures if f.done() and not f.cancelled() and f.exception() is None]
@@ -342,7 +370,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--grid", type=Path, help="a YAML grid file: notebooks and parameter values to combine")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"output folder (default {DEFAULT_OUT})")
-    parser.add_argument("--timeout", type=float, default=None, help="seconds allowed per cell (default: no limit)")
+    parser.add_argument("--timeout", type=float, default=None, help="whole seconds per cell (default: no limit)")
     parser.add_argument("--jobs", type=int, default=1, help="runs at once, each in its own kernel (default 1)")
     return parser
 
@@ -365,18 +393,45 @@ def main(argv: list[str] | None = None) -> int:
             out.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise InputError(f"cannot create the output folder {out}: {exc.strerror}") from None
+        lock = FolderLock(out, name=LOCK_NAME).acquire()
+    except FolderInUseError as busy:
+        print(f"error: {_busy(busy, out)}", file=sys.stderr)
+        return 2
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    try:
+        return _run_and_report(plan, out, argv, args.jobs)
+    finally:
+        lock.release()
+
+
+def _busy(busy: FolderInUseError, out: Path) -> InputError:
+    """What ``course run`` says when another one holds ``--out``."""
+    return InputError(
+        f"`--out {out}` is in use by another `course run` (pid {busy.pid or 'unknown'}).",
+        "wait for it or choose another --out (two runners in one folder would overwrite each other's "
+        "records and reports).",
+    )
+
+
+def _still_stopping(name: str) -> None:
+    """Said when a stop signal comes while the runs are being stopped and the report written."""
+    print(f"\n{name} again: still stopping - the runs are being stopped and the report written, a moment please",
+          file=sys.stderr, flush=True)
+
+
+def _run_and_report(plan: Plan, out: Path, argv: list[str], jobs: int) -> int:
+    """Run the batch into ``out`` (already locked) and write its report, even when stopped; the exit status."""
     cores = available_cores()
-    if args.jobs > cores:
-        print(f"warning: --jobs {args.jobs} is more than the {cores} CPU core(s) here; runs will slow each other")
-    if args.jobs > 1:
+    if jobs > cores:
+        print(f"warning: --jobs {jobs} is more than the {cores} CPU core(s) here; runs will slow each other")
+    if jobs > 1:
         print("note: runs at the same time share cores, memory and any GPU - use --jobs 1 for timings you compare")
     notebooks = {spec.notebook for spec in plan.runs}
     print(
         f"{len(plan.runs)} run(s) of {len(notebooks)} notebook(s){' in smoke mode' if plan.smoke else ''}, "
-        f"{args.jobs} at a time, into {out}",
+        f"{jobs} at a time, into {out}",
         flush=True,
     )
     meta: dict[str, Any] = {
@@ -384,7 +439,7 @@ def main(argv: list[str] | None = None) -> int:
         "command": "course run " + " ".join(argv),
         "started": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "out": str(out),
-        "jobs": args.jobs,
+        "jobs": jobs,
         "smoke": plan.smoke,
         "timeout_s": plan.timeout,
         "grid_file": plan.grid_file,
@@ -397,19 +452,26 @@ def main(argv: list[str] | None = None) -> int:
     }
     begin = time.perf_counter()
     interrupted = False
-    try:
-        records = run_batch(plan, out, jobs=args.jobs)
-    except BatchInterrupted as exc:
-        records, interrupted = exc.records, True
-        print(f"\ninterrupted: writing the report of the {len(records)} finished run(s)", file=sys.stderr)
-    meta.update(
-        finished=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-        duration_s=round(time.perf_counter() - begin, 1),
-        interrupted=interrupted,
-    )
-    from course_utils.batch.report import write_report
+    # Ctrl-C, SIGTERM and SIGHUP all stop the batch the same way, once: the report is written in any case.
+    with StopSignals(on_repeat=_still_stopping) as signals:
+        try:
+            records = run_batch(plan, out, jobs=jobs, signals=signals)
+        except BatchInterrupted as exc:
+            records, interrupted = exc.records, True
+        except KeyboardInterrupt:  # before the batch had started anything
+            records, interrupted = [], True
+        signals.disarm()
+        if interrupted:
+            print(f"\ninterrupted ({signals.first or 'Ctrl-C'}): writing the report of {len(records)} run(s), "
+                  "finished or stopped", file=sys.stderr, flush=True)
+        meta.update(
+            finished=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+            duration_s=round(time.perf_counter() - begin, 1),
+            interrupted=interrupted,
+        )
+        from course_utils.batch.report import write_report
 
-    paths = write_report([asdict(r) for r in records], out, meta)
+        paths = write_report([asdict(r) for r in records], out, meta)
     print(f"\nExecuted notebooks: {out / 'executed'}")
     for label, path in (("Report", paths["md"]), ("Report (HTML)", paths["html"]), ("All records", paths["json"])):
         print(f"{label + ':':<19} {path}")
@@ -417,7 +479,8 @@ def main(argv: list[str] | None = None) -> int:
     if failed:
         print(f"{len(failed)} of {len(records)} run(s) failed: {', '.join(failed)}", file=sys.stderr)
     if interrupted:
-        return 130
+        first = signals.first
+        return 128 + int(getattr(signal, first)) if first and first.startswith("SIG") else 130  # as a shell reports it
     return 1 if failed else 0
 
 

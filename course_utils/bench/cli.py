@@ -81,16 +81,16 @@ def format_cnn(report: dict[str, Any]) -> str:
         kept = "" if c["keeps_accuracy"] else "  (lost accuracy)"
         lines.append(
             f"{c['name']:28} {c['batch_size']:5d} {c['images_per_s']:9,.0f} {c['epoch_s']:8.2f} "
-            f"{c['speedup_vs_seed']:7.2f}x {c['test_accuracy']:9.4f}{kept}"
+            f"{c['speedup_vs_baseline']:7.2f}x {c['test_accuracy']:9.4f}{kept}"
         )
-    lines.append(f"best: {report['best']} - {report['speedup_best_vs_seed']:.2f}x the seed's images/s")
+    lines.append(f"best: {report['best']} - {report['speedup_best_vs_baseline']:.2f}x the blog post's images/s")
     return "\n".join(lines)
 
 
 def format_dense(report: dict[str, Any]) -> str:
     return (
         f"{report['dataset']} ({report['dataset_source']}), {report['images']:,} images, {report['epochs']} epoch(s)\n"
-        f"seed way:   peak {report['seed_peak_mib']:,.0f} MiB, {report['seed_s']:.1f} s\n"
+        f"book way:   peak {report['book_peak_mib']:,.0f} MiB, {report['book_s']:.1f} s\n"
         f"course way: peak {report['course_peak_mib']:,.0f} MiB, {report['course_s']:.1f} s"
     )
 
@@ -111,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
         prog="course bench", description="The course's benchmarks: the CNN speed ladder and notebook 04's memory."
     )
     sub = parser.add_subparsers(dest="command", required=True)
-    p_cnn = sub.add_parser("cnn", help="seed 004's CNN: the seed's way and the course's speed ladder")
+    p_cnn = sub.add_parser("cnn", help="the blog post's CNN: its own way and the course's speed ladder")
     p_cnn.add_argument(
         "--epochs", type=int, default=3, help="epochs per configuration; the first is warm-up (default 3)"
     )
@@ -119,7 +119,10 @@ def main(argv: list[str] | None = None) -> int:
     p_cnn.add_argument(
         "--no-xla", action="store_true", help="skip the XLA rung (on CPUs it is slow: minutes per epoch)"
     )
-    p_dense = sub.add_parser("dense-memory", help="seed 000's noise-vs-zeros training: peak memory and time, both ways")
+    p_dense = sub.add_parser(
+        "dense-memory",
+        help="the Q&A post's noise-vs-zeros training: peak memory and time, the book's way and the course's",
+    )
     p_dense.add_argument("--epochs", type=int, default=1, help="epochs per variant (default 1)")
     for p in (p_cnn, p_dense):
         p.add_argument("--images", type=int, default=None, help="training images to use (default: all)")

@@ -44,29 +44,29 @@ def _measure(payload: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def dense_memory(*, dataset: str = "auto", images: int | None = None, epochs: int = 1, seed: int = 0) -> dict[str, Any]:
-    """Seed way vs course way of notebook 04's training, each in a fresh child process.
+    """The book's way vs the course's way of notebook 04's training, each in a fresh child process.
 
     A fresh process per way, because peak memory (VmHWM) only ever grows within a process.
     A child that fails raises ``ChildError`` (a ``CourseError``) with the end of its output.
     """
     runs = {}
-    for way in ("seed", "course"):
+    for way in ("book", "course"):
         payload = {"way": way, "dataset": dataset, "images": images, "epochs": epochs, "seed": seed}
         runs[way] = run_python(
             "course_utils.bench.dense_memory:_measure", payload, timeout_s=None, env={"TF_CPP_MIN_LOG_LEVEL": "2"},
             what=f"The {way}-way training process", name=f"dense-{way}",
         ).value
-    seed_run, course_run = runs["seed"], runs["course"]
+    book_run, course_run = runs["book"], runs["course"]
     return {
         "benchmark": "dense-memory",
-        "dataset": seed_run["dataset"],
-        "dataset_source": seed_run["dataset_source"],
-        "images": seed_run["images"],
+        "dataset": book_run["dataset"],
+        "dataset_source": book_run["dataset_source"],
+        "images": book_run["images"],
         "epochs": epochs,
-        "seed_peak_mib": round(seed_run["peak_mib"], 1),
+        "book_peak_mib": round(book_run["peak_mib"], 1),
         "course_peak_mib": round(course_run["peak_mib"], 1),
-        "seed_s": round(seed_run["seconds"], 2),
+        "book_s": round(book_run["seconds"], 2),
         "course_s": round(course_run["seconds"], 2),
-        "memory_ratio": round(seed_run["peak_mib"] / course_run["peak_mib"], 2),
-        "final_val_accuracy": {"seed": seed_run["final_val_accuracy"], "course": course_run["final_val_accuracy"]},
+        "memory_ratio": round(book_run["peak_mib"] / course_run["peak_mib"], 2),
+        "final_val_accuracy": {"book": book_run["final_val_accuracy"], "course": course_run["final_val_accuracy"]},
     }

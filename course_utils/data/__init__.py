@@ -11,9 +11,12 @@ training images. ``load_mnist()`` returns exactly what ``keras.datasets.mnist.lo
 4. a download into that cache (skipped when offline: ``COURSE_OFFLINE=1``);
 5. the bundled 10,000-digit sample shipped in this package, with a visible notice.
 
-Every file found is SHA-256 verified; a corrupt one raises ``DataError`` naming the file
-and the fix, and is never used. Every load prints one line: the source, the number of
-images, and whether the checksum held.
+Every file found is SHA-256 verified; a corrupt or unreadable one raises ``DataError`` naming
+the file and the fix (its ``problem`` says which), and is never used. A ``.gz`` file is read
+no further than its dataset file's known size, so a file that inflates past it (a "gzip
+bomb") is refused without filling the memory. ``COURSE_DATA_DIR`` set to a folder that does
+not exist is said once (the search goes on). Every load prints one line: the source, the
+number of images, and whether the checksum held.
 
 Command line (for instructors preparing an offline classroom)::
 
@@ -25,12 +28,13 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from course_utils.data.download import fetch_verified, sha256_of
+from course_utils.data.download import fetch_verified, remove_stale_parts, sha256_of
 from course_utils.data.idx import parse_idx, read_bytes
 from course_utils.errors import DataError, ParameterError
 
@@ -55,11 +59,24 @@ FASHION_FILES = {
     "t10k-images-idx3-ubyte.gz": "5b4141f0afbad91edebe8549f8fcffe087ea10ca49f1dbef5c9a5cd8815ce37b",
     "t10k-labels-idx1-ubyte.gz": "0402a96d92fd2663957122ceb108a494c5af83dab82d92729df917d7dec38c34",
 }
+# Their sizes un-gzipped: the IDX header (4 bytes + 4 per dimension) and one byte per pixel or label -
+# 60,000 (train) and 10,000 (test) images of 28 x 28 (github.com/zalandoresearch/fashion-mnist, "Get the data").
+FASHION_SIZES = {
+    "train-images-idx3-ubyte.gz": 16 + 60_000 * 28 * 28,
+    "train-labels-idx1-ubyte.gz": 8 + 60_000,
+    "t10k-images-idx3-ubyte.gz": 16 + 10_000 * 28 * 28,
+    "t10k-labels-idx1-ubyte.gz": 8 + 10_000,
+}
 FASHION_CLASSES = (
     "T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot",
 )
 FETCH_HINT = "run `course data fetch` while online"
 DATASETS = ("mnist", "fashion-mnist")
+DATA_DIR_ENV = "COURSE_DATA_DIR"
+OFFLINE_ENV = "COURSE_OFFLINE"
+_OFFLINE = ("1", "true", "yes")
+_ONLINE = ("", "0", "false", "no")
+_NAMED_DATA_DIRS: set[str] = set()  # COURSE_DATA_DIR values already said to be missing (once each)
 
 
 @dataclass(frozen=True)
@@ -86,13 +103,45 @@ class LoadInfo:
 
 
 def offline() -> bool:
-    """True when ``COURSE_OFFLINE`` asks the course never to touch the network."""
-    value = os.environ.get("COURSE_OFFLINE", "").strip().lower()
-    if value in ("", "0", "false", "no"):
+    """True when ``COURSE_OFFLINE`` asks the course never to touch the network; another value is an error."""
+    raw = os.environ.get(OFFLINE_ENV, "")
+    value = raw.strip().lower()
+    if value in _ONLINE:
         return False
-    if value in ("1", "true", "yes"):
+    if value in _OFFLINE:
         return True
-    raise DataError(f"COURSE_OFFLINE={value!r} is not understood.", "Set COURSE_OFFLINE=1 (offline) or 0 (online).")
+    raise DataError(
+        f"The environment variable {OFFLINE_ENV} is {raw!r}, which the course does not understand: it takes "
+        f"{'/'.join(_OFFLINE)} (offline: never download) or {'/'.join(v for v in _ONLINE if v)} or empty "
+        "(downloads allowed).",
+        f"Set {OFFLINE_ENV}=1 to work offline, or {OFFLINE_ENV}=0 (or unset it) to allow downloads.",
+    )
+
+
+def data_dir_problem() -> str | None:
+    """What is wrong with ``COURSE_DATA_DIR`` when it is set to something that is not a folder; None otherwise."""
+    value = os.environ.get(DATA_DIR_ENV)
+    if not value or Path(value).expanduser().is_dir():
+        return None
+    what = "is a file, not a folder" if Path(value).expanduser().exists() else "does not exist"
+    return (
+        f"{DATA_DIR_ENV}={value} {what}, so the datasets are looked for in the other places instead "
+        f"(fix the variable, create the folder, or unset {DATA_DIR_ENV})"
+    )
+
+
+def _data_dir(quiet: bool) -> Path | None:
+    """``$COURSE_DATA_DIR`` when it is a folder; when it is set but is none, None - said once, unless ``quiet``."""
+    value = os.environ.get(DATA_DIR_ENV)
+    if not value:
+        return None
+    problem = data_dir_problem()
+    if problem is None:
+        return Path(value).expanduser()
+    if not quiet and value not in _NAMED_DATA_DIRS:
+        _NAMED_DATA_DIRS.add(value)
+        print(f"Note: {problem}.")
+    return None
 
 
 def keras_cache_dir() -> Path:
@@ -101,13 +150,26 @@ def keras_cache_dir() -> Path:
     return Path(base) / "datasets"
 
 
+def _digest(path: Path, digest_of: Callable[[Path], str] = sha256_of) -> str:
+    """``digest_of(path)``; a file that cannot be read is a DataError naming it and why."""
+    try:
+        return digest_of(path)
+    except (PermissionError, IsADirectoryError) as exc:
+        raise DataError(
+            f"{path} cannot be read: {exc.strerror}. It was not used.",
+            f"Make it readable (e.g. `chmod u+r {path}`), or delete it and {FETCH_HINT}.",
+            path=path, problem=f"unreadable: {exc.strerror}",
+        ) from None
+
+
 def _verify(path: Path, expected: str, what: str) -> None:
-    actual = sha256_of(path)
+    actual = _digest(path)
     if actual != expected:
         raise DataError(
             f"{path} is not a good copy of {what}: SHA-256 {actual}, expected {expected} "
             "(a corrupt, truncated or different file). It was not used.",
             f"Delete {path} and {FETCH_HINT}, or copy a verified file there.",
+            path=path, problem="corrupt: checksum mismatch",
         )
 
 
@@ -116,7 +178,8 @@ def _read_npz(path: Path) -> Arrays:
         with np.load(path, allow_pickle=False) as f:
             return (f["x_train"], f["y_train"]), (f["x_test"], f["y_test"])
     except Exception as exc:  # a verified file that still fails to parse is a bug worth naming
-        raise DataError(f"{path} could not be read as an .npz file: {exc}", f"Delete {path} and {FETCH_HINT}.") from exc
+        raise DataError(f"{path} could not be read as an .npz file: {exc}", f"Delete {path} and {FETCH_HINT}.",
+                        path=path, problem="corrupt: not a readable .npz file") from exc
 
 
 def _announce(info: LoadInfo, quiet: bool) -> None:
@@ -142,8 +205,9 @@ def load_mnist(path: str | os.PathLike[str] | None = None, *, quiet: bool = Fals
         if not explicit.is_file():
             raise DataError(f"{explicit} does not exist.", "Pass the path of a mnist.npz file, or no path at all.")
         candidates.append(("path", explicit))
-    if os.environ.get("COURSE_DATA_DIR"):
-        candidates.append(("COURSE_DATA_DIR", Path(os.environ["COURSE_DATA_DIR"]) / MNIST_FILE))
+    data_dir = _data_dir(quiet)
+    if data_dir is not None:
+        candidates.append((DATA_DIR_ENV, data_dir / MNIST_FILE))
     cache = keras_cache_dir() / MNIST_FILE
     candidates.append(("keras-cache", cache))
 
@@ -176,22 +240,23 @@ def _finish(dataset: str, source: str, location: Path, arrays: Arrays, quiet: bo
     return (arrays, info) if with_info else arrays
 
 
-def _content_sha256(path: Path) -> str:
-    """SHA-256 of a file's un-gzipped content."""
-    return hashlib.sha256(read_bytes(path)).hexdigest()
+def _content_sha256(path: Path, limit: int | None = None) -> str:
+    """SHA-256 of a file's un-gzipped content (read no further than ``limit`` bytes)."""
+    return hashlib.sha256(read_bytes(path, limit=limit)).hexdigest()
 
 
 def _read_fashion_dir(folder: Path) -> Arrays:
     parts = []
     for name, expected in FASHION_FILES.items():
         file = folder / name
-        payload = read_bytes(file)
+        payload = read_bytes(file, limit=FASHION_SIZES.get(name))
         actual = hashlib.sha256(payload).hexdigest()
         if actual != expected:
             raise DataError(
                 f"{file} is not a good copy of Fashion-MNIST: content SHA-256 {actual}, expected {expected}. "
                 "It was not used.",
                 f"Delete {file} and {FETCH_HINT} fashion-mnist, or reinstall Debian's dataset-fashion-mnist.",
+                path=file, problem="corrupt: checksum mismatch",
             )
         parts.append(parse_idx(payload, source=file, ndim=3 if "images" in name else 1))
     x_train, y_train, x_test, y_test = parts
@@ -207,8 +272,9 @@ def _read_fashion_dir(folder: Path) -> Arrays:
 def load_fashion_mnist(*, quiet: bool = False, with_info: bool = False):
     """Fashion-MNIST (60,000 + 10,000) from COURSE_DATA_DIR, the Keras cache, Debian's package, or a download."""
     candidates: list[tuple[str, Path]] = []
-    if os.environ.get("COURSE_DATA_DIR"):
-        candidates.append(("COURSE_DATA_DIR", Path(os.environ["COURSE_DATA_DIR"]) / FASHION_DIR))
+    data_dir = _data_dir(quiet)
+    if data_dir is not None:
+        candidates.append((DATA_DIR_ENV, data_dir / FASHION_DIR))
     cache = keras_cache_dir() / FASHION_DIR
     candidates += [("keras-cache", cache), ("debian", DEBIAN_FASHION_DIR)]
     for source, folder in candidates:
@@ -227,7 +293,8 @@ def load_fashion_mnist(*, quiet: bool = False, with_info: bool = False):
 def fetch_mnist(folder: Path | None = None) -> Path:
     """Download mnist.npz into ``folder`` (the Keras cache by default) unless a verified copy is there."""
     target = (folder or keras_cache_dir()) / MNIST_FILE
-    if not (target.is_file() and sha256_of(target) == MNIST_SHA256):
+    remove_stale_parts(target)  # left by a download that was killed; also when nothing is downloaded now
+    if not (target.is_file() and _digest(target) == MNIST_SHA256):  # an unreadable one is named, not replaced
         fetch_verified(KERAS_ORIGIN + MNIST_FILE, target, MNIST_SHA256)
     return target
 
@@ -236,10 +303,22 @@ def fetch_fashion_mnist(folder: Path | None = None) -> Path:
     """Download the four Fashion-MNIST files into ``folder`` (the Keras cache by default)."""
     folder = folder or keras_cache_dir() / FASHION_DIR
     for name, content_sha in FASHION_FILES.items():
-        target = folder / name
-        if not (target.is_file() and _content_sha256(target) == content_sha):
-            fetch_verified(KERAS_ORIGIN + name, target, content_sha, digest_of=_content_sha256)
+        target, limit = folder / name, FASHION_SIZES.get(name)
+        remove_stale_parts(target)
+        if not (target.is_file() and _good_copy(target, content_sha, limit)):
+            fetch_verified(KERAS_ORIGIN + name, target, content_sha,
+                           digest_of=lambda path, limit=limit: _content_sha256(path, limit))
     return folder
+
+
+def _good_copy(path: Path, content_sha: str, limit: int | None) -> bool:
+    """Whether ``path`` holds that content; a corrupt file is not (a download replaces it), an unreadable one raises."""
+    try:
+        return _content_sha256(path, limit) == content_sha
+    except DataError as exc:
+        if exc.problem and exc.problem.startswith("corrupt"):
+            return False
+        raise
 
 
 def check_dataset(name: object, parameter: str = "DATASET") -> str:

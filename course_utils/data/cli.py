@@ -7,13 +7,28 @@ import os
 import sys
 from pathlib import Path
 
-from course_utils.data import FASHION_DIR, fetch_fashion_mnist, fetch_mnist, load_fashion_mnist, load_mnist, offline
-from course_utils.errors import DataError
+from course_utils.data import (
+    FASHION_DIR,
+    data_dir_problem,
+    fetch_fashion_mnist,
+    fetch_mnist,
+    load_fashion_mnist,
+    load_mnist,
+    offline,
+)
+from course_utils.errors import CourseError, DataError
 
 
 def status() -> list[str]:
-    """One line per dataset: what a load would use right now, without downloading."""
+    """One line per dataset: what a load would use right now, without downloading.
+
+    A file that is there but cannot be used is named with its problem ("corrupt: checksum
+    mismatch", "unreadable: Permission denied"), not called "not available".
+    """
     lines = []
+    problem = data_dir_problem()
+    if problem:
+        lines.append(f"note: {problem}")
     for name, loader in (("mnist", load_mnist), ("fashion-mnist", load_fashion_mnist)):
         saved = os.environ.get("COURSE_OFFLINE")
         os.environ["COURSE_OFFLINE"] = "1"
@@ -21,13 +36,20 @@ def status() -> list[str]:
             _, info = loader(quiet=True, with_info=True)
             lines.append(info.describe())
         except DataError as exc:
-            lines.append(f"{name}: not available offline - {exc.fix}")
+            if exc.problem:
+                lines.append(f"{name}: {exc.problem}: {exc.path} - {exc.fix}")
+            else:
+                lines.append(f"{name}: not available offline - {exc.fix}")
         finally:
             if saved is None:
                 os.environ.pop("COURSE_OFFLINE")
             else:
                 os.environ["COURSE_OFFLINE"] = saved
     return lines
+
+
+def _error(exc: CourseError) -> None:
+    print(f"error: {exc.what}\nWhat to do: {exc.fix}", file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -38,10 +60,21 @@ def main(argv: list[str] | None = None) -> int:
     fetch.add_argument("--cache-dir", type=Path, default=None, help="folder to fill (default: the Keras cache)")
     sub.add_parser("status", help="say which source each dataset would load from, offline")
     args = parser.parse_args(argv)
+    try:  # bad input - the offline switch, --cache-dir - is found before anything is read or downloaded
+        is_offline = offline()
+        if args.command == "fetch" and args.cache_dir is not None and args.cache_dir.exists() \
+                and not args.cache_dir.is_dir():
+            raise DataError(
+                f"--cache-dir {args.cache_dir} is a file, not a folder.",
+                "Pass a folder (it is created if missing), or leave --cache-dir out to fill the Keras cache.",
+            )
+    except CourseError as exc:
+        _error(exc)
+        return 2
     if args.command == "status":
         print("\n".join(status()))
         return 0
-    if offline():
+    if is_offline:
         print("COURSE_OFFLINE=1 is set: nothing can be fetched. Unset it to download.", file=sys.stderr)
         return 2
     try:
@@ -51,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
             folder = args.cache_dir / FASHION_DIR if args.cache_dir else None
             print(f"fashion-mnist: verified in {fetch_fashion_mnist(folder)}")
     except DataError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        _error(exc)
         return 1
     return 0
 

@@ -2,7 +2,9 @@
 
 A failed or interrupted download never replaces (or half-writes) a good file: bytes go
 to a temporary file in the destination folder, are hashed while they arrive, and only
-``os.replace`` - atomic on one file system - puts them under the final name.
+``os.replace`` - atomic on one file system - puts them under the final name. The temporary
+file is removed on any error; a download killed outright (SIGKILL, a power cut) cannot remove
+it, so the next download of the same file removes those left untouched for ``STALE_PART_S``.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import hashlib
 import http.client
 import os
 import tempfile
+import time
 import urllib.request
 from collections.abc import Callable
 from pathlib import Path
@@ -18,6 +21,9 @@ from pathlib import Path
 from course_utils.errors import DataError
 
 CHUNK = 1 << 20
+# A temporary file nobody has written to for an hour is left by a killed download: a running one writes a
+# chunk (1 MiB) at least that often on any link the course can use, or gives up on its `timeout` first.
+STALE_PART_S = 3600
 
 
 def sha256_of(path: str | os.PathLike[str]) -> str:
@@ -45,7 +51,8 @@ def fetch_verified(
     server announced, or the digest does not match.
     """
     dest = Path(dest)
-    dest.parent.mkdir(parents=True, exist_ok=True)
+    _make_folder(dest.parent)
+    remove_stale_parts(dest)
     # Keep the real suffix last (".gz") so digest_of can read the file by its type.
     fd, tmp_name = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=f".part{dest.suffix}", dir=dest.parent)
     tmp = Path(tmp_name)
@@ -80,3 +87,36 @@ def fetch_verified(
         return dest
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def remove_stale_parts(dest: str | os.PathLike[str], *, older_than_s: float = STALE_PART_S) -> list[Path]:
+    """Remove the temporary files that killed downloads of ``dest`` left beside it; return what was removed.
+
+    Only files named as ``fetch_verified`` names them (``.NAME.*.part*``), and only those untouched
+    for ``older_than_s`` seconds: a download of the same file in another process may still be writing.
+    """
+    dest = Path(dest)
+    removed = []
+    now = time.time()
+    for part in dest.parent.glob(f".{dest.name}.*.part*"):
+        try:
+            if part.is_file() and now - part.stat().st_mtime > older_than_s:
+                part.unlink()
+                removed.append(part)
+        except OSError:  # gone already, or not ours to remove: the download goes on
+            pass
+    return removed
+
+
+def _make_folder(folder: Path) -> None:
+    """Create ``folder`` (and its parents); a DataError naming the file in the way, or the reason."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        blocker = next((p for p in (folder, *folder.parents) if p.exists() and not p.is_dir()), None)
+        why = f"{blocker} is a file, not a folder" if blocker else exc.strerror
+        raise DataError(
+            f"Cannot create the folder {folder} for the download: {why}.",
+            "Choose a folder that can be created there (move that file away), or leave --cache-dir out.",
+            path=blocker or folder, problem=f"unusable folder: {why}",
+        ) from None

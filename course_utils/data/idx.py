@@ -17,6 +17,7 @@ import numpy as np
 from course_utils.errors import DataError
 
 UBYTE = 0x08
+BLOCK = 1 << 20  # bytes un-gzipped at a time
 
 
 def _fix_for(path: Path) -> str:
@@ -27,18 +28,49 @@ def _fix_for(path: Path) -> str:
     )
 
 
-def read_bytes(path: str | os.PathLike[str]) -> bytes:
-    """The file's payload, un-gzipped when its name ends in .gz."""
+def read_bytes(path: str | os.PathLike[str], *, limit: int | None = None) -> bytes:
+    """The file's payload, un-gzipped when its name ends in .gz; at most ``limit`` bytes of it.
+
+    The course knows how big each of its files is, so ``limit`` stops a file that inflates past
+    that (a corrupt or hostile .gz - a "gzip bomb") after reading ``limit + 1`` bytes, instead of
+    filling the memory first. A file that cannot be opened is a ``DataError`` saying why.
+    """
     path = Path(path)
     try:
         if path.suffix == ".gz":
             with gzip.open(path, "rb") as fh:
-                return fh.read()
-        return path.read_bytes()
+                if limit is None:
+                    payload = fh.read()
+                else:  # in blocks: read(limit + 1) would set aside limit + 1 bytes at once, however small the file
+                    blocks: list[bytes] = []
+                    got = 0
+                    while got <= limit and (block := fh.read(min(BLOCK, limit + 1 - got))):
+                        blocks.append(block)
+                        got += len(block)
+                    payload = b"".join(blocks)
+            size = len(payload)
+        else:
+            size = path.stat().st_size
+            payload = path.read_bytes() if limit is None or size <= limit else b""  # too big: not read at all
     except FileNotFoundError:
         raise
+    except (PermissionError, IsADirectoryError) as exc:
+        raise DataError(
+            f"{path} cannot be read: {exc.strerror}. It was not used.",
+            f"Make it readable (e.g. `chmod u+r {path}`), or delete it and run `course data fetch`.",
+            path=path, problem=f"unreadable: {exc.strerror}",
+        ) from exc
     except (OSError, EOFError, zlib.error) as exc:
-        raise DataError(f"{path} is not a readable (gzip) file: {exc}", _fix_for(path)) from exc
+        raise DataError(f"{path} is not a readable (gzip) file: {exc}", _fix_for(path), path=path,
+                        problem="corrupt: not a readable gzip file") from exc
+    if limit is not None and size > limit:
+        raise DataError(
+            f"{path} holds more than the {limit:,} bytes its dataset file has"
+            + (" once un-gzipped (it was not read further)" if path.suffix == ".gz" else "")
+            + ": it is not that file, or it is corrupt. It was not used.",
+            _fix_for(path), path=path, problem=f"corrupt: larger than {limit:,} bytes",
+        )
+    return payload
 
 
 def parse_idx(payload: bytes, *, source: str | os.PathLike[str] = "<bytes>", ndim: int | None = None) -> np.ndarray:

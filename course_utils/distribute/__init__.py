@@ -7,8 +7,21 @@
 - ``run_local_workers``: start N workers (``course_utils.distribute.worker:train``, each a child
   process of its own: ``system.child``) on 127.0.0.1, collect the report each one returns, and
   stop every one of them - on success, on failure and on timeout (each worker leads its own
-  process group, which is stopped whatever happens); ``leftover_processes`` checks that
-  nothing of a run is still running.
+  process group, which is stopped whatever happens). A worker also ends by itself when the
+  process that started it has ended (a killed kernel) and after the run's time limit plus
+  ``WORKER_TIME_MARGIN_S``; ``leftover_processes`` checks that nothing of a run is still running.
+
+Where the workers listen: the peers dial each other at 127.0.0.1 (``TF_CONFIG``), but TensorFlow's
+gRPC server listens on every network interface whatever ``TF_CONFIG`` says. ``GrpcServer::Init``
+binds ``"0.0.0.0:" + port``, a constant (TensorFlow 2.21 still carries that string):
+https://github.com/tensorflow/tensorflow/blob/master/tensorflow/core/distributed_runtime/rpc/grpc_server_lib.cc
+and gRPC opens it as a dual-stack ``[::]`` socket, as tests/distribute/test_distribute.py observes of
+the running workers. The host in ``TF_CONFIG`` (or a ``ClusterSpec``) only names the address the peers
+dial; ``tf.distribute.Server``'s ``ServerDef`` can change the port and the protocol, not the address;
+``TF_GRPC_DEFAULT_OPTIONS`` sets options of the client channels. The worker service has no
+authentication. So while the workers run, their ports are open to the network: on a shared or
+public network, run notebook 07 behind a firewall. What the course does: the servers live only as
+long as the workers, and no worker outlives its run, its kernel or its time limit.
 
 Sources: tensorflow.org/guide/distributed_training, tensorflow.org/tutorials/distribute/keras,
 tensorflow.org/tutorials/distribute/multi_worker_with_keras and .../multi_worker_with_ctl.
@@ -30,6 +43,8 @@ from course_utils.device import check_device
 from course_utils.errors import ChildError, DeviceError, ParameterError, WorkerError
 from course_utils.system.child import Child, start_python
 from course_utils.system.processes import LOCALHOST, free_ports, processes_naming
+
+WORKER_TIME_MARGIN_S = 30  # a worker ends by itself this long after the run's time limit, if nothing stopped it
 
 # --- one machine: MirroredStrategy -------------------------------------------------------------
 
@@ -188,17 +203,48 @@ class LocalRun:
     logs: list[Path] = field(default_factory=list)
 
 
-def _tail(path: Path, lines: int = 6, width: int = 200) -> str:
-    """The end of a worker's log for an error message: its last exception line first, then the last lines."""
+def _short_lines(path: Path, width: int = 200) -> list[str] | None:
+    """A worker log's lines, each cut to ``width`` characters; None when there is no log."""
     try:
         text = path.read_text(encoding="utf-8", errors="replace").strip().splitlines()
     except OSError:
+        return None
+    return [line if len(line) <= width else line[: width - 3] + "..." for line in text]
+
+
+def _last_error(path: Path) -> str | None:
+    """The last exception line of a worker's log (``ValueError: bad shape``), None when it has none."""
+    errors = [
+        line for line in _short_lines(path) or []
+        if re.match(r"^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt)\b", line)
+    ]
+    return errors[-1] if errors else None
+
+
+def first_to_fail(failed: list[int], logs: list[Path]) -> int:
+    """Of workers that failed within one poll, the one whose log was written last the earliest.
+
+    The first to fail is the cause; a peer that lost it fails a moment later with a knock-on error.
+    """
+
+    def last_write(i: int) -> tuple[float, int]:
+        try:
+            return logs[i].stat().st_mtime, i
+        except OSError:
+            return float("inf"), i
+
+    return min(failed, key=last_write)
+
+
+def _tail(path: Path, lines: int = 6, width: int = 200) -> str:
+    """The end of a worker's log for an error message: its last exception line first, then the last lines."""
+    short = _short_lines(path, width)
+    if short is None:
         return "(no log)"
-    if not text:
+    if not short:
         return "(empty log)"
-    short = [line if len(line) <= width else line[: width - 3] + "..." for line in text]
-    errors = [line for line in short if re.match(r"^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt)\b", line)]
-    head = f"last error: {errors[-1]}\n" if errors else ""
+    error = _last_error(path)
+    head = f"last error: {error}\n" if error else ""
     return head + "\n".join(short[-lines:])
 
 
@@ -234,10 +280,14 @@ def run_local_workers(
     ``worker-<i>.log``). The call returns when every worker has exited successfully, and
     raises ``WorkerError`` as soon as one fails, or when ``timeout_s`` passes. Whatever
     happens, every worker's process group is stopped before the call returns (nothing is
-    left running). ``hide_gpus`` gives the workers no GPU, as local workers would otherwise
-    compete for the same one (the TensorFlow tutorial does the same). ``worker_options``
-    adds or changes options (``worker.OPTIONS``) per worker index: ``{1: {"crash_at_epoch": 1}}``
-    makes worker 1 fail during epoch 1 (notebook 07's demonstration, and the tests).
+    left running); and should this process be killed, each worker ends by itself within a
+    second, or at the latest ``WORKER_TIME_MARGIN_S`` after ``timeout_s``. The ``WorkerError``
+    names the worker (``worker``), the last exception line of its log (``last_error``) and
+    whether the time limit passed (``timed_out``). ``hide_gpus`` gives the workers no GPU, as
+    local workers would otherwise compete for the same one (the TensorFlow tutorial does the
+    same). ``worker_options`` adds or changes options (``worker.OPTIONS``) per worker index:
+    ``{1: {"crash_at_epoch": 1}}`` makes worker 1 fail during epoch 1 (notebook 07's
+    demonstration, and the tests).
     ``python`` is the interpreter (default: this one).
     """
     from course_utils.distribute.worker import check_options
@@ -272,6 +322,7 @@ def run_local_workers(
             child = start_python(
                 "course_utils.distribute.worker:train", options[i], folder=folder, env=env, log=logs[i],
                 name=f"worker-{i}", what=f"Worker {i} of {workers}", python=python,
+                time_limit_s=timeout_s + WORKER_TIME_MARGIN_S,  # and it ends when this process ends
             )
             children.append(stack.enter_context(child))
         deadline = start + timeout_s
@@ -279,7 +330,7 @@ def run_local_workers(
             codes = [child.poll() for child in children]
             failed = [i for i, code in enumerate(codes) if code not in (None, 0)]
             if failed:
-                i = failed[0]
+                i = first_to_fail(failed, logs)
                 stack.close()  # stop them all before the message says so
                 raise WorkerError(
                     f"Worker {i} of {workers} exited with status {codes[i]} after {time.monotonic() - start:.0f} s, "
@@ -289,6 +340,8 @@ def run_local_workers(
                     "fix the cause and start the whole cluster again - with a backup of the training state "
                     "(BackupAndRestore, or the checkpoints course_utils.distribute.worker writes) it resumes from the "
                     "last finished epoch.",
+                    worker=i,
+                    last_error=_last_error(logs[i]),
                 )
             if all(code == 0 for code in codes):
                 break
@@ -301,6 +354,8 @@ def run_local_workers(
                     "A worker waits for all its peers, so a peer that never started (a wrong address or "
                     "port in TF_CONFIG) blocks the others. If the logs show training, the machine is "
                     "just slower: raise the time limit or lower EPOCHS / IMAGES.",
+                    last_error=_last_error(logs[waiting[0]]),
+                    timed_out=True,
                 )
             time.sleep(poll_s)
     results = []
@@ -311,5 +366,7 @@ def run_local_workers(
             raise WorkerError(
                 f"Worker {i} exited successfully but wrote no report at {child.result_file}.\n{_tail(logs[i])}",
                 "Check the worker's log; the worker returns its report as its last step.",
+                worker=i,
+                last_error=_last_error(logs[i]),
             ) from err
     return LocalRun(addresses, results, round(time.monotonic() - start, 1), folder, logs)

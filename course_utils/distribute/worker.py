@@ -135,7 +135,7 @@ def train(options: Mapping[str, Any]) -> dict[str, Any]:
     from course_utils import data
     from course_utils.distribute import batch_plan
     from course_utils.distribute.training import distribute_batches, make_train_step, run_epoch
-    from course_utils.models import build_seed_cnn
+    from course_utils.models import build_blog_cnn
     from course_utils.system.rss import peak_rss_mib
 
     keras.utils.set_random_seed(args.seed)
@@ -157,7 +157,7 @@ def train(options: Mapping[str, Any]) -> dict[str, Any]:
 
     # 3. Model, optimizer and state inside the strategy's scope: mirrored on every worker.
     with strategy.scope():
-        model = build_seed_cnn(logits=True)
+        model = build_blog_cnn(logits=True)
         optimizer = keras.optimizers.Adam(1e-3)
         optimizer.build(model.trainable_variables)  # before the checkpoint restores its state
         epoch_var = tf.Variable(0, dtype=tf.int64, trainable=False, name="epoch")

@@ -28,7 +28,6 @@ import argparse
 import importlib.util
 import json
 import platform as _platform
-import re
 import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -36,8 +35,16 @@ from typing import Any
 
 from course_utils.doctor.checks import CHECK_FINDINGS, GROUPS, live_checks
 from course_utils.doctor.gpus import QUERY_COMMAND, build_targets, covered_by_build, identify
-from course_utils.doctor.logs import LogReport, classify, read_log
-from course_utils.doctor.nvidia import NvccReport, SmiReport, parse_nvcc, parse_nvidia_smi, probe_nvcc, probe_nvidia_smi
+from course_utils.doctor.logs import LogReport, classify, decode_text, read_log
+from course_utils.doctor.nvidia import (
+    NvccReport,
+    SmiReport,
+    parse_nvcc,
+    parse_nvidia_smi,
+    probe_nvcc,
+    probe_nvidia_smi,
+    windows_evidence,
+)
 from course_utils.doctor.recommend import (
     PLATFORM_NAMES,
     Note,
@@ -47,6 +54,7 @@ from course_utils.doctor.recommend import (
     recommend,
     routes,
 )
+from course_utils.doctor.troubleshooting import links, more_line
 from course_utils.doctor.versions import PLATFORMS, check_platform, load, parse_version
 from course_utils.errors import InputError
 
@@ -230,13 +238,15 @@ def detect_platform() -> str:
     return "wsl2" if "microsoft" in text or "wsl" in text else "linux"
 
 
-def guess_platform(smi_text: str | None) -> tuple[str, str]:
-    """Guess the platform of captured nvidia-smi text: (platform, why)."""
-    text = smi_text or ""
-    if "TCC/WDDM" in text or re.search(r"\b(WDDM|TCC)\b", text):
-        return "windows", "assumed native Windows from the WDDM/TCC driver-model column (pass --platform to change it)"
-    if re.search(r"(^|\s)[A-Za-z]:\\", text):
-        return "windows", "assumed native Windows from a Windows prompt in the text (pass --platform to change it)"
+def guess_platform(smi_text: str | bytes | None) -> tuple[str, str]:
+    """Guess the platform of captured nvidia-smi text: (platform, why).
+
+    Native Windows when the capture shows it (``nvidia.windows_evidence``: the WDDM/TCC column, a
+    ``C:\\`` path or prompt, the console banner, a cmd or PowerShell error); else Linux.
+    """
+    evidence = windows_evidence(smi_text)
+    if evidence:
+        return "windows", f"assumed native Windows from {evidence} (pass --platform to change it)"
     return "linux", "assumed Linux (pass --platform wsl2, windows or macos to change it)"
 
 
@@ -295,8 +305,7 @@ def describe(
     """A machine described by captured ``nvidia-smi`` / ``nvcc --version`` text (either may be None)."""
     note = None
     if platform is None:
-        text = nvidia_smi.decode(errors="replace") if isinstance(nvidia_smi, bytes) else nvidia_smi
-        platform, note = guess_platform(text)
+        platform, note = guess_platform(nvidia_smi)
     return Machine(
         platform=check_platform(platform),
         python=normalize_python(python),
@@ -375,6 +384,11 @@ class Diagnosis:
                 {**note.to_dict(), "group": CHECK_FINDINGS[note.code].group if note.code in CHECK_FINDINGS else None}
                 for note in m.checks
             ],
+            # where docs/troubleshooting.md explains a finding's or a note's code: {code: link}
+            "see": links(
+                [f.code for f in self.findings]
+                + [code for rec in (self.recommendation, *self.alternatives) for code in rec.note_codes()]
+            ),
         }
 
     def report(self) -> str:
@@ -415,6 +429,7 @@ class Diagnosis:
             for f in found:
                 lines.append(f"{pad}  [{f.severity}] {f.code}: {f.message}")
                 lines.append(f"{pad}      fix: {f.fix}")
+                lines += more_line(f.code, f"{pad}      ")
         status = "errors found (exit status 1)" if self.exit_code else "no errors (exit status 0)"
         lines += ["", f"Result: {status}"]
         return "\n".join(lines)
@@ -452,7 +467,17 @@ def _driver_findings(m: Machine, rec: Recommendation) -> list[Finding]:
     if smi is None:
         return out
     where = PLATFORM_NAMES[m.platform]
-    if smi.status == "ok":
+    if smi.status == "ok" and smi.driver_version is None:  # a table, but its driver version cannot be read
+        out.append(
+            Finding(
+                "nvidia-smi-partly-read",
+                "warning",
+                "An NVIDIA driver answered, but its version cannot be read from this nvidia-smi output: "
+                + "; ".join(smi.problems) + ". The advice below assumes nothing about the driver.",
+                "Paste the complete output of `nvidia-smi` (or run the doctor on the machine itself).",
+            )
+        )
+    elif smi.status == "ok":
         cuda = f"; it supports CUDA up to {smi.driver_cuda}" if smi.driver_cuda else ""
         out.append(
             Finding(
@@ -515,7 +540,9 @@ def _driver_findings(m: Machine, rec: Recommendation) -> list[Finding]:
                 "nvidia-smi-unreadable",
                 "warning",
                 "Could not read the nvidia-smi output: " + "; ".join(smi.problems) + ".",
-                "Give the doctor the complete, unedited output of `nvidia-smi`.",
+                "If that line says the command was not found (in any language), this machine has no NVIDIA "
+                "driver, or nvidia-smi is not on PATH; otherwise give the doctor the complete, unedited output "
+                "of `nvidia-smi`.",
             )
         )
     return out
@@ -852,9 +879,9 @@ def diagnose(machine: Machine | None = None) -> Diagnosis:
 
 
 def _read(path: str) -> str:
-    if path == "-":
-        return sys.stdin.read()
-    return Path(path).read_bytes().decode("utf-8", errors="replace")
+    """A captured file's text, UTF-8 or UTF-16 (Windows PowerShell's ``>``); ``-`` reads standard input."""
+    data = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
+    return decode_text(data)
 
 
 def _log_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
@@ -879,7 +906,9 @@ def _log_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> i
         print(json.dumps({"log": report.to_dict(), "findings": [f.to_dict() for f in findings]}, indent=2))
     else:
         status = "a problem line found (exit status 1)" if report.problem else "no problem line (exit status 0)"
-        print(report.text() + f"\n\nResult: {status}")
+        more = [f"  {code}: {link}" for code, link in links(report.codes()).items()]
+        help_text = "\n\nMore help (docs/troubleshooting.md), by code:\n" + "\n".join(more) if more else ""
+        print(report.text() + help_text + f"\n\nResult: {status}")
     return 1 if report.problem else 0
 
 

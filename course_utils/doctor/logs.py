@@ -380,24 +380,33 @@ def _looks_binary(text: str) -> bool:
     return odd > max(8, len(text) // 20)
 
 
+def decode_text(data: bytes) -> str:
+    """The text of a saved capture or log: UTF-8 or UTF-16 (with or without a byte-order mark); never raises.
+
+    Windows PowerShell 5.1's ``>`` and ``Out-File`` write UTF-16 LE with a byte-order mark
+    ("Unicode", their default: https://learn.microsoft.com/powershell/module/microsoft.powershell.core/about/
+    about_character_encoding?view=powershell-5.1), so ``nvidia-smi > smi.txt`` there is UTF-16.
+    """
+    if data.startswith(codecs.BOM_UTF8):
+        return data[len(codecs.BOM_UTF8) :].decode("utf-8", errors="replace")
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return data.decode("utf-16", errors="replace")
+    if len(data) >= 4 and data[1::2].count(0) > len(data) // 4 and data[0::2].count(0) == 0:
+        return data.decode("utf-16-le", errors="replace")  # UTF-16 without a byte-order mark
+    if len(data) >= 4 and data[0::2].count(0) > len(data) // 4 and data[1::2].count(0) == 0:
+        return data.decode("utf-16-be", errors="replace")
+    return data.decode("utf-8", errors="replace")
+
+
 def decode_log(data: bytes, name: str = "the log") -> str:
-    """The text of a pasted log: UTF-8 or UTF-16 (with or without a byte-order mark), ANSI colours removed.
+    """The text of a pasted log (``decode_text``), ANSI colours removed.
 
     Raises ``InputError`` for an empty file or one that is not text.
     """
     how = "Save the output as plain text - e.g. `python train.py > log.txt 2>&1` - and pass that file."
     if not data.strip():
         raise InputError(f"{name} is empty: there is no log to read.", how)
-    if data.startswith(codecs.BOM_UTF8):
-        text = data[len(codecs.BOM_UTF8) :].decode("utf-8", errors="replace")
-    elif data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        text = data.decode("utf-16", errors="replace")  # PowerShell's `>` and Out-File write this
-    elif len(data) >= 4 and data[1::2].count(0) > len(data) // 4 and data[0::2].count(0) == 0:
-        text = data.decode("utf-16-le", errors="replace")  # UTF-16 without a byte-order mark
-    elif len(data) >= 4 and data[0::2].count(0) > len(data) // 4 and data[1::2].count(0) == 0:
-        text = data.decode("utf-16-be", errors="replace")
-    else:
-        text = data.decode("utf-8", errors="replace")
+    text = decode_text(data)
     if _looks_binary(text):
         raise InputError(
             f"{name} is not a text log (it holds binary data - a compressed file, an image or a program?).", how

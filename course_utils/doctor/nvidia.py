@@ -14,8 +14,15 @@ that the doctor turns into findings. They read
   whole input of ``parse_nvidia_smi`` (``--query-gpu=name,compute_cap,driver_version``, the
   command the doctor asks for when a GPU's name does not tell its generation);
 - the messages for "No devices were found", a driver it cannot talk to, and a missing
-  command;
+  command - in any language, by the shape each shell gives it (see ``_MISSING_SHAPES``);
+  text that is none of these is "unreadable", with its first line quoted;
 - ``nvcc --version``.
+
+Saved files are read as Windows writes them too: UTF-16 (Windows PowerShell 5.1's ``>``),
+CRLF. A capture cut inside a version number ("Driver Version: 53", the paste ending there) is
+not read as that version: a driver or CUDA version always has a dot part, so a value without
+one is reported as a cut capture. ``windows_evidence`` says what in a capture shows it comes
+from native Windows (the doctor's platform guess).
 
 On a live machine ``probe_nvidia_smi()`` runs the table (for the driver and its CUDA
 version) and ``--query-gpu`` (for untruncated GPU names, memory and compute capability).
@@ -29,6 +36,8 @@ import shutil
 import subprocess
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+
+from course_utils.doctor.logs import decode_text
 
 # Where WSL2 puts the Linux-side nvidia-smi (provided by the Windows driver); not always on PATH.
 WSL_NVIDIA_SMI = Path("/usr/lib/wsl/lib/nvidia-smi")
@@ -60,8 +69,12 @@ _KNOWN_QUERY_FIELDS = {
 }
 _QUERY_ROW = re.compile(r"^\s*(?P<name>[^,]+?)\s*,\s*(?P<cc>\d+\.\d+)\s*,\s*(?P<driver>\d{3}\.\d+(?:\.\d+)?)\s*$")
 
-_DRIVER = re.compile(r"(?:Driver|KMD) Version:\s*(\S+)")
-_CUDA = re.compile(r"CUDA (?:UMD )?Version:\s*(\S+)")
+_DRIVER = re.compile(r"(?:Driver|KMD) Version:[ \t]*(\S*)")
+_CUDA = re.compile(r"CUDA (?:UMD )?Version:[ \t]*(\S*)")
+_LOG_DRIVER = re.compile(r"^\s*Driver Version\s*:[ \t]*(\S*)", re.M)
+_LOG_CUDA = re.compile(r"^\s*CUDA Version\s*:[ \t]*(\S*)", re.M)
+_DRIVER_VALUE = re.compile(r"^\d+\.\d+(\.\d+)*$")
+_PART_OF_A_VERSION = re.compile(r"^\d*\.?$")  # "", "53", "535." - what a cut leaves of "535.113.01"
 _SMI_TOOL = re.compile(r"NVIDIA-SMI\s+(\d[\d.]*)")
 _BUS_ID = r"[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f]"
 _GPU_ROW = re.compile(r"^\|\s*(\d+)\s+(.*?)\s+(On|Off|WDDM|TCC|N/A)\s*\|\s*(" + _BUS_ID + r")")
@@ -77,6 +90,23 @@ _MISSING = (
     "not found, but can be installed",
     ": not found",
 )
+# "Command not found" in any language, by the shape each shell prints it in (the words are translated, the
+# shape is not): cmd names the command in quotes first ("'nvidia-smi' is not recognized as ...", "'nvidia-smi'
+# 不是内部或外部命令 ..."), except German cmd (SCons's tests: https://github.com/SCons/scons/blob/master/test/Errors/
+# non-executable-file.py); Windows PowerShell 5.1 starts its error record with "nvidia-smi : "; bash prints
+# "bash: nvidia-smi: ..." - the bare name, because a command it found but could not run is named by its path.
+_MISSING_SHAPES = (
+    re.compile(r"^'(?:[^']*[\\/])?nvidia-smi(?:\.exe)?'\s*\S", re.I),
+    re.compile(r'^Der Befehl "(?:[^"]*\\)?nvidia-smi(?:\.exe)?" ist entweder falsch geschrieben', re.I),
+    re.compile(r"^nvidia-smi(?:\.exe)? : \S", re.I),
+    re.compile(r"^-?(?:ba|da|k|z)?sh: (?:line \d+: |\d+: )?nvidia-smi: \S"),
+)
+_WINDOWS_ONLY_MESSAGES = _MISSING_SHAPES[:3]  # cmd and PowerShell
+_WINDOWS_ONLY_NEEDLES = (
+    "not recognized as an internal or external command",  # cmd
+    "is not recognized as the name of a cmdlet",  # PowerShell
+)
+_WINDOWS_PATH = re.compile(r"(?:^|[\s'\"(=>])[A-Za-z]:\\", re.M)
 _NO_DRIVER = (
     "couldn't communicate with the nvidia driver",
     "failed to initialize nvml",
@@ -143,8 +173,29 @@ def _text(raw: str | bytes | None) -> str:
     if raw is None:
         return ""
     if isinstance(raw, bytes):
-        raw = raw.decode("utf-8", errors="replace")
+        raw = decode_text(raw)  # UTF-8, or UTF-16 as Windows PowerShell saves it
     return raw.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def windows_evidence(raw: str | bytes | None) -> str | None:
+    """What in a capture shows it was made on native Windows, in words; None when nothing does.
+
+    The WDDM/TCC driver-model column (only Windows drivers print it), a Windows path or prompt
+    (``C:\\``), the console's banner ("Microsoft Windows [Version ..."), or a cmd / PowerShell error.
+    """
+    text = _text(raw)
+    if "TCC/WDDM" in text or re.search(r"\b(WDDM|TCC)\b", text):
+        return "the WDDM/TCC driver-model column"
+    if "Microsoft Windows [Version" in text:
+        return "the Windows console's banner"
+    if _WINDOWS_PATH.search(text):
+        return "a Windows path or prompt in the text"
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if any(shape.match(line) for line in lines[:5] for shape in _WINDOWS_ONLY_MESSAGES) or any(
+        needle in text.lower() for needle in _WINDOWS_ONLY_NEEDLES
+    ):
+        return "a cmd or PowerShell error message"
+    return None
 
 
 def _first_line(text: str) -> str:
@@ -168,6 +219,33 @@ def _failure(text: str) -> SmiReport | None:
         for needle in _MISSING:
             if needle in lower:
                 return SmiReport("missing", message=_first_line(text))
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    for line in lines[:3]:  # the message may follow the prompt it was typed at
+        if any(shape.match(line) for shape in _MISSING_SHAPES):
+            return SmiReport("missing", message=line if len(line) <= 100 else line[:97] + "...")
+    return None
+
+
+def _version(name: str, match: re.Match | None, text: str, problems: list[str]) -> str | None:
+    """The version a ``NAME: value`` match holds, when it is whole; else None, with the problem named.
+
+    A value cut short where the text ends ("Driver Version: 53") is a cut capture, not version 53.
+    """
+    if match is None:
+        return None
+    value = match.group(1)
+    if _DRIVER_VALUE.match(value):
+        return value
+    shown = f"{name}: {value}".strip()
+    if _PART_OF_A_VERSION.match(value) and not text[match.end() :].strip():
+        problems.append(
+            f"the capture looks cut: it ends at '{shown}', inside the version (a whole one has a dot part, "
+            "like 535.113.01 or 12.2)"
+        )
+    elif _PART_OF_A_VERSION.match(value) and value:
+        problems.append(f"'{shown}' is not a whole version (it has no dot part): the text looks cut or edited")
+    else:
+        problems.append(f"no readable '{name}' (it says {value!r})")
     return None
 
 
@@ -181,16 +259,26 @@ def _read_cuda(value: str | None, problems: list[str]) -> str | None:
     return None
 
 
+def _cut(problems: list[str]) -> bool:
+    return any(p.startswith("the capture looks cut") for p in problems)
+
+
 def _parse_table(text: str) -> SmiReport:
     problems: list[str] = []
     driver = _DRIVER.search(text)
     cuda = _CUDA.search(text)
     tool = _SMI_TOOL.search(text)
     report = SmiReport("ok", layout="table", tool_version=tool.group(1) if tool else None, problems=problems)
-    report.driver_version = driver.group(1) if driver and re.match(r"\d", driver.group(1)) else None
-    if report.driver_version is None:
+    if driver is None:
         problems.append("no readable 'Driver Version' in the header")
-    report.driver_cuda = _read_cuda(cuda.group(1) if cuda else None, problems)
+    else:  # "Driver Version" or, from driver 610 on, "KMD Version"
+        report.driver_version = _version(driver.group(0).split(":")[0], driver, text, problems)
+    if cuda is not None and (_CUDA_VALUE.match(cuda.group(1)) or not _PART_OF_A_VERSION.match(cuda.group(1))):
+        report.driver_cuda = _read_cuda(cuda.group(1), problems)
+    elif cuda is not None:
+        _version("CUDA Version", cuda, text, problems)
+    elif not _cut(problems):
+        report.driver_cuda = _read_cuda(None, problems)
     lines = [line.strip() for line in text.splitlines()]
     rows = [(i, _GPU_ROW.match(line)) for i, line in enumerate(lines)]
     rows = [(i, m) for i, m in rows if m]
@@ -216,13 +304,15 @@ def _parse_table(text: str) -> SmiReport:
 def _parse_log(text: str) -> SmiReport:
     """``nvidia-smi -q`` / ``-a``: "Driver Version : ...", one "Product Name" per GPU."""
     problems: list[str] = []
-    driver = re.search(r"^\s*Driver Version\s*:\s*(\S+)", text, re.M)
-    cuda = re.search(r"^\s*CUDA Version\s*:\s*(\S+)", text, re.M)
+    driver = _LOG_DRIVER.search(text)
+    cuda = _LOG_CUDA.search(text)
     report = SmiReport("ok", layout="nvsmi-log", problems=problems)
-    report.driver_version = driver.group(1) if driver else None
-    if report.driver_version is None:
+    if driver is None:
         problems.append("no readable 'Driver Version'")
-    report.driver_cuda = _read_cuda(cuda.group(1) if cuda else None, problems)
+    else:
+        report.driver_version = _version("Driver Version", driver, text, problems)
+    if not _cut(problems):
+        report.driver_cuda = _read_cuda(cuda.group(1) if cuda else None, problems)
     blocks = re.split(r"^GPU [0-9A-Fa-f]{4,8}:", text, flags=re.M)[1:]
     for index, block in enumerate(blocks):
         name = re.search(r"^\s*Product Name\s*:\s*(.+?)\s*$", block, re.M)
@@ -286,7 +376,7 @@ def parse_nvidia_smi(raw: str | bytes | None) -> SmiReport:
             return SmiReport("empty", problems=["no text to read"])
         if _DRIVER.search(text) and "NVIDIA-SMI" in text:
             return _parse_table(text)
-        if re.search(r"^\s*Driver Version\s*:", text, re.M):
+        if _LOG_DRIVER.search(text):
             return _parse_log(text)
         query = _parse_query(text)
         if query is not None:
@@ -294,10 +384,8 @@ def parse_nvidia_smi(raw: str | bytes | None) -> SmiReport:
         failure = _failure(text)
         if failure is not None:
             return failure
-        return SmiReport(
-            "unreadable",
-            problems=[f"neither an nvidia-smi table nor a known message; it starts: {_first_line(text)!r}"],
-        )
+        first = _first_line(text).replace('"', "'")
+        return SmiReport("unreadable", problems=[f'no nvidia-smi table found; the text starts: "{first}"'])
     except Exception as error:  # noqa: BLE001 - a parser of pasted text must not crash its caller
         return SmiReport("unreadable", problems=[f"could not parse the text: {type(error).__name__}: {error}"])
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from course_utils.doctor.gpus import QUERY_COMMAND, Generation, identify, known_failure
+from course_utils.doctor.troubleshooting import links
 from course_utils.doctor.versions import Build, check_platform, load, parse_version, version_text
 
 PLATFORM_NAMES = {"linux": "Linux", "wsl2": "WSL2", "windows": "native Windows", "macos": "macOS"}
@@ -138,6 +139,7 @@ class Recommendation:
         lines = [f"{self.title()}: {self.tensorflow}"]
         lines += [f"    {command}" for command in self.commands]
         lines += [f"  note: {note.text}" for note in self.notes]
+        lines += [f"  More: {link}" for link in dict.fromkeys(links(note.code for note in self.notes).values())]
         return "\n".join(lines)
 
 

@@ -22,6 +22,15 @@ RESULT.json atomically. If the function raises, the traceback goes to the log,
 
 No child outlives its use: ``Child`` is a context manager that always stops the child's
 process group, and ``run_python`` stops it on a timeout, on Ctrl-C and on any exception.
+And when the parent cannot stop it - killed (``kill -KILL`` of a Jupyter kernel or of ``course
+run``), or hung - the child ends by itself: a watchdog thread in the child ends it, and every
+process it started, once the process that started it has ended (``COURSE_PARENT_PID``; an
+orphan also removes the temporary folder ``start_python`` made for it) or once its own time
+limit has passed (``time_limit_s``: ``COURSE_TIME_LIMIT_S``), writing a result that says which.
+A watchdog rather than Linux's ``prctl(PR_SET_PDEATHSIG)``: that signal comes when the parent
+*thread* that started the child ends (https://man7.org/linux/man-pages/man2/prctl.2.html), and
+the course starts children from worker threads (``course run --jobs``); the watchdog also works
+on macOS and Windows.
 """
 
 from __future__ import annotations
@@ -35,6 +44,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import traceback
 from collections.abc import Callable, Mapping
@@ -48,6 +58,12 @@ from course_utils.system.processes import start_in_group, stop_group
 
 PACKAGE_PARENT = Path(__file__).resolve().parents[2]  # the folder that holds course_utils/
 _TARGET = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*")
+PARENT_PID_VARIABLE = "COURSE_PARENT_PID"  # the child ends when this process has ended
+TIME_LIMIT_VARIABLE = "COURSE_TIME_LIMIT_S"  # the child ends after this many seconds
+TEMP_DIR_VARIABLE = "COURSE_CHILD_TEMP_DIR"  # the temporary folder start_python made: an orphan removes it
+WATCH_INTERVAL_S = 0.25  # how often the child's watchdog looks
+EXIT_ORPHANED = 129  # the child's status when it ended because its parent had ended
+EXIT_TIME_LIMIT = 124  # ... because its own time limit passed (as timeout(1) exits)
 
 
 def _environment(env: Mapping[str, str | None] | None) -> dict[str, str]:
@@ -234,6 +250,7 @@ def start_python(
     name: str = "child",
     what: str | None = None,
     python: str | None = None,
+    time_limit_s: float | None = None,
 ) -> Child:
     """Start ``target`` (``"package.module:function"``) on ``payload`` in a new Python process; return at once.
 
@@ -242,11 +259,20 @@ def start_python(
     ``Child.close``, when not given). Output goes to ``log`` (default ``<folder>/<name>.log``).
     ``env`` adds environment variables to this process's (``None`` removes one).
     ``what`` names the child in error messages; ``python`` is the interpreter
-    (default ``sys.executable``).
+    (default ``sys.executable``). The child ends by itself, and all it started, when this
+    process ends, and after ``time_limit_s`` seconds if given (see the module docstring).
     """
     if not _TARGET.fullmatch(target):
         raise ValueError(f"target {target!r} is not 'package.module:function'")
+    if time_limit_s is not None and not time_limit_s > 0:
+        raise ValueError(f"time_limit_s must be a positive number of seconds, not {time_limit_s!r}")
     temp_dir = Path(tempfile.mkdtemp(prefix=f"course-{name}-")) if folder is None else None
+    env = {
+        **(env or {}),
+        PARENT_PID_VARIABLE: str(os.getpid()),
+        TIME_LIMIT_VARIABLE: None if time_limit_s is None else f"{time_limit_s:g}",
+        TEMP_DIR_VARIABLE: None if temp_dir is None else str(temp_dir),
+    }
     where = temp_dir or Path(folder)  # type: ignore[arg-type]
     try:
         where.mkdir(parents=True, exist_ok=True)
@@ -336,6 +362,90 @@ def _describe(exc: BaseException) -> dict[str, str | None]:
     }
 
 
+def _parent_alive(parent: Any, adopted_if_ppid_changes: bool) -> bool:
+    """Whether the process that started this one still runs (a zombie has ended).
+
+    On POSIX an orphan is adopted at once (its parent pid changes), the quickest sign; it is used
+    only when the parent pid was the parent's at the start (no launcher process in between).
+    """
+    import psutil
+
+    if adopted_if_ppid_changes and os.getppid() != parent.pid:
+        return False
+    try:
+        return parent.is_running() and parent.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
+def _end_here(result_file: str, error: dict[str, str | None], status: int, remove: str | None = None) -> None:
+    """End this child now: say why (log and result), stop every process it started, remove ``remove``, exit."""
+    import psutil
+
+    print(f"\n{error['what']}", file=sys.stderr, flush=True)
+    try:
+        write_json_atomic(result_file, {"error": error})
+    except Exception:  # noqa: BLE001 - the exit status still says it failed
+        pass
+    try:
+        started = psutil.Process().children(recursive=True)
+    except psutil.Error:
+        started = []
+    for process in started:
+        try:
+            process.kill()
+        except psutil.Error:
+            pass
+    if remove:  # the temporary folder its parent would have removed
+        shutil.rmtree(remove, ignore_errors=True)
+    os._exit(status)  # the main thread may be deep in TensorFlow or papermill: end the process from here
+
+
+def _ended(kind: str, what: str, fix: str) -> dict[str, str | None]:
+    return {"type": kind, "message": what, "what": what, "fix": fix, "traceback": None}
+
+
+def _watch(result_file: str) -> None:
+    """Start the child's watchdog, a daemon thread: it ends the child once its parent has ended or at its time limit.
+
+    Reads ``COURSE_PARENT_PID``, ``COURSE_TIME_LIMIT_S`` and ``COURSE_CHILD_TEMP_DIR`` (set by ``start_python``).
+    """
+    import psutil
+
+    try:
+        parent_pid = int(os.environ.get(PARENT_PID_VARIABLE) or 0) or None
+        limit_s = float(os.environ.get(TIME_LIMIT_VARIABLE) or 0) or None
+    except ValueError:
+        parent_pid, limit_s = None, None
+    temp_dir = os.environ.get(TEMP_DIR_VARIABLE) or None
+    if parent_pid is None and limit_s is None:
+        return
+    parent: Any = None
+    if parent_pid is not None:
+        try:
+            parent = psutil.Process(parent_pid)
+        except psutil.Error:
+            parent = None  # gone already: the first look below ends this child
+    adopted_if_ppid_changes = os.name != "nt" and os.getppid() == parent_pid
+    deadline = None if limit_s is None else time.monotonic() + limit_s
+
+    def watch() -> None:
+        while True:
+            if parent_pid is not None and (parent is None or not _parent_alive(parent, adopted_if_ppid_changes)):
+                what = f"This child's parent process (pid {parent_pid}) has ended, so it ended too."
+                fix = ("Nothing to do here: whatever ended the parent (a killed kernel, a stopped `course run`) "
+                       "also ended this work. Start it again from the parent.")
+                _end_here(result_file, _ended("ChildOrphaned", what, fix), EXIT_ORPHANED, remove=temp_dir)
+            if deadline is not None and time.monotonic() >= deadline:
+                what = f"This child ran past its own time limit of {limit_s:g} s, so it ended itself."
+                fix = ("Run it again with more time (or less work); if it stops at the same place again, run the "
+                       "same call in a terminal to see where it hangs.")
+                _end_here(result_file, _ended("ChildTimeLimit", what, fix), EXIT_TIME_LIMIT)
+            time.sleep(WATCH_INTERVAL_S)
+
+    threading.Thread(target=watch, name="course-child-watchdog", daemon=True).start()
+
+
 def main(argv: list[str] | None = None) -> int:
     """The child: ``python -m course_utils.system.child TARGET PAYLOAD.json RESULT.json`` (see the module docstring)."""
     args = list(sys.argv[1:] if argv is None else argv)
@@ -344,6 +454,7 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return 2
     target, payload_file, result_file = args
+    _watch(result_file)
     try:
         payload = json.loads(Path(payload_file).read_text(encoding="utf-8"))
         value = _resolve(target)(payload)

@@ -1,12 +1,48 @@
-"""Write a JSON file so that a reader never sees half of it."""
+"""Files that several processes share: a JSON file written atomically, and a folder locked by one process.
+
+- ``write_json_atomic``: a reader never sees half a file, and the file gets the permissions any
+  file the user writes gets (``0o666`` less the umask), not a temporary file's private ``0o600``.
+- ``FolderLock``: one process at a time works in a folder (``course run --out``); a second is refused
+  with the first one's pid, and the lock of a process that died - killed, crashed - does not block,
+  because the operating system releases it with the process (``fcntl.flock`` on POSIX,
+  ``msvcrt.locking`` on Windows).
+"""
 
 from __future__ import annotations
 
 import json
 import os
-import tempfile
+import uuid
 from pathlib import Path
 from typing import Any
+
+from course_utils.errors import FolderInUseError
+
+try:
+    import fcntl  # POSIX
+except ImportError:  # Windows
+    fcntl = None  # type: ignore[assignment]
+try:
+    import msvcrt  # Windows
+except ImportError:  # POSIX
+    msvcrt = None  # type: ignore[assignment]
+
+_BINARY = getattr(os, "O_BINARY", 0)  # Windows: no newline translation below the text layer
+
+
+def _create_exclusive(folder: Path, stem: str) -> tuple[int, Path]:
+    """A new file in ``folder`` named after ``stem`` that no one else has, opened for writing.
+
+    ``os.open`` with mode ``0o666`` lets the operating system apply the umask, as ``open()`` does;
+    ``tempfile.mkstemp`` would make it ``0o600``, readable by its owner only.
+    """
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _BINARY
+    while True:
+        path = folder / f".{stem}.{uuid.uuid4().hex[:12]}.tmp"
+        try:
+            return os.open(path, flags, 0o666), path
+        except FileExistsError:  # another writer drew the same name: draw again
+            continue
 
 
 def write_json_atomic(
@@ -18,17 +54,114 @@ def write_json_atomic(
     (``os.replace`` is atomic on one file system): a reader - another process polling the
     file, or the next run after a crash - sees the old file or the new one, never a part.
     If ``data`` cannot be written (not JSON-able, a full disk), ``path`` is left as it was
-    and the temporary file is removed. The parent folder is created if needed.
+    and the temporary file is removed. The parent folder is created if needed. The file's
+    permissions are those of any file the user creates (``0o666`` less the umask).
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = _create_exclusive(path.parent, path.name)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             json.dump(data, fh, indent=indent, sort_keys=sort_keys)
             fh.write("\n")
         os.replace(tmp, path)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
     return path
+
+
+class FolderLock:
+    """An exclusive lock on ``folder``, held by one process at a time: ``with FolderLock(out): ...``.
+
+    The lock is the file ``folder/name``, locked while held and naming the holder's pid. Another
+    holder - another process, or a second ``FolderLock`` here - gets ``FolderInUseError`` with that
+    pid. The operating system releases the lock when its process ends, however it ends, so the file
+    a killed process leaves behind does not block the next one. The file stays (removing it could let
+    two processes lock two different files of the same name).
+    """
+
+    # Windows locks a byte range and keeps others from reading it: lock a byte past the pid text.
+    _WINDOWS_LOCKED_BYTE = 4096
+
+    def __init__(self, folder: str | os.PathLike[str], *, name: str = ".lock") -> None:
+        self.folder = Path(folder)
+        self.path = self.folder / name
+        self._fd: int | None = None
+
+    def acquire(self) -> FolderLock:
+        """Take the lock (never waits); ``FolderInUseError`` naming the holder if another has it."""
+        if self._fd is not None:
+            return self
+        if not self.folder.is_dir():
+            raise FileNotFoundError(f"cannot lock {self.folder}: no such folder")
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | _BINARY, 0o666)
+        try:
+            _lock(fd, self._WINDOWS_LOCKED_BYTE)
+        except OSError:
+            os.close(fd)
+            pid = self.holder()
+            raise FolderInUseError(
+                f"{self.folder} is in use by another process (pid {pid or 'unknown'}).",
+                "Wait for it to finish, or use another folder.",
+                folder=self.folder,
+                pid=pid,
+            ) from None
+        os.lseek(fd, 0, os.SEEK_SET)
+        text = f"{os.getpid()}\n".encode("ascii")
+        os.write(fd, text)
+        try:
+            os.ftruncate(fd, len(text))  # an older holder's longer pid must not show through
+        except OSError:
+            pass  # the first line still names this process
+        self._fd = fd
+        return self
+
+    def holder(self) -> int | None:
+        """The pid the lock file names: the holder while it is held, the last holder after (None if unreadable)."""
+        try:
+            first = self.path.read_text(encoding="ascii", errors="replace").split()
+            return int(first[0]) if first else None
+        except (OSError, ValueError):
+            return None
+
+    def release(self) -> None:
+        """Let go of the lock (closing the file releases it); harmless when not held."""
+        if self._fd is not None:
+            fd, self._fd = self._fd, None
+            try:
+                _unlock(fd, self._WINDOWS_LOCKED_BYTE)
+            finally:
+                os.close(fd)
+
+    def __enter__(self) -> FolderLock:
+        return self.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+def _lock(fd: int, windows_byte: int) -> None:
+    """Lock ``fd`` without waiting; ``OSError`` when another holds it."""
+    if fcntl is not None:
+        # flock: one lock per open file, released when every copy of it is closed or its process ends
+        # (https://man7.org/linux/man-pages/man2/flock.2.html); the course's children never inherit it
+        # (Python's descriptors are not inheritable, PEP 446).
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    elif msvcrt is not None:
+        # locking: a byte range from the current position, LK_NBLCK fails at once if locked
+        # (https://docs.python.org/3/library/msvcrt.html#msvcrt.locking); Windows unlocks it when the
+        # process ends (https://learn.microsoft.com/windows/win32/api/fileapi/nf-fileapi-lockfile).
+        os.lseek(fd, windows_byte, os.SEEK_SET)
+        msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+    else:  # pragma: no cover - a platform with neither
+        raise OSError("no file locking on this platform")
+
+
+def _unlock(fd: int, windows_byte: int) -> None:
+    """Undo ``_lock`` (Windows wants its locks removed before the file is closed; POSIX would not mind)."""
+    if fcntl is not None:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+    elif msvcrt is not None:
+        os.lseek(fd, windows_byte, os.SEEK_SET)
+        msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)

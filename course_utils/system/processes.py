@@ -5,7 +5,9 @@ A tool that starts a process (a worker, TensorBoard, a notebook runner) starts i
 POSIX, ``CREATE_NEW_PROCESS_GROUP`` on Windows), and ends it with ``stop_group``, which ends the
 whole group - the processes the child started too - and every descendant that left the group
 (a Jupyter kernel runs in a session of its own). ``processes_naming`` finds what is still running,
-for the checks that nothing was left behind.
+for the checks that nothing was left behind. ``StopSignals`` makes a tool stop the same way
+whether it gets Ctrl-C, a second Ctrl-C while it stops, or SIGTERM (``kill``, a closing terminal's
+SIGHUP): its cleanup runs to the end.
 """
 
 from __future__ import annotations
@@ -14,8 +16,9 @@ import os
 import signal
 import socket
 import subprocess
+import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -43,6 +46,15 @@ def free_ports(count: int, host: str = LOCALHOST) -> list[int]:
 def free_port(host: str = LOCALHOST) -> int:
     """One TCP port nobody listens on right now on ``host``."""
     return free_ports(1, host)[0]
+
+
+def port_in_use(port: int, host: str = LOCALHOST, timeout: float = 2.0) -> bool:
+    """Whether something accepts TCP connections at ``host:port`` (a refused connection: the port is free)."""
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return True
+    except OSError:  # refused (nothing listens), unreachable, timed out
+        return False
 
 
 def start_in_group(
@@ -213,3 +225,58 @@ def stop_group(proc: subprocess.Popen, grace_s: float = 3.0, *, also: Iterable[i
         return proc.wait(timeout=grace_s)
     except subprocess.TimeoutExpired:
         return None
+
+
+class StopSignals:
+    """While active: SIGTERM (and SIGHUP, Windows' SIGBREAK) stop the program as Ctrl-C does, and only once.
+
+    The first stop signal - Ctrl-C included - raises ``KeyboardInterrupt`` in the main thread, so the
+    program's Ctrl-C handling (stop the children, keep what finished, write a report) runs. Every later
+    one, while that handling goes on, is recorded and announced with ``on_repeat(name)`` instead of
+    raised: a second Ctrl-C no longer cuts the cleanup short, and ``kill`` no longer ends the program
+    before it has stopped its children (whose process groups a terminal's signals do not reach).
+    After ``disarm()`` no signal raises (the program is finishing anyway). ``received`` lists the
+    signals, as ``"Ctrl-C"``, ``"SIGTERM"``, ``"SIGHUP"``. Only the main thread can set signal
+    handlers (https://docs.python.org/3/library/signal.html#signals-and-threads): elsewhere this does
+    nothing. SIGKILL cannot be caught; the course's children end by themselves then (``system.child``).
+    """
+
+    def __init__(self, on_repeat: Callable[[str], None] | None = None) -> None:
+        self.on_repeat = on_repeat
+        self.received: list[str] = []
+        self.armed = True
+        self._previous: dict[int, Any] = {}
+
+    @staticmethod
+    def _signals() -> list[int]:
+        names = ("SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK")  # the last two exist on POSIX / on Windows only
+        return [number for number in (getattr(signal, name, None) for name in names) if number is not None]
+
+    @property
+    def first(self) -> str | None:
+        """The first stop signal received (``"Ctrl-C"``, ``"SIGTERM"``, ...), None before any."""
+        return self.received[0] if self.received else None
+
+    def _handle(self, number: int, frame: Any) -> None:
+        name = "Ctrl-C" if number == signal.SIGINT else signal.Signals(number).name
+        self.received.append(name)
+        if self.armed and len(self.received) == 1:
+            raise KeyboardInterrupt(name)
+        if self.on_repeat is not None:
+            self.on_repeat(name)
+
+    def disarm(self) -> None:
+        """From now on a stop signal is recorded and announced, never raised."""
+        self.armed = False
+
+    def __enter__(self) -> StopSignals:
+        if threading.current_thread() is threading.main_thread():
+            for number in self._signals():
+                self._previous[number] = signal.signal(number, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for number, previous in self._previous.items():
+            signal.signal(number, previous if previous is not None else signal.SIG_DFL)
+        self._previous.clear()
+

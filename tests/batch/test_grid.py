@@ -133,7 +133,7 @@ def write(tmp_path, text, name="grid.yaml"):
         ("parameters:\n  1x: [1]\n", "'1x' is not a parameter name"),
         ("notebooks: {a: 1}\n", "'notebooks' must be a list"),
         ("smoke: maybe\n", "'smoke' must be a bool"),
-        ("timeout: soon\n", "'timeout' must be a number of seconds"),
+        ("timeout: soon\n", "'timeout' must be a positive number of whole seconds"),
         ("results: test_accuracy\n", "'results' must be a list of result names"),
         ("notebooks: [a\n", "is not valid YAML: .* at line 2"),
         ("", "must be a mapping"),
@@ -191,3 +191,87 @@ def test_the_batch_size_grid_is_valid():
         pytest.skip("notebook 05 is not in notebooks/ yet")
     plan = make_plan([], grid_file=path)  # notebook 05 declares every parameter, with fitting types
     assert [r.parameters["BATCH_SIZE"] for r in plan.runs] == loaded["parameters"]["BATCH_SIZE"]
+
+
+# --- bad input refused before anything runs: huge grids, YAML bombs, duplicate keys, timeouts ----------------
+
+
+def test_a_grid_past_the_run_limit_is_refused_with_its_count_and_how_to_split_it(tmp_path):
+    values = ", ".join(str(i) for i in range(40))
+    path = write(tmp_path, f"parameters:\n  N: [{values}]\n  SCALE: [{values}]\n")
+    with pytest.raises(InputError) as info:
+        make_plan([str(CURVE)], grid_file=path)
+    message = str(info.value)
+    assert "1,600 runs" in message and f"{grid.MAX_RUNS:,}" in message
+    assert "N: 40 values" in message and "SCALE: 40 values" in message
+    assert "split" in info.value.fix.lower() and "-p" in info.value.fix
+
+
+def test_the_run_limit_counts_notebooks_too(tmp_path):
+    values = ", ".join(str(i) for i in range(grid.MAX_RUNS // 2 + 1))
+    path = write(tmp_path, f"parameters:\n  N: [{values}]\n")
+    make_plan([str(CURVE)], grid_file=path)  # under the limit with one notebook
+    with pytest.raises(InputError, match=r"2 notebooks"):
+        make_plan([str(CURVE), str(CURVE)], grid_file=path)
+
+
+@pytest.mark.timeout(20)
+def test_a_billion_run_grid_is_counted_not_built(tmp_path):
+    values = ", ".join(str(i) for i in range(1000))
+    path = write(tmp_path, "parameters:\n" + "".join(f"  {name}: [{values}]\n" for name in ("N", "SCALE", "IMAGES")))
+    with pytest.raises(InputError, match=r"1,000,000,000 runs"):
+        make_plan([str(CURVE)], grid_file=path)
+
+
+@pytest.mark.timeout(20)
+def test_yaml_aliases_are_refused_so_a_billion_laughs_file_cannot_expand(tmp_path):
+    # One value of SIZES (a list parameter): nine levels of nine aliases, 9**9 (387 million) numbers from a
+    # 400-byte file. Written out (a run's name, the report's JSON) it never ends; the first alias is on line 4.
+    levels = ["&a [1, 1, 1, 1, 1, 1, 1, 1, 1]"]
+    for prev, name in zip("abcdefgh", "bcdefghi", strict=True):
+        levels.append(f"&{name} [" + ", ".join([f"*{prev}"] * 9) + "]")
+    path = write(tmp_path, "parameters:\n  SIZES:\n    - [" + ",\n       ".join(levels) + "]\n")
+    with pytest.raises(InputError) as info:
+        make_plan([str(CURVE)], grid_file=path)
+    assert "alias *a" in str(info.value) and "line 4" in str(info.value)
+
+
+def test_a_duplicate_key_is_refused_naming_the_key_and_both_lines(tmp_path):
+    path = write(tmp_path, "parameters:\n  N: [1, 2]\n  SCALE: [1.0]\n  N: [3]\n")
+    with pytest.raises(InputError) as info:
+        load_grid(path)
+    assert "duplicate key 'N'" in str(info.value) and "line 4" in str(info.value) and "line 2" in str(info.value)
+    top = write(tmp_path, "smoke: true\nparameters: {N: [1]}\nsmoke: false\n", name="top.yaml")
+    with pytest.raises(InputError, match="duplicate key 'smoke'"):
+        load_grid(top)
+
+
+def test_a_huge_grid_file_is_not_read_whole(tmp_path):
+    path = write(tmp_path, "title: big\n# " + "x" * grid.MAX_GRID_BYTES + "\n")
+    with pytest.raises(InputError, match=r"grid file .* is larger than"):
+        load_grid(path)
+
+
+def test_aliases_are_refused_in_p_values_too():
+    with pytest.raises(InputError, match="alias"):
+        parse_value("[&a [1, 2], *a]")
+
+
+@pytest.mark.parametrize("timeout", [0.5, 1.5, 0, -3])
+def test_a_timeout_that_is_not_whole_seconds_of_at_least_one_is_refused_at_once(timeout):
+    with pytest.raises(InputError, match=r"--timeout must be a positive number of whole seconds, at least 1"):
+        make_plan([str(CURVE)], timeout=timeout)
+
+
+def test_a_whole_timeout_given_as_a_float_becomes_an_int(tmp_path):
+    assert make_plan([str(CURVE)], timeout=30.0).timeout == 30
+    assert isinstance(make_plan([str(CURVE)], timeout=30.0).timeout, int)
+    path = write(tmp_path, "timeout: 2.5\n")
+    with pytest.raises(InputError, match=r"'timeout' must be a positive number of whole seconds, at least 1"):
+        make_plan([str(CURVE)], grid_file=path)
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), float("-inf")])
+def test_a_value_that_is_not_a_finite_number_is_refused(value):
+    with pytest.raises(InputError, match=r"SCALE = .* is not a finite number"):
+        make_plan([str(CURVE)], parameters={"SCALE": value})

@@ -8,6 +8,7 @@ import os
 import re
 import signal
 import subprocess
+import sys
 import threading
 import time
 
@@ -339,3 +340,106 @@ def test_the_make_target_uses_this_runner():
     from course_utils import cli
 
     assert cli.COMMANDS["run"][0] == "course_utils.batch.runner"
+
+
+# --- one runner per --out; SIGTERM and a second Ctrl-C keep the report ----------------------------------------
+
+
+def course_run(tmp_path, *args):
+    """``course run ARGS`` in a process of its own (its output in tmp_path/course-run.out)."""
+    output = open(tmp_path / "course-run.out", "wb")  # noqa: SIM115 - closed by the test's cleanup
+    process = subprocess.Popen(
+        [sys.executable, "-m", "course_utils", "run", *args], stdout=output, stderr=subprocess.STDOUT, cwd=ROOT,
+        start_new_session=True,  # signals reach it only as the test sends them
+    )
+    process.output = output
+    return process
+
+
+def family_with_kernel(process, seen, within_s=60.0):
+    """Wait until ``process`` runs a kernel; add its runner processes and kernels to ``seen``."""
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        try:
+            family = psutil.Process(process.pid).children(recursive=True)
+            if any("ipykernel" in " ".join(p.cmdline()) for p in family):
+                seen.extend(p.pid for p in family)
+                return
+        except psutil.Error:
+            pass
+        assert process.poll() is None, (process.returncode, (process.output.name, "course run ended early"))
+        time.sleep(0.1)
+    raise AssertionError("no kernel started")
+
+
+def clean_up(process, seen):
+    process.kill()
+    process.wait()
+    process.output.close()
+    for pid in seen:
+        try:
+            psutil.Process(pid).kill()
+        except psutil.Error:
+            pass
+
+
+@pytest.mark.skipif(os.name == "nt", reason="POSIX signals")
+@pytest.mark.timeout(120)
+def test_a_second_runner_on_the_same_out_is_refused_but_a_killed_ones_lock_does_not_block(tmp_path, capsys,
+                                                                                        monkeypatch):
+    out = tmp_path / "out"
+    first = course_run(tmp_path, str(FIXTURES / "sleeps.ipynb"), "-p", "SECONDS", "60", "--out", str(out))
+    seen: list[int] = []
+    try:
+        family_with_kernel(first, seen)
+        monkeypatch.setattr(runner, "run_batch", lambda *a, **kw: pytest.fail("a second runner ran"))
+        assert main([str(FIXTURES / "ok.ipynb"), "--out", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert f"`--out {out}` is in use by another `course run` (pid {first.pid})" in err
+        assert "wait for it or choose another --out" in err
+        first.kill()  # kill -KILL: no report, no cleanup - its lock file stays
+        first.wait()
+        assert ended(seen, within_s=10), "its runner process and kernel ended with it"
+        monkeypatch.setattr(runner, "run_batch", lambda *a, **kw: [])
+        assert main([str(FIXTURES / "ok.ipynb"), "--out", str(out)]) == 0, "a dead runner's lock does not block"
+    finally:
+        clean_up(first, seen)
+
+
+INTERRUPTED_GRID = "notebooks: [{notebook}]\nparameters:\n  SECONDS: [0, 60]\n"
+
+
+@pytest.mark.skipif(os.name == "nt", reason="POSIX signals")
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize(
+    ("signals", "status", "why"),
+    [((signal.SIGTERM,), 128 + signal.SIGTERM, "SIGTERM"), ((signal.SIGINT, signal.SIGINT), 130, "Ctrl-C")],
+    ids=["sigterm", "ctrl-c-twice"],
+)
+def test_sigterm_or_a_second_ctrl_c_keeps_the_report_and_leaves_nothing_running(tmp_path, signals, status, why):
+    grid = grid_file(tmp_path, INTERRUPTED_GRID.format(notebook=FIXTURES / "sleeps.ipynb"))
+    out = tmp_path / "out"
+    process = course_run(tmp_path, "--grid", str(grid), "--out", str(out))
+    seen: list[int] = []
+    try:
+        deadline = time.monotonic() + 60
+        while "[2/2] start" not in (tmp_path / "course-run.out").read_text():  # the first run (0 s) finished
+            assert time.monotonic() < deadline and process.poll() is None, (tmp_path / "course-run.out").read_text()
+            time.sleep(0.1)
+        family_with_kernel(process, seen)
+        time.sleep(1)  # the kernel is in the 60 s cell now
+        for sig in signals:
+            os.kill(process.pid, sig)
+            time.sleep(0.05)  # the second Ctrl-C lands while the runs are being stopped
+        assert process.wait(timeout=60) == status, (tmp_path / "course-run.out").read_text()
+        assert ended(seen), "no runner process or kernel was left running"
+        data = load(out / "results.json")
+        assert data["meta"]["interrupted"] is True
+        runs = [(r["name"], r["status"], r["error"]) for r in data["runs"]]
+        assert runs == [
+            ("sleeps__SECONDS-0", "ok", None),
+            ("sleeps__SECONDS-60", "failed", f"interrupted ({why}): the run was stopped"),
+        ], "the finished run is kept, the stopped one marked"
+        assert "sleeps__SECONDS-60" in (out / "report.md").read_text()
+    finally:
+        clean_up(process, seen)

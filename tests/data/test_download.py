@@ -70,3 +70,46 @@ def test_custom_digest_checks_content(http_server, tmp_path):
 
     dest = fetch_verified(http_server.url + "/x.gz", tmp_path / "x.gz", content_sha, digest_of=digest)
     assert gzip.decompress(dest.read_bytes()) == payload
+
+
+def test_a_part_file_left_by_a_killed_download_is_removed_by_the_next_one(http_server, tmp_path):
+    import os
+    import time
+
+    stale = tmp_path / ".f.bin.k1ll3d.part.bin"  # what the temporary file of a SIGKILLed download leaves
+    stale.write_bytes(b"half a download")
+    hour_ago = time.time() - 3600
+    os.utime(stale, (hour_ago, hour_ago))
+    running = tmp_path / ".f.bin.st1llw.part.bin"  # another download, still writing
+    running.write_bytes(b"in progress")
+    other = tmp_path / ".g.bin.x.part.bin"  # another file's: not ours to judge
+    other.write_bytes(b"g")
+    os.utime(other, (hour_ago, hour_ago))
+    http_server.routes["/f.bin"] = (GOOD, None)
+    fetch_verified(http_server.url + "/f.bin", tmp_path / "f.bin", GOOD_SHA)
+    assert not stale.exists() and running.exists() and other.exists()
+    assert (tmp_path / "f.bin").read_bytes() == GOOD
+
+
+def test_a_folder_that_cannot_be_made_is_a_data_error(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x", encoding="utf-8")
+    with pytest.raises(DataError) as info:
+        fetch_verified("http://127.0.0.1:9/f.bin", blocker / "f.bin", GOOD_SHA)
+    assert str(blocker) in info.value.what and "not a folder" in info.value.what
+
+
+def test_fetch_clears_stale_parts_even_when_its_file_is_already_verified(monkeypatch, tmp_path):
+    import os
+    import time
+
+    from course_utils import data
+
+    from .test_loaders import fake_mnist_npz
+
+    monkeypatch.setattr(data, "MNIST_SHA256", fake_mnist_npz(tmp_path / "mnist.npz"))
+    stale = tmp_path / ".mnist.npz.abcd.part.npz"
+    stale.write_bytes(b"half")
+    os.utime(stale, (time.time() - 7200, time.time() - 7200))
+    assert data.fetch_mnist(tmp_path) == tmp_path / "mnist.npz"  # verified: nothing to download
+    assert not stale.exists()

@@ -228,3 +228,80 @@ def test_debian_fashion_mnist_full_size():
     assert info.source == "debian"
     assert x_train.shape == (60000, 28, 28) and x_test.shape == (10000, 28, 28)
     assert np.bincount(y_train).tolist() == [6000] * 10 and np.bincount(y_test).tolist() == [1000] * 10
+
+
+# -- bad input: unreadable files, gzip bombs, a missing COURSE_DATA_DIR, the offline switch (issue 17) -------------
+
+
+def make_unreadable(monkeypatch, path: Path) -> None:
+    """``chmod 000``; as root (which reads it anyway) opening it is made to fail the same way."""
+    import builtins
+
+    path.chmod(0)
+    if os.access(path, os.R_OK):
+        real_open = builtins.open
+
+        def refusing_open(file, *args, **kwargs):
+            if os.fspath(file) == os.fspath(path):
+                raise PermissionError(13, "Permission denied", os.fspath(path))
+            return real_open(file, *args, **kwargs)
+
+        monkeypatch.setattr(builtins, "open", refusing_open)
+        monkeypatch.setattr(io, "open", refusing_open)
+
+
+def test_an_unreadable_dataset_file_is_a_data_error_naming_it(monkeypatch):
+    cache = data.keras_cache_dir() / "mnist.npz"
+    monkeypatch.setattr(data, "MNIST_SHA256", fake_mnist_npz(cache))
+    make_unreadable(monkeypatch, cache)
+    with pytest.raises(DataError) as info:
+        data.load_mnist()
+    assert str(cache) in info.value.what and "Permission denied" in info.value.what
+    assert info.value.path == cache and info.value.problem.startswith("unreadable")
+    assert "chmod" in info.value.fix and "It was not used" in info.value.what
+
+
+@pytest.mark.timeout(60)
+def test_a_gzip_bomb_is_refused_after_reading_no_more_than_its_dataset_holds(monkeypatch, tmp_path):
+    import tracemalloc
+
+    folder = tmp_path / "d" / "fashion-mnist"
+    hashes = write_fashion(folder)
+    bomb = folder / "t10k-labels-idx1-ubyte.gz"  # 10,008 bytes in the real dataset
+    bomb.write_bytes(gzip.compress(bytes(64 << 20), compresslevel=9))  # 64 KiB that inflate to 64 MiB
+    monkeypatch.setattr(data, "FASHION_FILES", hashes)
+    monkeypatch.setenv("COURSE_DATA_DIR", str(tmp_path / "d"))
+    tracemalloc.start()
+    try:
+        with pytest.raises(DataError) as info:
+            data.load_fashion_mnist(quiet=True)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 16 << 20, f"read {peak / 2**20:.0f} MiB of a 10 kB file"
+    assert str(bomb) in info.value.what and "10,008 bytes" in info.value.what
+    assert info.value.problem.startswith("corrupt")
+
+
+def test_a_data_dir_that_does_not_exist_is_named_once(monkeypatch, tmp_path, capsys):
+    monkeypatch.setenv("COURSE_DATA_DIR", str(tmp_path / "typo"))
+    data.load_mnist()
+    data.load_mnist()
+    out = capsys.readouterr().out
+    assert out.count("Note: COURSE_DATA_DIR=") == 1 and str(tmp_path / "typo") in out and "does not exist" in out
+    assert "bundled-sample" in out, "the load goes on from the next place"
+
+
+@pytest.mark.parametrize("value, expected", [("1", True), ("TRUE", True), ("yes", True), ("0", False),
+                                             ("false", False), ("No", False), ("", False)])
+def test_the_offline_switch_values(monkeypatch, value, expected):
+    monkeypatch.setenv("COURSE_OFFLINE", value)
+    assert data.offline() is expected
+
+
+def test_a_bad_offline_switch_names_the_variable_and_the_values(monkeypatch):
+    monkeypatch.setenv("COURSE_OFFLINE", "maybe")
+    with pytest.raises(DataError) as info:
+        data.offline()
+    assert "COURSE_OFFLINE" in info.value.what and "'maybe'" in info.value.what
+    assert all(v in info.value.what for v in ("1", "true", "yes", "0", "false", "no"))

@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -32,6 +33,8 @@ from course_utils.distribute import (
 from course_utils.distribute.worker import OPTIONS, check_options
 from course_utils.errors import ChildError, DeviceError, ParameterError
 from course_utils.system.child import run_python as run_child
+
+from ..conftest import ROOT
 
 # One SGD step on the same global batch: two replicas (32 images each, gradients summed
 # by the all-reduce) against one replica (64 images). Only the order of floating-point
@@ -69,6 +72,36 @@ def run_parts(parts: dict[str, str]) -> dict[str, dict]:
 def assert_nothing_left(folder: Path) -> None:
     assert psutil.Process().children(recursive=True) == []
     assert leftover_processes(folder) == []
+
+
+WILDCARD = {"0.0.0.0", "::"}  # every interface (IPv4; IPv6 and, dual-stack, IPv4 too)
+
+
+class Listening(threading.Thread):
+    """While a run goes: the (host, port) pairs its processes (``leftover_processes(folder)``) listen on (TCP)."""
+
+    def __init__(self, folder: Path) -> None:
+        super().__init__(daemon=True)
+        self.folder = folder
+        self.seen: set[tuple[str, int]] = set()
+        self.halt = threading.Event()
+
+    def run(self) -> None:
+        while not self.halt.wait(0.1):
+            for pid in leftover_processes(self.folder):
+                try:
+                    connections = psutil.Process(pid).net_connections(kind="tcp")
+                except psutil.Error:
+                    continue
+                self.seen |= {(c.laddr.ip, c.laddr.port) for c in connections if c.status == psutil.CONN_LISTEN}
+
+    def __enter__(self) -> Listening:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.halt.set()
+        self.join(5)
 
 
 # --- TF_CONFIG and addresses -------------------------------------------------------------------
@@ -226,17 +259,17 @@ SAME_STEP_AS_ONE = """
     tf = quiet_tensorflow()
     devices = split_cpu(tf, 2)
     import keras
-    from course_utils.models import build_seed_cnn
+    from course_utils.models import build_blog_cnn
     keras.utils.set_random_seed(0)
     rng = np.random.default_rng(0)
     x = rng.random((64, 28, 28, 1), dtype=np.float32)
     y = rng.integers(0, 10, 64)
-    initial = build_seed_cnn().get_weights()
+    initial = build_blog_cnn().get_weights()
 
     def one_step(replica_devices):
         strategy = tf.distribute.MirroredStrategy(replica_devices)
         with strategy.scope():
-            model = build_seed_cnn()
+            model = build_blog_cnn()
             model.set_weights(initial)
             model.compile(optimizer=keras.optimizers.SGD(0.1),
                           loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
@@ -321,7 +354,19 @@ def test_a_crashed_worker_fails_the_run_clearly_leaves_nothing_and_the_restart_r
     assert "every worker was stopped" in message and "start the whole cluster again" in info.value.fix
     assert_nothing_left(tmp_path)
     # The chief checkpointed epoch 0 before the crash: a restarted cluster goes on from epoch 1.
-    run = run_local_workers(2, folder=tmp_path, epochs=2, images=256, batch_size=64, timeout_s=WORKER_BOUND_S)
+    with Listening(tmp_path) as listening:
+        run = run_local_workers(2, folder=tmp_path, epochs=2, images=256, batch_size=64, timeout_s=WORKER_BOUND_S)
+    # The peers dial 127.0.0.1 (TF_CONFIG), but TensorFlow's gRPC server listens on every interface whatever
+    # TF_CONFIG says: GrpcServer::Init binds "0.0.0.0:<port>" (tensorflow/core/distributed_runtime/rpc/
+    # grpc_server_lib.cc), which gRPC opens as a dual-stack [::] socket. Nothing in TF_CONFIG, the ServerDef or
+    # tf.distribute.Server chooses the address, so the course documents it (distribute's docstring) instead.
+    ports = {parse_address(address)[1] for address in run.addresses}
+    seen = {host for host, port in listening.seen if port in ports}
+    assert ports <= {port for _, port in listening.seen}, "every worker's server was seen listening"
+    assert seen and seen <= WILDCARD, (
+        f"the workers listened on {seen}: if that is loopback only, TensorFlow now binds the address it is given - "
+        "update course_utils.distribute's docstring and notebook 07"
+    )
     assert run.duration_s < WORKER_BOUND_S
     assert [r["index"] for r in run.results] == [0, 1]
     assert all(a.startswith("127.0.0.1:") for a in run.addresses)
@@ -343,3 +388,82 @@ def test_worker_needs_tf_config():
     with pytest.raises(ChildError, match="TF_CONFIG is not set") as info:
         run_child("course_utils.distribute.worker:train", {}, timeout_s=60, env={"TF_CONFIG": None}, what="A worker")
     assert info.value.error["type"] == "WorkerError" and "run_local_workers" in info.value.fix
+
+
+# --- workers never outlive the kernel that started them ------------------------------------------------------
+
+STARTER = (
+    "import sys\n"
+    "from course_utils.distribute import run_local_workers\n"
+    "run_local_workers(2, folder=sys.argv[1], epochs=1, images=256, timeout_s=600)\n"
+)
+
+
+@pytest.mark.skipif(os.name == "nt", reason="SIGKILL")
+def test_workers_end_when_the_kernel_that_started_them_is_killed(tmp_path):
+    """`kill -KILL` of notebook 07's kernel: its workers end by themselves within seconds, and each carries a
+    time limit of its own (the run's, plus a margin) in case nothing else stops it."""
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
+    starter = subprocess.Popen([sys.executable, "-c", STARTER, str(tmp_path)], env=env)
+    try:
+        deadline = time.monotonic() + 60
+        while len(workers := [pid for pid in leftover_processes(tmp_path) if pid != starter.pid]) < 2:
+            assert time.monotonic() < deadline, "the workers did not start"
+            time.sleep(0.1)
+        limits = {psutil.Process(pid).environ().get("COURSE_TIME_LIMIT_S") for pid in workers}
+        starter.kill()  # as `kill -KILL` of the kernel: no cleanup runs in it
+        starter.wait()
+        deadline = time.monotonic() + 5
+        while leftover := leftover_processes(tmp_path):
+            assert time.monotonic() < deadline, f"the workers {leftover} outlived the process that started them"
+            time.sleep(0.1)
+        assert limits == {str(600 + distribute.WORKER_TIME_MARGIN_S)}
+    finally:
+        starter.kill()
+        starter.wait()
+        for pid in leftover_processes(tmp_path):
+            psutil.Process(pid).kill()
+
+
+# --- notebook 07 shows the error a student can act on ----------------------------------------------------------
+
+
+def notebook_07_cell(marker: str) -> str:
+    """The source of notebook 07's code cell that contains ``marker``."""
+    nb = json.loads((ROOT / "notebooks" / "07_beyond_one_gpu.ipynb").read_text(encoding="utf-8"))
+    [cell] = [c for c in nb["cells"] if c["cell_type"] == "code" and marker in "".join(c["source"])]
+    return "".join(cell["source"])
+
+
+def test_notebook_07s_crash_demo_shows_a_worker_error_it_did_not_ask_for(tmp_path):
+    """`course run 07 --smoke -p WORKER_TIMEOUT_S 5`: the crash demo's workers run out of time before the crash
+    it asks for. The student must see that WorkerError (what happened, what to do), not a StopIteration."""
+    import course_utils
+
+    namespace = {
+        "course_utils": course_utils, "distribute": distribute, "work_dir": tmp_path, "WORKERS": 2,
+        "WORKER_EPOCHS": 2, "DATASET": "mnist", "n": 256, "BATCH_SIZE": 64, "SEED": 0, "WORKER_TIMEOUT_S": 1,
+        "CRASH_DEMO": True,
+    }
+    with pytest.raises(WorkerError) as info:
+        exec(notebook_07_cell('"crash_at_epoch": 1'), namespace)
+    assert "did not finish within 1 s" in info.value.what and "raise the time limit" in info.value.fix
+    assert_nothing_left(tmp_path)
+
+
+def test_notebook_07_keeps_its_files_under_its_own_run_folder():
+    """Not in the system's temporary folder, where every run that failed half-way left a course07-* folder."""
+    cell = notebook_07_cell("work_dir =")
+    assert "course.work_dir()" in cell and "tempfile" not in cell
+
+
+def test_of_two_workers_failing_at_once_the_first_to_fail_is_named(tmp_path):
+    """Worker 1 crashed; worker 0 failed a moment later because its peer was gone."""
+    logs = [tmp_path / "worker-0.log", tmp_path / "worker-1.log"]
+    for log, mtime in zip(logs, (200.0, 100.0), strict=True):
+        log.write_text("...")
+        os.utime(log, (mtime, mtime))
+    assert distribute.first_to_fail([0, 1], logs) == 1
+    assert distribute.first_to_fail([0], logs) == 0
+    logs[1].unlink()
+    assert distribute.first_to_fail([0, 1], logs) == 0, "a worker without a log cannot be shown as the cause"

@@ -34,16 +34,16 @@ PLAIN_TAPE_STEP = """
     tf = quiet_tensorflow()
     devices = split_cpu(tf, 2)
     import keras
-    from course_utils.models import build_seed_cnn
+    from course_utils.models import build_blog_cnn
     from course_utils.distribute import training
     keras.utils.set_random_seed(0)
     rng = np.random.default_rng(0)
     x = rng.random((64, 28, 28, 1), dtype=np.float32)
     y = rng.integers(0, 10, 64).astype("uint8")
-    initial = build_seed_cnn(logits=True).get_weights()
+    initial = build_blog_cnn(logits=True).get_weights()
 
     # one plain step, no strategy
-    model = build_seed_cnn(logits=True)
+    model = build_blog_cnn(logits=True)
     model.set_weights(initial)
     optimizer = keras.optimizers.SGD(0.1)
     with tf.GradientTape() as tape:
@@ -55,7 +55,7 @@ PLAIN_TAPE_STEP = """
 
     strategy = tf.distribute.MirroredStrategy(devices)
     with strategy.scope():
-        model = build_seed_cnn(logits=True)
+        model = build_blog_cnn(logits=True)
         model.set_weights(initial)
         optimizer = keras.optimizers.SGD(0.1)
     step = training.make_train_step(strategy, model, optimizer, 64)
@@ -67,7 +67,7 @@ PLAIN_TAPE_STEP = """
 
     # an optimizer with state (Adam), not built beforehand: two steps run and move the weights
     with strategy.scope():
-        adam_model = build_seed_cnn(logits=True)
+        adam_model = build_blog_cnn(logits=True)
         adam_model.set_weights(initial)
         adam = keras.optimizers.Adam(1e-3)
     adam_step = training.make_train_step(strategy, adam_model, adam, 32)

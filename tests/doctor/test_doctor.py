@@ -18,8 +18,8 @@ from course_utils.doctor.recommend import NOTE_CODES, Note, recommend
 from ..conftest import ROOT
 
 FIXTURES = ROOT / "tests" / "fixtures" / "nvidia"
-SEED_SMI = FIXTURES / "smi_seed000_windows_512.77_wddm.txt"
-SEED_NVCC = FIXTURES / "nvcc_seed000_windows_11.7.txt"
+QA_SMI = FIXTURES / "smi_qa_post_windows_512.77_wddm.txt"
+QA_NVCC = FIXTURES / "nvcc_qa_post_windows_11.7.txt"
 CONTRACT_KEYS = {
     "driver_version",
     "driver_cuda",
@@ -35,8 +35,8 @@ def smi(name: str) -> str:
     return (FIXTURES / name).read_text()
 
 
-def seed(platform: str | None = "windows", python: str | None = None):
-    return diagnose(describe(platform, python, SEED_SMI.read_text(), SEED_NVCC.read_text()))
+def qa_machine(platform: str | None = "windows", python: str | None = None):
+    return diagnose(describe(platform, python, QA_SMI.read_text(), QA_NVCC.read_text()))
 
 
 def finding(result, code: str) -> Finding:
@@ -58,11 +58,11 @@ def cuda_tf(**overrides) -> TensorFlowInfo:
     return TensorFlowInfo(**values)
 
 
-# ----------------------------------------------------------------- seed 000, the worked example
+# ----------------------------------------------------------------- the Q&A post's machine, the worked example
 
 
-def test_seed_000_native_windows_means_tf_2_10_cuda_11_2_cudnn_8_1_python_up_to_3_10():
-    result = seed()
+def test_qa_post_native_windows_means_tf_2_10_cuda_11_2_cudnn_8_1_python_up_to_3_10():
+    result = qa_machine()
     assert result.recommendation.tensorflow == "tensorflow<2.11"
     assert "conda install -c conda-forge cudatoolkit=11.2 cudnn=8.1.0" in result.recommendation.commands
     windows = finding(result, "windows-native-no-gpu-after-2.10")
@@ -72,27 +72,27 @@ def test_seed_000_native_windows_means_tf_2_10_cuda_11_2_cudnn_8_1_python_up_to_
     assert "Keras 2" in windows.fix  # offered with the caveat: the course's notebooks need Keras 3
 
 
-def test_seed_000_or_wsl2_with_current_tensorflow():
-    result = seed()
+def test_qa_post_or_wsl2_with_current_tensorflow():
+    result = qa_machine()
     wsl = result.alternatives[0]
     assert (wsl.platform, wsl.tensorflow) == ("wsl2", "tensorflow[and-cuda]==2.21.*")
     assert "WSL2" in finding(result, "windows-native-no-gpu-after-2.10").fix
     assert "yours is 512.77, update it first" in finding(result, "windows-native-no-gpu-after-2.10").fix
 
 
-def test_seed_000_toolkit_11_7_is_newer_than_the_driver_supports():
-    f = finding(seed(), "toolkit-newer-than-driver")
+def test_qa_post_toolkit_11_7_is_newer_than_the_driver_supports():
+    f = finding(qa_machine(), "toolkit-newer-than-driver")
     assert f.severity == "warning"
     assert "11.7" in f.message and "CUDA 11.6" in f.message and "minor-version compatibility" in f.message
 
 
-def test_seed_000_nvcc_does_not_matter_to_pip_installed_tensorflow():
-    f = finding(seed(), "nvcc-not-used")
+def test_qa_post_nvcc_does_not_matter_to_pip_installed_tensorflow():
+    f = finding(qa_machine(), "nvcc-not-used")
     assert "never calls nvcc" in f.message and f.severity == "info"
 
 
-def test_seed_000_has_no_error_and_guesses_windows_from_the_wddm_column():
-    result = seed(platform=None)
+def test_qa_post_has_no_error_and_guesses_windows_from_the_wddm_column():
+    result = qa_machine(platform=None)
     assert result.exit_code == 0 and result.machine.platform == "windows"
     assert "platform-assumed" in result.codes()
     data = result.to_json()
@@ -104,7 +104,7 @@ def test_seed_000_has_no_error_and_guesses_windows_from_the_wddm_column():
 
 
 def test_driver_too_old_for_the_wsl2_route_is_an_error():
-    result = seed(platform="wsl2")
+    result = qa_machine(platform="wsl2")
     f = finding(result, "driver-too-old")
     assert f.severity == "error" and result.exit_code == 1
     assert "512.77" in f.message and "528.33" in f.message and 'pip install "tensorflow==2.14.*" "numpy<2"' in f.fix
@@ -273,7 +273,7 @@ def test_the_old_wording_under_another_code_gives_no_finding():
 @pytest.mark.parametrize("python", ["3.6", "3.8", "3.11", "3.14", None])
 @pytest.mark.parametrize("platform", ["linux", "wsl2", "windows", "macos"])
 def test_rewording_every_note_changes_no_finding_code(monkeypatch, platform, python):
-    machine = describe(platform, python, SEED_SMI.read_text(), SEED_NVCC.read_text())
+    machine = describe(platform, python, QA_SMI.read_text(), QA_NVCC.read_text())
     before = sorted(diagnose(machine).codes())
     module = importlib.import_module("course_utils.doctor.recommend")  # the package's `recommend` is the function
     monkeypatch.setattr(module, "Note", lambda code, text: Note(code, f"reworded {code}"))
@@ -283,7 +283,7 @@ def test_rewording_every_note_changes_no_finding_code(monkeypatch, platform, pyt
 
 
 def test_json_notes_are_objects_with_code_and_text(capsys):
-    args = ["--nvidia-smi", str(SEED_SMI), "--platform", "windows", "--python", "3.12", "--json"]
+    args = ["--nvidia-smi", str(QA_SMI), "--platform", "windows", "--python", "3.12", "--json"]
     assert doctor.main(args) == 0
     data = json.loads(capsys.readouterr().out)
     recs = [data["recommended"], *data["alternatives"]]
@@ -299,7 +299,7 @@ def test_json_notes_are_objects_with_code_and_text(capsys):
 @pytest.mark.parametrize("name", sorted(p.name for p in FIXTURES.glob("smi_*.txt")))
 @pytest.mark.parametrize("platform", [None, "linux", "wsl2", "windows", "macos"])
 def test_every_real_output_gets_a_json_answer(name, platform):
-    result = diagnose(describe(platform, "3.11", smi(name), SEED_NVCC.read_text()))
+    result = diagnose(describe(platform, "3.11", (FIXTURES / name).read_bytes(), QA_NVCC.read_text()))
     data = json.loads(json.dumps(result.to_json()))
     assert CONTRACT_KEYS <= data.keys()
     assert data["recommended_install"] and data["tensorflow"]
@@ -329,8 +329,8 @@ def run_cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     )
 
 
-def test_cli_seed_000_json_contract():
-    done = run_cli("--nvidia-smi", str(SEED_SMI), "--nvcc", str(SEED_NVCC), "--platform", "windows", "--json")
+def test_cli_qa_post_json_contract():
+    done = run_cli("--nvidia-smi", str(QA_SMI), "--nvcc", str(QA_NVCC), "--platform", "windows", "--json")
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
     assert CONTRACT_KEYS <= data.keys()
@@ -356,13 +356,13 @@ def test_cli_seed_000_json_contract():
 
 
 def test_cli_exit_status_1_on_an_error_finding():
-    done = run_cli("--nvidia-smi", str(SEED_SMI), "--platform", "wsl2", "--python", "3.11", "--json")
+    done = run_cli("--nvidia-smi", str(QA_SMI), "--platform", "wsl2", "--python", "3.11", "--json")
     assert done.returncode == 1
     assert "driver-too-old" in {f["code"] for f in json.loads(done.stdout)["findings"]}
 
 
 def test_cli_readable_report_without_json():
-    done = run_cli("--nvidia-smi", str(SEED_SMI), "--nvcc", str(SEED_NVCC))
+    done = run_cli("--nvidia-smi", str(QA_SMI), "--nvcc", str(QA_NVCC))
     assert done.returncode == 0
     assert "Install:" in done.stdout and "[warning] toolkit-newer-than-driver" in done.stdout
     assert not done.stdout.lstrip().startswith("{")
@@ -444,7 +444,7 @@ def test_cli_on_this_machine(capsys):
 @pytest.mark.parametrize(
     "name, platform",
     [
-        ("smi_seed000_windows_512.77_wddm.txt", "windows"),
+        ("smi_qa_post_windows_512.77_wddm.txt", "windows"),
         ("smi_windows_538.15_tcc_cut.txt", "windows"),
         ("smi_windows_517.48_2x_wddm.txt", "windows"),
         ("smi_linux_535.113.01_gtx1650.txt", "linux"),
@@ -453,3 +453,62 @@ def test_cli_on_this_machine(capsys):
 )
 def test_platform_guess_from_captured_text(name, platform):
     assert doctor.guess_platform(smi(name))[0] == platform
+
+
+# --- captures as people save and paste them (issue 17) -------------------------------------------------------------
+
+
+def doctor_json(capsys, path) -> dict:
+    assert doctor.main(["--nvidia-smi", str(path), "--python", "3.11", "--json"]) in (0, 1)
+    return json.loads(capsys.readouterr().out)
+
+
+def test_a_powershell_utf16_capture_is_read_as_windows_with_its_driver(capsys):
+    data = doctor_json(capsys, FIXTURES / "smi_windows_517.48_2x_wddm_utf16le.txt")
+    assert data["platform"] == "windows" and data["driver_version"] == "517.48"
+    assert [g["name"] for g in data["gpus"]] == ["NVIDIA GeForce ...", "NVIDIA GeForce ..."]
+
+
+def test_a_capture_cut_inside_the_driver_version_says_so_and_names_no_driver(capsys):
+    data = doctor_json(capsys, FIXTURES / "smi_linux_535.113.01_cut_in_driver_version.txt")
+    assert data["driver_version"] is None
+    cut = next(f for f in data["findings"] if f["code"] == "nvidia-smi-partly-read")
+    assert cut["severity"] == "warning" and "looks cut" in cut["message"] and "Driver Version: 53" in cut["message"]
+    assert not any("driver 53" in f["message"] or "driver None" in f["message"] for f in data["findings"])
+
+
+@pytest.mark.parametrize("name", ["smi_missing_windows_cmd_zh.txt", "smi_missing_windows_cmd_de.txt"])
+def test_a_localized_cmd_message_is_a_missing_driver_on_windows(capsys, name):
+    data = doctor_json(capsys, FIXTURES / name)
+    assert data["platform"] == "windows"
+    missing = next(f for f in data["findings"] if f["code"] == "no-nvidia-driver")
+    assert (FIXTURES / name).read_text(encoding="utf-8").splitlines()[0] in missing["message"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Microsoft Windows [Version 10.0.19045.3570]\n(c) Microsoft Corporation. All rights reserved.\n",
+        "'C:\\Program Files\\NVIDIA Corporation\\NVSMI\\nvidia-smi.exe' is not recognized as an internal or "
+        "external command,\noperable program or batch file.",
+        "'nvidia-smi' 不是内部或外部命令，也不是可运行的程序\n或批处理文件。",
+        "nvidia-smi : The term 'nvidia-smi' is not recognized as the name of a cmdlet, function, script file, or "
+        "operable program.",
+        "+----+\n|   0  NVIDIA GeForce RTX 3060  WDDM  | 00000000:01:00.0  On |   N/A |",
+    ],
+)
+def test_a_windows_capture_is_taken_as_windows(text):
+    assert doctor.guess_platform(text)[0] == "windows"
+
+
+@pytest.mark.parametrize("name", ["smi_wsl2_555.99_rtx4070.txt", "smi_missing_command_not_found.txt"])
+def test_linux_and_wsl2_captures_are_not_taken_as_windows(name):
+    assert doctor.guess_platform(smi(name))[0] == "linux"
+
+
+def test_text_with_no_table_is_reported_with_its_first_line(capsys, tmp_path):
+    path = tmp_path / "smi.txt"
+    path.write_text("Quelque chose d'autre\nsans tableau\n", encoding="utf-8")
+    data = doctor_json(capsys, path)
+    unreadable = next(f for f in data["findings"] if f["code"] == "nvidia-smi-unreadable")
+    assert "\"Quelque chose d'autre\"" in unreadable["message"] and "not found" in unreadable["fix"]

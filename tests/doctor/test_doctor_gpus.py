@@ -14,8 +14,8 @@ from course_utils.doctor.gpus import QUERY_COMMAND
 from ..conftest import ROOT
 
 FIXTURES = ROOT / "tests" / "fixtures" / "nvidia"
-QA_SMI = (FIXTURES / "smi_seed000_windows_512.77_wddm.txt").read_text()  # the Q&A post's nvidia-smi
-QA_NVCC = (FIXTURES / "nvcc_seed000_windows_11.7.txt").read_text()
+QA_SMI = (FIXTURES / "smi_qa_post_windows_512.77_wddm.txt").read_text()  # the Q&A post's nvidia-smi
+QA_NVCC = (FIXTURES / "nvcc_qa_post_windows_11.7.txt").read_text()
 NVCC_12_6 = (FIXTURES / "nvcc_linux_12.6.txt").read_text()
 
 # Captured: nvidia-smi on an HP Z440 with a GeForce GTX 960 (Maxwell, compute capability 5.2), Ubuntu 24.04,
@@ -108,7 +108,7 @@ def test_captured_supported_cards_are_reported_covered(name, cc):
 @pytest.mark.parametrize("smi_name", sorted(p.name for p in FIXTURES.glob("smi_*.txt")))
 @pytest.mark.parametrize("nvcc", [None, QA_NVCC, NVCC_12_6], ids=["no-nvcc", "nvcc-11.7", "nvcc-12.6"])
 def test_a_wsl2_report_states_528_33_and_never_527_41(smi_name, nvcc):
-    result = diagnose(describe("wsl2", "3.11", (FIXTURES / smi_name).read_text(), nvcc))
+    result = diagnose(describe("wsl2", "3.11", (FIXTURES / smi_name).read_bytes(), nvcc))  # bytes: UTF-16 too
     text = result.report() + json.dumps(result.to_json())
     assert "527.41" not in text  # NVIDIA's CUDA 12 minimum for native Windows, not the WSL2 one
 

@@ -20,7 +20,7 @@ STATUSES = {"ok", "no-devices", "no-driver", "missing", "unreadable", "empty"}
 
 # file -> (status, driver_version, driver_cuda, [(index, name, memory_mib, driver_model), ...], problem substring)
 SMI = {
-    "smi_seed000_windows_512.77_wddm.txt": ("ok", "512.77", "11.6", [(0, "NVIDIA GeForce ...", 6144, "WDDM")], None),
+    "smi_qa_post_windows_512.77_wddm.txt": ("ok", "512.77", "11.6", [(0, "NVIDIA GeForce ...", 6144, "WDDM")], None),
     "smi_linux_346.46_grid_k520.txt": ("ok", "346.46", None, [(0, "GRID K520", 4095, None)], "no 'CUDA Version'"),
     "smi_linux_396.24_gtx1070.txt": ("ok", "396.24", None, [(0, "GeForce GTX 1070", 8114, None)], "no 'CUDA Version'"),
     "smi_linux_418.181.07_gtx1080.txt": ("ok", "418.181.07", "10.1", [(0, "GeForce GTX 1080", 8116, None)], None),
@@ -99,6 +99,19 @@ SMI = {
         [(0, "NVIDIA GeForce GTX 1650 Ti with Max-Q Design", None, "WDDM")],
         "GPU 0: its memory",
     ),
+    # constructed (SOURCES.md): the 517.48 capture as Windows PowerShell 5.1's `>` saves it, UTF-16 LE with a BOM
+    "smi_windows_517.48_2x_wddm_utf16le.txt": (
+        "ok",
+        "517.48",
+        "11.7",
+        [(0, "NVIDIA GeForce ...", 11264, "WDDM"), (1, "NVIDIA GeForce ...", 11264, "WDDM")],
+        None,
+    ),
+    # constructed: a paste cut inside "535.113.01" - not driver 53
+    "smi_linux_535.113.01_cut_in_driver_version.txt": (
+        "ok", None, None, [], "the capture looks cut: it ends at 'Driver Version: 53'"),
+    "smi_missing_windows_cmd_zh.txt": ("missing", None, None, [], None),  # constructed: cmd in Chinese
+    "smi_missing_windows_cmd_de.txt": ("missing", None, None, [], None),  # constructed: cmd in German
     "smi_no_devices.txt": ("no-devices", None, None, [], None),
     "smi_no_driver.txt": ("no-driver", None, None, [], None),
     "smi_missing_command_not_found.txt": ("missing", None, None, [], None),
@@ -106,12 +119,17 @@ SMI = {
 }
 
 NVCC = {
-    "nvcc_seed000_windows_11.7.txt": ("ok", "11.7", "11.7.64"),
+    "nvcc_qa_post_windows_11.7.txt": ("ok", "11.7", "11.7.64"),
     "nvcc_linux_12.6.txt": ("ok", "12.6", "12.6.77"),
     "nvcc_linux_11.2.txt": ("ok", "11.2", "11.2.152"),
     "nvcc_ci_linux_13.0.txt": ("ok", "13.0", "13.0.88"),
     "nvcc_missing_ubuntu.txt": ("missing", None, None),
 }
+
+
+def text_of(name: str) -> str:
+    data = (FIXTURES / name).read_bytes()
+    return data.decode("utf-16") if data.startswith(b"\xff\xfe") else data.decode("utf-8")
 
 
 def test_every_fixture_is_expected_here_and_sourced():
@@ -122,13 +140,15 @@ def test_every_fixture_is_expected_here_and_sourced():
     for name in files:
         row = next((line for line in sources.splitlines() if line.startswith(f"| `{name}` |")), None)
         assert row is not None, f"{name} is not listed in SOURCES.md"
-        assert re.search(r"https://github\.com/\S+/(issues|pull)/\d+|seeds/000|captured with", row), row
+        # a real capture names its thread; a constructed file names the public source of what it is built from
+        assert re.search(r"https://github\.com/\S+/(issues|pull)/\d+|docs/sources\.md|captured with|"
+                         r"\*\*constructed\*\*.*https://\S+", row), row
 
 
 @pytest.mark.parametrize("name", sorted(SMI))
 def test_nvidia_smi_fixture(name):
     status, driver, cuda, gpus, problem = SMI[name]
-    report = parse_nvidia_smi((FIXTURES / name).read_text())
+    report = parse_nvidia_smi((FIXTURES / name).read_bytes())  # as `course doctor --nvidia-smi FILE` reads it
     assert report.status == status
     assert (report.driver_version, report.driver_cuda) == (driver, cuda)
     assert [(g.index, g.name, g.memory_mib, g.driver_model) for g in report.gpus] == gpus
@@ -188,7 +208,7 @@ def test_header_without_readable_values_says_so():
 
 @pytest.mark.parametrize("name", sorted(SMI))
 def test_any_cut_of_a_real_output_parses_without_error(name):
-    lines = (FIXTURES / name).read_text().splitlines(keepends=True)
+    lines = text_of(name).splitlines(keepends=True)
     for n in range(len(lines) + 1):
         for text in ("".join(lines[:n]), "".join(lines[n:]), "".join(lines[:n])[:-7]):
             report = parse_nvidia_smi(text)
@@ -332,7 +352,7 @@ esac
 
 @pytest.mark.skipif(os.name != "posix", reason="stub tools are shell scripts")
 def test_probe_keeps_the_table_when_the_query_fails(bin_dir):
-    table = FIXTURES / "smi_seed000_windows_512.77_wddm.txt"
+    table = FIXTURES / "smi_qa_post_windows_512.77_wddm.txt"
     _tool(bin_dir, "nvidia-smi", f'case "$1" in --query-gpu=*) exit 6;; *) cat "{table}";; esac\n')
     report = nvidia.probe_nvidia_smi()
     assert report.gpus[0].name == "NVIDIA GeForce ..." and report.gpus[0].memory_mib == 6144
@@ -346,3 +366,66 @@ def test_probe_reports_failures(bin_dir):
     _tool(bin_dir, "nvcc", f'cat "{FIXTURES / "nvcc_linux_12.6.txt"}"\n')
     assert nvidia.probe_nvidia_smi().status == "no-driver"
     assert nvidia.probe_nvcc().release == "12.6"
+
+
+# --- captures as people really save and paste them (issue 17) ------------------------------------------------------
+
+
+def test_a_utf16_capture_reads_like_the_original():
+    """Windows PowerShell 5.1's `nvidia-smi > smi.txt` writes UTF-16 LE with a byte-order mark."""
+    original = parse_nvidia_smi((FIXTURES / "smi_windows_517.48_2x_wddm.txt").read_bytes())
+    saved = parse_nvidia_smi((FIXTURES / "smi_windows_517.48_2x_wddm_utf16le.txt").read_bytes())
+    assert saved.to_dict() == original.to_dict() and saved.status == "ok"
+    no_bom = (FIXTURES / "smi_windows_517.48_2x_wddm_utf16le.txt").read_bytes()[2:]
+    assert parse_nvidia_smi(no_bom).driver_version == "517.48", "UTF-16 without its byte-order mark too"
+
+
+@pytest.mark.parametrize("value", ["53", "5", "535.", ""])
+def test_a_driver_version_cut_short_is_not_read_as_a_driver(value):
+    text = "| NVIDIA-SMI 535.113.01             Driver Version: " + value
+    report = parse_nvidia_smi(text)
+    assert report.driver_version is None
+    assert any("the capture looks cut" in p for p in report.problems), report.problems
+    assert not any("older drivers did not print one" in p for p in report.problems)
+
+
+def test_a_version_without_its_dot_part_inside_the_text_is_not_a_driver():
+    report = parse_nvidia_smi("| NVIDIA-SMI 535  Driver Version: 535   CUDA Version: 12.2 |\n")
+    assert report.driver_version is None and any("'Driver Version: 535'" in p for p in report.problems)
+
+
+def test_a_cuda_version_cut_short_says_so():
+    report = parse_nvidia_smi("| NVIDIA-SMI 535.113.01    Driver Version: 535.113.01    CUDA Version: 12")
+    assert report.driver_version == "535.113.01" and report.driver_cuda is None
+    assert any("looks cut" in p and "CUDA Version: 12" in p for p in report.problems)
+
+
+def test_an_nvsmi_log_cut_in_its_driver_version_is_not_read_as_a_driver():
+    report = parse_nvidia_smi("==============NVSMI LOG==============\n\nDriver Version                : 51")
+    assert report.driver_version is None and any("looks cut" in p for p in report.problems)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "'nvidia-smi' 不是内部或外部命令，也不是可运行的程序\n或批处理文件。",  # cmd, Chinese
+        'Der Befehl "nvidia-smi" ist entweder falsch geschrieben oder\nkonnte nicht gefunden werden.',  # cmd, German
+        "'nvidia-smi' n'importe quelle langue\nou fichier de commandes.",  # cmd's shape: the name in quotes first
+        "nvidia-smi : Die Benennung \"nvidia-smi\" wurde nicht als Name eines Cmdlet erkannt.",  # PowerShell 5.1
+        "-bash: nvidia-smi: any language at all",  # bash names a command without a path only when it is not found
+        "bash: line 1: nvidia-smi: any language",
+    ],
+)
+def test_command_not_found_is_recognised_by_its_shape_in_any_language(text):
+    report = parse_nvidia_smi(text)
+    assert report.status == "missing" and report.message == text.splitlines()[0]
+
+
+def test_bash_naming_a_path_is_not_taken_for_a_missing_command():
+    assert parse_nvidia_smi("bash: /usr/bin/nvidia-smi: Permission denied").status != "missing"
+
+
+def test_text_that_is_no_table_quotes_its_first_line():
+    report = parse_nvidia_smi("\n  Quelque chose d'autre, sans tableau\nligne 2\n")
+    assert report.status == "unreadable"
+    assert report.problems == ["no nvidia-smi table found; the text starts: \"Quelque chose d'autre, sans tableau\""]

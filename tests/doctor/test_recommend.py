@@ -37,7 +37,7 @@ def test_qa_post_native_windows_gets_tf_2_10_by_the_conda_recipe_with_numpy_1():
     assert rec.note_codes() == ["windows-native-gpu-last", "numpy-2", "keras-2-only", "gpu-generation-unknown"]
 
 
-def test_seed_000_wsl2_route_needs_a_newer_windows_driver():
+def test_qa_post_wsl2_route_needs_a_newer_windows_driver():
     native, wsl = routes("windows", None, "512.77")
     assert native.platform == "windows" and wsl.platform == "wsl2"
     assert wsl.tensorflow == "tensorflow[and-cuda]==2.21.*"

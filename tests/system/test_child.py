@@ -6,6 +6,8 @@ import _thread
 import json
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -184,3 +186,62 @@ def test_files_lie_in_the_folder_and_the_log_where_asked(tmp_path):
     with pytest.raises(ChildError) as info:
         run_python(T + "exit_hard", 4, timeout_s=60, what="x", log=log)
     assert str(log) in info.value.what and info.value.log == str(log)
+
+
+# --- a child never outlives its parent, nor its own time limit ------------------------------------------------
+
+PARENT = (
+    "import sys, time\n"
+    "from course_utils.system.child import start_python\n"
+    "payload = {'pids': sys.argv[1] + '/pids.json', 'marker': sys.argv[1] + '/grandchild'}\n"
+    "child = start_python('tests.system.targets:sleep_with_grandchild', payload, log=sys.argv[1] + '/orphan.log',\n"
+    "                     name='orphan')  # its payload and result in a temporary folder of its own\n"
+    "time.sleep(120)\n"
+)
+
+
+@pytest.mark.skipif(os.name == "nt", reason="SIGKILL")
+def test_a_child_whose_parent_is_killed_ends_with_its_group(tmp_path):
+    """kill -KILL of the parent (a Jupyter kernel, `course run`) gives it no chance to stop its children."""
+    from ..conftest import ROOT
+
+    parent = subprocess.Popen([sys.executable, "-c", PARENT, str(tmp_path)], cwd=ROOT)
+    try:
+        wait_for(tmp_path / "pids.json")
+        child_pid, grandchild_pid = json.loads((tmp_path / "pids.json").read_text())
+        child = psutil.Process(child_pid)
+        temp = Path(child.cmdline()[-2]).parent  # PAYLOAD.json's folder
+        assert child.ppid() == parent.pid and temp.name.startswith("course-orphan-")
+        parent.kill()
+        parent.wait()
+        assert gone(child_pid, within_s=5) and gone(grandchild_pid, within_s=5), "the orphan ended by itself"
+        said = (tmp_path / "orphan.log").read_text()
+        assert f"parent process (pid {parent.pid}) has ended, so it ended too" in said
+        assert not temp.exists(), "and removed the temporary folder its parent would have removed"
+    finally:
+        parent.kill()
+        parent.wait()
+        for pid in processes_naming(tmp_path):
+            psutil.Process(pid).kill()
+
+
+def test_a_child_past_its_own_time_limit_ends_by_itself_and_says_so(tmp_path):
+    pids = tmp_path / "pids.json"
+    payload = {"pids": str(pids), "marker": str(tmp_path / "grandchild")}
+    with start_python(T + "sleep_with_grandchild", payload, folder=tmp_path, name="late", what="The late child",
+                      time_limit_s=2) as child:
+        wait_for(pids)
+        code = child.wait(30)  # nobody stops it here
+        assert code is not None and code != 0
+        with pytest.raises(ChildError) as info:
+            child.result()
+    assert all(gone(pid) for pid in json.loads(pids.read_text())), "its own child ended with it"
+    err = info.value
+    assert err.ended == "error" and err.error["type"] == "ChildTimeLimit"
+    assert "ran past its own time limit of 2 s" in err.what and "more time" in err.fix
+
+
+def test_a_time_limit_must_be_positive(tmp_path):
+    with pytest.raises(ValueError, match="time_limit_s"):
+        start_python(T + "echo", 1, folder=tmp_path, time_limit_s=0)
+    assert processes_naming(tmp_path) == []

@@ -13,6 +13,7 @@ import psutil
 import pytest
 
 from course_utils.system.processes import (
+    StopSignals,
     free_port,
     free_ports,
     group_alive,
@@ -118,3 +119,39 @@ def test_still_running_and_processes_naming(tmp_path):
         stop_group(proc)
     assert still_running([proc.pid]) == [] and processes_naming(marker) == []
     assert not psutil.pid_exists(proc.pid) or psutil.Process(proc.pid).status() == psutil.STATUS_ZOMBIE
+
+
+def deliver(sig: int) -> None:
+    """Send ``sig`` to this process and give Python the moment it takes to run the handler."""
+    os.kill(os.getpid(), sig)
+    time.sleep(0.05)
+
+
+def test_stop_signals_raise_once_then_only_announce_and_are_restored():
+    before = signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)
+    announced = []
+    with StopSignals(on_repeat=announced.append) as signals:
+        with pytest.raises(KeyboardInterrupt):
+            deliver(signal.SIGTERM)  # kill: stops the program as Ctrl-C does
+        deliver(signal.SIGINT)  # a second one while it stops: announced, not raised
+        signals.disarm()
+        deliver(signal.SIGTERM)
+    assert signals.received == ["SIGTERM", "Ctrl-C", "SIGTERM"] and signals.first == "SIGTERM"
+    assert announced == ["Ctrl-C", "SIGTERM"]
+    assert (signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)) == before
+
+
+def test_stop_signals_outside_the_main_thread_change_nothing():
+    import threading
+
+    found = {}
+
+    def other():
+        with StopSignals() as signals:
+            found["handler"] = signal.getsignal(signal.SIGTERM)
+            found["received"] = signals.received
+
+    thread = threading.Thread(target=other)
+    thread.start()
+    thread.join()
+    assert found == {"handler": signal.getsignal(signal.SIGTERM), "received": []}

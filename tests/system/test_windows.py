@@ -142,6 +142,14 @@ def test_a_child_writes_utf8_and_its_result_comes_back(windows):
     assert c["plain_exit"] == 1 and "UnicodeEncodeError" in c["plain_log"]
 
 
+def test_a_folder_lock_refuses_a_second_process_and_is_released(windows):
+    lock = windows["lock"]
+    assert lock["module"] == "msvcrt", "Windows has no fcntl: the lock is msvcrt.locking's"
+    assert lock["holder"] == lock["pid"]
+    assert lock["while_held"] == {"locked": False, "pid": lock["pid"]}, "the second process is refused, told who"
+    assert lock["after_release"] == {"locked": True}
+
+
 def test_the_batch_runner_records_a_notebook_run(windows):
     r = windows["runner"]
     assert r["status"] == "ok", (r["error"], r["log"])

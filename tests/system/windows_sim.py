@@ -18,7 +18,9 @@ No CI machine runs Windows, so the test runs the package in Python processes whe
   filled from Linux's counters with ``peak_wset`` ``MARK_MIB`` above the true high-water mark, so a
   test can tell which counter a reading came from;
 - a Python whose output goes to a file or a pipe writes the ANSI code page (cp1252, strict), unless
-  ``PYTHONIOENCODING`` says otherwise.
+  ``PYTHONIOENCODING`` says otherwise;
+- ``msvcrt.locking`` exists (for ``system.files.FolderLock``), played by POSIX record locks on the same
+  byte range (``fcntl.lockf``, held per process and released when it ends, as Windows' ``LockFile``).
 
 ``install()`` sets all this up. ``sitecustomize.py`` in a folder on ``PYTHONPATH`` that imports this
 module (copied there as ``windows_sim.py``) and calls ``install()`` carries the simulation into every
@@ -186,12 +188,36 @@ def _windows_memory_info(self: Any) -> WindowsPmem:
     return WindowsPmem(real.rss, real.vms, 0, int(peak), real.rss, 0, 0, 0, 0, real.vms, real.vms, real.vms)
 
 
+def _msvcrt() -> types.ModuleType:
+    """Windows' ``msvcrt`` as far as the course uses it: ``locking`` a byte range from the current position
+    (https://docs.python.org/3/library/msvcrt.html#msvcrt.locking), on top of POSIX record locks."""
+    import fcntl  # before the finder blocks it
+
+    module = types.ModuleType("msvcrt", "msvcrt, simulated: locking() only")
+    module.LK_UNLCK, module.LK_LOCK, module.LK_NBLCK, module.LK_RLCK, module.LK_NBRLCK = 0, 1, 2, 3, 4
+
+    def locking(fd: int, mode: int, nbytes: int) -> None:
+        start = os.lseek(fd, 0, os.SEEK_CUR)
+        if mode == module.LK_UNLCK:
+            fcntl.lockf(fd, fcntl.LOCK_UN, nbytes, start, os.SEEK_SET)
+            return
+        try:  # every mode fails at once here: the course only uses LK_NBLCK, which does
+            fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, nbytes, start, os.SEEK_SET)
+        except BlockingIOError:
+            raise PermissionError(errno.EACCES, "Permission denied") from None  # Windows' error for a held lock
+
+    module.locking = locking
+    return module
+
+
 def install() -> None:
     """Make this process look like native Windows to the course's code (see the module docstring)."""
     global _real_memory_info
     if _real_memory_info is not None:
         return
     import psutil  # before the finder: psutil's Linux backend imports resource
+
+    sys.modules["msvcrt"] = _msvcrt()
 
     for name in UNIX_ONLY_MODULES:
         sys.modules.pop(name, None)
@@ -333,6 +359,37 @@ def _runner(folder: pathlib.Path) -> dict[str, Any]:
     }
 
 
+def try_lock(payload: dict[str, Any]) -> dict[str, Any]:
+    """A ``system.child`` target: take and release ``payload["folder"]``'s lock, or say who holds it."""
+    from course_utils.errors import FolderInUseError
+    from course_utils.system.files import FolderLock
+
+    try:
+        with FolderLock(payload["folder"]):
+            return {"locked": True}
+    except FolderInUseError as busy:
+        return {"locked": False, "pid": busy.pid}
+
+
+def _lock(folder: pathlib.Path) -> dict[str, Any]:
+    """``course run``'s folder lock, the Windows way: held here, tried by a second process, then released."""
+    from course_utils.system import child, files
+
+    locked = folder / "locked"
+    locked.mkdir()
+    with files.FolderLock(locked) as lock:
+        held = child.run_python("windows_sim:try_lock", {"folder": str(locked)}, timeout_s=120, what="A locker")
+        holder = lock.holder()
+    after = child.run_python("windows_sim:try_lock", {"folder": str(locked)}, timeout_s=120, what="A locker")
+    return {
+        "module": "msvcrt" if files.msvcrt is not None and files.fcntl is None else "fcntl",
+        "pid": os.getpid(),
+        "holder": holder,
+        "while_held": held.value,
+        "after_release": after.value,
+    }
+
+
 def scenario(folder_name: str) -> dict[str, Any]:
     """What a Windows student's notebooks do with the package, here; every part's outcome as data."""
     import json
@@ -408,4 +465,5 @@ def scenario(folder_name: str) -> dict[str, Any]:
     out["processes"] = _processes()
     out["children"] = _children(folder)
     out["runner"] = _runner(folder)
+    out["lock"] = _lock(folder)
     return out

@@ -1,0 +1,62 @@
+"""Exercises: a task in the notebook, a check the student runs, and a solution to reveal.
+
+Each notebook's checks live in ``course_utils.exercises.nbNN`` (``nb03.check_growth_order(...)``).
+A check looks at the student's answer and returns ``Feedback``: right, wrong (with what to look
+at), or not answered yet. It prints the feedback too, so the notebook shows it. A wrong or empty
+answer never raises: a notebook run unattended (papermill, nbval, CI) leaves the answers empty
+and must still finish. The solution sits under the task in a collapsed ``<details>`` block.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+RIGHT, WRONG, EMPTY = "right", "wrong", "not answered yet"
+MARKS = {RIGHT: "✅", WRONG: "❌", EMPTY: "✏️"}
+
+
+@dataclass(frozen=True)
+class Feedback:
+    """What a check says about one answer."""
+
+    exercise: str  # e.g. "Exercise 3.1"
+    status: str  # RIGHT, WRONG or EMPTY
+    messages: tuple[str, ...]
+
+    @property
+    def ok(self) -> bool:
+        return self.status == RIGHT
+
+    def __str__(self) -> str:
+        head = f"{MARKS[self.status]} {self.exercise}: {self.status}"
+        return "\n".join([head, *(f"   - {m}" for m in self.messages)])
+
+
+def feedback(exercise: str, problems: Iterable[str], *, right: str, show: bool = True) -> Feedback:
+    """Feedback from a list of problems: none means right (with ``right`` as the message)."""
+    problems = tuple(problems)
+    result = Feedback(exercise, WRONG, problems) if problems else Feedback(exercise, RIGHT, (right,))
+    if show:
+        print(result)
+    return result
+
+
+def not_answered(exercise: str, hint: str, *, show: bool = True) -> Feedback:
+    """Feedback for an answer still empty (None, "" or ...): what to do next."""
+    result = Feedback(exercise, EMPTY, (hint,))
+    if show:
+        print(result)
+    return result
+
+
+def is_empty(answer: object) -> bool:
+    """True for the placeholders a task cell starts with: None, ..., "" or an empty collection."""
+    if answer is None or answer is Ellipsis:
+        return True
+    if isinstance(answer, str):
+        return not answer.strip()
+    try:
+        return len(answer) == 0  # type: ignore[arg-type]
+    except TypeError:
+        return False

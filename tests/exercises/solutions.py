@@ -1,0 +1,59 @@
+"""Read exercises out of a notebook: the task cell and the solution shown under it.
+
+Convention (CONTRIBUTING, "Exercises"): a markdown cell states "### Exercise N.M: title"; the code
+cell after it, tagged ``exercise``, holds the answer placeholders and the call to the check; a
+markdown cell then holds the solution, collapsed:
+
+    <details><summary>Solution to Exercise N.M</summary>
+
+    ```python
+    answer = ...
+    ```
+
+    </details>
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from ..conftest import ROOT
+
+SOLUTION = re.compile(
+    r"<details>\s*<summary>\s*Solution to (Exercise \d+\.\d+)\s*</summary>(.*?)</details>", re.S
+)
+CODE = re.compile(r"```python\n(.*?)```", re.S)
+
+
+def cells(notebook: str) -> list[dict]:
+    path = next((ROOT / "notebooks").glob(f"{notebook}*.ipynb"))
+    return json.loads(Path(path).read_text(encoding="utf-8"))["cells"]
+
+
+def source(cell: dict) -> str:
+    return "".join(cell["source"])
+
+
+def solutions(notebook: str) -> dict[str, str]:
+    """``{"Exercise 3.1": code, ...}``: the Python of each revealed solution in the notebook."""
+    found = {}
+    for cell in cells(notebook):
+        if cell["cell_type"] == "markdown":
+            for name, body in SOLUTION.findall(source(cell)):
+                code = CODE.search(body)
+                assert code, f"{notebook}: the solution to {name} has no ```python block"
+                found[name] = code.group(1)
+    return found
+
+
+def task_cells(notebook: str) -> dict[str, str]:
+    """``{"Exercise 3.1": source}``: the code cells tagged ``exercise``, by the exercise they name."""
+    found = {}
+    for cell in cells(notebook):
+        if cell["cell_type"] == "code" and "exercise" in cell.get("metadata", {}).get("tags", []):
+            names = re.findall(r"Exercise \d+\.\d+", source(cell))
+            assert names, f"{notebook}: an exercise cell must name its exercise in a comment"
+            found[names[0]] = source(cell)
+    return found

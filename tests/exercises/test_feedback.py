@@ -1,0 +1,43 @@
+"""The feedback every exercise check gives: right, wrong with what to look at, or not answered yet."""
+
+from __future__ import annotations
+
+import pytest
+
+from course_utils.exercises import EMPTY, RIGHT, WRONG, feedback, is_empty, not_answered
+
+
+def test_no_problems_is_right_and_printed(capsys):
+    result = feedback("Exercise 1.1", [], right="Both pins match the table.")
+    assert result.ok and result.status == RIGHT
+    assert capsys.readouterr().out == "✅ Exercise 1.1: right\n   - Both pins match the table.\n"
+
+
+def test_each_problem_is_listed(capsys):
+    result = feedback("Exercise 1.1", ["cuDNN is 8.1, not 8.4", "Python 3.11 is too new"], right="-")
+    assert not result.ok and result.status == WRONG
+    out = capsys.readouterr().out
+    assert out.startswith("❌ Exercise 1.1: wrong\n") and "   - cuDNN is 8.1, not 8.4\n" in out
+    assert "Python 3.11 is too new" in out and "-\n" not in out.replace("   - ", "")
+
+
+def test_an_empty_answer_says_what_to_do_and_never_raises(capsys):
+    result = not_answered("Exercise 2.1", "Set `answer` to the device name, then run the cell.")
+    assert result.status == EMPTY and not result.ok
+    assert "✏️ Exercise 2.1: not answered yet" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("answer", "empty"), [(None, True), (..., True), ("  ", True), ([], True), ({}, True),
+                                               ("GPU:0", False), (0, False), ([1], False), (0.0, False)])
+def test_placeholders_count_as_empty(answer, empty):
+    assert is_empty(answer) is empty
+
+
+def test_every_notebook_exercise_has_a_task_cell_and_a_solution():
+    """The convention the notebooks follow, checked for all of them at once."""
+    from ..conftest import NOTEBOOKS
+    from .solutions import solutions, task_cells
+
+    for path in NOTEBOOKS:
+        tasks, shown = task_cells(path.stem), solutions(path.stem)
+        assert set(tasks) == set(shown), f"{path.name}: tasks {sorted(tasks)}, solutions {sorted(shown)}"
