@@ -56,12 +56,17 @@ help:
 	@echo "make browser   - the notebooks in JupyterLab in headless Chromium (widgets live; others as papermill ran them)"
 	@echo "make hosted    - every notebook again (smoke) with Colab's and Kaggle's TensorFlow and Keras, in $(HOSTED_VENV)"
 	@echo "                 (constraints/hosted.txt), after checking that installing the package keeps them"
-	@echo "make links     - write the Colab, Kaggle and Binder badges and the hosted setup cell into every notebook"
+	@echo "make links     - write the Colab, Kaggle and Binder badges (every notebook, the README's table) and the"
+	@echo "                 hosted setup cell into every notebook, from Repository and version in pyproject.toml"
 	@echo "make lab       - open the notebooks in JupyterLab"
 	@echo "make venv      - only create/refresh the environment $(VENV)"
+	@echo "make clean     - delete build/ (results, reports, screenshots) and the test and lint caches; keeps $(VENV)"
+	@echo "make help      - this list"
 	@echo "GPU=1          - with any of them (make lab GPU=1, make venv GPU=1): also install the gpu extra"
 	@echo "                 (CUDA and cuDNN as pip wheels, Linux and WSL2); it stays installed"
 	@echo "PYTHON=...     - make $(VENV) with this Python, e.g. make venv PYTHON=python3.12 (accepted: $(PYTHONS))"
+	@echo "EXTRAS=...     - the extras to install into $(VENV) (default $(EXTRAS)), e.g. make venv EXTRAS=dev,profile"
+	@echo "OUT=DIR        - where make course writes (default $(OUT))"
 
 PYTHONS = $(shell sh scripts/venv.sh --accepted)
 

@@ -17,7 +17,10 @@ COMMANDS = {
     "doctor": ("course_utils.doctor", "diagnose this machine (or captured nvidia-smi/nvcc output): what to install"),
     "data": ("course_utils.data.cli", "fetch datasets for offline use, or show which source each would use"),
     "bench": ("course_utils.bench.cli", "measure the CNN's speed ladder, or notebook 04's memory, two ways (JSON)"),
-    "logs": ("course_utils.tb_logs", "read TensorBoard logs back as a table (CSV: run, split, tag, step, value)"),
+    "logs": (
+        "course_utils.tb_logs",
+        "read TensorBoard logs back as a table (CSV: run, split, tag, step, value, wall_time)",
+    ),
 }
 
 

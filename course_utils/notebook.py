@@ -13,7 +13,8 @@ A notebook starts::
     course = course_utils.setup(globals(), "05_cnn", smoke={"EPOCHS": 1, "IMAGES": 2000})
 
 and ends with ``course.checkpoint({...})``. ``setup`` applies the smoke switch, imports
-TensorFlow quietly, seeds everything, chooses the device and opens the results record.
+TensorFlow quietly, seeds everything, chooses the device and opens the results record
+(``course_utils.data.load`` then adds the dataset's source and size to it).
 It does not initialise TensorFlow's runtime, so device configuration (memory growth,
 logical devices) can still follow it.
 """
@@ -31,7 +32,7 @@ from course_utils.device import DeviceChoice, choose_device
 from course_utils.errors import CheckpointError
 from course_utils.gpu_config import apply_memory_policy, memory_policy
 from course_utils.params import apply_smoke, check_parameters, smoke_enabled
-from course_utils.results import Recorder
+from course_utils.results import Recorder, open_record
 from course_utils.tf_setup import quiet_tensorflow, seed_everything
 
 PARAMETER_TYPES = (bool, int, float, str, type(None), list, tuple, dict)
@@ -137,6 +138,7 @@ def setup(
     memory_line = apply_memory_policy(policy) if policy is not None else None  # before the runtime starts
     device = choose_device(namespace.get("DEVICE", "auto"))
     recorder = Recorder(notebook, parameters=notebook_parameters(namespace), smoke=is_smoke)
+    open_record(recorder)  # helpers add to it: data.load records the dataset's source and size
     recorder.environment(
         tensorflow=tf.__version__,
         keras=keras.__version__,

@@ -8,6 +8,12 @@ A record is one JSON file per notebook run::
 Where it goes: ``$COURSE_RESULTS_FILE`` (the runner sets one per run), else
 ``$COURSE_RESULTS_DIR/<notebook>.json``, else ``build/results/<notebook>.json`` in the
 project folder. Each ``record`` call rewrites the file atomically.
+
+The setup cell makes its record the *open* one (``open_record``). Helpers then add to it
+without the notebook passing it along: ``course_utils.data.load`` calls ``note_data``, so
+every record says which dataset it used, where from, and how many images - and two
+machines' records show whether they trained on the same data. Without a setup (a test, a
+benchmark, a worker process), ``note_data`` does nothing.
 """
 
 from __future__ import annotations
@@ -27,7 +33,11 @@ from course_utils.system.rss import peak_rss_mib
 __all__ = [
     "PROJECT_ROOT",  # kept here for older imports; its home is course_utils.system.paths
     "Recorder",
+    "data_summary",
     "default_results_path",
+    "note_data",
+    "open_record",
+    "opened_record",
     "peak_rss_mib",  # notebook 04 imports it from here; its home is course_utils.system.rss
     "read_all",
     "read_results",
@@ -78,6 +88,12 @@ class Recorder:
         self.data["environment"].update(_plain(values))
         self._save()
 
+    def data_source(self, dataset: str, **facts: Any) -> None:
+        """Record where ``dataset`` came from under ``environment["data"][dataset]`` (one entry per dataset)."""
+        data = dict(self.data["environment"].get("data", {}))
+        data[dataset] = _plain(facts)
+        self.environment(data=data)
+
     def record(self, **results: Any) -> dict[str, Any]:
         """Record key results (numbers, strings, lists); returns everything recorded so far."""
         self.data["results"].update(_plain(results))
@@ -88,6 +104,60 @@ class Recorder:
         self.data["peak_rss_mib"] = round(peak_rss_mib(), 1)
         self.data["updated"] = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
         write_json_atomic(self.path, self.data, sort_keys=True)
+
+
+_open_recorder: Recorder | None = None  # the record of the notebook's last setup cell, in this process
+
+
+def open_record(recorder: Recorder | None) -> None:
+    """Make ``recorder`` the record that helpers add to (``note_data``); None closes it. ``setup`` calls this."""
+    global _open_recorder
+    _open_recorder = recorder
+
+
+def opened_record() -> Recorder | None:
+    """The record ``open_record`` opened, or None when no setup cell ran in this process."""
+    return _open_recorder
+
+
+def note_data(info: Any, *, train_images_used: int | None = None) -> None:
+    """Add a dataset's origin to the open record, if there is one.
+
+    ``info`` is a ``course_utils.data.LoadInfo``; ``train_images_used`` the training images kept
+    (``IMAGES``), when fewer than the dataset has. The entry, in ``environment["data"]``::
+
+        "mnist": {"source": "download", "location": "...", "train_images": 60000, "test_images": 10000,
+                  "train_images_used": 2000, "checksum": "verified"}
+    """
+    recorder = opened_record()
+    if recorder is None:
+        return
+    used = info.train_images if train_images_used is None else train_images_used
+    recorder.data_source(
+        info.dataset,
+        source=info.source,
+        location=info.location,
+        train_images=info.train_images,
+        test_images=info.test_images,
+        train_images_used=used,
+        checksum=info.checksum,
+    )
+
+
+def data_summary(environment: Mapping[str, Any]) -> str:
+    """One line for a record's datasets, e.g. ``mnist: download, 60,000 + 10,000 (2,000 used)``; '' if none."""
+    parts = []
+    for dataset, facts in (environment.get("data") or {}).items():
+        if not isinstance(facts, Mapping):
+            continue
+        text = f"{dataset}: {facts.get('source', '?')}"
+        train, test, used = facts.get("train_images"), facts.get("test_images"), facts.get("train_images_used")
+        if isinstance(train, int) and isinstance(test, int):
+            text += f", {train:,} + {test:,}"
+            if isinstance(used, int) and used != train:
+                text += f" ({used:,} used)"
+        parts.append(text)
+    return "; ".join(parts)
 
 
 def read_results(path: str | os.PathLike[str]) -> dict[str, Any]:

@@ -11,8 +11,9 @@ In every ``notebooks/NN_*.ipynb`` it writes two cells:
   On Colab and Kaggle it installs the course package from the tag and keeps the runtime's own
   TensorFlow and Keras; anywhere else it does nothing.
 
-In README.md it writes the table between ``<!-- links:start -->`` and ``<!-- links:end -->``:
-one row per notebook (number, title, its three badges).
+In README.md it writes the block between ``<!-- links:start -->`` and ``<!-- links:end -->``:
+one row per notebook (number, short title, its Colab and Kaggle badges), then one Binder badge that
+opens the notebooks folder.
 
 Usage:
     python scripts/notebook_links.py            # rewrite what differs (make links)
@@ -39,6 +40,11 @@ LINKS_ID = "links"  # fixed cell ids: the output is the same on every run
 SETUP_ID = "hosted-setup"
 README_START = "<!-- links:start -->"
 README_END = "<!-- links:end -->"
+IMAGE_URLS = {
+    "colab": "https://colab.research.google.com/assets/colab-badge.svg",
+    "kaggle": "https://kaggle.com/static/images/open-in-kaggle.svg",
+    "binder": "https://mybinder.org/badge_logo.svg",
+}
 
 GITHUB_URL = re.compile(r"https://github\.com/(?P<slug>[A-Za-z0-9-]+/[A-Za-z0-9._-]+?)(?:\.git)?/?")
 TITLE = re.compile(r"# (?P<number>\d\d) · (?P<title>.+)")
@@ -69,16 +75,22 @@ class Release:
     slug: str  # OWNER/REPO
     tag: str  # vX.Y.Z
 
+    def urls(self, notebook: str) -> tuple[str, str, str]:
+        """Colab, Kaggle and Binder links that open ``notebooks/<notebook>`` at the tag."""
+        path = f"notebooks/{notebook}"
+        return (
+            f"https://colab.research.google.com/github/{self.slug}/blob/{self.tag}/{path}",
+            f"https://kaggle.com/kernels/welcome?src={self.repository}/blob/{self.tag}/{path}",
+            f"https://mybinder.org/v2/gh/{self.slug}/{self.tag}?urlpath=lab/tree/{path}",
+        )
+
     def badges(self, notebook: str) -> str:
         """The three badges for ``notebooks/<notebook>`` at the tag, on one line."""
-        path = f"notebooks/{notebook}"
-        colab = f"https://colab.research.google.com/github/{self.slug}/blob/{self.tag}/{path}"
-        kaggle = f"https://kaggle.com/kernels/welcome?src={self.repository}/blob/{self.tag}/{path}"
-        binder = f"https://mybinder.org/v2/gh/{self.slug}/{self.tag}?urlpath=lab/tree/{path}"
+        colab, kaggle, binder = self.urls(notebook)
         return " ".join([
-            f"[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)]({colab})",
-            f"[![Open in Kaggle](https://kaggle.com/static/images/open-in-kaggle.svg)]({kaggle})",
-            f"[![Open in Binder](https://mybinder.org/badge_logo.svg)]({binder})",
+            f"[![Open In Colab]({IMAGE_URLS['colab']})]({colab})",
+            f"[![Open in Kaggle]({IMAGE_URLS['kaggle']})]({kaggle})",
+            f"[![Open in Binder]({IMAGE_URLS['binder']})]({binder})",
         ])
 
     def setup_source(self) -> str:
@@ -158,12 +170,28 @@ def notebook_text(path: Path, rel: Release) -> str:
 
 
 def readme_table(paths: list[Path], rel: Release) -> str:
-    rows = ["| Notebook | Open it |", "|---|---|"]
+    """The README's block: per notebook its Colab and Kaggle badges; Binder once, for all of them.
+
+    Short on purpose (the README stays small): the title up to its first colon, and the badge
+    images as reference links defined once below the table.
+    """
+    rows = ["| Notebook | Colab (GPU) | Kaggle (GPU) |", "|---|---|---|"]
     for path in paths:
         cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
         number, name = title(path, cells)
-        name = name.replace("|", "\\|")  # a "|" would end the table cell
-        rows.append(f"| {number} · {name} | {rel.badges(path.name)} |")
+        short = name.split(":", 1)[0].replace("|", "\\|")  # a "|" would end the table cell
+        colab, kaggle, _ = rel.urls(path.name)
+        rows.append(f"| {number} · {short} | [![Open In Colab][colab-badge]]({colab}) "
+                    f"| [![Open in Kaggle][kaggle-badge]]({kaggle}) |")
+    binder = f"https://mybinder.org/v2/gh/{rel.slug}/{rel.tag}?urlpath=lab/tree/notebooks"
+    rows += [
+        "",
+        f"All notebooks on Binder (CPU only, no account): [![Open in Binder][binder-badge]]({binder})",
+        "",
+        f"[colab-badge]: {IMAGE_URLS['colab']}",
+        f"[kaggle-badge]: {IMAGE_URLS['kaggle']}",
+        f"[binder-badge]: {IMAGE_URLS['binder']}",
+    ]
     return "\n".join(rows)
 
 

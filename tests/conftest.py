@@ -25,6 +25,8 @@ def isolate(monkeypatch: pytest.MonkeyPatch, folder: Path) -> None:
     monkeypatch.delenv("COURSE_DATA_DIR", raising=False)
     monkeypatch.delenv("COURSE_RESULTS_FILE", raising=False)
     monkeypatch.delenv("COURSE_SMOKE", raising=False)
+    # no results record is open: a setup() run by one test must not collect another test's data loads
+    monkeypatch.setattr("course_utils.results._open_recorder", None)
 
 
 @pytest.fixture(autouse=True)

@@ -145,6 +145,17 @@ def test_help_names_the_switch_and_the_accepted_pythons():
     assert f"accepted: {accepted[0]}-{accepted[-1]}" in out, "read from requires-python in pyproject.toml"
 
 
+def test_help_lists_every_target_a_person_runs():
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    tiers = re.search(r"^TIERS := (.+)$", makefile, re.M)[1].split()
+    phony = re.search(r"^\.PHONY: (.+)$", makefile, re.M)[1].replace("$(TIERS)", " ".join(tiers)).split()
+    internal = {"lane1", "lane2", "FORCE"}  # the halves of make test, and the always-out-of-date marker
+    out = subprocess.run(["make", "--no-print-directory", "help"], cwd=ROOT, capture_output=True, text=True,
+                         check=True).stdout
+    listed = set(re.findall(r"^make ([a-z]+) ", out, re.M))
+    assert set(phony) - internal == listed, f"make help lacks {set(phony) - internal - listed}"
+
+
 # --------------------------------------------------------------------------- real runs, stand-in Pythons
 
 
@@ -283,7 +294,10 @@ def test_the_accepted_pythons_are_read_from_pyproject():
 # --------------------------------------------------------------------------- the docs use the switch
 
 
-DOCS = [ROOT / "README.md", ROOT / "docs" / "wsl2.md", ROOT / "docs" / "routes.md"]
+DOCS = [
+    ROOT / "README.md",
+    *(ROOT / "docs" / f"{name}.md" for name in ("wsl2", "routes", "instructors", "maintainers")),
+]
 
 
 def make_commands() -> list[str]:

@@ -85,11 +85,41 @@ def check_badges(markdown: str, notebook: str, repository: str, tag: str) -> Non
         assert Path(url.path).name == notebook or url.query.endswith("/" + notebook), link
 
 
-def readme_rows(readme: str) -> list[str]:
+def readme_block(readme: str) -> str:
     start, end = readme.index("<!-- links:start -->"), readme.index("<!-- links:end -->")
-    rows = [line for line in readme[start:end].splitlines()[1:] if line.startswith("|")]
-    assert rows[1].replace(" ", "") == "|---|---|", "a header row, then the table"
+    return readme[start:end]
+
+
+def readme_rows(readme: str) -> list[str]:
+    rows = [line for line in readme_block(readme).splitlines()[1:] if line.startswith("|")]
+    assert rows[1].replace(" ", "") == "|---|---|---|", "a header row, then the table"
     return rows[2:]
+
+
+README_BADGE = re.compile(r"\[!\[(?P<alt>[^\]]+)\]\[(?P<ref>[a-z-]+)\]\]\((?P<link>[^)\s]+)\)")
+
+
+def check_readme(readme: str, repository: str, tag: str) -> None:
+    """One row per notebook: its number and short title, Colab and Kaggle badges opening it at ``tag``;
+    then one Binder badge opening the notebooks folder; the badge images defined once."""
+    block = readme_block(readme)
+    slug = repository.removeprefix("https://github.com/")
+    defined = dict(re.findall(r"(?m)^\[([a-z-]+)\]: (\S+)$", block))
+    assert defined == {"colab-badge": IMAGES["Open In Colab"], "kaggle-badge": IMAGES["Open in Kaggle"],
+                       "binder-badge": IMAGES["Open in Binder"]}
+    rows = readme_rows(readme)
+    assert len(rows) == len(NOTEBOOKS)
+    for row, path in zip(rows, NOTEBOOKS, strict=True):
+        title = source(load(path)["cells"][1]).splitlines()[0].removeprefix("# ")
+        assert row.startswith(f"| {title.split(':', 1)[0]} | "), (row[:100], title)
+        badges = README_BADGE.findall(row)
+        assert [(alt, ref) for alt, ref, _ in badges] == [("Open In Colab", "colab-badge"),
+                                                          ("Open in Kaggle", "kaggle-badge")], row
+        colab, kaggle = (urlsplit(link) for _, _, link in badges)
+        assert colab.path == f"/github/{slug}/blob/{tag}/notebooks/{path.name}", row
+        assert parse_qs(kaggle.query) == {"src": [f"{repository}/blob/{tag}/notebooks/{path.name}"]}, row
+    (binder,) = [link for alt, ref, link in README_BADGE.findall(block) if ref == "binder-badge"]
+    assert binder == f"https://mybinder.org/v2/gh/{slug}/{tag}?urlpath=lab/tree/notebooks"
 
 
 def copy_of_the_repository(tmp_path: Path) -> Path:
@@ -136,7 +166,7 @@ def test_check_names_the_readme_when_its_table_is_edited(tmp_path):
     root = copy_of_the_repository(tmp_path)
     readme = root / "README.md"
     text = readme.read_text(encoding="utf-8")
-    kaggle = "open-in-kaggle.svg)](https://kaggle.com"
+    kaggle = "[kaggle-badge]](https://kaggle.com"
     assert kaggle in text
     readme.write_text(text.replace(kaggle, kaggle.replace("https:", "http:"), 1), encoding="utf-8")
     done = run_script("--check", "--root", str(root))
@@ -161,9 +191,7 @@ def test_the_links_and_the_install_cell_follow_the_two_settings(tmp_path):
         check_badges(source(nb["cells"][0]), path.name, "https://github.com/someone/course-fork", "v1.2.3")
         (setup,) = tagged(nb, "hosted-setup")
         assert '"course-utils @ git+https://github.com/someone/course-fork@v1.2.3"' in source(setup)
-    rows = readme_rows((root / "README.md").read_text(encoding="utf-8"))
-    for row, path in zip(rows, NOTEBOOKS, strict=True):
-        check_badges(row, path.name, "https://github.com/someone/course-fork", "v1.2.3")
+    check_readme((root / "README.md").read_text(encoding="utf-8"), "https://github.com/someone/course-fork", "v1.2.3")
 
 
 def test_a_repository_that_is_not_on_github_is_refused(tmp_path):
@@ -190,15 +218,9 @@ def test_each_notebooks_badges_open_that_notebook_at_the_release_tag(path):
     check_badges(source(badges), path.name, repository, tag)
 
 
-def test_the_readme_has_one_row_per_notebook_with_its_number_title_and_badges():
+def test_the_readme_has_one_row_per_notebook_with_its_colab_and_kaggle_badges_and_one_binder_badge():
     repository, tag = settings()
-    rows = readme_rows((ROOT / "README.md").read_text(encoding="utf-8"))
-    assert len(rows) == len(NOTEBOOKS)
-    for row, path in zip(rows, NOTEBOOKS, strict=True):
-        title = source(load(path)["cells"][1]).splitlines()[0].removeprefix("# ")
-        assert row.startswith(f"| {title} | "), (row[:100], title)
-        assert title.startswith(f"{path.name[:2]} · ")
-        check_badges(row, path.name, repository, tag)
+    check_readme((ROOT / "README.md").read_text(encoding="utf-8"), repository, tag)
 
 
 def test_the_readme_says_nothing_of_owner_repo():

@@ -42,6 +42,15 @@ def test_setup_applies_smoke_records_and_reports(monkeypatch, tmp_path, capsys):
     assert read_results(course.recorder.path)["results"]["accuracy"] == 0.5
 
 
+def test_setup_opens_the_record_that_data_loads_write_their_source_into():
+    from course_utils import data
+
+    course = course_utils.setup({"DEVICE": "cpu"}, "99_test")
+    data.load("mnist", images=100, quiet=True)
+    mnist = read_results(course.recorder.path)["environment"]["data"]["mnist"]
+    assert (mnist["source"], mnist["train_images"], mnist["train_images_used"]) == ("bundled-sample", 8000, 100)
+
+
 def test_setup_applies_and_records_the_gpu_memory_policy(monkeypatch, tmp_path, capsys):
     monkeypatch.delenv("COURSE_GPU_MEMORY", raising=False)
     course = course_utils.setup({"DEVICE": "cpu"}, "99_test")

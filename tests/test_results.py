@@ -10,7 +10,18 @@ import numpy as np
 import pytest
 
 from course_utils import results
-from course_utils.results import Recorder, default_results_path, peak_rss_mib, read_all, read_results
+from course_utils.data import LoadInfo
+from course_utils.results import (
+    Recorder,
+    data_summary,
+    default_results_path,
+    note_data,
+    open_record,
+    opened_record,
+    peak_rss_mib,
+    read_all,
+    read_results,
+)
 from course_utils.system import paths, rss
 
 
@@ -68,3 +79,42 @@ def test_peak_rss_grows_with_allocation():
                                               check=True).stdout.split())
     assert 10 < before < after and after >= 128  # the 128 MiB block is in the peak
     assert peak_rss_mib() > 10
+
+
+SAMPLE = LoadInfo("mnist", "bundled-sample", "/pkg/mnist_sample.npz", 8000, 2000, "verified")
+FASHION = LoadInfo("fashion-mnist", "download", "/home/a/.keras/datasets/fashion-mnist", 60000, 10000, "verified")
+
+
+def test_note_data_goes_into_the_open_record_one_entry_per_dataset(tmp_path):
+    rec = Recorder("04_dense", parameters={}, smoke=False, path=tmp_path / "r.json")
+    rec.environment(device="/CPU:0")
+    note_data(SAMPLE)  # no record open yet: nothing happens
+    assert "data" not in read_results(rec.path)["environment"]
+    open_record(rec)
+    assert opened_record() is rec
+    note_data(SAMPLE, train_images_used=2000)
+    note_data(FASHION)
+    env = read_results(rec.path)["environment"]
+    assert env["device"] == "/CPU:0", "the other facts stay"
+    assert env["data"] == {
+        "mnist": {"source": "bundled-sample", "location": "/pkg/mnist_sample.npz", "train_images": 8000,
+                  "test_images": 2000, "train_images_used": 2000, "checksum": "verified"},
+        "fashion-mnist": {"source": "download", "location": "/home/a/.keras/datasets/fashion-mnist",
+                          "train_images": 60000, "test_images": 10000, "train_images_used": 60000,
+                          "checksum": "verified"},
+    }
+    open_record(None)
+    note_data(LoadInfo("mnist", "download", "/x", 60000, 10000, "verified"))
+    assert read_results(rec.path)["environment"]["data"]["mnist"]["source"] == "bundled-sample", "closed: unchanged"
+
+
+def test_data_summary_is_one_line_per_record():
+    rec = {"data": {"mnist": {"source": "bundled-sample", "train_images": 8000, "test_images": 2000,
+                              "train_images_used": 2000},
+                    "fashion-mnist": {"source": "download", "train_images": 60000, "test_images": 10000,
+                                      "train_images_used": 60000}}}
+    assert data_summary(rec) == (
+        "mnist: bundled-sample, 8,000 + 2,000 (2,000 used); fashion-mnist: download, 60,000 + 10,000"
+    )
+    assert data_summary({}) == "" and data_summary({"data": None}) == ""
+    assert data_summary({"data": {"mnist": {"source": "keras-cache"}}}) == "mnist: keras-cache"

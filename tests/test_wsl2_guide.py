@@ -1,5 +1,6 @@
 """The WSL2 guide (docs/wsl2.md) and the doctor's WSL2 answer say the same things; the README's first
-screen sends each machine on its route; every relative link in README.md and docs/*.md resolves.
+screen sends each machine on its route; every relative link in README.md, CONTRIBUTING.md and docs/*.md
+resolves, to a file and, for a Markdown file, to a heading or an explicit anchor there.
 
 The guide and the doctor are compared on structured data - commands, version numbers, note and
 finding codes, the sources behind the notes - never on sentences, so either side may be reworded.
@@ -180,7 +181,7 @@ def test_the_guides_make_targets_and_course_commands_exist():
     targets = set(re.findall(r"^([a-z][\w-]*):", text(ROOT / "Makefile"), re.M))
     used = set(re.findall(r"^make ([a-z][\w-]*)", blocks, re.M))
     assert used and used <= targets, f"make targets the docs use but the Makefile lacks: {used - targets}"
-    commands = set(re.findall(r"^\.venv/bin/course ([a-z]+)", blocks, re.M))
+    commands = set(re.findall(r"^(?:\.venv/bin/)?course ([a-z]+)", blocks, re.M))  # `course` after activation
     assert commands and commands <= set(cli.COMMANDS)
     assert (ROOT / "notebooks" / "02_verify_gpu.ipynb").is_file()  # `course run 02` in step 9
     assert "Environment ready:" in text(ROOT / "scripts" / "venv.sh")  # what step 8 says `make venv` ends with
@@ -230,7 +231,13 @@ def relative_links(path: Path) -> list[str]:
     return [t for t in targets if not re.match(r"[a-z][a-z0-9+.-]*:", t, re.I)]
 
 
-MARKDOWN = [README, *sorted((ROOT / "docs").glob("*.md"))]
+MARKDOWN = [README, ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+
+def test_the_link_check_covers_the_guides_for_each_reader():
+    names = {p.relative_to(ROOT).as_posix() for p in MARKDOWN}
+    assert {"README.md", "CONTRIBUTING.md", "docs/instructors.md", "docs/maintainers.md", "docs/glossary.md",
+            "docs/routes.md", "docs/troubleshooting.md"} <= names
 
 
 @pytest.mark.parametrize("path", MARKDOWN, ids=lambda p: str(p.relative_to(ROOT)))

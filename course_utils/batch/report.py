@@ -1,7 +1,9 @@
 """The report of a batch run: ``report.md``, a self-contained ``report.html`` and ``results.json``.
 
 - **Runs**: one row per run - notebook, parameters, status (a failure names its cell and
-  error), time, device, peak memory, TensorFlow version, key results.
+  error), time, device, peak memory, TensorFlow version, data (each dataset the notebook
+  loaded: its source and number of images, from the record's ``environment["data"]``), key
+  results. Two machines' reports then show whether their runs used the same data.
 - **Comparisons**: for each notebook run at several grid points, a table of the
   parameters that vary against its key results, and a chart per result (x: the first
   varying numeric parameter; one line per combination of the others). Key results are
@@ -24,6 +26,8 @@ import statistics
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+from course_utils.results import data_summary
 
 HIDDEN_RESULTS = {"checkpoint_passed", "checkpoint_failed"}
 
@@ -168,6 +172,7 @@ RUN_COLUMNS = [
     "device",
     "peak memory (MiB)",
     "TensorFlow",
+    "data",
     "key results",
 ]
 
@@ -183,6 +188,7 @@ def _run_row(i: int, run: Mapping[str, Any]) -> list[str]:
         _text(run["device"]),
         _text(run["peak_rss_mib"]),
         _text(run["tensorflow"]),
+        data_summary(run.get("environment") or {}),
         _scalars(run["results"]),
     ]
 

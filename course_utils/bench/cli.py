@@ -1,7 +1,7 @@
 """``course bench cnn|dense-memory`` (a stable contract; JSON on stdout with ``--json``)::
 
-    course bench cnn --json [--images N] [--epochs N] [--dataset D] [--device D] [--no-xla]
-    course bench dense-memory --json [--images N] [--epochs N] [--dataset D]
+    course bench cnn --json [--images N] [--epochs N] [--dataset D] [--device D] [--no-xla] [--seed N]
+    course bench dense-memory --json [--images N] [--epochs N] [--dataset D] [--seed N]
 """
 
 from __future__ import annotations
@@ -132,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
             choices=DATASETS,
             help="auto: MNIST (dense-memory: full-size, so Fashion-MNIST when only the MNIST sample is here)",
         )
-        p.add_argument("--seed", type=int, default=0)
+        p.add_argument("--seed", type=int, default=0, help="the random seed, so that a run can be repeated (default 0)")
         p.add_argument("--json", action="store_true", help="print the result as JSON")
     args = parser.parse_args(argv)
     if args.epochs < 1 or (args.images is not None and args.images < 1):

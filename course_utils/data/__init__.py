@@ -18,9 +18,16 @@ bomb") is refused without filling the memory. ``COURSE_DATA_DIR`` set to a folde
 not exist is said once (the search goes on). Every load prints one line: the source, the
 number of images, and whether the checksum held.
 
+``load_fashion_mnist()`` looks in ``$COURSE_DATA_DIR/fashion-mnist/``, the Keras cache's
+``fashion-mnist/``, Debian's package folder ``/usr/share/datasets/fashion-mnist``, and then
+downloads into the Keras cache (offline: a ``DataError`` that says how to get it).
+
+After a notebook's setup cell, every load also goes into the notebook's results record
+(``course_utils.results.note_data``): the dataset, its source, the number of images.
+
 Command line (for instructors preparing an offline classroom)::
 
-    course data fetch [mnist|fashion-mnist|all]
+    course data fetch [mnist|fashion-mnist|all] [--cache-dir DIR]
     course data status
 """
 
@@ -37,6 +44,7 @@ import numpy as np
 from course_utils.data.download import fetch_verified, remove_stale_parts, sha256_of
 from course_utils.data.idx import parse_idx, read_bytes
 from course_utils.errors import DataError, ParameterError
+from course_utils.results import note_data
 
 Arrays = tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
 
@@ -81,7 +89,7 @@ _NAMED_DATA_DIRS: set[str] = set()  # COURSE_DATA_DIR values already said to be 
 
 @dataclass(frozen=True)
 class LoadInfo:
-    """Where a dataset came from - printed at every load and kept for the results record."""
+    """Where a dataset came from - printed at every load, and kept in the notebook's results record."""
 
     dataset: str
     source: str  # "path", "COURSE_DATA_DIR", "keras-cache", "download", "debian", "bundled-sample"
@@ -194,11 +202,22 @@ def _announce(info: LoadInfo, quiet: bool) -> None:
     print(info.describe())
 
 
+def _noted(arrays: Arrays, info: LoadInfo, with_info: bool, train_images_used: int | None = None):
+    """Note ``info`` in the open results record (if any); the arrays, with the info when asked for."""
+    note_data(info, train_images_used=train_images_used)
+    return (arrays, info) if with_info else arrays
+
+
 def load_mnist(path: str | os.PathLike[str] | None = None, *, quiet: bool = False, with_info: bool = False):
     """MNIST as ``keras.datasets.mnist.load_data()`` returns it; see the module docstring for the order.
 
-    With ``with_info=True`` returns ``(arrays, LoadInfo)``.
+    With ``with_info=True`` returns ``(arrays, LoadInfo)``. The source goes into the open results record.
     """
+    return _noted(*_mnist(path, quiet=quiet), with_info)
+
+
+def _mnist(path: str | os.PathLike[str] | None = None, *, quiet: bool = False) -> tuple[Arrays, LoadInfo]:
+    """``load_mnist`` without the record: the arrays and where they came from."""
     candidates: list[tuple[str, Path]] = []
     if path is not None:
         explicit = Path(path)
@@ -215,29 +234,33 @@ def load_mnist(path: str | os.PathLike[str] | None = None, *, quiet: bool = Fals
         if candidate.is_file():
             _verify(candidate, MNIST_SHA256, "MNIST (mnist.npz)")
             arrays = _read_npz(candidate)
-            return _finish("mnist", source, candidate, arrays, quiet, with_info)
+            return _finish("mnist", source, candidate, arrays, quiet)
 
     if not offline():
         try:
             fetch_mnist(cache.parent)
-            return _finish("mnist", "download", cache, _read_npz(cache), quiet, with_info)
+            return _finish("mnist", "download", cache, _read_npz(cache), quiet)
         except DataError as exc:
             if not quiet:
                 print(f"Download of full MNIST failed ({exc.what}); falling back to the bundled sample.")
-    return load_mnist_sample(quiet=quiet, with_info=with_info)
+    return _mnist_sample(quiet=quiet)
 
 
 def load_mnist_sample(*, quiet: bool = False, with_info: bool = False):
     """The bundled 10,000-digit sample (8,000 train / 2,000 test), checksum verified."""
+    return _noted(*_mnist_sample(quiet=quiet), with_info)
+
+
+def _mnist_sample(*, quiet: bool = False) -> tuple[Arrays, LoadInfo]:
     _verify(SAMPLE_PATH, SAMPLE_SHA256, "the bundled MNIST sample")
-    return _finish("mnist", "bundled-sample", SAMPLE_PATH, _read_npz(SAMPLE_PATH), quiet, with_info)
+    return _finish("mnist", "bundled-sample", SAMPLE_PATH, _read_npz(SAMPLE_PATH), quiet)
 
 
-def _finish(dataset: str, source: str, location: Path, arrays: Arrays, quiet: bool, with_info: bool):
+def _finish(dataset: str, source: str, location: Path, arrays: Arrays, quiet: bool) -> tuple[Arrays, LoadInfo]:
     (x_train, _), (x_test, _) = arrays
     info = LoadInfo(dataset, source, str(location), len(x_train), len(x_test), "verified")
     _announce(info, quiet)
-    return (arrays, info) if with_info else arrays
+    return arrays, info
 
 
 def _content_sha256(path: Path, limit: int | None = None) -> str:
@@ -270,7 +293,15 @@ def _read_fashion_dir(folder: Path) -> Arrays:
 
 
 def load_fashion_mnist(*, quiet: bool = False, with_info: bool = False):
-    """Fashion-MNIST (60,000 + 10,000) from COURSE_DATA_DIR, the Keras cache, Debian's package, or a download."""
+    """Fashion-MNIST (60,000 + 10,000) from COURSE_DATA_DIR, the Keras cache, Debian's package, or a download.
+
+    With ``with_info=True`` returns ``(arrays, LoadInfo)``. The source goes into the open results record.
+    """
+    return _noted(*_fashion_mnist(quiet=quiet), with_info)
+
+
+def _fashion_mnist(*, quiet: bool = False) -> tuple[Arrays, LoadInfo]:
+    """``load_fashion_mnist`` without the record: the arrays and where they came from."""
     candidates: list[tuple[str, Path]] = []
     data_dir = _data_dir(quiet)
     if data_dir is not None:
@@ -279,7 +310,7 @@ def load_fashion_mnist(*, quiet: bool = False, with_info: bool = False):
     candidates += [("keras-cache", cache), ("debian", DEBIAN_FASHION_DIR)]
     for source, folder in candidates:
         if all((folder / name).is_file() for name in FASHION_FILES):
-            return _finish("fashion-mnist", source, folder, _read_fashion_dir(folder), quiet, with_info)
+            return _finish("fashion-mnist", source, folder, _read_fashion_dir(folder), quiet)
     if offline():
         raise DataError(
             "Fashion-MNIST is not available offline (looked in: " + ", ".join(str(f) for _, f in candidates) + ").",
@@ -287,7 +318,7 @@ def load_fashion_mnist(*, quiet: bool = False, with_info: bool = False):
             f"{FETCH_HINT} fashion-mnist.",
         )
     fetch_fashion_mnist(cache)
-    return _finish("fashion-mnist", "download", cache, _read_fashion_dir(cache), quiet, with_info)
+    return _finish("fashion-mnist", "download", cache, _read_fashion_dir(cache), quiet)
 
 
 def fetch_mnist(folder: Path | None = None) -> Path:
@@ -346,16 +377,17 @@ def load(
     when MNIST is only the bundled sample). More ``images`` than the dataset holds: all of
     them, with a notice - or a ``ParameterError`` when ``strict``. Returns
     ``(x_train, y_train), (x_test, y_test)``, and the ``LoadInfo`` too with ``with_info``.
+    After a setup cell, the dataset, its source and the images kept go into the results record.
     """
     check_dataset(name)
     if images is not None and (isinstance(images, bool) or not isinstance(images, int) or images < 1):
         raise ParameterError(f"IMAGES = {images!r} is not a number of images.", "Use a whole number >= 1, or None.")
     if name in ("auto", "mnist"):
-        arrays, info = load_mnist(quiet=quiet, with_info=True)
+        arrays, info = _mnist(quiet=quiet)
         if name == "auto" and full_size and info.is_sample:
-            arrays, info = load_fashion_mnist(quiet=quiet, with_info=True)
+            arrays, info = _fashion_mnist(quiet=quiet)
     else:
-        arrays, info = load_fashion_mnist(quiet=quiet, with_info=True)
+        arrays, info = _fashion_mnist(quiet=quiet)
     (x_train, y_train), test = arrays
     if images is not None and images > len(x_train):
         if strict:
@@ -367,5 +399,4 @@ def load(
             print(f"Note: {images:,} training images asked for; {info.dataset} here has {len(x_train):,}: using all.")
     if images is not None:
         x_train, y_train = x_train[:images], y_train[:images]
-    arrays = ((x_train, y_train), test)
-    return (arrays, info) if with_info else arrays
+    return _noted(((x_train, y_train), test), info, with_info, train_images_used=len(x_train))

@@ -9,11 +9,11 @@ from pathlib import Path
 
 from course_utils.data import (
     FASHION_DIR,
+    _fashion_mnist,
+    _mnist,
     data_dir_problem,
     fetch_fashion_mnist,
     fetch_mnist,
-    load_fashion_mnist,
-    load_mnist,
     offline,
 )
 from course_utils.errors import CourseError, DataError
@@ -23,17 +23,18 @@ def status() -> list[str]:
     """One line per dataset: what a load would use right now, without downloading.
 
     A file that is there but cannot be used is named with its problem ("corrupt: checksum
-    mismatch", "unreadable: Permission denied"), not called "not available".
+    mismatch", "unreadable: Permission denied"), not called "not available". A look is not a load:
+    nothing goes into a results record.
     """
     lines = []
     problem = data_dir_problem()
     if problem:
         lines.append(f"note: {problem}")
-    for name, loader in (("mnist", load_mnist), ("fashion-mnist", load_fashion_mnist)):
+    for name, loader in (("mnist", _mnist), ("fashion-mnist", _fashion_mnist)):
         saved = os.environ.get("COURSE_OFFLINE")
         os.environ["COURSE_OFFLINE"] = "1"
         try:
-            _, info = loader(quiet=True, with_info=True)
+            _, info = loader(quiet=True)
             lines.append(info.describe())
         except DataError as exc:
             if exc.problem:
@@ -55,9 +56,11 @@ def _error(exc: CourseError) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="course data", description="Prepare the course's datasets.")
     sub = parser.add_subparsers(dest="command", required=True)
-    fetch = sub.add_parser("fetch", help="download and verify datasets into the Keras cache")
-    fetch.add_argument("dataset", nargs="?", default="all", choices=("mnist", "fashion-mnist", "all"))
-    fetch.add_argument("--cache-dir", type=Path, default=None, help="folder to fill (default: the Keras cache)")
+    fetch = sub.add_parser("fetch", help="download and verify datasets into the Keras cache (or --cache-dir)")
+    fetch.add_argument("dataset", nargs="?", default="all", choices=("mnist", "fashion-mnist", "all"),
+                       help="which dataset (default: all)")
+    fetch.add_argument("--cache-dir", type=Path, default=None,
+                       help="folder to fill instead of the Keras cache, e.g. one to share as COURSE_DATA_DIR")
     sub.add_parser("status", help="say which source each dataset would load from, offline")
     args = parser.parse_args(argv)
     try:  # bad input - the offline switch, --cache-dir - is found before anything is read or downloaded

@@ -96,6 +96,22 @@ def test_the_report_files_agree_with_the_records(tmp_path):
     assert "OOM | x" in page and "<script" not in page
 
 
+def test_the_runs_table_says_where_each_runs_data_came_from(tmp_path):
+    home = run("05_cnn__home", BATCH_SIZE=32)
+    home["environment"] = {"data": {"mnist": {"source": "bundled-sample", "train_images": 8000,
+                                              "test_images": 2000, "train_images_used": 2000}}}
+    lab = run("05_cnn__lab", BATCH_SIZE=32)
+    lab["environment"] = {"data": {"mnist": {"source": "keras-cache", "train_images": 60000,
+                                             "test_images": 10000, "train_images_used": 60000}}}
+    paths = write_report([home, lab, run("02_verify_gpu", notebook="02_verify_gpu")], tmp_path, {})
+    md = paths["md"].read_text()
+    assert "| TensorFlow | data | key results |" in md
+    assert "| 2.21.0 | mnist: bundled-sample, 8,000 + 2,000 (2,000 used) |" in md
+    assert "| 2.21.0 | mnist: keras-cache, 60,000 + 10,000 |" in md
+    assert "| 2.21.0 |  |" in md, "a run that loaded no data (or a record from before) has an empty cell"
+    assert "mnist: keras-cache, 60,000 + 10,000" in paths["html"].read_text()
+
+
 def test_a_single_run_report_has_no_comparison(tmp_path):
     paths = write_report([run("02_verify_gpu", notebook="02_verify_gpu")], tmp_path, {})
     assert "Comparison" not in paths["md"].read_text() and "<img" not in paths["html"].read_text()

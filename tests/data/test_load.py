@@ -1,4 +1,5 @@
-"""``data.load``: the course's one dataset switch - a name checked, a number of images kept, the source said."""
+"""``data.load``: the course's one dataset switch - a name checked, a number of images kept, the source said
+and, after a notebook's setup cell, written into its results record."""
 
 from __future__ import annotations
 
@@ -7,6 +8,9 @@ import pytest
 
 from course_utils import data
 from course_utils.errors import ParameterError
+from course_utils.results import Recorder, open_record, opened_record, read_results
+
+from .test_loaders import write_fashion
 
 
 def test_load_keeps_the_first_images_and_the_whole_test_set(capsys):
@@ -47,8 +51,73 @@ def test_more_images_than_the_dataset_holds(capsys):
 
 def test_auto_prefers_full_size_fashion_mnist_when_mnist_is_only_the_sample(monkeypatch):
     calls = []
-    monkeypatch.setattr(data, "load_fashion_mnist", lambda **kw: calls.append(kw) or data.load_mnist(**kw))
+    monkeypatch.setattr(data, "_fashion_mnist", lambda **kw: calls.append(kw) or data._mnist(**kw))
     data.load("auto", quiet=True)
     assert calls == []  # without full_size, "auto" is MNIST, sample or not
     data.load("auto", full_size=True, quiet=True)
     assert len(calls) == 1  # only the MNIST sample here: a full-size run takes Fashion-MNIST
+
+
+# -- the source in the results record ------------------------------------------------------------------------
+
+
+@pytest.fixture
+def record(tmp_path):
+    """An open results record, as a notebook's setup cell leaves it (conftest closes it after each test)."""
+    recorder = Recorder("99_test", parameters={}, smoke=True, path=tmp_path / "record.json")
+    open_record(recorder)
+    return recorder
+
+
+def recorded_data(recorder: Recorder) -> dict:
+    return read_results(recorder.path)["environment"].get("data", {})
+
+
+def test_without_a_setup_a_load_records_nothing(tmp_path):
+    assert opened_record() is None
+    data.load("mnist", images=100, quiet=True)
+    assert not list(tmp_path.rglob("*.json"))
+
+
+def test_load_records_the_dataset_its_source_and_the_images(record):
+    data.load("mnist", images=300, quiet=True)
+    mnist = recorded_data(record)["mnist"]
+    assert mnist.pop("location").endswith("mnist_sample.npz")
+    assert mnist == {"source": "bundled-sample", "train_images": 8000, "test_images": 2000,
+                     "train_images_used": 300, "checksum": "verified"}
+
+
+def test_load_mnist_called_directly_records_too_and_a_later_load_replaces_the_entry(record):
+    data.load_mnist(quiet=True)
+    assert recorded_data(record)["mnist"]["train_images_used"] == 8000
+    data.load("mnist", images=50, quiet=True)
+    assert recorded_data(record)["mnist"]["train_images_used"] == 50
+
+
+def test_each_dataset_has_its_own_entry(monkeypatch, tmp_path, record):
+    hashes = write_fashion(tmp_path / "d" / "fashion-mnist")
+    monkeypatch.setattr(data, "FASHION_FILES", hashes)
+    monkeypatch.setenv("COURSE_DATA_DIR", str(tmp_path / "d"))
+    data.load("mnist", quiet=True)
+    data.load("fashion-mnist", quiet=True)
+    found = recorded_data(record)
+    assert sorted(found) == ["fashion-mnist", "mnist"]
+    assert found["fashion-mnist"]["source"] == "COURSE_DATA_DIR"
+    assert (found["fashion-mnist"]["train_images"], found["fashion-mnist"]["test_images"]) == (6, 4)
+    assert found["fashion-mnist"]["location"] == str(tmp_path / "d" / "fashion-mnist")
+
+
+def test_auto_records_only_the_dataset_it_used(monkeypatch, tmp_path, record):
+    hashes = write_fashion(tmp_path / "cache" / "datasets" / "fashion-mnist")
+    monkeypatch.setattr(data, "FASHION_FILES", hashes)
+    monkeypatch.setenv("KERAS_HOME", str(tmp_path / "cache"))
+    data.load("auto", full_size=True, quiet=True)  # MNIST is only the sample here: Fashion-MNIST is used
+    assert list(recorded_data(record)) == ["fashion-mnist"]
+    assert recorded_data(record)["fashion-mnist"]["source"] == "keras-cache"
+
+
+def test_data_status_looks_without_recording(record):
+    from course_utils.data import cli
+
+    assert any("bundled-sample" in line for line in cli.status())
+    assert recorded_data(record) == {}
