@@ -1,4 +1,4 @@
-"""Notebook 01's install picker: platform, Python and driver in, the install command out.
+"""Notebook 01's install picker (platform, Python and driver in, the install command out) and its timeline.
 
 The widget holds no version knowledge: its button calls ``course_utils.doctor.recommend.routes``,
 the function the doctor and the tests use, and shows the result. The logic lives here,
@@ -7,15 +7,31 @@ not in the notebook, so tests can set the values and click the button::
     picker = InstallPicker(platform="windows", python="3.10", driver="512.77")
     picker.click()
     picker.recommendations[0].tensorflow   # 'tensorflow<2.11'
+
+The picker checks its starting values (the notebook's ``PLATFORM`` and ``PYTHON`` parameters) and
+names the parameter in a ``ParameterError``. ``timeline(table)`` draws the version table as the
+notebook's picture.
 """
 
 from __future__ import annotations
 
 import html
+from typing import Any
 
 from course_utils.doctor.recommend import PLATFORM_NAMES, Recommendation, routes
+from course_utils.errors import ParameterError
 
 PYTHONS = ("3.7", "3.8", "3.9", "3.10", "3.11", "3.12", "3.13", "3.14")
+
+
+def check_inputs(platform: object, python: object, names: tuple[str, str] = ("PLATFORM", "PYTHON")) -> None:
+    """Refuse a platform or Python the picker does not offer, naming the notebook parameter (``ParameterError``)."""
+    if platform not in PLATFORM_NAMES:
+        raise ParameterError(f"{names[0]} = {platform!r} is not a platform.",
+                             f"Set {names[0]} to one of {', '.join(map(repr, PLATFORM_NAMES))}.")
+    if python not in PYTHONS:
+        raise ParameterError(f"{names[1]} = {python!r} is not one of the picker's Python versions.",
+                             f"Set {names[1]} to one of {', '.join(PYTHONS)}, written as text: '3.10'.")
 
 
 def render(recommendations: list[Recommendation]) -> str:
@@ -42,6 +58,7 @@ class InstallPicker:
     """Three inputs (platform, Python, driver), a button, and the answer of ``recommend``."""
 
     def __init__(self, platform: str = "linux", python: str = "3.11", driver: str = "") -> None:
+        check_inputs(platform, python)
         import ipywidgets as widgets
 
         self.platform = widgets.Dropdown(
@@ -77,3 +94,52 @@ class InstallPicker:
         from IPython.display import display
 
         display(self.box)
+
+
+# The rule changes the timeline marks: (rule id in versions.json, label).
+MARKERS = (("and-cuda", "[and-cuda]"), ("keras-3", "Keras 3"), ("compute-capability-5-dropped", "no CC 5.x"),
+           ("numpy-2", "NumPy 2"), ("tensorboard-separate", "TensorBoard separate"))
+
+
+def timeline(table: Any):
+    """Notebook 01's picture of the version table: CUDA and cuDNN per release (top), the tested Pythons (bottom),
+    the native-Windows GPU releases (blue band) and the rule changes (dashed lines). Returns the figure."""
+    import matplotlib.pyplot as plt
+
+    from course_utils.doctor.versions import parse_version
+
+    builds = list(reversed(table.linux))  # oldest first
+    where = {b.minor: i for i, b in enumerate(builds)}
+    x = list(range(len(builds)))
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(11, 6.5), sharex=True, gridspec_kw={"height_ratios": [3, 2]})
+    for column, color, label, offset in (("cuda", "tab:green", "CUDA", 6), ("cudnn", "tab:purple", "cuDNN", -14)):
+        values = [getattr(b, column) for b in builds]
+        top.step(x, [float(v) for v in values], where="mid", lw=2.5, color=color, label=label)
+        for i, value in enumerate(values):
+            if i == 0 or value != values[i - 1]:
+                top.annotate(value, (i, float(value)), textcoords="offset points", xytext=(0, offset), ha="center",
+                             color=color)
+    top.set_ylabel("version built with")
+    top.set_ylim(7, 13.5)
+    low = [parse_version(b.python_min)[1] for b in builds]
+    high = [parse_version(b.python_max)[1] for b in builds]
+    bottom.bar(x, [h - lo + 1 for lo, h in zip(low, high, strict=True)], bottom=[lo - 0.5 for lo in low],
+               color="tab:orange", alpha=0.7, width=0.7, label="Python versions tested")
+    bottom.set_yticks(range(6, 14), [f"3.{m}" for m in range(6, 14)])
+    bottom.set_ylabel("Python")
+    bottom.set_ylim(5.4, 13.6)
+    windows_last = where[table.rule("windows-native-gpu-last")["last"]]
+    for axis in (top, bottom):
+        axis.axvspan(-0.5, windows_last + 0.5, color="tab:blue", alpha=0.08)
+        for rule_id, _ in MARKERS:
+            axis.axvline(where[table.rule(rule_id)["since"]] - 0.5, color="grey", ls="--", lw=1)
+    top.text(windows_last / 2, 12.9, "native-Windows GPU builds (2.4-2.10)", ha="center", color="tab:blue")
+    for rule_id, label in MARKERS:
+        top.text(where[table.rule(rule_id)["since"]] - 0.42, 9.5, label, rotation=90, va="bottom", fontsize=8,
+                 color="grey")
+    bottom.set_xticks(x, [b.minor for b in builds])
+    bottom.set_xlabel("TensorFlow release")
+    top.legend(loc="lower right", ncol=2)
+    top.set_title("TensorFlow GPU builds 2.4-2.21: what each was built and tested with (tensorflow.org/install/source)")
+    fig.tight_layout()
+    return fig

@@ -1,8 +1,9 @@
-"""Notebook 02's two instruments: a placement log you can read as data, and old snippets run safely.
+"""Notebook 02's instruments: a placement log read as data, old snippets run safely, and the answer.
 
-``placement_log()`` runs a small matrix product on each device in a *fresh* Python process
-(``system.child``) with ``tf.debugging.set_log_device_placement(True)`` as its first TensorFlow
-statement (as the guide advises), and returns the log as records. Why a child process:
+``placement_log()`` runs a small program in a *fresh* Python process (``system.child``) with
+``tf.debugging.set_log_device_placement(True)`` as its first TensorFlow statement (as the guide
+advises): by default a matrix product on each device; the notebook passes the same program as
+text, so the student sees the code. It returns the log as records. Why a child process:
 TensorFlow's C++ core writes placement to the process's file descriptors (standard output, in
 our TF 2.21 runs), not through Python, and in those runs it kept reporting new kinds of ops
 after ``set_log_device_placement(False)`` - inside the notebook's kernel it would scatter lines
@@ -11,6 +12,9 @@ over every later cell. Both of the child's outputs go to one log, which is read.
 ``attempt(snippet, fn)`` runs an outdated snippet (``tf.test.is_gpu_available()``,
 ``model.layers[0].weights[0].device``) and returns what happened - value, exception, and
 the warnings TensorFlow logged - instead of letting a traceback be the lesson's output.
+
+``gpu_answer(...)`` turns what the notebook saw into one plain sentence - "TensorFlow can use a
+GPU here: yes/no, because ..." - with the troubleshooting entry to read when the answer is no.
 """
 
 from __future__ import annotations
@@ -19,10 +23,11 @@ import logging
 import os
 import re
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from course_utils.device import check_device
 from course_utils.errors import ChildError
 from course_utils.system.child import run_python
 
@@ -31,24 +36,29 @@ _EXECUTING = re.compile(r"Executing op (\S+) in device (\S+)")
 _FROM = re.compile(r"^From \S+:\d+: ")
 
 
+PLACEMENT_PROGRAM = """\
+import tensorflow as tf
+
+tf.debugging.set_log_device_placement(True)  # the first statement: log every placement from here on
+a = tf.random.normal((64, 64))
+b = tf.random.normal((64, 64))
+results = []
+for device in tf.config.list_logical_devices():
+    with tf.device(device.name):  # place the product on this device
+        product = tf.linalg.matmul(a, b)
+    results.append((device.name, product.device))  # (asked for, ran on)
+"""
+
+
 def _placement_child(payload: Mapping[str, Any]) -> list[list[str]]:
-    """Runs in the fresh process: a matrix product on every logical device, placement logged from the start.
+    """Runs in the fresh process: the program, placement logged from its start.
 
-    Returns ``[device asked for, device that produced the product]`` per logical device; the
-    placement lines themselves go to the process's output, which the parent reads.
+    The program leaves ``results``: ``(device asked for, device that produced the product)`` pairs.
+    The placement lines themselves go to the process's output, which the parent reads.
     """
-    import tensorflow as tf
-
-    tf.debugging.set_log_device_placement(True)  # first: log every placement decision from here on
-    n = int(payload["size"])
-    a = tf.random.stateless_normal((n, n), seed=(1, 2))
-    b = tf.random.stateless_normal((n, n), seed=(3, 4))
-    results = []
-    for device in tf.config.list_logical_devices():
-        with tf.device(device.name):
-            product = tf.linalg.matmul(a, b)
-        results.append([device.name, product.device])
-    return results
+    namespace: dict[str, Any] = {"__name__": "__placement__"}
+    exec(compile(payload["program"], "<placement program>", "exec"), namespace)  # noqa: S102 - the notebook's own code
+    return [[str(asked), str(ran)] for asked, ran in namespace.get("results", [])]
 
 
 @dataclass
@@ -92,16 +102,21 @@ def parse_placement(stdout: str) -> tuple[list[Placement], list[str]]:
     return records, lines
 
 
-def placement_log(size: int = 64, timeout: float = 300) -> PlacementLog:
-    """Run a ``size`` x ``size`` matrix product on every logical device in a fresh process; return its log.
+def placement_log(size: int = 64, timeout: float = 300, *, program: str | None = None) -> PlacementLog:
+    """Run ``program`` (default ``PLACEMENT_PROGRAM``: a ``size`` x ``size`` matrix product on every logical
+    device) in a fresh process; return its log.
 
-    A child that fails or runs past ``timeout`` seconds is stopped, and the log says so: a
-    non-zero ``returncode`` and the error in ``stderr_tail`` (the notebook's checkpoint checks both).
+    The program should start with ``tf.debugging.set_log_device_placement(True)`` and leave a list
+    ``results`` of ``(device asked for, device that ran it)`` pairs. A child that fails or runs past
+    ``timeout`` seconds is stopped, and the log says so: a non-zero ``returncode`` and the error in
+    ``stderr_tail`` (the notebook's checkpoint checks both).
     """
+    if program is None:
+        program = PLACEMENT_PROGRAM.replace("(64, 64)", f"({int(size)}, {int(size)})")
     env = {"TF_CPP_MIN_LOG_LEVEL": os.environ.get("TF_CPP_MIN_LOG_LEVEL", "2")}
     try:
         run = run_python(
-            "course_utils.verify:_placement_child", {"size": int(size)}, timeout_s=timeout, env=env,
+            "course_utils.verify:_placement_child", {"program": program}, timeout_s=timeout, env=env,
             what="The placement-log process", name="placement-log",
         )
     except ChildError as error:
@@ -168,3 +183,73 @@ def attempt(snippet: str, fn: Callable[[], Any]) -> Attempt:
     # "From /tmp/ipykernel_1/123.py:3: x is deprecated" -> "x is deprecated" (the caller is the snippet itself)
     result.warnings = [_FROM.sub("", " ".join(message.split())) for message in logged]
     return result
+
+
+# ----------------------------------------------------------------------------- the answer
+
+TROUBLESHOOTING_INDEX = "docs/troubleshooting.md#index"
+
+
+@dataclass(frozen=True)
+class GpuAnswer:
+    """Can TensorFlow use a GPU here? ``usable``, the reason in words, and where to read more."""
+
+    usable: bool
+    because: str
+    see: str  # "docs/troubleshooting.md#<anchor>": the entry that fits what the doctor found
+    finding: str | None = None  # the code of the doctor's finding that ``see`` explains
+
+    def __str__(self) -> str:
+        return f"TensorFlow can use a GPU here: {'yes' if self.usable else 'no'}, because {self.because}"
+
+    def advice(self) -> str:
+        """What to do next, in one line."""
+        if self.usable:
+            return "The GPU works: without a tf.device scope, TensorFlow puts work on it."
+        found = f"The doctor's main finding is {self.finding}. " if self.finding else ""
+        return f"No GPU: TensorFlow runs on the CPU here. {found}See {self.see}, or run `course doctor` in a terminal."
+
+    def as_asked(self, device: str) -> bool:
+        """The checkpoint's test: False only when ``device`` is "gpu" (a GPU was asked for) and none is usable."""
+        return self.usable or check_device(device) != "gpu"
+
+    def label(self, device: str) -> str:
+        """The checkpoint line: the answer, and what DEVICE asked for."""
+        choice = check_device(device)
+        return f"{self}; DEVICE={choice!r} " + ("requires a GPU" if choice == "gpu" else "accepts the CPU")
+
+
+def _link(findings: Iterable[Any]) -> tuple[str, str | None]:
+    """The troubleshooting entry of the worst finding that has one (errors, then warnings, then infos), and that
+    finding's code; the page's index and None when no finding has an entry."""
+    from course_utils.doctor.troubleshooting import see
+
+    found = list(findings)
+    for severity in ("error", "warning", "info"):
+        for finding in found:
+            link = see(finding.code) if finding.severity == severity else None
+            if link:
+                return link, finding.code
+    return TROUBLESHOOTING_INDEX, None
+
+
+def gpu_answer(
+    gpus: Sequence[str], placed: Iterable[tuple[str, str]], why_not: str, findings: Iterable[Any] = ()
+) -> GpuAnswer:
+    """The answer from what the notebook saw: the GPUs TensorFlow lists (their names), where each product
+    placed on a device ran (``(asked, ran)`` pairs), the reason TensorFlow gives for having no GPU
+    (``device.why_no_gpu``), and the doctor's findings (for the troubleshooting entry).
+
+    Yes needs both: a GPU listed, and a product placed on a GPU that ran there.
+    """
+    link, code = _link(findings)
+    on_gpu = [short_device(ran) for asked, ran in placed
+              if "GPU" in short_device(asked) and short_device(asked) == short_device(ran)]
+    if gpus and on_gpu:
+        listed = f"{len(gpus)} GPU{'s' if len(gpus) > 1 else ''} ({', '.join(gpus)})"
+        return GpuAnswer(True, f"TensorFlow lists {listed}, and a matrix product placed on {on_gpu[0]} ran there",
+                         TROUBLESHOOTING_INDEX)
+    if gpus:
+        return GpuAnswer(False, f"TensorFlow lists {len(gpus)} GPU(s), but no matrix product placed on a GPU "
+                                "ran there", link, code)
+    return GpuAnswer(False, why_not, link, code)

@@ -7,7 +7,8 @@ import html
 import pytest
 
 from course_utils.doctor.recommend import routes
-from course_utils.pickers import PYTHONS, InstallPicker, render, text
+from course_utils.errors import ParameterError
+from course_utils.pickers import MARKERS, PYTHONS, InstallPicker, render, text, timeline
 
 
 def test_the_qa_post_machine_in_the_picker():
@@ -65,9 +66,31 @@ def test_notes_are_shown_as_their_text_with_their_code():
     assert "Note(" not in picker.result.value + text(shown)  # the text, not the object's repr
 
 
-def test_unknown_platform_value_is_rejected_by_the_dropdown():
-    with pytest.raises(Exception):  # noqa: B017 - traitlets raises its own TraitError
+def test_an_unknown_platform_or_python_names_the_notebook_parameter():
+    with pytest.raises(ParameterError, match="PLATFORM = 'beos' is not a platform") as caught:
         InstallPicker(platform="beos")
+    assert "'linux', 'wsl2', 'windows', 'macos'" in caught.value.fix
+    with pytest.raises(ParameterError, match="PYTHON = 3.1 is not one of the picker's Python versions") as caught:
+        InstallPicker(python=3.1)  # the number 3.10, as Python reads it
+    assert "written as text: '3.10'" in caught.value.fix
+
+
+def test_the_timeline_draws_every_release_and_each_rule_change():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from course_utils.doctor.versions import load
+
+    table = load()
+    fig = timeline(table)
+    top, bottom = fig.axes
+    assert [t.get_text() for t in bottom.get_xticklabels()] == [b.minor for b in reversed(table.linux)]
+    labels = {t.get_text() for t in top.texts}
+    assert {label for _, label in MARKERS} <= labels and "native-Windows GPU builds (2.4-2.10)" in labels
+    assert len(top.lines) == 2 + len(MARKERS)  # the CUDA and cuDNN steps, one dashed line per rule change
+    plt.close(fig)
 
 
 def test_macos_routes_are_titled_and_python_3_13_shows_no_metal_install():

@@ -28,6 +28,9 @@ class Feedback:
     def ok(self) -> bool:
         return self.status == RIGHT
 
+    def _ipython_display_(self) -> None:
+        """Nothing: the check printed this feedback already; as a cell's last value it would show twice."""
+
     def __str__(self) -> str:
         head = f"{MARKS[self.status]} {self.exercise}: {self.status}"
         return "\n".join([head, *(f"   - {m}" for m in self.messages)])

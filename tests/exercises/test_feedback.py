@@ -41,3 +41,14 @@ def test_every_notebook_exercise_has_a_task_cell_and_a_solution():
     for path in NOTEBOOKS:
         tasks, shown = task_cells(path.stem), solutions(path.stem)
         assert set(tasks) == set(shown), f"{path.name}: tasks {sorted(tasks)}, solutions {sorted(shown)}"
+
+
+def test_a_check_as_the_last_line_of_a_cell_shows_its_feedback_once(capsys):
+    """A check prints its feedback; Jupyter must not add the Feedback object's repr under it."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    shell.user_ns["feedback"] = feedback
+    shell.run_cell('feedback("Exercise 9.9", [], right="Fine.")')
+    out = capsys.readouterr().out
+    assert out.count("Exercise 9.9") == 1 and "Feedback(" not in out

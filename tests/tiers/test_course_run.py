@@ -243,6 +243,7 @@ def test_01_install_versions_key_results(course_run):
     assert r["qa_tensorflow"] == "tensorflow<2.11"
     assert r["qa_alternative"] == "tensorflow[and-cuda]==2.21.*"
     assert {"toolkit-newer-than-driver", "nvcc-not-used"} <= set(r["qa_findings"])
+    assert r["qa_pair_tested"] == [], "CUDA 11.7 with cuDNN 8.4 is in no tested build"
     assert r["qa_exit_status"] in (0, 1) and r["cli_exit_status"] in (0, 1)
     picker = r["picker"]
     assert (picker["platform"], picker["python"], picker["driver"]) == (p["PLATFORM"], p["PYTHON"], p["DRIVER"])
@@ -263,8 +264,13 @@ def test_02_verify_gpu_key_results(course_run):
     assert before_build.startswith("IndexError") and under_keras3.startswith("AttributeError")
     assert "device:" in r["weights_device"]
     assert isinstance(r["built_with_cuda"], bool) and r["doctor_tensorflow"]
+    # the plain answer, and the troubleshooting entry to read when it is no
+    assert r["gpu_answer"].startswith(f"TensorFlow can use a GPU here: {'yes' if r['gpu_usable'] else 'no'}, because ")
+    assert r["gpu_see"].startswith("docs/troubleshooting.md#")
     if run["device"] == "/GPU:0":
-        assert r["gpus_visible"] >= 1 and any("GPU" in d for d in tested)
+        assert r["gpus_visible"] >= 1 and any("GPU" in d for d in tested) and r["gpu_usable"] is True
+    if r["gpus_visible"] == 0:
+        assert r["gpu_usable"] is False
 
 
 def test_03_memory_key_results(course_run):

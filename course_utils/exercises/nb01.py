@@ -1,0 +1,254 @@
+"""Notebook 01's exercises: read a row of the version table, and write the pip command for a machine.
+
+The right answers are never written here: they come from the version table
+(``course_utils/doctor/versions.json``) through ``recommend()``, the function the doctor and the
+picker use. So when the table gets a new row, the exercises follow it.
+
+- Exercise 1.1, ``check_table_row(cuda, cudnn)``: the CUDA and cuDNN that TensorFlow 2.16 was built with.
+- Exercise 1.2, ``check_laptop_install(answer)``: the pip command for a Windows laptop with WSL2.
+- Exercise 1.3, ``check_server_install(answer)``: the pip command for an old Linux server (Python 3.8).
+
+An install command is read as a terminal reads it (``shlex``) and each requirement as pip reads
+it (``packaging``, which TensorFlow itself depends on). The check looks at three things: the
+package and its ``[and-cuda]`` extra (the platform's route), the release the version pin selects,
+and the ``"numpy<2"`` pin that TensorFlow before 2.18 needs.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass
+
+from course_utils.doctor.recommend import PLATFORM_NAMES, Recommendation, recommend
+from course_utils.doctor.versions import Build, load, parse_version, version_text
+from course_utils.exercises import Feedback, feedback, is_empty, not_answered
+
+ROW_TENSORFLOW = "2.16"  # Exercise 1.1: the first TensorFlow with Keras 3, the oldest the course runs on
+
+
+@dataclass(frozen=True)
+class Machine:
+    """A machine an exercise describes: what ``recommend()`` is asked about it."""
+
+    platform: str
+    python: str
+    driver: str
+    words: str  # how the notebook describes it
+
+    def recommendation(self) -> Recommendation:
+        return recommend(self.platform, self.python, self.driver)
+
+
+LAPTOP = Machine("wsl2", "3.12", "560.94", "Windows 11 with WSL2 (Ubuntu), Python 3.12, NVIDIA driver 560.94")
+SERVER = Machine("linux", "3.8", "535.183.01", "Linux, Python 3.8, NVIDIA driver 535.183.01")
+
+
+# ----------------------------------------------------------------------------- Exercise 1.1
+
+
+def _version(answer: object) -> str | None:
+    """'12.3', 12.3, 'CUDA 12.3.0' -> '12.3' (major.minor); None when no version is in it."""
+    match = re.search(r"\d+(?:\.\d+)+|\d+", str(answer))
+    if not match:
+        return None
+    parts = parse_version(match.group(0))
+    return version_text(parts[:2]) if parts else None
+
+
+def _rows_with(column: str, value: str) -> list[Build]:
+    return [b for b in load().linux if getattr(b, column) == value]
+
+
+def _span(builds: list[Build]) -> str:
+    """The releases of some rows, oldest to newest: 'TF 2.18-2.21' or 'TF 2.14'."""
+    minors = sorted({b.minor for b in builds}, key=parse_version)
+    return f"TF {minors[0]}" if len(minors) == 1 else f"TF {minors[0]}-{minors[-1]}"
+
+
+def check_table_row(cuda: object, cudnn: object, *, show: bool = True) -> Feedback:
+    """Exercise 1.1: which CUDA and cuDNN was TensorFlow 2.16 built with? (Read its row of the Linux table.)"""
+    name = "Exercise 1.1"
+    if is_empty(cuda) or is_empty(cudnn):
+        return not_answered(
+            name, f"Find the row of TensorFlow {ROW_TENSORFLOW} in the Linux table. Set `cuda` and `cudnn` "
+            "to the two versions in it, as text such as '11.2'. Then run the cell.", show=show)
+    row = next(b for b in load().linux if b.minor == ROW_TENSORFLOW)
+    problems = []
+    for column, answer in (("cuda", cuda), ("cudnn", cudnn)):
+        label = "CUDA" if column == "cuda" else "cuDNN"
+        got, want = _version(answer), getattr(row, column)
+        if got is None:
+            problems.append(f"`{column}` = {answer!r} holds no version number. Write it as text, such as '11.2'.")
+        elif got != want:
+            others = _rows_with(column, got)
+            where = (f"{label} {got} is in the rows of {_span(others)}" if others
+                     else f"No TensorFlow in the table was built with {label} {got}")
+            problems.append(f"{where}. Read the {label} column of the row {row.tensorflow}.")
+    right = (f"TensorFlow {row.tensorflow} was built with CUDA {row.cuda} and cuDNN {row.cudnn}, "
+             f"and tested on Python {row.python_min}-{row.python_max}.")
+    return feedback(name, problems, right=right, show=show)
+
+
+# ----------------------------------------------------------------------------- Exercises 1.2 and 1.3
+
+_PACKAGES = ("tensorflow", "tensorflow-gpu", "tensorflow-cpu", "tf-nightly")
+
+
+def _expected(rec: Recommendation) -> tuple[str, bool, str | None]:
+    """(release, [and-cuda] expected, numpy pin or None) of a recommendation."""
+    table = load()
+    return rec.build.minor, "[and-cuda]" in rec.tensorflow, table.numpy_pin(rec.build.minor)
+
+
+def _next_minor(minor: str) -> str:
+    major, number = parse_version(minor)[:2]
+    return f"{major}.{number + 1}.0"
+
+
+def _selects(specifier, minor: str) -> bool:
+    """True when a version pin allows release ``minor`` ('2.21': 2.21.0) and nothing of the next one."""
+    return specifier.contains(f"{minor}.0") and not specifier.contains(_next_minor(minor))
+
+
+def _newest_allowed(specifier) -> Build | None:
+    """The newest release in the table that a version pin allows (what pip would look for first)."""
+    return next((b for b in load().linux if specifier.contains(f"{b.minor}.0")), None)
+
+
+def _split(command: str, posix: bool) -> list[str]:
+    lexer = shlex.shlex(command, posix=posix, punctuation_chars=True)
+    lexer.whitespace_split = True
+    return list(lexer)
+
+
+def _words(command: str) -> tuple[list[str] | None, str | None]:
+    """The command split as a terminal splits it; or (None, what is wrong)."""
+    command = command.strip().lstrip("!%").strip()
+    try:
+        words, raw = _split(command, posix=True), _split(command, posix=False)
+    except ValueError as error:  # "No closing quotation"
+        return None, f"The quotes do not pair up ({error}). Put each requirement in a pair of double quotes."
+    if any(word.startswith(("<", ">", "|", "&", ";")) for word in words):
+        return None, ("Put each requirement in double quotes, such as \"numpy<2\". In a terminal, < and > "
+                      "without quotes redirect input and output: pip never sees them.")
+    bare = [word for word in raw if any(c in word for c in "[]*") and not word.startswith(('"', "'"))]
+    if bare:
+        return None, (f"Put {bare[0]} in double quotes. Some shells (zsh, the one macOS uses) read [ ] and * "
+                      "as file patterns and stop with 'no matches found'.")
+    return words, None
+
+
+def _requirements(words: list[str]) -> tuple[list, str | None]:
+    """The requirements after ``pip install`` (options such as --upgrade skipped); or ([], what is wrong)."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    if "install" not in words or not any(re.fullmatch(r"pip(3(\.\d+)?)?", w) for w in words[: words.index("install")]):
+        return [], "Write one pip command: it starts with `pip install`, then the requirements."
+    found = []
+    for word in words[words.index("install") + 1:]:
+        if word.startswith("-"):
+            continue
+        try:
+            found.append(Requirement(word))
+        except InvalidRequirement as error:
+            return [], f"pip cannot read the requirement {word!r}: {error}."
+    return found, None
+
+
+def check_install(name: str, machine: Machine, answer: object, *, show: bool = True) -> Feedback:
+    """Check one pip command against what ``recommend()`` says for ``machine``."""
+    if is_empty(answer):
+        return not_answered(
+            name, "Write the pip command as text, for example "
+            "answer = 'pip install \"tensorflow==2.99.*\"'. Then run the cell.", show=show)
+    if not isinstance(answer, str):
+        return feedback(name, [f"`answer` is not text (it is {answer!r}). Write the command as text, in quotes."],
+                        right="", show=show)
+    rec = machine.recommendation()
+    minor, and_cuda, numpy_pin = _expected(rec)
+    build = rec.build
+    words, problem = _words(answer)
+    requirements, problem = _requirements(words) if words is not None else ([], problem)
+    if problem:
+        return feedback(name, [problem], right="", show=show)
+
+    problems = []
+    tensorflow = [r for r in requirements if r.name.lower().replace("_", "-") in _PACKAGES]
+    numpy = [r for r in requirements if r.name.lower() == "numpy"]
+    if not tensorflow:
+        problems.append("Install the package `tensorflow`: the command has no TensorFlow in it.")
+    else:
+        tf_req = tensorflow[0]
+        package = tf_req.name.lower().replace("_", "-")
+        if package == "tensorflow-gpu":
+            problems.append("`tensorflow-gpu` is an empty package today, and current pip cannot install it. "
+                            "The GPU support is in the package `tensorflow`.")
+        elif package == "tensorflow-cpu":
+            problems.append("`tensorflow-cpu` has no GPU support. Install `tensorflow`.")
+        elif package == "tf-nightly":
+            problems.append("`tf-nightly` is an untested daily build. Install a tested release of `tensorflow`.")
+        has_extra = "and-cuda" in {e.lower() for e in tf_req.extras}
+        since = load().rule("and-cuda")["since"]
+        if and_cuda and not has_extra:
+            problems.append(f"On {PLATFORM_NAMES[machine.platform]}, add the extra [and-cuda]: "
+                            "\"tensorflow[and-cuda]...\". It installs CUDA and cuDNN as pip packages.")
+        elif has_extra and not and_cuda:
+            problems.append(f"The extra [and-cuda] exists from TensorFlow {since} on. TF {minor} needs CUDA "
+                            f"{build.cuda} and cuDNN {build.cudnn} installed on the system instead: leave it out.")
+        if not str(tf_req.specifier):
+            problems.append("Pin the release you chose from the table, such as ==2.99.*. Without a pin, pip "
+                            "takes the newest one, which may need another Python, CUDA or driver.")
+        elif not _selects(tf_req.specifier, minor):
+            problems.append(_wrong_release(tf_req.specifier, machine, minor))
+    if numpy_pin and not numpy:
+        since = load().rule("numpy-2")["since"]
+        problems.append(f"Add \"{numpy_pin}\": TF {minor} was built against NumPy 1. The course pins it for every "
+                        f"TensorFlow before {since}. Releases 2.11 and older do not limit NumPy themselves, "
+                        "and with NumPy 2 `import tensorflow` fails.")
+    elif numpy_pin and not all(r.specifier.contains("1.26.4") and not r.specifier.contains("2.0.0") for r in numpy):
+        problems.append(f"The NumPy pin must keep NumPy 1 and refuse NumPy 2: write \"{numpy_pin}\".")
+    elif numpy and not numpy_pin:
+        since = load().rule("numpy-2")["since"]
+        problems.append(f"TF {minor} works with NumPy 2: the pin \"numpy<2\" is only for TensorFlow "
+                        f"before {since}. Leave it out.")
+    right = (f"This is the command for {machine.words}: {_command(rec)}. "
+             f"TF {minor} was tested with Python {build.python_min}-{build.python_max}, "
+             f"CUDA {build.cuda} and cuDNN {build.cudnn}.")
+    if not and_cuda:
+        right += f" Install CUDA {build.cuda} and cuDNN {build.cudnn} on the system too."
+    if load().keras_2(minor):
+        right += f" TF {minor} comes with Keras 2, so the course's notebooks (Keras 3) do not run on it."
+    return feedback(name, problems, right=right, show=show)
+
+
+def _command(rec: Recommendation) -> str:
+    return next(c for c in rec.commands if c.startswith("pip install") and "tensorflow" in c)
+
+
+def _wrong_release(specifier, machine: Machine, minor: str) -> str:
+    """Why the release a pin selects is not the one for this machine."""
+    if specifier.contains(f"{minor}.0"):
+        return (f"The pin {specifier} also lets pip take a later release, which may need another Python, CUDA "
+                "or driver. Pin one release, such as ==2.99.*.")
+    chosen = _newest_allowed(specifier)
+    if chosen is None:
+        return f"The pin {specifier} selects no TensorFlow in the table (2.4 to {load().linux[0].minor})."
+    if not chosen.supports_python(machine.python):
+        return (f"The pin {specifier} lets pip take TF {chosen.minor}. It was tested with Python "
+                f"{chosen.python_min}-{chosen.python_max}, not {machine.python}. Find the newest row that "
+                f"lists Python {machine.python}.")
+    if parse_version(chosen.minor) < parse_version(minor):
+        return (f"The pin {specifier} selects TF {chosen.minor}. A newer tested release also supports Python "
+                f"{machine.python}: take the newest row that lists it.")
+    return f"The pin {specifier} selects TF {chosen.minor}, not the release for this machine."
+
+
+def check_laptop_install(answer: object, *, show: bool = True) -> Feedback:
+    """Exercise 1.2: the pip command that installs TensorFlow with its GPU on the WSL2 laptop."""
+    return check_install("Exercise 1.2", LAPTOP, answer, show=show)
+
+
+def check_server_install(answer: object, *, show: bool = True) -> Feedback:
+    """Exercise 1.3: the pip command that installs TensorFlow with its GPU on the old Linux server."""
+    return check_install("Exercise 1.3", SERVER, answer, show=show)
