@@ -2,8 +2,9 @@
 
 The blog post divides uint8 images by ``255.0`` in NumPy, which makes **float64** arrays (8 bytes
 a pixel) that Keras then casts to float32 - a second copy - before it can train. The course
-keeps the images as uint8 and builds a ``tf.data`` pipeline in the order the TensorFlow
-guide recommends (https://www.tensorflow.org/guide/data_performance; docs/references.md#data-pipeline)::
+keeps the images as uint8 and builds a ``tf.data`` pipeline in the order of TensorFlow Datasets'
+MNIST example (https://www.tensorflow.org/datasets/keras_example); the data-performance guide
+(https://www.tensorflow.org/guide/data_performance) explains each step (docs/references.md#data-pipeline)::
 
     map (uint8 -> float32 in [0, 1], add the channel axis) -> cache -> shuffle -> batch -> prefetch
 

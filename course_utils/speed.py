@@ -14,6 +14,9 @@ What "honest" means here:
 - **A faster setting must keep the accuracy**: every configuration is trained for the
   same epochs and its test accuracy is reported; the "best" configuration is the fastest
   one whose test accuracy is within 0.5 points of the first configuration's.
+- **Mixed precision follows TensorFlow's guide** (``mixed_precision_policy``): float16 on GPUs
+  with compute capability >= 7.0; bfloat16 on CPUs with AMX only, since the guide says it runs
+  slower without AMX. ``ladder(policy=...)`` measures a rung anyway, to check that on a machine.
 
 The command line around it (``course bench``) lives in ``course_utils.bench``.
 """
@@ -53,17 +56,29 @@ def cpu_flags(cpuinfo: str | None = None) -> set[str]:
 
 
 def cpu_supports_bf16(flags: set[str] | None = None) -> bool:
-    """True when the CPU computes in bfloat16 natively (AVX512-BF16 or AMX-BF16)."""
+    """True when the CPU has bfloat16 instructions (AVX512-BF16 or AMX-BF16); see ``mixed_precision_policy``."""
     flags = cpu_flags() if flags is None else flags
     return bool({"avx512_bf16", "amx_bf16"} & flags)
+
+
+def cpu_has_amx(flags: set[str] | None = None) -> bool:
+    """True when the CPU has AMX for bfloat16 (Linux flag ``amx_bf16``): what the mixed-precision guide names."""
+    flags = cpu_flags() if flags is None else flags
+    return "amx_bf16" in flags
+
+
+MIXED_PRECISION_GUIDE = "https://www.tensorflow.org/guide/mixed_precision"
+POLICIES = ("mixed_float16", "mixed_bfloat16")
 
 
 def mixed_precision_policy(device: str, *, flags: set[str] | None = None) -> tuple[str | None, str]:
     """The mixed-precision policy worth trying on ``device`` ("/CPU:0", "/GPU:0"), and why.
 
-    GPUs with compute capability >= 7.0 (Tensor Cores): ``mixed_float16``. CPUs with
-    AVX512-BF16 or AMX: ``mixed_bfloat16``. Otherwise ``None``: mixed precision would
-    emulate the 16-bit arithmetic and run slower.
+    The rule of TensorFlow's mixed-precision guide (``MIXED_PRECISION_GUIDE``): GPUs with compute
+    capability >= 7.0 (Tensor Cores) run ``mixed_float16`` faster; on CPUs only AMX is named
+    (Intel Sapphire Rapids and newer: ``mixed_bfloat16``), and ``mixed_bfloat16`` on a CPU without
+    AMX "will run significantly slower". A CPU with AVX512-BF16 but no AMX is therefore no
+    exception here. Otherwise ``None``.
     """
     if "GPU" in device.upper():
         import tensorflow as tf
@@ -78,10 +93,33 @@ def mixed_precision_policy(device: str, *, flags: set[str] | None = None) -> tup
         shown = f"{cc[0]}.{cc[1]}" if cc else "unknown"
         return None, f"GPU compute capability {shown} < 7.0: float16 would not be faster"
     flags = cpu_flags() if flags is None else flags
-    found = sorted({"avx512_bf16", "amx_bf16"} & flags)
-    if found:
-        return "mixed_bfloat16", f"this CPU has {' and '.join(found)}: native bfloat16 arithmetic"
-    return None, "this CPU has neither AVX512-BF16 nor AMX: bfloat16 would be emulated (slower)"
+    if cpu_has_amx(flags):
+        return "mixed_bfloat16", "this CPU has AMX (amx_bf16): the guide expects bfloat16 to be faster"
+    also = " It has avx512_bf16, but the guide names only AMX." if "avx512_bf16" in flags else ""
+    return None, f"this CPU has no AMX: the guide says mixed_bfloat16 runs slower without it.{also}"
+
+
+def check_policy(policy: str | None) -> None:
+    """Refuse a mixed-precision choice other than "auto", None / "float32", or one of ``POLICIES``."""
+    if policy not in ("auto", None, "float32", *POLICIES):
+        raise ParameterError(
+            f"Mixed precision {policy!r} is not understood.",
+            f"Use \"auto\" (the guide's rule for this device), None (no mixed precision) "
+            f"or one of {', '.join(POLICIES)}.",
+        )
+
+
+def check_bench_parameters(bench_epochs: int, mixed_precision: str | None = "auto") -> None:
+    """Notebook 05's benchmark parameters: an epoch left to time after the warm-up one, a known policy."""
+    if bench_epochs < 2:
+        raise ParameterError(
+            f"BENCH_EPOCHS = {bench_epochs} leaves no epoch to time: the first one is warm-up.",
+            "Set BENCH_EPOCHS >= 2.",
+        )
+    try:
+        check_policy(mixed_precision)
+    except ParameterError as error:
+        raise ParameterError(f"MIXED_PRECISION = {mixed_precision!r} is not understood.", error.fix) from None
 
 
 @contextlib.contextmanager
@@ -125,9 +163,23 @@ def baseline_config() -> Config:
     return Config("as in the blog post", BASELINE_BATCH, "numpy", note="batch 32, float64 NumPy input (loss fixed)")
 
 
-def ladder(device: str = "/CPU:0", *, flags: set[str] | None = None) -> tuple[list[Config], str]:
-    """The speed ladder for ``device``: each rung changes one thing. Returns (configs, precision note)."""
-    policy, reason = mixed_precision_policy(device, flags=flags)
+def ladder(
+    device: str = "/CPU:0", *, flags: set[str] | None = None, policy: str | None = "auto"
+) -> tuple[list[Config], str]:
+    """The speed ladder for ``device``: each rung changes one thing. Returns (configs, precision note).
+
+    ``policy="auto"`` follows the mixed-precision guide (``mixed_precision_policy``); a policy name
+    measures that rung anyway (to check the guide on your machine); None or "float32" skips it.
+    """
+    check_policy(policy)
+    guide_policy, reason = mixed_precision_policy(device, flags=flags)
+    if policy == "auto":
+        policy = guide_policy
+    elif policy in POLICIES:
+        reason = f"{policy}, as asked (the guide's rule: {reason})"
+        policy = str(policy)
+    else:
+        policy, reason = None, "mixed precision off, as asked"
     batch = Config(
         f"batch {COURSE_BATCH}",
         COURSE_BATCH,
@@ -192,11 +244,13 @@ def benchmark(
     warmup_epochs: int = 1,
     seed: int = 0,
     clock: Callable[[], float] = time.perf_counter,
+    progress: Callable[[str], None] | None = None,
 ) -> Result:
     """Train the blog post's CNN (logits + ``from_logits=True``) one way on ``device`` and measure it.
 
     ``train`` and ``test`` are uint8 images (n, 28, 28) with their labels. The device is forced
     around build, compile, fit and evaluate; the dtype policy is reset to float32 afterwards.
+    ``progress``, if given, gets one line per epoch (``print`` in the notebook).
     """
     import keras
     import tensorflow as tf
@@ -211,7 +265,13 @@ def benchmark(
         )
     (x_train, y_train), (x_test, y_test) = train, test
     trained = len(x_train)  # images per epoch
-    timer = epoch_timer(clock)
+
+    def report(epoch: int, seconds: float) -> None:
+        if progress is not None:
+            warm = " (warm-up, not timed)" if epoch <= warmup_epochs else ""
+            progress(f"    epoch {epoch}/{epochs}: {seconds:.1f} s{warm}")
+
+    timer = epoch_timer(clock, report)
     keras.utils.set_random_seed(seed)
     with dtype_policy(config.precision), tf.device(device):
         model = build_blog_cnn(logits=True)
@@ -280,13 +340,20 @@ def compare_devices(
     epochs: int = 3,
     seed: int = 0,
     clock: Callable[[], float] = time.perf_counter,
+    progress: Callable[[str], None] | None = None,
 ) -> list[Result]:
-    """The same configuration (tf.data, float32, XLA off) on each device, on the same data."""
+    """The same configuration (tf.data, float32, XLA off) on each device, on the same data.
+
+    ``progress``, if given, gets a line when a device starts and one per epoch.
+    """
     config = Config(f"float32, batch {batch_size}", batch_size, "tf.data", learning_rate=COURSE_LEARNING_RATE)
-    return [
-        benchmark(config, train, test, device=device, epochs=epochs, seed=seed, clock=clock)
-        for device in (devices or available_devices())
-    ]
+    results = []
+    for device in devices or available_devices():
+        if progress:
+            progress(f"{device}: {config.name}")
+        results.append(benchmark(config, train, test, device=device, epochs=epochs, seed=seed, clock=clock,
+                                 progress=progress))
+    return results
 
 
 def run_ladder(
@@ -299,16 +366,19 @@ def run_ladder(
     configs: Sequence[Config] | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> list[Result]:
-    """Measure every rung of the ladder (or ``configs``) on ``device``, the baseline configuration first."""
+    """Measure every rung of the ladder (or ``configs``) on ``device``, the baseline configuration first.
+
+    ``progress``, if given, gets a line when a rung starts, one per epoch, and its result.
+    """
     configs = list(configs) if configs is not None else ladder(device)[0]
     results = []
-    for config in configs:
+    for number, config in enumerate(configs, 1):
         if progress:
-            progress(f"{config.name} ...")
-        results.append(benchmark(config, train, test, device=device, epochs=epochs, seed=seed))
+            progress(f"rung {number}/{len(configs)}: {config.name} ({config.note or config.precision})")
+        results.append(benchmark(config, train, test, device=device, epochs=epochs, seed=seed, progress=progress))
         if progress:
             r = results[-1]
-            progress(f"{config.name}: {r.images_per_s:,.0f} images/s, test accuracy {r.test_accuracy:.4f}")
+            progress(f"    {r.images_per_s:,.0f} images/s, test accuracy {r.test_accuracy:.4f}")
     return results
 
 
@@ -336,3 +406,18 @@ def summarize(results: Sequence[Result], *, tolerance: float = ACCURACY_TOLERANC
         "speedup_best_vs_baseline": best["speedup_vs_baseline"],
         "accuracy_tolerance": tolerance,
     }
+
+
+COMPARISON_KEYS = ("device", "images_per_s", "epoch_s", "test_accuracy")
+LADDER_KEYS = ("name", "batch_size", "learning_rate", "images_per_s", "epoch_s", "test_accuracy",
+               "speedup_vs_baseline", "keeps_accuracy")
+
+
+def comparison_record(results: Sequence[Result]) -> list[dict[str, Any]]:
+    """What a results record keeps of ``compare_devices``: each device's speed and accuracy."""
+    return [{k: getattr(r, k) for k in COMPARISON_KEYS} for r in results]
+
+
+def ladder_record(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """What a results record keeps of ``summarize``'s rows: settings, speed, accuracy, speedup."""
+    return [{k: row[k] for k in LADDER_KEYS} for row in report["configs"]]

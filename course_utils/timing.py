@@ -10,8 +10,14 @@ import time
 from collections.abc import Callable, Sequence
 
 
-def epoch_timer(clock: Callable[[], float] = time.perf_counter):
-    """A Keras callback that records every epoch's wall time (it waits for the epoch's results)."""
+def epoch_timer(
+    clock: Callable[[], float] = time.perf_counter, report: Callable[[int, float], None] | None = None
+):
+    """A Keras callback that records every epoch's wall time (it waits for the epoch's results).
+
+    ``report(epoch, seconds)``, if given, is called after each epoch (epochs counted from 1): a
+    progress line for long runs, such as the speed ladder's XLA rung on a CPU.
+    """
     import keras
 
     class EpochTimer(keras.callbacks.Callback):
@@ -27,6 +33,8 @@ def epoch_timer(clock: Callable[[], float] = time.perf_counter):
             for value in (logs or {}).values():  # reading the results waits for the device to finish
                 float(value)
             self.times.append(clock() - self._start)
+            if report is not None:
+                report(epoch + 1, self.times[-1])
 
     return EpochTimer()
 

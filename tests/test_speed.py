@@ -24,17 +24,22 @@ def test_cpu_flags_and_bf16_detection():
     assert speed.cpu_supports_bf16(flags)
     assert speed.cpu_supports_bf16({"amx_bf16", "amx_tile"})
     assert not speed.cpu_supports_bf16({"avx2", "avx512f"})
+    assert speed.cpu_has_amx({"amx_bf16", "amx_tile"}) and not speed.cpu_has_amx(flags)
     assert speed.cpu_flags("no flags here") == set()
 
 
-def test_mixed_precision_policy_on_the_cpu():
-    assert speed.mixed_precision_policy("/CPU:0", flags={"avx512_bf16"})[0] == "mixed_bfloat16"
+def test_mixed_precision_on_the_cpu_follows_the_guide_amx_only():
+    """The guide names AMX for CPUs and says mixed_bfloat16 is slower without it: AVX512-BF16 alone is no exception."""
+    policy, reason = speed.mixed_precision_policy("/CPU:0", flags={"avx512f", "amx_bf16", "amx_tile"})
+    assert policy == "mixed_bfloat16" and "AMX" in reason
+    policy, reason = speed.mixed_precision_policy("/CPU:0", flags=speed.cpu_flags(AMD_FLAGS))
+    assert policy is None and "no AMX" in reason and "avx512_bf16" in reason
     policy, reason = speed.mixed_precision_policy("/CPU:0", flags={"avx2"})
-    assert policy is None and "emulated" in reason
+    assert policy is None and "runs slower without it" in reason and "avx512_bf16" not in reason
 
 
 def test_ladder_changes_one_thing_per_rung():
-    configs, _ = speed.ladder("/CPU:0", flags={"avx512_bf16"})
+    configs, _ = speed.ladder("/CPU:0", flags={"amx_bf16"})
     names = [c.name for c in configs]
     assert names == [
         "as in the blog post",
@@ -53,9 +58,35 @@ def test_ladder_changes_one_thing_per_rung():
 
 
 def test_ladder_without_bfloat16_skips_mixed_precision():
-    configs, reason = speed.ladder("/CPU:0", flags={"avx2"})
+    configs, reason = speed.ladder("/CPU:0", flags={"avx2", "avx512_bf16"})
     assert [c.name for c in configs][-2:] == ["tf.data cache+prefetch", "XLA"]
-    assert all(c.precision == "float32" for c in configs) and "emulated" in reason
+    assert all(c.precision == "float32" for c in configs) and "no AMX" in reason
+
+
+def test_ladder_measures_a_policy_asked_for_or_none():
+    """MIXED_PRECISION in notebook 05: a policy name runs the rung against the guide's rule, None skips it."""
+    configs, reason = speed.ladder("/CPU:0", flags={"avx2"}, policy="mixed_bfloat16")
+    assert [c.name for c in configs][-2:] == ["mixed precision (bfloat16)", "XLA + bfloat16"]
+    assert "as asked" in reason and "no AMX" in reason
+    configs, reason = speed.ladder("/CPU:0", flags={"amx_bf16"}, policy=None)
+    assert all(c.precision == "float32" for c in configs) and "off, as asked" in reason
+    from course_utils.errors import ParameterError
+
+    with pytest.raises(ParameterError, match="not understood"):
+        speed.ladder("/CPU:0", flags={"avx2"}, policy="bfloat16")
+
+
+def test_notebook_05_bench_parameters_are_checked_before_training():
+    from course_utils.errors import ParameterError
+
+    speed.check_bench_parameters(2, "auto")
+    speed.check_bench_parameters(3, None)
+    with pytest.raises(ParameterError, match="BENCH_EPOCHS = 1 leaves no epoch to time") as error:
+        speed.check_bench_parameters(1)
+    assert error.value.fix == "Set BENCH_EPOCHS >= 2."
+    with pytest.raises(ParameterError, match="MIXED_PRECISION = 'fp16' is not understood") as error:
+        speed.check_bench_parameters(3, "fp16")
+    assert "mixed_bfloat16" in error.value.fix
 
 
 def test_dtype_policy_is_reset_even_after_an_error():
@@ -88,6 +119,30 @@ def test_benchmark_excludes_the_warmup_epoch_and_reports_the_median():
     assert result.weights_device.endswith("CPU:0") and result.device == "/CPU:0"
     assert 0.0 <= result.test_accuracy <= 1.0 and result.images == 96
     assert keras.mixed_precision.global_policy().name == "float32", "the policy does not leak into what follows"
+
+
+def test_progress_says_each_rung_and_each_epoch():
+    lines: list[str] = []
+    configs = [speed.baseline_config(), Config("tiny tf.data", 32, "tf.data")]
+    results = speed.run_ladder(tiny(64), tiny(32, seed=1), epochs=3, configs=configs, progress=lines.append)
+    assert lines[0] == "rung 1/2: as in the blog post (batch 32, float64 NumPy input (loss fixed))"
+    assert lines[1].startswith("    epoch 1/3: ") and lines[1].endswith(" s (warm-up, not timed)")
+    assert lines[2].startswith("    epoch 2/3: ") and "warm-up" not in lines[2]
+    assert lines[4] == f"    {results[0].images_per_s:,.0f} images/s, test accuracy {results[0].test_accuracy:.4f}"
+    assert lines[5] == "rung 2/2: tiny tf.data (float32)" and len(lines) == 10
+    shown: list[str] = []
+    speed.compare_devices(tiny(64), tiny(32, seed=1), devices=["/CPU:0"], epochs=2, batch_size=16,
+                          progress=shown.append)
+    assert shown[0] == "/CPU:0: float32, batch 16" and len(shown) == 3
+
+
+def test_the_records_keep_what_notebook_05_records():
+    report = speed.summarize([result("baseline", 100, 0.98), result("fast", 300, 0.976)])
+    rows = speed.ladder_record(report)
+    assert [r["name"] for r in rows] == ["baseline", "fast"] and set(rows[0]) == set(speed.LADDER_KEYS)
+    assert rows[1]["speedup_vs_baseline"] == pytest.approx(3.0) and rows[1]["learning_rate"] == 1e-3
+    assert speed.comparison_record([result("cpu", 100, 0.9)]) == [
+        {"device": "/CPU:0", "images_per_s": 100, "epoch_s": 1.0, "test_accuracy": 0.9}]
 
 
 def test_benchmark_numpy_input_and_its_result_structure():

@@ -25,3 +25,15 @@ def test_epoch_timer_records_one_time_per_epoch_from_its_clock():
     x = np.zeros((8, 4), "float32")
     model.fit(x, np.zeros((8, 1), "float32"), epochs=3, verbose=0, callbacks=[timer])
     assert timer.times == [5.0, 2.0, 3.0]
+
+
+def test_epoch_timer_reports_each_epoch_as_it_ends():
+    import keras
+
+    ticks = iter([0.0, 5.0, 10.0, 12.0])
+    seen = []
+    timer = timing.epoch_timer(clock=lambda: next(ticks), report=lambda epoch, s: seen.append((epoch, s)))
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(1)])
+    model.compile(optimizer="sgd", loss="mse")
+    model.fit(np.zeros((8, 4), "float32"), np.zeros((8, 1), "float32"), epochs=2, verbose=0, callbacks=[timer])
+    assert seen == [(1, 5.0), (2, 2.0)] and timer.times == [5.0, 2.0]

@@ -318,6 +318,13 @@ def test_05_cnn_cpu_vs_gpu_key_results(course_run):
     ladder = {row["name"]: row for row in r["ladder"]}
     baseline = r["ladder"][0]
     assert baseline["speedup_vs_baseline"] == pytest.approx(1.0) and baseline["keeps_accuracy"] is True
+    assert (baseline["batch_size"], baseline["learning_rate"]) == (32, 0.001), "the blog post's batch, Adam's default"
+    assert list(ladder)[-1].startswith("XLA") and all(row["learning_rate"] == 0.002 for row in r["ladder"][1:])
+    # mixed precision follows the guide: on a CPU only with AMX (notebook 05, section 5)
+    mixed = [name for name in ladder if name.startswith("mixed precision")]
+    assert len(mixed) <= 1 and p["MIXED_PRECISION"] == "auto"
+    if run["device"] == "/CPU:0":
+        assert bool(mixed) == ("has AMX" in r["mixed_precision"]), r["mixed_precision"]
     assert all(row["images_per_s"] > 0 and 0 < row["test_accuracy"] <= 1 for row in r["ladder"])
     best = ladder[r["ladder_best"]]
     assert best["keeps_accuracy"] is True and best["images_per_s"] == max(
