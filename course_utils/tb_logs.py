@@ -31,9 +31,11 @@ its whole records. What was skipped is reported as an ``EventFileDamage`` - in t
 Command line: ``course logs LOG_DIR [--tag TAG]`` prints the table as CSV, and names on
 standard error each damaged file and what was skipped in it.
 
-Where logs go: a notebook's ``LOG_DIR`` parameter, relative to the notebook's folder; when
-the environment sets ``COURSE_LOG_DIR`` (the tests do), a relative ``LOG_DIR`` is taken
-relative to that folder instead.
+Where logs go (``log_root``): a notebook's ``LOG_DIR`` parameter. A relative ``LOG_DIR`` starts in
+the current folder - the kernel's working folder, which JupyterLab and ``course run`` set to the
+notebook's folder, and Colab and Kaggle to their working folders (``/content``, ``/kaggle/working``).
+When the environment sets ``COURSE_LOG_DIR`` (the tests do), a relative ``LOG_DIR`` starts in that
+folder instead. An absolute ``LOG_DIR`` is used as it is.
 """
 
 from __future__ import annotations
@@ -128,17 +130,24 @@ def run_dir(root: str | os.PathLike[str], run: str, *, fresh: bool = True) -> Pa
     return path
 
 
+TENSORBOARD_MISSING = (
+    "The tensorboard package is not installed. TensorFlow 2.20 and older install it with tensorflow; "
+    "TensorFlow 2.21 does not. Without it tf.summary is limited: tf.summary.create_file_writer and "
+    "tf.summary.write work, but tf.summary.scalar, histogram and image raise TBNotInstalledError, so "
+    "the Keras TensorBoard callback cannot write its logs."
+)
+
+
 def require_tensorboard() -> None:
     """Say clearly when ``tensorboard`` is missing: since TF 2.21, ``tensorflow`` does not bring it.
 
-    Source: docs/references.md#tensorboard-package.
+    Without it TF 2.21's ``tf.summary`` is limited, not gone: its writer and ``tf.summary.write`` are
+    TensorFlow's own, while ``scalar``, ``histogram``, ``image``, ``audio`` and ``text`` forward to
+    the ``tensorboard`` package and raise ``TBNotInstalledError`` without it
+    (``tensorflow/python/summary/tb_summary.py``). Source: docs/references.md#tensorboard-package.
     """
     if importlib.util.find_spec("tensorboard") is None:
-        raise CourseError(
-            "The tensorboard package is not installed. Since TensorFlow 2.21 it no longer comes with "
-            "tensorflow, and without it Keras cannot write TensorBoard logs (tf.summary is unavailable).",
-            INSTALL_TENSORBOARD,
-        )
+        raise CourseError(TENSORBOARD_MISSING, INSTALL_TENSORBOARD)
 
 
 def tensorboard_callback(

@@ -92,6 +92,9 @@ def test_missing_tensorboard_is_a_clear_error(monkeypatch, tmp_path):
     with pytest.raises(CourseError, match="2.21") as caught:
         tensorboard_callback(tmp_path, "x")
     assert "pip install" in caught.value.fix
+    # TF 2.21 without tensorboard: tf.summary is limited (scalar & co. raise TBNotInstalledError), not gone
+    assert "limited" in caught.value.what and "TBNotInstalledError" in caught.value.what
+    assert "unavailable" not in caught.value.what
 
 
 # --- real runs ---------------------------------------------------------------------------------

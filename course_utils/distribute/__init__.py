@@ -337,9 +337,9 @@ def run_local_workers(
                     f"so the synchronous run cannot go on; every worker was stopped. "
                     f"End of {logs[i]}:\n{_tail(logs[i])}",
                     "Read the worker's log above. In synchronous training one lost worker stops them all: "
-                    "fix the cause and start the whole cluster again - with a backup of the training state "
-                    "(BackupAndRestore, or the checkpoints course_utils.distribute.worker writes) it resumes from the "
-                    "last finished epoch.",
+                    "fix the cause and start the whole cluster again - with checkpoints of the training state "
+                    "(tf.train.CheckpointManager in the training loop, as course_utils.distribute.worker writes "
+                    "them) it resumes from the last finished epoch.",
                     worker=i,
                     last_error=_last_error(logs[i]),
                 )

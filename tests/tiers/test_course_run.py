@@ -378,7 +378,7 @@ def test_07_beyond_one_gpu_key_results(course_run):
         assert r["replicas"] == p["CPU_REPLICAS"], "the CPU split into CPU_REPLICAS logical devices"
     assert r["global_batch"] == p["BATCH_SIZE"] and r["per_replica_batch"] == p["BATCH_SIZE"] // r["replicas"]
     one, same_global, same_per_replica = (r["steps_per_epoch"][k] for k in sorted(r["steps_per_epoch"]))
-    assert one == same_global and same_per_replica == one // 2
+    assert one == same_global and same_per_replica == one // r["replicas"], "r times the global batch: 1/r the steps"
     assert r["same_global_batch_first_epoch_rel_diff"] < 0.01
     one_replica_loss = r["loss"][sorted(r["loss"])[0]]
     assert len(one_replica_loss) == p["EPOCHS"] and one_replica_loss[-1] < one_replica_loss[0]
