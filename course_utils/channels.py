@@ -8,8 +8,8 @@ trains the same dense model on each. The book builds both datasets up front in N
 
 ``np.random.random`` returns float64, so the concatenation is float64: 60,000 x 1,568 x 8
 bytes = 753 MB per dataset, two of them, plus the float32 copies Keras makes - 3.4 GB at
-the peak, more than a 2 GB Binder session has (``book_arrays`` keeps that recipe for
-the memory benchmark).
+the peak on one machine (a 2-core AMD EPYC, TensorFlow 2.21), more than a Binder session's
+1-2 GB (``book_arrays`` keeps that recipe for the memory benchmark, ``course bench dense-memory``).
 
 The course's way (``channel_datasets``) stores only the uint8 pixels (784 bytes an image)
 and builds each batch in a ``tf.data`` map: pixels scaled to float32, extra channels

@@ -170,3 +170,65 @@ def test_child_gpu_branch_with_a_fake_tensorflow(monkeypatch):
     monkeypatch.setattr(fresh_process, "nvidia_smi_used_mib", lambda: None)
     out = fresh_process._fresh_child({"settings": {}, "allocate_mb": 16, "oversize_mb": 512})
     assert out["oversize"] == {"mb": 512, "result": "allocated"} and out["nvidia_smi_used_mib"] is None
+
+
+# --- run_code: plain TensorFlow code in a new process ---------------------------------------------------------
+
+
+def test_run_code_reports_what_the_code_printed_and_raised_and_measures_after():
+    code = "import tensorflow as tf\nprint('hello')\nx = tf.constant(1.0)\nraise KeyError('missing')\n"
+    run = fresh_process.run_code(code, allocate_mb=2)
+    assert run.printed == "hello\n" and run.ok is False
+    assert run.error == {"type": "KeyError", "message": "'missing'", "line": 4}
+    assert run.runtime_started is True, "the tensor on line 3 started the runtime"
+    assert run.gpus == [] and run.memory_growth == {} and run.gpu_options is None and run.growth_in_effect is None
+    assert run.stand_in_gpus == 0  # none asked for
+    assert run.measured["logical_devices"] == ["/device:CPU:0"] and run.measure_error is None
+    assert run.gpu_taken_mib is None  # no nvidia-smi here
+
+
+def test_run_code_with_stand_in_gpus_meets_tensorflows_own_checks():
+    code = "import tensorflow as tf\ngpus = tf.config.list_physical_devices('GPU')\n" \
+           "tf.config.experimental.set_memory_growth(gpus[0], True)\n"
+    run = fresh_process.run_code(code, stand_in_gpus=2, allocate_mb=2)
+    assert run.stand_in_gpus == 2 and run.gpus == ["GPU:0", "GPU:1"]
+    assert run.error is None and run.memory_growth == {"GPU:0": True, "GPU:1": False}
+    assert run.gpu_options is None and run.gpu_options_error == (
+        "ValueError: Memory growth cannot differ between GPU devices")
+    assert run.ok is False and run.runtime_started is False
+    assert run.measured is None, "nothing is measured on stand-in GPUs"
+
+
+def test_run_code_growth_in_effect_follows_the_environment_variable_the_code_sets():
+    code = ("import os\nimport tensorflow as tf\nfor gpu in tf.config.list_physical_devices('GPU'):\n"
+            "    tf.config.experimental.set_memory_growth(gpu, True)\n"
+            "os.environ['TF_FORCE_GPU_ALLOW_GROWTH'] = 'false'\n")
+    run = fresh_process.run_code(code, stand_in_gpus=2, env={"TF_FORCE_GPU_ALLOW_GROWTH": None})
+    assert run.ok and run.gpu_options == {"allow_growth": True, "virtual_mb": []}
+    assert run.allow_growth_env == "false" and run.growth_in_effect is False, "the variable wins (gpu_bfc_allocator.cc)"
+
+
+def test_run_code_checks_its_arguments_in_the_parent():
+    with pytest.raises(TypeError):
+        fresh_process.run_code(None)
+    with pytest.raises(ValueError):
+        fresh_process.run_code("pass", stand_in_gpus=-1)
+    with pytest.raises(ParameterError):
+        fresh_process.run_code("pass", allocate_mb=0)
+
+
+def test_code_run_gpu_taken_and_growth_in_effect():
+    run = fresh_process.CodeRun(
+        code="", env={}, stand_in_gpus=0, error=None, printed="", runtime_started=True, gpus=["GPU:0"],
+        memory_growth={"GPU:0": True}, logical_gpus_mb={"GPU:0": [1024]},
+        gpu_options={"allow_growth": False, "virtual_mb": [[1024]]}, gpu_options_error=None,
+        measured={"nvidia_smi_used_mib": {"before": [500.0], "after": [2100.0]}}, measure_error=None,
+        allow_growth_env=None, seconds=1.0,
+    )
+    assert run.ok and run.gpu_taken_mib == 1600.0 and run.growth_in_effect is False
+    run.allow_growth_env = "true"
+    assert run.growth_in_effect is True
+    run.allow_growth_env = "yes"  # TensorFlow ignores anything but true and false
+    assert run.growth_in_effect is False
+    run.measured = None
+    assert run.gpu_taken_mib is None

@@ -205,7 +205,7 @@ RULES: tuple[LogRule, ...] = (
         (r"Failed to get convolution algorithm\. This is probably because cuDNN failed to initialize",),
         "cuDNN could not start: most often the GPU's memory was already taken, or CUDA and cuDNN do not fit together.",
         "Turn on memory growth before anything runs (tf.config.experimental.set_memory_growth(gpu, True), or "
-        "TF_FORCE_GPU_ALLOW_GROWTH=true before Python starts); if it persists, fix the CUDA/cuDNN mismatch.",
+        "TF_FORCE_GPU_ALLOW_GROWTH=true before the GPU is initialised); if it persists, fix the CUDA/cuDNN mismatch.",
         "https://github.com/tensorflow/tensorflow/issues/36025",
         gpu_evidence=True,
     ),

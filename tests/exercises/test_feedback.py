@@ -41,6 +41,8 @@ def test_every_notebook_exercise_has_a_task_cell_and_a_solution():
     for path in NOTEBOOKS:
         tasks, shown = task_cells(path.stem), solutions(path.stem)
         assert set(tasks) == set(shown), f"{path.name}: tasks {sorted(tasks)}, solutions {sorted(shown)}"
+        assert len(tasks) >= 2, f"{path.name}: {len(tasks)} exercise(s); every notebook has at least two"
+        assert all(name.startswith(f"Exercise {int(path.name[:2])}.") for name in tasks), sorted(tasks)
 
 
 def test_a_check_as_the_last_line_of_a_cell_shows_its_feedback_once(capsys):
