@@ -71,3 +71,23 @@ def test_tests_that_run_whole_notebooks_live_in_the_papermill_tier():
         if path.relative_to(tests).parts[0] != "tiers" and re.search(r"mark\.notebook\b", path.read_text())
     ]
     assert stray == [], "move tests marked `notebook` to tests/tiers/"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_the_header_says_how_long_it_takes_and_which_parameters_to_try(path):
+    """The title cell: what you learn, prerequisites, time (CPU smoke, CPU full, GPU), parameters to try."""
+    import ast
+    import re
+
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    header = "".join(cells[1]["source"])
+    assert header.startswith(f"# {path.name[:2]} · ")
+    assert "**What you learn**" in header
+    assert re.search(r"\*\*(Prerequisites|Before you start)", header), "say what to know or do first"
+    time = header[header.index("**Time"):header.index("**Parameters to try")]
+    assert re.search(r"smoke", time) and re.search(r"full", time) and "GPU" in time, time
+    assert re.search(r"\d+(\.\d+)?(-\d+)? ?(s|seconds?|minutes?)\b", time), "a measured time, with its unit"
+    (params,) = [c for c in cells if "parameters" in c.get("metadata", {}).get("tags", [])]
+    names = {t.id for n in ast.parse("".join(params["source"])).body if isinstance(n, ast.Assign) for t in n.targets}
+    to_try = re.findall(r"(?m)^- `([A-Z][A-Z0-9_]*)\b", header[header.index("**Parameters to try"):])
+    assert len(set(to_try)) >= 2 and set(to_try) <= names, (to_try, sorted(names))
