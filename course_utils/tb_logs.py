@@ -147,7 +147,8 @@ def require_tensorboard() -> None:
     (``tensorflow/python/summary/tb_summary.py``). Source: docs/references.md#tensorboard-package.
     """
     if importlib.util.find_spec("tensorboard") is None:
-        raise CourseError(TENSORBOARD_MISSING, INSTALL_TENSORBOARD)
+        more = "More: docs/troubleshooting.md#tensorboard-missing"
+        raise CourseError(TENSORBOARD_MISSING, f"{INSTALL_TENSORBOARD}. {more}")
 
 
 def tensorboard_callback(

@@ -91,7 +91,7 @@ def test_missing_tensorboard_is_a_clear_error(monkeypatch, tmp_path):
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "tensorboard" else real(name, *a))
     with pytest.raises(CourseError, match="2.21") as caught:
         tensorboard_callback(tmp_path, "x")
-    assert "pip install" in caught.value.fix
+    assert "pip install" in caught.value.fix and "docs/troubleshooting.md#tensorboard-missing" in caught.value.fix
     # TF 2.21 without tensorboard: tf.summary is limited (scalar & co. raise TBNotInstalledError), not gone
     assert "limited" in caught.value.what and "TBNotInstalledError" in caught.value.what
     assert "unavailable" not in caught.value.what
