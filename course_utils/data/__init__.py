@@ -42,7 +42,7 @@ from pathlib import Path
 import numpy as np
 
 from course_utils.data.download import fetch_verified, remove_stale_parts, sha256_of
-from course_utils.data.idx import parse_idx, read_bytes
+from course_utils.data.idx import parse_idx, read_bytes, unreadable
 from course_utils.errors import DataError, ParameterError
 from course_utils.results import note_data
 
@@ -163,11 +163,7 @@ def _digest(path: Path, digest_of: Callable[[Path], str] = sha256_of) -> str:
     try:
         return digest_of(path)
     except (PermissionError, IsADirectoryError) as exc:
-        raise DataError(
-            f"{path} cannot be read: {exc.strerror}. It was not used.",
-            f"Make it readable (e.g. `chmod u+r {path}`), or delete it and {FETCH_HINT}.",
-            path=path, problem=f"unreadable: {exc.strerror}",
-        ) from None
+        raise unreadable(path, exc, FETCH_HINT) from None
 
 
 def _verify(path: Path, expected: str, what: str) -> None:

@@ -20,6 +20,15 @@ UBYTE = 0x08
 BLOCK = 1 << 20  # bytes un-gzipped at a time
 
 
+
+def unreadable(path: Path, exc: OSError, fetch_hint: str) -> DataError:
+    """The error for a dataset file the course may not read (no permission, or a folder): name it and the fix."""
+    return DataError(
+        f"{path} cannot be read: {exc.strerror}. It was not used.",
+        f"Make it readable (e.g. `chmod u+r {path}`), or delete it and {fetch_hint}.",
+        path=path, problem=f"unreadable: {exc.strerror}",
+    )
+
 def _fix_for(path: Path) -> str:
     return (
         f"Delete or replace {path}: restore it from its source (for Debian's copy: "
@@ -55,11 +64,7 @@ def read_bytes(path: str | os.PathLike[str], *, limit: int | None = None) -> byt
     except FileNotFoundError:
         raise
     except (PermissionError, IsADirectoryError) as exc:
-        raise DataError(
-            f"{path} cannot be read: {exc.strerror}. It was not used.",
-            f"Make it readable (e.g. `chmod u+r {path}`), or delete it and run `course data fetch`.",
-            path=path, problem=f"unreadable: {exc.strerror}",
-        ) from exc
+        raise unreadable(path, exc, "run `course data fetch`") from exc
     except (OSError, EOFError, zlib.error) as exc:
         raise DataError(f"{path} is not a readable (gzip) file: {exc}", _fix_for(path), path=path,
                         problem="corrupt: not a readable gzip file") from exc
