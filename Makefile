@@ -23,15 +23,15 @@ CI_OUT ?= build/ci/course
 TIER_TIMES ?=
 
 PYTEST := COURSE_OFFLINE=1 $(BIN)/python -m pytest
-TIERS := lint unit papermill nbval browser hosted
+TIERS := lint unit papermill nbval browser hosted hub
 
 # `make test` runs the tiers in two lanes side by side, one per CPU core of a CI machine:
-# lint, unit, nbval | papermill, browser, hosted (the browser tier shows what the papermill tier executed).
+# lint, unit, nbval, hub | papermill, browser, hosted (the browser tier shows what the papermill tier executed).
 # Each tier's output is printed in one piece when its lane ends; every tier runs even when another fails.
-LANE1 := lint unit nbval
+LANE1 := lint unit nbval hub
 LANE2 := papermill browser hosted
 
-.PHONY: course test lab venv clean help lane1 lane2 links $(TIERS) FORCE
+.PHONY: course test lab venv clean help lane1 lane2 links slurm $(TIERS) FORCE
 
 # $(call timed,COMMAND): run COMMAND, print the tier's elapsed seconds, keep COMMAND's exit status.
 # pytest's 5 (no tests collected) fails the tier like any other non-zero status.
@@ -50,12 +50,15 @@ help:
 	@echo "make course    - run every notebook headless (papermill) into $(OUT) and summarise the results"
 	@echo "make test      - every tier below, each timed, in two lanes side by side: $(LANE1) | $(LANE2)"
 	@echo "make lint      - ruff check ."
-	@echo "make unit      - unit tests: pytest tests -m 'not notebook and not browser' (no course notebook runs)"
+	@echo "make unit      - unit tests: pytest tests -m 'not notebook and not browser and not hub' (no course notebook runs)"
 	@echo "make papermill - course run --smoke into $(CI_OUT), then checks on what each notebook recorded"
-	@echo "make nbval     - pytest --nbval notebooks/ in smoke mode (cell by cell)"
+	@echo "make nbval     - pytest --nbval in smoke mode (cell by cell): notebooks/, then notebooks/zh/"
 	@echo "make browser   - the notebooks in JupyterLab in headless Chromium (widgets live; others as papermill ran them)"
+	@echo "make hub       - JupyterHub with hub/jupyterhub_config.py, two real OS accounts, notebook 02 for each (root)"
 	@echo "make hosted    - every notebook again (smoke) with Colab's and Kaggle's TensorFlow and Keras, in $(HOSTED_VENV)"
 	@echo "                 (constraints/hosted.txt), after checking that installing the package keeps them"
+	@echo "make slurm     - not part of make test: cluster/slurm/course-array.sbatch on a one-node Slurm here (root;"
+	@echo "                 installs slurm-wlm and munge), merged report compared with an unsharded run (build/slurm)"
 	@echo "make links     - write the Colab, Kaggle and Binder badges (every notebook, the README's table) and the"
 	@echo "                 hosted setup cell into every notebook, from Repository and version in pyproject.toml"
 	@echo "make lab       - open the notebooks in JupyterLab"
@@ -86,25 +89,38 @@ lint: $(STAMP)
 	$(call timed,$(BIN)/ruff check .)
 
 unit: $(STAMP)
-	$(call timed,$(PYTEST) tests -m "not notebook and not browser" --durations=10)
+	$(call timed,$(PYTEST) tests -m "not notebook and not browser and not hub" --durations=10)
 
 papermill: $(STAMP)
 	$(call timed,COURSE_CI_OUT=$(CI_OUT) $(PYTEST) tests/tiers -m "notebook and not browser")
 
+# The English notebooks, then the Chinese ones (notebooks/zh/), each edition with its own results and logs (their
+# records have the same names); the tier fails when either fails.
+NBVAL = COURSE_OFFLINE=1 COURSE_SMOKE=1 $(BIN)/python -m pytest --nbval
 nbval: $(STAMP)
-	$(call timed,COURSE_OFFLINE=1 COURSE_SMOKE=1 COURSE_RESULTS_DIR=$(CURDIR)/build/ci/nbval/results \
-	  COURSE_LOG_DIR=$(CURDIR)/build/ci/nbval/tb-logs $(BIN)/python -m pytest --nbval notebooks/)
+	$(call timed,COURSE_RESULTS_DIR=$(CURDIR)/build/ci/nbval/results COURSE_LOG_DIR=$(CURDIR)/build/ci/nbval/tb-logs \
+	  $(NBVAL) notebooks/ --ignore=notebooks/zh; en=$$?; \
+	  COURSE_RESULTS_DIR=$(CURDIR)/build/ci/nbval-zh/results COURSE_LOG_DIR=$(CURDIR)/build/ci/nbval-zh/tb-logs \
+	  $(NBVAL) notebooks/zh; zh=$$?; (exit $$(( en ? en : zh ))))
 
 # A second environment with the hosted runtimes' versions (scripts/hosted.sh); the course's .venv is not used.
 HOSTED_VENV ?= .venv-hosted
 hosted:
 	$(call timed,VENV=$(HOSTED_VENV) OUT=build/ci/hosted PYTHON=$(PYTHON) sh scripts/hosted.sh)
 
+# Opt-in (root, Debian/Ubuntu): a one-node Slurm on this machine runs the shipped sbatch script (scripts/slurm_check.sh).
+slurm: $(STAMP)
+	OUT=build/slurm bash scripts/slurm_check.sh
+
 links: $(STAMP)
 	$(BIN)/python scripts/notebook_links.py
 
 browser: $(STAMP)
 	$(call timed,COURSE_CI_OUT=$(CI_OUT) $(PYTEST) tests -m browser)
+
+# Needs root (CI runs as root) and configurable-http-proxy (.ci/run installs it into build/npm): tests/hub/.
+hub: $(STAMP)
+	$(call timed,$(PYTEST) tests/hub -m hub)
 
 test: $(STAMP)
 	@echo "== make test: two lanes side by side: $(LANE1) | $(LANE2); output appears as each lane ends"

@@ -15,6 +15,7 @@ from course_utils.errors import (
     FolderInUseError,
     InputError,
     ParameterError,
+    PlaceError,
     WorkerError,
 )
 from course_utils.notebook import Course, checkpoint, setup
@@ -33,6 +34,7 @@ __all__ = [
     "FolderInUseError",
     "InputError",
     "ParameterError",
+    "PlaceError",
     "WorkerError",
     "checkpoint",
     "setup",

@@ -10,7 +10,10 @@ import importlib
 import importlib.util
 import sys
 
+from course_utils.i18n import translator
+
 PROG = "course"
+_ = translator("course")
 
 COMMANDS = {
     "run": ("course_utils.batch.runner", "run notebooks headless (papermill), over parameter grids; write a report"),
@@ -21,6 +24,8 @@ COMMANDS = {
         "course_utils.tb_logs",
         "read TensorBoard logs back as a table (CSV: run, split, tag, step, value, wall_time)",
     ),
+    "preflight": ("course_utils.classroom.preflight", "check this machine before a class: one JSON record, problems"),
+    "class-report": ("course_utils.classroom.class_report", "the students' preflight records as one report"),
 }
 
 
@@ -36,16 +41,17 @@ def missing_extra(command: str) -> str | None:
     module, extra = NEEDS[command]
     if importlib.util.find_spec(module) is not None:
         return None
-    return (
-        f"error: '{PROG} {command}' needs {module}, which is not installed.\n"
-        f'Install the "{extra}" extra: pip install "course-utils[{extra}]"'
-        f' (in the course folder: pip install -e ".[{extra}]").'
-    )
+    return _(
+        "error: '{prog} {command}' needs {module}, which is not installed.\n"
+        'Install the "{extra}" extra: pip install "course-utils[{extra}]" (in the course folder: '
+        'pip install -e ".[{extra}]").'
+    ).format(prog=PROG, command=command, module=module, extra=extra)
 
 
 def usage() -> str:
     lines = [f"usage: {PROG} COMMAND [ARGS]   (or: python -m course_utils COMMAND [ARGS])", "", "commands:"]
-    lines += [f"  {name:<8} {help_}" for name, (_, help_) in COMMANDS.items()]
+    width = max(len(name) for name in COMMANDS)
+    lines += [f"  {name:<{width}} {help_}" for name, (_, help_) in COMMANDS.items()]
     lines += ["", f"'{PROG} COMMAND --help' shows a command's options."]
     return "\n".join(lines)
 
@@ -57,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if argv[0] not in COMMANDS:
         print(usage())
-        print(f"\nerror: unknown command {argv[0]!r}", file=sys.stderr)
+        print("\n" + _("error: unknown command {command!r}").format(command=argv[0]), file=sys.stderr)
         return 2
     message = missing_extra(argv[0])
     if message:

@@ -13,6 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from course_utils.errors import DeviceError, ParameterError
+from course_utils.i18n import translator
+
+_ = translator("course")
 
 CHOICES = ("auto", "cpu", "gpu")
 
@@ -26,8 +29,8 @@ def check_device(value: object, name: str = "DEVICE") -> str:
     choice = value.lower() if isinstance(value, str) else value
     if choice not in CHOICES:
         raise ParameterError(
-            f"{name} = {value!r} is not a device choice.",
-            f"Set {name} to 'auto' (a GPU when TensorFlow can use one), 'cpu' or 'gpu'.",
+            _("{name} = {value!r} is not a device choice.").format(name=name, value=value),
+            _("Set {name} to 'auto' (a GPU when TensorFlow can use one), 'cpu' or 'gpu'.").format(name=name),
         )
     return choice
 
@@ -51,7 +54,7 @@ def cpu_model() -> str:
                 return line.split(":", 1)[1].strip()
     except OSError:
         pass
-    return platform.processor() or platform.machine() or "unknown CPU"
+    return platform.processor() or platform.machine() or _("unknown CPU")
 
 
 def why_no_gpu(tf) -> str:
@@ -59,11 +62,12 @@ def why_no_gpu(tf) -> str:
     if not tf.test.is_built_with_cuda():
         system = platform.system()
         if system == "Darwin":
-            return "this is macOS: TensorFlow has no CUDA build there (Apple silicon: tensorflow-metal)"
+            return _("this is macOS: TensorFlow has no CUDA build there (Apple silicon: tensorflow-metal)")
         if system == "Windows":
-            return "native Windows has no GPU TensorFlow after 2.10 (use WSL2, or tensorflow<2.11)"
-        return "this TensorFlow build has no CUDA support (a CPU-only wheel such as tensorflow-cpu)"
-    return "TensorFlow is built with CUDA but found no usable NVIDIA GPU (no GPU, no driver, or missing CUDA libraries)"
+            return _("native Windows has no GPU TensorFlow after 2.10 (use WSL2, or tensorflow<2.11)")
+        return _("this TensorFlow build has no CUDA support (a CPU-only wheel such as tensorflow-cpu)")
+    return _("TensorFlow is built with CUDA but found no usable NVIDIA GPU (no GPU, no driver, or missing CUDA "
+             "libraries)")
 
 
 def choose_device(prefer: str = "auto") -> DeviceChoice:
@@ -74,19 +78,48 @@ def choose_device(prefer: str = "auto") -> DeviceChoice:
     tf = quiet_tensorflow()
     gpus = tf.config.list_physical_devices("GPU")
     if prefer == "cpu":
-        reason = "DEVICE='cpu' asked for the CPU" + (f" ({len(gpus)} GPU(s) left unused)" if gpus else "")
+        reason = (_("DEVICE='cpu' asked for the CPU ({count} GPU(s) left unused)").format(count=len(gpus)) if gpus
+                  else _("DEVICE='cpu' asked for the CPU"))
         return DeviceChoice("/CPU:0", "CPU", cpu_model(), reason)
     if gpus:
         details = tf.config.experimental.get_device_details(gpus[0])
         name = details.get("device_name", "GPU")
         cc = details.get("compute_capability")
         description = f"{name} (compute capability {cc[0]}.{cc[1]})" if cc else name
-        return DeviceChoice("/GPU:0", "GPU", description, f"{len(gpus)} GPU(s) visible to TensorFlow; using the first")
+        return DeviceChoice("/GPU:0", "GPU", description,
+                            _("{count} GPU(s) visible to TensorFlow; using the first").format(count=len(gpus)))
     reason = why_no_gpu(tf)
     if prefer == "gpu":
         raise DeviceError(
-            f"DEVICE='gpu' was asked for, but no GPU is visible: {reason}.",
-            "Run `course doctor` for a diagnosis and the install command, "
-            "or set DEVICE='auto' to run on the CPU.",
+            _("DEVICE='gpu' was asked for, but no GPU is visible: {reason}.").format(reason=reason),
+            _("Run `course doctor` for a diagnosis and the install command, or set DEVICE='auto' to run on the CPU."),
         )
-    return DeviceChoice("/CPU:0", "CPU", cpu_model(), f"no GPU visible: {reason}")
+    return DeviceChoice("/CPU:0", "CPU", cpu_model(), _("no GPU visible: {reason}").format(reason=reason))
+
+
+def gpu_facts(tf, *, smi=None) -> dict[str, object]:
+    """The first GPU as a run's record states it: name, compute capability, memory, driver, CUDA of the build.
+
+    TensorFlow names the GPU and its compute capability; ``nvidia-smi`` (``smi``: a ``doctor.nvidia.SmiReport``,
+    probed here when not given) adds the driver and the memory. Two records then say whether they ran on the same GPU.
+    """
+    gpus = tf.config.list_physical_devices("GPU")
+    if not gpus:
+        return {}
+    details = tf.config.experimental.get_device_details(gpus[0])
+    cc = details.get("compute_capability")
+    if smi is None:
+        from course_utils.doctor.nvidia import probe_nvidia_smi
+
+        smi = probe_nvidia_smi(timeout=10)
+    first = smi.gpus[0] if smi.status == "ok" and smi.gpus else None
+    build = tf.sysconfig.get_build_info()
+    return {
+        "name": details.get("device_name") or (first.name if first else "GPU"),
+        "compute_capability": f"{cc[0]}.{cc[1]}" if cc else (first.compute_capability if first else None),
+        "memory_mib": first.memory_mib if first else None,
+        "driver": smi.driver_version if smi.status == "ok" else None,
+        "cuda_build": build.get("cuda_version"),
+        "count": len(gpus),
+    }
+

@@ -8,6 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from course_utils.i18n import translator
+
+_ = translator("course")
+
 
 class CourseError(RuntimeError):
     """An error a student can act on.
@@ -19,7 +23,7 @@ class CourseError(RuntimeError):
     def __init__(self, what: str, fix: str) -> None:
         self.what = what
         self.fix = fix
-        super().__init__(f"{what}\nWhat to do: {fix}")
+        super().__init__(_("{what}\nWhat to do: {fix}").format(what=what, fix=fix))
 
 
 class DataError(CourseError):
@@ -50,9 +54,9 @@ class InputError(CourseError, ValueError):
     ``course run`` exits with status 2 for it.
     """
 
-    def __init__(self, what: str, fix: str = "Correct the command line or the grid file; `course run --help` lists "
-                 "the options.") -> None:
-        super().__init__(what, fix)
+    def __init__(self, what: str, fix: str | None = None) -> None:
+        super().__init__(what, fix if fix is not None else _(
+            "Correct the command line or the grid file; `course run --help` lists the options."))
 
 
 class CheckpointError(CourseError, AssertionError):
@@ -86,6 +90,15 @@ class FolderInUseError(CourseError):
         super().__init__(what, fix)
         self.folder = folder
         self.pid = pid
+
+
+class PlaceError(CourseError):
+    """A folder the course must write into cannot be used: ``path``, and the ``variable`` that chose it or moves it."""
+
+    def __init__(self, what: str, fix: str, *, path: object = None, variable: str | None = None) -> None:
+        super().__init__(what, fix)
+        self.path = path
+        self.variable = variable
 
 
 class ChildError(CourseError):
@@ -126,12 +139,17 @@ class ConfigurationTooLateError(CourseError):
     def __init__(self, changes: Sequence[object], fix: str, tf_message: str | None = None) -> None:
         self.changes = list(changes)
         self.tf_message = tf_message
-        said = f' TensorFlow says: "{tf_message}".' if tf_message else ""
-        what = (
-            "TensorFlow's runtime is already initialised in this process, so its device configuration is "
-            "fixed and these settings cannot change: "
-            + "; ".join(str(c) for c in self.changes)
-            + ". Something before this call created a tensor, ran an op, built a model or listed logical "
-            "devices." + said
-        )
+        settings = "; ".join(str(c) for c in self.changes)
+        if tf_message:
+            what = _(
+                "TensorFlow's runtime is already initialised in this process, so its device configuration is "
+                "fixed and these settings cannot change: {settings}. Something before this call created a tensor, "
+                "ran an op, built a model or listed logical devices. TensorFlow says: \"{tf_message}\"."
+            ).format(settings=settings, tf_message=tf_message)
+        else:
+            what = _(
+                "TensorFlow's runtime is already initialised in this process, so its device configuration is "
+                "fixed and these settings cannot change: {settings}. Something before this call created a tensor, "
+                "ran an op, built a model or listed logical devices."
+            ).format(settings=settings)
         super().__init__(what, fix)

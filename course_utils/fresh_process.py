@@ -41,9 +41,12 @@ from course_utils.gpu_config import (
     runtime_initialized,
     short_name,
 )
+from course_utils.i18n import translator
 from course_utils.system.child import run_python
 from course_utils.system.rss import peak_rss_mib, rss_mib
 from course_utils.tf_setup import quiet_tensorflow
+
+_ = translator("course")
 
 
 @dataclass
@@ -186,7 +189,7 @@ def try_settings(
     child_env: dict[str, str | None] = {**(env or {}), "COURSE_RESULTS_FILE": None}  # the child records nothing
     run = run_python(
         "course_utils.fresh_process:_fresh_child", request, timeout_s=timeout_s, env=child_env,
-        what="The fresh TensorFlow process", name="fresh-tensorflow",
+        what=_("The fresh TensorFlow process"), name="fresh-tensorflow",
     )
     return FreshRun(settings=settings, env=dict(env or {}), initialise_first=initialise_first, **run.value)
 
@@ -357,6 +360,6 @@ def run_code(
     child_env: dict[str, str | None] = {**(env or {}), "COURSE_RESULTS_FILE": None}
     run = run_python(
         "course_utils.fresh_process:_code_child", request, timeout_s=timeout_s, env=child_env,
-        what="The fresh TensorFlow process", name="fresh-code",
+        what=_("The fresh TensorFlow process"), name="fresh-code",
     )
     return CodeRun(code=code, env=dict(env or {}), **run.value)

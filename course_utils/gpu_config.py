@@ -36,18 +36,25 @@ from numbers import Integral
 from typing import Any
 
 from course_utils.errors import ConfigurationTooLateError, DeviceError, ParameterError
+from course_utils.i18n import padded, translator
+
+_ = translator("course")
 
 ALLOW_GROWTH_ENV = "TF_FORCE_GPU_ALLOW_GROWTH"
 # TensorFlow compares the variable with exactly these strings; anything else is ignored
 # (with an error in its C++ log, which the course captures): gpu_bfc_allocator.cc.
 ALLOW_GROWTH_VALUES = ("true", "false")
-RESTART_FIX = (
-    "Restart the kernel (Jupyter: Kernel > Restart Kernel), then run the parameters cell, the setup "
-    "cell and the configuration cell before anything else - before any tensor, model or "
-    "list_logical_devices() call. In a script, configure right after importing TensorFlow. "
-    f"For memory growth alone there is a second route: start Python or Jupyter with {ALLOW_GROWTH_ENV}=true "
-    f"in the environment (e.g. `{ALLOW_GROWTH_ENV}=true jupyter lab`)."
-)
+
+
+def restart_fix() -> str:
+    """What to do when the configuration came too late: restart, and configure first (in the reader's language)."""
+    return _(
+        "Restart the kernel (Jupyter: Kernel > Restart Kernel), then run the parameters cell, the setup "
+        "cell and the configuration cell before anything else - before any tensor, model or "
+        "list_logical_devices() call. In a script, configure right after importing TensorFlow. "
+        "For memory growth alone there is a second route: start Python or Jupyter with {variable}=true "
+        "in the environment (e.g. `{variable}=true jupyter lab`)."
+    ).format(variable=ALLOW_GROWTH_ENV)
 
 
 # --- what TensorFlow currently holds --------------------------------------------------------------
@@ -73,20 +80,22 @@ class Settings:
 
     def __str__(self) -> str:
         rows = [
-            ("physical GPUs", ", ".join(self.physical_gpus) or "none"),
-            ("visible to TensorFlow", ", ".join(self.visible_gpus) or "none"),
+            (_("physical GPUs"), ", ".join(self.physical_gpus) or _("none")),
+            (_("visible to TensorFlow"), ", ".join(self.visible_gpus) or _("none")),
         ]
         for gpu in self.visible_gpus:
             limits = self.gpu_memory_limits_mb.get(gpu)
-            shown = "whole GPU" if not limits else " + ".join(f"{m:g} MB" for m in limits)
-            rows.append((gpu, f"memory growth {'on' if self.memory_growth.get(gpu) else 'off'}; logical GPUs: {shown}"))
-        started = {True: "yes - the configuration is fixed", False: "no - configuration still possible"}
+            shown = _("whole GPU") if not limits else " + ".join(f"{m:g} MB" for m in limits)
+            growth = (_("memory growth on; logical GPUs: {logical}") if self.memory_growth.get(gpu)
+                      else _("memory growth off; logical GPUs: {logical}"))
+            rows.append((gpu, growth.format(logical=shown)))
+        started = {True: _("yes - the configuration is fixed"), False: _("no - configuration still possible")}
         rows += [
-            ("logical CPU devices", str(self.cpu_devices)),
-            (ALLOW_GROWTH_ENV, self.allow_growth_env if self.allow_growth_env is not None else "(not set)"),
-            ("runtime initialised", started.get(self.runtime_initialized, "unknown")),
+            (_("logical CPU devices"), str(self.cpu_devices)),
+            (ALLOW_GROWTH_ENV, self.allow_growth_env if self.allow_growth_env is not None else _("(not set)")),
+            (_("runtime initialised"), started.get(self.runtime_initialized, _("unknown"))),
         ]
-        return "\n".join(f"{label:<25} {value}" for label, value in rows)
+        return "\n".join(f"{padded(label, 25)} {value}" for label, value in rows)
 
 
 def runtime_initialized() -> bool | None:
@@ -139,8 +148,9 @@ def current(tf: Any = None) -> Settings:
 def check_mb(name: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, Integral) or value < 1:
         raise ParameterError(
-            f"{name}={value!r} is not a memory size: it must be a whole number of megabytes, 1 or more.",
-            f"Pass {name} as a positive integer, e.g. {name}=1024 for 1 GB, or leave it out.",
+            _("{name}={value!r} is not a memory size: it must be a whole number of megabytes, 1 or more.").format(
+                name=name, value=value),
+            _("Pass {name} as a positive integer, e.g. {name}=1024 for 1 GB, or leave it out.").format(name=name),
         )
     return int(value)
 
@@ -156,8 +166,8 @@ def check_request(
     """Reject values that make no sense, with a message naming the argument (no TensorFlow needed)."""
     if memory_growth is not None and not isinstance(memory_growth, bool):
         raise ParameterError(
-            f"memory_growth={memory_growth!r} must be True, False or None.",
-            "Pass memory_growth=True to let TensorFlow take GPU memory as needed, or leave it out.",
+            _("memory_growth={value!r} must be True, False or None.").format(value=memory_growth),
+            _("Pass memory_growth=True to let TensorFlow take GPU memory as needed, or leave it out."),
         )
     if memory_limit_mb is not None:
         check_mb("memory_limit_mb", memory_limit_mb)
@@ -165,52 +175,57 @@ def check_request(
         is_list = isinstance(virtual_gpus_mb, Sequence) and not isinstance(virtual_gpus_mb, (str, bytes))
         if not is_list or not virtual_gpus_mb:
             raise ParameterError(
-                f"virtual_gpus_mb={virtual_gpus_mb!r} must be a non-empty list of memory sizes in MB.",
-                "Pass one size per virtual GPU, e.g. virtual_gpus_mb=[1024, 1024] for two 1 GB GPUs.",
+                _("virtual_gpus_mb={value!r} must be a non-empty list of memory sizes in MB.").format(
+                    value=virtual_gpus_mb),
+                _("Pass one size per virtual GPU, e.g. virtual_gpus_mb=[1024, 1024] for two 1 GB GPUs."),
             )
         for i, size in enumerate(virtual_gpus_mb):
             check_mb(f"virtual_gpus_mb[{i}]", size)
     if memory_limit_mb is not None and virtual_gpus_mb is not None:
         raise ParameterError(
-            "memory_limit_mb and virtual_gpus_mb both describe the logical GPUs of each GPU; pass one of them.",
-            "A single cap is memory_limit_mb=N; several virtual GPUs are virtual_gpus_mb=[N, M, ...].",
+            _("memory_limit_mb and virtual_gpus_mb both describe the logical GPUs of each GPU; pass one of them."),
+            _("A single cap is memory_limit_mb=N; several virtual GPUs are virtual_gpus_mb=[N, M, ...]."),
         )
     if memory_growth and (memory_limit_mb is not None or virtual_gpus_mb is not None):
         raise ParameterError(
-            "Memory growth cannot be combined with a memory limit or virtual GPUs on the same GPU "
-            "(TensorFlow: 'Cannot set memory growth on device when virtual devices configured').",
-            "Choose one: memory_growth=True (take memory as needed) or memory_limit_mb=N (a fixed cap; "
-            "it already stops TensorFlow from taking the whole GPU).",
+            _("Memory growth cannot be combined with a memory limit or virtual GPUs on the same GPU "
+              "(TensorFlow: 'Cannot set memory growth on device when virtual devices configured')."),
+            _("Choose one: memory_growth=True (take memory as needed) or memory_limit_mb=N (a fixed cap; "
+              "it already stops TensorFlow from taking the whole GPU)."),
         )
     if visible_gpus is not None:
         if isinstance(visible_gpus, (str, bytes)) or not isinstance(visible_gpus, Sequence):
             raise ParameterError(
-                f"visible_gpus={visible_gpus!r} must be a list of GPU numbers (e.g. [0]) or [] for none.",
-                "Pass visible_gpus=[0] for the first GPU only, or visible_gpus=[] to hide every GPU.",
+                _("visible_gpus={value!r} must be a list of GPU numbers (e.g. [0]) or [] for none.").format(
+                    value=visible_gpus),
+                _("Pass visible_gpus=[0] for the first GPU only, or visible_gpus=[] to hide every GPU."),
             )
         for gpu in visible_gpus:
             if isinstance(gpu, bool) or (not isinstance(gpu, (Integral, str)) and not hasattr(gpu, "device_type")):
                 raise ParameterError(
-                    f"visible_gpus contains {gpu!r}: use GPU numbers (0, 1, ...) or names like 'GPU:0'.",
-                    "Pass e.g. visible_gpus=[0].",
+                    _("visible_gpus contains {gpu!r}: use GPU numbers (0, 1, ...) or names like 'GPU:0'.").format(
+                        gpu=gpu),
+                    _("Pass e.g. visible_gpus=[0]."),
                 )
             if isinstance(gpu, Integral) and gpu < 0:
                 raise ParameterError(
-                    f"visible_gpus contains {gpu}: GPU numbers start at 0.",
-                    "Pass e.g. visible_gpus=[0] for the first GPU.",
+                    _("visible_gpus contains {gpu}: GPU numbers start at 0.").format(gpu=gpu),
+                    _("Pass e.g. visible_gpus=[0] for the first GPU."),
                 )
     if cpu_devices is not None and (isinstance(cpu_devices, bool) or not isinstance(cpu_devices, Integral)
                                     or cpu_devices < 1):
         raise ParameterError(
-            f"cpu_devices={cpu_devices!r} must be a whole number of logical CPU devices, 1 or more.",
-            "Pass e.g. cpu_devices=2 to split the CPU into /device:CPU:0 and /device:CPU:1 (1 = no split).",
+            _("cpu_devices={value!r} must be a whole number of logical CPU devices, 1 or more.").format(
+                value=cpu_devices),
+            _("Pass e.g. cpu_devices=2 to split the CPU into /device:CPU:0 and /device:CPU:1 (1 = no split)."),
         )
     env = os.environ.get(ALLOW_GROWTH_ENV)
     if memory_growth is not None and env in ALLOW_GROWTH_VALUES and memory_growth != (env == "true"):
         raise ParameterError(
-            f"memory_growth={memory_growth} contradicts {ALLOW_GROWTH_ENV}={env} in the environment, and "
-            "TensorFlow lets the environment variable win.",
-            f"Leave memory_growth out (the variable decides), or unset {ALLOW_GROWTH_ENV} and restart.",
+            _("memory_growth={value} contradicts {variable}={env} in the environment, and TensorFlow lets the "
+              "environment variable win.").format(value=memory_growth, variable=ALLOW_GROWTH_ENV, env=env),
+            _("Leave memory_growth out (the variable decides), or unset {variable} and restart.").format(
+                variable=ALLOW_GROWTH_ENV),
         )
 
 
@@ -223,14 +238,15 @@ def _resolve_gpus(requested: Sequence[Any], physical: list[Any]) -> list[Any]:
         else:
             key = short_name(item)
         if key not in by_name:
-            have = ", ".join(by_name) or "no GPU at all"
+            have = ", ".join(by_name) or _("no GPU at all")
             raise DeviceError(
-                f"visible_gpus asks for {item!r}, which this machine does not have (TensorFlow sees: {have}).",
-                "Pass GPU numbers from tf.config.list_physical_devices('GPU') (0 is the first), "
-                "or visible_gpus=[] to hide every GPU.",
+                _("visible_gpus asks for {item!r}, which this machine does not have (TensorFlow sees: {have}).").format(
+                    item=item, have=have),
+                _("Pass GPU numbers from tf.config.list_physical_devices('GPU') (0 is the first), "
+                  "or visible_gpus=[] to hide every GPU."),
             )
         if by_name[key] in chosen:
-            raise ParameterError(f"visible_gpus names {key} twice.", "Name each GPU once.")
+            raise ParameterError(_("visible_gpus names {gpu} twice.").format(gpu=key), _("Name each GPU once."))
         chosen.append(by_name[key])
     return chosen
 
@@ -248,16 +264,17 @@ class Change:
     after: Any
 
     def __str__(self) -> str:
-        return f"{self.setting}: {_show(self.before)} -> {_show(self.after)}"
+        return _("{setting}: {before} -> {after}").format(
+            setting=self.setting, before=_show(self.before), after=_show(self.after))
 
 
 def _show(value: Any) -> str:
     if value is None:
-        return "not set"
+        return _("not set")
     if isinstance(value, bool):
-        return "on" if value else "off"
+        return _("on") if value else _("off")
     if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_show(v) for v in value) + "]" if value else "none"
+        return "[" + ", ".join(_show(v) for v in value) + "]" if value else _("none")
     if isinstance(value, float):
         return f"{value:g}"
     return str(value)
@@ -277,12 +294,12 @@ class ConfigReport:
 
     def __str__(self) -> str:
         if self.changes:
-            head = "configure: applied before TensorFlow's runtime started"
+            head = _("configure: applied before TensorFlow's runtime started")
             body = [f"  {c}" for c in self.changes]
         else:
-            head = "configure: nothing to change - these settings are already in effect"
+            head = _("configure: nothing to change - these settings are already in effect")
             body = []
-        return "\n".join([head, *body, *(f"  note: {n}" for n in self.notes)])
+        return "\n".join([head, *body, *("  " + _("note: {note}").format(note=n) for n in self.notes)])
 
 
 def _logical_limits(config: Any) -> list[float] | None:
@@ -331,23 +348,25 @@ def configure(
     env = os.environ.get(ALLOW_GROWTH_ENV)
     if env is not None and env not in ALLOW_GROWTH_VALUES:
         notes.append(
-            f"{ALLOW_GROWTH_ENV}={env!r} is neither 'true' nor 'false', so TensorFlow ignores it "
-            "(set exactly true or false, or unset it)."
+            _("{variable}={value!r} is neither 'true' nor 'false', so TensorFlow ignores it "
+              "(set exactly true or false, or unset it).").format(variable=ALLOW_GROWTH_ENV, value=env)
         )
     gpu_asks = {
-        "memory growth": memory_growth,
-        "a memory limit": memory_limit_mb,
-        "virtual GPUs": virtual_gpus_mb,
+        _("memory growth"): memory_growth,
+        _("a memory limit"): memory_limit_mb,
+        _("virtual GPUs"): virtual_gpus_mb,
     }
     asked = [label for label, value in gpu_asks.items() if value is not None]
     if asked and not target_visible:
-        why = "TensorFlow sees no GPU" if not physical else "every GPU is hidden (visible_gpus)"
-        notes.append(f"{' and '.join(asked)}: skipped - {why}; these settings only apply to GPUs.")
+        skipped = (_("{settings}: skipped - TensorFlow sees no GPU; these settings only apply to GPUs.") if not physical
+                   else _("{settings}: skipped - every GPU is hidden (visible_gpus); these settings only apply to "
+                          "GPUs."))
+        notes.append(skipped.format(settings=_(" and ").join(asked)))
 
     changes: list[Change] = []
     visible_before, visible_after = [short_name(g) for g in now_visible], [short_name(g) for g in target_visible]
     if visible_after != visible_before:
-        changes.append(Change("visible", "visible GPUs", visible_before, visible_after))
+        changes.append(Change("visible", _("visible GPUs"), visible_before, visible_after))
     wanted_config = None
     if memory_limit_mb is not None:
         wanted_config = [tf.config.LogicalDeviceConfiguration(memory_limit=int(memory_limit_mb))]
@@ -361,26 +380,27 @@ def configure(
         config_after = config_now if wanted_config is None else wanted_config
         if growth_after and config_after:
             raise ParameterError(
-                f"{name} would have memory growth and a memory limit / virtual GPUs at once "
-                f"(growth {_show(growth_after)}, logical GPUs {_show(_logical_limits(config_after))} MB); "
-                "TensorFlow refuses that combination ('Cannot set memory growth on device when virtual "
-                "devices configured'). An earlier configure call in this process set one of them.",
-                "Choose one: memory growth or a memory limit. To switch, restart the kernel and configure again.",
+                _("{gpu} would have memory growth and a memory limit / virtual GPUs at once "
+                  "(growth {growth}, logical GPUs {logical} MB); TensorFlow refuses that combination ('Cannot set "
+                  "memory growth on device when virtual devices configured'). An earlier configure call in this "
+                  "process set one of them.").format(
+                    gpu=name, growth=_show(growth_after), logical=_show(_logical_limits(config_after))),
+                _("Choose one: memory growth or a memory limit. To switch, restart the kernel and configure again."),
             )
         if growth_after != growth_now:
-            changes.append(Change("growth", f"memory growth on {name}", growth_now, growth_after))
+            changes.append(Change("growth", _("memory growth on {gpu}").format(gpu=name), growth_now, growth_after))
         if wanted_config is not None and wanted_config != config_now:
             changes.append(
                 Change(
                     "logical",
-                    f"logical GPUs on {name} (MB)",
+                    _("logical GPUs on {gpu} (MB)").format(gpu=name),
                     _logical_limits(config_now),
                     _logical_limits(wanted_config),
                 )
             )
     cpus_now = len(tf.config.get_logical_device_configuration(cpu) or [None])
     if cpu_devices is not None and cpu_devices != cpus_now:
-        changes.append(Change("cpu", "logical CPU devices", cpus_now, int(cpu_devices)))
+        changes.append(Change("cpu", _("logical CPU devices"), cpus_now, int(cpu_devices)))
 
     if changes:
         _apply(tf, changes, target_visible, cpu, memory_growth, wanted_config, cpu_devices)
@@ -408,7 +428,7 @@ def _apply(tf, changes, target_visible, cpu, memory_growth, wanted_config, cpu_d
     except RuntimeError as err:
         message = str(err)
         if "initializ" in message:
-            raise ConfigurationTooLateError(changes, RESTART_FIX, tf_message=message) from err
+            raise ConfigurationTooLateError(changes, restart_fix(), tf_message=message) from err
         raise
 
 
@@ -418,9 +438,6 @@ def _apply(tf, changes, target_visible, cpu, memory_growth, wanted_config, cpu_d
 # kernel may take. TensorFlow's default maps nearly all of it at start-up, so a second notebook open
 # on the same GPU would find it full (tensorflow.org/guide/gpu#limiting_gpu_memory_growth).
 MEMORY_ENV = "COURSE_GPU_MEMORY"
-MEMORY_FIX = (
-    f'Set {MEMORY_ENV} to "growth" (the default), "all" (TensorFlow\'s own default), or a limit in MiB, e.g. 2048.'
-)
 
 
 def memory_policy(value: str | None = None) -> str | int:
@@ -433,18 +450,25 @@ def memory_policy(value: str | None = None) -> str | int:
         return "all"
     if text.isascii() and text.isdigit() and int(text) > 0:
         return int(text)
-    raise ParameterError(f"{MEMORY_ENV}={raw!r} is not a GPU memory policy.", MEMORY_FIX)
+    raise ParameterError(
+        _("{variable}={value!r} is not a GPU memory policy.").format(variable=MEMORY_ENV, value=raw),
+        _('Set {variable} to "growth" (the default), "all" (TensorFlow\'s own default), or a limit in MiB, '
+          'e.g. 2048.').format(variable=MEMORY_ENV),
+    )
 
 
 def apply_memory_policy(policy: str | int) -> str:
     """Apply a policy from ``memory_policy`` to every visible GPU, before the runtime starts; say what was done."""
     if policy == "all":
-        return f"GPU memory: TensorFlow's default, nearly all of each GPU ({MEMORY_ENV}=all)"
+        return _("GPU memory: TensorFlow's default, nearly all of each GPU ({variable}=all)").format(
+            variable=MEMORY_ENV)
     gpus = _tf().config.get_visible_devices("GPU")
     if not gpus:
-        return "GPU memory: no GPU here, nothing to set"
+        return _("GPU memory: no GPU here, nothing to set")
     if policy == "growth":
         configure(memory_growth=True, quiet=True)
-        return f"GPU memory: grows as needed on {len(gpus)} GPU(s) ({MEMORY_ENV}=growth, the default)"
+        return _("GPU memory: grows as needed on {count} GPU(s) ({variable}=growth, the default)").format(
+            count=len(gpus), variable=MEMORY_ENV)
     configure(memory_limit_mb=policy, quiet=True)
-    return f"GPU memory: at most {policy} MiB on each of {len(gpus)} GPU(s) ({MEMORY_ENV}={policy})"
+    return _("GPU memory: at most {limit} MiB on each of {count} GPU(s) ({variable}={limit})").format(
+        limit=policy, count=len(gpus), variable=MEMORY_ENV)

@@ -26,9 +26,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from course_utils.errors import CourseError, DeviceError, ParameterError
+from course_utils.i18n import translator
 from course_utils.system.rss import peak_rss_mib, rss_mib
 
 MIB = 2**20
+_ = translator("course")
 
 
 @dataclass(frozen=True)
@@ -40,7 +42,8 @@ class Reading:
     peak_mib: float
 
     def __str__(self) -> str:
-        return f"{self.what}: {self.current_mib:.1f} MiB now, peak {self.peak_mib:.1f} MiB"
+        return _("{what}: {current:.1f} MiB now, peak {peak:.1f} MiB").format(
+            what=self.what, current=self.current_mib, peak=self.peak_mib)
 
 
 def is_gpu(device: str) -> bool:
@@ -52,7 +55,8 @@ def gpu_name(device: str) -> str:
     """The name ``get_memory_info`` wants: "/GPU:0" or "/device:GPU:0" -> "GPU:0"."""
     text = str(device).upper().rsplit("DEVICE:", 1)[-1].lstrip("/")
     if not text.startswith("GPU"):
-        raise ParameterError(f"{device!r} is not a GPU device name.", "Use a name like '/GPU:0' or 'GPU:1'.")
+        raise ParameterError(_("{device!r} is not a GPU device name.").format(device=device),
+                             _("Use a name like '/GPU:0' or 'GPU:1'."))
     return text if ":" in text else f"{text}:0"
 
 
@@ -61,7 +65,7 @@ def process_memory() -> Reading:
     rss = rss_mib()
     # VmHWM and psutil's RSS come from different kernel counters that can differ by a few pages;
     # a peak below the current value would be nonsense, so the peak is at least the current value.
-    return Reading("process resident memory", rss, max(peak_rss_mib(), rss))
+    return Reading(_("process resident memory"), rss, max(peak_rss_mib(), rss))
 
 
 def _tf_with_gpu(name: str):
@@ -70,9 +74,9 @@ def _tf_with_gpu(name: str):
     tf = quiet_tensorflow()
     if not tf.config.get_visible_devices("GPU"):
         raise DeviceError(
-            f"There is no GPU memory to read: TensorFlow sees no GPU, so {name} does not exist.",
-            "On a CPU, measure the process instead: memory.process_memory(), or "
-            "memory.peak_memory('/CPU:0') around a block.",
+            _("There is no GPU memory to read: TensorFlow sees no GPU, so {name} does not exist.").format(name=name),
+            _("On a CPU, measure the process instead: memory.process_memory(), or "
+              "memory.peak_memory('/CPU:0') around a block."),
         )
     return tf
 
@@ -84,12 +88,29 @@ def gpu_memory(device: str = "GPU:0") -> Reading:
     try:
         info = tf.config.experimental.get_memory_info(name)
     except ValueError as err:
-        have = ", ".join(d.name for d in tf.config.list_logical_devices("GPU")) or "none"
+        have = ", ".join(d.name for d in tf.config.list_logical_devices("GPU")) or _("none")
         raise DeviceError(
-            f"TensorFlow cannot report memory for {name}: {err} (logical GPUs: {have}).",
-            "Pass one of the logical GPUs listed, e.g. 'GPU:0'.",
+            _("TensorFlow cannot report memory for {name}: {error} (logical GPUs: {have}).").format(
+                name=name, error=err, have=have),
+            _("Pass one of the logical GPUs listed, e.g. 'GPU:0'."),
         ) from err
-    return Reading(f"{name} (TensorFlow's allocator)", info["current"] / MIB, info["peak"] / MIB)
+    return Reading(_("{name} (TensorFlow's allocator)").format(name=name), info["current"] / MIB, info["peak"] / MIB)
+
+
+def peak_gpu_mib(device: str = "GPU:0") -> float | None:
+    """The GPU's peak in MiB (as ``gpu_memory``), or None: no such GPU, or TensorFlow's runtime not started yet.
+
+    Asking would start the runtime, and fix the device configuration a notebook may still be about to
+    make (notebooks 03 and 07 make theirs after setup), so the record of a run asks only once it has started.
+    """
+    from course_utils.gpu_config import runtime_initialized
+
+    if not runtime_initialized():
+        return None
+    try:
+        return round(gpu_memory(device).peak_mib, 1)
+    except (DeviceError, ValueError, RuntimeError):
+        return None
 
 
 def reset_gpu_peak(device: str = "GPU:0") -> None:
@@ -99,8 +120,8 @@ def reset_gpu_peak(device: str = "GPU:0") -> None:
     try:
         tf.config.experimental.reset_memory_stats(name)
     except ValueError as err:
-        raise DeviceError(f"TensorFlow cannot reset memory statistics for {name}: {err}.",
-                          "Pass a logical GPU such as 'GPU:0'.") from err
+        raise DeviceError(_("TensorFlow cannot reset memory statistics for {name}: {error}.").format(
+            name=name, error=err), _("Pass a logical GPU such as 'GPU:0'.")) from err
 
 
 def reading(device: str) -> Reading:
@@ -129,10 +150,10 @@ class BlockMemory:
         return self.peak_mib - self.start_mib
 
     def __str__(self) -> str:
-        return (
-            f"peak {self.peak_mib:.1f} MiB ({self.increase_mib:+.1f} MiB above the {self.start_mib:.1f} MiB "
-            f"at the start; {self.end_mib:.1f} MiB at the end) - {self.what}, {self.how}"
-        )
+        return _("peak {peak:.1f} MiB ({increase:+.1f} MiB above the {start:.1f} MiB at the start; {end:.1f} MiB at "
+                 "the end) - {what}, {how}").format(peak=self.peak_mib, increase=self.increase_mib,
+                                                     start=self.start_mib, end=self.end_mib, what=self.what,
+                                                     how=self.how)
 
 
 @contextmanager
@@ -146,7 +167,7 @@ def peak_memory(device: str = "/CPU:0", *, interval_s: float = 0.005) -> Iterato
     if is_gpu(device):
         name = gpu_name(device)
         reset_gpu_peak(name)
-        block = BlockMemory(device, f"{name} memory in use (TensorFlow's allocator)")
+        block = BlockMemory(device, _("{name} memory in use (TensorFlow's allocator)").format(name=name))
         block.start_mib = gpu_memory(name).current_mib
         try:
             yield block
@@ -154,9 +175,9 @@ def peak_memory(device: str = "/CPU:0", *, interval_s: float = 0.005) -> Iterato
             end = gpu_memory(name)
             block.end_mib = end.current_mib
             block.peak_mib = max(end.peak_mib, block.start_mib, block.end_mib)
-            block.exact, block.how = True, "exact (TensorFlow's peak counter)"
+            block.exact, block.how = True, _("exact (TensorFlow's peak counter)")
         return
-    block = BlockMemory(device, "process resident memory")
+    block = BlockMemory(device, _("process resident memory"))
     block.start_mib = process_memory().current_mib
     high_before = peak_rss_mib()
     sampler = MemorySampler("/CPU:0", interval_s=interval_s)
@@ -169,13 +190,11 @@ def peak_memory(device: str = "/CPU:0", *, interval_s: float = 0.005) -> Iterato
         block.end_mib = end.current_mib
         if end.peak_mib > high_before:
             block.peak_mib, block.exact = max([end.peak_mib, *sampler.rss_mib]), True
-            block.how = "exact (the process's high-water mark rose in this block)"
+            block.how = _("exact (the process's high-water mark rose in this block)")
         else:
             block.peak_mib = max([block.start_mib, block.end_mib, *sampler.rss_mib])
-            block.how = (
-                f"sampled every {interval_s * 1000:g} ms ({len(sampler.rss_mib)} samples; the process "
-                "had been higher before, so its high-water mark cannot say)"
-            )
+            block.how = _("sampled every {ms:g} ms ({count} samples; the process had been higher before, so its "
+                          "high-water mark cannot say)").format(ms=interval_s * 1000, count=len(sampler.rss_mib))
 
 
 # --- memory over time ------------------------------------------------------------------------------
@@ -196,8 +215,8 @@ class MemorySampler:
 
     def __init__(self, device: str = "/CPU:0", *, interval_s: float = 0.05, max_samples: int = 100_000) -> None:
         if isinstance(interval_s, bool) or not isinstance(interval_s, (int, float)) or not interval_s > 0:
-            raise ParameterError(f"interval_s={interval_s!r} must be a positive number of seconds.",
-                                 "Pass e.g. interval_s=0.05 (20 samples a second).")
+            raise ParameterError(_("interval_s={value!r} must be a positive number of seconds.").format(
+                value=interval_s), _("Pass e.g. interval_s=0.05 (20 samples a second)."))
         self.device = device
         self.gpu = gpu_name(device) if is_gpu(device) else None
         self.interval_s = float(interval_s)
@@ -215,7 +234,9 @@ class MemorySampler:
 
     @property
     def what(self) -> str:
-        return f"{self.gpu} memory in use (TensorFlow's allocator)" if self.gpu else "process resident memory"
+        if self.gpu:
+            return _("{name} memory in use (TensorFlow's allocator)").format(name=self.gpu)
+        return _("process resident memory")
 
     @property
     def values_mib(self) -> list[float]:
@@ -247,7 +268,7 @@ class MemorySampler:
 
     def start(self) -> MemorySampler:
         if self._thread is not None:
-            raise CourseError("This memory sampler is already running.", "Call stop() first, or make a new one.")
+            raise CourseError(_("This memory sampler is already running."), _("Call stop() first, or make a new one."))
         if self.gpu:
             gpu_memory(self.gpu)  # checks the GPU exists, with the course's message if not
             tf, name = _tf_with_gpu(self.gpu), self.gpu
@@ -269,8 +290,9 @@ class MemorySampler:
         if self._error is not None:
             err, self._error = self._error, None
             raise CourseError(
-                f"The memory sampler stopped with an error: {type(err).__name__}: {err}",
-                "The samples up to the error are kept; check the device name passed to MemorySampler.",
+                _("The memory sampler stopped with an error: {type}: {error}").format(
+                    type=type(err).__name__, error=err),
+                _("The samples up to the error are kept; check the device name passed to MemorySampler."),
             ) from err
         self._sample()
         return self
@@ -299,10 +321,9 @@ class MemorySampler:
 
     def __str__(self) -> str:
         if not self.times_s:
-            return f"MemorySampler({self.device}): no samples yet"
-        span = self.times_s[-1] - self.times_s[0]
-        note = f" (stopped recording at {self.max_samples} samples)" if self.truncated else ""
-        return (
-            f"{len(self.times_s)} samples over {span:.1f} s of {self.what}: "
-            f"from {self.values_mib[0]:.1f} to a peak of {self.peak_mib:.1f} MiB{note}"
-        )
+            return _("MemorySampler({device}): no samples yet").format(device=self.device)
+        said = (_("{count} samples over {seconds:.1f} s of {what}: from {first:.1f} to a peak of {peak:.1f} MiB "
+                  "(stopped recording at {most} samples)") if self.truncated
+                else _("{count} samples over {seconds:.1f} s of {what}: from {first:.1f} to a peak of {peak:.1f} MiB"))
+        return said.format(count=len(self.times_s), seconds=self.times_s[-1] - self.times_s[0], what=self.what,
+                           first=self.values_mib[0], peak=self.peak_mib, most=self.max_samples)

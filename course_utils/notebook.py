@@ -10,7 +10,8 @@ A notebook starts::
 
     # setup
     import course_utils
-    course = course_utils.setup(globals(), "05_cnn", smoke={"EPOCHS": 1, "IMAGES": 2000})
+    course = course_utils.setup(globals(), "05_cnn", smoke={"EPOCHS": 1, "IMAGES": 2000},
+                                key_results=["test_accuracy", "epoch_s"])
 
 and ends with ``course.checkpoint({...})``. ``setup`` applies the smoke switch, imports
 TensorFlow quietly, seeds everything, chooses the device and opens the results record
@@ -23,18 +24,23 @@ from __future__ import annotations
 
 import platform
 import shutil
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from course_utils.device import DeviceChoice, choose_device
+from course_utils.device import DeviceChoice, choose_device, gpu_facts
 from course_utils.errors import CheckpointError
 from course_utils.gpu_config import apply_memory_policy, memory_policy
+from course_utils.i18n import CHINESE, set_language, translator
+from course_utils.i18n import language as current_language
+from course_utils.memory import peak_gpu_mib
 from course_utils.params import apply_smoke, check_parameters, smoke_enabled
+from course_utils.plot_fonts import use_chinese_font
 from course_utils.results import Recorder, open_record
 from course_utils.tf_setup import quiet_tensorflow, seed_everything
 
+_ = translator("course")
 PARAMETER_TYPES = (bool, int, float, str, type(None), list, tuple, dict)
 
 
@@ -62,7 +68,7 @@ class Course:
         """Record key results for the report and the tests; prints what was recorded."""
         self.recorder.record(**results)
         shown = ", ".join(f"{k}={_short(v)}" for k, v in results.items())
-        print(f"Recorded: {shown}")
+        print(_("Recorded: {results}").format(results=shown))
 
     def checkpoint(self, checks: Mapping[str, bool]) -> None:
         """State and check what the student should have seen; raise if anything failed."""
@@ -101,11 +107,11 @@ def checkpoint(checks: Mapping[str, bool], *, recorder: Recorder | None = None) 
         recorder.record(checkpoint_passed=not failed, checkpoint_failed=failed)
     if failed:
         raise CheckpointError(
-            "Checkpoint failed: " + "; ".join(failed) + ".",
-            "Re-run the notebook from the top (Kernel > Restart and Run All); if it still fails, "
-            "the numbers above show where it went wrong.",
+            _("Checkpoint failed: {failed}.").format(failed="; ".join(failed)),
+            _("Re-run the notebook from the top (Kernel > Restart and Run All); if it still fails, "
+              "the numbers above show where it went wrong."),
         )
-    print(f"Checkpoint passed: {len(checks)} of {len(checks)} checks.")
+    print(_("Checkpoint passed: {passed} of {total} checks.").format(passed=len(checks), total=len(checks)))
 
 
 def setup(
@@ -115,6 +121,8 @@ def setup(
     smoke: Mapping[str, Any] | None = None,
     deterministic: bool = False,
     gpu_memory: str | int | None = "course",
+    key_results: Sequence[str] = (),
+    language: str | None = None,
 ) -> Course:
     """Prepare a notebook: smoke caps, quiet TensorFlow, seeds, device, results record.
 
@@ -123,11 +131,19 @@ def setup(
     ``SEED`` (if defined) seeds everything; ``DEVICE`` (if defined: "auto", "cpu" or "gpu") chooses the device.
     ``gpu_memory``: "course" applies the course-wide policy ``COURSE_GPU_MEMORY`` (memory growth unless set
     otherwise, so notebooks open side by side share a GPU); "growth", "all" or MiB choose one here; None
-    leaves the GPUs alone (notebook 03 configures them itself).
+    leaves the GPUs alone (notebook 03 configures them itself). ``key_results``: the few recorded results
+    that say what the notebook showed; reports show those (the record keeps every result). ``language``
+    ("en" or "zh-CN"): the language of the course's messages from here on (``COURSE_LANG``, inherited by
+    child processes); each notebook passes its own, so the Chinese edition speaks Chinese. In Chinese, plots
+    also get a Chinese font (``plot_fonts.use_chinese_font``).
     """
+    if language is not None:
+        set_language(language)
     is_smoke = smoke_enabled()
     changes = apply_smoke(namespace, smoke or {}, smoke=is_smoke)
     check_parameters(notebook_parameters(namespace), notebook)  # before TensorFlow: a bad value fails here, at once
+    if current_language() == CHINESE:
+        use_chinese_font()  # Chinese plot titles and labels; without a Chinese font, one warning says what to do
     policy = None if gpu_memory is None else memory_policy(None if gpu_memory == "course" else str(gpu_memory))
     tf = quiet_tensorflow()
     import keras
@@ -137,7 +153,7 @@ def setup(
         seed_everything(seed, deterministic=deterministic)
     memory_line = apply_memory_policy(policy) if policy is not None else None  # before the runtime starts
     device = choose_device(namespace.get("DEVICE", "auto"))
-    recorder = Recorder(notebook, parameters=notebook_parameters(namespace), smoke=is_smoke)
+    recorder = Recorder(notebook, parameters=notebook_parameters(namespace), smoke=is_smoke, key_results=key_results)
     open_record(recorder)  # helpers add to it: data.load records the dataset's source and size
     recorder.environment(
         tensorflow=tf.__version__,
@@ -149,17 +165,20 @@ def setup(
         device_description=device.description,
         gpu_memory=memory_line,
     )
+    if device.kind == "GPU":  # which GPU, driver and memory; and the most of it this run's TensorFlow held
+        recorder.environment(gpu=gpu_facts(tf))
+        recorder.measures["peak_gpu_mib"] = peak_gpu_mib
     lines = [
         f"TensorFlow {tf.__version__} (Keras {keras.__version__}), Python {platform.python_version()}",
-        f"Device: {device}",
+        _("Device: {device}").format(device=device),
     ]
     if memory_line:
         lines.append(memory_line)
     if seed is not None:
-        lines.append(f"Seed: {seed}" + (" (op determinism on)" if deterministic else ""))
+        lines.append((_("Seed: {seed} (op determinism on)") if deterministic else _("Seed: {seed}")).format(seed=seed))
     if is_smoke:
-        shown = ", ".join(f"{k} {old!r} -> {new!r}" for k, (old, new) in changes.items()) or "nothing to shorten"
-        lines.append(f"Smoke mode (COURSE_SMOKE=1): {shown}")
-    lines.append(f"Results are recorded in {recorder.path}")
+        shown = ", ".join(f"{k} {old!r} -> {new!r}" for k, (old, new) in changes.items()) or _("nothing to shorten")
+        lines.append(_("Smoke mode (COURSE_SMOKE=1): {changes}").format(changes=shown))
+    lines.append(_("Results are recorded in {path}").format(path=recorder.path))
     print("\n".join(lines))
     return Course(notebook, tf, device, is_smoke, recorder, changes)

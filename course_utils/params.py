@@ -26,6 +26,9 @@ from collections.abc import Callable, Mapping, MutableMapping
 from typing import Any
 
 from course_utils.errors import ParameterError
+from course_utils.i18n import translator
+
+_ = translator("course")
 
 SMOKE_ENV = "COURSE_SMOKE"
 _TRUE = ("1", "true", "yes", "on")
@@ -40,8 +43,8 @@ def smoke_enabled(environ: Mapping[str, str] | None = None) -> bool:
     if value in _FALSE:
         return False
     raise ParameterError(
-        f"{SMOKE_ENV}={value!r} is not understood.",
-        f"Set {SMOKE_ENV}=1 for the short smoke run, or unset it (or 0) for the full run.",
+        _("{variable}={value!r} is not understood.").format(variable=SMOKE_ENV, value=value),
+        _("Set {variable}=1 for the short smoke run, or unset it (or 0) for the full run.").format(variable=SMOKE_ENV),
     )
 
 
@@ -54,8 +57,8 @@ def apply_smoke(namespace: MutableMapping[str, Any], caps: Mapping[str, Any], *,
     missing = [name for name in caps if name not in namespace]
     if missing:
         raise ParameterError(
-            f"Smoke caps name parameters this notebook does not define: {', '.join(missing)}.",
-            "Define them in the parameters cell, or remove them from the caps.",
+            _("Smoke caps name parameters this notebook does not define: {names}.").format(names=", ".join(missing)),
+            _("Define them in the parameters cell, or remove them from the caps."),
         )
     changed: dict[str, tuple] = {}
     if not smoke:
@@ -73,11 +76,11 @@ def check_positive_int(name: str, value: Any, *, allow_none: bool = False) -> No
     if value is None and allow_none:
         return
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        what = (_("Parameter {name} = {value!r} must be a positive integer (or None for all).") if allow_none
+                else _("Parameter {name} = {value!r} must be a positive integer."))
         raise ParameterError(
-            f"Parameter {name} = {value!r} must be a positive integer"
-            + (" (or None for all)" if allow_none else "")
-            + ".",
-            f"Change {name} in the parameters cell (or pass -p {name} <integer> to papermill).",
+            what.format(name=name, value=value),
+            _("Change {name} in the parameters cell (or pass -p {name} <integer> to papermill).").format(name=name),
         )
 
 
@@ -85,8 +88,9 @@ def check_choice(name: str, value: Any, choices: tuple) -> None:
     """Reject a parameter outside its allowed values."""
     if value not in choices:
         raise ParameterError(
-            f"Parameter {name} = {value!r} is not one of {', '.join(map(repr, choices))}.",
-            f"Set {name} to one of those values in the parameters cell.",
+            _("Parameter {name} = {value!r} is not one of {choices}.").format(
+                name=name, value=value, choices=", ".join(map(repr, choices))),
+            _("Set {name} to one of those values in the parameters cell.").format(name=name),
         )
 
 
@@ -96,7 +100,9 @@ _AMOUNT = re.compile(r"^\w+_(RATE|MB|S)$")
 
 
 def _change(name: str, what: str) -> str:
-    return f"Change {name} in the parameters cell (or pass -p {name} <{what}> to course run / papermill)."
+    """The fix for a parameter: change ``name`` to a ``what`` (already in the reader's language)."""
+    return _("Change {name} in the parameters cell (or pass -p {name} <{what}> to course run / papermill).").format(
+        name=name, what=what)
 
 
 def _numbers(value: Any) -> list[float]:
@@ -108,22 +114,22 @@ def _numbers(value: Any) -> list[float]:
 def check_value(name: str, value: Any) -> None:
     """Reject a value its name rules out: a non-finite number anywhere, a count below 1, an amount <= 0."""
     if any(not math.isfinite(v) for v in _numbers(value)):
-        holds = "is not a finite number" if isinstance(value, float) else "holds a number that is not finite"
-        raise ParameterError(
-            f"Parameter {name} = {value!r} {holds}: training on it would run to the end and fail late.",
-            _change(name, "number"),
-        )
+        what = (_("Parameter {name} = {value!r} is not a finite number: training on it would run to the end and "
+                  "fail late.") if isinstance(value, float)
+                else _("Parameter {name} = {value!r} holds a number that is not finite: training on it would run to "
+                       "the end and fail late."))
+        raise ParameterError(what.format(name=name, value=value), _change(name, _("number")))
     if _COUNT.match(name):
         check_positive_int(name, value, allow_none=bool(_NONE_IS_ALL.match(name)))
     elif _AMOUNT.match(name) and (isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0):
-        raise ParameterError(f"Parameter {name} = {value!r} must be a number greater than 0.", _change(name, "number"))
+        raise ParameterError(_("Parameter {name} = {value!r} must be a number greater than 0.").format(
+            name=name, value=value), _change(name, _("number")))
 
 
-def _too_few(images: int, least: int, why: str, fix: str | None = None) -> ParameterError:
+def _too_few(what: str, least: int, fix: str | None = None) -> ParameterError:
+    """IMAGES below what a notebook needs: ``what`` says so (one whole sentence), the fix asks for ``least``."""
     return ParameterError(
-        f"Parameter IMAGES = {images:,} is too few for this notebook: it needs at least {least:,} - {why}.",
-        fix or _change("IMAGES", f"{least:,} or more, or None for all"),
-    )
+        what, fix or _change("IMAGES", _("{least:,} or more, or None for all").format(least=least)))
 
 
 def _train_images(images: int, validation_split: float = 0.2) -> int:
@@ -133,7 +139,9 @@ def _train_images(images: int, validation_split: float = 0.2) -> int:
 
 def _needs_split(images: int | None) -> None:
     if images is not None and (_train_images(images) < 1 or images - _train_images(images) < 1):
-        raise _too_few(images, 2, "one image to train on and one to validate (the last 20% validate)")
+        raise _too_few(_("Parameter IMAGES = {images:,} is too few for this notebook: it needs at least {least:,} - "
+                         "one image to train on and one to validate (the last 20% validate).").format(
+                             images=images, least=2), 2)
 
 
 def _needs_04(values: Mapping[str, Any]) -> None:
@@ -142,8 +150,9 @@ def _needs_04(values: Mapping[str, Any]) -> None:
     # The checkpoint asks MNIST runs for zeros ahead of noise (the average of the last 3 epochs); the notebook's
     # table lists the gaps measured, the smallest run being 4,000 images x 5 epochs (its smoke run). Fewer: unmeasured.
     if images is not None and values.get("DATASET") == "mnist" and images < 4000:
-        raise _too_few(images, 4000, "its checkpoint's check that zeros beat noise was measured from "
-                       "4,000 images (x 5 epochs) up, the table at its checkpoint")
+        raise _too_few(_("Parameter IMAGES = {images:,} is too few for this notebook: it needs at least {least:,} - "
+                         "its checkpoint's check that zeros beat noise was measured from 4,000 images (x 5 epochs) "
+                         "up, the table at its checkpoint.").format(images=images, least=4000), 4000)
 
 
 def _needs_05(values: Mapping[str, Any]) -> None:
@@ -151,8 +160,9 @@ def _needs_05(values: Mapping[str, Any]) -> None:
     # The short-run accuracy the checkpoint asks for (80% MNIST, 65% Fashion-MNIST) is verified by every smoke
     # run of the course's tests, at 2,000 images x 3 epochs; fewer images are not known to reach it.
     if images is not None and images < 2000:
-        raise _too_few(images, 2000, "its checkpoint's short-run test accuracy is verified at 2,000 images "
-                       "(x 3 epochs, its smoke run)")
+        raise _too_few(_("Parameter IMAGES = {images:,} is too few for this notebook: it needs at least {least:,} - "
+                         "its checkpoint's short-run test accuracy is verified at 2,000 images (x 3 epochs, its "
+                         "smoke run).").format(images=images, least=2000), 2000)
 
 
 def _needs_06(values: Mapping[str, Any]) -> None:
@@ -170,11 +180,18 @@ def _needs_06(values: Mapping[str, Any]) -> None:
         least = math.ceil(((per_epoch - 1) * batch + 1) / (1.0 - 0.2))
         while math.ceil(_train_images(least) / batch) < per_epoch:  # float rounding at the edge
             least += 1
+        what = (_("Parameter IMAGES = {images:,} is too few for this notebook: it needs at least {least:,} - "
+                  "PROFILE_BATCH = {profile} profiles up to batch {stop}, and {images:,} images make {batches} CNN "
+                  "batches of {batch} in {epochs} epoch(s).") if batches != 1
+                else _("Parameter IMAGES = {images:,} is too few for this notebook: it needs at least {least:,} - "
+                       "PROFILE_BATCH = {profile} profiles up to batch {stop}, and {images:,} images make {batches} "
+                       "CNN batch of {batch} in {epochs} epoch(s)."))
         raise _too_few(
-            images, least,
-            f"PROFILE_BATCH = {tuple(profile)} profiles up to batch {stop}, and {images:,} images make "
-            f"{batches} CNN batch{'es' if batches != 1 else ''} of {batch} in {epochs} epoch(s)",
-            f"Use IMAGES >= {least:,} (or more EPOCHS, a smaller BATCH_SIZE), or PROFILE_BATCH = None.",
+            what.format(images=images, least=least, profile=tuple(profile), stop=stop, batches=batches, batch=batch,
+                        epochs=epochs),
+            least,
+            _("Use IMAGES >= {least:,} (or more EPOCHS, a smaller BATCH_SIZE), or PROFILE_BATCH = None.").format(
+                least=least),
         )
 
 
@@ -184,8 +201,10 @@ def _needs_07(values: Mapping[str, Any]) -> None:
     # Run (c) trains with a global batch of BATCH_SIZE x replicas, whole batches only (drop_remainder): one step
     # needs that many images. On several GPUs the replicas are the GPUs, known only after start-up (batch_plan).
     if images is not None and values.get("DEVICE", "auto") != "gpu" and images < batch * replicas:
-        raise _too_few(images, batch * replicas, f"one step of its run (c), whose global batch is BATCH_SIZE x "
-                       f"CPU_REPLICAS = {batch} x {replicas}")
+        raise _too_few(_("Parameter IMAGES = {images:,} is too few for this notebook: it needs at least {least:,} - "
+                         "one step of its run (c), whose global batch is BATCH_SIZE x CPU_REPLICAS = {batch} x "
+                         "{replicas}.").format(images=images, least=batch * replicas, batch=batch, replicas=replicas),
+                       batch * replicas)
 
 
 # What each notebook needs beyond its names' promises, checked at setup. Keyed by the name setup() is given.

@@ -20,6 +20,9 @@ from typing import Any
 
 from course_utils.doctor.recommend import PLATFORM_NAMES, Recommendation, routes
 from course_utils.errors import ParameterError
+from course_utils.i18n import N_, translator
+
+_ = translator("course")
 
 PYTHONS = ("3.7", "3.8", "3.9", "3.10", "3.11", "3.12", "3.13", "3.14")
 
@@ -27,18 +30,21 @@ PYTHONS = ("3.7", "3.8", "3.9", "3.10", "3.11", "3.12", "3.13", "3.14")
 def check_inputs(platform: object, python: object, names: tuple[str, str] = ("PLATFORM", "PYTHON")) -> None:
     """Refuse a platform or Python the picker does not offer, naming the notebook parameter (``ParameterError``)."""
     if platform not in PLATFORM_NAMES:
-        raise ParameterError(f"{names[0]} = {platform!r} is not a platform.",
-                             f"Set {names[0]} to one of {', '.join(map(repr, PLATFORM_NAMES))}.")
+        raise ParameterError(_("{name} = {value!r} is not a platform.").format(name=names[0], value=platform),
+                             _("Set {name} to one of {choices}.").format(
+                                 name=names[0], choices=", ".join(map(repr, PLATFORM_NAMES))))
     if python not in PYTHONS:
-        raise ParameterError(f"{names[1]} = {python!r} is not one of the picker's Python versions.",
-                             f"Set {names[1]} to one of {', '.join(PYTHONS)}, written as text: '3.10'.")
+        raise ParameterError(
+            _("{name} = {value!r} is not one of the picker's Python versions.").format(name=names[1], value=python),
+            _("Set {name} to one of {choices}, written as text: '3.10'.").format(
+                name=names[1], choices=", ".join(PYTHONS)))
 
 
 def render(recommendations: list[Recommendation]) -> str:
     """The recommendations as a small HTML block: requirement, commands, notes (their text, the code as data-code)."""
     parts = []
     for n, rec in enumerate(recommendations):
-        title = "Install" if n == 0 else "Or"
+        title = _("Install") if n == 0 else _("Or")
         commands = html.escape("\n".join(rec.commands))
         notes = "".join(f'<li data-code="{html.escape(note.code)}">{html.escape(note.text)}</li>' for note in rec.notes)
         where, requirement = html.escape(rec.title()), html.escape(rec.tensorflow)
@@ -51,7 +57,8 @@ def render(recommendations: list[Recommendation]) -> str:
 
 def text(recommendations: list[Recommendation]) -> str:
     """The same as plain text, for printing."""
-    return "\n\n".join(("Install - " if n == 0 else "Or - ") + rec.text() for n, rec in enumerate(recommendations))
+    heads = [_("Install") if n == 0 else _("Or") for n in range(len(recommendations))]
+    return "\n\n".join(f"{head} - {rec.text()}" for head, rec in zip(heads, recommendations, strict=True))
 
 
 class InstallPicker:
@@ -62,15 +69,15 @@ class InstallPicker:
         import ipywidgets as widgets
 
         self.platform = widgets.Dropdown(
-            options=[(f"{name} ({key})", key) for key, name in PLATFORM_NAMES.items()],
+            options=[(f"{_(name)} ({key})", key) for key, name in PLATFORM_NAMES.items()],
             value=platform,
-            description="Platform",
+            description=_("Platform"),
         )
         self.python = widgets.Dropdown(options=list(PYTHONS), value=python, description="Python")
         self.driver = widgets.Text(
-            value=driver, description="Driver", placeholder="from nvidia-smi, e.g. 512.77 (empty: unknown)"
+            value=driver, description=_("Driver"), placeholder=_("from nvidia-smi, e.g. 512.77 (empty: unknown)")
         )
-        self.button = widgets.Button(description="Show the install command", button_style="primary")
+        self.button = widgets.Button(description=_("Show the install command"), button_style="primary")
         self.result = widgets.HTML()
         self.recommendations: list[Recommendation] = []
         self.button.on_click(self._update)
@@ -83,7 +90,7 @@ class InstallPicker:
             self.result.value = render(self.recommendations)
         except Exception as error:  # noqa: BLE001 - a widget callback must show the problem, not die silently
             self.recommendations = []
-            self.result.value = f"<b>Could not recommend:</b> {html.escape(str(error))}"
+            self.result.value = f"<b>{html.escape(_('Could not recommend:'))}</b> {html.escape(str(error))}"
 
     def click(self) -> list[Recommendation]:
         """Press the button (what a student does); returns the recommendations it showed."""
@@ -97,8 +104,8 @@ class InstallPicker:
 
 
 # The rule changes the timeline marks: (rule id in versions.json, label).
-MARKERS = (("and-cuda", "[and-cuda]"), ("keras-3", "Keras 3"), ("compute-capability-5-dropped", "no CC 5.x"),
-           ("numpy-2", "NumPy 2"), ("tensorboard-separate", "TensorBoard separate"))
+MARKERS = (("and-cuda", "[and-cuda]"), ("keras-3", "Keras 3"), ("compute-capability-5-dropped", N_("no CC 5.x")),
+           ("numpy-2", "NumPy 2"), ("tensorboard-separate", N_("TensorBoard separate")))
 
 
 def timeline(table: Any):
@@ -119,27 +126,28 @@ def timeline(table: Any):
             if i == 0 or value != values[i - 1]:
                 top.annotate(value, (i, float(value)), textcoords="offset points", xytext=(0, offset), ha="center",
                              color=color)
-    top.set_ylabel("version built with")
+    top.set_ylabel(_("version built with"))
     top.set_ylim(7, 13.5)
     low = [parse_version(b.python_min)[1] for b in builds]
     high = [parse_version(b.python_max)[1] for b in builds]
     bottom.bar(x, [h - lo + 1 for lo, h in zip(low, high, strict=True)], bottom=[lo - 0.5 for lo in low],
-               color="tab:orange", alpha=0.7, width=0.7, label="Python versions tested")
+               color="tab:orange", alpha=0.7, width=0.7, label=_("Python versions tested"))
     bottom.set_yticks(range(6, 14), [f"3.{m}" for m in range(6, 14)])
     bottom.set_ylabel("Python")
     bottom.set_ylim(5.4, 13.6)
     windows_last = where[table.rule("windows-native-gpu-last")["last"]]
     for axis in (top, bottom):
         axis.axvspan(-0.5, windows_last + 0.5, color="tab:blue", alpha=0.08)
-        for rule_id, _ in MARKERS:
+        for rule_id, _label in MARKERS:
             axis.axvline(where[table.rule(rule_id)["since"]] - 0.5, color="grey", ls="--", lw=1)
-    top.text(windows_last / 2, 12.9, "native-Windows GPU builds (2.4-2.10)", ha="center", color="tab:blue")
+    top.text(windows_last / 2, 12.9, _("native-Windows GPU builds (2.4-2.10)"), ha="center", color="tab:blue")
     for rule_id, label in MARKERS:
-        top.text(where[table.rule(rule_id)["since"]] - 0.42, 9.5, label, rotation=90, va="bottom", fontsize=8,
+        top.text(where[table.rule(rule_id)["since"]] - 0.42, 9.5, _(label), rotation=90, va="bottom", fontsize=8,
                  color="grey")
     bottom.set_xticks(x, [b.minor for b in builds])
-    bottom.set_xlabel("TensorFlow release")
+    bottom.set_xlabel(_("TensorFlow release"))
     top.legend(loc="lower right", ncol=2)
-    top.set_title("TensorFlow GPU builds 2.4-2.21: what each was built and tested with (tensorflow.org/install/source)")
+    top.set_title(_("TensorFlow GPU builds 2.4-2.21: what each was built and tested with "
+                    "(tensorflow.org/install/source)"))
     fig.tight_layout()
     return fig

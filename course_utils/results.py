@@ -3,11 +3,16 @@
 A record is one JSON file per notebook run::
 
     {"notebook": "05_cnn", "smoke": true, "parameters": {...}, "environment": {...},
-     "results": {"test_accuracy": 0.97, ...}, "peak_rss_mib": 812.4, "updated": "..."}
+     "results": {"test_accuracy": 0.97, ...}, "key_results": ["test_accuracy", ...],
+     "peak_rss_mib": 812.4, "peak_gpu_mib": 1536.0, "updated": "..."}
+
+``key_results`` are the few results the notebook declares (``setup(key_results=...)``): the report
+shows those, ``results`` keeps everything. ``peak_gpu_mib`` is there when the run used a GPU.
 
 Where it goes: ``$COURSE_RESULTS_FILE`` (the runner sets one per run), else
-``$COURSE_RESULTS_DIR/<notebook>.json``, else ``build/results/<notebook>.json`` in the
-project folder. Each ``record`` call rewrites the file atomically.
+``$COURSE_RESULTS_DIR/<notebook>.json``, else ``<course home>/results/<notebook>.json``: ``build/`` in
+the student's own checkout, or a folder of the student's own on a shared server (``system.places``).
+Each ``record`` call rewrites the file atomically.
 
 The setup cell makes its record the *open* one (``open_record``). Helpers then add to it
 without the notebook passing it along: ``course_utils.data.load`` calls ``note_data``, so
@@ -22,12 +27,13 @@ import datetime as _dt
 import json
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from course_utils.system.files import write_json_atomic
-from course_utils.system.paths import PROJECT_ROOT, build_dir
+from course_utils.system.paths import PROJECT_ROOT
+from course_utils.system.places import results_dir
 from course_utils.system.rss import peak_rss_mib
 
 __all__ = [
@@ -48,9 +54,7 @@ def default_results_path(notebook: str) -> Path:
     """Where ``notebook``'s record goes, following the environment (see module docstring)."""
     if os.environ.get("COURSE_RESULTS_FILE"):
         return Path(os.environ["COURSE_RESULTS_FILE"])
-    if os.environ.get("COURSE_RESULTS_DIR"):
-        return Path(os.environ["COURSE_RESULTS_DIR"]) / f"{notebook}.json"
-    return build_dir() / "results" / f"{notebook}.json"
+    return results_dir() / f"{notebook}.json"  # COURSE_RESULTS_DIR, else the course home's results/
 
 
 def _plain(value: Any) -> Any:
@@ -71,7 +75,15 @@ def _plain(value: Any) -> Any:
 class Recorder:
     """Collects one run's results and keeps its JSON record up to date."""
 
-    def __init__(self, notebook: str, *, parameters: Mapping[str, Any], smoke: bool, path: Path | None = None):
+    def __init__(
+        self,
+        notebook: str,
+        *,
+        parameters: Mapping[str, Any],
+        smoke: bool,
+        path: Path | None = None,
+        key_results: Sequence[str] = (),
+    ):
         self.path = Path(path) if path else default_results_path(notebook)
         self.data: dict[str, Any] = {
             "notebook": notebook,
@@ -79,8 +91,11 @@ class Recorder:
             "parameters": _plain(dict(parameters)),
             "environment": {},
             "results": {},
+            "key_results": list(key_results),  # the few results a report shows for this notebook
             "started": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         }
+        # Measured again at every save, e.g. {"peak_gpu_mib": ...}; a probe that returns None is left out.
+        self.measures: dict[str, Callable[[], float | None]] = {}
         self._save()
 
     def environment(self, **values: Any) -> None:
@@ -102,6 +117,10 @@ class Recorder:
 
     def _save(self) -> None:
         self.data["peak_rss_mib"] = round(peak_rss_mib(), 1)
+        for name, probe in self.measures.items():
+            value = probe()
+            if value is not None:
+                self.data[name] = value
         self.data["updated"] = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
         write_json_atomic(self.path, self.data, sort_keys=True)
 

@@ -33,9 +33,11 @@ from typing import Any
 import numpy as np
 
 from course_utils.errors import ParameterError
+from course_utils.i18n import translator
 from course_utils.timing import epoch_timer, steady_state
 
 ACCURACY_TOLERANCE = 0.005  # "within 0.5 points" of the baseline configuration's test accuracy
+_ = translator("course")
 Arrays = tuple[np.ndarray, np.ndarray]
 
 
@@ -103,9 +105,9 @@ def check_policy(policy: str | None) -> None:
     """Refuse a mixed-precision choice other than "auto", None / "float32", or one of ``POLICIES``."""
     if policy not in ("auto", None, "float32", *POLICIES):
         raise ParameterError(
-            f"Mixed precision {policy!r} is not understood.",
-            f"Use \"auto\" (the guide's rule for this device), None (no mixed precision) "
-            f"or one of {', '.join(POLICIES)}.",
+            _("Mixed precision {policy!r} is not understood.").format(policy=policy),
+            _("Use \"auto\" (the guide's rule for this device), None (no mixed precision) or one of "
+              "{policies}.").format(policies=", ".join(POLICIES)),
         )
 
 
@@ -113,13 +115,14 @@ def check_bench_parameters(bench_epochs: int, mixed_precision: str | None = "aut
     """Notebook 05's benchmark parameters: an epoch left to time after the warm-up one, a known policy."""
     if bench_epochs < 2:
         raise ParameterError(
-            f"BENCH_EPOCHS = {bench_epochs} leaves no epoch to time: the first one is warm-up.",
-            "Set BENCH_EPOCHS >= 2.",
+            _("BENCH_EPOCHS = {epochs} leaves no epoch to time: the first one is warm-up.").format(epochs=bench_epochs),
+            _("Set BENCH_EPOCHS >= 2."),
         )
     try:
         check_policy(mixed_precision)
     except ParameterError as error:
-        raise ParameterError(f"MIXED_PRECISION = {mixed_precision!r} is not understood.", error.fix) from None
+        raise ParameterError(_("MIXED_PRECISION = {policy!r} is not understood.").format(policy=mixed_precision),
+                             error.fix) from None
 
 
 @contextlib.contextmanager
@@ -260,16 +263,18 @@ def benchmark(
 
     if epochs <= warmup_epochs:
         raise ParameterError(
-            f"epochs={epochs} leaves nothing to time after {warmup_epochs} warm-up epoch(s).",
-            f"Use at least {warmup_epochs + 1} epochs.",
+            _("epochs={epochs} leaves nothing to time after {warmup} warm-up epoch(s).").format(
+                epochs=epochs, warmup=warmup_epochs),
+            _("Use at least {least} epochs.").format(least=warmup_epochs + 1),
         )
     (x_train, y_train), (x_test, y_test) = train, test
     trained = len(x_train)  # images per epoch
 
     def report(epoch: int, seconds: float) -> None:
         if progress is not None:
-            warm = " (warm-up, not timed)" if epoch <= warmup_epochs else ""
-            progress(f"    epoch {epoch}/{epochs}: {seconds:.1f} s{warm}")
+            line = (_("epoch {epoch}/{epochs}: {seconds:.1f} s (warm-up, not timed)") if epoch <= warmup_epochs
+                    else _("epoch {epoch}/{epochs}: {seconds:.1f} s"))
+            progress("    " + line.format(epoch=epoch, epochs=epochs, seconds=seconds))
 
     timer = epoch_timer(clock, report)
     keras.utils.set_random_seed(seed)
@@ -285,7 +290,7 @@ def benchmark(
             model.fit(
                 blog_arrays(x_train), y_train, batch_size=config.batch_size, epochs=epochs, verbose=0, callbacks=[timer]
             )
-            _, accuracy = model.evaluate(blog_arrays(x_test), y_test, batch_size=config.batch_size, verbose=0)
+            _loss, accuracy = model.evaluate(blog_arrays(x_test), y_test, batch_size=config.batch_size, verbose=0)
         elif config.input == "tf.data":
             # XLA compiles one program per input shape: a last, partial batch would be a second shape,
             # compiled again in the second epoch (Keras relaxes the traced shapes). One shape it is.
@@ -297,7 +302,7 @@ def benchmark(
             )
             model.fit(data, epochs=epochs, shuffle=False, verbose=0, callbacks=[timer])
             test_data = image_dataset(x_test, y_test, batch_size=config.batch_size)
-            _, accuracy = model.evaluate(test_data, verbose=0)
+            _loss, accuracy = model.evaluate(test_data, verbose=0)
         else:
             raise ValueError(f"unknown input {config.input!r}")
         weights_device = model.weights[0].value.device
@@ -374,11 +379,13 @@ def run_ladder(
     results = []
     for number, config in enumerate(configs, 1):
         if progress:
-            progress(f"rung {number}/{len(configs)}: {config.name} ({config.note or config.precision})")
+            progress(_("rung {number}/{count}: {name} ({note})").format(
+                number=number, count=len(configs), name=config.name, note=config.note or config.precision))
         results.append(benchmark(config, train, test, device=device, epochs=epochs, seed=seed, progress=progress))
         if progress:
             r = results[-1]
-            progress(f"    {r.images_per_s:,.0f} images/s, test accuracy {r.test_accuracy:.4f}")
+            progress("    " + _("{speed:,.0f} images/s, test accuracy {accuracy:.4f}").format(
+                speed=r.images_per_s, accuracy=r.test_accuracy))
     return results
 
 

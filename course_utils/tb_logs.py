@@ -34,8 +34,10 @@ standard error each damaged file and what was skipped in it.
 Where logs go (``log_root``): a notebook's ``LOG_DIR`` parameter. A relative ``LOG_DIR`` starts in
 the current folder - the kernel's working folder, which JupyterLab and ``course run`` set to the
 notebook's folder, and Colab and Kaggle to their working folders (``/content``, ``/kaggle/working``).
-When the environment sets ``COURSE_LOG_DIR`` (the tests do), a relative ``LOG_DIR`` starts in that
-folder instead. An absolute ``LOG_DIR`` is used as it is.
+When the environment sets ``COURSE_LOG_DIR`` (the tests do; ``course run`` sets one folder per run), a
+relative ``LOG_DIR`` starts in that folder instead. When the current folder is not the student's own (a
+shared, read-only copy of the course on a class server), it starts in the course home's ``logs/``
+(``system.places.log_base``). An absolute ``LOG_DIR`` is used as it is.
 """
 
 from __future__ import annotations
@@ -56,13 +58,15 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from course_utils.errors import CourseError, ParameterError
+from course_utils.i18n import translator
+from course_utils.system.places import LOGS_VARIABLE, log_base
 from course_utils.tb_profile import check_profile_batch
 
-LOG_ENV = "COURSE_LOG_DIR"
+LOG_ENV = LOGS_VARIABLE  # "COURSE_LOG_DIR"
 SPLITS = ("train", "validation")
 EVENT_PREFIX = "events.out.tfevents."
 _RUN_NAME = re.compile(r"^[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*$")
-INSTALL_TENSORBOARD = 'pip install "tensorboard>=2.21,<2.22" (or pip install -e . in the course folder)'
+_ = translator("course")
 
 
 class Scalar(NamedTuple):
@@ -80,8 +84,7 @@ def log_root(log_dir: str | os.PathLike[str]) -> Path:
     """The absolute log folder for a ``LOG_DIR`` parameter (see the module docstring); created if missing."""
     path = Path(log_dir).expanduser()
     if not path.is_absolute():
-        base = os.environ.get(LOG_ENV)
-        path = (Path(base) if base else Path.cwd()) / path
+        path = log_base() / path  # COURSE_LOG_DIR, else the current folder if it is ours, else the course home
     path = path.resolve()
     path.mkdir(parents=True, exist_ok=True)
     return path
@@ -91,8 +94,8 @@ def check_run_name(run: str) -> None:
     """Run names become folder names and TensorBoard run labels: letters, digits, ``_.-``, ``/`` to nest."""
     if not isinstance(run, str) or not _RUN_NAME.match(run) or any(part in (".", "..") for part in run.split("/")):
         raise ParameterError(
-            f"Run name {run!r} cannot be used as a log folder.",
-            "Use letters, digits, '_', '-' and '.', e.g. 'dense_noise' (a '/' nests runs: 'week1/cnn').",
+            _("Run name {run!r} cannot be used as a log folder.").format(run=run),
+            _("Use letters, digits, '_', '-' and '.', e.g. 'dense_noise' (a '/' nests runs: 'week1/cnn')."),
         )
 
 
@@ -113,10 +116,11 @@ def clear_run(path: str | os.PathLike[str]) -> None:
         return
     strangers = [p for p in path.rglob("*") if p.is_file() and not _is_tensorboard_file(p.relative_to(path))]
     if strangers or not path.is_dir():
-        shown = ", ".join(str(p.relative_to(path)) for p in strangers[:3]) if strangers else "it is not a folder"
+        shown = ", ".join(str(p.relative_to(path)) for p in strangers[:3]) if strangers else _("it is not a folder")
         raise CourseError(
-            f"{path} holds files that are not TensorBoard logs ({shown}); the course will not delete it.",
-            "Choose another LOG_DIR or run name, or move those files away.",
+            _("{path} holds files that are not TensorBoard logs ({files}); the course will not delete it.").format(
+                path=path, files=shown),
+            _("Choose another LOG_DIR or run name, or move those files away."),
         )
     shutil.rmtree(path)
 
@@ -130,14 +134,6 @@ def run_dir(root: str | os.PathLike[str], run: str, *, fresh: bool = True) -> Pa
     return path
 
 
-TENSORBOARD_MISSING = (
-    "The tensorboard package is not installed. TensorFlow 2.20 and older install it with tensorflow; "
-    "TensorFlow 2.21 does not. Without it tf.summary is limited: tf.summary.create_file_writer and "
-    "tf.summary.write work, but tf.summary.scalar, histogram and image raise TBNotInstalledError, so "
-    "the Keras TensorBoard callback cannot write its logs."
-)
-
-
 def require_tensorboard() -> None:
     """Say clearly when ``tensorboard`` is missing: since TF 2.21, ``tensorflow`` does not bring it.
 
@@ -147,8 +143,14 @@ def require_tensorboard() -> None:
     (``tensorflow/python/summary/tb_summary.py``). Source: docs/references.md#tensorboard-package.
     """
     if importlib.util.find_spec("tensorboard") is None:
-        more = "More: docs/troubleshooting.md#tensorboard-missing"
-        raise CourseError(TENSORBOARD_MISSING, f"{INSTALL_TENSORBOARD}. {more}")
+        raise CourseError(
+            _("The tensorboard package is not installed. TensorFlow 2.20 and older install it with tensorflow; "
+              "TensorFlow 2.21 does not. Without it tf.summary is limited: tf.summary.create_file_writer and "
+              "tf.summary.write work, but tf.summary.scalar, histogram and image raise TBNotInstalledError, so "
+              "the Keras TensorBoard callback cannot write its logs."),
+            _('pip install "tensorboard>=2.21,<2.22" (or pip install -e . in the course folder). '
+              "More: docs/troubleshooting.md#tensorboard-missing"),
+        )
 
 
 def tensorboard_callback(
@@ -171,8 +173,9 @@ def tensorboard_callback(
     require_tensorboard()
     if isinstance(histogram_freq, bool) or not isinstance(histogram_freq, int) or histogram_freq < 0:
         raise ParameterError(
-            f"histogram_freq = {histogram_freq!r} must be a whole number of epochs (0 = no histograms).",
-            "Use e.g. histogram_freq=1 (every epoch) or 0.",
+            _("histogram_freq = {value!r} must be a whole number of epochs (0 = no histograms).").format(
+                value=histogram_freq),
+            _("Use e.g. histogram_freq=1 (every epoch) or 0."),
         )
     profile = check_profile_batch(profile_batch, total_batches=total_batches)
     import keras
@@ -240,7 +243,7 @@ def _crc32c_table() -> list[int]:
     table = []
     for n in range(256):
         crc = n
-        for _ in range(8):
+        for _attempt in range(8):
             crc = (crc >> 1) ^ 0x82F63B78 if crc & 1 else crc >> 1  # CRC-32C (Castagnoli), reflected
         table.append(crc)
     return table
@@ -279,17 +282,21 @@ class EventFileDamage(NamedTuple):
 
     def describe(self) -> str:
         """One line for a person: the file, what was read, what was skipped and why."""
-        parts = [f"{self.path}: {self.records} whole record{'s' if self.records != 1 else ''} read"]
+        read = (_("{path}: {records} whole records read") if self.records != 1
+                else _("{path}: {records} whole record read"))
+        parts = [read.format(path=self.path, records=self.records)]
         if self.corrupt == 1:
-            parts.append("1 record failed its checksum (CRC32C) and was skipped")
+            parts.append(_("1 record failed its checksum (CRC32C) and was skipped"))
         elif self.corrupt:
-            parts.append(f"{self.corrupt} records failed their checksums (CRC32C) and were skipped")
+            parts.append(_("{count} records failed their checksums (CRC32C) and were skipped").format(
+                count=self.corrupt))
         if self.skipped_bytes:
-            parts.append(f"{self.skipped_bytes} bytes could not be read as records (a damaged record length)")
+            parts.append(_("{count} bytes could not be read as records (a damaged record length)").format(
+                count=self.skipped_bytes))
         if self.cut:
-            parts.append(f"the last {self.cut_bytes} bytes are a record cut off mid-write (its writer was stopped, "
-                         "or is still writing)")
-        return "; ".join(parts)
+            parts.append(_("the last {count} bytes are a record cut off mid-write (its writer was stopped, "
+                           "or is still writing)").format(count=self.cut_bytes))
+        return _("; ").join(parts)
 
 
 def scan_event_file(path: str | os.PathLike[str]) -> tuple[list[bytes], EventFileDamage | None]:
@@ -345,18 +352,19 @@ def _accumulator(folder: Path, damaged: list[EventFileDamage] | None = None):
     guidance = {ea.TENSORS: 0, ea.SCALARS: 0}
     files = sorted(p for p in folder.iterdir() if p.is_file() and EVENT_PREFIX in p.name)
     scanned = [(path, *scan_event_file(path)) for path in files]
-    found = [damage for _, _, damage in scanned if damage is not None]
+    found = [damage for _path, _records, damage in scanned if damage is not None]
     if not found:
         acc = ea.EventAccumulator(str(folder), size_guidance=guidance)
         acc.Reload()
         return acc
     for damage in found:
         if damaged is None:
-            warnings.warn(f"damaged TensorBoard event file: {damage.describe()}", UserWarning, stacklevel=3)
+            warnings.warn(_("damaged TensorBoard event file: {damage}").format(damage=damage.describe()), UserWarning,
+                          stacklevel=3)
         else:
             damaged.append(damage)
     with tempfile.TemporaryDirectory(prefix="course-logs-") as checked:
-        for path, records, _ in scanned:  # the whole records, each framed again with its checksums
+        for path, records, _damage in scanned:  # the whole records, each framed again with its checksums
             with open(Path(checked) / path.name, "wb") as out:
                 for record in records:
                     header = struct.pack("<Q", len(record))
@@ -474,7 +482,7 @@ def plot_runs(
                         steps, values, styles.get(split, "o:"), color=colors[i % len(colors)],
                         alpha=1.0 if split != "train" else 0.55, label=f"{run} ({split or 'run'})",
                     )
-        ax.set(title=tag, xlabel="step (epoch, from 0)" if tag.startswith("epoch_") else "step")
+        ax.set(title=tag, xlabel=_("step (epoch, from 0)") if tag.startswith("epoch_") else _("step"))
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.grid(alpha=0.3)
     handles, labels = axes[0][0].get_legend_handles_labels()
@@ -493,7 +501,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--run", action="append", help="only these runs (repeatable)")
     args = parser.parse_args(argv)
     if not Path(args.log_dir).is_dir():
-        print(f"error: {args.log_dir} is not a folder", file=sys.stderr)
+        print(_("error: {path} is not a folder").format(path=args.log_dir), file=sys.stderr)
         return 2
     damaged: list[EventFileDamage] = []
     rows = read_scalars(args.log_dir, runs=args.run, tags=args.tag, damaged=damaged)
@@ -501,13 +509,14 @@ def main(argv: list[str] | None = None) -> int:
     writer.writerow(Scalar._fields)
     writer.writerows(rows)
     if damaged:
-        many = len(damaged) != 1
-        print(f"warning: {len(damaged)} event file{'s are' if many else ' is'} damaged; the table holds every "
-              "whole record, and leaves out:", file=sys.stderr)
+        warning = (_("warning: {count} event files are damaged; the table holds every whole record, and leaves out:")
+                   if len(damaged) != 1 else
+                   _("warning: {count} event file is damaged; the table holds every whole record, and leaves out:"))
+        print(warning.format(count=len(damaged)), file=sys.stderr)
         for damage in damaged:
             print(f"  {damage.describe()}", file=sys.stderr)
-        print("What to do: re-run the training that wrote them for complete logs (a file still being written "
-              "is whole once its writer closes it).", file=sys.stderr)
+        print(_("What to do: re-run the training that wrote them for complete logs (a file still being written "
+                "is whole once its writer closes it)."), file=sys.stderr)
     return 0
 
 

@@ -32,6 +32,9 @@ from pathlib import Path
 from typing import Any
 
 from course_utils.errors import ParameterError
+from course_utils.i18n import translator
+
+_ = translator("course")
 
 MIN_START = 3  # batches 1 and 2 are warm-up: the first one traces the training step
 MAX_STEPS = 10  # at most 10 steps at a time (https://www.tensorflow.org/guide/profiler)
@@ -52,34 +55,41 @@ def check_profile_batch(profile_batch: Any, *, total_batches: int | None = None)
     """
     if profile_batch is None or profile_batch is False or profile_batch == 0:
         return None
-    fix = f"Use two batch numbers (start, stop) with {MIN_START} <= start <= stop < start + {MAX_STEPS}, e.g. (10, 14)."
+    fix = _("Use two batch numbers (start, stop) with {least} <= start <= stop < start + {most}, e.g. "
+            "(10, 14).").format(least=MIN_START, most=MAX_STEPS)
     if (
         not isinstance(profile_batch, (tuple, list))
         or len(profile_batch) != 2
         or not all(isinstance(b, int) and not isinstance(b, bool) for b in profile_batch)
     ):
-        raise ParameterError(f"profile_batch = {profile_batch!r} is not a (start, stop) pair of batch numbers.", fix)
+        raise ParameterError(_("profile_batch = {value!r} is not a (start, stop) pair of batch numbers.").format(
+            value=profile_batch), fix)
     start, stop = profile_batch
     if start < MIN_START:
         raise ParameterError(
-            f"profile_batch = {tuple(profile_batch)} starts at batch {start}: the first batches are warm-up "
-            "(batch 1 traces the training step into a graph), not what training usually costs.",
+            _("profile_batch = {value} starts at batch {start}: the first batches are warm-up "
+              "(batch 1 traces the training step into a graph), not what training usually costs.").format(
+                value=tuple(profile_batch), start=start),
             fix,
         )
     if stop < start:
-        raise ParameterError(f"profile_batch = {tuple(profile_batch)} ends before it starts.", fix)
+        raise ParameterError(_("profile_batch = {value} ends before it starts.").format(value=tuple(profile_batch)),
+                             fix)
     steps = stop - start + 1
     if steps > MAX_STEPS:
         raise ParameterError(
-            f"profile_batch = {tuple(profile_batch)} profiles {steps} batches (Keras counts both ends); "
-            f"a trace of more than {MAX_STEPS} steps is large and slow to open.",
-            f"Profile at most {MAX_STEPS}, e.g. ({start}, {start + MAX_STEPS - 1}).",
+            _("profile_batch = {value} profiles {steps} batches (Keras counts both ends); "
+              "a trace of more than {most} steps is large and slow to open.").format(
+                value=tuple(profile_batch), steps=steps, most=MAX_STEPS),
+            _("Profile at most {most}, e.g. ({start}, {stop}).").format(
+                most=MAX_STEPS, start=start, stop=start + MAX_STEPS - 1),
         )
     if total_batches is not None and stop > total_batches:
         raise ParameterError(
-            f"profile_batch = {tuple(profile_batch)} ends at batch {stop}, but training runs only "
-            f"{total_batches} batches (batches per epoch x epochs), so the range would not be profiled in full.",
-            "Choose a range that ends by the last batch, or train on more images or for more epochs.",
+            _("profile_batch = {value} ends at batch {stop}, but training runs only {total} batches (batches per "
+              "epoch x epochs), so the range would not be profiled in full.").format(
+                value=tuple(profile_batch), stop=stop, total=total_batches),
+            _("Choose a range that ends by the last batch, or train on more images or for more epochs."),
         )
     return start, stop
 
@@ -135,7 +145,7 @@ def summarize_trace(path: str | os.PathLike[str], *, top: int = 8) -> TraceSumma
     summary = TraceSummary(path=path, bytes=path.stat().st_size)
     xspace_class = _xspace_class()
     if xspace_class is None:
-        summary.note = "tensorflow.tsl.profiler.protobuf.xplane_pb2 is not importable: only the file size is known"
+        summary.note = _("tensorflow.tsl.profiler.protobuf.xplane_pb2 is not importable: only the file size is known")
         return summary
     space = xspace_class()
     space.ParseFromString(path.read_bytes())
@@ -162,7 +172,7 @@ def summarize_trace(path: str | os.PathLike[str], *, top: int = 8) -> TraceSumma
                         op_ps[op["type"]] += event.duration_ps
                         op_count[op["type"]] += 1
         summary.planes.append(Plane(plane.name, len(plane.lines), events))
-    summary.steps = [(step, ms) for _, step, ms in sorted(steps)]
+    summary.steps = [(step, ms) for _start, step, ms in sorted(steps)]
     summary.op_types = [(op, ps / 1e9, op_count[op]) for op, ps in op_ps.most_common(top)]
     return summary
 
@@ -170,17 +180,20 @@ def summarize_trace(path: str | os.PathLike[str], *, top: int = 8) -> TraceSumma
 def describe(summary: TraceSummary, *, root: str | os.PathLike[str] | None = None) -> str:
     """A few lines a student can read: where the trace is, how big, what it holds."""
     where = summary.path.relative_to(root) if root is not None else summary.path
-    lines = [f"trace: {where} ({summary.bytes / 1024:,.0f} KiB)"]
+    lines = [_("trace: {path} ({kib:,.0f} KiB)").format(path=where, kib=summary.bytes / 1024)]
     if summary.planes is None:
         lines.append(f"  ({summary.note})")
         return "\n".join(lines)
-    lines.append(f"  hosts: {', '.join(summary.hosts) or '-'}; {len(summary.planes)} planes, {summary.events:,} events")
+    lines.append("  " + _("hosts: {hosts}; {planes} planes, {events:,} events").format(
+        hosts=", ".join(summary.hosts) or "-", planes=len(summary.planes), events=summary.events))
     for plane in summary.planes:
-        lines.append(f"    plane {plane.name!r}: {plane.lines} lines, {plane.events:,} events")
+        lines.append("    " + _("plane {name!r}: {lines} lines, {events:,} events").format(
+            name=plane.name, lines=plane.lines, events=plane.events))
     if summary.steps:
         shown = ", ".join(f"{step}: {ms:.1f} ms" for step, ms in summary.steps)
-        lines.append(f"  {len(summary.steps)} profiled steps (batch in its epoch: wall time): {shown}")
+        lines.append("  " + _("{count} profiled steps (batch in its epoch: wall time): {steps}").format(
+            count=len(summary.steps), steps=shown))
     if summary.op_types:
-        lines.append("  op types by total time (summed over threads):")
+        lines.append("  " + _("op types by total time (summed over threads):"))
         lines += [f"    {op:40} {ms:9.1f} ms  x{count}" for op, ms, count in summary.op_types]
     return "\n".join(lines)

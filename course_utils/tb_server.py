@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from course_utils.errors import CourseError
+from course_utils.i18n import translator
 from course_utils.system.processes import (
     descendants,
     free_port,
@@ -59,6 +60,7 @@ from course_utils.system.processes import (
 
 PROXY_ENV = "TENSORBOARD_PROXY_URL"
 HUB_PREFIX_ENV = "JUPYTERHUB_SERVICE_PREFIX"
+_ = translator("course")
 
 
 class TensorBoardServer:
@@ -96,12 +98,12 @@ class TensorBoardServer:
         if self.process is not None:
             raise RuntimeError("this server was already started")
         if importlib.util.find_spec("tensorboard") is None:
-            raise CourseError("The tensorboard package is not installed.", 'pip install "tensorboard>=2.21,<2.22"')
+            raise CourseError(_("The tensorboard package is not installed."), 'pip install "tensorboard>=2.21,<2.22"')
         if port_in_use(self.port, self.host):
             raise CourseError(
-                f"Cannot start TensorBoard on port {self.port}: something already listens at {self.url} "
-                f"({self._who_answers(self._served_folder())}). Started anyway, it would fail to bind, and that "
-                "server's pages would show in its place.",
+                _("Cannot start TensorBoard on port {port}: something already listens at {url} ({who}). Started "
+                  "anyway, it would fail to bind, and that server's pages would show in its place.").format(
+                    port=self.port, url=self.url, who=self._who_answers(self._served_folder())),
                 self._port_fix(),
             )
         self._log = tempfile.TemporaryFile()
@@ -122,10 +124,10 @@ class TensorBoardServer:
         self.pids.update(descendants(self.process.pid))
 
     def _port_fix(self) -> str:
-        return (
+        return _(
             "Leave the port out (port=None picks a free one), or stop the server that holds port "
-            f"{self.port} (`from tensorboard import notebook; notebook.list()` lists the ones TensorBoard started)."
-        )
+            "{port} (`from tensorboard import notebook; notebook.list()` lists the ones TensorBoard started)."
+        ).format(port=self.port)
 
     def _served_folder(self) -> str | None:
         """The log folder the server at ``url`` says it serves (``/data/environment``); None if it says none."""
@@ -136,8 +138,8 @@ class TensorBoardServer:
 
     def _who_answers(self, folder: str | None) -> str:
         if folder is None:
-            return "not a TensorBoard that says which folder it serves"
-        return f"a TensorBoard serving {folder}, not {self.logdir}"
+            return _("not a TensorBoard that says which folder it serves")
+        return _("a TensorBoard serving {folder}, not {logdir}").format(folder=folder, logdir=self.logdir)
 
     def _listens_here(self) -> bool | None:
         """Whether one of this server's processes listens on its port; None when the system does not say."""
@@ -166,11 +168,11 @@ class TensorBoardServer:
         folder = self._served_folder()
         if ours is None and folder is not None and _same_folder(folder, self.logdir):
             return None  # its sockets cannot be seen here, but it serves our folder
-        return (
-            f"Another server answers on port {self.port} ({self._who_answers(folder)}): not the TensorBoard started "
-            f"here (pid {self.process.pid}), which {'does not listen there' if ours is False else 'cannot be seen to'}"
-            ". Ours will fail to bind, or is still starting."
-        )
+        said = (_("Another server answers on port {port} ({who}): not the TensorBoard started here (pid {pid}), "
+                  "which does not listen there. Ours will fail to bind, or is still starting.") if ours is False
+                else _("Another server answers on port {port} ({who}): not the TensorBoard started here (pid {pid}), "
+                       "which cannot be seen to. Ours will fail to bind, or is still starting."))
+        return said.format(port=self.port, who=self._who_answers(folder), pid=self.process.pid)
 
     def get(self, path: str, params: Mapping[str, Any] | None = None, *, timeout: float = 30) -> Any:
         """GET ``path`` (with query ``params``) and decode the JSON answer."""
@@ -198,13 +200,15 @@ class TensorBoardServer:
                 output = self.log_text()
                 if "could not bind" in output.lower():
                     raise CourseError(
-                        f"TensorBoard could not start: port {self.port} is already in use (another server took "
-                        f"it after this one was set up). Its output:\n{output}",
+                        _("TensorBoard could not start: port {port} is already in use (another server took "
+                          "it after this one was set up). Its output:\n{output}").format(port=self.port, output=output),
                         self._port_fix(),
                     )
                 raise CourseError(
-                    f"TensorBoard exited with code {self.process.returncode} before it answered:\n{output}",
-                    "Check that the log folder exists and the port is free; run the command above by hand to see more.",
+                    _("TensorBoard exited with code {code} before it answered:\n{output}").format(
+                        code=self.process.returncode, output=output),
+                    _("Check that the log folder exists and the port is free; run the command above by hand to see "
+                      "more."),
                 )
             self._remember_children()
             try:
@@ -220,9 +224,10 @@ class TensorBoardServer:
                     return listed
             time.sleep(0.25)
         raise CourseError(
-            f"TensorBoard at {self.url} did not list the runs {sorted(expected - set(listed))} within {timeout:.0f} s "
-            f"(it lists {listed}). Its output:\n{self.log_text()}",
-            "Check the log folder holds those runs; on a slow machine give it more time.",
+            _("TensorBoard at {url} did not list the runs {missing} within {seconds:.0f} s (it lists {listed}). Its "
+              "output:\n{output}").format(url=self.url, missing=sorted(expected - set(listed)), seconds=timeout,
+                                          listed=listed, output=self.log_text()),
+            _("Check the log folder holds those runs; on a slow machine give it more time."),
         )
 
     def runs(self) -> list[str]:
@@ -286,10 +291,13 @@ def configure_proxy(environ: dict[str, str] | None = None) -> str:
     """On a hub, set ``TENSORBOARD_PROXY_URL`` for this kernel (unless set); return what was done, in words."""
     env = os.environ if environ is None else environ
     if env.get(PROXY_ENV):
-        return f"{PROXY_ENV} is already set ({env[PROXY_ENV]}): %tensorboard will use it."
+        return _("{variable} is already set ({value}): %tensorboard will use it.").format(
+            variable=PROXY_ENV, value=env[PROXY_ENV])
     hint = proxy_url_hint(env)
     if hint is None:
-        return "Not on a JupyterHub (no JUPYTERHUB_SERVICE_PREFIX): %tensorboard shows http://localhost:<port>/."
+        return _("Not on a JupyterHub (no JUPYTERHUB_SERVICE_PREFIX): %tensorboard shows http://localhost:<port>/.")
     env[PROXY_ENV] = hint
-    proxy = "installed" if importlib.util.find_spec("jupyter_server_proxy") else "NOT installed - ask for it"
-    return f"On a JupyterHub: set {PROXY_ENV}={hint} (jupyter-server-proxy is {proxy})."
+    said = (_("On a JupyterHub: set {variable}={value} (jupyter-server-proxy is installed).")
+            if importlib.util.find_spec("jupyter_server_proxy")
+            else _("On a JupyterHub: set {variable}={value} (jupyter-server-proxy is NOT installed - ask for it)."))
+    return said.format(variable=PROXY_ENV, value=hint)

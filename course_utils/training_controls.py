@@ -34,6 +34,9 @@ from typing import Any
 import numpy as np
 
 from course_utils.errors import CourseError
+from course_utils.i18n import translator
+
+_ = translator("course")
 
 BATCH_SIZES = (32, 64, 128, 256, 512)
 MAX_EPOCHS = 20
@@ -98,16 +101,18 @@ def draw(fig, run: TrainingRun, previous: Sequence[TrainingRun] = ()) -> None:
     loss_ax.plot(epochs, run.loss, "o-", color="tab:blue", lw=2, label=run.label)
     acc_ax.plot(epochs, run.accuracy, "o-", color="tab:orange", lw=2, label=run.label)
     if run.test_accuracy is not None:
-        acc_ax.axhline(run.test_accuracy, color="tab:green", ls="--", lw=1.5, label=f"test {run.test_accuracy:.3f}")
+        acc_ax.axhline(run.test_accuracy, color="tab:green", ls="--", lw=1.5,
+                       label=_("test {accuracy:.3f}").format(accuracy=run.test_accuracy))
     right = max([run.epochs] + [len(old.loss) for old in previous])
-    for ax, title in ((loss_ax, "training loss"), (acc_ax, "training accuracy")):
-        ax.set(title=title, xlabel="epoch", xlim=(0, right + 0.2))
+    for ax, title in ((loss_ax, _("training loss")), (acc_ax, _("training accuracy"))):
+        ax.set(title=title, xlabel=_("epoch"), xlim=(0, right + 0.2))
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7, loc="best")
     acc_ax.set_ylim(0, 1.02)
-    state = (f"test accuracy {run.test_accuracy:.3f}" if run.finished
-             else f"training... epoch {len(run.loss)}/{run.epochs}")
-    fig.suptitle(f"{run.label}, {run.epochs} epoch(s), {run.images:,} images - {state}", fontsize=10)
+    state = (_("test accuracy {accuracy:.3f}").format(accuracy=run.test_accuracy) if run.finished
+             else _("training... epoch {epoch}/{epochs}").format(epoch=len(run.loss), epochs=run.epochs))
+    fig.suptitle(_("{label}, {epochs} epoch(s), {images:,} images - {state}").format(
+        label=run.label, epochs=run.epochs, images=run.images, state=state), fontsize=10)
     fig.subplots_adjust(left=0.07, right=0.98, bottom=0.15, top=0.82, wspace=0.2)  # fixed: cheaper than tight_layout
 
 
@@ -128,16 +133,15 @@ def runs_table(runs: Sequence[TrainingRun]) -> str:
         return ""
     rows = []
     for r in runs:
-        speed = f"{r.images_per_s:,.0f}" if r.images_per_s is not None else "- (1 epoch: all warm-up)"
+        speed = f"{r.images_per_s:,.0f}" if r.images_per_s is not None else _("- (1 epoch: all warm-up)")
         accuracy = f"{r.test_accuracy:.4f}" if r.test_accuracy is not None else "-"
         rows.append(
             f"<tr><td>{r.number}</td><td>{html.escape(r.device)}</td><td>{r.batch_size}</td><td>{r.epochs}</td>"
             f"<td>{r.images:,}</td><td>{speed}</td><td>{r.seconds:.1f}</td><td>{accuracy}</td></tr>"
         )
-    header = (
-        "<tr><th>run</th><th>device</th><th>batch</th><th>epochs</th><th>images</th>"
-        "<th>images/s (after epoch 1)</th><th>total s</th><th>test accuracy</th></tr>"
-    )
+    columns = (_("run"), _("device"), _("batch"), _("epochs"), _("images"), _("images/s (after epoch 1)"),
+               _("total s"), _("test accuracy"))
+    header = "<tr>" + "".join(f"<th>{html.escape(column)}</th>" for column in columns) + "</tr>"
     style = "<style>.course-runs td, .course-runs th {padding: 2px 10px; text-align: right}</style>"
     return f"{style}<table class='course-runs'>{header}{''.join(rows)}</table>"
 
@@ -174,8 +178,8 @@ class TrainingControls:
         if images is not None:
             x_train, y_train = x_train[:images], y_train[:images]
         if len(x_train) == 0 or len(x_test) == 0:
-            raise CourseError("The training controls got no images to train or test on.",
-                              "Pass the arrays load_mnist() returns, and images=None or a positive number.")
+            raise CourseError(_("The training controls got no images to train or test on."),
+                              _("Pass the arrays load_mnist() returns, and images=None or a positive number."))
         self.train_data: Arrays = (x_train, y_train)
         self.test_data: Arrays = (x_test, y_test)
         self.learning_rate = learning_rate
@@ -186,16 +190,16 @@ class TrainingControls:
         self.last_error: BaseException | None = None
         self._busy = False
 
-        self.device = widgets.Dropdown(options=list(devices), value=device or devices[-1], description="Device")
+        self.device = widgets.Dropdown(options=list(devices), value=device or devices[-1], description=_("Device"))
         self.batch_size = widgets.Dropdown(
-            options=sorted({*BATCH_SIZES, batch_size}), value=batch_size, description="Batch size"
+            options=sorted({*BATCH_SIZES, batch_size}), value=batch_size, description=_("Batch size")
         )
-        self.epochs = widgets.IntSlider(value=epochs, min=1, max=max(MAX_EPOCHS, epochs), description="Epochs")
-        self.button = widgets.Button(description="Train", button_style="primary", icon="play",
-                                     tooltip="Train the blog post's CNN with these settings")
-        self.progress = widgets.IntProgress(value=0, min=0, max=1, description="Progress")
-        self.status = widgets.HTML(value=f"{len(x_train):,} training images, {len(x_test):,} test images. "
-                                         "Choose, then press Train.")
+        self.epochs = widgets.IntSlider(value=epochs, min=1, max=max(MAX_EPOCHS, epochs), description=_("Epochs"))
+        self.button = widgets.Button(description=_("Train"), button_style="primary", icon="play",
+                                     tooltip=_("Train the blog post's CNN with these settings"))
+        self.progress = widgets.IntProgress(value=0, min=0, max=1, description=_("Progress"))
+        self.status = widgets.HTML(value=_("{train:,} training images, {test:,} test images. Choose, then press "
+                                           "Train.").format(train=len(x_train), test=len(x_test)))
         self.plot = widgets.Image(format="png", layout=widgets.Layout(width="680px"))
         self.table = widgets.HTML()
         self.button.on_click(self._on_click)
@@ -208,7 +212,8 @@ class TrainingControls:
     def train(self) -> TrainingRun:
         """Train once with the values the widgets show now; raises what goes wrong (the button shows it instead)."""
         if self._busy:
-            raise CourseError("A training run is already going.", "Wait for it to finish, then press Train again.")
+            raise CourseError(_("A training run is already going."),
+                              _("Wait for it to finish, then press Train again."))
         self._busy = True
         self._enable(False)
         try:
@@ -231,7 +236,7 @@ class TrainingControls:
             self.train()
         except Exception as error:  # noqa: BLE001 - a widget callback must show the problem, not die silently
             self.last_error = error
-            self.status.value = f"<b>Could not train:</b> {html.escape(str(error))}"
+            self.status.value = _("<b>Could not train:</b> {error}").format(error=html.escape(str(error)))
 
     def _enable(self, enabled: bool) -> None:
         for control in (self.device, self.batch_size, self.epochs, self.button):
@@ -254,7 +259,8 @@ class TrainingControls:
         )
         steps = math.ceil(run.images / run.batch_size)
         self.progress.max, self.progress.value = run.epochs * steps, 0
-        self.status.value = f"Training {html.escape(run.label)}, {run.epochs} epoch(s) of {steps} batches..."
+        self.status.value = _("Training {run}, {epochs} epoch(s) of {steps} batches...").format(
+            run=html.escape(run.label), epochs=run.epochs, steps=steps)
         self.plot.value = b""
         began = time.perf_counter()
         keras.utils.set_random_seed(self.seed)
@@ -275,10 +281,11 @@ class TrainingControls:
         self.runs.append(run)
         self._redraw(run)
         self.table.value = runs_table(self.runs)
-        self.status.value = (
-            f"Done: {html.escape(run.label)}, {run.epochs} epoch(s) in {run.seconds:.1f} s, "
-            f"test accuracy <b>{run.test_accuracy:.4f}</b> (weights on {html.escape(run.weights_device)})."
-        )
+        self.status.value = _(
+            "Done: {run}, {epochs} epoch(s) in {seconds:.1f} s, test accuracy <b>{accuracy:.4f}</b> (weights on "
+            "{device})."
+        ).format(run=html.escape(run.label), epochs=run.epochs, seconds=run.seconds, accuracy=run.test_accuracy,
+                 device=html.escape(run.weights_device))
         return run
 
     def _live(self, run: TrainingRun, steps: int):
@@ -328,7 +335,8 @@ class TrainingControls:
 
         run = run or (self.runs[-1] if self.runs else None)
         if run is None:
-            raise CourseError("Nothing has been trained yet, so there is no plot.", "Press Train (or call train()).")
+            raise CourseError(_("Nothing has been trained yet, so there is no plot."),
+                              _("Press Train (or call train())."))
         fig = Figure(figsize=(9, 3.4), dpi=100)
         draw(fig, run, [r for r in self.runs if r.number < run.number])
         return fig
@@ -348,8 +356,8 @@ class TrainingControls:
         else:  # the same widget-view record that ipywidgets 7 displays itself
             bundle = {"application/vnd.jupyter.widget-view+json": {
                 "version_major": 2, "version_minor": 0, "model_id": self.box.model_id}}
-        bundle["text/plain"] = (
-            f"Training controls (device {self.device.value}, batch {self.batch_size.value}, "
-            f"{self.epochs.value} epochs): open the notebook in JupyterLab to use them"
-        )
+        bundle["text/plain"] = _(
+            "Training controls (device {device}, batch {batch}, {epochs} epochs): open the notebook in JupyterLab "
+            "to use them"
+        ).format(device=self.device.value, batch=self.batch_size.value, epochs=self.epochs.value)
         return bundle

@@ -29,11 +29,13 @@ from typing import Any
 
 from course_utils.device import check_device
 from course_utils.errors import ChildError
+from course_utils.i18n import translator
 from course_utils.system.child import run_python
 
 _PLACEMENT = re.compile(r"^(\S+): \((\S+)\): (/job:\S+)$", re.M)
 _EXECUTING = re.compile(r"Executing op (\S+) in device (\S+)")
 _FROM = re.compile(r"^From \S+:\d+: ")
+_ = translator("course")
 
 
 PLACEMENT_PROGRAM = """\
@@ -117,7 +119,7 @@ def placement_log(size: int = 64, timeout: float = 300, *, program: str | None =
     try:
         run = run_python(
             "course_utils.verify:_placement_child", {"program": program}, timeout_s=timeout, env=env,
-            what="The placement-log process", name="placement-log",
+            what=_("The placement-log process"), name="placement-log",
         )
     except ChildError as error:
         records, lines = parse_placement(error.tail)
@@ -139,8 +141,8 @@ class Attempt:
     warnings: list[str] = field(default_factory=list)
 
     def __str__(self) -> str:
-        outcome = f"-> {self.value!r}" if self.ok else f"fails: {self.error}"
-        logged = "".join(f"\n    logged: {w}" for w in self.warnings)
+        outcome = f"-> {self.value!r}" if self.ok else _("fails: {error}").format(error=self.error)
+        logged = "".join("\n    " + _("logged: {warning}").format(warning=w) for w in self.warnings)
         return f"{self.snippet}\n    {outcome}{logged}"
 
 
@@ -200,14 +202,19 @@ class GpuAnswer:
     finding: str | None = None  # the code of the doctor's finding that ``see`` explains
 
     def __str__(self) -> str:
-        return f"TensorFlow can use a GPU here: {'yes' if self.usable else 'no'}, because {self.because}"
+        said = (_("TensorFlow can use a GPU here: yes, because {because}") if self.usable
+                else _("TensorFlow can use a GPU here: no, because {because}"))
+        return said.format(because=self.because)
 
     def advice(self) -> str:
         """What to do next, in one line."""
         if self.usable:
-            return "The GPU works: without a tf.device scope, TensorFlow puts work on it."
-        found = f"The doctor's main finding is {self.finding}. " if self.finding else ""
-        return f"No GPU: TensorFlow runs on the CPU here. {found}See {self.see}, or run `course doctor` in a terminal."
+            return _("The GPU works: without a tf.device scope, TensorFlow puts work on it.")
+        if self.finding:
+            return _("No GPU: TensorFlow runs on the CPU here. The doctor's main finding is {finding}. See {see}, or "
+                     "run `course doctor` in a terminal.").format(finding=self.finding, see=self.see)
+        return _("No GPU: TensorFlow runs on the CPU here. See {see}, or run `course doctor` in a terminal.").format(
+            see=self.see)
 
     def as_asked(self, device: str) -> bool:
         """The checkpoint's test: False only when ``device`` is "gpu" (a GPU was asked for) and none is usable."""
@@ -216,7 +223,9 @@ class GpuAnswer:
     def label(self, device: str) -> str:
         """The checkpoint line: the answer, and what DEVICE asked for."""
         choice = check_device(device)
-        return f"{self}; DEVICE={choice!r} " + ("requires a GPU" if choice == "gpu" else "accepts the CPU")
+        said = _("{answer}; DEVICE={choice!r} requires a GPU") if choice == "gpu" else _(
+            "{answer}; DEVICE={choice!r} accepts the CPU")
+        return said.format(answer=self, choice=choice)
 
 
 def _link(findings: Iterable[Any]) -> tuple[str, str | None]:
@@ -246,10 +255,12 @@ def gpu_answer(
     on_gpu = [short_device(ran) for asked, ran in placed
               if "GPU" in short_device(asked) and short_device(asked) == short_device(ran)]
     if gpus and on_gpu:
-        listed = f"{len(gpus)} GPU{'s' if len(gpus) > 1 else ''} ({', '.join(gpus)})"
-        return GpuAnswer(True, f"TensorFlow lists {listed}, and a matrix product placed on {on_gpu[0]} ran there",
+        because = (_("TensorFlow lists {count} GPUs ({names}), and a matrix product placed on {device} ran there")
+                   if len(gpus) > 1 else
+                   _("TensorFlow lists {count} GPU ({names}), and a matrix product placed on {device} ran there"))
+        return GpuAnswer(True, because.format(count=len(gpus), names=", ".join(gpus), device=on_gpu[0]),
                          TROUBLESHOOTING_INDEX)
     if gpus:
-        return GpuAnswer(False, f"TensorFlow lists {len(gpus)} GPU(s), but no matrix product placed on a GPU "
-                                "ran there", link, code)
+        return GpuAnswer(False, _("TensorFlow lists {count} GPU(s), but no matrix product placed on a GPU ran "
+                                  "there").format(count=len(gpus)), link, code)
     return GpuAnswer(False, why_not, link, code)

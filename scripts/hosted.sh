@@ -8,7 +8,7 @@
 #    pip install PACKAGE "tensorflow==<installed>" "keras==<installed>". Every package hosted.txt lists
 #    must keep its version: the check fails and names the package otherwise (OUT/hosted-install.txt).
 # 3. The runner's tools go in (the lab extra, pytest), the package is made editable, and the papermill
-#    tier's checks run every notebook in smoke mode (pytest tests/tiers, COURSE_CI_OUT=OUT).
+#    tier's checks run every notebook in smoke mode (pytest tests/tiers/test_course_run.py, COURSE_CI_OUT=OUT).
 # Steps 1-3 are skipped when VENV was made from the same constraints/hosted.txt and pyproject.toml.
 set -eu
 
@@ -69,5 +69,5 @@ fi
 
 echo "hosted: every notebook in smoke mode with $("$VENV/bin/python" -c \
     'import tensorflow as tf, keras; print(f"TensorFlow {tf.__version__}, Keras {keras.__version__}")' 2>/dev/null)"
-COURSE_OFFLINE=1 COURSE_CI_OUT="$PWD/$OUT/course" "$VENV/bin/python" -m pytest tests/tiers \
+COURSE_OFFLINE=1 COURSE_CI_OUT="$PWD/$OUT/course" "$VENV/bin/python" -m pytest tests/tiers/test_course_run.py \
     -m "notebook and not browser" -p no:cacheprovider

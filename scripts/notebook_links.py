@@ -3,7 +3,7 @@
 The values: ``Repository`` in ``[project.urls]`` (https://github.com/OWNER/REPO) and ``version`` in
 ``[project]``; the release tag is "v" + version. Everything this script writes points at that tag.
 
-In every ``notebooks/NN_*.ipynb`` it writes two cells:
+In every ``notebooks/NN_*.ipynb`` and every Chinese notebook ``notebooks/zh/NN_*.ipynb`` it writes two cells:
 
 - the badges cell: the first cell, markdown, tagged ``links``: "Open in Colab", "Open in Kaggle" and
   "Open in Binder" badges for this notebook at the tag;
@@ -11,9 +11,13 @@ In every ``notebooks/NN_*.ipynb`` it writes two cells:
   On Colab and Kaggle it installs the course package from the tag and keeps the runtime's own
   TensorFlow and Keras; anywhere else it does nothing.
 
+A Chinese notebook's badges open the Chinese notebook (``notebooks/zh/...``); its install cell is
+the same code with its comments in Chinese (the badge texts stay English, as the badge images are).
+
 In README.md it writes the block between ``<!-- links:start -->`` and ``<!-- links:end -->``:
 one row per notebook (number, short title, its Colab and Kaggle badges), then one Binder badge that
-opens the notebooks folder.
+opens the notebooks folder. README.zh-CN.md, when it exists, gets the same block with Chinese words,
+for the Chinese notebooks (their titles, their badges, Binder opening ``notebooks/zh``).
 
 Usage:
     python scripts/notebook_links.py            # rewrite what differs (make links)
@@ -40,6 +44,12 @@ LINKS_ID = "links"  # fixed cell ids: the output is the same on every run
 SETUP_ID = "hosted-setup"
 README_START = "<!-- links:start -->"
 README_END = "<!-- links:end -->"
+# README.zh-CN.md gets the same block in Chinese, for the Chinese notebooks (notebooks/zh/), when it exists.
+README_ZH = "README.zh-CN.md"
+TABLE_WORDS = {  # (header row, the Binder line's words) per README
+    False: ("| Notebook | Colab (GPU) | Kaggle (GPU) |", "All notebooks on Binder (CPU only, no account):"),
+    True: ("| 笔记本 | Colab（GPU） | Kaggle（GPU） |", "在 Binder 上打开全部笔记本（只有 CPU，无需账号）："),
+}
 IMAGE_URLS = {
     "colab": "https://colab.research.google.com/assets/colab-badge.svg",
     "kaggle": "https://kaggle.com/static/images/open-in-kaggle.svg",
@@ -47,6 +57,7 @@ IMAGE_URLS = {
 }
 
 GITHUB_URL = re.compile(r"https://github\.com/(?P<slug>[A-Za-z0-9-]+/[A-Za-z0-9._-]+?)(?:\.git)?/?")
+ZH_FOLDER = "zh"  # notebooks/zh/: the Chinese edition, same file names
 TITLE = re.compile(r"# (?P<number>\d\d) · (?P<title>.+)")
 
 # Colab: "google.colab" is imported in every Colab kernel (the test ageron/handson-ml3 uses).
@@ -63,6 +74,14 @@ if "google.colab" in sys.modules or "KAGGLE_KERNEL_RUN_TYPE" in os.environ:
 
     keep = f"tensorflow=={{version('tensorflow')}} keras=={{version('keras')}}"
     %pip install -q "course-utils @ git+{repository}@{tag}" {{keep}}"""
+
+# The same cell for the Chinese notebooks: the code is identical, the comments are in Chinese.
+ZH_SETUP_SOURCE = SETUP_SOURCE.replace(
+    "# Colab and Kaggle only: install the course package from GitHub. Anywhere else this cell does nothing.\n"
+    "# It keeps the runtime's own TensorFlow and Keras: pip may add packages, never replace those two.",
+    "# 仅用于 Colab 和 Kaggle：从 GitHub 安装课程的软件包。在其他环境中，这个单元格什么也不做。\n"
+    "# 它保留运行环境自带的 TensorFlow 和 Keras：pip 可以添加软件包，但不会替换这两个。",
+)
 
 
 class LinksError(Exception):
@@ -93,8 +112,8 @@ class Release:
             f"[![Open in Binder]({IMAGE_URLS['binder']})]({binder})",
         ])
 
-    def setup_source(self) -> str:
-        return SETUP_SOURCE.format(repository=self.repository, tag=self.tag)
+    def setup_source(self, template: str = SETUP_SOURCE) -> str:
+        return template.format(repository=self.repository, tag=self.tag)
 
 
 def release(root: Path) -> Release:
@@ -114,6 +133,10 @@ def release(root: Path) -> Release:
 
 def notebooks(root: Path) -> list[Path]:
     return sorted((root / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+
+
+def chinese_notebooks(root: Path) -> list[Path]:
+    return sorted((root / "notebooks" / ZH_FOLDER).glob("[0-9][0-9]_*.ipynb"))
 
 
 def tags(cell: dict) -> list[str]:
@@ -148,19 +171,20 @@ def notebook_text(path: Path, rel: Release) -> str:
     taken = {c.get("id") for c in cells} & {LINKS_ID, SETUP_ID}
     if taken:
         raise LinksError(f"{path.name}: another cell already has the id {sorted(taken)}")
+    chinese = path.parent.name == ZH_FOLDER  # a notebook of the Chinese edition: its own links, Chinese comments
     setup = {
         "cell_type": "code",
         "execution_count": None,
         "id": SETUP_ID,
         "metadata": {"tags": [SETUP_TAG]},
         "outputs": [],
-        "source": lines(rel.setup_source()),
+        "source": lines(rel.setup_source(ZH_SETUP_SOURCE if chinese else SETUP_SOURCE)),
     }
     badges = {
         "cell_type": "markdown",
         "id": LINKS_ID,
         "metadata": {"tags": [LINKS_TAG]},
-        "source": lines(rel.badges(path.name)),
+        "source": lines(rel.badges(f"{ZH_FOLDER}/{path.name}" if chinese else path.name)),
     }
     cells.insert(at[0], setup)
     cells.insert(0, badges)
@@ -169,24 +193,27 @@ def notebook_text(path: Path, rel: Release) -> str:
     return json.dumps(nb, indent=1, ensure_ascii=False, sort_keys=True) + "\n"
 
 
-def readme_table(paths: list[Path], rel: Release) -> str:
+def readme_table(paths: list[Path], rel: Release, chinese: bool = False) -> str:
     """The README's block: per notebook its Colab and Kaggle badges; Binder once, for all of them.
 
     Short on purpose (the README stays small): the title up to its first colon, and the badge
-    images as reference links defined once below the table.
+    images as reference links defined once below the table. ``chinese``: README.zh-CN.md's block, whose
+    rows open the Chinese notebooks (``paths`` are those in notebooks/zh/).
     """
-    rows = ["| Notebook | Colab (GPU) | Kaggle (GPU) |", "|---|---|---|"]
+    header, binder_words = TABLE_WORDS[chinese]
+    folder = f"{ZH_FOLDER}/" if chinese else ""
+    rows = [header, "|---|---|---|"]
     for path in paths:
         cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
         number, name = title(path, cells)
-        short = name.split(":", 1)[0].replace("|", "\\|")  # a "|" would end the table cell
-        colab, kaggle, _ = rel.urls(path.name)
+        short = re.split("[:：]", name, maxsplit=1)[0].replace("|", "\\|")  # a "|" would end the table cell
+        colab, kaggle, _ = rel.urls(folder + path.name)
         rows.append(f"| {number} · {short} | [![Open In Colab][colab-badge]]({colab}) "
                     f"| [![Open in Kaggle][kaggle-badge]]({kaggle}) |")
-    binder = f"https://mybinder.org/v2/gh/{rel.slug}/{rel.tag}?urlpath=lab/tree/notebooks"
+    binder = f"https://mybinder.org/v2/gh/{rel.slug}/{rel.tag}?urlpath=lab/tree/notebooks/{folder}".rstrip("/")
     rows += [
         "",
-        f"All notebooks on Binder (CPU only, no account): [![Open in Binder][binder-badge]]({binder})",
+        f"{binder_words} [![Open in Binder][binder-badge]]({binder})",
         "",
         f"[colab-badge]: {IMAGE_URLS['colab']}",
         f"[kaggle-badge]: {IMAGE_URLS['kaggle']}",
@@ -195,12 +222,12 @@ def readme_table(paths: list[Path], rel: Release) -> str:
     return "\n".join(rows)
 
 
-def readme_text(path: Path, paths: list[Path], rel: Release) -> str:
+def readme_text(path: Path, paths: list[Path], rel: Release, chinese: bool = False) -> str:
     text = path.read_text(encoding="utf-8")
     start, end = text.find(README_START), text.find(README_END)
     if start < 0 or end < start:
         raise LinksError(f"{path.name}: no block between {README_START} and {README_END}")
-    return text[: start + len(README_START)] + "\n" + readme_table(paths, rel) + "\n" + text[end:]
+    return text[: start + len(README_START)] + "\n" + readme_table(paths, rel, chinese) + "\n" + text[end:]
 
 
 def expected(root: Path) -> dict[Path, str]:
@@ -209,8 +236,10 @@ def expected(root: Path) -> dict[Path, str]:
     paths = notebooks(root)
     if not paths:
         raise LinksError(f"{root / 'notebooks'}: no NN_*.ipynb notebooks")
-    files = {path: notebook_text(path, rel) for path in paths}
+    files = {path: notebook_text(path, rel) for path in [*paths, *chinese_notebooks(root)]}
     files[root / "README.md"] = readme_text(root / "README.md", paths, rel)
+    if (root / README_ZH).is_file():
+        files[root / README_ZH] = readme_text(root / README_ZH, chinese_notebooks(root), rel, chinese=True)
     return files
 
 

@@ -24,6 +24,10 @@ plot (a decoded ``img`` in an output area) when the notebook draws one, a widget
 A second test opens a small notebook with notebook 05's training controls, presses Train in
 the browser and waits for the run to appear: widget -> kernel -> widget, end to end.
 
+A third test opens one Chinese notebook (notebooks/zh/, as the papermill tier executed it into
+``$COURSE_CI_OUT-zh``): its Chinese text and its plots (with Chinese labels) rendered; screenshot
+``build/screenshots/zh_<notebook>.png``.
+
 Screenshots (full page) land in ``build/screenshots/<notebook>.png``, also on failure; the
 server log in ``build/screenshots/jupyter-server.log``. The server and the browser are
 stopped in ``finally`` blocks, the server's process group killed, and the last check is that
@@ -54,7 +58,7 @@ import pytest
 
 from course_utils.system.processes import free_port, start_in_group, stop_group
 
-from .conftest import IN_CI, NOTEBOOKS, ROOT
+from .conftest import IN_CI, NOTEBOOKS, ROOT, ZH_NOTEBOOKS
 
 CHROMIUM = Path(os.environ.get("COURSE_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_ARGS = [
@@ -401,10 +405,10 @@ def where_it_stopped(state: dict | None) -> str:
 class NotebookPage:
     """One notebook open in its own JupyterLab workspace."""
 
-    def __init__(self, browser, server: Server, path: Path) -> None:
+    def __init__(self, browser, server: Server, path: Path, name: str | None = None) -> None:
         self.server, self.path = server, path
         self.rel = path.relative_to(ROOT).as_posix()
-        self.name = path.stem
+        self.name = name or path.stem  # also the screenshot's file name
         self.page = browser.new_page()
         self.page.set_default_timeout(60_000)
         self.page_errors: list[str] = []
@@ -471,8 +475,8 @@ class NotebookPage:
 def open_notebook(browser, server: Server):
     pages: list[NotebookPage] = []
 
-    def opener(path: Path) -> NotebookPage:
-        page = NotebookPage(browser, server, path)
+    def opener(path: Path, name: str | None = None) -> NotebookPage:
+        page = NotebookPage(browser, server, path, name)
         pages.append(page)
         page.open()
         return page
@@ -572,3 +576,55 @@ def test_training_controls_train_from_the_browser(open_notebook, server: Server)
     done.wait_for(timeout=NOTEBOOK_TIMEOUT_S * 1000)
     assert widget.locator("table tr").count() == 3, "the table lists both runs"
     notebook.screenshot("training_controls")
+
+
+# --------------------------------------------------------------------------- the Chinese edition
+
+ZH_SHOWN = ROOT / "notebooks" / "zh" / "04_dense_noise_vs_zeros.ipynb"  # two plots with Chinese titles and legends
+ZH_CI_OUT = Path(os.environ.get("COURSE_CI_ZH_OUT") or f"{CI_OUT}-zh")  # tests/tiers/test_course_run_zh.py
+
+# Chinese characters (CJK Unified Ideographs) in the rendered markdown and in the outputs.
+CHINESE = r"""() => {
+  const count = nodes => Array.from(nodes).map(n => (n.textContent.match(/[\u4e00-\u9fff]/g) || []).length)
+                                         .reduce((a, b) => a + b, 0);
+  const outputs = document.querySelectorAll('.jp-Notebook .jp-OutputArea-output');
+  return {
+    markdown: count(document.querySelectorAll('.jp-Notebook .jp-MarkdownOutput')),
+    outputs: count(outputs),
+    checkpoint: Array.from(outputs).some(o => o.textContent.includes('检查点通过')),
+    images: Array.from(document.querySelectorAll('.jp-Notebook .jp-OutputArea-output img'))
+                 .map(img => ({complete: img.complete, width: img.naturalWidth, height: img.naturalHeight})),
+  };
+}"""
+
+
+@pytest.fixture(scope="module")
+def executed_chinese() -> Path:
+    """The papermill tier's executed copy of ZH_SHOWN (or one made now), copied under the server's root."""
+    assert ZH_SHOWN in ZH_NOTEBOOKS, f"no {ZH_SHOWN.relative_to(ROOT)}"
+    folder = ZH_CI_OUT / "executed"
+    if not ((folder / ZH_SHOWN.name).is_file() and code_sources(folder / ZH_SHOWN.name) == code_sources(ZH_SHOWN)):
+        out = ROOT / "build" / "browser-test" / "course-zh"
+        command = [str(Path(sys.executable).with_name("course")), "run", str(ZH_SHOWN), "--smoke", "--out", str(out),
+                   "--timeout", "600"]
+        done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=1800)
+        folder = out / "executed"
+        assert (folder / ZH_SHOWN.name).is_file(), f"no executed copy:\n{done.stdout[-3000:]}{done.stderr[-3000:]}"
+    copy = RENDERED_COPIES / "zh" / ZH_SHOWN.name
+    copy.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(folder / ZH_SHOWN.name, copy)
+    return copy
+
+
+def test_a_chinese_notebook_shows_its_chinese_text_and_plots_in_jupyterlab(executed_chinese, open_notebook):
+    stored = executed_chinese.read_bytes()
+    notebook = open_notebook(executed_chinese, f"zh_{ZH_SHOWN.stem}")
+    assert_shown(notebook, notebook.state(), ZH_SHOWN)
+    shown = notebook.page.evaluate(CHINESE)
+    assert shown["markdown"] >= 200, f"the lesson's Chinese text is rendered ({shown['markdown']} characters)"
+    assert shown["outputs"] >= 20 and shown["checkpoint"], "the outputs are Chinese, the checkpoint line too"
+    images = shown["images"]
+    assert len(images) >= 2 and all(i["complete"] and i["width"] > 0 and i["height"] > 0 for i in images), images
+    path = notebook.screenshot()
+    assert path.name == f"zh_{ZH_SHOWN.stem}.png" and path.stat().st_size > 0
+    assert executed_chinese.read_bytes() == stored, "JupyterLab wrote the notebook (autosave?)"

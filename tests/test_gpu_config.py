@@ -152,7 +152,7 @@ def test_unknown_gpu_is_a_device_error_naming_what_exists():
 def test_too_late_error_says_what_and_what_to_do():
     tf_message = "Virtual devices cannot be modified after being initialized"
     err = ConfigurationTooLateError(
-        [Change("cpu", "logical CPU devices", 2, 3)], gpu_config.RESTART_FIX, tf_message=tf_message
+        [Change("cpu", "logical CPU devices", 2, 3)], gpu_config.restart_fix(), tf_message=tf_message
     )
     assert isinstance(err, CourseError)
     assert "already initialised" in err.what

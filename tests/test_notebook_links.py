@@ -25,9 +25,10 @@ from IPython.core.inputtransformer2 import TransformerManager
 from IPython.utils.text import DollarFormatter
 from packaging.requirements import Requirement
 
-from .conftest import NOTEBOOKS, ROOT
+from .conftest import NOTEBOOKS, ROOT, ZH_NOTEBOOKS
 
 SCRIPT = ROOT / "scripts" / "notebook_links.py"
+EDITIONS = [*NOTEBOOKS, *ZH_NOTEBOOKS]  # the English notebooks, then the Chinese ones (notebooks/zh/)
 DIFFERS = ": differs from what scripts/notebook_links.py writes"
 BADGE = re.compile(r"\[!\[(?P<alt>[^\]]+)\]\((?P<image>[^)\s]+)\)\]\((?P<link>[^)\s]+)\)")
 IMAGES = {
@@ -59,6 +60,11 @@ def tagged(nb: dict, tag: str) -> list[dict]:
     return [c for c in nb["cells"] if tag in tags(c)]
 
 
+def link_name(path: Path) -> str:
+    """What a notebook's badges open, under notebooks/: ``NN_x.ipynb``, or ``zh/NN_x.ipynb`` in Chinese."""
+    return f"zh/{path.name}" if path.parent.name == "zh" else path.name
+
+
 def run_script(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, timeout=60)
 
@@ -82,7 +88,7 @@ def check_badges(markdown: str, notebook: str, repository: str, tag: str) -> Non
             assert (url.scheme, url.netloc) == ("https", "mybinder.org")
             assert url.path == f"/v2/gh/{slug}/{tag}", link
             assert parse_qs(url.query) == {"urlpath": [f"lab/tree/{path}"]}, link
-        assert Path(url.path).name == notebook or url.query.endswith("/" + notebook), link
+        assert url.path.endswith("/" + notebook) or url.query.endswith("/" + notebook), link
 
 
 def readme_block(readme: str) -> str:
@@ -127,6 +133,10 @@ def copy_of_the_repository(tmp_path: Path) -> Path:
     (tmp_path / "notebooks").mkdir()
     for path in NOTEBOOKS:
         shutil.copy2(path, tmp_path / "notebooks" / path.name)
+    if ZH_NOTEBOOKS:
+        (tmp_path / "notebooks" / "zh").mkdir()
+    for path in ZH_NOTEBOOKS:
+        shutil.copy2(path, tmp_path / "notebooks" / "zh" / path.name)
     for name in ("README.md", "pyproject.toml"):
         shutil.copy2(ROOT / name, tmp_path / name)
     return tmp_path
@@ -186,9 +196,9 @@ def test_the_links_and_the_install_cell_follow_the_two_settings(tmp_path):
 
     assert run_script("--check", "--root", str(root)).returncode == 1
     assert run_script("--root", str(root)).returncode == 0
-    for path in sorted((root / "notebooks").glob("*.ipynb")):
+    for path in sorted((root / "notebooks").glob("**/*.ipynb")):
         nb = load(path)
-        check_badges(source(nb["cells"][0]), path.name, "https://github.com/someone/course-fork", "v1.2.3")
+        check_badges(source(nb["cells"][0]), link_name(path), "https://github.com/someone/course-fork", "v1.2.3")
         (setup,) = tagged(nb, "hosted-setup")
         assert '"course-utils @ git+https://github.com/someone/course-fork@v1.2.3"' in source(setup)
     check_readme((root / "README.md").read_text(encoding="utf-8"), "https://github.com/someone/course-fork", "v1.2.3")
@@ -210,12 +220,12 @@ def test_a_repository_that_is_not_on_github_is_refused(tmp_path):
 # --------------------------------------------------------------------------- the links
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", EDITIONS, ids=link_name)
 def test_each_notebooks_badges_open_that_notebook_at_the_release_tag(path):
     repository, tag = settings()
     (badges,) = tagged(load(path), "links")
     assert "\n" not in source(badges).strip(), "the three badges on one line"
-    check_badges(source(badges), path.name, repository, tag)
+    check_badges(source(badges), link_name(path), repository, tag)
 
 
 def test_the_readme_has_one_row_per_notebook_with_its_colab_and_kaggle_badges_and_one_binder_badge():
@@ -230,7 +240,7 @@ def test_the_readme_says_nothing_of_owner_repo():
 # --------------------------------------------------------------------------- the cells and their order
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", EDITIONS, ids=link_name)
 def test_badges_first_title_second_install_cell_right_before_the_parameters(path):
     cells = load(path)["cells"]
     assert cells[0]["cell_type"] == "markdown" and tags(cells[0]) == ["links"]
@@ -241,12 +251,47 @@ def test_badges_first_title_second_install_cell_right_before_the_parameters(path
     assert setup["cell_type"] == "code" and tags(setup) == ["hosted-setup"]
     assert setup["outputs"] == [] and setup["execution_count"] is None
     assert len([c for c in cells if {"links", "hosted-setup"} & set(tags(c))]) == 2
-    assert f'course_utils.setup(globals(), "{path.stem}"' in source(cells[at[0] + 1]), "setup follows parameters"
+    assert re.search(rf'course_utils\.setup\(\s*globals\(\), "{path.stem}"', source(cells[at[0] + 1])), "setup follows"
 
 
 def test_the_install_cell_is_the_same_in_every_notebook():
     sources = {source(tagged(load(path), "hosted-setup")[0]) for path in NOTEBOOKS}
     assert len(sources) == 1
+
+
+def test_the_chinese_install_cell_is_the_english_code_with_chinese_comments():
+    (english,) = {source(tagged(load(path), "hosted-setup")[0]) for path in NOTEBOOKS}
+    chinese = {source(tagged(load(path), "hosted-setup")[0]) for path in ZH_NOTEBOOKS}
+    assert len(chinese) == 1, "the same in every Chinese notebook"
+    (chinese,) = chinese
+
+    def code(text: str) -> list[str]:
+        return [line for line in text.splitlines() if not line.lstrip().startswith("#")]
+
+    def comments(text: str) -> list[str]:
+        return [line for line in text.splitlines() if line.lstrip().startswith("#")]
+
+    assert code(chinese) == code(english)
+    assert len(comments(chinese)) == len(comments(english)) >= 1
+    assert all(re.search(r"[\u4e00-\u9fff]", line) for line in comments(chinese)), comments(chinese)
+
+
+def test_check_names_a_chinese_notebook_whose_badges_open_the_english_one(tmp_path):
+    """A translation starts as a copy: its badges still open the English notebook until `make links`."""
+    root = copy_of_the_repository(tmp_path)
+    (root / "notebooks" / "zh").mkdir(exist_ok=True)
+    english = root / "notebooks" / NOTEBOOKS[1].name
+    chinese = root / "notebooks" / "zh" / english.name
+    shutil.copy2(english, chinese)
+    done = run_script("--check", "--root", str(root))
+    assert done.returncode == 1 and f"notebooks/zh/{chinese.name}{DIFFERS}" in done.stdout.splitlines()
+    assert run_script("--root", str(root)).returncode == 0
+    nb = load(chinese)
+    repository, tag = settings(root)
+    check_badges(source(tagged(nb, "links")[0]), f"zh/{chinese.name}", repository, tag)
+    assert "仅用于 Colab 和 Kaggle" in source(tagged(nb, "hosted-setup")[0])
+    assert [c["id"] for c in nb["cells"]] == [c["id"] for c in load(english)["cells"]], "every other cell kept"
+    assert run_script("--check", "--root", str(root)).returncode == 0
 
 
 # --------------------------------------------------------------------------- the install cell, run
@@ -286,7 +331,7 @@ def nowhere(monkeypatch):
 
 @pytest.mark.usefixtures("nowhere")
 def test_the_install_cell_does_nothing_outside_colab_and_kaggle():
-    for path in NOTEBOOKS:
+    for path in EDITIONS:
         assert run_install_cell(path) == [], path.name
 
 
@@ -300,7 +345,7 @@ def test_on_colab_and_kaggle_the_install_cell_installs_the_release_and_keeps_ten
     else:
         monkeypatch.setenv("KAGGLE_KERNEL_RUN_TYPE", "Interactive")
     repository, tag = settings()
-    for path in NOTEBOOKS:
+    for path in EDITIONS:
         calls = run_install_cell(path)
         assert len(calls) == 1, (path.name, calls)
         ((name, line),) = calls

@@ -1,5 +1,9 @@
 """The course notebooks: stored clean and following the conventions (static checks; nothing is executed here).
 
+The structural checks run over both editions: the English notebooks and the Chinese ones (notebooks/zh/).
+The header's English wording is checked in English only; a Chinese header must have the same parts
+(tests/test_translations.py checks that the rest of each Chinese notebook is in step).
+
 Running them is the job of the tiers: papermill (tests/tiers/test_course_run.py, ``make papermill``),
 nbval (``make nbval``) and the browser (tests/test_browser.py, ``make browser``).
 """
@@ -12,7 +16,13 @@ import re
 
 import pytest
 
-from .conftest import NOTEBOOKS, ROOT
+from .conftest import NOTEBOOKS, ROOT, ZH_NOTEBOOKS
+
+EDITIONS = [*NOTEBOOKS, *ZH_NOTEBOOKS]
+
+
+def edition_id(path) -> str:
+    return f"zh/{path.stem}" if path.parent.name == "zh" else path.stem
 
 
 def load(path):
@@ -31,14 +41,14 @@ def test_there_are_notebooks():
     assert NOTEBOOKS, "notebooks/ holds the course"
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", EDITIONS, ids=edition_id)
 def test_stored_without_outputs(path):
     for i, cell in enumerate(code_cells(load(path))):
         assert cell["outputs"] == [], f"{path.name} code cell {i} has stored outputs: strip them"
         assert cell["execution_count"] is None, f"{path.name} code cell {i} has an execution count"
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", EDITIONS, ids=edition_id)
 def test_conventions(path):
     nb = load(path)
     # cell 0 holds the Colab, Kaggle and Binder badges (generated: tests/test_notebook_links.py); the title follows
@@ -53,7 +63,9 @@ def test_conventions(path):
         assert isinstance(node, ast.Assign), f"parameters cell holds assignments only: {ast.dump(node)[:60]}"
         ast.literal_eval(node.value)  # literals only, so papermill can override them
         assert all(isinstance(t, ast.Name) and t.id.isupper() for t in node.targets), "UPPER_CASE names"
-    assert f'course_utils.setup(globals(), "{path.stem}"' in source(setup_cell), "the setup cell follows the parameters"
+    assert re.search(rf'course_utils\.setup\(\s*globals\(\), "{path.stem}"', source(setup_cell)), "setup is next"
+    language = "zh-CN" if path.parent.name == "zh" else "en"
+    assert f'language="{language}"' in source(setup_cell), f'the setup call says language="{language}"'
     # papermill must see every parameter (it silently skips a line it cannot parse, e.g. "=" in a comment).
     import papermill
 
@@ -91,3 +103,49 @@ def test_the_header_says_how_long_it_takes_and_which_parameters_to_try(path):
     names = {t.id for n in ast.parse("".join(params["source"])).body if isinstance(n, ast.Assign) for t in n.targets}
     to_try = re.findall(r"(?m)^- `([A-Z][A-Z0-9_]*)\b", header[header.index("**Parameters to try"):])
     assert len(set(to_try)) >= 2 and set(to_try) <= names, (to_try, sorted(names))
+
+
+LABEL = re.compile(r"(?m)^\*\*([^*\n]+)\*\*")  # a bold label that starts a line: **What you learn**
+UPPER_NAME = re.compile(r"`([A-Z][A-Z0-9_]*)\b")
+
+
+def header_parts(header: str) -> list[tuple[str, str]]:
+    """The title cell cut at its bold labels: (label, the text from it to the next label)."""
+    found = list(LABEL.finditer(header))
+    ends = [m.start() for m in found[1:]] + [len(header)]
+    return [(m.group(1), header[m.start():end]) for m, end in zip(found, ends, strict=True)]
+
+
+@pytest.mark.parametrize("path", ZH_NOTEBOOKS, ids=edition_id)
+def test_the_chinese_header_has_the_parts_of_the_english_one(path):
+    """What you learn (as many points), before you start, time (smoke, full, GPU, measured), parameters to try."""
+    english = header_parts(source(load(path.parent.parent / path.name)["cells"][1]))
+    chinese = header_parts(source(load(path)["cells"][1]))
+    assert len(chinese) == len(english), ([label for label, _ in english], [label for label, _ in chinese])
+    for (label, en_text), (zh_label, zh_text) in zip(english, chinese, strict=True):
+        if label == "What you learn":
+            assert zh_text.count("\n- ") == en_text.count("\n- "), f"{zh_label}: as many points as {label!r}"
+        elif label.startswith("Time"):
+            assert "冒烟" in zh_text and "完整" in zh_text and "GPU" in zh_text, f"{zh_label}: smoke, full run, GPU"
+            measured = re.search(r"\d+(\.\d+)?(-\d+)? ?(秒|分钟|小时)", zh_text)
+            assert measured, f"{zh_label}: a measured time, with its unit"
+        elif label.startswith("Parameters to try"):
+            assert set(UPPER_NAME.findall(zh_text)) == set(UPPER_NAME.findall(en_text)), f"{zh_label}: same parameters"
+
+
+@pytest.mark.parametrize("path", EDITIONS, ids=edition_id)
+def test_declares_a_few_key_results_that_it_records(path):
+    """The report shows what ``setup(key_results=[...])`` names: each name must be recorded by the notebook."""
+    code = "\n".join(source(c) for c in code_cells(load(path)))
+    (call,) = [n for n in ast.walk(ast.parse(_python(code))) if isinstance(n, ast.Call)
+               and getattr(n.func, "attr", None) == "setup" and getattr(n.func.value, "id", None) == "course_utils"]
+    (declared,) = [ast.literal_eval(k.value) for k in call.keywords if k.arg == "key_results"]
+    assert 1 <= len(declared) <= 4, "a few key results: the rest stays in results.json"
+    recorded = {k.arg for n in ast.walk(ast.parse(_python(code))) if isinstance(n, ast.Call)
+                and getattr(n.func, "attr", None) == "record" for k in n.keywords}
+    assert set(declared) <= recorded, f"declared but never recorded: {sorted(set(declared) - recorded)}"
+
+
+def _python(code: str) -> str:
+    """Notebook code as Python: IPython's magics and shell lines become comments."""
+    return "\n".join("#" + line if line.lstrip().startswith(("%", "!")) else line for line in code.splitlines())

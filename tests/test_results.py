@@ -22,7 +22,7 @@ from course_utils.results import (
     read_all,
     read_results,
 )
-from course_utils.system import paths, rss
+from course_utils.system import paths, places, rss
 
 
 def test_record_writes_and_merges(tmp_path):
@@ -59,7 +59,7 @@ def test_path_follows_the_environment(monkeypatch, tmp_path):
     assert default_results_path("02_verify_gpu") == tmp_path / "one.json"
     monkeypatch.delenv("COURSE_RESULTS_FILE")
     monkeypatch.delenv("COURSE_RESULTS_DIR")
-    assert default_results_path("02_verify_gpu") == paths.build_dir() / "results" / "02_verify_gpu.json"
+    assert default_results_path("02_verify_gpu") == places.course_home() / "results" / "02_verify_gpu.json"
 
 
 def test_read_all(tmp_path):

@@ -196,6 +196,7 @@ def test_the_repository_ships_its_own_files_only():
     files = shipped_files(ROOT)
     assert ROOT / "README.md" in files and ROOT / "tests" / "test_standalone.py" in files
     assert any(p.suffix == ".ipynb" for p in files)
+    assert ROOT / "README.zh-CN.md" in files and ROOT / "docs" / "zh" / "troubleshooting.md" in files  # Chinese
     findings = scan(ROOT, files)
     assert not findings, "Replace with the public source, an anchor in docs/references.md, or the names in " \
                          "docs/sources.md:\n" + "\n".join(map(str, findings))

@@ -106,9 +106,10 @@ def broken(links_found: dict[str, list[str]], anchors: set[str]) -> list[str]:
 def repo_links() -> dict[str, list[str]]:
     """Every ``troubleshooting.md#anchor`` in the README, the docs, the notebooks' markdown and the package."""
     out: dict[str, list[str]] = {}
-    for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+    for path in [ROOT / "README.md", ROOT / "README.zh-CN.md", *sorted((ROOT / "docs").glob("*.md")),
+                 *sorted((ROOT / "docs" / "zh").glob("*.md"))]:  # docs/zh/troubleshooting.md has the same anchors
         out[path.relative_to(ROOT).as_posix()] = LINK.findall(path.read_text(encoding="utf-8"))
-    for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
+    for path in sorted((ROOT / "notebooks").glob("**/*.ipynb")):  # the Chinese notebooks (notebooks/zh/) too
         cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
         markdown = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
         out[path.relative_to(ROOT).as_posix()] = LINK.findall(markdown)

@@ -231,13 +231,15 @@ def relative_links(path: Path) -> list[str]:
     return [t for t in targets if not re.match(r"[a-z][a-z0-9+.-]*:", t, re.I)]
 
 
-MARKDOWN = [README, ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").glob("*.md"))]
+MARKDOWN = [README, ROOT / "README.zh-CN.md", ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").glob("*.md")),
+            *sorted((ROOT / "docs" / "zh").glob("*.md"))]  # the Chinese edition's pages too
 
 
 def test_the_link_check_covers_the_guides_for_each_reader():
     names = {p.relative_to(ROOT).as_posix() for p in MARKDOWN}
     assert {"README.md", "CONTRIBUTING.md", "docs/instructors.md", "docs/maintainers.md", "docs/glossary.md",
-            "docs/routes.md", "docs/troubleshooting.md"} <= names
+            "docs/routes.md", "docs/troubleshooting.md", "README.zh-CN.md", "docs/zh/troubleshooting.md",
+            "docs/zh/wsl2.md", "docs/zh/sources.md", "docs/zh/mainland-china.md"} <= names
 
 
 @pytest.mark.parametrize("path", MARKDOWN, ids=lambda p: str(p.relative_to(ROOT)))

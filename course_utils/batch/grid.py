@@ -41,8 +41,11 @@ from pathlib import Path
 from typing import Any
 
 from course_utils.errors import InputError, ParameterError
+from course_utils.i18n import translator
 from course_utils.params import check_value
 from course_utils.system.paths import PROJECT_ROOT
+
+_ = translator("course")
 
 NOTEBOOKS_DIR = PROJECT_ROOT / "notebooks"
 GRID_KEYS = {"title", "notebooks", "parameters", "results", "smoke", "timeout"}
@@ -68,7 +71,8 @@ class RunSpec:
     def label(self) -> str:
         """How the progress display names this run."""
         shown = ", ".join(f"{k}={v!r}" for k, v in self.parameters.items())
-        where = f" point {self.point}/{self.points}" if self.points > 1 else ""
+        where = (" " + _("point {point}/{points}").format(point=self.point, points=self.points)
+                 if self.points > 1 else "")
         return f"{self.notebook.stem}{where}" + (f" ({shown})" if shown else "")
 
 
@@ -83,6 +87,7 @@ class Plan:
     results: list[str] | None = None  # key results to compare (None: every numeric result)
     grid_file: str | None = None
     grid: dict[str, Any] = field(default_factory=dict)
+    skipped: dict[str, list[str]] = field(default_factory=dict)  # --if-declared: notebook -> parameters left out
 
 
 def discover(folder: Path = NOTEBOOKS_DIR) -> list[Path]:
@@ -95,14 +100,15 @@ def resolve_notebook(name: str | int, *, base: Path | None = None) -> Path:
     if isinstance(name, int) and not isinstance(name, bool):
         name = f"{name:02d}"  # YAML reads `05` as the number 5
     if not isinstance(name, str) or not name:
-        raise InputError(f"a notebook must be a name, number or path, not {name!r}")
+        raise InputError(_("a notebook must be a name, number or path, not {name!r}").format(name=name))
     for candidate in (Path(name), *((base / name,) if base else ())):
         if candidate.is_file():
             return candidate
     course = discover()
     matches = [p for p in course if name in (p.stem, p.name, p.stem.split("_")[0])]
     if len(matches) != 1:
-        raise InputError(f"no notebook {name!r} (choose from: {', '.join(p.stem for p in course) or 'none found'})")
+        raise InputError(_("no notebook {name!r} (choose from: {choices})").format(
+            name=name, choices=", ".join(p.stem for p in course) or _("none found")))
     return matches[0]
 
 
@@ -129,7 +135,8 @@ def parse_value(text: str) -> Any:
         try:
             return _load_yaml(text)
         except yaml.YAMLError as exc:
-            raise InputError(f"cannot read the value {text!r}: {_yaml_problem(exc)}") from None
+            raise InputError(_("cannot read the value {text!r}: {problem}").format(
+                text=text, problem=_yaml_problem(exc))) from None
     return text
 
 
@@ -140,7 +147,8 @@ def declared_parameters(notebook: Path) -> dict[str, dict[str, Any]]:
     try:
         found = pm.inspect_notebook(str(notebook))
     except Exception as exc:  # not JSON, not a notebook: papermill's own errors vary
-        raise InputError(f"cannot read notebook {notebook}: {type(exc).__name__}: {exc}") from None
+        raise InputError(_("cannot read notebook {notebook}: {type}: {error}").format(
+            notebook=notebook, type=type(exc).__name__, error=exc)) from None
     for info in found.values():
         try:
             info["value"] = ast.literal_eval(info["default"])
@@ -156,7 +164,7 @@ def _type_problem(value: Any, info: Mapping[str, Any]) -> str | None:
         return None  # None means "all" or "unset": the notebook checks the value itself
     if value is None:
         hint = str(info.get("inferred_type_name", ""))
-        return None if ("None" in hint and hint != "None") or "Optional" in hint else "None is not allowed"
+        return None if ("None" in hint and hint != "None") or "Optional" in hint else _("None is not allowed")
     expected: tuple[type, ...] = {
         bool: (bool,),
         int: (int,),
@@ -167,12 +175,14 @@ def _type_problem(value: Any, info: Mapping[str, Any]) -> str | None:
         dict: (dict,),
     }.get(type(default), (type(default),))
     if (isinstance(value, bool) and bool not in expected) or not isinstance(value, expected):
-        return f"{_a(type(default).__name__)} is expected, not {_a(type(value).__name__)}"
+        return _("{expected} is expected, not {given}").format(
+            expected=_a(type(default).__name__), given=_a(type(value).__name__))
     return None
 
 
 def _a(noun: str) -> str:
-    return f"{'an' if noun[0] in 'aeiou' else 'a'} {noun}"
+    """A value of type ``noun``, as the problem names it: "an int", "a str"."""
+    return (_("an {type}") if noun[0] in "aeiou" else _("a {type}")).format(type=noun)
 
 
 def check_parameters(notebook: Path, parameters: Mapping[str, Any], declared: Mapping[str, Any] | None = None) -> None:
@@ -182,12 +192,14 @@ def check_parameters(notebook: Path, parameters: Mapping[str, Any], declared: Ma
     for name, value in parameters.items():
         if name not in declared:
             if not declared:
-                raise InputError(f"{notebook.name} declares no parameters (no cell tagged 'parameters'), not {name}")
+                raise InputError(
+                    _("{notebook} declares no parameters (no cell tagged 'parameters'), not {name}").format(
+                        notebook=notebook.name, name=name))
             close = difflib.get_close_matches(name, list(declared), n=1)
-            hint = f" - did you mean {close[0]}?" if close else ""
-            raise InputError(
-                f"{notebook.name} does not declare parameter {name}{hint} (it declares: {', '.join(declared)})"
-            )
+            what = (_("{notebook} does not declare parameter {name} - did you mean {close}? (it declares: {declared})")
+                    if close else _("{notebook} does not declare parameter {name} (it declares: {declared})"))
+            raise InputError(what.format(notebook=notebook.name, name=name, close=close[0] if close else "",
+                                         declared=", ".join(declared)))
         try:  # what the name promises (params.check_value): a finite number, a count >= 1, an amount > 0
             check_value(name, value)
         except ParameterError as exc:
@@ -195,15 +207,18 @@ def check_parameters(notebook: Path, parameters: Mapping[str, Any], declared: Ma
         problem = _type_problem(value, declared[name])
         if problem:
             raise InputError(
-                f"parameter {name} = {value!r} for {notebook.name}: {problem} "
-                f"(its default is {declared[name]['default']})"
+                _("parameter {name} = {value!r} for {notebook}: {problem} (its default is {default})").format(
+                    name=name, value=value, notebook=notebook.name, problem=problem, default=declared[name]["default"])
             )
 
 
 def _yaml_problem(exc: Exception) -> str:
     mark = getattr(exc, "problem_mark", None)
-    where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-    return f"{getattr(exc, 'problem', None) or exc}{where}"
+    problem = getattr(exc, "problem", None) or exc
+    if not mark:
+        return str(problem)
+    return _("{problem} at line {line}, column {column}").format(problem=problem, line=mark.line + 1,
+                                                                 column=mark.column + 1)
 
 
 @functools.cache
@@ -218,15 +233,15 @@ def _strict_loader() -> type:
                 event = self.peek_event()
                 raise ConstructorError(
                     None, None,
-                    "YAML aliases are not allowed in grid files (nested ones can turn a few lines into billions "
-                    f"of values): write the values out instead of the alias *{event.anchor}",
+                    _("YAML aliases are not allowed in grid files (nested ones can turn a few lines into billions "
+                      "of values): write the values out instead of the alias *{anchor}").format(anchor=event.anchor),
                     event.start_mark,
                 )
             return super().compose_node(parent, index)
 
         def construct_mapping(self, node: Any, deep: bool = False) -> Any:
             seen: dict[Any, Any] = {}
-            for key_node, _ in node.value:
+            for key_node, _value_node in node.value:
                 key = self.construct_object(key_node, deep=True)
                 try:
                     first = seen.get(key)
@@ -235,8 +250,8 @@ def _strict_loader() -> type:
                 if first is not None:
                     raise ConstructorError(
                         None, None,
-                        f"duplicate key {key!r} (a YAML reader silently keeps only the last): give each key once; "
-                        f"it is first at line {first.line + 1} and again",
+                        _("duplicate key {key!r} (a YAML reader silently keeps only the last): give each key once; "
+                          "it is first at line {line} and again").format(key=key, line=first.line + 1),
                         key_node.start_mark,
                     )
                 seen[key] = key_node.start_mark
@@ -261,60 +276,69 @@ def load_grid(path: Path) -> dict[str, Any]:
             data = fh.read(MAX_GRID_BYTES + 1)  # no more: a huge file is refused unread
         if len(data) > MAX_GRID_BYTES:
             raise InputError(
-                f"grid file {path} is larger than {MAX_GRID_BYTES:,} bytes: a grid file is a few lines",
-                "Check that you passed the grid file itself (not a data or notebook file) to --grid.",
+                _("grid file {path} is larger than {limit:,} bytes: a grid file is a few lines").format(
+                    path=path, limit=MAX_GRID_BYTES),
+                _("Check that you passed the grid file itself (not a data or notebook file) to --grid."),
             )
         text = data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read grid file {path}: {getattr(exc, 'strerror', None) or exc}") from None
+        raise InputError(_("cannot read grid file {path}: {reason}").format(
+            path=path, reason=getattr(exc, "strerror", None) or exc)) from None
     try:
         grid = _load_yaml(text)
     except yaml.constructor.ConstructorError as exc:  # valid YAML that a grid file may not hold
-        raise InputError(f"grid file {path} is refused: {_yaml_problem(exc)}") from None
+        raise InputError(_("grid file {path} is refused: {problem}").format(
+            path=path, problem=_yaml_problem(exc))) from None
     except yaml.YAMLError as exc:
-        raise InputError(f"grid file {path} is not valid YAML: {_yaml_problem(exc)}") from None
+        raise InputError(_("grid file {path} is not valid YAML: {problem}").format(
+            path=path, problem=_yaml_problem(exc))) from None
     if not isinstance(grid, dict):
-        raise InputError(f"grid file {path} must be a mapping with keys {', '.join(sorted(GRID_KEYS))}")
+        raise InputError(_("grid file {path} must be a mapping with keys {keys}").format(
+            path=path, keys=", ".join(sorted(GRID_KEYS))))
     unknown = sorted(set(map(str, grid)) - GRID_KEYS)
     if unknown:
-        raise InputError(f"grid file {path}: unknown key {unknown[0]!r} (allowed: {', '.join(sorted(GRID_KEYS))})")
+        raise InputError(_("grid file {path}: unknown key {key!r} (allowed: {keys})").format(
+            path=path, key=unknown[0], keys=", ".join(sorted(GRID_KEYS))))
     params = grid.get("parameters") or {}
     if not isinstance(params, dict):
-        raise InputError(f"grid file {path}: 'parameters' must map each NAME to a list of values")
+        raise InputError(_("grid file {path}: 'parameters' must map each NAME to a list of values").format(path=path))
     grid["parameters"] = {}
     for name, values in params.items():
         if not isinstance(name, str) or not name.isidentifier():
-            raise InputError(f"grid file {path}: {name!r} is not a parameter name")
+            raise InputError(_("grid file {path}: {name!r} is not a parameter name").format(path=path, name=name))
         values = values if isinstance(values, list) else [values]
         if not values:
-            raise InputError(f"grid file {path}: parameter {name} has no values to try")
+            raise InputError(_("grid file {path}: parameter {name} has no values to try").format(path=path, name=name))
         grid["parameters"][name] = values
     notebooks = grid.get("notebooks", [])
     notebooks = [notebooks] if isinstance(notebooks, (str, int)) else notebooks
     if not isinstance(notebooks, list) or not all(isinstance(n, (str, int)) for n in notebooks):
-        raise InputError(f"grid file {path}: 'notebooks' must be a list of notebook names, numbers or paths")
+        raise InputError(_("grid file {path}: 'notebooks' must be a list of notebook names, numbers or paths").format(
+            path=path))
     grid["notebooks"] = notebooks
     for key, kind in (("smoke", bool), ("title", str)):
         if key in grid and not isinstance(grid[key], kind):
-            raise InputError(f"grid file {path}: {key!r} must be a {kind.__name__}, not {grid[key]!r}")
+            raise InputError(_("grid file {path}: {key!r} must be a {kind}, not {value!r}").format(
+                path=path, key=key, kind=kind.__name__, value=grid[key]))
     if "timeout" in grid:
-        problem = _timeout_problem(grid["timeout"])
+        problem = _timeout_problem(grid["timeout"], "'timeout'")
         if problem:
-            raise InputError(f"grid file {path}: 'timeout' {problem}")
+            raise InputError(_("grid file {path}: {problem}").format(path=path, problem=problem))
         grid["timeout"] = int(grid["timeout"])
     results = grid.get("results")
     if results is not None and (not isinstance(results, list) or not all(isinstance(r, str) for r in results)):
-        raise InputError(f"grid file {path}: 'results' must be a list of result names")
+        raise InputError(_("grid file {path}: 'results' must be a list of result names").format(path=path))
     return grid
 
 
-def _timeout_problem(timeout: Any) -> str | None:
-    """Why ``timeout`` is not a per-cell time limit (nbclient takes whole seconds); None when it is one."""
+def _timeout_problem(timeout: Any, name: str) -> str | None:
+    """Why ``timeout`` (given as ``name``) is no per-cell time limit (nbclient takes whole seconds); None if it is."""
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
-        return f"must be a positive number of whole seconds, at least 1, not {timeout!r}"
+        return _("{name} must be a positive number of whole seconds, at least 1, not {value!r}").format(
+            name=name, value=timeout)
     if not (math.isfinite(timeout) and timeout >= 1 and timeout == int(timeout)):
-        return (f"must be a positive number of whole seconds, at least 1, not {timeout!r} (nbclient's cell timeout "
-                "is an integer)")
+        return _("{name} must be a positive number of whole seconds, at least 1, not {value!r} (nbclient's cell "
+                 "timeout is an integer)").format(name=name, value=timeout)
     return None
 
 
@@ -323,17 +347,25 @@ def count_runs(notebooks: int, parameters: Mapping[str, Sequence[Any]]) -> int:
     return notebooks * math.prod(len(values) for values in parameters.values())
 
 
-def check_size(notebooks: int, parameters: Mapping[str, Sequence[Any]], where: str = "the grid") -> int:
-    """The number of runs; an InputError naming each list's length when it is more than ``MAX_RUNS``."""
+def check_size(notebooks: int, parameters: Mapping[str, Sequence[Any]], where: str | None = None) -> int:
+    """The number of runs; an InputError naming each list's length when it is more than ``MAX_RUNS``.
+
+    ``where`` names where the values come from ("grid file PATH"; default "the grid").
+    """
     runs = count_runs(notebooks, parameters)
     if runs > MAX_RUNS:
-        lists = " x ".join(f"{name}: {len(values):,} values" for name, values in parameters.items() if len(values) > 1)
+        lists = " x ".join(_("{name}: {count:,} values").format(name=name, count=len(values))
+                           for name, values in parameters.items() if len(values) > 1)
+        what = (_("{where} makes {runs:,} runs ({lists}, times {notebooks} notebooks), more than the limit of "
+                  "{limit:,} runs a batch may hold") if notebooks != 1
+                else _("{where} makes {runs:,} runs ({lists}, times {notebooks} notebook), more than the limit of "
+                       "{limit:,} runs a batch may hold"))
         raise InputError(
-            f"{where} makes {runs:,} runs ({lists or 'one value each'}, times {notebooks} "
-            f"notebook{'s' if notebooks != 1 else ''}), more than the limit of {MAX_RUNS:,} runs a batch may hold",
-            f"Split the grid into several files of at most {MAX_RUNS:,} runs each (e.g. one file per value of "
-            "the longest list, each run with its own --out folder), or fix the values you do not need to vary "
-            "with -p NAME VALUE.",
+            what.format(where=where or _("the grid"), runs=runs, lists=lists or _("one value each"),
+                        notebooks=notebooks, limit=MAX_RUNS),
+            _("Split the grid into several files of at most {limit:,} runs each (e.g. one file per value of "
+              "the longest list, each run with its own --out folder), or fix the values you do not need to vary "
+              "with -p NAME VALUE.").format(limit=MAX_RUNS),
         )
     return runs
 
@@ -362,41 +394,52 @@ def make_plan(
     grid_file: Path | None = None,
     smoke: bool = False,
     timeout: float | None = None,
+    if_declared: bool = False,
 ) -> Plan:
     """Check everything and list the runs; raise InputError naming the first problem.
 
     Notebooks on the command line replace the grid's; ``parameters`` (``-p``) fix a value
-    for every run, replacing the grid's values for that name.
+    for every run, replacing the grid's values for that name. ``if_declared`` (``--if-declared``):
+    a notebook gets only the parameters it declares (``-p DEVICE gpu`` over the whole course, where
+    notebook 01 has no ``DEVICE``); a name no notebook declares is still an error - it is a typo.
     """
     grid: dict[str, Any] = load_grid(grid_file) if grid_file else {}
     base = Path(grid_file).parent if grid_file else None
     names = list(notebooks) or grid.get("notebooks") or []
     paths = [resolve_notebook(n, base=None if notebooks else base) for n in names] if names else discover()
     if not paths:
-        raise InputError(f"no notebooks to run (none given, none in {NOTEBOOKS_DIR})")
+        raise InputError(_("no notebooks to run (none given, none in {folder})").format(folder=NOTEBOOKS_DIR))
     values = {**grid.get("parameters", {}), **{k: [v] for k, v in (parameters or {}).items()}}
-    check_size(len(paths), values, f"grid file {grid_file}" if grid_file else "the command line")
+    check_size(len(paths), values, _("grid file {path}").format(path=grid_file) if grid_file else _("the command line"))
     points = expand(values)
     if timeout is not None:
-        problem = _timeout_problem(timeout)
+        problem = _timeout_problem(timeout, "--timeout")
         if problem:
-            raise InputError(f"--timeout {problem}")
+            raise InputError(problem)
         timeout = int(timeout)
     else:
         timeout = grid.get("timeout")
     runs: list[RunSpec] = []
     used: set[str] = set()
-    for path in paths:
-        declared = declared_parameters(path)
-        for point in points:
+    skipped: dict[str, list[str]] = {}
+    found = {path: declared_parameters(path) for path in dict.fromkeys(paths)}
+    _check_declared_somewhere(found, values, if_declared)
+    for path in paths:  # a notebook named twice runs twice
+        declared = found[path]
+        own = points
+        if if_declared and any(name not in declared for name in values):
+            skipped[path.stem] = [name for name in values if name not in declared]
+            kept = ({k: v for k, v in point.items() if k in declared} for point in points)
+            own = list({json.dumps(p, sort_keys=True): p for p in kept}.values())  # equal points run once
+        for point in own:
             check_parameters(path, point, declared)
-        for i, point in enumerate(points, start=1):
+        for i, point in enumerate(own, start=1):
             name = base_name = run_name(path.stem, point)
             n = 2
             while name in used:
                 name, n = f"{base_name}-{n}", n + 1
             used.add(name)
-            runs.append(RunSpec(path, point, name, i, len(points)))
+            runs.append(RunSpec(path, point, name, i, len(own)))
     return Plan(
         runs=runs,
         smoke=bool(smoke or grid.get("smoke", False)),
@@ -405,4 +448,30 @@ def make_plan(
         results=grid.get("results"),
         grid_file=str(grid_file) if grid_file else None,
         grid=grid,
+        skipped=skipped,
     )
+
+
+def _check_declared_somewhere(
+    found: Mapping[Path, Mapping[str, Any]], values: Mapping[str, Any], if_declared: bool
+) -> None:
+    """With several notebooks, name the ones missing a parameter; with ``if_declared``, refuse only a name none has."""
+    if len(found) < 2:
+        return  # one notebook: check_parameters says what it declares, with a did-you-mean
+    for name in values:
+        missing = [path.stem for path, declared in found.items() if name not in declared]
+        if len(missing) == len(found):
+            known = sorted({n for declared in found.values() for n in declared})
+            close = difflib.get_close_matches(name, known, n=1)
+            what = (_("no notebook in this run declares parameter {name} - did you mean {close}?") if close
+                    else _("no notebook in this run declares parameter {name}"))
+            raise InputError(
+                what.format(name=name, close=close[0] if close else ""),
+                _("Check its spelling: each notebook's parameters are in its cell tagged 'parameters'."),
+            )
+        if missing and not if_declared:
+            raise InputError(
+                _("parameter {name} is not declared by {notebooks}").format(name=name, notebooks=", ".join(missing)),
+                _("Add --if-declared to set {name} only in the notebooks that declare it, or leave those "
+                  "notebooks out.").format(name=name),
+            )

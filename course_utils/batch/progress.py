@@ -14,6 +14,10 @@ import time
 from collections.abc import Callable
 from typing import TextIO
 
+from course_utils.i18n import columns, translator
+
+_ = translator("course")
+
 
 def clock_text(seconds: float) -> str:
     """``12s``, ``3m05s``, ``1h02m``: an elapsed time at a glance."""
@@ -68,31 +72,38 @@ class Progress:
         """One line: counts, each running run with its time, the total elapsed time."""
         now = self.clock()
         going = "; ".join(f"{label} {clock_text(now - t0)}" for label, t0 in self.running.values())
-        failed = f", {self.failed} failed" if self.failed else ""
-        elapsed = clock_text(now - self.began)
-        return f"[{self.done}/{self.total} done{failed}] running: {going or '-'} | elapsed {elapsed}"
+        line = (_("[{done}/{total} done, {failed} failed] running: {running} | elapsed {elapsed}") if self.failed
+                else _("[{done}/{total} done] running: {running} | elapsed {elapsed}"))
+        return line.format(done=self.done, total=self.total, failed=self.failed, running=going or "-",
+                           elapsed=clock_text(now - self.began))
 
     def start(self, number: int, label: str) -> None:
         """Run ``number`` (1-based) has started."""
         with self._lock:
             self.running[number] = (label, self.clock())
-            self._say(f"[{number}/{self.total}] start  {label}")
+            self._say(_("[{number}/{total}] start  {label}").format(number=number, total=self.total, label=label))
 
     def finish(self, number: int, status: str, duration_s: float, detail: str = "") -> None:
         """Run ``number`` has ended with ``status`` ("ok" or "failed")."""
         with self._lock:
-            label, _ = self.running.pop(number, ("?", 0.0))
+            label, _started = self.running.pop(number, ("?", 0.0))
             self.done += 1
             self.failed += status != "ok"
             word = "ok    " if status == "ok" else "FAILED"
             extra = f" - {detail}" if detail else ""
-            elapsed = clock_text(self.clock() - self.began)
-            self._say(f"[{number}/{self.total}] {word} {label} in {duration_s:.1f} s (elapsed {elapsed}){extra}")
+            line = _("[{number}/{total}] {status} {label} in {seconds:.1f} s (elapsed {elapsed})").format(
+                number=number, total=self.total, status=word, label=label, seconds=duration_s,
+                elapsed=clock_text(self.clock() - self.began))
+            self._say(line + extra)
 
     def _live_line(self) -> str:
         width = shutil.get_terminal_size().columns - 1  # a wrapped line could not be redrawn in place
         line = self.status_line()
-        return line if len(line) <= width else line[: max(width - 3, 0)] + "..."
+        if columns(line) <= width:
+            return line
+        while line and columns(line) > max(width - 3, 0):  # cut by columns: a Chinese character takes two
+            line = line[:-1]
+        return line + "..."
 
     def _say(self, line: str) -> None:
         if self.live:

@@ -1,14 +1,17 @@
 """The report of a batch run: ``report.md``, a self-contained ``report.html`` and ``results.json``.
 
 - **Runs**: one row per run - notebook, parameters, status (a failure names its cell and
-  error), time, device, peak memory, TensorFlow version, data (each dataset the notebook
-  loaded: its source and number of images, from the record's ``environment["data"]``), key
-  results. Two machines' reports then show whether their runs used the same data.
+  error), time, device, the GPU (name, driver, peak GPU memory: runs on a GPU), peak host
+  memory, TensorFlow version, data (each dataset the notebook loaded: its source and number
+  of images, from the record's ``environment["data"]``), key results - the few the notebook
+  declares (``setup(key_results=...)``; every result stays in ``results.json``). Two
+  machines' reports then show whether their runs used the same GPU and the same data.
 - **Comparisons**: for each notebook run at several grid points, a table of the
   parameters that vary against its key results, and a chart per result (x: the first
   varying numeric parameter; one line per combination of the others). Key results are
-  the grid file's ``results``, else every numeric result; a list of numbers (``epoch_s``)
-  is shown as its median, a dict one column per key (``matmul_median_ms[/device:CPU:0]``).
+  the grid file's ``results``, else those the notebook declares, else every numeric result;
+  a list of numbers (``epoch_s``) is shown as its median, a dict one column per key
+  (``matmul_median_ms[/device:CPU:0]``).
 - ``results.json``: ``{"meta": {...}, "runs": [...], "comparisons": [...]}`` - every
   recorded field of every run, the settings of the batch and the comparison tables.
 
@@ -66,24 +69,34 @@ def key_results(runs: Sequence[Mapping[str, Any]], wanted: Sequence[str] | None 
     return list(labels)
 
 
+def declared(runs: Sequence[Mapping[str, Any]]) -> list[str] | None:
+    """The key results the notebook declared (the first run that recorded any), else None: every number."""
+    return next((list(r["key_results"]) for r in runs if r.get("key_results")), None)
+
+
 def comparisons(runs: Sequence[Mapping[str, Any]], wanted: Sequence[str] | None = None) -> list[dict[str, Any]]:
-    """Per notebook run at two or more grid points: the varying parameters against the key results."""
+    """Per notebook run at two or more grid points: the varying parameters against the key results
+    (``wanted``, else the notebook's declared ones)."""
     found = []
     for notebook in dict.fromkeys(r["notebook"] for r in runs):
         group = [r for r in runs if r["notebook"] == notebook]
+        chosen = wanted or declared(group)
         names = list(dict.fromkeys(k for r in group for k in r["parameters"]))
         varying = [n for n in names if len({json.dumps(r["parameters"].get(n)) for r in group}) > 1]
         if len(group) < 2 or not varying:
             continue
-        results = key_results(group, wanted)
+        results = key_results(group, chosen)
+        on_gpu = any(r.get("peak_gpu_mib") is not None for r in group)
         rows = []
         for r in group:
             row: dict[str, Any] = {n: r["parameters"].get(n) for n in varying}
             row["status"] = r["status"]
-            flat = flat_results(r.get("results", {}), wanted)
+            flat = flat_results(r.get("results", {}), chosen)
             for label in results:
                 row[label] = flat.get(label) if _is_number(flat.get(label)) else None
-            row["peak memory (MiB)"] = r.get("peak_rss_mib")
+            if on_gpu:
+                row["peak GPU memory (MiB)"] = r.get("peak_gpu_mib")
+            row["peak host memory (MiB)"] = r.get("peak_rss_mib")
             row["time (s)"] = r["duration_s"]
             rows.append(row)
         labels = [c for c in dict.fromkeys(k for row in rows for k in row) if c not in varying and c != "status"]
@@ -142,8 +155,8 @@ def _text(value: Any) -> str:
     return str(value)
 
 
-def _scalars(results: Mapping[str, Any]) -> str:
-    shown = flat_results(results)
+def _scalars(results: Mapping[str, Any], names: Sequence[str] | None = None) -> str:
+    shown = flat_results(results, names or None)
     return ", ".join(f"{k}={_text(v)}" for k, v in shown.items() if isinstance(v, (int, float, str, bool)))
 
 
@@ -170,7 +183,8 @@ RUN_COLUMNS = [
     "status",
     "time (s)",
     "device",
-    "peak memory (MiB)",
+    "GPU",
+    "peak host memory (MiB)",
     "TensorFlow",
     "data",
     "key results",
@@ -186,11 +200,25 @@ def _run_row(i: int, run: Mapping[str, Any]) -> list[str]:
         _status(run),
         _text(run["duration_s"]),
         _text(run["device"]),
+        _gpu(run),
         _text(run["peak_rss_mib"]),
         _text(run["tensorflow"]),
         data_summary(run.get("environment") or {}),
-        _scalars(run["results"]),
+        _scalars(run["results"], run.get("key_results")),
     ]
+
+
+def _gpu(run: Mapping[str, Any]) -> str:
+    """``NVIDIA A100 (driver 550.54), peak 1,536 MiB``: the GPU a run used, from its record; '' on the CPU."""
+    gpu = (run.get("environment") or {}).get("gpu") or {}
+    if not gpu and run.get("peak_gpu_mib") is None:
+        return ""
+    text = str(gpu.get("name") or "GPU")
+    if gpu.get("driver"):
+        text += f" (driver {gpu['driver']})"
+    if run.get("peak_gpu_mib") is not None:
+        text += f", peak {run['peak_gpu_mib']:,.0f} MiB"
+    return text
 
 
 def _summary(runs: Sequence[Mapping[str, Any]], meta: Mapping[str, Any]) -> str:

@@ -1,7 +1,8 @@
 """Run the course's notebooks headless with papermill: the whole course, or a grid of parameters.
 
 ``course run [NOTEBOOK ...] [--smoke] [-p NAME VALUE ...] [--grid FILE.yaml]
-[--out DIR] [--timeout SECONDS] [--jobs N]``
+[--out DIR] [--timeout SECONDS] [--jobs N]``; on a cluster ``--shard I/N`` (or ``auto``) runs one shard of the
+runs and ``course run --merge OUT`` writes the report of all shards (course_utils.batch.shard).
 
 Every run executes in a fresh kernel (TensorFlow keeps device memory until its process
 ends), started by a runner process of its own (``system.child``: ``_execute``) with its own
@@ -13,7 +14,9 @@ stopped ones marked interrupted; a second Ctrl-C meanwhile does not cut that sho
 locked, ``system.files.FolderLock``): a second one is refused, naming the first one's pid, since
 two would overwrite each other's records and reports; a killed runner's lock does not block. In ``OUT``:
 ``executed/NAME.ipynb`` (NAME is the notebook and its parameters), ``results/NAME.json``
-(what the notebook recorded), ``logs/NAME.log``, and the report - ``report.md``,
+(what the notebook recorded), ``logs/NAME.log``, ``tensorboard/NAME/`` (where a relative TensorBoard
+``LOG_DIR`` starts: ``COURSE_LOG_DIR``), ``work/NAME/`` (scratch) - every file of a run inside ``OUT``, and
+its own, so runs at once never share a folder - and the report - ``report.md``,
 ``report.html``, ``results.json`` (course_utils.batch.report). A failing run keeps its
 executed notebook, names the failing cell and error, and the others still run. Exit
 status: 0 all passed, 1 something failed, 2 bad input (found before anything runs:
@@ -36,19 +39,26 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from course_utils.batch import shard as shard_module
 from course_utils.batch.grid import NOTEBOOKS_DIR, InputError, Plan, discover, make_plan, parse_value
 from course_utils.batch.progress import Progress
-from course_utils.errors import ChildError, FolderInUseError
+from course_utils.errors import ChildError, FolderInUseError, PlaceError
+from course_utils.i18n import padded, translator
 from course_utils.results import read_results
 from course_utils.system.child import start_python
 from course_utils.system.files import FolderLock
-from course_utils.system.paths import build_dir
+from course_utils.system.places import LOGS_VARIABLE, course_home
 from course_utils.system.processes import StopSignals
 from course_utils.system.rss import peak_rss_mib
 
 __all__ = ["NOTEBOOKS_DIR", "RunRecord", "discover", "main", "run_batch", "run_notebook"]
+_ = translator("course")
 
-DEFAULT_OUT = build_dir() / "course"
+
+def default_out() -> Path:
+    """``--out``'s default: ``course/`` in the course home (``build/course`` in the student's own checkout)."""
+    return course_home() / "course"
+
 LOCK_NAME = ".course-run.lock"  # in OUT: held by the one `course run` that writes there
 
 
@@ -75,6 +85,8 @@ class RunRecord:
     started: str = ""
     log: str = ""
     recorded_parameters: dict[str, Any] = field(default_factory=dict)  # as the notebook ran them (smoke caps applied)
+    key_results: list[str] = field(default_factory=list)  # the results the notebook declares; the report shows those
+    peak_gpu_mib: float | None = None  # the most GPU memory TensorFlow held in the kernel (runs on a GPU)
 
 
 def run_notebook(
@@ -102,7 +114,9 @@ def run_notebook(
     for folder in (executed.parent, record_file.parent, log.parent):
         folder.mkdir(parents=True, exist_ok=True)
     record_file.unlink(missing_ok=True)
-    env = {"COURSE_SMOKE": "1" if smoke else "0", "COURSE_RESULTS_FILE": str(record_file)}
+    tensorboard = out / "tensorboard" / name  # a relative LOG_DIR starts here: each run's logs are its own
+    env = {"COURSE_SMOKE": "1" if smoke else "0", "COURSE_RESULTS_FILE": str(record_file),
+           LOGS_VARIABLE: str(tensorboard)}
     spec = {
         "notebook": str(notebook),
         "executed": str(executed),
@@ -115,7 +129,7 @@ def run_notebook(
     interrupted = False
     with start_python(
         "course_utils.batch.runner:_execute", spec, env=env, log=log, name=f"run-{name}",
-        what=f"The runner process of {name}",
+        what=_("The runner process of {name}").format(name=name),
     ) as child:  # leaving the block stops the runner process and its kernel, whatever happened
         while child.wait(None if stop is None else 0.2) is None:
             if stop is not None and stop.is_set():
@@ -150,6 +164,8 @@ def run_notebook(
         started=started,
         log=str(log),
         recorded_parameters=record.get("parameters", {}),
+        key_results=record.get("key_results", []),
+        peak_gpu_mib=record.get("peak_gpu_mib"),
     )
 
 
@@ -369,39 +385,63 @@ def _parser() -> argparse.ArgumentParser:
         help="set a parameter for every run (read like papermill's -p; repeatable)",
     )
     parser.add_argument("--grid", type=Path, help="a YAML grid file: notebooks and parameter values to combine")
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"output folder (default {DEFAULT_OUT})")
+    parser.add_argument(
+        "--out", type=Path, default=None,
+        help="output folder (default: course/ in the course home - build/course in your own copy of the course; "
+        "COURSE_HOME moves it)",
+    )
     parser.add_argument("--timeout", type=float, default=None, help="whole seconds per cell (default: no limit)")
     parser.add_argument("--jobs", type=int, default=1, help="runs at once, each in its own kernel (default 1)")
+    parser.add_argument(
+        "--if-declared", action="store_true",
+        help="give each notebook only the parameters it declares (e.g. -p DEVICE gpu over every notebook)",
+    )
+    parser.add_argument(
+        "--shard", metavar="I/N|auto",
+        help="run only shard I of N (1 to N; run k of the plan goes to shard k mod N) and write OUT/shards/I-of-N.json "
+        "instead of the report; auto: I and N from a Slurm array job or a Kubernetes Indexed Job "
+        "(course_utils.batch.shard)",
+    )
+    parser.add_argument(
+        "--merge", type=Path, metavar="OUT",
+        help="write the report of every shard's runs in OUT (give it alone); exit 2 if a shard is missing",
+    )
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = _parser().parse_args(argv)
+    if args.merge is not None:  # the shards' records hold the plan (course_utils.batch.shard)
+        return shard_module.merge_command(args, vars(_parser().parse_args([])))
     try:
         if args.jobs < 1:
-            raise InputError(f"--jobs must be at least 1, not {args.jobs}")
+            raise InputError(_("--jobs must be at least 1, not {jobs}").format(jobs=args.jobs))
+        shard = shard_module.parse_shard(args.shard, os.environ) if args.shard is not None else None
         plan = make_plan(
             args.notebooks,
             parameters={name: parse_value(value) for name, value in args.parameter},
             grid_file=args.grid,
             smoke=args.smoke,
             timeout=args.timeout,
+            if_declared=args.if_declared,
         )
-        out = args.out.resolve()
+        out = (args.out if args.out is not None else default_out()).resolve()
         try:
             out.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise InputError(f"cannot create the output folder {out}: {exc.strerror}") from None
-        lock = FolderLock(out, name=LOCK_NAME).acquire()
+            raise InputError(_("cannot create the output folder {out}: {reason}").format(
+                out=out, reason=exc.strerror)) from None
+        sharded = shard_module.ShardRun.of(plan, shard, argv) if shard else None
+        lock = FolderLock(out, name=sharded.shard.lock_name if sharded else LOCK_NAME).acquire()
     except FolderInUseError as busy:
-        print(f"error: {_busy(busy, out)}", file=sys.stderr)
+        print(_("error: {error}").format(error=_busy(busy, out)), file=sys.stderr)
         return 2
-    except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    except (InputError, PlaceError) as exc:
+        print(_("error: {error}").format(error=exc), file=sys.stderr)
         return 2
     try:
-        return _run_and_report(plan, out, argv, args.jobs)
+        return _run_and_report(sharded.plan if sharded else plan, out, argv, args.jobs, shard=sharded)
     finally:
         lock.release()
 
@@ -409,31 +449,37 @@ def main(argv: list[str] | None = None) -> int:
 def _busy(busy: FolderInUseError, out: Path) -> InputError:
     """What ``course run`` says when another one holds ``--out``."""
     return InputError(
-        f"`--out {out}` is in use by another `course run` (pid {busy.pid or 'unknown'}).",
-        "wait for it or choose another --out (two runners in one folder would overwrite each other's "
-        "records and reports).",
+        _("`--out {out}` is in use by another `course run` (pid {pid}).").format(out=out, pid=busy.pid or _("unknown")),
+        _("wait for it or choose another --out (two runners in one folder would overwrite each other's "
+          "records and reports)."),
     )
 
 
 def _still_stopping(name: str) -> None:
     """Said when a stop signal comes while the runs are being stopped and the report written."""
-    print(f"\n{name} again: still stopping - the runs are being stopped and the report written, a moment please",
-          file=sys.stderr, flush=True)
+    print("\n" + _("{signal} again: still stopping - the runs are being stopped and the report written, a moment "
+                   "please").format(signal=name), file=sys.stderr, flush=True)
 
 
-def _run_and_report(plan: Plan, out: Path, argv: list[str], jobs: int) -> int:
+def _run_and_report(
+    plan: Plan, out: Path, argv: list[str], jobs: int, shard: shard_module.ShardRun | None = None
+) -> int:
     """Run the batch into ``out`` (already locked) and write its report, even when stopped; the exit status."""
     cores = available_cores()
     if jobs > cores:
-        print(f"warning: --jobs {jobs} is more than the {cores} CPU core(s) here; runs will slow each other")
+        print(_("warning: --jobs {jobs} is more than the {cores} CPU core(s) here; runs will slow each other").format(
+            jobs=jobs, cores=cores))
     if jobs > 1:
-        print("note: runs at the same time share cores, memory and any GPU - use --jobs 1 for timings you compare")
+        print(_("note: runs at the same time share cores, memory and any GPU - use --jobs 1 for timings you compare"))
+    if shard is not None:
+        print(shard.describe())
+    for notebook, names in plan.skipped.items():
+        print(_("note: {notebook} does not declare {names}: it runs without (--if-declared)").format(
+            notebook=notebook, names=", ".join(names)))
     notebooks = {spec.notebook for spec in plan.runs}
-    print(
-        f"{len(plan.runs)} run(s) of {len(notebooks)} notebook(s){' in smoke mode' if plan.smoke else ''}, "
-        f"{jobs} at a time, into {out}",
-        flush=True,
-    )
+    starting = (_("{runs} run(s) of {notebooks} notebook(s) in smoke mode, {jobs} at a time, into {out}") if plan.smoke
+                else _("{runs} run(s) of {notebooks} notebook(s), {jobs} at a time, into {out}"))
+    print(starting.format(runs=len(plan.runs), notebooks=len(notebooks), jobs=jobs, out=out), flush=True)
     meta: dict[str, Any] = {
         "title": plan.title,
         "command": "course run " + " ".join(argv),
@@ -449,6 +495,7 @@ def _run_and_report(plan: Plan, out: Path, argv: list[str], jobs: int) -> int:
         "platform": platform.platform(terse=True),
         "versions": _versions(),
         "planned_runs": len(plan.runs),
+        "skipped_parameters": plan.skipped,
     }
     begin = time.perf_counter()
     interrupted = False
@@ -462,8 +509,8 @@ def _run_and_report(plan: Plan, out: Path, argv: list[str], jobs: int) -> int:
             records, interrupted = [], True
         signals.disarm()
         if interrupted:
-            print(f"\ninterrupted ({signals.first or 'Ctrl-C'}): writing the report of {len(records)} run(s), "
-                  "finished or stopped", file=sys.stderr, flush=True)
+            print("\n" + _("interrupted ({signal}): writing the report of {count} run(s), finished or stopped").format(
+                signal=signals.first or "Ctrl-C", count=len(records)), file=sys.stderr, flush=True)
         meta.update(
             finished=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
             duration_s=round(time.perf_counter() - begin, 1),
@@ -471,13 +518,19 @@ def _run_and_report(plan: Plan, out: Path, argv: list[str], jobs: int) -> int:
         )
         from course_utils.batch.report import write_report
 
-        paths = write_report([asdict(r) for r in records], out, meta)
-    print(f"\nExecuted notebooks: {out / 'executed'}")
-    for label, path in (("Report", paths["md"]), ("Report (HTML)", paths["html"]), ("All records", paths["json"])):
-        print(f"{label + ':':<19} {path}")
+        runs = [asdict(r) for r in records]
+        paths = write_report(runs, out, meta) if shard is None else shard.save(runs, out, meta)  # a shard: its record
+    print("\n" + _("Executed notebooks: {folder}").format(folder=out / "executed"))
+    labels = {"md": _("Report:"), "html": _("Report (HTML):"), "json": _("All records:"), "shard": _("Shard record:")}
+    for key, label in labels.items():
+        if key in paths:
+            print(f"{padded(label, 19)} {paths[key]}")
+    if shard is not None:
+        print(shard.next_step(out))
     failed = [r.name for r in records if r.status != "ok"]
     if failed:
-        print(f"{len(failed)} of {len(records)} run(s) failed: {', '.join(failed)}", file=sys.stderr)
+        print(_("{failed} of {total} run(s) failed: {names}").format(
+            failed=len(failed), total=len(records), names=", ".join(failed)), file=sys.stderr)
     if interrupted:
         first = signals.first
         return 128 + int(getattr(signal, first)) if first and first.startswith("SIG") else 130  # as a shell reports it

@@ -15,7 +15,10 @@ from typing import Any
 import numpy as np
 
 from course_utils.errors import CourseError, ParameterError
+from course_utils.i18n import translator
 from course_utils.speed import ladder, run_ladder, summarize
+
+_ = translator("course")
 
 Arrays = tuple[np.ndarray, np.ndarray]
 
@@ -162,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(report, indent=2) if args.json else format_cnn(report))
         return 0
     except CourseError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(_("error: {error}").format(error=exc), file=sys.stderr)
         return 1
 
 

@@ -10,7 +10,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from course_utils.bench.cli import load_dataset
+from course_utils.i18n import translator
 from course_utils.system.child import run_python
+
+_ = translator("course")
 
 
 def dense_child(way: str, dataset: str, images: int | None, epochs: int, seed: int) -> dict[str, Any]:
@@ -54,7 +57,7 @@ def dense_memory(*, dataset: str = "auto", images: int | None = None, epochs: in
         payload = {"way": way, "dataset": dataset, "images": images, "epochs": epochs, "seed": seed}
         runs[way] = run_python(
             "course_utils.bench.dense_memory:_measure", payload, timeout_s=None, env={"TF_CPP_MIN_LOG_LEVEL": "2"},
-            what=f"The {way}-way training process", name=f"dense-{way}",
+            what=_("The {way}-way training process").format(way=way), name=f"dense-{way}",
         ).value
     book_run, course_run = runs["book"], runs["course"]
     return {

@@ -44,6 +44,7 @@ import numpy as np
 from course_utils.data.download import fetch_verified, remove_stale_parts, sha256_of
 from course_utils.data.idx import parse_idx, read_bytes, unreadable
 from course_utils.errors import DataError, ParameterError
+from course_utils.i18n import translator
 from course_utils.results import note_data
 
 Arrays = tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
@@ -78,13 +79,18 @@ FASHION_SIZES = {
 FASHION_CLASSES = (
     "T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot",
 )
-FETCH_HINT = "run `course data fetch` while online"
 DATASETS = ("mnist", "fashion-mnist")
 DATA_DIR_ENV = "COURSE_DATA_DIR"
 OFFLINE_ENV = "COURSE_OFFLINE"
 _OFFLINE = ("1", "true", "yes")
 _ONLINE = ("", "0", "false", "no")
 _NAMED_DATA_DIRS: set[str] = set()  # COURSE_DATA_DIR values already said to be missing (once each)
+_ = translator("course")
+
+
+def fetch_hint() -> str:
+    """The end of a fix: how to get a verified copy (in the reader's language)."""
+    return _("run `course data fetch` while online")
 
 
 @dataclass(frozen=True)
@@ -103,11 +109,11 @@ class LoadInfo:
         return self.source == "bundled-sample"
 
     def describe(self) -> str:
-        total = self.train_images + self.test_images
-        return (
-            f"{self.dataset}: {total:,} images ({self.train_images:,} train / {self.test_images:,} test) "
-            f"from {self.source} ({self.location}), SHA-256 {self.checksum}"
-        )
+        checksum = _("verified") if self.checksum == "verified" else self.checksum
+        return _("{dataset}: {total:,} images ({train:,} train / {test:,} test) from {source} ({location}), "
+                 "SHA-256 {checksum}").format(
+            dataset=self.dataset, total=self.train_images + self.test_images, train=self.train_images,
+            test=self.test_images, source=self.source, location=self.location, checksum=checksum)
 
 
 def offline() -> bool:
@@ -119,10 +125,11 @@ def offline() -> bool:
     if value in _OFFLINE:
         return True
     raise DataError(
-        f"The environment variable {OFFLINE_ENV} is {raw!r}, which the course does not understand: it takes "
-        f"{'/'.join(_OFFLINE)} (offline: never download) or {'/'.join(v for v in _ONLINE if v)} or empty "
-        "(downloads allowed).",
-        f"Set {OFFLINE_ENV}=1 to work offline, or {OFFLINE_ENV}=0 (or unset it) to allow downloads.",
+        _("The environment variable {variable} is {value!r}, which the course does not understand: it takes "
+          "{offline} (offline: never download) or {online} or empty (downloads allowed).").format(
+            variable=OFFLINE_ENV, value=raw, offline="/".join(_OFFLINE), online="/".join(v for v in _ONLINE if v)),
+        _("Set {variable}=1 to work offline, or {variable}=0 (or unset it) to allow downloads.").format(
+            variable=OFFLINE_ENV),
     )
 
 
@@ -131,11 +138,13 @@ def data_dir_problem() -> str | None:
     value = os.environ.get(DATA_DIR_ENV)
     if not value or Path(value).expanduser().is_dir():
         return None
-    what = "is a file, not a folder" if Path(value).expanduser().exists() else "does not exist"
-    return (
-        f"{DATA_DIR_ENV}={value} {what}, so the datasets are looked for in the other places instead "
-        f"(fix the variable, create the folder, or unset {DATA_DIR_ENV})"
-    )
+    if Path(value).expanduser().exists():
+        problem = _("{variable}={value} is a file, not a folder, so the datasets are looked for in the other places "
+                    "instead (fix the variable, create the folder, or unset {variable})")
+    else:
+        problem = _("{variable}={value} does not exist, so the datasets are looked for in the other places instead "
+                    "(fix the variable, create the folder, or unset {variable})")
+    return problem.format(variable=DATA_DIR_ENV, value=value)
 
 
 def _data_dir(quiet: bool) -> Path | None:
@@ -148,7 +157,7 @@ def _data_dir(quiet: bool) -> Path | None:
         return Path(value).expanduser()
     if not quiet and value not in _NAMED_DATA_DIRS:
         _NAMED_DATA_DIRS.add(value)
-        print(f"Note: {problem}.")
+        print(_("Note: {problem}.").format(problem=problem))
     return None
 
 
@@ -163,16 +172,18 @@ def _digest(path: Path, digest_of: Callable[[Path], str] = sha256_of) -> str:
     try:
         return digest_of(path)
     except (PermissionError, IsADirectoryError) as exc:
-        raise unreadable(path, exc, FETCH_HINT) from None
+        raise unreadable(path, exc, fetch_hint()) from None
 
 
 def _verify(path: Path, expected: str, what: str) -> None:
     actual = _digest(path)
     if actual != expected:
         raise DataError(
-            f"{path} is not a good copy of {what}: SHA-256 {actual}, expected {expected} "
-            "(a corrupt, truncated or different file). It was not used.",
-            f"Delete {path} and {FETCH_HINT}, or copy a verified file there.",
+            _("{path} is not a good copy of {what}: SHA-256 {actual}, expected {expected} "
+              "(a corrupt, truncated or different file). It was not used.").format(
+                path=path, what=what, actual=actual, expected=expected),
+            _("Delete {path} and {fetch_hint}, or copy a verified file there.").format(
+                path=path, fetch_hint=fetch_hint()),
             path=path, problem="corrupt: checksum mismatch",
         )
 
@@ -182,7 +193,8 @@ def _read_npz(path: Path) -> Arrays:
         with np.load(path, allow_pickle=False) as f:
             return (f["x_train"], f["y_train"]), (f["x_test"], f["y_test"])
     except Exception as exc:  # a verified file that still fails to parse is a bug worth naming
-        raise DataError(f"{path} could not be read as an .npz file: {exc}", f"Delete {path} and {FETCH_HINT}.",
+        raise DataError(_("{path} could not be read as an .npz file: {error}").format(path=path, error=exc),
+                        _("Delete {path} and {fetch_hint}.").format(path=path, fetch_hint=fetch_hint()),
                         path=path, problem="corrupt: not a readable .npz file") from exc
 
 
@@ -190,11 +202,11 @@ def _announce(info: LoadInfo, quiet: bool) -> None:
     if quiet:
         return
     if info.is_sample:
-        print(
+        print(_(
             "NOTICE: no full MNIST is available offline, so the course uses its bundled sample of "
             "10,000 real MNIST digits (8,000 train / 2,000 test). Numbers will differ from full-size "
-            f"runs; for full MNIST {FETCH_HINT}."
-        )
+            "runs; for full MNIST {fetch_hint}."
+        ).format(fetch_hint=fetch_hint()))
     print(info.describe())
 
 
@@ -218,7 +230,8 @@ def _mnist(path: str | os.PathLike[str] | None = None, *, quiet: bool = False) -
     if path is not None:
         explicit = Path(path)
         if not explicit.is_file():
-            raise DataError(f"{explicit} does not exist.", "Pass the path of a mnist.npz file, or no path at all.")
+            raise DataError(_("{path} does not exist.").format(path=explicit),
+                            _("Pass the path of a mnist.npz file, or no path at all."))
         candidates.append(("path", explicit))
     data_dir = _data_dir(quiet)
     if data_dir is not None:
@@ -238,7 +251,8 @@ def _mnist(path: str | os.PathLike[str] | None = None, *, quiet: bool = False) -
             return _finish("mnist", "download", cache, _read_npz(cache), quiet)
         except DataError as exc:
             if not quiet:
-                print(f"Download of full MNIST failed ({exc.what}); falling back to the bundled sample.")
+                print(_("Download of full MNIST failed ({error}); falling back to the bundled sample.").format(
+                    error=exc.what))
     return _mnist_sample(quiet=quiet)
 
 
@@ -248,12 +262,12 @@ def load_mnist_sample(*, quiet: bool = False, with_info: bool = False):
 
 
 def _mnist_sample(*, quiet: bool = False) -> tuple[Arrays, LoadInfo]:
-    _verify(SAMPLE_PATH, SAMPLE_SHA256, "the bundled MNIST sample")
+    _verify(SAMPLE_PATH, SAMPLE_SHA256, _("the bundled MNIST sample"))
     return _finish("mnist", "bundled-sample", SAMPLE_PATH, _read_npz(SAMPLE_PATH), quiet)
 
 
 def _finish(dataset: str, source: str, location: Path, arrays: Arrays, quiet: bool) -> tuple[Arrays, LoadInfo]:
-    (x_train, _), (x_test, _) = arrays
+    (x_train, _y_train), (x_test, _y_test) = arrays
     info = LoadInfo(dataset, source, str(location), len(x_train), len(x_test), "verified")
     _announce(info, quiet)
     return arrays, info
@@ -272,9 +286,10 @@ def _read_fashion_dir(folder: Path) -> Arrays:
         actual = hashlib.sha256(payload).hexdigest()
         if actual != expected:
             raise DataError(
-                f"{file} is not a good copy of Fashion-MNIST: content SHA-256 {actual}, expected {expected}. "
-                "It was not used.",
-                f"Delete {file} and {FETCH_HINT} fashion-mnist, or reinstall Debian's dataset-fashion-mnist.",
+                _("{path} is not a good copy of Fashion-MNIST: content SHA-256 {actual}, expected {expected}. "
+                  "It was not used.").format(path=file, actual=actual, expected=expected),
+                _("Delete {path} and run `course data fetch fashion-mnist` while online, or reinstall Debian's "
+                  "dataset-fashion-mnist.").format(path=file),
                 path=file, problem="corrupt: checksum mismatch",
             )
         parts.append(parse_idx(payload, source=file, ndim=3 if "images" in name else 1))
@@ -282,8 +297,9 @@ def _read_fashion_dir(folder: Path) -> Arrays:
     for x, y, split in ((x_train, y_train, "train"), (x_test, y_test, "test")):
         if len(x) != len(y) or x.shape[1:] != (28, 28):
             raise DataError(
-                f"Fashion-MNIST {split} files in {folder} do not match: {x.shape} images vs {y.shape} labels.",
-                f"Replace the files in {folder}.",
+                _("Fashion-MNIST {split} files in {folder} do not match: {images} images vs {labels} labels.").format(
+                    split=split, folder=folder, images=x.shape, labels=y.shape),
+                _("Replace the files in {folder}.").format(folder=folder),
             )
     return (x_train, y_train), (x_test, y_test)
 
@@ -309,9 +325,10 @@ def _fashion_mnist(*, quiet: bool = False) -> tuple[Arrays, LoadInfo]:
             return _finish("fashion-mnist", source, folder, _read_fashion_dir(folder), quiet)
     if offline():
         raise DataError(
-            "Fashion-MNIST is not available offline (looked in: " + ", ".join(str(f) for _, f in candidates) + ").",
-            "Install Debian's copy (`sudo apt-get install dataset-fashion-mnist`), or "
-            f"{FETCH_HINT} fashion-mnist.",
+            _("Fashion-MNIST is not available offline (looked in: {folders}).").format(
+                folders=", ".join(str(folder) for _source, folder in candidates)),
+            _("Install Debian's copy (`sudo apt-get install dataset-fashion-mnist`), or run "
+              "`course data fetch fashion-mnist` while online."),
         )
     fetch_fashion_mnist(cache)
     return _finish("fashion-mnist", "download", cache, _read_fashion_dir(cache), quiet)
@@ -352,8 +369,8 @@ def check_dataset(name: object, parameter: str = "DATASET") -> str:
     """``name`` if it is a dataset the course knows ("mnist", "fashion-mnist", or "auto"), else a ParameterError."""
     if name not in (*DATASETS, "auto"):
         raise ParameterError(
-            f"{parameter} = {name!r} is not a dataset of the course.",
-            f"Set {parameter} to {' or '.join(repr(d) for d in DATASETS)}.",
+            _("{parameter} = {name!r} is not a dataset of the course.").format(parameter=parameter, name=name),
+            _("Set {parameter} to {choices}.").format(parameter=parameter, choices=_(" or ").join(map(repr, DATASETS))),
         )
     return str(name)
 
@@ -377,7 +394,8 @@ def load(
     """
     check_dataset(name)
     if images is not None and (isinstance(images, bool) or not isinstance(images, int) or images < 1):
-        raise ParameterError(f"IMAGES = {images!r} is not a number of images.", "Use a whole number >= 1, or None.")
+        raise ParameterError(_("IMAGES = {images!r} is not a number of images.").format(images=images),
+                             _("Use a whole number >= 1, or None."))
     if name in ("auto", "mnist"):
         arrays, info = _mnist(quiet=quiet)
         if name == "auto" and full_size and info.is_sample:
@@ -388,11 +406,13 @@ def load(
     if images is not None and images > len(x_train):
         if strict:
             raise ParameterError(
-                f"{images:,} training images asked for: {info.dataset} ({info.source}) has {len(x_train):,}.",
-                f"Ask for 1 to {len(x_train):,} images, or None for all.",
+                _("{images:,} training images asked for: {dataset} ({source}) has {have:,}.").format(
+                    images=images, dataset=info.dataset, source=info.source, have=len(x_train)),
+                _("Ask for 1 to {have:,} images, or None for all.").format(have=len(x_train)),
             )
         if not quiet:
-            print(f"Note: {images:,} training images asked for; {info.dataset} here has {len(x_train):,}: using all.")
+            print(_("Note: {images:,} training images asked for; {dataset} here has {have:,}: using all.").format(
+                images=images, dataset=info.dataset, have=len(x_train)))
     if images is not None:
         x_train, y_train = x_train[:images], y_train[:images]
     return _noted(((x_train, y_train), test), info, with_info, train_images_used=len(x_train))

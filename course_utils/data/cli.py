@@ -17,40 +17,54 @@ from course_utils.data import (
     offline,
 )
 from course_utils.errors import CourseError, DataError
+from course_utils.i18n import translator
+
+_ = translator("course")
 
 
-def status() -> list[str]:
-    """One line per dataset: what a load would use right now, without downloading.
+def sources() -> list[dict[str, str | None]]:
+    """Per dataset, what a load would use right now, offline, without downloading.
 
-    A file that is there but cannot be used is named with its problem ("corrupt: checksum
-    mismatch", "unreadable: Permission denied"), not called "not available". A look is not a load:
-    nothing goes into a results record.
+    Each entry: ``dataset``, ``source`` (None when no copy can be used), ``location``, ``problem``
+    ("corrupt: checksum mismatch", "unreadable: Permission denied", "not available offline"; None when
+    usable) and ``line`` (what ``course data status`` prints). ``course preflight`` records them. A look is
+    not a load: nothing goes into a results record.
     """
-    lines = []
-    problem = data_dir_problem()
-    if problem:
-        lines.append(f"note: {problem}")
+    found: list[dict[str, str | None]] = []
     for name, loader in (("mnist", _mnist), ("fashion-mnist", _fashion_mnist)):
         saved = os.environ.get("COURSE_OFFLINE")
         os.environ["COURSE_OFFLINE"] = "1"
         try:
-            _, info = loader(quiet=True)
-            lines.append(info.describe())
+            _arrays, info = loader(quiet=True)
+            found.append({"dataset": name, "source": info.source, "location": info.location, "problem": None,
+                          "line": info.describe()})
         except DataError as exc:
             if exc.problem:
-                lines.append(f"{name}: {exc.problem}: {exc.path} - {exc.fix}")
+                found.append({"dataset": name, "source": None, "location": str(exc.path), "problem": exc.problem,
+                              "line": f"{name}: {exc.problem}: {exc.path} - {exc.fix}"})
             else:
-                lines.append(f"{name}: not available offline - {exc.fix}")
+                found.append({"dataset": name, "source": None, "location": None, "problem": "not available offline",
+                              "line": _("{dataset}: not available offline - {fix}").format(dataset=name, fix=exc.fix)})
         finally:
             if saved is None:
                 os.environ.pop("COURSE_OFFLINE")
             else:
                 os.environ["COURSE_OFFLINE"] = saved
-    return lines
+    return found
+
+
+def status() -> list[str]:
+    """One line per dataset: what a load would use right now, without downloading (``sources``).
+
+    A file that is there but cannot be used is named with its problem ("corrupt: checksum
+    mismatch", "unreadable: Permission denied"), not called "not available".
+    """
+    problem = data_dir_problem()
+    return ([_("note: {problem}").format(problem=problem)] if problem else []) + [entry["line"] for entry in sources()]
 
 
 def _error(exc: CourseError) -> None:
-    print(f"error: {exc.what}\nWhat to do: {exc.fix}", file=sys.stderr)
+    print(_("error: {what}\nWhat to do: {fix}").format(what=exc.what, fix=exc.fix), file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -68,8 +82,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "fetch" and args.cache_dir is not None and args.cache_dir.exists() \
                 and not args.cache_dir.is_dir():
             raise DataError(
-                f"--cache-dir {args.cache_dir} is a file, not a folder.",
-                "Pass a folder (it is created if missing), or leave --cache-dir out to fill the Keras cache.",
+                _("--cache-dir {path} is a file, not a folder.").format(path=args.cache_dir),
+                _("Pass a folder (it is created if missing), or leave --cache-dir out to fill the Keras cache."),
             )
     except CourseError as exc:
         _error(exc)
@@ -78,14 +92,14 @@ def main(argv: list[str] | None = None) -> int:
         print("\n".join(status()))
         return 0
     if is_offline:
-        print("COURSE_OFFLINE=1 is set: nothing can be fetched. Unset it to download.", file=sys.stderr)
+        print(_("COURSE_OFFLINE=1 is set: nothing can be fetched. Unset it to download."), file=sys.stderr)
         return 2
     try:
         if args.dataset in ("mnist", "all"):
-            print(f"mnist: verified at {fetch_mnist(args.cache_dir)}")
+            print(_("mnist: verified at {path}").format(path=fetch_mnist(args.cache_dir)))
         if args.dataset in ("fashion-mnist", "all"):
             folder = args.cache_dir / FASHION_DIR if args.cache_dir else None
-            print(f"fashion-mnist: verified in {fetch_fashion_mnist(folder)}")
+            print(_("fashion-mnist: verified in {folder}").format(folder=fetch_fashion_mnist(folder)))
     except DataError as exc:
         _error(exc)
         return 1

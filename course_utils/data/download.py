@@ -14,15 +14,18 @@ import http.client
 import os
 import tempfile
 import time
-import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 
+from course_utils.data.connect import open_url
 from course_utils.errors import DataError
+from course_utils.i18n import translator
+
+_ = translator("course")
 
 CHUNK = 1 << 20
 # A temporary file nobody has written to for an hour is left by a killed download: a running one writes a
-# chunk (1 MiB) at least that often on any link the course can use, or gives up on its `timeout` first.
+# chunk (1 MiB) at least that often on any link the course can use, or gives up on its read timeout first.
 STALE_PART_S = 3600
 
 
@@ -41,14 +44,16 @@ def fetch_verified(
     sha256: str,
     *,
     digest_of: Callable[[Path], str] = sha256_of,
-    timeout: float = 60.0,
+    deadline: float | None = None,
+    read_timeout: float | None = None,
 ) -> Path:
     """Download ``url`` to ``dest`` if its digest equals ``sha256``; return ``dest``.
 
     ``digest_of`` computes the digest of the downloaded temporary file (default: the
     file's own SHA-256; pass another to check, say, the un-gzipped content). Raises
     DataError, leaving ``dest`` untouched, when the transfer fails, is shorter than the
-    server announced, or the digest does not match.
+    server announced, or the digest does not match. ``deadline`` bounds the time to the
+    server's first answer, ``read_timeout`` each wait for more bytes (``connect.open_url``).
     """
     dest = Path(dest)
     _make_folder(dest.parent)
@@ -60,28 +65,31 @@ def fetch_verified(
         received = 0
         with os.fdopen(fd, "wb") as out:
             try:
-                with urllib.request.urlopen(url, timeout=timeout) as response:
+                with open_url(url, deadline=deadline, read_timeout=read_timeout) as response:
                     expected = response.headers.get("Content-Length")
                     for block in iter(lambda: response.read(CHUNK), b""):
                         out.write(block)
                         received += len(block)
             except (OSError, http.client.HTTPException) as exc:  # URLError, HTTPError, timeouts, IncompleteRead
                 raise DataError(
-                    f"Downloading {url} failed after {received} bytes: {exc}",
-                    "Check the network (or set COURSE_OFFLINE=1 to work offline) and try again; "
-                    f"{dest} was not changed.",
+                    _("Downloading {url} failed after {received} bytes: {error}").format(
+                        url=url, received=received, error=exc),
+                    _("Check the network (or set COURSE_OFFLINE=1 to work offline) and try again; "
+                      "{path} was not changed.").format(path=dest),
                 ) from exc
         if expected is not None and received != int(expected):
             raise DataError(
-                f"Downloading {url} stopped early: {received} of {expected} bytes arrived.",
-                f"Try again; {dest} was not changed.",
+                _("Downloading {url} stopped early: {received} of {expected} bytes arrived.").format(
+                    url=url, received=received, expected=expected),
+                _("Try again; {path} was not changed.").format(path=dest),
             )
         actual = digest_of(tmp)
         if actual != sha256:
             raise DataError(
-                f"The file downloaded from {url} has SHA-256 {actual}, expected {sha256}.",
-                f"The server sent something else; {dest} was not changed. Try again later "
-                "or copy a verified file there by hand.",
+                _("The file downloaded from {url} has SHA-256 {actual}, expected {expected}.").format(
+                    url=url, actual=actual, expected=sha256),
+                _("The server sent something else; {path} was not changed. Try again later "
+                  "or copy a verified file there by hand.").format(path=dest),
             )
         os.replace(tmp, dest)
         return dest
@@ -115,8 +123,9 @@ def _make_folder(folder: Path) -> None:
     except OSError as exc:
         blocker = next((p for p in (folder, *folder.parents) if p.exists() and not p.is_dir()), None)
         why = f"{blocker} is a file, not a folder" if blocker else exc.strerror
+        shown = _("{path} is a file, not a folder").format(path=blocker) if blocker else exc.strerror
         raise DataError(
-            f"Cannot create the folder {folder} for the download: {why}.",
-            "Choose a folder that can be created there (move that file away), or leave --cache-dir out.",
+            _("Cannot create the folder {folder} for the download: {why}.").format(folder=folder, why=shown),
+            _("Choose a folder that can be created there (move that file away), or leave --cache-dir out."),
             path=blocker or folder, problem=f"unusable folder: {why}",
         ) from None

@@ -15,26 +15,29 @@ from pathlib import Path
 import numpy as np
 
 from course_utils.errors import DataError
+from course_utils.i18n import translator
 
 UBYTE = 0x08
 BLOCK = 1 << 20  # bytes un-gzipped at a time
-
+_ = translator("course")
 
 
 def unreadable(path: Path, exc: OSError, fetch_hint: str) -> DataError:
     """The error for a dataset file the course may not read (no permission, or a folder): name it and the fix."""
     return DataError(
-        f"{path} cannot be read: {exc.strerror}. It was not used.",
-        f"Make it readable (e.g. `chmod u+r {path}`), or delete it and {fetch_hint}.",
+        _("{path} cannot be read: {reason}. It was not used.").format(path=path, reason=exc.strerror),
+        _("Make it readable (e.g. `chmod u+r {path}`), or delete it and {fetch_hint}.").format(
+            path=path, fetch_hint=fetch_hint),
         path=path, problem=f"unreadable: {exc.strerror}",
     )
 
+
 def _fix_for(path: Path) -> str:
-    return (
-        f"Delete or replace {path}: restore it from its source (for Debian's copy: "
+    return _(
+        "Delete or replace {path}: restore it from its source (for Debian's copy: "
         "`sudo apt-get install --reinstall dataset-fashion-mnist`), or run "
         "`course data fetch` to download verified copies."
-    )
+    ).format(path=path)
 
 
 def read_bytes(path: str | os.PathLike[str], *, limit: int | None = None) -> bytes:
@@ -64,17 +67,17 @@ def read_bytes(path: str | os.PathLike[str], *, limit: int | None = None) -> byt
     except FileNotFoundError:
         raise
     except (PermissionError, IsADirectoryError) as exc:
-        raise unreadable(path, exc, "run `course data fetch`") from exc
+        raise unreadable(path, exc, _("run `course data fetch`")) from exc
     except (OSError, EOFError, zlib.error) as exc:
-        raise DataError(f"{path} is not a readable (gzip) file: {exc}", _fix_for(path), path=path,
-                        problem="corrupt: not a readable gzip file") from exc
+        raise DataError(_("{path} is not a readable (gzip) file: {error}").format(path=path, error=exc),
+                        _fix_for(path), path=path, problem="corrupt: not a readable gzip file") from exc
     if limit is not None and size > limit:
-        raise DataError(
-            f"{path} holds more than the {limit:,} bytes its dataset file has"
-            + (" once un-gzipped (it was not read further)" if path.suffix == ".gz" else "")
-            + ": it is not that file, or it is corrupt. It was not used.",
-            _fix_for(path), path=path, problem=f"corrupt: larger than {limit:,} bytes",
-        )
+        what = (_("{path} holds more than the {limit:,} bytes its dataset file has once un-gzipped (it was not read "
+                  "further): it is not that file, or it is corrupt. It was not used.") if path.suffix == ".gz"
+                else _("{path} holds more than the {limit:,} bytes its dataset file has: it is not that file, or it "
+                       "is corrupt. It was not used."))
+        raise DataError(what.format(path=path, limit=limit), _fix_for(path), path=path,
+                        problem=f"corrupt: larger than {limit:,} bytes")
     return payload
 
 
@@ -85,27 +88,29 @@ def parse_idx(payload: bytes, *, source: str | os.PathLike[str] = "<bytes>", ndi
     """
     path = Path(source)
     if len(payload) < 4:
-        raise DataError(f"{path} is too short to be an IDX file ({len(payload)} bytes).", _fix_for(path))
+        raise DataError(_("{path} is too short to be an IDX file ({size} bytes).").format(path=path, size=len(payload)),
+                        _fix_for(path))
     zero1, zero2, dtype, dims = payload[:4]
     if zero1 or zero2 or dtype != UBYTE or dims == 0:
         raise DataError(
-            f"{path} does not start with an IDX magic number for unsigned bytes "
-            f"(got 0x{payload[:4].hex()}).",
+            _("{path} does not start with an IDX magic number for unsigned bytes (got 0x{magic}).").format(
+                path=path, magic=payload[:4].hex()),
             _fix_for(path),
         )
     if ndim is not None and dims != ndim:
-        raise DataError(f"{path} has {dims} dimensions, expected {ndim}.", _fix_for(path))
+        raise DataError(_("{path} has {dims} dimensions, expected {ndim}.").format(path=path, dims=dims, ndim=ndim),
+                        _fix_for(path))
     header = 4 + 4 * dims
     if len(payload) < header:
-        raise DataError(f"{path} is truncated inside its header.", _fix_for(path))
+        raise DataError(_("{path} is truncated inside its header.").format(path=path), _fix_for(path))
     shape = tuple(int(d) for d in np.frombuffer(payload, dtype=">u4", count=dims, offset=4))
     expected = header + int(np.prod(shape, dtype=np.int64))
     if len(payload) != expected:
-        kind = "truncated" if len(payload) < expected else "longer than its header says"
-        raise DataError(
-            f"{path} is {kind}: header says shape {shape} ({expected} bytes), file has {len(payload)} bytes.",
-            _fix_for(path),
-        )
+        what = (_("{path} is truncated: header says shape {shape} ({expected} bytes), file has {size} bytes.")
+                if len(payload) < expected else
+                _("{path} is longer than its header says: header says shape {shape} ({expected} bytes), file has "
+                  "{size} bytes."))
+        raise DataError(what.format(path=path, shape=shape, expected=expected, size=len(payload)), _fix_for(path))
     return np.frombuffer(payload, dtype=np.uint8, offset=header).reshape(shape).copy()
 
 

@@ -41,8 +41,11 @@ from typing import Any
 
 from course_utils.device import check_device
 from course_utils.errors import ChildError, DeviceError, ParameterError, WorkerError
+from course_utils.i18n import translator
 from course_utils.system.child import Child, start_python
 from course_utils.system.processes import LOCALHOST, free_ports, processes_naming
+
+_ = translator("course")
 
 WORKER_TIME_MARGIN_S = 30  # a worker ends by itself this long after the run's time limit, if nothing stopped it
 
@@ -63,7 +66,8 @@ class StrategyChoice:
         return int(self.strategy.num_replicas_in_sync)
 
     def __str__(self) -> str:
-        return f"MirroredStrategy over {self.replicas} {self.kind} replica(s) {list(self.devices)} - {self.reason}"
+        return _("MirroredStrategy over {replicas} {kind} replica(s) {devices} - {reason}").format(
+            replicas=self.replicas, kind=self.kind, devices=list(self.devices), reason=self.reason)
 
 
 def split_cpu(tf: Any, devices: int = 2) -> list[str]:
@@ -90,25 +94,24 @@ def choose_strategy(tf: Any, prefer: str = "auto", *, cpu_replicas: int = 2) -> 
     gpus = tf.config.list_physical_devices("GPU")
     if prefer == "gpu" and not gpus:
         raise DeviceError(
-            "DEVICE='gpu' was asked for, but TensorFlow sees no GPU.",
-            "Run `course doctor`, or set DEVICE='auto' to mirror over logical CPU devices.",
+            _("DEVICE='gpu' was asked for, but TensorFlow sees no GPU."),
+            _("Run `course doctor`, or set DEVICE='auto' to mirror over logical CPU devices."),
         )
     if gpus and (prefer == "gpu" or (prefer == "auto" and len(gpus) >= 2)):
         strategy = tf.distribute.MirroredStrategy()  # all visible GPUs
         devices = tuple(strategy.extended.worker_devices)
-        return StrategyChoice(strategy, devices, "GPU", f"{len(gpus)} GPU(s) visible: one replica on each")
+        return StrategyChoice(strategy, devices, "GPU",
+                              _("{count} GPU(s) visible: one replica on each").format(count=len(gpus)))
     names = split_cpu(tf, cpu_replicas)
     strategy = tf.distribute.MirroredStrategy(devices=names)
     if prefer == "cpu":
-        reason = f"DEVICE='cpu': the CPU split into {cpu_replicas} logical devices"
+        reason = _("DEVICE='cpu': the CPU split into {count} logical devices")
     elif gpus:
-        reason = (
-            f"one GPU is one replica, so to compare with {cpu_replicas} replicas the CPU is split into "
-            f"{cpu_replicas} logical devices (DEVICE='gpu' mirrors over the GPU alone)"
-        )
+        reason = _("one GPU is one replica, so to compare with {count} replicas the CPU is split into "
+                   "{count} logical devices (DEVICE='gpu' mirrors over the GPU alone)")
     else:
-        reason = f"no GPU: the CPU split into {cpu_replicas} logical devices, one replica on each"
-    return StrategyChoice(strategy, tuple(names), "CPU", reason)
+        reason = _("no GPU: the CPU split into {count} logical devices, one replica on each")
+    return StrategyChoice(strategy, tuple(names), "CPU", reason.format(count=cpu_replicas))
 
 
 @dataclass(frozen=True)
@@ -126,19 +129,22 @@ def batch_plan(global_batch: int, replicas: int, images: int) -> BatchPlan:
     """Check that ``global_batch`` splits evenly over ``replicas`` and that an epoch has a step."""
     if replicas < 1 or global_batch < 1:
         raise ParameterError(
-            f"A batch of {global_batch} over {replicas} replica(s) is not a plan.", "Use positive numbers."
+            _("A batch of {batch} over {replicas} replica(s) is not a plan.").format(
+                batch=global_batch, replicas=replicas),
+            _("Use positive numbers."),
         )
     if global_batch % replicas:
         raise ParameterError(
-            f"A global batch of {global_batch} images cannot be split evenly over {replicas} replicas.",
-            f"Choose a BATCH_SIZE that is a multiple of {replicas}, "
-            f"e.g. {replicas * max(1, global_batch // replicas)}.",
+            _("A global batch of {batch} images cannot be split evenly over {replicas} replicas.").format(
+                batch=global_batch, replicas=replicas),
+            _("Choose a BATCH_SIZE that is a multiple of {replicas}, e.g. {example}.").format(
+                replicas=replicas, example=replicas * max(1, global_batch // replicas)),
         )
     steps = images // global_batch
     if steps < 1:
         raise ParameterError(
-            f"{images} images do not fill one global batch of {global_batch}.",
-            "Use more IMAGES or a smaller BATCH_SIZE.",
+            _("{images} images do not fill one global batch of {batch}.").format(images=images, batch=global_batch),
+            _("Use more IMAGES or a smaller BATCH_SIZE."),
         )
     return BatchPlan(global_batch, replicas, global_batch // replicas, steps, steps * global_batch)
 
@@ -151,11 +157,13 @@ def parse_address(address: str) -> tuple[str, int]:
     host, sep, port_text = str(address).rpartition(":")
     if not sep or not host or not port_text.isdigit():
         raise ParameterError(
-            f"{address!r} is not a worker address.", "Write each worker as 'host:port', e.g. '10.0.0.2:12345'."
+            _("{address!r} is not a worker address.").format(address=address),
+            _("Write each worker as 'host:port', e.g. '10.0.0.2:12345'."),
         )
     port = int(port_text)
     if not 1 <= port <= 65535:
-        raise ParameterError(f"Port {port} in {address!r} is out of range.", "Use a port between 1 and 65535.")
+        raise ParameterError(_("Port {port} in {address!r} is out of range.").format(port=port, address=address),
+                             _("Use a port between 1 and 65535."))
     return host, port
 
 
@@ -167,17 +175,20 @@ def tf_config(workers: Sequence[str], index: int, *, task_type: str = "worker") 
     """
     workers = list(workers)
     if not workers:
-        raise ParameterError("A cluster needs at least one worker.", "Pass the workers' 'host:port' addresses.")
+        raise ParameterError(_("A cluster needs at least one worker."), _("Pass the workers' 'host:port' addresses."))
     for address in workers:
         parse_address(address)
     if len(set(workers)) != len(workers):
-        raise ParameterError(f"The worker addresses {workers} repeat.", "Give every worker its own host:port.")
+        raise ParameterError(_("The worker addresses {workers} repeat.").format(workers=workers),
+                             _("Give every worker its own host:port."))
     if task_type != "worker":
-        raise ParameterError(f"Task type {task_type!r} is not supported here.", "Use task_type='worker'.")
+        raise ParameterError(_("Task type {task_type!r} is not supported here.").format(task_type=task_type),
+                             _("Use task_type='worker'."))
     if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < len(workers):
         raise ParameterError(
-            f"Task index {index!r} is not a worker of this {len(workers)}-worker cluster.",
-            f"Use an index from 0 to {len(workers) - 1}.",
+            _("Task index {index!r} is not a worker of this {count}-worker cluster.").format(
+                index=index, count=len(workers)),
+            _("Use an index from 0 to {last}.").format(last=len(workers) - 1),
         )
     return {"cluster": {"worker": workers}, "task": {"type": task_type, "index": index}}
 
@@ -185,7 +196,8 @@ def tf_config(workers: Sequence[str], index: int, *, task_type: str = "worker") 
 def local_cluster(workers: int) -> list[str]:
     """Addresses for ``workers`` local workers: 127.0.0.1 and a free port each."""
     if workers < 1:
-        raise ParameterError(f"WORKERS = {workers} is not a cluster.", "Use 1 or more workers (2 shows the idea).")
+        raise ParameterError(_("WORKERS = {workers} is not a cluster.").format(workers=workers),
+                             _("Use 1 or more workers (2 shows the idea)."))
     return [f"{LOCALHOST}:{port}" for port in free_ports(workers)]
 
 
@@ -293,13 +305,15 @@ def run_local_workers(
     from course_utils.distribute.worker import check_options
 
     if timeout_s <= 0:
-        raise ParameterError(f"A timeout of {timeout_s} s cannot finish.", "Give the workers a positive time limit.")
+        raise ParameterError(_("A timeout of {seconds} s cannot finish.").format(seconds=timeout_s),
+                             _("Give the workers a positive time limit."))
     extra = dict(worker_options or {})
     strangers = sorted(i for i in extra if not (isinstance(i, int) and 0 <= i < workers))
     if strangers:
         raise ParameterError(
-            f"worker_options names worker(s) {strangers}, but the cluster has workers 0 to {workers - 1}.",
-            "Key worker_options by worker index, e.g. {1: {'crash_at_epoch': 1}}.",
+            _("worker_options names worker(s) {strangers}, but the cluster has workers 0 to {last}.").format(
+                strangers=strangers, last=workers - 1),
+            _("Key worker_options by worker index, e.g. {example}.").format(example="{1: {'crash_at_epoch': 1}}"),
         )
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
@@ -321,7 +335,7 @@ def run_local_workers(
                 env["CUDA_VISIBLE_DEVICES"] = "-1"
             child = start_python(
                 "course_utils.distribute.worker:train", options[i], folder=folder, env=env, log=logs[i],
-                name=f"worker-{i}", what=f"Worker {i} of {workers}", python=python,
+                name=f"worker-{i}", what=_("Worker {index} of {count}").format(index=i, count=workers), python=python,
                 time_limit_s=timeout_s + WORKER_TIME_MARGIN_S,  # and it ends when this process ends
             )
             children.append(stack.enter_context(child))
@@ -333,13 +347,14 @@ def run_local_workers(
                 i = first_to_fail(failed, logs)
                 stack.close()  # stop them all before the message says so
                 raise WorkerError(
-                    f"Worker {i} of {workers} exited with status {codes[i]} after {time.monotonic() - start:.0f} s, "
-                    f"so the synchronous run cannot go on; every worker was stopped. "
-                    f"End of {logs[i]}:\n{_tail(logs[i])}",
-                    "Read the worker's log above. In synchronous training one lost worker stops them all: "
-                    "fix the cause and start the whole cluster again - with checkpoints of the training state "
-                    "(tf.train.CheckpointManager in the training loop, as course_utils.distribute.worker writes "
-                    "them) it resumes from the last finished epoch.",
+                    _("Worker {index} of {count} exited with status {status} after {seconds:.0f} s, so the "
+                      "synchronous run cannot go on; every worker was stopped. End of {log}:\n{tail}").format(
+                        index=i, count=workers, status=codes[i], seconds=time.monotonic() - start, log=logs[i],
+                        tail=_tail(logs[i])),
+                    _("Read the worker's log above. In synchronous training one lost worker stops them all: "
+                      "fix the cause and start the whole cluster again - with checkpoints of the training state "
+                      "(tf.train.CheckpointManager in the training loop, as course_utils.distribute.worker writes "
+                      "them) it resumes from the last finished epoch."),
                     worker=i,
                     last_error=_last_error(logs[i]),
                 )
@@ -349,11 +364,13 @@ def run_local_workers(
                 waiting = [i for i, code in enumerate(codes) if code is None]
                 stack.close()
                 raise WorkerError(
-                    f"The {workers} workers did not finish within {timeout_s:g} s (still running: workers "
-                    f"{waiting}); every worker was stopped. End of {logs[waiting[0]]}:\n{_tail(logs[waiting[0]])}",
-                    "A worker waits for all its peers, so a peer that never started (a wrong address or "
-                    "port in TF_CONFIG) blocks the others. If the logs show training, the machine is "
-                    "just slower: raise the time limit or lower EPOCHS / IMAGES.",
+                    _("The {count} workers did not finish within {seconds:g} s (still running: workers {waiting}); "
+                      "every worker was stopped. End of {log}:\n{tail}").format(
+                        count=workers, seconds=timeout_s, waiting=waiting, log=logs[waiting[0]],
+                        tail=_tail(logs[waiting[0]])),
+                    _("A worker waits for all its peers, so a peer that never started (a wrong address or "
+                      "port in TF_CONFIG) blocks the others. If the logs show training, the machine is "
+                      "just slower: raise the time limit or lower EPOCHS / IMAGES."),
                     last_error=_last_error(logs[waiting[0]]),
                     timed_out=True,
                 )
@@ -364,8 +381,9 @@ def run_local_workers(
             results.append(child.result())
         except ChildError as err:
             raise WorkerError(
-                f"Worker {i} exited successfully but wrote no report at {child.result_file}.\n{_tail(logs[i])}",
-                "Check the worker's log; the worker returns its report as its last step.",
+                _("Worker {index} exited successfully but wrote no report at {path}.\n{tail}").format(
+                    index=i, path=child.result_file, tail=_tail(logs[i])),
+                _("Check the worker's log; the worker returns its report as its last step."),
                 worker=i,
                 last_error=_last_error(logs[i]),
             ) from err

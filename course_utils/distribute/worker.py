@@ -39,6 +39,9 @@ from types import SimpleNamespace
 from typing import Any
 
 from course_utils.errors import ParameterError, WorkerError
+from course_utils.i18n import translator
+
+_ = translator("course")
 
 # A worker's options (the payload ``train`` gets) and their defaults.
 OPTIONS: dict[str, Any] = {
@@ -58,16 +61,20 @@ def check_options(options: Mapping[str, Any]) -> dict[str, Any]:
     """``options`` over ``OPTIONS``' defaults, checked: names, types and the dataset (``ParameterError`` if wrong)."""
     unknown = sorted(set(options) - set(OPTIONS))
     if unknown:
-        raise ParameterError(f"Unknown worker option(s): {', '.join(unknown)}.", f"Use only {', '.join(OPTIONS)}.")
+        raise ParameterError(_("Unknown worker option(s): {names}.").format(names=", ".join(unknown)),
+                             _("Use only {names}.").format(names=", ".join(OPTIONS)))
     merged = {**OPTIONS, **options}
     if merged["dataset"] not in DATASETS:
-        raise ParameterError(f"Worker dataset {merged['dataset']!r} is not one of {DATASETS}.", "Use 'mnist'.")
+        raise ParameterError(_("Worker dataset {dataset!r} is not one of {choices}.").format(
+            dataset=merged["dataset"], choices=DATASETS), _("Use 'mnist'."))
     for name in ("epochs", "batch_size", "seed", "images", "crash_at_epoch"):
         value = merged[name]
         if value is None and name in ("images", "crash_at_epoch"):
             continue  # optional
         if isinstance(value, bool) or not isinstance(value, int):
-            raise ParameterError(f"Worker option {name}={value!r} is not a whole number.", f"Give {name} as an int.")
+            raise ParameterError(_("Worker option {name}={value!r} is not a whole number.").format(
+                name=name, value=value),
+                                 _("Give {name} as an int.").format(name=name))
     for name in ("checkpoint_dir", "model_dir"):
         if merged[name] is not None:
             merged[name] = str(merged[name])
@@ -90,9 +97,9 @@ def read_tf_config() -> tuple[dict[str, Any], int]:
     raw = os.environ.get("TF_CONFIG")
     if not raw:
         raise WorkerError(
-            "course_utils.distribute.worker: TF_CONFIG is not set, so this worker does not know its cluster.",
-            "Start workers with course_utils.distribute.run_local_workers, or set TF_CONFIG as "
-            "distribute.tf_config builds it.",
+            _("course_utils.distribute.worker: TF_CONFIG is not set, so this worker does not know its cluster."),
+            _("Start workers with course_utils.distribute.run_local_workers, or set TF_CONFIG as "
+              "distribute.tf_config builds it."),
         )
     config = json.loads(raw)
     index = config["task"]["index"]
@@ -142,7 +149,7 @@ def train(options: Mapping[str, Any]) -> dict[str, Any]:
 
     # 2. Data: the same shuffled order on every worker (same seed), batched with the global batch;
     #    the strategy hands each worker its share of every batch. Images stay uint8 until batched.
-    (x, y), _ = data.load(args.dataset, images=args.images, quiet=True)
+    (x, y), _test = data.load(args.dataset, images=args.images, quiet=True)
     images = len(x)
     plan = batch_plan(args.batch_size, strategy.num_replicas_in_sync, images)
     dataset = (

@@ -20,6 +20,13 @@ grouped by what they look at. ``--log`` classifies each line of a TensorFlow log
 
 Exit status 0 unless a finding has severity "error" (then 1); 2 for a usage error. In the JSON,
 a recommendation's ``notes`` are ``{"code": ..., "text": ...}`` objects: match on the code.
+
+Language: ``COURSE_LANG=zh-CN course doctor`` reports in Simplified Chinese (``course_utils.i18n``,
+catalogue domain "doctor"). Codes, severities, verdicts, commands, version numbers and the tools' own
+words stay as they are. The JSON keeps its keys and structure in every language; its sentences for
+people (a finding's ``message`` and ``fix``, a note's ``text``, nvidia-smi ``problems``, a log
+entry's ``meaning`` and ``fix``, ``gpu_reason``) and its ``see`` links (the Chinese troubleshooting
+page) follow the language too, so a program must match on the codes, never on the wording.
 """
 
 from __future__ import annotations
@@ -37,6 +44,7 @@ from course_utils.doctor.checks import CHECK_FINDINGS, GROUPS, live_checks
 from course_utils.doctor.gpus import QUERY_COMMAND, build_targets, covered_by_build, identify
 from course_utils.doctor.logs import LogReport, classify, decode_text, read_log
 from course_utils.doctor.nvidia import (
+    Gpu,
     NvccReport,
     SmiReport,
     parse_nvcc,
@@ -46,17 +54,21 @@ from course_utils.doctor.nvidia import (
     windows_evidence,
 )
 from course_utils.doctor.recommend import (
-    PLATFORM_NAMES,
     Note,
     Recommendation,
     normalize_python,
     pip_install,
+    platform_name,
     recommend,
     routes,
 )
-from course_utils.doctor.troubleshooting import links, more_line
+from course_utils.doctor.texts import N_, join, sentence
+from course_utils.doctor.troubleshooting import links, more_line, page
 from course_utils.doctor.versions import PLATFORMS, check_platform, load, parse_version
 from course_utils.errors import InputError
+from course_utils.i18n import translator
+
+_ = translator("doctor")
 
 SEVERITIES = ("info", "warning", "error")
 
@@ -80,7 +92,8 @@ class Finding:
 
 @dataclass(frozen=True)
 class NoteFinding:
-    """How a recommendation note becomes a finding: its code, severity and fix (``{rec.python}`` etc. filled in)."""
+    """How a recommendation note becomes a finding: its code, severity and fix (English, marked ``N_``; translated,
+    then ``{rec.python}`` etc. and ``{command}`` filled in, when the finding is made)."""
 
     code: str
     severity: str
@@ -94,40 +107,38 @@ NOTE_FINDINGS: dict[str, NoteFinding] = {
     "no-gpu-build-for-python": NoteFinding(
         "python-unsupported",
         "warning",
-        "Use Python {rec.python} for TensorFlow (the commands create that environment).",
+        N_("Use Python {rec.python} for TensorFlow (the commands create that environment)."),
     ),
     "python-limits-tensorflow": NoteFinding(
-        "python-limits-tensorflow", "warning", "Use a newer Python for the newest TensorFlow."
+        "python-limits-tensorflow", "warning", N_("Use a newer Python for the newest TensorFlow.")
     ),
     "keras-2-only": NoteFinding(
         "keras-2-only",
         "warning",
-        "For this course use TensorFlow 2.16 or newer (Keras 3): WSL2 or Linux with the current TensorFlow, "
-        "or the CPU.",
+        N_(
+            "For this course use TensorFlow 2.16 or newer (Keras 3): WSL2 or Linux with the current TensorFlow, "
+            "or the CPU."
+        ),
     ),
     "gpu-too-old": NoteFinding(
         "gpu-too-old",
         "warning",
-        "Install what the commands above say, or use a GPU of compute capability 6.0 or newer (or a hosted GPU).",
+        N_("Install what the commands above say, or use a GPU of compute capability 6.0 or newer (or a hosted GPU)."),
     ),
     "gpu-known-failure": NoteFinding(
         "gpu-known-failure",
         "warning",
-        "Until a TensorFlow release supports this GPU, train on the CPU or on a hosted GPU (Colab, Kaggle); "
-        "the issue threads say when that changes.",
+        N_(
+            "Until a TensorFlow release supports this GPU, train on the CPU or on a hosted GPU (Colab, Kaggle); "
+            "the issue threads say when that changes."
+        ),
     ),
     "gpu-generation-unknown": NoteFinding(
         "gpu-generation-unknown",
         "info",
-        f"Run `{QUERY_COMMAND}` and give its output to the doctor (--nvidia-smi FILE).",
+        N_("Run `{command}` and give its output to the doctor (--nvidia-smi FILE)."),
     ),
 }
-
-
-def _sentence(text: str) -> str:
-    """A note's text as a finding's message: capital first letter, final full stop."""
-    text = text[:1].upper() + text[1:]
-    return text if text.endswith((".", "!", "?")) else text + "."
 
 
 def note_findings(rec: Recommendation) -> list[Finding]:
@@ -136,11 +147,12 @@ def note_findings(rec: Recommendation) -> list[Finding]:
     for note in rec.notes:
         how = NOTE_FINDINGS.get(note.code)
         if how is not None:
-            out.append(Finding(how.code, how.severity, _sentence(note.text), how.fix.format(rec=rec)))
+            fix = _(how.fix).format(rec=rec, command=QUERY_COMMAND)
+            out.append(Finding(how.code, how.severity, sentence(note.text), fix))
     return out
 
 
-MAIN_GROUP = "Install, driver and TensorFlow"
+MAIN_GROUP = N_("Install, driver and TensorFlow")  # English, like the live checks' groups; translated in the report
 
 
 def check_findings(notes: list[Note], python: str | None = None) -> list[Finding]:
@@ -151,17 +163,18 @@ def check_findings(notes: list[Note], python: str | None = None) -> list[Finding
         how = CHECK_FINDINGS.get(note.code)
         if how is not None:
             wsl2 = load().rule("wsl2")
-            fix = how.fix.format(
+            fix = _(how.fix).format(
                 python=python or sys.executable,
                 wsl_driver_min=wsl2["driver_min"],
                 wsl_windows_build=wsl2["windows_build_min"],
             )
-            out.append(Finding(note.code, how.severity, _sentence(note.text), fix))
+            out.append(Finding(note.code, how.severity, sentence(note.text), fix))
     return out
 
 
 def finding_groups(findings: list[Finding]) -> dict[str, list[Finding]]:
-    """Findings by what they look at (the live checks' groups, by code), in order; empty groups left out."""
+    """Findings by what they look at (the live checks' groups, by code, English), in order; empty groups left
+    out."""
     groups: dict[str, list[Finding]] = {MAIN_GROUP: [], **{group: [] for group in GROUPS}}
     for f in findings:
         rule = CHECK_FINDINGS.get(f.code)
@@ -180,9 +193,12 @@ def log_findings(report: LogReport) -> list[Finding]:
         if entry.rule is None or entry.code in seen:
             continue
         seen.add(entry.code)
-        where = f"line {entry.lines[0]}" if len(entry.lines) == 1 else f"lines {entry.lines[0]}, ..."
-        message = f"{where}: {entry.message[:200]} - {entry.meaning}"
-        out.append(Finding(entry.code, _LOG_SEVERITY[entry.verdict], _sentence(message), entry.fix))
+        if len(entry.lines) == 1:
+            message = _("line {number}: {line} - {meaning}")
+        else:
+            message = _("lines {number}, ...: {line} - {meaning}")
+        message = message.format(number=entry.lines[0], line=entry.message[:200], meaning=entry.meaning)
+        out.append(Finding(entry.code, _LOG_SEVERITY[entry.verdict], sentence(message), entry.fix))
     order = {"error": 0, "warning": 1, "info": 2}
     return sorted(out, key=lambda f: order[f.severity])
 
@@ -246,8 +262,10 @@ def guess_platform(smi_text: str | bytes | None) -> tuple[str, str]:
     """
     evidence = windows_evidence(smi_text)
     if evidence:
-        return "windows", f"assumed native Windows from {evidence} (pass --platform to change it)"
-    return "linux", "assumed Linux (pass --platform wsl2, windows or macos to change it)"
+        return "windows", _("assumed native Windows from {evidence} (pass --platform to change it)").format(
+            evidence=evidence
+        )
+    return "linux", _("assumed Linux (pass --platform wsl2, windows or macos to change it)")
 
 
 def probe_tensorflow() -> TensorFlowInfo:
@@ -343,7 +361,8 @@ class Diagnosis:
     def to_json(self) -> dict[str, Any]:
         """The CLI's JSON: driver_version, driver_cuda, toolkit_cuda, gpus, tensorflow,
         recommended_install and findings (the contract), plus details (recommendations' notes as
-        ``{"code", "text"}`` objects)."""
+        ``{"code", "text"}`` objects). The keys, codes and groups are the same in every language; the
+        sentences (messages, fixes, note texts, problems) and the ``see`` links follow the language now."""
         smi, nvcc, m = self.machine.smi, self.machine.nvcc, self.machine
         return {
             "driver_version": smi.driver_version if smi else None,
@@ -394,45 +413,65 @@ class Diagnosis:
     def report(self) -> str:
         """A readable report: the machine, what to install, and the findings, worst first."""
         m, smi, nvcc = self.machine, self.machine.smi, self.machine.nvcc
-        who = "This machine" if m.live else "Described machine"
-        lines = [f"{who}: {PLATFORM_NAMES[m.platform]}, Python {m.python or '(not given)'}"]
+        if m.live:
+            who = _("This machine: {platform}, Python {python}")
+        else:
+            who = _("Described machine: {platform}, Python {python}")
+        lines = [who.format(platform=platform_name(m.platform), python=m.python or _("(not given)"))]
         if smi is None:
-            lines.append("  NVIDIA driver: not looked at")
+            lines.append("  " + _("NVIDIA driver: not looked at"))
         elif smi.status == "ok":
-            cuda = f", supports CUDA up to {smi.driver_cuda}" if smi.driver_cuda else ""
-            lines.append(f"  NVIDIA driver: {smi.driver_version or 'unreadable'}{cuda}")
+            version = smi.driver_version or _("unreadable")
+            if smi.driver_cuda:
+                driver = _("NVIDIA driver: {version}, supports CUDA up to {cuda}").format(
+                    version=version, cuda=smi.driver_cuda
+                )
+            else:
+                driver = _("NVIDIA driver: {version}").format(version=version)
+            lines.append("  " + driver)
             for g in smi.gpus:
-                memory = f"{g.memory_mib} MiB" if g.memory_mib is not None else "memory unknown"
-                mode = f", {g.driver_model}" if g.driver_model else ""
-                lines.append(f"  GPU {g.index}: {g.name} ({memory}{mode})")
+                lines.append(f"  GPU {g.index}: {g.name} ({_gpu_details(g)})")
                 lines.append(f"    {_coverage_line(g.name, g.compute_capability, m.tensorflow)}")
         else:
-            lines.append(f"  NVIDIA driver: none found ({smi.status}: {smi.message or '; '.join(smi.problems)})")
+            said = smi.message or "; ".join(smi.problems)
+            lines.append("  " + _("NVIDIA driver: none found ({status}: {said})").format(status=smi.status, said=said))
         if nvcc is not None:
-            lines.append(f"  CUDA toolkit (nvcc): {nvcc.release if nvcc.status == 'ok' else nvcc.status}")
+            release = nvcc.release if nvcc.status == "ok" else nvcc.status
+            lines.append("  " + _("CUDA toolkit (nvcc): {release}").format(release=release))
         tf = m.tensorflow
         if tf is not None:
-            if tf.installed:
-                build = f"CUDA build {tf.cuda_version}" if tf.built_with_cuda else "CPU-only build"
-                lines.append(f"  TensorFlow: {tf.version} ({build}), GPUs visible: {len(tf.gpus)}")
+            if tf.installed and tf.built_with_cuda:
+                line = _("TensorFlow: {version} (CUDA build {cuda}), GPUs visible: {count}")
+            elif tf.installed:
+                line = _("TensorFlow: {version} (CPU-only build), GPUs visible: {count}")
             else:
-                lines.append(f"  TensorFlow: not importable ({tf.error})")
-        lines += ["", "Install:", self.recommendation.text()]
+                line = _("TensorFlow: not importable ({error})")
+            lines.append(
+                "  " + line.format(version=tf.version, cuda=tf.cuda_version, count=len(tf.gpus), error=tf.error)
+            )
+        lines += ["", _("Install:"), self.recommendation.text()]
         for alt in self.alternatives:
-            lines += ["", "Or:", alt.text()]
-        lines += ["", "Findings:"]
+            lines += ["", _("Or:"), alt.text()]
+        lines += ["", _("Findings:")]
         groups = finding_groups(self.findings)
         pad = "  " if len(groups) > 1 else ""
         for group, found in groups.items():
             if pad:
-                lines.append(f"  {group}:")
+                # Translators: a heading of the report's findings, "{group}" is one of the groups' names
+                lines.append("  " + _("{group}:").format(group=_(group)))
             for f in found:
                 lines.append(f"{pad}  [{f.severity}] {f.code}: {f.message}")
-                lines.append(f"{pad}      fix: {f.fix}")
+                lines.append(f"{pad}      " + _("fix: {fix}").format(fix=f.fix))
                 lines += more_line(f.code, f"{pad}      ")
-        status = "errors found (exit status 1)" if self.exit_code else "no errors (exit status 0)"
-        lines += ["", f"Result: {status}"]
+        status = _("Result: errors found (exit status 1)") if self.exit_code else _("Result: no errors (exit status 0)")
+        lines += ["", status]
         return "\n".join(lines)
+
+
+def _gpu_details(gpu: Gpu) -> str:
+    """``"8188 MiB, WDDM"``: the GPU's memory and (on Windows) its driver model."""
+    memory = f"{gpu.memory_mib} MiB" if gpu.memory_mib is not None else _("memory unknown")
+    return f"{memory}, {gpu.driver_model}" if gpu.driver_model else memory
 
 
 def _coverage_line(name: str, reported: str | None, tf: TensorFlowInfo | None) -> str:
@@ -440,25 +479,31 @@ def _coverage_line(name: str, reported: str | None, tf: TensorFlowInfo | None) -
     else the wheels of the newest TensorFlow the table has a list for."""
     generation = identify(name, reported)
     if not generation.known:
-        return f"{generation.describe()}: run `{QUERY_COMMAND}` to read it"
+        return _("{generation}: run `{command}` to read it").format(
+            generation=generation.describe(), command=QUERY_COMMAND
+        )
+    fields = {"generation": generation.describe()}
     if tf is not None and tf.installed and tf.built_with_cuda and tf.compute_capabilities:
-        targets, which = tf.compute_capabilities, f"this TensorFlow {tf.version}"
+        targets, line = tf.compute_capabilities, _("{generation}; for this TensorFlow {tensorflow}: {reason}")
+        fields["tensorflow"] = tf.version
     else:
-        which = f"TF {load().linux[0].minor}'s wheels"
+        line, fields["tensorflow"] = _("{generation}; for TF {tensorflow}'s wheels: {reason}"), load().linux[0].minor
         targets = build_targets(load().linux[0].minor)
     coverage = covered_by_build(generation.compute_capability, targets, tf.version if tf and tf.version else None)
-    return f"{generation.describe()}; for {which}: {coverage.reason}"
+    return line.format(reason=coverage.reason, **fields)
 
 
 def _gpu_summary(smi: SmiReport) -> str:
     if not smi.gpus:
-        return "no GPU rows could be read"
+        return _("no GPU rows could be read")
     parts = []
     for g in smi.gpus:
-        extra = [f"{g.memory_mib} MiB" if g.memory_mib is not None else "memory unknown"]
+        memory = f"{g.memory_mib} MiB" if g.memory_mib is not None else _("memory unknown")
         if g.driver_model:
-            extra.append(f"{g.driver_model} mode")
-        parts.append(f"GPU {g.index}: {g.name} ({', '.join(extra)})")
+            extra = _("{memory}, {model} mode").format(memory=memory, model=g.driver_model)
+        else:
+            extra = memory
+        parts.append(f"GPU {g.index}: {g.name} ({extra})")
     return "; ".join(parts)
 
 
@@ -466,25 +511,32 @@ def _driver_findings(m: Machine, rec: Recommendation) -> list[Finding]:
     smi, table, out = m.smi, load(), []
     if smi is None:
         return out
-    where = PLATFORM_NAMES[m.platform]
+    where = platform_name(m.platform)
+    problems = "; ".join(smi.problems)
+    paste = _("Paste the complete output of `nvidia-smi` (or run the doctor on the machine itself).")
     if smi.status == "ok" and smi.driver_version is None:  # a table, but its driver version cannot be read
         out.append(
             Finding(
                 "nvidia-smi-partly-read",
                 "warning",
-                "An NVIDIA driver answered, but its version cannot be read from this nvidia-smi output: "
-                + "; ".join(smi.problems) + ". The advice below assumes nothing about the driver.",
-                "Paste the complete output of `nvidia-smi` (or run the doctor on the machine itself).",
+                _(
+                    "An NVIDIA driver answered, but its version cannot be read from this nvidia-smi output: "
+                    "{problems}. The advice below assumes nothing about the driver."
+                ).format(problems=problems),
+                paste,
             )
         )
     elif smi.status == "ok":
-        cuda = f"; it supports CUDA up to {smi.driver_cuda}" if smi.driver_cuda else ""
+        if smi.driver_cuda:
+            driver = _("NVIDIA driver {version}; it supports CUDA up to {cuda}. {gpus}.")
+        else:
+            driver = _("NVIDIA driver {version}. {gpus}.")
         out.append(
             Finding(
                 "nvidia-driver",
                 "info",
-                f"NVIDIA driver {smi.driver_version}{cuda}. {_gpu_summary(smi)}.",
-                "Nothing to do.",
+                driver.format(version=smi.driver_version, cuda=smi.driver_cuda, gpus=_gpu_summary(smi)),
+                _("Nothing to do."),
             )
         )
         if smi.problems:
@@ -492,46 +544,43 @@ def _driver_findings(m: Machine, rec: Recommendation) -> list[Finding]:
                 Finding(
                     "nvidia-smi-partly-read",
                     "info",
-                    "Parts of the nvidia-smi output could not be read: " + "; ".join(smi.problems) + ".",
-                    "Paste the complete output of `nvidia-smi` (or run the doctor on the machine itself).",
+                    _("Parts of the nvidia-smi output could not be read: {problems}.").format(problems=problems),
+                    paste,
                 )
             )
     elif smi.status in ("missing", "no-driver"):
         if m.platform == "macos":
             return out
         severity = "error" if smi.status == "no-driver" else "warning"
-        what = (
-            "nvidia-smi is installed but cannot talk to the NVIDIA driver"
-            if smi.status == "no-driver"
-            else "No NVIDIA driver was found"
-        )
-        if m.platform == "wsl2":
-            minimum = rec.driver_min or table.rule("wsl2")["driver_min"]
-            fix = (
-                f"Install or update the NVIDIA driver on Windows (>= {minimum}); "
-                f"{table.rule('wsl2-no-linux-driver')['text']}"
+        if smi.status == "no-driver":
+            what = _(
+                "nvidia-smi is installed but cannot talk to the NVIDIA driver ({said}): TensorFlow can only use the "
+                "CPU on {platform}."
             )
         else:
-            fix = (
-                f"If this machine has an NVIDIA GPU, install NVIDIA's driver (>= {rec.driver_min}) and reboot; "
+            what = _("No NVIDIA driver was found ({said}): TensorFlow can only use the CPU on {platform}.")
+        if m.platform == "wsl2":
+            minimum = rec.driver_min or table.rule("wsl2")["driver_min"]
+            fix = _("Install or update the NVIDIA driver on Windows (>= {minimum}); {rule}").format(
+                minimum=minimum, rule=table.rule("wsl2-no-linux-driver")["text"]
+            )
+        else:
+            fix = _(
+                "If this machine has an NVIDIA GPU, install NVIDIA's driver (>= {minimum}) and reboot; "
                 "without one, TensorFlow runs on the CPU (every notebook of this course still works)."
-            )
-        out.append(
-            Finding(
-                "no-nvidia-driver",
-                severity,
-                f"{what} ({smi.message or 'no output'}): TensorFlow can only use the CPU on {where}.",
-                fix,
-            )
-        )
+            ).format(minimum=rec.driver_min)
+        said = smi.message or _("no output")
+        out.append(Finding("no-nvidia-driver", severity, what.format(said=said, platform=where), fix))
     elif smi.status == "no-devices":
         out.append(
             Finding(
                 "no-nvidia-gpu",
                 "warning",
-                'The NVIDIA driver is loaded but nvidia-smi found no GPU ("No devices were found").',
-                "Check that the GPU is seated and enabled (BIOS, passthrough, power); until then TensorFlow "
-                "uses the CPU.",
+                _('The NVIDIA driver is loaded but nvidia-smi found no GPU ("No devices were found").'),
+                _(
+                    "Check that the GPU is seated and enabled (BIOS, passthrough, power); until then TensorFlow "
+                    "uses the CPU."
+                ),
             )
         )
     else:
@@ -539,10 +588,12 @@ def _driver_findings(m: Machine, rec: Recommendation) -> list[Finding]:
             Finding(
                 "nvidia-smi-unreadable",
                 "warning",
-                "Could not read the nvidia-smi output: " + "; ".join(smi.problems) + ".",
-                "If that line says the command was not found (in any language), this machine has no NVIDIA "
-                "driver, or nvidia-smi is not on PATH; otherwise give the doctor the complete, unedited output "
-                "of `nvidia-smi`.",
+                _("Could not read the nvidia-smi output: {problems}.").format(problems=problems),
+                _(
+                    "If that line says the command was not found (in any language), this machine has no NVIDIA "
+                    "driver, or nvidia-smi is not on PATH; otherwise give the doctor the complete, unedited output "
+                    "of `nvidia-smi`."
+                ),
             )
         )
     return out
@@ -557,27 +608,45 @@ def _route_findings(m: Machine, rec: Recommendation, alternatives: list[Recommen
         build = table.newest("windows")
         wsl = next((a for a in alternatives if a.platform == "wsl2"), None) or recommend("wsl2", m.python)
         driver = smi.driver_version if smi and smi.status == "ok" else None
-        yours = ""
-        if wsl.driver_min and driver and parse_version(driver) < parse_version(wsl.driver_min):
-            yours = f" - yours is {driver}, update it first"
         tf = m.tensorflow
         installed_cpu_only = bool(
             tf is not None and tf.installed and tf.version and parse_version(tf.version)[:2] > parse_version(last)[:2]
         )
+        if installed_cpu_only:
+            message = _(
+                "Native Windows has no GPU TensorFlow after {last}: TF 2.11 and later install CPU-only there. "
+                "TF {last} was built and tested with CUDA {cuda} and cuDNN {cudnn}, on Python {low}-{high}. "
+                "The installed TensorFlow {installed} cannot use the GPU."
+            )
+        else:
+            message = _(
+                "Native Windows has no GPU TensorFlow after {last}: TF 2.11 and later install CPU-only there. "
+                "TF {last} was built and tested with CUDA {cuda} and cuDNN {cudnn}, on Python {low}-{high}."
+            )
+        if wsl.driver_min and driver and parse_version(driver) < parse_version(wsl.driver_min):
+            fix = _(
+                "Either stay on native Windows with the official conda recipe - `{conda}`, then `{install}` in a "
+                "Python <= {high} environment; TF {last} comes with Keras 2, so the course's notebooks (Keras 3) do "
+                'not run there - or use WSL2 with current TensorFlow: `pip install "{wsl}"` (Windows 10 {build} or '
+                "newer, Windows NVIDIA driver >= {minimum} - yours is {driver}, update it first)."
+            )
+        else:
+            fix = _(
+                "Either stay on native Windows with the official conda recipe - `{conda}`, then `{install}` in a "
+                "Python <= {high} environment; TF {last} comes with Keras 2, so the course's notebooks (Keras 3) do "
+                'not run there - or use WSL2 with current TensorFlow: `pip install "{wsl}"` (Windows 10 {build} or '
+                "newer, Windows NVIDIA driver >= {minimum})."
+            )
+        fields = {"last": last, "cuda": build.cuda, "cudnn": build.cudnn, "low": build.python_min}
+        fields.update(high=build.python_max, installed=tf.version if tf else None, conda=recipe["conda"])
+        fields.update(install=pip_install(recipe["requirement"], build.minor), wsl=wsl.tensorflow, driver=driver)
+        fields.update(build=table.rule("wsl2")["windows_build_min"], minimum=wsl.driver_min)
         out.append(
             Finding(
                 "windows-native-no-gpu-after-2.10",
                 "error" if installed_cpu_only and smi and smi.gpus else "warning",
-                f"Native Windows has no GPU TensorFlow after {last}: TF 2.11 and later install CPU-only there. "
-                f"TF {last} was built and tested with CUDA {build.cuda} and cuDNN {build.cudnn}, on Python "
-                f"{build.python_min}-{build.python_max}."
-                + (f" The installed TensorFlow {tf.version} cannot use the GPU." if installed_cpu_only else ""),
-                f"Either stay on native Windows with the official conda recipe - `{recipe['conda']}`, "
-                f"then `{pip_install(recipe['requirement'], build.minor)}` in a Python <= {build.python_max} "
-                f"environment; TF {last} comes with Keras 2, so the course's notebooks (Keras 3) do not run "
-                f'there - or use WSL2 with current TensorFlow: `pip install "{wsl.tensorflow}"` '
-                f"(Windows 10 {table.rule('wsl2')['windows_build_min']} or newer, Windows NVIDIA driver >= "
-                f"{wsl.driver_min}{yours}).",
+                message.format(**fields),
+                fix.format(**fields),
             )
         )
     if m.platform == "macos":
@@ -586,37 +655,13 @@ def _route_findings(m: Machine, rec: Recommendation, alternatives: list[Recommen
                 "macos-no-cuda",
                 "info",
                 table.rule("macos")["text"],
-                f"Install {rec.tensorflow} (the commands above). Apple's Metal plugin is a separate route: "
-                + table.rule("macos-metal")["text"],
-            )
-        )
-    if rec.gpu and rec.driver_ok is False:
-        smi_cuda = f" (it supports CUDA up to {smi.driver_cuda})" if smi and smi.driver_cuda else ""
-        out.append(
-            Finding(
-                "driver-too-old",
-                "error",
-                f"The NVIDIA driver {rec.driver}{smi_cuda} is older than the {rec.driver_min} that TF "
-                f"{rec.build.minor} (CUDA {rec.build.cuda}) needs on {PLATFORM_NAMES[rec.platform]}.",
-                f"Update the NVIDIA driver to >= {rec.driver_min}"
-                + (
-                    f"; if you cannot, {rec.fallback} is the newest tested TensorFlow whose CUDA family this "
-                    f"driver supports (CUDA minor-version compatibility): `{rec.fallback_install}`"
-                    + (
-                        f", with CUDA {rec.fallback_build.cuda} and cuDNN {rec.fallback_build.cudnn} on the system"
-                        if rec.fallback_build and rec.platform != "windows" and "[and-cuda]" not in rec.fallback
-                        else ""
-                    )
-                    + (
-                        " - it comes with Keras 2, on which the course's notebooks do not run."
-                        if rec.fallback_build and load().keras_2(rec.fallback_build.minor)
-                        else "."
-                    )
-                    if rec.fallback
-                    else "; no tested TensorFlow build runs on this driver."
+                _("Install {tensorflow} (the commands above). Apple's Metal plugin is a separate route: {rule}").format(
+                    tensorflow=rec.tensorflow, rule=table.rule("macos-metal")["text"]
                 ),
             )
         )
+    if rec.gpu and rec.driver_ok is False:
+        out.append(Finding("driver-too-old", "error", _old_driver_message(rec, smi), _old_driver_fix(rec)))
     elif rec.gpu and rec.driver_ok and smi and smi.driver_cuda and rec.build:
         have, need = parse_version(smi.driver_cuda), parse_version(rec.build.cuda)
         if have[0] == need[0] and have < need:
@@ -624,14 +669,84 @@ def _route_findings(m: Machine, rec: Recommendation, alternatives: list[Recommen
                 Finding(
                     "minor-version-compatibility",
                     "info",
-                    f"TF {rec.build.minor} is built with CUDA {rec.build.cuda}; your driver supports up to "
-                    f"{smi.driver_cuda}. That works through CUDA minor-version compatibility (same major "
-                    f"family, driver >= {table.min_driver(need[0], rec.platform)}), with a limited feature set.",
-                    "Nothing to do; a newer driver lifts the limits.",
+                    _(
+                        "TF {tensorflow} is built with CUDA {cuda}; your driver supports up to {driver_cuda}. That "
+                        "works through CUDA minor-version compatibility (same major family, driver >= {minimum}), "
+                        "with a limited feature set."
+                    ).format(
+                        tensorflow=rec.build.minor,
+                        cuda=rec.build.cuda,
+                        driver_cuda=smi.driver_cuda,
+                        minimum=table.min_driver(need[0], rec.platform),
+                    ),
+                    _("Nothing to do; a newer driver lifts the limits."),
                 )
             )
     out += note_findings(rec)
     return out
+
+
+def _old_driver_message(rec: Recommendation, smi: SmiReport | None) -> str:
+    """driver-too-old's message: the driver, the CUDA it supports (when nvidia-smi said), and what TF needs."""
+    if smi and smi.driver_cuda:
+        text = _(
+            "The NVIDIA driver {driver} (it supports CUDA up to {driver_cuda}) is older than the {minimum} that TF "
+            "{tensorflow} (CUDA {cuda}) needs on {platform}."
+        )
+    else:
+        text = _(
+            "The NVIDIA driver {driver} is older than the {minimum} that TF {tensorflow} (CUDA {cuda}) needs on "
+            "{platform}."
+        )
+    return text.format(
+        driver=rec.driver,
+        driver_cuda=smi.driver_cuda if smi else None,
+        minimum=rec.driver_min,
+        tensorflow=rec.build.minor,
+        cuda=rec.build.cuda,
+        platform=platform_name(rec.platform),
+    )
+
+
+def _old_driver_fix(rec: Recommendation) -> str:
+    """driver-too-old's fix: update the driver, or the fallback build this driver runs (with what it needs)."""
+    if not rec.fallback:
+        return _("Update the NVIDIA driver to >= {minimum}; no tested TensorFlow build runs on this driver.").format(
+            minimum=rec.driver_min
+        )
+    build = rec.fallback_build
+    system = bool(build and rec.platform != "windows" and "[and-cuda]" not in rec.fallback)
+    keras_2 = bool(build and load().keras_2(build.minor))
+    if system and keras_2:
+        text = _(
+            "Update the NVIDIA driver to >= {minimum}; if you cannot, {fallback} is the newest tested TensorFlow whose "
+            "CUDA family this driver supports (CUDA minor-version compatibility): `{install}`, with CUDA {cuda} and "
+            "cuDNN {cudnn} on the system - it comes with Keras 2, on which the course's notebooks do not run."
+        )
+    elif system:
+        text = _(
+            "Update the NVIDIA driver to >= {minimum}; if you cannot, {fallback} is the newest tested TensorFlow whose "
+            "CUDA family this driver supports (CUDA minor-version compatibility): `{install}`, with CUDA {cuda} and "
+            "cuDNN {cudnn} on the system."
+        )
+    elif keras_2:
+        text = _(
+            "Update the NVIDIA driver to >= {minimum}; if you cannot, {fallback} is the newest tested TensorFlow whose "
+            "CUDA family this driver supports (CUDA minor-version compatibility): `{install}` - it comes with Keras 2, "
+            "on which the course's notebooks do not run."
+        )
+    else:
+        text = _(
+            "Update the NVIDIA driver to >= {minimum}; if you cannot, {fallback} is the newest tested TensorFlow whose "
+            "CUDA family this driver supports (CUDA minor-version compatibility): `{install}`."
+        )
+    return text.format(
+        minimum=rec.driver_min,
+        fallback=rec.fallback,
+        install=rec.fallback_install,
+        cuda=build.cuda if build else None,
+        cudnn=build.cudnn if build else None,
+    )
 
 
 def _toolkit_findings(m: Machine, rec: Recommendation) -> list[Finding]:
@@ -651,56 +766,57 @@ def _toolkit_findings(m: Machine, rec: Recommendation) -> list[Finding]:
         same_family = toolkit[0] == limit[0]
         family_min = table.min_driver(toolkit[0], m.platform)
         if same_family:
-            how = (
-                f"Programs built with it run only under CUDA minor-version compatibility (same major family "
-                f"{toolkit[0]}, driver >= {family_min}), with a limited feature set; PTX it generates fails with "
+            how = _(
+                "Programs built with it run only under CUDA minor-version compatibility (same major family "
+                "{major}, driver >= {minimum}), with a limited feature set; PTX it generates fails with "
                 "cudaErrorUnsupportedPtxVersion."
             )
         else:
-            how = (
-                f"Programs built with it do not run on this driver: CUDA {toolkit[0]}.x needs a driver >= {family_min}."
-            )
+            how = _("Programs built with it do not run on this driver: CUDA {major}.x needs a driver >= {minimum}.")
+        how = how.format(major=toolkit[0], minimum=family_min)
         out.append(
             Finding(
                 "toolkit-newer-than-driver",
                 "warning",
-                f"nvcc reports CUDA toolkit {nvcc.release}, newer than the CUDA {limit_text} the driver {driver} "
-                f"supports. {how}",
-                "For TensorFlow nothing to do: it never calls nvcc (see nvcc-not-used). For your own CUDA code, update "
-                f"the driver to one that supports CUDA {nvcc.release}, or use a toolkit no newer than {limit_text}.",
+                _(
+                    "nvcc reports CUDA toolkit {release}, newer than the CUDA {limit} the driver {driver} supports. "
+                    "{how}"
+                ).format(release=nvcc.release, limit=limit_text, driver=driver, how=how),
+                _(
+                    "For TensorFlow nothing to do: it never calls nvcc (see nvcc-not-used). For your own CUDA code, "
+                    "update the driver to one that supports CUDA {release}, or use a toolkit no newer than {limit}."
+                ).format(release=nvcc.release, limit=limit_text),
             )
         )
-    route = (
-        "the CUDA/cuDNN pip wheels that tensorflow[and-cuda] brings"
-        if "[and-cuda]" in rec.tensorflow
-        else f"CUDA {rec.build.cuda} + cuDNN {rec.build.cudnn} (TF {rec.build.minor}'s tested pair)"
-        if rec.build
-        else "the libraries the TensorFlow package brings"
-    )
-    driver_text = (
-        f"the driver ({driver}{', CUDA <= ' + smi.driver_cuda if smi and smi.driver_cuda else ''})"
-        if driver
-        else "the NVIDIA driver"
-    )
-    interferes = ""
-    fix = "Choose TensorFlow by platform, Python and driver; the nvcc version is not an input to that choice."
+    if "[and-cuda]" in rec.tensorflow:
+        route = _("the CUDA/cuDNN pip wheels that tensorflow[and-cuda] brings")
+    elif rec.build:
+        route = _("CUDA {cuda} + cuDNN {cudnn} (TF {tensorflow}'s tested pair)").format(
+            cuda=rec.build.cuda, cudnn=rec.build.cudnn, tensorflow=rec.build.minor
+        )
+    else:
+        route = _("the libraries the TensorFlow package brings")
+    if driver and smi and smi.driver_cuda:
+        driver_text = _("the driver ({driver}, CUDA <= {cuda})").format(driver=driver, cuda=smi.driver_cuda)
+    elif driver:
+        driver_text = _("the driver ({driver})").format(driver=driver)
+    else:
+        driver_text = _("the NVIDIA driver")
+    message = _(
+        "nvcc is the CUDA toolkit's compiler ({release} here). A pip-installed TensorFlow never calls nvcc: what "
+        "matters is {driver} and the CUDA/cuDNN runtime libraries TensorFlow loads - here {route}."
+    ).format(release=nvcc.release, driver=driver_text, route=route)
+    fix = _("Choose TensorFlow by platform, Python and driver; the nvcc version is not an input to that choice.")
     if m.platform in ("linux", "wsl2"):  # where tensorflow[and-cuda]'s pip wheels and a system toolkit can meet
-        interferes = " " + table.rule("system-toolkit")["text"]
-        fix += (
-            " If TensorFlow then finds no GPU, loads the wrong cuDNN, or XLA fails to compile: keep the toolkit's "
-            "library folder off LD_LIBRARY_PATH and do the pip guide's symlink step "
-            f"({table.rule('system-toolkit')['source']})."
-        )
-    out.append(
-        Finding(
-            "nvcc-not-used",
-            "info",
-            f"nvcc is the CUDA toolkit's compiler ({nvcc.release} here). A pip-installed TensorFlow never calls nvcc: "
-            f"what matters is {driver_text} and the CUDA/cuDNN runtime libraries TensorFlow loads - here {route}."
-            + interferes,
+        message = join(message, table.rule("system-toolkit")["text"])
+        fix = join(
             fix,
+            _(
+                "If TensorFlow then finds no GPU, loads the wrong cuDNN, or XLA fails to compile: keep the toolkit's "
+                "library folder off LD_LIBRARY_PATH and do the pip guide's symlink step ({source})."
+            ).format(source=table.rule("system-toolkit")["source"]),
         )
-    )
+    out.append(Finding("nvcc-not-used", "info", message, fix))
     return out
 
 
@@ -713,60 +829,91 @@ def _tensorflow_findings(m: Machine, rec: Recommendation) -> list[Finding]:
             Finding(
                 "tensorflow-not-installed",
                 "info",
-                f"TensorFlow is not importable here ({tf.error}).",
-                "Install it: " + " && ".join(c for c in rec.commands if c.startswith("pip install")),
+                _("TensorFlow is not importable here ({error}).").format(error=tf.error),
+                _("Install it: {commands}").format(
+                    commands=" && ".join(c for c in rec.commands if c.startswith("pip install"))
+                ),
             )
         )
         return out
     nvidia_gpu = bool(smi and smi.status == "ok" and smi.gpus)
     hints = _log_hints(tf.startup_log, gpu=nvidia_gpu if smi is not None else None)
     if tf.built_with_cuda is False:
-        windows = " (on native Windows every TensorFlow after 2.10 is CPU-only)" if m.platform == "windows" else ""
-        out.append(
-            Finding(
-                "cpu-only-build",
-                "error" if nvidia_gpu else "info",
-                f"This TensorFlow ({tf.version}) is a CPU-only build (tf.test.is_built_with_cuda() is False){windows}: "
-                "it can never use a GPU" + (", although nvidia-smi shows one." if nvidia_gpu else "."),
-                f"For the GPU install {rec.tensorflow} instead: " + " ; ".join(rec.commands[:5])
-                if rec.gpu
-                else "Nothing to do on a machine without an NVIDIA GPU.",
+        windows = m.platform == "windows"
+        if nvidia_gpu and windows:
+            message = _(
+                "This TensorFlow ({version}) is a CPU-only build (tf.test.is_built_with_cuda() is False) (on native "
+                "Windows every TensorFlow after 2.10 is CPU-only): it can never use a GPU, although nvidia-smi "
+                "shows one."
             )
+        elif nvidia_gpu:
+            message = _(
+                "This TensorFlow ({version}) is a CPU-only build (tf.test.is_built_with_cuda() is False): it can "
+                "never use a GPU, although nvidia-smi shows one."
+            )
+        elif windows:
+            message = _(
+                "This TensorFlow ({version}) is a CPU-only build (tf.test.is_built_with_cuda() is False) (on native "
+                "Windows every TensorFlow after 2.10 is CPU-only): it can never use a GPU."
+            )
+        else:
+            message = _(
+                "This TensorFlow ({version}) is a CPU-only build (tf.test.is_built_with_cuda() is False): it can "
+                "never use a GPU."
+            )
+        if rec.gpu:
+            fix = _("For the GPU install {tensorflow} instead: {commands}").format(
+                tensorflow=rec.tensorflow, commands=" ; ".join(rec.commands[:5])
+            )
+        else:
+            fix = _("Nothing to do on a machine without an NVIDIA GPU.")
+        out.append(
+            Finding("cpu-only-build", "error" if nvidia_gpu else "info", message.format(version=tf.version), fix)
         )
     elif tf.gpus:
         names = ", ".join(
-            g["name"] + (f" (compute capability {g['compute_capability']})" if g["compute_capability"] else "")
+            _("{name} (compute capability {cc})").format(name=g["name"], cc=g["compute_capability"])
+            if g["compute_capability"]
+            else g["name"]
             for g in tf.gpus
         )
         out.append(
             Finding(
                 "tensorflow-uses-gpu",
                 "info",
-                f"TensorFlow {tf.version} sees {len(tf.gpus)} GPU(s): {names}.",
-                "Nothing to do.",
+                _("TensorFlow {version} sees {count} GPU(s): {names}.").format(
+                    version=tf.version, count=len(tf.gpus), names=names
+                ),
+                _("Nothing to do."),
             )
         )
     elif nvidia_gpu:
-        said = f" Its start-up log says: {' | '.join(hints)}" if hints else ""
+        message = _("nvidia-smi shows {count} GPU(s) but TensorFlow {version} (a CUDA {cuda} build) sees none.")
+        message = message.format(count=len(smi.gpus), version=tf.version, cuda=tf.cuda_version)
+        if hints:
+            message = join(message, _("Its start-up log says: {lines}").format(lines=" | ".join(hints)))
         out.append(
             Finding(
                 "tensorflow-sees-no-gpu",
                 "error",
-                f"nvidia-smi shows {len(smi.gpus)} GPU(s) but TensorFlow {tf.version} (a CUDA {tf.cuda_version} build) "
-                f"sees none.{said}",
-                f"Install {rec.tensorflow} (it brings CUDA and cuDNN as pip wheels); "
-                f"{table.rule('pip-symlink-step')['text']}",
+                message,
+                _("Install {tensorflow} (it brings CUDA and cuDNN as pip wheels); {rule}").format(
+                    tensorflow=rec.tensorflow, rule=table.rule("pip-symlink-step")["text"]
+                ),
             )
         )
     else:
-        said = f" Its start-up log says: {' | '.join(hints[:2])}" if hints else ""
+        message = _(
+            "TensorFlow {version} (a CUDA {cuda} build) sees no GPU, as expected without an NVIDIA driver."
+        ).format(version=tf.version, cuda=tf.cuda_version)
+        if hints:
+            message = join(message, _("Its start-up log says: {lines}").format(lines=" | ".join(hints[:2])))
         out.append(
             Finding(
                 "tensorflow-sees-no-gpu",
                 "info",
-                f"TensorFlow {tf.version} (a CUDA {tf.cuda_version} build) sees no GPU, as expected without "
-                f"an NVIDIA driver.{said}",
-                "Nothing to do unless this machine has an NVIDIA GPU.",
+                message,
+                _("Nothing to do unless this machine has an NVIDIA GPU."),
             )
         )
     for entry in classify(tf.startup_log).entries:
@@ -775,11 +922,16 @@ def _tensorflow_findings(m: Machine, rec: Recommendation) -> list[Finding]:
                 Finding(
                     "cudnn-mismatch",
                     "error",
-                    f"TensorFlow loaded cuDNN {entry.details.get('runtime')} but was built with "
-                    f"{entry.details.get('compiled')}. " + table.cudnn_rule["text"],
-                    "Another package (often PyTorch) pinned an older cuDNN in this environment: give "
-                    "TensorFlow its own environment, or install a cuDNN of the same major and at least "
-                    "the same minor version.",
+                    _("TensorFlow loaded cuDNN {runtime} but was built with {compiled}. {rule}").format(
+                        runtime=entry.details.get("runtime"),
+                        compiled=entry.details.get("compiled"),
+                        rule=table.cudnn_rule["text"],
+                    ),
+                    _(
+                        "Another package (often PyTorch) pinned an older cuDNN in this environment: give "
+                        "TensorFlow its own environment, or install a cuDNN of the same major and at least "
+                        "the same minor version."
+                    ),
                 )
             )
     if tf.built_with_cuda and tf.compute_capabilities:
@@ -798,7 +950,7 @@ def _tensorflow_findings(m: Machine, rec: Recommendation) -> list[Finding]:
             Finding(
                 "tensorboard-not-installed",
                 "info",
-                table.rule("tensorboard-separate")["text"],
+                table.rule("tensorboard-separate")["text"],  # in the language now (versions.Row)
                 f'pip install "tensorboard=={".".join(tf.version.split(".")[:2])}.*"',
             )
         )
@@ -819,22 +971,33 @@ def _coverage_findings(tf: TensorFlowInfo, gpus: list[tuple[str, str | None]]) -
             continue
         if parse_version(generation.compute_capability)[0] == 5:
             last = table.newest("linux", before=rule["since"])
-            fix = (
-                f"TF {last.minor} is the last release with 5.x kernels: on Linux or WSL2 "
-                f"`{pip_install(f'tensorflow[and-cuda]=={last.minor}.*', last.minor)}` (Python {last.python_min}-"
-                f"{last.python_max}; the course's notebooks are tested with newer TensorFlow) - or use a GPU of "
-                f"compute capability {rule['min_compute_capability']} or newer, or a hosted GPU (Colab, Kaggle)."
+            fix = _(
+                "TF {tensorflow} is the last release with 5.x kernels: on Linux or WSL2 `{install}` (Python "
+                "{low}-{high}; the course's notebooks are tested with newer TensorFlow) - or use a GPU of compute "
+                "capability {minimum} or newer, or a hosted GPU (Colab, Kaggle)."
+            ).format(
+                tensorflow=last.minor,
+                install=pip_install(f"tensorflow[and-cuda]=={last.minor}.*", last.minor),
+                low=last.python_min,
+                high=last.python_max,
+                minimum=rule["min_compute_capability"],
             )
         else:
-            fix = (
-                f"Use a GPU of compute capability {rule['min_compute_capability']} or newer, or a hosted GPU "
-                "(Colab, Kaggle); TensorFlow runs on the CPU meanwhile."
-            )
+            fix = _(
+                "Use a GPU of compute capability {minimum} or newer, or a hosted GPU (Colab, Kaggle); TensorFlow "
+                "runs on the CPU meanwhile."
+            ).format(minimum=rule["min_compute_capability"])
         out.append(
             Finding(
                 "compute-capability-unsupported",
                 "error",
-                f"{name} has {generation.describe()}; this TensorFlow {tf.version}: {coverage.reason}. {rule['text']}",
+                _("{name} has {generation}; this TensorFlow {version}: {reason}. {rule}").format(
+                    name=name,
+                    generation=generation.describe(),
+                    version=tf.version,
+                    reason=coverage.reason,
+                    rule=rule["text"],
+                ),
                 fix,
             )
         )
@@ -861,8 +1024,8 @@ def diagnose(machine: Machine | None = None) -> Diagnosis:
             Finding(
                 "platform-assumed",
                 "info",
-                f"No platform given: {m.platform_note}.",
-                "Pass --platform linux, wsl2, windows or macos.",
+                _("No platform given: {how}.").format(how=m.platform_note),
+                _("Pass --platform linux, wsl2, windows or macos."),
             )
         )
     findings += _driver_findings(m, rec)
@@ -887,15 +1050,15 @@ def _read(path: str) -> str:
 def _log_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     """``course doctor --log FILE``: the problem line and its fix first, then every line's verdict."""
     if args.log == "-" and args.nvidia_smi == "-":
-        parser.error("only one of --log and --nvidia-smi can read stdin")
+        parser.error(_("only one of --log and --nvidia-smi can read stdin"))
     try:
         text = read_log(args.log)
         smi_text = _read(args.nvidia_smi) if args.nvidia_smi else None
     except InputError as error:
-        print(f"course doctor: {error.what}\nWhat to do: {error.fix}", file=sys.stderr)
+        print(f"course doctor: {error.what}\n" + _("What to do: {fix}").format(fix=error.fix), file=sys.stderr)
         return 2
     except OSError as error:
-        parser.error(f"cannot read {error.filename}: {error.strerror}")
+        parser.error(_cannot_read(error))
     gpu = args.gpu
     if gpu is None and smi_text is not None:
         smi = parse_nvidia_smi(smi_text)
@@ -905,11 +1068,19 @@ def _log_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> i
     if args.json:
         print(json.dumps({"log": report.to_dict(), "findings": [f.to_dict() for f in findings]}, indent=2))
     else:
-        status = "a problem line found (exit status 1)" if report.problem else "no problem line (exit status 0)"
+        if report.problem:
+            status = _("Result: a problem line found (exit status 1)")
+        else:
+            status = _("Result: no problem line (exit status 0)")
         more = [f"  {code}: {link}" for code, link in links(report.codes()).items()]
-        help_text = "\n\nMore help (docs/troubleshooting.md), by code:\n" + "\n".join(more) if more else ""
-        print(report.text() + help_text + f"\n\nResult: {status}")
+        heading = _("More help ({page}), by code:").format(page=page())
+        help_text = "\n\n" + heading + "\n" + "\n".join(more) if more else ""
+        print(report.text() + help_text + "\n\n" + status)
     return 1 if report.problem else 0
+
+
+def _cannot_read(error: OSError) -> str:
+    return _("cannot read {path}: {reason}").format(path=error.filename, reason=error.strerror)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -942,14 +1113,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.log is not None:
         return _log_command(args, parser)
     if args.gpu is not None:
-        parser.error("--gpu/--no-gpu go with --log")
+        parser.error(_("--gpu/--no-gpu go with --log"))
     if args.python is not None and normalize_python(args.python) is None:
-        parser.error(f"--python {args.python!r} is not a version like 3.11")
+        parser.error(_("--python {value} is not a version like 3.11").format(value=repr(args.python)))
     try:
         smi_text = _read(args.nvidia_smi) if args.nvidia_smi else None
         nvcc_text = _read(args.nvcc) if args.nvcc else None
     except OSError as error:
-        parser.error(f"cannot read {error.filename}: {error.strerror}")
+        parser.error(_cannot_read(error))
     if smi_text is not None or nvcc_text is not None:
         machine = describe(args.platform, args.python, smi_text, nvcc_text)
     else:

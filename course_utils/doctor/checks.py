@@ -14,7 +14,9 @@ machine as a file tree:
 - ``kernel_checks``: the Jupyter kernels' Pythons, and whether TensorFlow is installed where they run.
 - ``python_wheel_check``: whether the course's TensorFlow has a wheel for this Python at all.
 
-``live_checks(platform, gpu=...)`` runs them all with this machine's paths.
+``live_checks(platform, gpu=...)`` runs them all with this machine's paths. A note's text is in the
+language at the time of the check (``COURSE_LANG``); a rule's fix and group are English, marked ``N_``,
+and translated where a finding or the report shows them.
 """
 
 from __future__ import annotations
@@ -31,115 +33,153 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from course_utils.doctor.recommend import Note
+from course_utils.doctor.texts import N_
 from course_utils.doctor.versions import load, parse_version
 from course_utils.errors import ChildError
+from course_utils.i18n import translator
 from course_utils.system.child import run_python
 
-LD_SO = "https://man7.org/linux/man-pages/man8/ld.so.8.html"
-PIP_GUIDE = "https://www.tensorflow.org/install/pip"
-KERNEL_DOCS = "https://ipython.readthedocs.io/en/stable/install/kernel_install.html#kernels-for-different-environments"
-WSL_DOCS = "https://docs.nvidia.com/cuda/wsl-user-guide/index.html"
+_ = translator("doctor")
 
 
 class CheckRule(NamedTuple):
     """How a check's note becomes a finding: severity, fix and report group. The fix's ``{python}`` is this
-    Python, ``{wsl_driver_min}`` and ``{wsl_windows_build}`` come from versions.json's "wsl2" rule."""
+    Python, ``{wsl_driver_min}`` and ``{wsl_windows_build}`` come from versions.json's "wsl2" rule; fix and group
+    are English (translated where they are shown)."""
 
     severity: str
     fix: str
     group: str
 
 
-GROUP_LIBRARIES = "NVIDIA libraries from pip"
-GROUP_WSL = "WSL2"
-GROUP_KERNELS = "Jupyter kernels"
-GROUP_PYTHON = "Python"
+# The groups' names are English (the JSON's "group"); the report shows them translated.
+GROUP_LIBRARIES = N_("NVIDIA libraries from pip")
+GROUP_WSL = N_("WSL2")
+GROUP_KERNELS = N_("Jupyter kernels")
+GROUP_PYTHON = N_("Python")
 
-_REINSTALL = "`{python} -m pip install --force-reinstall --no-deps PACKAGE` for the package named above"
+# The fixes are English templates, marked N_ and translated where a finding is made (doctor.check_findings).
 CHECK_FINDINGS: dict[str, CheckRule] = {
-    "nvidia-libs-load": CheckRule("info", "Nothing to do.", GROUP_LIBRARIES),
+    "nvidia-libs-load": CheckRule("info", N_("Nothing to do."), GROUP_LIBRARIES),
     "nvidia-lib-fails-to-load": CheckRule(
         "error",
-        f"Reinstall the wheel it comes from: {_REINSTALL}. If the error names another library, that one is "
-        f"missing or broken: install or reinstall it the same way (see {PIP_GUIDE}).",
+        N_(
+            "Reinstall the wheel it comes from: `{python} -m pip install --force-reinstall --no-deps PACKAGE` for "
+            "the package named above. If the error names another library, that one is missing or broken: install "
+            "or reinstall it the same way (see https://www.tensorflow.org/install/pip)."
+        ),
         GROUP_LIBRARIES,
     ),
-    "nvidia-lib-load-crashed": CheckRule("error", f"Reinstall the wheel it comes from: {_REINSTALL}.", GROUP_LIBRARIES),
+    "nvidia-lib-load-crashed": CheckRule(
+        "error",
+        N_(
+            "Reinstall the wheel it comes from: `{python} -m pip install --force-reinstall --no-deps PACKAGE` for "
+            "the package named above."
+        ),
+        GROUP_LIBRARIES,
+    ),
     "nvidia-libs-not-installed": CheckRule(
         "warning",
-        f'`{{python}} -m pip install "tensorflow[and-cuda]"` (Linux, WSL2): it brings CUDA and cuDNN as pip '
-        f"wheels ({PIP_GUIDE}).",
+        N_(
+            '`{python} -m pip install "tensorflow[and-cuda]"` (Linux, WSL2): it brings CUDA and cuDNN as pip '
+            "wheels (https://www.tensorflow.org/install/pip)."
+        ),
         GROUP_LIBRARIES,
     ),
     "system-cuda-shadows-pip": CheckRule(
         "warning",
-        "Take the system CUDA folders out of LD_LIBRARY_PATH before starting Python or Jupyter (`unset "
-        "LD_LIBRARY_PATH`, or remove the line that sets it in ~/.bashrc): the pip wheels bring every library "
-        f"TensorFlow needs ({LD_SO}; tensorflow/tensorflow#63362).",
+        N_(
+            "Take the system CUDA folders out of LD_LIBRARY_PATH before starting Python or Jupyter (`unset "
+            "LD_LIBRARY_PATH`, or remove the line that sets it in ~/.bashrc): the pip wheels bring every library "
+            "TensorFlow needs (https://man7.org/linux/man-pages/man8/ld.so.8.html; tensorflow/tensorflow#63362)."
+        ),
         GROUP_LIBRARIES,
     ),
     "system-cuda-on-library-path": CheckRule(
         "info",
-        "Nothing to do while the pip libraries load. If TensorFlow reports a library it cannot load, make sure "
-        "the pip wheels are installed in this environment, so these are not needed.",
+        N_(
+            "Nothing to do while the pip libraries load. If TensorFlow reports a library it cannot load, make sure "
+            "the pip wheels are installed in this environment, so these are not needed."
+        ),
         GROUP_LIBRARIES,
     ),
-    "wsl2-gpu-plumbing": CheckRule("info", "Nothing to do.", GROUP_WSL),
+    "wsl2-gpu-plumbing": CheckRule("info", N_("Nothing to do."), GROUP_WSL),
     "wsl2-no-dxg": CheckRule(
         "error",
-        "In Windows: `wsl --update`, and `wsl -l -v` must show VERSION 2 for this distribution (`wsl --set-version "
-        "NAME 2` if not); Windows 10 21H2 (build {wsl_windows_build}) or newer; then `wsl --shutdown` and start it "
-        f"again ({WSL_DOCS}).",
+        N_(
+            "In Windows: `wsl --update`, and `wsl -l -v` must show VERSION 2 for this distribution (`wsl "
+            "--set-version NAME 2` if not); Windows 10 21H2 (build {wsl_windows_build}) or newer; then `wsl "
+            "--shutdown` and start it again (https://docs.nvidia.com/cuda/wsl-user-guide/index.html)."
+        ),
         GROUP_WSL,
     ),
     "wsl2-no-libcuda": CheckRule(
         "error",
-        "Install or update the NVIDIA driver in Windows (not in WSL) - the TensorFlow pip guide asks for "
-        "{wsl_driver_min} or newer - then `wsl --shutdown` in Windows and start WSL again "
-        f"({WSL_DOCS}).",
+        N_(
+            "Install or update the NVIDIA driver in Windows (not in WSL) - the TensorFlow pip guide asks for "
+            "{wsl_driver_min} or newer - then `wsl --shutdown` in Windows and start WSL again "
+            "(https://docs.nvidia.com/cuda/wsl-user-guide/index.html)."
+        ),
         GROUP_WSL,
     ),
     "wsl2-linux-driver-installed": CheckRule(
         "error",
-        "Remove the Linux NVIDIA driver from WSL2 (e.g. `sudo apt-get remove --purge PACKAGE` for the packages "
-        "named above, or delete the libcuda files named above), then `wsl --shutdown` in Windows: the Windows "
-        f"driver provides CUDA to WSL2, and a Linux one inside breaks it ({WSL_DOCS}).",
+        N_(
+            "Remove the Linux NVIDIA driver from WSL2 (e.g. `sudo apt-get remove --purge PACKAGE` for the packages "
+            "named above, or delete the libcuda files named above), then `wsl --shutdown` in Windows: the Windows "
+            "driver provides CUDA to WSL2, and a Linux one inside breaks it "
+            "(https://docs.nvidia.com/cuda/wsl-user-guide/index.html)."
+        ),
         GROUP_WSL,
     ),
-    "kernel-uses-this-environment": CheckRule("info", "Nothing to do.", GROUP_KERNELS),
+    "kernel-uses-this-environment": CheckRule("info", N_("Nothing to do."), GROUP_KERNELS),
     "kernel-python-missing": CheckRule(
         "warning",
-        "Remove the stale kernel (`jupyter kernelspec remove NAME`) or register it again from the environment "
-        f"it should use ({KERNEL_DOCS}).",
+        N_(
+            "Remove the stale kernel (`jupyter kernelspec remove NAME`) or register it again from the environment "
+            "it should use (https://ipython.readthedocs.io/en/stable/install/kernel_install.html"
+            "#kernels-for-different-environments)."
+        ),
         GROUP_KERNELS,
     ),
     "kernel-without-tensorflow": CheckRule(
         "warning",
-        "In Jupyter pick a kernel that runs the environment with TensorFlow (Kernel > Change Kernel). To add this "
-        'one: `{python} -m ipykernel install --user --name course-tf --display-name "Python (TensorFlow)"` '
-        f"({KERNEL_DOCS}).",
+        N_(
+            "In Jupyter pick a kernel that runs the environment with TensorFlow (Kernel > Change Kernel). To add "
+            'this one: `{python} -m ipykernel install --user --name course-tf --display-name "Python (TensorFlow)"` '
+            "(https://ipython.readthedocs.io/en/stable/install/kernel_install.html"
+            "#kernels-for-different-environments)."
+        ),
         GROUP_KERNELS,
     ),
     "jupyter-runs-elsewhere": CheckRule(
         "warning",
-        "Start Jupyter from this environment (`{python} -m jupyter lab`), or register this environment as a "
-        'kernel: `{python} -m ipykernel install --user --name course-tf --display-name "Python (TensorFlow)"` '
-        f"and pick it in Jupyter ({KERNEL_DOCS}).",
+        N_(
+            "Start Jupyter from this environment (`{python} -m jupyter lab`), or register this environment as a "
+            'kernel: `{python} -m ipykernel install --user --name course-tf --display-name "Python (TensorFlow)"` '
+            "and pick it in Jupyter (https://ipython.readthedocs.io/en/stable/install/kernel_install.html"
+            "#kernels-for-different-environments)."
+        ),
         GROUP_KERNELS,
     ),
     "no-kernel-for-this-environment": CheckRule(
         "info",
-        'Register it: `{python} -m ipykernel install --user --name course-tf --display-name "Python (TensorFlow)"`,'
-        f" then pick that kernel in Jupyter ({KERNEL_DOCS}).",
+        N_(
+            'Register it: `{python} -m ipykernel install --user --name course-tf --display-name "Python '
+            '(TensorFlow)"`, then pick that kernel in Jupyter (https://ipython.readthedocs.io/en/stable/install/'
+            "kernel_install.html#kernels-for-different-environments)."
+        ),
         GROUP_KERNELS,
     ),
     "kernels-unreadable": CheckRule(
-        "info", "Run `jupyter kernelspec list` to see what is wrong with the kernelspecs.", GROUP_KERNELS
+        "info", N_("Run `jupyter kernelspec list` to see what is wrong with the kernelspecs."), GROUP_KERNELS
     ),
     "no-tensorflow-wheel-for-python": CheckRule(
         "error",
-        "Create the environment with one of those Pythons (e.g. `python3.12 -m venv .venv`, or `uv python install "
-        f"3.12`), then install again ({PIP_GUIDE}).",
+        N_(
+            "Create the environment with one of those Pythons (e.g. `python3.12 -m venv .venv`, or `uv python "
+            "install 3.12`), then install again (https://www.tensorflow.org/install/pip)."
+        ),
         GROUP_PYTHON,
     ),
 }
@@ -270,7 +310,8 @@ def load_libraries(paths: Sequence[str], *, timeout_s: float = 120) -> list[dict
             run = run_python(target, {"paths": [path]}, timeout_s=timeout_s, what=what, name="load-library")
             out.append({**run.value[0], "crashed": False})
         except ChildError as error:
-            out.append({"path": path, "ok": False, "error": f"the process ended by {error.ended}", "crashed": True})
+            ended = _("the process ended by {how}").format(how=error.ended)
+            out.append({"path": path, "ok": False, "error": ended, "crashed": True})
     return out
 
 
@@ -331,7 +372,7 @@ def system_cuda_notes(
     notes: list[Note] = []
     env_dirs = [Path(p) for p in (ld_library_path or "").split(os.pathsep) if p]
     places = [(d, "LD_LIBRARY_PATH") for d in env_dirs]
-    places += [(d, "the loader's configuration (ld.so.conf)") for d in conf_dirs]
+    places += [(d, _("the loader's configuration (ld.so.conf)")) for d in conf_dirs]
     others: dict[str, list[str]] = {}
     for folder, where in places:
         if not folder.is_dir() or folder.resolve() in pip_dirs:
@@ -342,22 +383,28 @@ def system_cuda_notes(
                 notes.append(
                     Note(
                         "system-cuda-shadows-pip",
-                        f"LD_LIBRARY_PATH's {folder} holds {name}, the same library as the pip wheel's {lib.path}: the "
-                        "loader searches LD_LIBRARY_PATH before the folders TensorFlow's own libraries name, so "
-                        "TensorFlow loads the system copy",
+                        _(
+                            "LD_LIBRARY_PATH's {folder} holds {name}, the same library as the pip wheel's {pip}: the "
+                            "loader searches LD_LIBRARY_PATH before the folders TensorFlow's own libraries name, so "
+                            "TensorFlow loads the system copy"
+                        ).format(folder=folder, name=name, pip=lib.path),
                     )
                 )
             elif lib is not None:
                 others.setdefault(f"{folder} ({where})", []).append(
-                    f"{name} (used only if TensorFlow does not find the pip copy, as happened with TF 2.16.1)"
+                    _("{name} (used only if TensorFlow does not find the pip copy, as happened with TF 2.16.1)").format(
+                        name=name
+                    )
                 )
             elif any(k[0] == stem for k in pip):
                 wanted = sorted(k[1] for k in pip if k[0] == stem and k[1])
                 others.setdefault(f"{folder} ({where})", []).append(
-                    f"{name} (another major version than the pip wheels' {stem}.so.{'/'.join(wanted)}: not used)"
+                    _("{name} (another major version than the pip wheels' {library}: not used)").format(
+                        name=name, library=f"{stem}.so.{'/'.join(wanted)}"
+                    )
                 )
     for place, names in others.items():
-        text = f"A system CUDA is on the loader's path: {place}: " + ", ".join(names)
+        text = _("A system CUDA is on the loader's path: {place}: {files}").format(place=place, files=", ".join(names))
         notes.append(Note("system-cuda-on-library-path", text))
     return notes
 
@@ -384,8 +431,10 @@ def nvidia_library_checks(
             return [
                 Note(
                     "nvidia-libs-not-installed",
-                    "No NVIDIA libraries from pip wheels in this environment (site-packages/nvidia/*/lib): "
-                    "TensorFlow finds CUDA and cuDNN only if they are installed on the system",
+                    _(
+                        "No NVIDIA libraries from pip wheels in this environment (site-packages/nvidia/*/lib): "
+                        "TensorFlow finds CUDA and cuDNN only if they are installed on the system"
+                    ),
                 )
             ]
         return []
@@ -394,31 +443,32 @@ def nvidia_library_checks(
     by_path = {r["path"]: r for r in results}
     failed = []
     for lib in libraries:
-        result = by_path.get(str(lib.path), {"ok": False, "error": "not tried", "crashed": False})
+        result = by_path.get(str(lib.path), {"ok": False, "error": _("not tried"), "crashed": False})
         if result["ok"]:
             continue
         failed.append(lib)
-        package = f", package {lib.package}" if lib.package else f", wheel folder nvidia/{lib.folder}"
+        if lib.package:
+            where = _("{path}, package {package}").format(path=lib.path, package=lib.package)
+        else:
+            where = _("{path}, wheel folder {folder}").format(path=lib.path, folder=f"nvidia/{lib.folder}")
         if result.get("crashed"):
+            text = _("Loading {name} ({where}) crashed the test process ({error})")
             notes.append(
-                Note(
-                    "nvidia-lib-load-crashed",
-                    f"Loading {lib.path.name} ({lib.path}{package}) crashed the test process ({result['error']})",
-                )
+                Note("nvidia-lib-load-crashed", text.format(name=lib.path.name, where=where, error=result["error"]))
             )
         else:
+            text = _("{name} ({where}) does not load: {error}")
             notes.append(
-                Note(
-                    "nvidia-lib-fails-to-load",
-                    f"{lib.path.name} ({lib.path}{package}) does not load: {result['error']}",
-                )
+                Note("nvidia-lib-fails-to-load", text.format(name=lib.path.name, where=where, error=result["error"]))
             )
     if not failed:
         folders = sorted({lib.folder for lib in libraries})
         notes.append(
             Note(
                 "nvidia-libs-load",
-                f"All {len(libraries)} NVIDIA libraries from pip wheels load ({', '.join(folders)})",
+                _("All {count} NVIDIA libraries from pip wheels load ({folders})").format(
+                    count=len(libraries), folders=", ".join(folders)
+                ),
             )
         )
     conf_dirs = loader_conf_dirs(ld_so_conf) if ld_so_conf is not None else []
@@ -472,8 +522,10 @@ def wsl_checks(
         notes.append(
             Note(
                 "wsl2-no-dxg",
-                f"{dxg} is missing: WSL2 exposes the GPU to Linux through this device, so no GPU is visible (WSL 1, "
-                "an old Windows build, or WSL not updated)",
+                _(
+                    "{device} is missing: WSL2 exposes the GPU to Linux through this device, so no GPU is visible "
+                    "(WSL 1, an old Windows build, or WSL not updated)"
+                ).format(device=dxg),
             )
         )
     libcuda = sorted(Path(wsl_lib).glob("libcuda.so*"))
@@ -481,7 +533,9 @@ def wsl_checks(
         notes.append(
             Note(
                 "wsl2-no-libcuda",
-                f"No libcuda.so* in {wsl_lib}: the Windows NVIDIA driver puts it there, so it is missing or too old",
+                _(
+                    "No libcuda.so* in {folder}: the Windows NVIDIA driver puts it there, so it is missing or too old"
+                ).format(folder=wsl_lib),
             )
         )
     wsl_real = Path(wsl_lib).resolve()
@@ -495,22 +549,25 @@ def wsl_checks(
     if inside or packages:
         what = []
         if packages:
-            what.append("packages " + ", ".join(packages))
+            what.append(_("packages {names}").format(names=", ".join(packages)))
         if inside:
-            what.append("files " + ", ".join(inside))
+            what.append(_("files {names}").format(names=", ".join(inside)))
         notes.append(
             Note(
                 "wsl2-linux-driver-installed",
-                "A Linux NVIDIA driver is installed inside WSL2 (" + "; ".join(what) + "): its libcuda replaces the "
-                "one the Windows driver provides",
+                _(
+                    "A Linux NVIDIA driver is installed inside WSL2 ({found}): its libcuda replaces the one the "
+                    "Windows driver provides"
+                ).format(found="; ".join(what)),
             )
         )
     if not notes:
         notes.append(
             Note(
                 "wsl2-gpu-plumbing",
-                f"WSL2's GPU plumbing is in place: {dxg}, {libcuda[0].name} in {wsl_lib}, no Linux NVIDIA driver "
-                "inside",
+                _(
+                    "WSL2's GPU plumbing is in place: {device}, {library} in {folder}, no Linux NVIDIA driver inside"
+                ).format(device=dxg, library=libcuda[0].name, folder=wsl_lib),
             )
         )
     return notes
@@ -631,8 +688,10 @@ def kernel_checks(
             notes.append(
                 Note(
                     "jupyter-runs-elsewhere",
-                    f"`jupyter` on PATH ({jupyter}) runs from {env_prefix(server_python)}, another environment without "
-                    "TensorFlow: a kernel named just 'python3' started by it runs there, not here",
+                    _(
+                        "`jupyter` on PATH ({jupyter}) runs from {prefix}, another environment without "
+                        "TensorFlow: a kernel named just 'python3' started by it runs there, not here"
+                    ).format(jupyter=jupyter, prefix=env_prefix(server_python)),
                 )
             )
     uses_here = False
@@ -640,36 +699,43 @@ def kernel_checks(
         if spec["language"].lower() != "python" or not spec["argv"]:
             continue
         first = spec["argv"][0]
-        name = f"kernel '{spec['display_name']}' ({spec['dir']})"
+        kernel = {"kernel": spec["display_name"], "dir": spec["dir"]}
         if _BARE_PYTHON.match(first):
             if server_python is None:
                 continue  # Jupyter runs it with its own Python, which cannot be told from here
             python = server_python
-            how = f"runs '{first}', i.e. the Python of the `jupyter` on PATH ({python})"
+            runs = _(
+                "The kernel '{kernel}' ({dir}) runs '{command}', i.e. the Python of the `jupyter` on PATH ({python})"
+            )
+            runs = runs.format(**kernel, command=first, python=python)
         else:
             python = Path(first)
-            how = f"runs {python}"
+            runs = _("The kernel '{kernel}' ({dir}) runs {python}").format(**kernel, python=python)
             if not python.exists():
-                notes.append(Note("kernel-python-missing", f"The {name} runs {python}, which does not exist"))
+                text = _("The kernel '{kernel}' ({dir}) runs {python}, which does not exist")
+                notes.append(Note("kernel-python-missing", text.format(**kernel, python=python)))
                 continue
         prefix_of = env_prefix(python)
         if _same_dir(prefix_of, here):
             uses_here = True
-            notes.append(Note("kernel-uses-this-environment", f"The {name} {how}: this environment"))
+            notes.append(Note("kernel-uses-this-environment", _("{runs}: this environment").format(runs=runs)))
             continue
         if has_tensorflow(prefix_of, home) is False:
             notes.append(
                 Note(
                     "kernel-without-tensorflow",
-                    f"The {name} {how}, in {prefix_of} - another environment, without TensorFlow: `import tensorflow` "
-                    "fails there",
+                    _(
+                        "{runs}, in {prefix} - another environment, without TensorFlow: `import tensorflow` fails there"
+                    ).format(runs=runs, prefix=prefix_of),
                 )
             )
     if tensorflow_here and not uses_here:
         notes.append(
             Note(
                 "no-kernel-for-this-environment",
-                f"No Jupyter kernel runs this environment ({here}), where TensorFlow is installed",
+                _("No Jupyter kernel runs this environment ({prefix}), where TensorFlow is installed").format(
+                    prefix=here
+                ),
             )
         )
     return notes
@@ -688,8 +754,10 @@ def python_wheel_check(python: str | None = None) -> list[Note]:
     return [
         Note(
             "no-tensorflow-wheel-for-python",
-            f"TensorFlow {build.minor}, the course's, has wheels for Python {build.python_min}-{build.python_max} "
-            f"only; this is Python {version}, so `pip install tensorflow` cannot install it here",
+            _(
+                "TensorFlow {tensorflow}, the course's, has wheels for Python {low}-{high} only; this is Python "
+                "{python}, so `pip install tensorflow` cannot install it here"
+            ).format(tensorflow=build.minor, low=build.python_min, high=build.python_max, python=version),
         )
     ]
 
@@ -708,6 +776,9 @@ def live_checks(platform: str, *, gpu: bool | None = None) -> list[Note]:
         notes += kernel_checks()
     except Exception as error:  # noqa: BLE001 - a broken Jupyter install is a finding, not the doctor's crash
         notes.append(
-            Note("kernels-unreadable", f"Jupyter's kernels could not be listed: {type(error).__name__}: {error}")
+            Note(
+                "kernels-unreadable",
+                _("Jupyter's kernels could not be listed: {error}").format(error=f"{type(error).__name__}: {error}"),
+            )
         )
     return notes

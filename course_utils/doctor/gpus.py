@@ -22,7 +22,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from course_utils.doctor.versions import DATA_FILE, parse_version, version_text
+from course_utils.doctor.versions import DATA_FILE, localized, parse_version, version_text
+from course_utils.i18n import translator
+
+_ = translator("doctor")
 
 QUERY_COMMAND = "nvidia-smi --query-gpu=name,compute_cap,driver_version --format=csv"
 _TARGET = re.compile(r"^(sm|compute)_(\d+)(\d)([af]?)$")
@@ -79,10 +82,12 @@ class Generation:
     def describe(self) -> str:
         """``"compute capability 8.6 (from its name: Ampere ...; https://developer.nvidia.com/cuda-gpus)"``."""
         if self.compute_capability is None:
-            return "compute capability unknown"
+            return _("compute capability unknown")
         if self.source == "name":
-            return f"compute capability {self.compute_capability} (from its name: {self.family}; {families_source()})"
-        return f"compute capability {self.compute_capability} (reported by the driver)"
+            return _("compute capability {cc} (from its name: {family}; {source})").format(
+                cc=self.compute_capability, family=self.family, source=families_source()
+            )
+        return _("compute capability {cc} (reported by the driver)").format(cc=self.compute_capability)
 
     def to_dict(self) -> dict[str, str | None]:
         return {"compute_capability": self.compute_capability, "from": self.source, "family": self.family}
@@ -161,7 +166,8 @@ def parse_target(text: str) -> Target:
 
 @dataclass(frozen=True)
 class KnownFailure:
-    """A generation the rules cover but the current wheels fail on, with the issue threads that show it."""
+    """A generation the rules cover but the current wheels fail on, with the issue threads that show it (``text``:
+    in the language at the time it was looked up)."""
 
     id: str
     text: str
@@ -205,7 +211,7 @@ def known_failure(cc: str | tuple[int, int], tensorflow: str | None = None) -> K
         if version is not None and version[:2] > parse_version(row["tensorflow_checked"])[:2]:
             continue  # a newer TensorFlow than the one the failure was checked on: no claim
         if low <= have < below:
-            return KnownFailure(row["id"], row["text"], tuple(row["issues"]), row["tensorflow_checked"])
+            return KnownFailure(row["id"], localized(row), tuple(row["issues"]), row["tensorflow_checked"])
     return None
 
 
@@ -231,34 +237,39 @@ def covered_by_build(
     failure = known_failure(have, tensorflow)
     if cubins:
         best = max(cubins, key=lambda t: (t.major, t.minor))
-        reason = f"covered by the build's {best.text} code"
         if (best.major, best.minor) != have:
-            reason += f", which runs on every {best.major}.x GPU from {best.major}.{best.minor} up"
+            reason = _(
+                "covered by the build's {target} code, which runs on every {major}.x GPU from {first} up"
+            ).format(target=best.text, major=best.major, first=f"{best.major}.{best.minor}")
+        else:
+            reason = _("covered by the build's {target} code").format(target=best.text)
         coverage = Coverage(text, True, best.text, False, reason)
     elif ptx:
         best = max(ptx, key=lambda t: (t.major, t.minor))
-        reason = (
-            f"covered by the build's {best.text} PTX, which the driver compiles for compute capability {text} "
-            "when it is first loaded (a slower first start)"
-        )
         if have[0] > best.major:
-            reason += (
-                f"; the build targets nothing newer than {best.text}, so this later generation is untested with it"
-            )
+            reason = _(
+                "covered by the build's {target} PTX, which the driver compiles for compute capability {cc} "
+                "when it is first loaded (a slower first start); the build targets nothing newer than {target}, "
+                "so this later generation is untested with it"
+            ).format(target=best.text, cc=text)
+        else:
+            reason = _(
+                "covered by the build's {target} PTX, which the driver compiles for compute capability {cc} "
+                "when it is first loaded (a slower first start)"
+            ).format(target=best.text, cc=text)
         coverage = Coverage(text, True, best.text, True, reason)
     else:
-        why = (
-            f"not covered: no code in the build ({listed}) runs on compute capability {text} - a cubin runs only "
-            f"on GPUs of its own major version ({have[0]}.x here) with an equal or higher minor version, and PTX "
+        why = _(
+            "not covered: no code in the build ({listed}) runs on compute capability {cc} - a cubin runs only "
+            "on GPUs of its own major version ({major}.x here) with an equal or higher minor version, and PTX "
             "only on its own compute capability and newer ones"
-        )
+        ).format(listed=listed, cc=text, major=have[0])
         return Coverage(text, False, None, False, why)
     if failure is not None:
-        links = ", ".join(failure.issues)
-        reason = (
-            f"by the binary-compatibility rules {coverage.reason}; but compute capability {text} is a known "
-            f"failure with the current wheels: {failure.text} ({links})"
-        )
+        reason = _(
+            "by the binary-compatibility rules {reason}; but compute capability {cc} is a known "
+            "failure with the current wheels: {failure} ({links})"
+        ).format(reason=coverage.reason, cc=text, failure=failure.text, links=", ".join(failure.issues))
         return Coverage(text, True, coverage.via, coverage.jit, reason, failure)
     return coverage
 
@@ -277,5 +288,6 @@ def build_targets(tensorflow: str) -> tuple[str, ...]:
 
 
 def binary_compatibility() -> dict[str, str]:
-    """NVIDIA's rule in words, with its source."""
-    return dict(_data()["binary_compatibility"])
+    """NVIDIA's rule in words (in the language now), with its source."""
+    rule = _data()["binary_compatibility"]
+    return {"text": localized(rule), "source": rule["source"]}

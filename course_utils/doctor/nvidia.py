@@ -26,6 +26,9 @@ from native Windows (the doctor's platform guess).
 
 On a live machine ``probe_nvidia_smi()`` runs the table (for the driver and its CUDA
 version) and ``--query-gpu`` (for untruncated GPU names, memory and compute capability).
+
+The ``problems`` are sentences for people, in the language at the time of parsing (``COURSE_LANG``);
+the tools' own words (``message``, a quoted first line) stay as the tools printed them.
 """
 
 from __future__ import annotations
@@ -38,6 +41,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from course_utils.doctor.logs import decode_text
+from course_utils.i18n import translator
+
+_ = translator("doctor")
 
 # Where WSL2 puts the Linux-side nvidia-smi (provided by the Windows driver); not always on PATH.
 WSL_NVIDIA_SMI = Path("/usr/lib/wsl/lib/nvidia-smi")
@@ -185,16 +191,16 @@ def windows_evidence(raw: str | bytes | None) -> str | None:
     """
     text = _text(raw)
     if "TCC/WDDM" in text or re.search(r"\b(WDDM|TCC)\b", text):
-        return "the WDDM/TCC driver-model column"
+        return _("the WDDM/TCC driver-model column")
     if "Microsoft Windows [Version" in text:
-        return "the Windows console's banner"
+        return _("the Windows console's banner")
     if _WINDOWS_PATH.search(text):
-        return "a Windows path or prompt in the text"
+        return _("a Windows path or prompt in the text")
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     if any(shape.match(line) for line in lines[:5] for shape in _WINDOWS_ONLY_MESSAGES) or any(
         needle in text.lower() for needle in _WINDOWS_ONLY_NEEDLES
     ):
-        return "a cmd or PowerShell error message"
+        return _("a cmd or PowerShell error message")
     return None
 
 
@@ -226,6 +232,13 @@ def _failure(text: str) -> SmiReport | None:
     return None
 
 
+def _cut_at(match: re.Match | None, text: str) -> bool:
+    """True when the ``NAME: value`` match is a version cut short where the text ends ("Driver Version: 53")."""
+    if match is None or _DRIVER_VALUE.match(match.group(1)):
+        return False
+    return bool(_PART_OF_A_VERSION.match(match.group(1))) and not text[match.end() :].strip()
+
+
 def _version(name: str, match: re.Match | None, text: str, problems: list[str]) -> str | None:
     """The version a ``NAME: value`` match holds, when it is whole; else None, with the problem named.
 
@@ -237,30 +250,34 @@ def _version(name: str, match: re.Match | None, text: str, problems: list[str]) 
     if _DRIVER_VALUE.match(value):
         return value
     shown = f"{name}: {value}".strip()
-    if _PART_OF_A_VERSION.match(value) and not text[match.end() :].strip():
+    if _cut_at(match, text):
         problems.append(
-            f"the capture looks cut: it ends at '{shown}', inside the version (a whole one has a dot part, "
-            "like 535.113.01 or 12.2)"
+            _(
+                "the capture looks cut: it ends at '{shown}', inside the version (a whole one has a dot part, "
+                "like 535.113.01 or 12.2)"
+            ).format(shown=shown)
         )
     elif _PART_OF_A_VERSION.match(value) and value:
-        problems.append(f"'{shown}' is not a whole version (it has no dot part): the text looks cut or edited")
+        problems.append(
+            _("'{shown}' is not a whole version (it has no dot part): the text looks cut or edited").format(shown=shown)
+        )
     else:
-        problems.append(f"no readable '{name}' (it says {value!r})")
+        problems.append(_("no readable '{name}' (it says {value})").format(name=name, value=repr(value)))
     return None
 
 
 def _read_cuda(value: str | None, problems: list[str]) -> str | None:
     if value is None:
-        problems.append("this nvidia-smi output has no 'CUDA Version' field (older drivers did not print one)")
+        problems.append(_("this nvidia-smi output has no 'CUDA Version' field (older drivers did not print one)"))
         return None
     if _CUDA_VALUE.match(value):
         return value
-    problems.append(f"the driver reports 'CUDA Version: {value}', which is not a version")
+    problems.append(_("the driver reports 'CUDA Version: {value}', which is not a version").format(value=value))
     return None
 
 
-def _cut(problems: list[str]) -> bool:
-    return any(p.startswith("the capture looks cut") for p in problems)
+def _memory_missing(index: int) -> str:
+    return _("GPU {index}: its memory is not in the text (the paste may be cut)").format(index=index)
 
 
 def _parse_table(text: str) -> SmiReport:
@@ -270,14 +287,14 @@ def _parse_table(text: str) -> SmiReport:
     tool = _SMI_TOOL.search(text)
     report = SmiReport("ok", layout="table", tool_version=tool.group(1) if tool else None, problems=problems)
     if driver is None:
-        problems.append("no readable 'Driver Version' in the header")
+        problems.append(_("no readable 'Driver Version' in the header"))
     else:  # "Driver Version" or, from driver 610 on, "KMD Version"
         report.driver_version = _version(driver.group(0).split(":")[0], driver, text, problems)
     if cuda is not None and (_CUDA_VALUE.match(cuda.group(1)) or not _PART_OF_A_VERSION.match(cuda.group(1))):
         report.driver_cuda = _read_cuda(cuda.group(1), problems)
     elif cuda is not None:
         _version("CUDA Version", cuda, text, problems)
-    elif not _cut(problems):
+    elif not _cut_at(driver, text):
         report.driver_cuda = _read_cuda(None, problems)
     lines = [line.strip() for line in text.splitlines()]
     rows = [(i, _GPU_ROW.match(line)) for i, line in enumerate(lines)]
@@ -294,10 +311,10 @@ def _parse_table(text: str) -> SmiReport:
         mode = match.group(3)
         gpu = Gpu(index, match.group(2).strip(), memory, mode if mode in ("WDDM", "TCC") else None)
         if memory is None:
-            problems.append(f"GPU {index}: its memory is not in the text (the paste may be cut)")
+            problems.append(_memory_missing(index))
         report.gpus.append(gpu)
     if not rows:
-        problems.append("no GPU rows found below the header (the paste may be cut)")
+        problems.append(_("no GPU rows found below the header (the paste may be cut)"))
     return report
 
 
@@ -308,10 +325,10 @@ def _parse_log(text: str) -> SmiReport:
     cuda = _LOG_CUDA.search(text)
     report = SmiReport("ok", layout="nvsmi-log", problems=problems)
     if driver is None:
-        problems.append("no readable 'Driver Version'")
+        problems.append(_("no readable 'Driver Version'"))
     else:
         report.driver_version = _version("Driver Version", driver, text, problems)
-    if not _cut(problems):
+    if not _cut_at(driver, text):
         report.driver_cuda = _read_cuda(cuda.group(1) if cuda else None, problems)
     blocks = re.split(r"^GPU [0-9A-Fa-f]{4,8}:", text, flags=re.M)[1:]
     for index, block in enumerate(blocks):
@@ -325,10 +342,10 @@ def _parse_log(text: str) -> SmiReport:
             model.group(1) if model and model.group(1) in ("WDDM", "TCC") else None,
         )
         if memory is None:
-            problems.append(f"GPU {index}: its memory is not in the text (the paste may be cut)")
+            problems.append(_memory_missing(index))
         report.gpus.append(gpu)
     if not blocks:
-        problems.append("no GPU sections found")
+        problems.append(_("no GPU sections found"))
     return report
 
 
@@ -361,10 +378,13 @@ def _parse_query(text: str) -> SmiReport | None:
     report.driver_version = sorted(drivers)[0] if drivers else None
     if "driver_version" not in fields:
         problems.append(
-            "the --query-gpu output has no driver_version field: add it (--query-gpu=name,compute_cap,driver_version)"
+            _(
+                "the --query-gpu output has no driver_version field: add it "
+                "(--query-gpu=name,compute_cap,driver_version)"
+            )
         )
     if not rows:
-        problems.append("no GPU rows below the --query-gpu header (the paste may be cut)")
+        problems.append(_("no GPU rows below the --query-gpu header (the paste may be cut)"))
     return report
 
 
@@ -373,7 +393,7 @@ def parse_nvidia_smi(raw: str | bytes | None) -> SmiReport:
     try:
         text = _text(raw)
         if not text.strip():
-            return SmiReport("empty", problems=["no text to read"])
+            return SmiReport("empty", problems=[_("no text to read")])
         if _DRIVER.search(text) and "NVIDIA-SMI" in text:
             return _parse_table(text)
         if _LOG_DRIVER.search(text):
@@ -385,9 +405,15 @@ def parse_nvidia_smi(raw: str | bytes | None) -> SmiReport:
         if failure is not None:
             return failure
         first = _first_line(text).replace('"', "'")
-        return SmiReport("unreadable", problems=[f'no nvidia-smi table found; the text starts: "{first}"'])
+        return SmiReport(
+            "unreadable", problems=[_('no nvidia-smi table found; the text starts: "{first}"').format(first=first)]
+        )
     except Exception as error:  # noqa: BLE001 - a parser of pasted text must not crash its caller
-        return SmiReport("unreadable", problems=[f"could not parse the text: {type(error).__name__}: {error}"])
+        return SmiReport("unreadable", problems=[_parse_failed(error)])
+
+
+def _parse_failed(error: Exception) -> str:
+    return _("could not parse the text: {error}").format(error=f"{type(error).__name__}: {error}")
 
 
 def _value(cell: str) -> str | None:
@@ -408,18 +434,22 @@ def parse_query_gpu(raw: str | bytes | None, fields: tuple[str, ...] | list[str]
     try:
         lines = [line for line in _text(raw).splitlines() if line.strip()]
         if not lines:
-            return [], ["no text to read"]
+            return [], [_("no text to read")]
         first = [c.strip().split(" [")[0] for c in lines[0].split(",")]
         if first == list(fields):
             lines = lines[1:]  # a header line ("name, memory.total [MiB]")
         for line in lines:
             cells = next(csv.reader([line], skipinitialspace=True))
             if len(cells) != len(fields):
-                problems.append(f"expected {len(fields)} values, got {len(cells)}: {line.strip()[:100]!r}")
+                problems.append(
+                    _("expected {expected} values, got {got}: {line}").format(
+                        expected=len(fields), got=len(cells), line=repr(line.strip()[:100])
+                    )
+                )
                 continue
             rows.append({name: _value(cell) for name, cell in zip(fields, cells, strict=True)})
     except Exception as error:  # noqa: BLE001
-        problems.append(f"could not parse the text: {type(error).__name__}: {error}")
+        problems.append(_parse_failed(error))
     return rows, problems
 
 
@@ -445,16 +475,17 @@ def parse_nvcc(raw: str | bytes | None) -> NvccReport:
     try:
         text = _text(raw)
         if not text.strip():
-            return NvccReport("empty", problems=["no text to read"])
+            return NvccReport("empty", problems=[_("no text to read")])
         match = _NVCC_RELEASE.search(text)
         if match:
             return NvccReport("ok", match.group(1), match.group(2))
         lower = text.lower()
         if any(needle in lower for needle in _MISSING):
             return NvccReport("missing", problems=[_first_line(text)])
-        return NvccReport("unreadable", problems=[f"no 'release X.Y' line; it starts: {_first_line(text)!r}"])
+        first = repr(_first_line(text))
+        return NvccReport("unreadable", problems=[_("no 'release X.Y' line; it starts: {first}").format(first=first)])
     except Exception as error:  # noqa: BLE001
-        return NvccReport("unreadable", problems=[f"could not parse the text: {type(error).__name__}: {error}"])
+        return NvccReport("unreadable", problems=[_parse_failed(error)])
 
 
 def _run(command: list[str], timeout: float) -> tuple[int, str]:
@@ -477,19 +508,20 @@ def probe_nvidia_smi(timeout: float = 30) -> SmiReport:
     """Run nvidia-smi on this machine: the table for driver and CUDA, --query-gpu for the GPUs."""
     exe = find_nvidia_smi()
     if exe is None:
-        return SmiReport("missing", message="nvidia-smi is not on PATH")
+        return SmiReport("missing", message=_("nvidia-smi is not on PATH"))
     code, text = _run([exe], timeout)
     report = parse_nvidia_smi(text)
     if code != 0 and report.status == "ok":
-        report.problems.append(f"nvidia-smi exited with status {code}")
+        report.problems.append(_("nvidia-smi exited with status {code}").format(code=code))
     if report.status != "ok":
         return report
     for fields in (QUERY_FIELDS, QUERY_FIELDS[:-1]):  # compute_cap is unknown to older drivers
         code, text = _run([exe, f"--query-gpu={','.join(fields)}", "--format=csv,noheader,nounits"], timeout)
         rows, problems = parse_query_gpu(text, fields) if code == 0 else ([], [text.strip()[:200]])
         if rows and not problems:
+            table_memory = {_memory_missing(gpu.index) for gpu in report.gpus}  # the table's, now read from here
             report.gpus = gpus_from_query(rows)
-            report.problems = [p for p in report.problems if not p.startswith("GPU ")]
+            report.problems = [p for p in report.problems if p not in table_memory]
             break
     return report
 
@@ -498,9 +530,11 @@ def probe_nvcc(timeout: float = 30) -> NvccReport:
     """Run ``nvcc --version`` if a CUDA toolkit is on PATH."""
     exe = shutil.which("nvcc")
     if exe is None:
-        return NvccReport("missing", problems=["nvcc is not on PATH (no CUDA toolkit - TensorFlow does not need one)"])
+        return NvccReport(
+            "missing", problems=[_("nvcc is not on PATH (no CUDA toolkit - TensorFlow does not need one)")]
+        )
     code, text = _run([exe, "--version"], timeout)
     report = parse_nvcc(text)
     if code != 0 and report.status == "ok":
-        report.problems.append(f"nvcc exited with status {code}")
+        report.problems.append(_("nvcc exited with status {code}").format(code=code))
     return report

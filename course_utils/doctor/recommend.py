@@ -11,7 +11,10 @@ the build covers it. A TensorFlow built against NumPy 1 (before 2.18) is always 
 
 Each note on a recommendation is a ``Note(code, text)``: the ``code`` (kebab-case, listed in
 ``NOTE_CODES``) is what programs match on - the doctor turns notes into findings by code - and
-the ``text`` is for people, free to be reworded.
+the ``text`` is for people, free to be reworded, and in the language at the time of the call
+(``COURSE_LANG``; ``course_utils.i18n``). ``PLATFORM_NAMES`` and the route names stay English
+(data: the JSON's values, the pickers' choices); ``platform_name`` and ``Recommendation.title``
+give them in the language now.
 """
 
 from __future__ import annotations
@@ -20,13 +23,23 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from course_utils.doctor.gpus import QUERY_COMMAND, Generation, identify, known_failure
-from course_utils.doctor.troubleshooting import links
+from course_utils.doctor.texts import N_, join
+from course_utils.doctor.troubleshooting import links, more_text
 from course_utils.doctor.versions import Build, check_platform, load, parse_version, version_text
+from course_utils.i18n import translator
 
-PLATFORM_NAMES = {"linux": "Linux", "wsl2": "WSL2", "windows": "native Windows", "macos": "macOS"}
+_ = translator("doctor")
+
+PLATFORM_NAMES = {"linux": N_("Linux"), "wsl2": N_("WSL2"), "windows": N_("native Windows"), "macos": N_("macOS")}
 VERIFY = "python -c \"import tensorflow as tf; print(tf.config.list_physical_devices('GPU'))\""
-METAL_ROUTE = "Apple silicon, Metal GPU"
-INTEL_MAC_ROUTE = "Intel Mac"
+METAL_ROUTE = N_("Apple silicon, Metal GPU")
+INTEL_MAC_ROUTE = N_("Intel Mac")
+
+
+def platform_name(platform: str) -> str:
+    """``"windows"`` -> ``"native Windows"``, in the language now."""
+    return _(PLATFORM_NAMES[platform])
+
 
 # Every note code ``recommend()`` and ``routes()`` give, and what it means. A code whose text is a rule of
 # versions.json (``table.rule(code)["text"]``) is named after that rule.
@@ -105,8 +118,8 @@ class Recommendation:
         return [note.code for note in self.notes]
 
     def title(self) -> str:
-        """``"native Windows"``, ``"macOS (Intel Mac)"``."""
-        return PLATFORM_NAMES[self.platform] + (f" ({self.route})" if self.route else "")
+        """``"native Windows"``, ``"macOS (Intel Mac)"`` (in the language now)."""
+        return platform_name(self.platform) + (f" ({_(self.route)})" if self.route else "")
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready; notes as ``{"code": ..., "text": ...}`` objects."""
@@ -138,8 +151,8 @@ class Recommendation:
     def text(self) -> str:
         lines = [f"{self.title()}: {self.tensorflow}"]
         lines += [f"    {command}" for command in self.commands]
-        lines += [f"  note: {note.text}" for note in self.notes]
-        lines += [f"  More: {link}" for link in dict.fromkeys(links(note.code for note in self.notes).values())]
+        lines += ["  " + _("note: {text}").format(text=note.text) for note in self.notes]
+        lines += ["  " + more_text(link) for link in dict.fromkeys(links(note.code for note in self.notes).values())]
         return "\n".join(lines)
 
 
@@ -180,18 +193,24 @@ def _rule_note(name: str) -> Note:
     return Note(name, load().rule(name)["text"])
 
 
-def _keras_note(minor: str, what: str = "") -> Note:
-    """TF ``minor`` comes with Keras 2: the course's notebooks do not run on it."""
+def _keras_note(minor: str, fallback: bool = False) -> Note:
+    """TF ``minor`` (the offered build, or the ``fallback`` one) comes with Keras 2: the course's notebooks do not
+    run on it."""
     rule = load().rule("keras-2-only")
-    return Note("keras-2-only", f"{what or f'TF {minor}'} comes with Keras 2. {rule['text']}")
+    if fallback:
+        text = _("The fallback TF {tensorflow} comes with Keras 2. {rule}")
+    else:
+        text = _("TF {tensorflow} comes with Keras 2. {rule}")
+    return Note("keras-2-only", text.format(tensorflow=minor, rule=rule["text"]))
 
 
 def _python_limits_note(asked: str, build: Build, newest: Build) -> Note:
     """The student's Python keeps them on an older TensorFlow line than the newest."""
     return Note(
         "python-limits-tensorflow",
-        f"Python {asked} limits you to TensorFlow {build.minor}; "
-        f"Python {newest.python_min}-{newest.python_max} gets {newest.minor}",
+        _("Python {python} limits you to TensorFlow {tensorflow}; Python {low}-{high} gets {newest}").format(
+            python=asked, tensorflow=build.minor, low=newest.python_min, high=newest.python_max, newest=newest.minor
+        ),
     )
 
 
@@ -229,10 +248,12 @@ def _gpu_notes(generation: Generation | None, build: Build, capped: bool) -> lis
         return [
             Note(
                 "gpu-generation-unknown",
-                f"the GPU's name ({generation.name!r}) does not tell its generation (compute capability), which "
-                f"decides whether a TensorFlow build has code for it: run `{QUERY_COMMAND}` and give the doctor its "
-                "output (drivers that do not know compute_cap need `--query-gpu=name,driver_version`, and the name "
-                "then decides)",
+                _(
+                    "the GPU's name ({name}) does not tell its generation (compute capability), which "
+                    "decides whether a TensorFlow build has code for it: run `{command}` and give the doctor its "
+                    "output (drivers that do not know compute_cap need `--query-gpu=name,driver_version`, and the "
+                    "name then decides)"
+                ).format(name=repr(generation.name), command=QUERY_COMMAND),
             )
         ]
     cc = parse_version(generation.compute_capability)
@@ -241,22 +262,39 @@ def _gpu_notes(generation: Generation | None, build: Build, capped: bool) -> lis
     if cc < parse_version(rule["min_compute_capability"]) and parse_version(build.minor) >= parse_version(
         rule["since"]
     ):
+        text = _(
+            "{name} has {generation}. {rule} No tested build known to the course covers it: TensorFlow will use "
+            "only the CPU - use a GPU of compute capability {minimum} or newer, or a hosted GPU such as Colab's or "
+            "Kaggle's"
+        )
         notes.append(
             Note(
                 "gpu-too-old",
-                f"{generation.name} has {generation.describe()}. {rule['text']} No tested build known to the course "
-                f"covers it: TensorFlow will use only the CPU - use a GPU of compute capability "
-                f"{rule['min_compute_capability']} or newer, or a hosted GPU such as Colab's or Kaggle's",
+                text.format(
+                    name=generation.name,
+                    generation=generation.describe(),
+                    rule=rule["text"],
+                    minimum=rule["min_compute_capability"],
+                ),
             )
         )
     elif capped:
+        text = _(
+            "{name} has {generation}. {rule} So the commands install TF {tensorflow}, the newest tested build from "
+            "before {since}, which still has 5.x kernels (the course's notebooks are tested with newer TensorFlow) "
+            "- or use a GPU of compute capability {minimum} or newer, or a hosted GPU such as Colab's or Kaggle's"
+        )
         notes.append(
             Note(
                 "gpu-too-old",
-                f"{generation.name} has {generation.describe()}. {rule['text']} So the commands install TF "
-                f"{build.minor}, the newest tested build from before {rule['since']}, which still has 5.x kernels "
-                f"(the course's notebooks are tested with newer TensorFlow) - or use a GPU of compute capability "
-                f"{rule['min_compute_capability']} or newer, or a hosted GPU such as Colab's or Kaggle's",
+                text.format(
+                    name=generation.name,
+                    generation=generation.describe(),
+                    rule=rule["text"],
+                    tensorflow=build.minor,
+                    since=rule["since"],
+                    minimum=rule["min_compute_capability"],
+                ),
             )
         )
     failure = known_failure(generation.compute_capability)
@@ -264,8 +302,12 @@ def _gpu_notes(generation: Generation | None, build: Build, capped: bool) -> lis
         notes.append(
             Note(
                 "gpu-known-failure",
-                f"{generation.name} has {generation.describe()}. {failure.text} "
-                f"Issue threads: {', '.join(failure.issues)}",
+                _("{name} has {generation}. {failure} Issue threads: {issues}").format(
+                    name=generation.name,
+                    generation=generation.describe(),
+                    failure=failure.text,
+                    issues=", ".join(failure.issues),
+                ),
             )
         )
     return notes
@@ -306,7 +348,7 @@ def recommend(
     asked = normalize_python(python)
     notes: list[Note] = []
     if python is not None and asked is None:
-        text = f"could not read the Python version {python!r}; assuming any supported one"
+        text = _("could not read the Python version {python}; assuming any supported one").format(python=repr(python))
         notes.append(Note("python-unreadable", text))
     if platform == "macos":
         return _macos(asked, notes)
@@ -321,14 +363,18 @@ def recommend(
     if build is None:  # no tested build for this Python: use a Python the newest build supports
         build, env_python = newest, newest.python_max
         low, high = table.python_range(build_platform)
-        which = "GPU build" if before is None else f"GPU build from before {before} (what this GPU needs)"
-        notes.append(
-            Note(
-                "no-gpu-build-for-python",
-                f"no tested TensorFlow {which} supports Python {asked} on {PLATFORM_NAMES[platform]} "
-                f"(tested: {low}-{high}); the commands create a Python {env_python} environment",
+        if before is None:
+            text = _(
+                "no tested TensorFlow GPU build supports Python {python} on {platform} (tested: {low}-{high}); the "
+                "commands create a Python {env_python} environment"
             )
-        )
+        else:
+            text = _(
+                "no tested TensorFlow GPU build from before {before} (what this GPU needs) supports Python {python} "
+                "on {platform} (tested: {low}-{high}); the commands create a Python {env_python} environment"
+            )
+        fields = {"python": asked, "platform": platform_name(platform), "low": low, "high": high}
+        notes.append(Note("no-gpu-build-for-python", text.format(before=before, env_python=env_python, **fields)))
     elif asked and build is not newest:
         notes.append(_python_limits_note(asked, build, newest))
     requirement = _requirement(build, platform, use_gpu)
@@ -346,22 +392,23 @@ def recommend(
             VERIFY,
         ]
         last = _rule_note("windows-native-gpu-last")
-        notes.append(
-            Note(
-                last.code,
-                f"{last.text} TF {build.minor} was built and tested with CUDA {build.cuda} and cuDNN {build.cudnn}, "
-                f"on Python {build.python_min}-{build.python_max}.",
-            )
+        tested = _("TF {tensorflow} was built and tested with CUDA {cuda} and cuDNN {cudnn}, on Python {low}-{high}.")
+        tested = tested.format(
+            tensorflow=build.minor, cuda=build.cuda, cudnn=build.cudnn, low=build.python_min, high=build.python_max
         )
+        notes.append(Note(last.code, join(last.text, tested)))
     else:
         commands = [*_venv(platform, env_python), _pip_upgrade(platform), install, *_tensorboard(build), VERIFY]
         if use_gpu and "[and-cuda]" not in requirement:
+            text = _(
+                "TF {tensorflow} needs CUDA {cuda} and cuDNN {cudnn} installed on the system (its tested "
+                "configuration); tensorflow[and-cuda], which brings them as pip wheels, exists only from TF {since}"
+            )
+            since = table.rule("and-cuda")["since"]
             notes.append(
                 Note(
                     "system-cuda-needed",
-                    f"TF {build.minor} needs CUDA {build.cuda} and cuDNN {build.cudnn} installed on the system "
-                    f"(its tested configuration); tensorflow[and-cuda], which brings them as pip wheels, exists "
-                    f"only from TF {table.rule('and-cuda')['since']}",
+                    text.format(tensorflow=build.minor, cuda=build.cuda, cudnn=build.cudnn, since=since),
                 )
             )
         if use_gpu and "[and-cuda]" in requirement:
@@ -373,11 +420,13 @@ def recommend(
     if table.keras_2(build.minor):
         notes.append(_keras_note(build.minor))
     if not asked and use_gpu and platform != "windows":
-        tested = f"TF {build.minor} was tested with Python {build.python_min}-{build.python_max}"
+        tested = _("TF {tensorflow} was tested with Python {low}-{high}").format(
+            tensorflow=build.minor, low=build.python_min, high=build.python_max
+        )
         notes.append(Note("tested-python-range", tested))
     notes += _gpu_notes(generation, build, capped=before is not None)
     if not use_gpu:
-        notes.append(Note("cpu-only-install", "CPU-only install: no NVIDIA GPU on this machine"))
+        notes.append(Note("cpu-only-install", _("CPU-only install: no NVIDIA GPU on this machine")))
 
     rec = Recommendation(
         platform, requirement, commands, build, env_python, use_gpu, generation=generation, notes=notes
@@ -397,12 +446,12 @@ def _macos(asked: str | None, notes: list[Note]) -> Recommendation:
     if build is None:
         build, env_python = newest, newest.python_max
         low, high = table.python_range("linux")
+        text = _(
+            "no tested TensorFlow supports Python {python} (tested: {low}-{high}); the commands create a "
+            "Python {env_python} environment"
+        )
         notes.append(
-            Note(
-                "no-gpu-build-for-python",
-                f"no tested TensorFlow supports Python {asked} (tested: {low}-{high}); the commands create a "
-                f"Python {env_python} environment",
-            )
+            Note("no-gpu-build-for-python", text.format(python=asked, low=low, high=high, env_python=env_python))
         )
     elif asked and build is not newest:
         notes.append(_python_limits_note(asked, build, newest))
@@ -413,14 +462,12 @@ def _macos(asked: str | None, notes: list[Note]) -> Recommendation:
     metal = table.rule("macos-metal")
     low, high = metal["python"]
     if asked and not (parse_version(low) <= parse_version(asked) <= parse_version(high)):
-        notes.append(
-            Note(
-                "macos-no-metal-for-python",
-                f"tensorflow-metal has no wheel for Python {asked}: no Metal GPU with this Python (Apple's plugin "
-                f"needs Python {low}-{high} and TensorFlow up to {metal['tensorflow_max']}); TensorFlow "
-                f"{build.minor} runs on the CPU",
-            )
+        text = _(
+            "tensorflow-metal has no wheel for Python {python}: no Metal GPU with this Python (Apple's plugin "
+            "needs Python {low}-{high} and TensorFlow up to {tensorflow_max}); TensorFlow {tensorflow} runs on the CPU"
         )
+        fields = {"python": asked, "low": low, "high": high, "tensorflow": build.minor}
+        notes.append(Note("macos-no-metal-for-python", text.format(tensorflow_max=metal["tensorflow_max"], **fields)))
     if table.numpy_pin(build.minor):
         notes.append(_rule_note("numpy-2"))
     if table.keras_2(build.minor):
@@ -457,13 +504,12 @@ def _intel_mac(asked: str | None) -> Recommendation:
     notes = [_rule_note("macos-intel")]
     if build is None:
         build, python = newest, newest.python_max
-        notes.append(
-            Note(
-                "intel-mac-python",
-                f"TF {newest.minor} supports Python {newest.python_min}-{newest.python_max}, not {asked}: the "
-                f"commands create a Python {python} environment",
-            )
+        text = _(
+            "TF {tensorflow} supports Python {low}-{high}, not {python}: the commands create a Python {env_python} "
+            "environment"
         )
+        fields = {"tensorflow": newest.minor, "low": newest.python_min, "high": newest.python_max}
+        notes.append(Note("intel-mac-python", text.format(python=asked, env_python=python, **fields)))
     requirement = f"tensorflow=={build.minor}.*"
     commands = [*_venv("macos", python), _pip_upgrade("macos"), pip_install(requirement, build.minor), VERIFY]
     if table.numpy_pin(build.minor):
@@ -478,11 +524,15 @@ def _check_driver(rec: Recommendation, driver: str | None, driver_cuda: str | No
     build = rec.build
     version = parse_version(driver) if driver else None
     if driver and version is None:
-        text = f"could not read the driver version {driver!r}; it needs to be >= {rec.driver_min}"
+        text = _("could not read the driver version {driver}; it needs to be >= {minimum}").format(
+            driver=repr(driver), minimum=rec.driver_min
+        )
         rec.notes.append(Note("driver-unreadable", text))
         return
     if version is None:
-        rec.notes.append(Note("driver-minimum", f"needs an NVIDIA driver >= {rec.driver_min}"))
+        rec.notes.append(
+            Note("driver-minimum", _("needs an NVIDIA driver >= {minimum}").format(minimum=rec.driver_min))
+        )
         return
     rec.driver = driver
     cuda_ok = True
@@ -506,27 +556,33 @@ def _check_driver(rec: Recommendation, driver: str | None, driver_cuda: str | No
     if fallback is not None:
         rec.fallback, rec.fallback_build = _requirement(fallback, rec.platform, True), fallback
         rec.fallback_install = pip_install(rec.fallback, fallback.minor)
-    system_cuda = ""
-    if fallback is not None and rec.platform != "windows" and "[and-cuda]" not in rec.fallback:
-        system_cuda = f", with CUDA {fallback.cuda} and cuDNN {fallback.cudnn} installed on the system" + (
-            f" - {table.rule('and-cuda-uninstallable')['text']}"
-            if fallback.minor in table.rule("and-cuda-uninstallable")["tensorflow"]
-            else ""
+    fields = {"driver": driver, "minimum": rec.driver_min, "fallback": rec.fallback, "install": rec.fallback_install}
+    if fallback is None:
+        text = _("your driver {driver} is older than the {minimum} this route needs: update it")
+    elif rec.platform == "windows" or "[and-cuda]" in rec.fallback:
+        text = _(
+            "your driver {driver} is older than the {minimum} this route needs: update it (or use {fallback}, the "
+            "newest tested build whose CUDA family this driver supports: {install})"
         )
-    rec.notes.append(
-        Note(
-            "driver-too-old",
-            f"your driver {driver} is older than the {rec.driver_min} this route needs: update it"
-            + (
-                f" (or use {rec.fallback}, the newest tested build whose CUDA family this driver supports: "
-                f"{rec.fallback_install}{system_cuda})"
-                if rec.fallback
-                else ""
-            ),
+    elif fallback.minor in table.rule("and-cuda-uninstallable")["tensorflow"]:
+        text = _(
+            "your driver {driver} is older than the {minimum} this route needs: update it (or use {fallback}, the "
+            "newest tested build whose CUDA family this driver supports: {install}, with CUDA {cuda} and cuDNN "
+            "{cudnn} installed on the system - {uninstallable})"
         )
-    )
+    else:
+        text = _(
+            "your driver {driver} is older than the {minimum} this route needs: update it (or use {fallback}, the "
+            "newest tested build whose CUDA family this driver supports: {install}, with CUDA {cuda} and cuDNN "
+            "{cudnn} installed on the system)"
+        )
+    if fallback is not None:
+        fields.update(
+            cuda=fallback.cuda, cudnn=fallback.cudnn, uninstallable=table.rule("and-cuda-uninstallable")["text"]
+        )
+    rec.notes.append(Note("driver-too-old", text.format(**fields)))
     if fallback is not None and table.keras_2(fallback.minor) and "keras-2-only" not in rec.note_codes():
-        rec.notes.append(_keras_note(fallback.minor, f"The fallback TF {fallback.minor}"))
+        rec.notes.append(_keras_note(fallback.minor, fallback=True))
 
 
 def routes(

@@ -5,13 +5,27 @@ have a stable ``code``. When an entry of the troubleshooting page covers the pro
 ``ANCHORS`` names that entry's anchor, and every report prints ``More: docs/troubleshooting.md#<anchor>``
 with it. This is the only place that knows the anchors; ``tests/test_troubleshooting.py`` checks that
 each one exists in the page and that each key is a code the doctor really gives.
+
+In Chinese (``COURSE_LANG=zh-CN``) the links lead to the Chinese page, ``docs/zh/troubleshooting.md``,
+which keeps the English page's anchors (``PAGES``; ``tests/doctor/test_doctor_chinese.py`` checks them).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
+from course_utils.i18n import CHINESE, ENGLISH, language, translator
+
+_ = translator("doctor")
+
 PAGE = "docs/troubleshooting.md"
+PAGES = {ENGLISH: PAGE, CHINESE: "docs/zh/troubleshooting.md"}  # the page in each language, same anchors
+
+
+def page() -> str:
+    """The troubleshooting page in the language now (English when there is none in it)."""
+    return PAGES.get(language(), PAGE)
+
 
 # code -> anchor of the entry in docs/troubleshooting.md that explains it (an <a id="..."> in the page)
 ANCHORS: dict[str, str] = {
@@ -63,15 +77,21 @@ ANCHORS: dict[str, str] = {
 
 
 def see(code: str | None) -> str | None:
-    """``docs/troubleshooting.md#<anchor>`` for a code the page explains, else None."""
+    """``docs/troubleshooting.md#<anchor>`` (the page in the language now) for a code the page explains, else
+    None."""
     anchor = ANCHORS.get(code) if code else None
-    return f"{PAGE}#{anchor}" if anchor else None
+    return f"{page()}#{anchor}" if anchor else None
+
+
+def more_text(link: str) -> str:
+    """``"More: <link>"`` in the language now."""
+    return _("More: {link}").format(link=link)
 
 
 def more_line(code: str | None, indent: str = "") -> list[str]:
     """The line a report prints under a finding or note with this code: ``[indent + "More: ..."]`` or ``[]``."""
     link = see(code)
-    return [f"{indent}More: {link}"] if link else []
+    return [indent + more_text(link)] if link else []
 
 
 def links(codes: Iterable[str | None]) -> dict[str, str]:

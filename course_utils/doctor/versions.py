@@ -5,16 +5,26 @@ configurations (Linux GPU and native-Windows GPU, TF 2.4 to 2.21), NVIDIA's mini
 drivers per CUDA major family, the cuDNN rule and the platform rules - each row with its
 public source. This module only reads and compares them; it never decides a version in
 code. ``recommend`` (``course_utils.doctor``) and notebook 01 are built on it.
+
+A rule's ``text`` is for people, so it is read in the student's language (``COURSE_LANG``,
+``course_utils.i18n``): next to the English, an entry holds ``"translations": {"zh-CN": {"text",
+"en_sha256"}}``, where ``en_sha256`` is the first 16 hex digits of the SHA-256 of the English it
+translates. A changed English text no longer matches its translation, so the English is shown
+until the translation is redone (``stale_translations`` lists what needs it; a test fails on it).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
+
+from course_utils.i18n import ENGLISH, LANGUAGES, language
 
 DATA_FILE = Path(__file__).with_name("versions.json")
 PLATFORMS = ("linux", "wsl2", "windows", "macos")
@@ -32,6 +42,73 @@ def parse_version(text: str | None) -> Version | None:
 
 def version_text(version: Version) -> str:
     return ".".join(str(part) for part in version)
+
+
+# --------------------------------------------------------------------------- texts in the student's language
+
+
+def english_hash(text: str) -> str:
+    """The ``en_sha256`` of an English text: the first 16 hex digits of its SHA-256 (UTF-8)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def localized(entry: Mapping[str, Any], lang: str | None = None) -> str:
+    """An entry's ``text`` in ``lang`` (default: the language now): its translation when it translates the
+    current English (same ``en_sha256``), else the English."""
+    raw = entry.raw if isinstance(entry, Row) else entry
+    english = raw["text"]
+    found = raw.get("translations", {}).get(lang or language())
+    if found and found.get("en_sha256") == english_hash(english):
+        return found["text"]
+    return english
+
+
+class Row(Mapping[str, Any]):
+    """A read-only entry of versions.json whose ``"text"`` is in the language now (``localized``)."""
+
+    def __init__(self, raw: Mapping[str, Any]) -> None:
+        self.raw = raw
+
+    def __getitem__(self, key: str) -> Any:
+        return localized(self.raw) if key == "text" else self.raw[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.raw)
+
+    def __len__(self) -> int:
+        return len(self.raw)
+
+    def __repr__(self) -> str:
+        return f"Row({dict(self.raw)!r})"
+
+
+def _texts(node: Any, where: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Every entry of the data with a ``text`` for people, and where it is (``rules[wsl2]``)."""
+    if isinstance(node, dict):
+        if isinstance(node.get("text"), str):
+            yield where, node
+        for key, value in node.items():
+            if key != "translations":
+                yield from _texts(value, f"{where}.{key}" if where else key)
+    elif isinstance(node, list):
+        for n, value in enumerate(node):
+            name = value.get("id", n) if isinstance(value, dict) else n
+            yield from _texts(value, f"{where}[{name}]")
+
+
+def stale_translations(path: Path | None = None) -> list[str]:
+    """Each ``text`` in versions.json without a current translation into every language the course speaks."""
+    data = json.loads(Path(path or DATA_FILE).read_text(encoding="utf-8"))
+    found = []
+    for where, entry in _texts(data, ""):
+        for lang in (lang for lang in LANGUAGES if lang != ENGLISH):
+            translation = entry.get("translations", {}).get(lang)
+            want = english_hash(entry["text"])
+            if not translation or not translation.get("text"):
+                found.append(f"{where}: no {lang} translation")
+            elif translation.get("en_sha256") != want:
+                found.append(f"{where}: the {lang} translation is of an older English text (en_sha256 now {want})")
+    return found
 
 
 @dataclass(frozen=True)
@@ -76,9 +153,9 @@ class Table:
     linux: tuple[Build, ...]
     windows: tuple[Build, ...]
     driver_minimums: tuple[DriverMinimum, ...]
-    driver_rule: dict[str, str]
-    cudnn_rule: dict[str, str]
-    rules: dict[str, dict[str, Any]]
+    driver_rule: Row  # "text" in the language now, "source"
+    cudnn_rule: Row
+    rules: dict[str, Row]
     checked: str
 
     def builds(self, platform: str) -> tuple[Build, ...]:
@@ -90,7 +167,8 @@ class Table:
             return self.windows
         return ()
 
-    def rule(self, rule_id: str) -> dict[str, Any]:
+    def rule(self, rule_id: str) -> Row:
+        """The rule ``rule_id`` of versions.json; its ``"text"`` in the language now."""
         return self.rules[rule_id]
 
     def newest(
@@ -188,9 +266,9 @@ def load(path: str | None = None) -> Table:
         driver_minimums=tuple(
             DriverMinimum(r["cuda_major"], r["linux"], r["windows"], r["source"]) for r in data["driver_minimums"]
         ),
-        driver_rule=data["driver_rule"],
-        cudnn_rule=data["cudnn_rule"],
-        rules={r["id"]: r for r in data["rules"]},
+        driver_rule=Row(data["driver_rule"]),
+        cudnn_rule=Row(data["cudnn_rule"]),
+        rules={r["id"]: Row(r) for r in data["rules"]},
         checked=data["checked"],
     )
 

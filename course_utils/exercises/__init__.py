@@ -12,8 +12,22 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from course_utils.i18n import translator
+
 RIGHT, WRONG, EMPTY = "right", "wrong", "not answered yet"
 MARKS = {RIGHT: "✅", WRONG: "❌", EMPTY: "✏️"}
+_ = translator("exercises")
+
+
+def status_text(status: str) -> str:
+    """RIGHT, WRONG or EMPTY as the student reads it (the constants stay English: code compares them)."""
+    return {RIGHT: _("right"), WRONG: _("wrong"), EMPTY: _("not answered yet")}.get(status, status)
+
+
+def exercise_text(exercise: str) -> str:
+    """An exercise's name as the student reads it: "Exercise 3.1" in the chosen language."""
+    number = exercise.removeprefix("Exercise ")
+    return _("Exercise {number}").format(number=number) if number != exercise else exercise
 
 
 @dataclass(frozen=True)
@@ -32,7 +46,8 @@ class Feedback:
         """Nothing: the check printed this feedback already; as a cell's last value it would show twice."""
 
     def __str__(self) -> str:
-        head = f"{MARKS[self.status]} {self.exercise}: {self.status}"
+        head = _("{mark} {exercise}: {status}").format(
+            mark=MARKS[self.status], exercise=exercise_text(self.exercise), status=status_text(self.status))
         return "\n".join([head, *(f"   - {m}" for m in self.messages)])
 
 

@@ -20,9 +20,12 @@ import re
 import shlex
 from dataclasses import dataclass
 
-from course_utils.doctor.recommend import PLATFORM_NAMES, Recommendation, recommend
+from course_utils.doctor.recommend import Recommendation, platform_name, recommend
 from course_utils.doctor.versions import Build, load, parse_version, version_text
 from course_utils.exercises import Feedback, feedback, is_empty, not_answered
+from course_utils.i18n import translator
+
+_ = translator("exercises")
 
 ROW_TENSORFLOW = "2.16"  # Exercise 1.1: the first TensorFlow with Keras 3, the oldest the course runs on
 
@@ -40,8 +43,10 @@ class Machine:
         return recommend(self.platform, self.python, self.driver)
 
 
-LAPTOP = Machine("wsl2", "3.12", "560.94", "Windows 11 with WSL2 (Ubuntu), Python 3.12, NVIDIA driver 560.94")
-SERVER = Machine("linux", "3.8", "535.183.01", "Linux, Python 3.8, NVIDIA driver 535.183.01")
+# The words are marked here and translated where the feedback uses them (_(machine.words)), so they follow
+# the language chosen at that time, whichever language was chosen when this module was imported.
+LAPTOP = Machine("wsl2", "3.12", "560.94", _("Windows 11 with WSL2 (Ubuntu), Python 3.12, NVIDIA driver 560.94"))
+SERVER = Machine("linux", "3.8", "535.183.01", _("Linux, Python 3.8, NVIDIA driver 535.183.01"))
 
 
 # ----------------------------------------------------------------------------- Exercise 1.1
@@ -71,22 +76,28 @@ def check_table_row(cuda: object, cudnn: object, *, show: bool = True) -> Feedba
     name = "Exercise 1.1"
     if is_empty(cuda) or is_empty(cudnn):
         return not_answered(
-            name, f"Find the row of TensorFlow {ROW_TENSORFLOW} in the Linux table. Set `cuda` and `cudnn` "
-            "to the two versions in it, as text such as '11.2'. Then run the cell.", show=show)
+            name, _("Find the row of TensorFlow {version} in the Linux table. Set `cuda` and `cudnn` "
+                    "to the two versions in it, as text such as '11.2'. Then run the cell.").format(
+                version=ROW_TENSORFLOW), show=show)
     row = next(b for b in load().linux if b.minor == ROW_TENSORFLOW)
     problems = []
     for column, answer in (("cuda", cuda), ("cudnn", cudnn)):
         label = "CUDA" if column == "cuda" else "cuDNN"
         got, want = _version(answer), getattr(row, column)
         if got is None:
-            problems.append(f"`{column}` = {answer!r} holds no version number. Write it as text, such as '11.2'.")
+            problems.append(_("`{column}` = {answer!r} holds no version number. Write it as text, such as "
+                              "'11.2'.").format(column=column, answer=answer))
         elif got != want:
             others = _rows_with(column, got)
-            where = (f"{label} {got} is in the rows of {_span(others)}" if others
-                     else f"No TensorFlow in the table was built with {label} {got}")
-            problems.append(f"{where}. Read the {label} column of the row {row.tensorflow}.")
-    right = (f"TensorFlow {row.tensorflow} was built with CUDA {row.cuda} and cuDNN {row.cudnn}, "
-             f"and tested on Python {row.python_min}-{row.python_max}.")
+            said = (_("{label} {got} is in the rows of {rows}. Read the {label} column of the row {tensorflow}.")
+                    if others else
+                    _("No TensorFlow in the table was built with {label} {got}. Read the {label} column of the row "
+                      "{tensorflow}."))
+            problems.append(said.format(label=label, got=got, rows=_span(others) if others else "",
+                                        tensorflow=row.tensorflow))
+    right = _("TensorFlow {tensorflow} was built with CUDA {cuda} and cuDNN {cudnn}, and tested on Python "
+              "{python_min}-{python_max}.").format(tensorflow=row.tensorflow, cuda=row.cuda, cudnn=row.cudnn,
+                                                   python_min=row.python_min, python_max=row.python_max)
     return feedback(name, problems, right=right, show=show)
 
 
@@ -128,14 +139,15 @@ def _words(command: str) -> tuple[list[str] | None, str | None]:
     try:
         words, raw = _split(command, posix=True), _split(command, posix=False)
     except ValueError as error:  # "No closing quotation"
-        return None, f"The quotes do not pair up ({error}). Put each requirement in a pair of double quotes."
+        return None, _("The quotes do not pair up ({error}). Put each requirement in a pair of double quotes.").format(
+            error=error)
     if any(word.startswith(("<", ">", "|", "&", ";")) for word in words):
-        return None, ("Put each requirement in double quotes, such as \"numpy<2\". In a terminal, < and > "
-                      "without quotes redirect input and output: pip never sees them.")
+        return None, _("Put each requirement in double quotes, such as \"numpy<2\". In a terminal, < and > "
+                       "without quotes redirect input and output: pip never sees them.")
     bare = [word for word in raw if any(c in word for c in "[]*") and not word.startswith(('"', "'"))]
     if bare:
-        return None, (f"Put {bare[0]} in double quotes. Some shells (zsh, the one macOS uses) read [ ] and * "
-                      "as file patterns and stop with 'no matches found'.")
+        return None, _("Put {word} in double quotes. Some shells (zsh, the one macOS uses) read [ ] and * "
+                       "as file patterns and stop with 'no matches found'.").format(word=bare[0])
     return words, None
 
 
@@ -144,7 +156,7 @@ def _requirements(words: list[str]) -> tuple[list, str | None]:
     from packaging.requirements import InvalidRequirement, Requirement
 
     if "install" not in words or not any(re.fullmatch(r"pip(3(\.\d+)?)?", w) for w in words[: words.index("install")]):
-        return [], "Write one pip command: it starts with `pip install`, then the requirements."
+        return [], _("Write one pip command: it starts with `pip install`, then the requirements.")
     found = []
     for word in words[words.index("install") + 1:]:
         if word.startswith("-"):
@@ -152,7 +164,7 @@ def _requirements(words: list[str]) -> tuple[list, str | None]:
         try:
             found.append(Requirement(word))
         except InvalidRequirement as error:
-            return [], f"pip cannot read the requirement {word!r}: {error}."
+            return [], _("pip cannot read the requirement {word!r}: {error}.").format(word=word, error=error)
     return found, None
 
 
@@ -160,11 +172,11 @@ def check_install(name: str, machine: Machine, answer: object, *, show: bool = T
     """Check one pip command against what ``recommend()`` says for ``machine``."""
     if is_empty(answer):
         return not_answered(
-            name, "Write the pip command as text, for example "
-            "answer = 'pip install \"tensorflow==2.99.*\"'. Then run the cell.", show=show)
+            name, _("Write the pip command as text, for example "
+                    "answer = 'pip install \"tensorflow==2.99.*\"'. Then run the cell."), show=show)
     if not isinstance(answer, str):
-        return feedback(name, [f"`answer` is not text (it is {answer!r}). Write the command as text, in quotes."],
-                        right="", show=show)
+        return feedback(name, [_("`answer` is not text (it is {answer!r}). Write the command as text, in "
+                                 "quotes.").format(answer=answer)], right="", show=show)
     rec = machine.recommendation()
     minor, and_cuda, numpy_pin = _expected(rec)
     build = rec.build
@@ -177,48 +189,53 @@ def check_install(name: str, machine: Machine, answer: object, *, show: bool = T
     tensorflow = [r for r in requirements if r.name.lower().replace("_", "-") in _PACKAGES]
     numpy = [r for r in requirements if r.name.lower() == "numpy"]
     if not tensorflow:
-        problems.append("Install the package `tensorflow`: the command has no TensorFlow in it.")
+        problems.append(_("Install the package `tensorflow`: the command has no TensorFlow in it."))
     else:
         tf_req = tensorflow[0]
         package = tf_req.name.lower().replace("_", "-")
         if package == "tensorflow-gpu":
-            problems.append("`tensorflow-gpu` is an empty package today, and current pip cannot install it. "
-                            "The GPU support is in the package `tensorflow`.")
+            problems.append(_("`tensorflow-gpu` is an empty package today, and current pip cannot install it. "
+                              "The GPU support is in the package `tensorflow`."))
         elif package == "tensorflow-cpu":
-            problems.append("`tensorflow-cpu` has no GPU support. Install `tensorflow`.")
+            problems.append(_("`tensorflow-cpu` has no GPU support. Install `tensorflow`."))
         elif package == "tf-nightly":
-            problems.append("`tf-nightly` is an untested daily build. Install a tested release of `tensorflow`.")
+            problems.append(_("`tf-nightly` is an untested daily build. Install a tested release of `tensorflow`."))
         has_extra = "and-cuda" in {e.lower() for e in tf_req.extras}
         since = load().rule("and-cuda")["since"]
         if and_cuda and not has_extra:
-            problems.append(f"On {PLATFORM_NAMES[machine.platform]}, add the extra [and-cuda]: "
-                            "\"tensorflow[and-cuda]...\". It installs CUDA and cuDNN as pip packages.")
+            problems.append(_("On {platform}, add the extra [and-cuda]: \"tensorflow[and-cuda]...\". It installs "
+                              "CUDA and cuDNN as pip packages.").format(platform=platform_name(machine.platform)))
         elif has_extra and not and_cuda:
-            problems.append(f"The extra [and-cuda] exists from TensorFlow {since} on. TF {minor} needs CUDA "
-                            f"{build.cuda} and cuDNN {build.cudnn} installed on the system instead: leave it out.")
+            problems.append(_("The extra [and-cuda] exists from TensorFlow {since} on. TF {minor} needs CUDA "
+                              "{cuda} and cuDNN {cudnn} installed on the system instead: leave it out.").format(
+                since=since, minor=minor, cuda=build.cuda, cudnn=build.cudnn))
         if not str(tf_req.specifier):
-            problems.append("Pin the release you chose from the table, such as ==2.99.*. Without a pin, pip "
-                            "takes the newest one, which may need another Python, CUDA or driver.")
+            problems.append(_("Pin the release you chose from the table, such as ==2.99.*. Without a pin, pip "
+                              "takes the newest one, which may need another Python, CUDA or driver."))
         elif not _selects(tf_req.specifier, minor):
             problems.append(_wrong_release(tf_req.specifier, machine, minor))
     if numpy_pin and not numpy:
         since = load().rule("numpy-2")["since"]
-        problems.append(f"Add \"{numpy_pin}\": TF {minor} was built against NumPy 1. The course pins it for every "
-                        f"TensorFlow before {since}. Releases 2.11 and older do not limit NumPy themselves, "
-                        "and with NumPy 2 `import tensorflow` fails.")
+        problems.append(_("Add \"{pin}\": TF {minor} was built against NumPy 1. The course pins it for every "
+                          "TensorFlow before {since}. Releases 2.11 and older do not limit NumPy themselves, "
+                          "and with NumPy 2 `import tensorflow` fails.").format(
+            pin=numpy_pin, minor=minor, since=since))
     elif numpy_pin and not all(r.specifier.contains("1.26.4") and not r.specifier.contains("2.0.0") for r in numpy):
-        problems.append(f"The NumPy pin must keep NumPy 1 and refuse NumPy 2: write \"{numpy_pin}\".")
+        problems.append(_("The NumPy pin must keep NumPy 1 and refuse NumPy 2: write \"{pin}\".").format(pin=numpy_pin))
     elif numpy and not numpy_pin:
         since = load().rule("numpy-2")["since"]
-        problems.append(f"TF {minor} works with NumPy 2: the pin \"numpy<2\" is only for TensorFlow "
-                        f"before {since}. Leave it out.")
-    right = (f"This is the command for {machine.words}: {_command(rec)}. "
-             f"TF {minor} was tested with Python {build.python_min}-{build.python_max}, "
-             f"CUDA {build.cuda} and cuDNN {build.cudnn}.")
+        problems.append(_("TF {minor} works with NumPy 2: the pin \"numpy<2\" is only for TensorFlow "
+                          "before {since}. Leave it out.").format(minor=minor, since=since))
+    right = _("This is the command for {machine}: {command}. TF {minor} was tested with Python "
+              "{python_min}-{python_max}, CUDA {cuda} and cuDNN {cudnn}.").format(
+        machine=_(machine.words), command=_command(rec), minor=minor, python_min=build.python_min,
+        python_max=build.python_max, cuda=build.cuda, cudnn=build.cudnn)
     if not and_cuda:
-        right += f" Install CUDA {build.cuda} and cuDNN {build.cudnn} on the system too."
+        right += " " + _("Install CUDA {cuda} and cuDNN {cudnn} on the system too.").format(
+            cuda=build.cuda, cudnn=build.cudnn)
     if load().keras_2(minor):
-        right += f" TF {minor} comes with Keras 2, so the course's notebooks (Keras 3) do not run on it."
+        right += " " + _("TF {minor} comes with Keras 2, so the course's notebooks (Keras 3) do not run on it.").format(
+            minor=minor)
     return feedback(name, problems, right=right, show=show)
 
 
@@ -229,19 +246,23 @@ def _command(rec: Recommendation) -> str:
 def _wrong_release(specifier, machine: Machine, minor: str) -> str:
     """Why the release a pin selects is not the one for this machine."""
     if specifier.contains(f"{minor}.0"):
-        return (f"The pin {specifier} also lets pip take a later release, which may need another Python, CUDA "
-                "or driver. Pin one release, such as ==2.99.*.")
+        return _("The pin {pin} also lets pip take a later release, which may need another Python, CUDA "
+                 "or driver. Pin one release, such as ==2.99.*.").format(pin=specifier)
     chosen = _newest_allowed(specifier)
     if chosen is None:
-        return f"The pin {specifier} selects no TensorFlow in the table (2.4 to {load().linux[0].minor})."
+        return _("The pin {pin} selects no TensorFlow in the table (2.4 to {newest}).").format(
+            pin=specifier, newest=load().linux[0].minor)
     if not chosen.supports_python(machine.python):
-        return (f"The pin {specifier} lets pip take TF {chosen.minor}. It was tested with Python "
-                f"{chosen.python_min}-{chosen.python_max}, not {machine.python}. Find the newest row that "
-                f"lists Python {machine.python}.")
+        return _("The pin {pin} lets pip take TF {chosen}. It was tested with Python {python_min}-{python_max}, "
+                 "not {python}. Find the newest row that lists Python {python}.").format(
+            pin=specifier, chosen=chosen.minor, python_min=chosen.python_min, python_max=chosen.python_max,
+            python=machine.python)
     if parse_version(chosen.minor) < parse_version(minor):
-        return (f"The pin {specifier} selects TF {chosen.minor}. A newer tested release also supports Python "
-                f"{machine.python}: take the newest row that lists it.")
-    return f"The pin {specifier} selects TF {chosen.minor}, not the release for this machine."
+        return _("The pin {pin} selects TF {chosen}. A newer tested release also supports Python "
+                 "{python}: take the newest row that lists it.").format(pin=specifier, chosen=chosen.minor,
+                                                                        python=machine.python)
+    return _("The pin {pin} selects TF {chosen}, not the release for this machine.").format(
+        pin=specifier, chosen=chosen.minor)
 
 
 def check_laptop_install(answer: object, *, show: bool = True) -> Feedback:

@@ -15,6 +15,9 @@ import re
 from types import SimpleNamespace
 
 from course_utils.exercises import Feedback, feedback, is_empty, not_answered
+from course_utils.i18n import translator
+
+_ = translator("exercises")
 
 _DEVICE = re.compile(r"(?:device:)?\s*([A-Za-z]+)(?::(\d+))?\s*$")
 
@@ -41,28 +44,29 @@ def check_op_device(answer: object, *, show: bool = True) -> Feedback:
     """Exercise 2.1: the device that ran ``tf.linalg.matmul(a, b)`` with no ``tf.device`` scope."""
     name = "Exercise 2.1"
     if is_empty(answer):
-        return not_answered(name, "Run the product without a `tf.device` scope. Set `answer` to the device it "
-                                  "reports, for example 'CPU:0'. Then run the cell.", show=show)
+        return not_answered(name, _("Run the product without a `tf.device` scope. Set `answer` to the device it "
+                                    "reports, for example 'CPU:0'. Then run the cell."), show=show)
     if not isinstance(answer, str):
-        kind = "a tensor" if hasattr(answer, "device") else f"not text ({answer!r})"
-        return feedback(name, [f"`answer` is {kind}. Give the device's name: the text in `product.device`."],
-                        right="", show=show)
+        said = (_("`answer` is a tensor. Give the device's name: the text in `product.device`.")
+                if hasattr(answer, "device") else
+                _("`answer` is not text ({answer!r}). Give the device's name: the text in `product.device`."))
+        return feedback(name, [said.format(answer=answer)], right="", show=show)
     given = _device_name(answer)
     ran = placed_without_scope()
     if given is None:
-        problems = [f"{answer!r} is not a device name. Write one such as 'CPU:0' or 'GPU:0': the end of "
-                    "`product.device`."]
+        problems = [_("{answer!r} is not a device name. Write one such as 'CPU:0' or 'GPU:0': the end of "
+                      "`product.device`.").format(answer=answer)]
     elif given != ran and ran.startswith("GPU"):
-        problems = [f"It ran on {ran}. Without a `tf.device` scope, TensorFlow puts an op on the GPU when it "
-                    "sees one. Read `product.device` instead of guessing."]
+        problems = [_("It ran on {device}. Without a `tf.device` scope, TensorFlow puts an op on the GPU when it "
+                      "sees one. Read `product.device` instead of guessing.").format(device=ran)]
     elif given != ran:
-        problems = [f"It ran on {ran}. TensorFlow sees no GPU here, so everything runs on the CPU. "
-                    "Read `product.device` instead of guessing."]
+        problems = [_("It ran on {device}. TensorFlow sees no GPU here, so everything runs on the CPU. "
+                      "Read `product.device` instead of guessing.").format(device=ran)]
     else:
         problems = []
-    where = ("the GPU is the default when TensorFlow sees one" if ran.startswith("GPU")
-             else "TensorFlow sees no GPU here, so the CPU is the default")
-    return feedback(name, problems, right=f"It ran on {ran}: {where}.", show=show)
+    right = (_("It ran on {device}: the GPU is the default when TensorFlow sees one.") if ran.startswith("GPU")
+             else _("It ran on {device}: TensorFlow sees no GPU here, so the CPU is the default."))
+    return feedback(name, problems, right=right.format(device=ran), show=show)
 
 
 # ----------------------------------------------------------------------------- Exercise 2.2
@@ -96,42 +100,49 @@ def check_gpu_check(answer: object, *, show: bool = True) -> Feedback:
     """Exercise 2.2: an expression, as text, that is true when TensorFlow can use a GPU and false otherwise."""
     name = "Exercise 2.2"
     if is_empty(answer):
-        return not_answered(name, "Write today's check as text, for example answer = \"tf.something('GPU')\". "
-                                  "Then run the cell.", show=show)
+        return not_answered(name, _("Write today's check as text, for example answer = \"tf.something('GPU')\". "
+                                    "Then run the cell."), show=show)
     if not isinstance(answer, str):
-        return feedback(name, [f"`answer` is {answer!r}, not text. Write the code in quotes, so that the check "
-                               "can run it on a machine with a GPU and on one without."], right="", show=show)
+        return feedback(name, [_("`answer` is {answer!r}, not text. Write the code in quotes, so that the check "
+                                 "can run it on a machine with a GPU and on one without.").format(answer=answer)],
+                        right="", show=show)
     try:
         tree = ast.parse(answer.strip(), mode="eval")
     except SyntaxError as error:
-        return feedback(name, [f"This is not one Python expression: {error.msg}."], right="", show=show)
+        return feedback(name, [_("This is not one Python expression: {error}.").format(error=error.msg)],
+                        right="", show=show)
     used = _names(tree)
     if "is_gpu_available" in used:
-        return feedback(name, ["That is the old, deprecated check. Its warning names the function that "
-                               "replaces it."], right="", show=show)
+        return feedback(name, [_("That is the old, deprecated check. Its warning names the function that "
+                                 "replaces it.")], right="", show=show)
     if "gpu_device_name" in used or "is_built_with_cuda" in used:
-        what = ("says whether this TensorFlow was built with CUDA, not whether a GPU is there"
-                if "is_built_with_cuda" in used else "is a helper for TensorFlow's own tests")
-        return feedback(name, [f"That function {what}. Use the one the deprecation warning names."],
-                        right="", show=show)
+        said = (_("That function says whether this TensorFlow was built with CUDA, not whether a GPU is there. Use "
+                  "the one the deprecation warning names.") if "is_built_with_cuda" in used
+                else _("That function is a helper for TensorFlow's own tests. Use the one the deprecation warning "
+                       "names."))
+        return feedback(name, [said], right="", show=show)
     if not used & {"list_physical_devices", "list_logical_devices"}:
-        return feedback(name, ["Ask TensorFlow for its list of GPU devices: the deprecation warning names the "
-                               "function."], right="", show=show)
+        return feedback(name, [_("Ask TensorFlow for its list of GPU devices: the deprecation warning names the "
+                                 "function.")], right="", show=show)
 
     problems = []
     code = compile(tree, "<answer>", "eval")
     for gpus, want in ((1, True), (0, False)):
         fake = _stand_in_tf(gpus)
-        where = "one GPU" if gpus else "no GPU"
         try:
             value = eval(code, {"tf": fake, "tensorflow": fake})  # noqa: S307 - the student's own expression
         except Exception as error:  # noqa: BLE001 - a wrong answer is feedback, never a crash
-            problems.append(f"On a machine with {where} it raised {type(error).__name__}: {error}.")
+            said = (_("On a machine with one GPU it raised {type}: {error}.") if gpus
+                    else _("On a machine with no GPU it raised {type}: {error}."))
+            problems.append(said.format(type=type(error).__name__, error=error))
             break
         if bool(value) != want:
-            says = "yes" if value else "no"
-            hint = (" The list holds the CPU too: ask for 'GPU' devices only." if gpus == 0 and value else "")
-            problems.append(f"On a machine with {where} it says {says} ({value!r}).{hint}")
+            if gpus:
+                said = _("On a machine with one GPU it says no ({value!r}).")
+            else:
+                said = _("On a machine with no GPU it says yes ({value!r}). The list holds the CPU too: ask for 'GPU' "
+                         "devices only.")
+            problems.append(said.format(value=value))
             break
     if problems:
         return feedback(name, problems, right="", show=show)
@@ -139,7 +150,8 @@ def check_gpu_check(answer: object, *, show: bool = True) -> Feedback:
 
     tf = quiet_tensorflow()
     here = eval(code, {"tf": tf, "tensorflow": tf})  # noqa: S307
-    right = f"It says yes with a GPU and no without one. On this machine it gives {here!r}."
+    right = _("It says yes with a GPU and no without one. On this machine it gives {value!r}.").format(value=here)
     if "list_physical_devices" not in used:
-        right += " The warning names list_physical_devices: unlike the logical list, it does not start the runtime."
+        right += " " + _("The warning names list_physical_devices: unlike the logical list, it does not start the "
+                         "runtime.")
     return feedback(name, problems, right=right, show=show)

@@ -17,6 +17,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from course_utils.exercises import Feedback, feedback, is_empty, not_answered
+from course_utils.i18n import translator
+
+_ = translator("exercises")
 
 MODEL_AND_LOSS = "Exercise 5.1"
 IMAGES_PER_S = "Exercise 5.2"
@@ -40,8 +43,8 @@ def _loss_reads_logits(loss: Any) -> tuple[bool | None, str | None]:
         name = loss if isinstance(loss, str) else getattr(loss, "__name__", type(loss).__name__)
         sparse, from_logits = str(name).lower().replace("_", "") == "sparsecategoricalcrossentropy", False
     if not sparse:
-        return None, (f"the loss is {name}: the labels are whole numbers 0-9, so use "
-                      "keras.losses.SparseCategoricalCrossentropy")
+        return None, _("the loss is {name}: the labels are whole numbers 0-9, so use "
+                       "keras.losses.SparseCategoricalCrossentropy").format(name=name)
     return from_logits, None
 
 
@@ -52,23 +55,25 @@ def _outputs(model: Any) -> tuple[Any, str | None]:
     try:
         out = np.asarray(model(np.zeros((4, 28, 28, 1), "float32") + 0.5))
     except Exception as error:  # noqa: BLE001 - a student's model may fail in any way; say how
-        return None, f"the model cannot take a batch of 28x28x1 images ({type(error).__name__}: {error})"[:300]
+        return None, _("the model cannot take a batch of 28x28x1 images ({type}: {error})").format(
+            type=type(error).__name__, error=error)[:300]
     if out.shape != (4, 10):
-        return None, f"the model outputs shape {out.shape[1:]} per image; it needs 10 numbers (one per digit)"
+        return None, _("the model outputs shape {shape} per image; it needs 10 numbers (one per digit)").format(
+            shape=out.shape[1:])
     return out, None
 
 
 def check_model_and_loss(model: Any, loss: Any, *, show: bool = True) -> Feedback:
     """Right when the model's output and the loss agree: logits + from_logits=True, or softmax + False."""
     if is_empty(model) or is_empty(loss):
-        return not_answered(MODEL_AND_LOSS, "Set `my_model` to the fixed keras.Sequential([...]) and `my_loss` "
-                            "to its loss, then run the cell.", show=show)
+        return not_answered(MODEL_AND_LOSS, _("Set `my_model` to the fixed keras.Sequential([...]) and `my_loss` "
+                                              "to its loss, then run the cell."), show=show)
     import keras
     import numpy as np
 
     if not isinstance(model, keras.Model):
-        return feedback(MODEL_AND_LOSS, [f"`my_model` is a {type(model).__name__}: build it with "
-                                         "keras.Sequential([...])"], right="", show=show)
+        return feedback(MODEL_AND_LOSS, [_("`my_model` is a {type}: build it with keras.Sequential([...])").format(
+            type=type(model).__name__)], right="", show=show)
     problems = []
     from_logits, problem = _loss_reads_logits(loss)
     if problem:
@@ -77,19 +82,20 @@ def check_model_and_loss(model: Any, loss: Any, *, show: bool = True) -> Feedbac
     if problem:
         problems.append(problem)
     elif model.count_params() != CNN_PARAMS:
-        problems.append(f"the model has {model.count_params():,} parameters, the blog post's has {CNN_PARAMS:,}: "
-                        "keep its layers and change only what the output needs")
+        problems.append(_("the model has {count:,} parameters, the blog post's has {blog:,}: keep its layers and "
+                          "change only what the output needs").format(count=model.count_params(), blog=CNN_PARAMS))
     if problems or out is None or from_logits is None:
         return feedback(MODEL_AND_LOSS, problems, right="", show=show)
     probabilities = bool(np.all(out >= 0) and np.allclose(out.sum(axis=-1), 1.0, atol=1e-4))
     if probabilities and from_logits:
-        problems.append("the model outputs probabilities (its last layer applies softmax), but the loss has "
-                        "from_logits=True: this is still the blog post's mismatch")
+        problems.append(_("the model outputs probabilities (its last layer applies softmax), but the loss has "
+                          "from_logits=True: this is still the blog post's mismatch"))
     elif not probabilities and not from_logits:
-        problems.append("the model outputs logits (no softmax), but the loss has from_logits=False: it would "
-                        "read raw scores as probabilities")
-    pair = "softmax output with from_logits=False" if probabilities else "logits output with from_logits=True"
-    return feedback(MODEL_AND_LOSS, problems, right=f"They agree: a {pair}.", show=show)
+        problems.append(_("the model outputs logits (no softmax), but the loss has from_logits=False: it would "
+                          "read raw scores as probabilities"))
+    right = (_("They agree: a softmax output with from_logits=False.") if probabilities
+             else _("They agree: a logits output with from_logits=True."))
+    return feedback(MODEL_AND_LOSS, problems, right=right, show=show)
 
 
 # --------------------------------------------------------------------------- 5.2
@@ -103,34 +109,36 @@ def check_images_per_s(answer: Any, *, epoch_s: Sequence[float], images: int, sh
     """Right when ``answer`` is ``images`` / the median of the epoch times after the first (within 1%)."""
     times = [float(t) for t in epoch_s]
     if len(times) < 2:
-        return not_answered(IMAGES_PER_S, f"This run has {len(times)} epoch: all of it is warm-up. Set "
-                            "EPOCHS >= 2, run the notebook again, then answer.", show=show)
+        return not_answered(IMAGES_PER_S, _("This run has {count} epoch: all of it is warm-up. Set "
+                                            "EPOCHS >= 2, run the notebook again, then answer.").format(
+            count=len(times)), show=show)
     if is_empty(answer):
-        return not_answered(IMAGES_PER_S, "Compute the speed from `timer.times` and `len(train_images)`, "
-                            "set `answer` to it, then run the cell.", show=show)
+        return not_answered(IMAGES_PER_S, _("Compute the speed from `timer.times` and `len(train_images)`, "
+                                            "set `answer` to it, then run the cell."), show=show)
     if isinstance(answer, bool) or not isinstance(answer, (int, float)) or not math.isfinite(answer):
-        return feedback(IMAGES_PER_S, [f"`answer` is {answer!r}: it should be one number, images per second"],
-                        right="", show=show)
+        return feedback(IMAGES_PER_S, [_("`answer` is {answer!r}: it should be one number, images per second").format(
+            answer=answer)], right="", show=show)
     steady = times[1:]
     right = images / statistics.median(steady)
     if _close(answer, right):
-        return feedback(IMAGES_PER_S, [], right=f"{answer:,.0f} images/s: {images:,} images / the median of "
-                        f"epochs 2-{len(times)} ({statistics.median(steady):.2f} s).", show=show)
+        return feedback(IMAGES_PER_S, [], right=_("{answer:,.0f} images/s: {images:,} images / the median of "
+                                                  "epochs 2-{epochs} ({median:.2f} s).").format(
+            answer=answer, images=images, epochs=len(times), median=statistics.median(steady)), show=show)
+    first_epoch = _("you counted the first epoch: it includes tracing, so leave it out (timer.times[1:])")
     mistakes = [
-        (images / statistics.mean(steady), "you took the mean of the later epochs: the course takes the median, "
-         "which one slow epoch (a busy machine) does not move"),
-        (images / statistics.median(times), "you counted the first epoch: it includes tracing, so leave it out "
-         "(timer.times[1:])"),
-        (images / statistics.mean(times), "you counted the first epoch: it includes tracing, so leave it out "
-         "(timer.times[1:])"),
-        (statistics.median(steady), "that is seconds per epoch: divide the number of images by it"),
-        (statistics.median(steady) / images, "that is seconds per image: divide the images by the time, not "
-         "the time by the images"),
+        (images / statistics.mean(steady), _("you took the mean of the later epochs: the course takes the median, "
+                                             "which one slow epoch (a busy machine) does not move")),
+        (images / statistics.median(times), first_epoch),
+        (images / statistics.mean(times), first_epoch),
+        (statistics.median(steady), _("that is seconds per epoch: divide the number of images by it")),
+        (statistics.median(steady) / images, _("that is seconds per image: divide the images by the time, not "
+                                               "the time by the images")),
     ]
     problems = [why for value, why in mistakes if _close(answer, value) and not _close(value, right)]
-    return feedback(IMAGES_PER_S, problems[:1] or [
-        f"{answer:,.0f} is not it: divide the number of training images ({images:,}) by the median of the "
-        "epoch times after the first (from timer.times: the printed times are rounded)"], right="", show=show)
+    return feedback(IMAGES_PER_S, problems[:1] or [_(
+        "{answer:,.0f} is not it: divide the number of training images ({images:,}) by the median of the "
+        "epoch times after the first (from timer.times: the printed times are rounded)").format(
+        answer=answer, images=images)], right="", show=show)
 
 
 # --------------------------------------------------------------------------- 5.3
@@ -154,12 +162,12 @@ def check_batch_and_rate(answer: Any, *, report: Mapping[str, Any], show: bool =
     ``report`` is ``course_utils.speed.summarize``'s result for the student's own ladder run.
     """
     if is_empty(answer):
-        return not_answered(BATCH_AND_RATE, "Read your ladder table, set `answer = (batch_size, learning_rate)`, "
-                            "then run the cell.", show=show)
+        return not_answered(BATCH_AND_RATE, _("Read your ladder table, set `answer = (batch_size, learning_rate)`, "
+                                              "then run the cell."), show=show)
     pair = _pair(answer)
     if pair is None:
-        return feedback(BATCH_AND_RATE, [f"`answer` is {answer!r}: write it as (batch_size, learning_rate), "
-                                         "for example (64, 0.001)"], right="", show=show)
+        return feedback(BATCH_AND_RATE, [_("`answer` is {answer!r}: write it as (batch_size, learning_rate), "
+                                           "for example (64, 0.001)").format(answer=answer)], right="", show=show)
     batch, rate = pair
     rows = list(report["configs"])
     baseline = rows[0]
@@ -167,22 +175,27 @@ def check_batch_and_rate(answer: Any, *, report: Mapping[str, Any], show: bool =
     same = [row for row in rows if row["batch_size"] == batch and math.isclose(row["learning_rate"], rate)]
     if not same:
         linear = baseline["learning_rate"] * batch / baseline["batch_size"]
-        why = (" The linear scaling rule gives that rate, but the ladder measured a smaller one for Adam."
-               if math.isclose(rate, linear) and batch != baseline["batch_size"] else "")
-        return feedback(BATCH_AND_RATE, [f"your ladder did not measure batch {batch} with learning rate {rate:g}: "
-                                         f"choose a pair from its table.{why}"], right="", show=show)
+        said = (_("your ladder did not measure batch {batch} with learning rate {rate:g}: choose a pair from its "
+                  "table. The linear scaling rule gives that rate, but the ladder measured a smaller one for Adam.")
+                if math.isclose(rate, linear) and batch != baseline["batch_size"] else
+                _("your ladder did not measure batch {batch} with learning rate {rate:g}: choose a pair from its "
+                  "table."))
+        return feedback(BATCH_AND_RATE, [said.format(batch=batch, rate=rate)], right="", show=show)
     if (batch, rate) == (best["batch_size"], best["learning_rate"]) or any(
             row["name"] == best["name"] for row in same):
-        return feedback(BATCH_AND_RATE, [], right=(
-            f"Batch {batch} with learning rate {rate:g}: {best['name']} was the fastest rung that kept the "
-            f"baseline's accuracy ({best['speedup_vs_baseline']:.2f}x its images/s, test accuracy "
-            f"{best['test_accuracy']:.4f})."), show=show)
+        return feedback(BATCH_AND_RATE, [], right=_(
+            "Batch {batch} with learning rate {rate:g}: {name} was the fastest rung that kept the "
+            "baseline's accuracy ({speedup:.2f}x its images/s, test accuracy {accuracy:.4f}).").format(
+            batch=batch, rate=rate, name=best["name"], speedup=best["speedup_vs_baseline"],
+            accuracy=best["test_accuracy"]), show=show)
     if not any(row["keeps_accuracy"] for row in same):
         worst = min(same, key=lambda row: row["test_accuracy"])
-        return feedback(BATCH_AND_RATE, [
-            f"in your run, batch {batch} with rate {rate:g} lost accuracy: {worst['name']} reached "
-            f"{worst['test_accuracy']:.4f}, more than 0.5 points below the baseline's "
-            f"{baseline['test_accuracy']:.4f}. Faster does not help if the model learns less"], right="", show=show)
-    return feedback(BATCH_AND_RATE, [
-        f"it kept the accuracy, but batch {best['batch_size']} with rate {best['learning_rate']:g} "
-        f"({best['name']}, {best['images_per_s']:,.0f} images/s) kept it too and was faster"], right="", show=show)
+        return feedback(BATCH_AND_RATE, [_(
+            "in your run, batch {batch} with rate {rate:g} lost accuracy: {name} reached {accuracy:.4f}, more than "
+            "0.5 points below the baseline's {baseline:.4f}. Faster does not help if the model learns less").format(
+            batch=batch, rate=rate, name=worst["name"], accuracy=worst["test_accuracy"],
+            baseline=baseline["test_accuracy"])], right="", show=show)
+    return feedback(BATCH_AND_RATE, [_(
+        "it kept the accuracy, but batch {batch} with rate {rate:g} ({name}, {speed:,.0f} images/s) kept it too "
+        "and was faster").format(batch=best["batch_size"], rate=best["learning_rate"], name=best["name"],
+                                 speed=best["images_per_s"])], right="", show=show)

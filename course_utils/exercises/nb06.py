@@ -18,6 +18,9 @@ from pathlib import Path
 
 from course_utils.errors import ParameterError
 from course_utils.exercises import Feedback, feedback, is_empty, not_answered
+from course_utils.i18n import translator
+
+_ = translator("exercises")
 
 # Exercise 6.1: the series the student reads.
 SERIES_RUN, SERIES_TAG, SERIES_SPLIT = "dense_zeros", "epoch_loss", "validation"
@@ -49,39 +52,42 @@ def check_series(answer: object, root: str | os.PathLike[str], *, show: bool = T
     name = "Exercise 6.1"
     wanted = f"{SERIES_RUN}/{SERIES_SPLIT} {SERIES_TAG}"
     if answer is None or answer is Ellipsis:
-        return not_answered(name, f"Read {wanted} from the event files. Put one number per epoch in a list, "
-                                  "as `answer`. Then run the cell.", show=show)
+        return not_answered(name, _("Read {series} from the event files. Put one number per epoch in a list, "
+                                    "as `answer`. Then run the cell.").format(series=wanted), show=show)
     rows = read_scalars(Path(root))
     steps, logged = series(rows, SERIES_RUN, SERIES_TAG, SERIES_SPLIT)
     if not logged:
-        return feedback(name, [f"The log folder {root} holds no {wanted}. Run the cells of section 3 first, "
-                               "then this cell again."], right="", show=show)
+        return feedback(name, [_("The log folder {root} holds no {series}. Run the cells of section 3 first, "
+                                 "then this cell again.").format(root=root, series=wanted)], right="", show=show)
     given = _numbers(answer)
     if given is None:
-        return feedback(name, [f"`answer` is {type(answer).__name__}, not a list of numbers. Make a list with "
-                               "one float per epoch."], right="", show=show)
+        return feedback(name, [_("`answer` is {type}, not a list of numbers. Make a list with "
+                                 "one float per epoch.").format(type=type(answer).__name__)], right="", show=show)
     if not given:
-        return feedback(name, ["Your list is empty. `Scalars()` finds nothing in TF2 logs: read "
-                               f"`.Tensors(\"{SERIES_TAG}\")` and convert each event with `tf.make_ndarray`."],
-                        right="", show=show)
+        return feedback(name, [_("Your list is empty. `Scalars()` finds nothing in TF2 logs: read "
+                                 "`.Tensors(\"{tag}\")` and convert each event with `tf.make_ndarray`.").format(
+            tag=SERIES_TAG)], right="", show=show)
     if _float32(given) == _float32(logged):
-        return feedback(name, [], right=f"Your {len(given)} numbers are the {wanted} in the logs.", show=show)
+        return feedback(name, [], right=_("Your {count} numbers are the {series} in the logs.").format(
+            count=len(given), series=wanted), show=show)
     for other in sorted({(r.run, r.split, r.tag) for r in rows}):
         if other == (SERIES_RUN, SERIES_SPLIT, SERIES_TAG):
             continue
-        _, values = series(rows, other[0], other[2], other[1])
+        _steps, values = series(rows, other[0], other[2], other[1])
         if values and _float32(values) == _float32(given):
-            return feedback(name, [f"These are the numbers of {other[0]}/{other[1]} {other[2]}. You need "
-                                   f"{wanted}: the folder {SERIES_RUN}/{SERIES_SPLIT}, tag {SERIES_TAG!r}."],
-                            right="", show=show)
+            return feedback(name, [_("These are the numbers of {run}/{split} {tag}. You need {series}: the folder "
+                                     "{want_run}/{want_split}, tag {want_tag!r}.").format(
+                run=other[0], split=other[1], tag=other[2], series=wanted, want_run=SERIES_RUN,
+                want_split=SERIES_SPLIT, want_tag=SERIES_TAG)], right="", show=show)
     if len(given) != len(logged):
-        return feedback(name, [f"The log holds {len(logged)} epochs (steps {steps[0]} to {steps[-1]}); your list "
-                               f"has {len(given)} numbers. Keep every event: size_guidance "
-                               "{event_accumulator.TENSORS: 0}."], right="", show=show)
+        return feedback(name, [_("The log holds {epochs} epochs (steps {first} to {last}); your list has {count} "
+                                 "numbers. Keep every event: size_guidance {guidance}.").format(
+            epochs=len(logged), first=steps[0], last=steps[-1], count=len(given),
+            guidance="{event_accumulator.TENSORS: 0}")], right="", show=show)
     first = next(i for i, (a, b) in enumerate(zip(_float32(given), _float32(logged), strict=True)) if a != b)
-    return feedback(name, [f"Epoch {steps[first]}: your value is {given[first]:.6g}, the log holds "
-                           f"{logged[first]:.6g}. Read the value with `tf.make_ndarray(event.tensor_proto)`."],
-                    right="", show=show)
+    return feedback(name, [_("Epoch {epoch}: your value is {given:.6g}, the log holds {logged:.6g}. Read the value "
+                             "with `tf.make_ndarray(event.tensor_proto)`.").format(
+        epoch=steps[first], given=given[first], logged=logged[first])], right="", show=show)
 
 
 def _epoch_of(batch: int) -> int:
@@ -91,42 +97,49 @@ def _epoch_of(batch: int) -> int:
 
 def check_profile_range(answer: object, *, show: bool = True) -> Feedback:
     """Exercise 6.2: ``(start, stop)`` for 5 steps of epoch 2 of a run of 3 epochs x 20 batches."""
-    from course_utils.tb_profile import check_profile_batch
+    from course_utils.tb_profile import MAX_STEPS, MIN_START, check_profile_batch
 
     name = "Exercise 6.2"
     first = (PROFILE_EPOCH - 1) * BATCHES_PER_EPOCH + 1
     last = PROFILE_EPOCH * BATCHES_PER_EPOCH
     if is_empty(answer):
-        return not_answered(name, "Write `answer = (start, stop)`: two batch numbers. Then run the cell.",
+        return not_answered(name, _("Write `answer = (start, stop)`: two batch numbers. Then run the cell."),
                             show=show)
     if (
         not isinstance(answer, (tuple, list))
         or len(answer) != 2
         or not all(isinstance(b, int) and not isinstance(b, bool) for b in answer)
     ):
-        return feedback(name, [f"`answer` = {answer!r} is not two whole numbers. Write `(start, stop)`, "
-                               "for example (4, 8)."], right="", show=show)
+        return feedback(name, [_("`answer` = {answer!r} is not two whole numbers. Write `(start, stop)`, "
+                                 "for example (4, 8).").format(answer=answer)], right="", show=show)
     start, stop = answer
     problems = []
+    steps = stop - start + 1
+    too_long = False  # the course's rule already said the range profiles too many batches
     try:
         check_profile_batch(tuple(answer), total_batches=PROFILE_EPOCHS * BATCHES_PER_EPOCH)
     except ParameterError as err:
         problems.append(err.what)
-    steps = stop - start + 1
-    if stop >= start and steps != PROFILE_STEPS and not any("profiles" in p for p in problems):
+        too_long = start >= MIN_START and steps > MAX_STEPS  # the rule checks the start first, then the length
+    if stop >= start and steps != PROFILE_STEPS and not too_long:
         if steps == PROFILE_STEPS + 1:
-            problems.append(f"Keras counts both ends: ({start}, {stop}) profiles {steps} batches, not "
-                            f"{PROFILE_STEPS}.")
+            problems.append(_("Keras counts both ends: ({start}, {stop}) profiles {steps} batches, not {want}.").format(
+                start=start, stop=stop, steps=steps, want=PROFILE_STEPS))
         else:
-            problems.append(f"({start}, {stop}) profiles {steps} batches (both ends count), not {PROFILE_STEPS}.")
+            problems.append(_("({start}, {stop}) profiles {steps} batches (both ends count), not {want}.").format(
+                start=start, stop=stop, steps=steps, want=PROFILE_STEPS))
     if start == first - 1:
-        problems.append(f"Batch {start} is the last batch of epoch {PROFILE_EPOCH - 1}. Keras counts batches "
-                        f"from 1, across epochs, so epoch {PROFILE_EPOCH} is batches {first} to {last}.")
+        problems.append(_("Batch {start} is the last batch of epoch {previous}. Keras counts batches "
+                          "from 1, across epochs, so epoch {epoch} is batches {first} to {last}.").format(
+            start=start, previous=PROFILE_EPOCH - 1, epoch=PROFILE_EPOCH, first=first, last=last))
     elif start >= 1 and (start < first or start > last):
-        problems.append(f"Batch {start} is in epoch {_epoch_of(start)}. Epoch {PROFILE_EPOCH} is batches "
-                        f"{first} to {last} (counted from 1, across epochs).")
+        problems.append(_("Batch {start} is in epoch {its_epoch}. Epoch {epoch} is batches {first} to {last} "
+                          "(counted from 1, across epochs).").format(
+            start=start, its_epoch=_epoch_of(start), epoch=PROFILE_EPOCH, first=first, last=last))
     elif first <= start <= last < stop:
-        problems.append(f"Batch {stop} is in epoch {_epoch_of(stop)}. Stop by batch {last}, the last batch of "
-                        f"epoch {PROFILE_EPOCH}.")
-    return feedback(name, problems, right=f"({start}, {stop}) profiles batches {start} to {stop}: {PROFILE_STEPS} "
-                                          f"steps of epoch {PROFILE_EPOCH}.", show=show)
+        problems.append(_("Batch {stop} is in epoch {its_epoch}. Stop by batch {last}, the last batch of "
+                          "epoch {epoch}.").format(stop=stop, its_epoch=_epoch_of(stop), last=last,
+                                                   epoch=PROFILE_EPOCH))
+    return feedback(name, problems, right=_("({start}, {stop}) profiles batches {start} to {stop}: {steps} steps of "
+                                            "epoch {epoch}.").format(start=start, stop=stop, steps=PROFILE_STEPS,
+                                                                     epoch=PROFILE_EPOCH), show=show)

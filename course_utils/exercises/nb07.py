@@ -15,6 +15,9 @@ import math
 from typing import Any
 
 from course_utils.exercises import Feedback, feedback, is_empty, not_answered
+from course_utils.i18n import translator
+
+_ = translator("exercises")
 
 # Exercise 7.1: the run the student plans.
 PLAN_IMAGES, PLAN_GLOBAL_BATCH, PLAN_REPLICAS = 60_000, 256, 4
@@ -41,34 +44,40 @@ def check_batch_plan(per_replica: object, steps_per_epoch: object, *, show: bool
 
     name = "Exercise 7.1"
     if is_empty(per_replica) or is_empty(steps_per_epoch):
-        return not_answered(name, "Set both `per_replica` and `steps_per_epoch` to whole numbers. Then run the "
-                                  "cell.", show=show)
+        return not_answered(name, _("Set both `per_replica` and `steps_per_epoch` to whole numbers. Then run the "
+                                    "cell."), show=show)
     plan = batch_plan(PLAN_GLOBAL_BATCH, PLAN_REPLICAS, PLAN_IMAGES)
     problems = []
     share, steps = _whole(per_replica), _whole(steps_per_epoch)
+    dropped = PLAN_IMAGES - plan.images_per_epoch
     if share is None:
-        problems.append(f"`per_replica` = {per_replica!r} is not a whole number of images.")
+        problems.append(_("`per_replica` = {value!r} is not a whole number of images.").format(value=per_replica))
     elif share == PLAN_GLOBAL_BATCH:
-        problems.append(f"{share} is the global batch: all replicas together. Each replica gets its share of it.")
+        problems.append(_("{share} is the global batch: all replicas together. Each replica gets its share of "
+                          "it.").format(share=share))
     elif share == PLAN_GLOBAL_BATCH * PLAN_REPLICAS:
-        problems.append(f"{share} multiplies the global batch by the replicas. The replicas split it instead.")
+        problems.append(_("{share} multiplies the global batch by the replicas. The replicas split it "
+                          "instead.").format(share=share))
     elif share != plan.per_replica:
-        problems.append(f"{share} images per replica: {PLAN_REPLICAS} replicas would then take "
-                        f"{share * PLAN_REPLICAS} images per step, not the global batch of {PLAN_GLOBAL_BATCH}.")
+        problems.append(_("{share} images per replica: {replicas} replicas would then take {images} images per "
+                          "step, not the global batch of {batch}.").format(
+            share=share, replicas=PLAN_REPLICAS, images=share * PLAN_REPLICAS, batch=PLAN_GLOBAL_BATCH))
     if steps is None:
-        problems.append(f"`steps_per_epoch` = {steps_per_epoch!r} is not a whole number of steps.")
+        problems.append(_("`steps_per_epoch` = {value!r} is not a whole number of steps.").format(
+            value=steps_per_epoch))
     elif steps == plan.steps_per_epoch + 1:
-        problems.append(f"{steps} counts a last, partial step. With drop_remainder=True the last "
-                        f"{PLAN_IMAGES - plan.images_per_epoch} images make no step: round down.")
+        problems.append(_("{steps} counts a last, partial step. With drop_remainder=True the last "
+                          "{dropped} images make no step: round down.").format(steps=steps, dropped=dropped))
     elif steps in (PLAN_IMAGES // plan.per_replica, math.ceil(PLAN_IMAGES / plan.per_replica)):
-        problems.append(f"{steps} steps counts per-replica batches. One step takes a whole global batch of "
-                        f"{PLAN_GLOBAL_BATCH} images, on all replicas at once.")
+        problems.append(_("{steps} steps counts per-replica batches. One step takes a whole global batch of "
+                          "{batch} images, on all replicas at once.").format(steps=steps, batch=PLAN_GLOBAL_BATCH))
     elif steps != plan.steps_per_epoch:
-        problems.append(f"{steps} steps of {PLAN_GLOBAL_BATCH} images would be {steps * PLAN_GLOBAL_BATCH:,} "
-                        f"images, not the {PLAN_IMAGES:,} you have.")
-    return feedback(name, problems, right=f"{plan.per_replica} images per replica and {plan.steps_per_epoch} "
-                                          f"steps per epoch; the last {PLAN_IMAGES - plan.images_per_epoch} "
-                                          "images are dropped.", show=show)
+        problems.append(_("{steps} steps of {batch} images would be {images:,} images, not the {have:,} you "
+                          "have.").format(steps=steps, batch=PLAN_GLOBAL_BATCH, images=steps * PLAN_GLOBAL_BATCH,
+                                          have=PLAN_IMAGES))
+    return feedback(name, problems, right=_("{share} images per replica and {steps} steps per epoch; the last "
+                                            "{dropped} images are dropped.").format(
+        share=plan.per_replica, steps=plan.steps_per_epoch, dropped=dropped), show=show)
 
 
 def _config_problems(config: dict[str, Any]) -> list[str]:
@@ -77,41 +86,45 @@ def _config_problems(config: dict[str, Any]) -> list[str]:
     if set(config) != {"cluster", "task"}:
         missing = sorted({"cluster", "task"} - set(config))
         extra = sorted(set(config) - {"cluster", "task"})
-        parts = [f"missing {missing}" if missing else "", f"unknown {extra}" if extra else ""]
-        return [f"TF_CONFIG has two keys, 'cluster' and 'task' ({', '.join(p for p in parts if p)})."]
+        parts = [_("missing {keys}").format(keys=missing) if missing else "",
+                 _("unknown {keys}").format(keys=extra) if extra else ""]
+        return [_("TF_CONFIG has two keys, 'cluster' and 'task' ({found}).").format(
+            found=", ".join(p for p in parts if p))]
     problems = []
     cluster, task = config["cluster"], config["task"]
     workers = cluster.get("worker") if isinstance(cluster, dict) else None
     if not isinstance(cluster, dict) or set(cluster) != {"worker"}:
-        problems.append("'cluster' is a dict with one key here, 'worker': the list of every worker's address.")
+        problems.append(_("'cluster' is a dict with one key here, 'worker': the list of every worker's address."))
     elif isinstance(workers, str):
-        problems.append("'worker' is a list of addresses, even for one machine.")
+        problems.append(_("'worker' is a list of addresses, even for one machine."))
     elif (not isinstance(workers, (list, tuple)) or not all(isinstance(w, str) for w in workers)
           or sorted(workers) != sorted(expected)):
         if isinstance(workers, (list, tuple)) and len(workers) < len(expected):
-            problems.append("The cluster lists every worker, not only this one: the same list on every machine.")
+            problems.append(_("The cluster lists every worker, not only this one: the same list on every machine."))
         else:
-            problems.append(f"The workers are {expected}: both addresses, as 'host:port' text.")
+            problems.append(_("The workers are {workers}: both addresses, as 'host:port' text.").format(
+                workers=expected))
     elif list(workers) != expected:
-        problems.append(f"Keep the order {expected}. Every machine gets the same list, and the task index points "
-                        "into it.")
+        problems.append(_("Keep the order {workers}. Every machine gets the same list, and the task index points "
+                          "into it.").format(workers=expected))
     if not isinstance(task, dict) or set(task) != {"type", "index"}:
-        problems.append("'task' is a dict with two keys: 'type' and 'index'.")
+        problems.append(_("'task' is a dict with two keys: 'type' and 'index'."))
         return problems
     if task["type"] == "chief":
-        problems.append("This cluster has only workers: worker 0 acts as the chief. Use the type 'worker'.")
+        problems.append(_("This cluster has only workers: worker 0 acts as the chief. Use the type 'worker'."))
     elif task["type"] != "worker":
-        problems.append(f"The task type is {task['type']!r}; here every machine is a 'worker'.")
+        problems.append(_("The task type is {type!r}; here every machine is a 'worker'.").format(type=task["type"]))
     index = task["index"]
     if isinstance(index, (str, bool)) or not isinstance(index, int):
-        problems.append(f"The index is the number {TASK_INDEX}, not {index!r}.")
+        problems.append(_("The index is the number {want}, not {index!r}.").format(want=TASK_INDEX, index=index))
     elif index == len(expected):
-        problems.append(f"Indexes count from 0: the second worker is index {TASK_INDEX}.")
+        problems.append(_("Indexes count from 0: the second worker is index {want}.").format(want=TASK_INDEX))
     elif index == 0:
-        problems.append(f"Index 0 is the first worker, the chief, at {expected[0]}. This is the second machine.")
+        problems.append(_("Index 0 is the first worker, the chief, at {address}. This is the second machine.").format(
+            address=expected[0]))
     elif index != TASK_INDEX:
-        problems.append(f"The index {index!r} is not a place in the worker list. The second worker is index "
-                        f"{TASK_INDEX}.")
+        problems.append(_("The index {index!r} is not a place in the worker list. The second worker is index "
+                          "{want}.").format(index=index, want=TASK_INDEX))
     return problems
 
 
@@ -121,22 +134,23 @@ def check_tf_config(answer: object, *, show: bool = True) -> Feedback:
 
     name = "Exercise 7.2"
     if is_empty(answer):
-        return not_answered(name, "Write worker 1's TF_CONFIG as a dict: `answer = {\"cluster\": ..., \"task\": "
-                                  "...}`. Then run the cell.", show=show)
+        return not_answered(name, _("Write worker 1's TF_CONFIG as a dict: {example}. Then run the cell.").format(
+            example='`answer = {"cluster": ..., "task": ...}`'), show=show)
     config = answer
     if isinstance(answer, str):
         try:
             config = json.loads(answer)
         except ValueError as err:
-            return feedback(name, [f"This text is not JSON ({err.msg}). Write a dict, or the text "
-                                   "`json.dumps` makes of it."], right="", show=show)
+            return feedback(name, [_("This text is not JSON ({error}). Write a dict, or the text "
+                                     "`json.dumps` makes of it.").format(error=err.msg)], right="", show=show)
     if not isinstance(config, dict):
-        return feedback(name, [f"`answer` is {type(config).__name__}. TF_CONFIG is a dict with 'cluster' and "
-                               "'task'."], right="", show=show)
+        return feedback(name, [_("`answer` is {type}. TF_CONFIG is a dict with 'cluster' and 'task'.").format(
+            type=type(config).__name__)], right="", show=show)
     problems = _config_problems(config)
     built = tf_config(list(CLUSTER), TASK_INDEX)  # what the course's helper builds
     if not problems and json.loads(json.dumps(config)) != built:
-        problems.append("This differs from the TF_CONFIG the course builds for worker 1; compare it part by part.")
-    return feedback(name, problems, right="Worker 1 gets the same cluster list as worker 0 and its own task, "
-                                          "index 1. Set it with os.environ[\"TF_CONFIG\"] = json.dumps(answer), "
-                                          "before the strategy is created.", show=show)
+        problems.append(_("This differs from the TF_CONFIG the course builds for worker 1; compare it part by "
+                          "part."))
+    return feedback(name, problems, right=_("Worker 1 gets the same cluster list as worker 0 and its own task, "
+                                            "index 1. Set it with os.environ[\"TF_CONFIG\"] = json.dumps(answer), "
+                                            "before the strategy is created."), show=show)

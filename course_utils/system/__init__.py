@@ -8,7 +8,8 @@ Each concept lives here once:
   stopping that whole group (nothing left behind); finding processes by command line.
 - ``system.rss``: a process's resident memory and its peak (Linux ``VmHWM``, psutil elsewhere).
 - ``system.files``: writing a JSON file atomically.
-- ``system.paths``: the project folder and the default build folder.
+- ``system.paths``: the project folder.
+- ``system.places``: where the course writes for this user (``COURSE_HOME``), and the error when it cannot.
 
 Importing these modules is cheap: none imports TensorFlow, and psutil is imported where it is used.
 """

@@ -53,11 +53,13 @@ from pathlib import Path
 from typing import Any
 
 from course_utils.errors import ChildError
+from course_utils.i18n import translator
 from course_utils.system.files import write_json_atomic
 from course_utils.system.processes import start_in_group, stop_group
 
 PACKAGE_PARENT = Path(__file__).resolve().parents[2]  # the folder that holds course_utils/
 _TARGET = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*")
+_ = translator("course")
 PARENT_PID_VARIABLE = "COURSE_PARENT_PID"  # the child ends when this process has ended
 TIME_LIMIT_VARIABLE = "COURSE_TIME_LIMIT_S"  # the child ends after this many seconds
 TEMP_DIR_VARIABLE = "COURSE_CHILD_TEMP_DIR"  # the temporary folder start_python made: an orphan removes it
@@ -187,36 +189,43 @@ class Child:
         record = record if record is not None else self._record()
         error = record.get("error") if record else None
         code = self.returncode
-        fix = "Read the last lines of its log above; run `course doctor` if they mention CUDA or the GPU."
+        fix = _("Read the last lines of its log above; run `course doctor` if they mention CUDA or the GPU.")
         if timeout_s is not None:
             ended = f"timeout after {timeout_s:g} s"
-            how = f"did not finish within {timeout_s:g} s, so it was stopped"
-            fix = (
+            how = _("{subject} did not finish within {seconds:g} s, so it was stopped.")
+            fix = _(
                 "Run it again with more time (or less work); if it stops at the same place again, run the same "
                 "call in a terminal to see where it hangs."
             )
         elif isinstance(error, dict):
             ended = "error"
-            how = f"raised {error.get('type')}: {error.get('what') or error.get('message')}"
-            fix = error.get("fix") or "Read the traceback at the end of its log above."
+            how = _("{subject} raised {type}: {message}.")
+            fix = error.get("fix") or _("Read the traceback at the end of its log above.")
         elif code is None:
-            ended, how = "running", "has not finished"
+            ended, how = "running", _("{subject} has not finished.")
         elif code < 0:
             ended = exit_description(code)
-            how = f"was ended by {ended} before it reported"
+            how = _("{subject} was ended by {ended} before it reported.")
             if code == -getattr(signal, "SIGKILL", 9):
-                fix = (
+                fix = _(
                     "Nobody stopped it on purpose? Then the system most likely ran out of memory and killed it: "
                     "use less data or a smaller batch, close other notebooks, and run it again."
                 )
         else:
             ended = exit_description(code)
-            how = f"exited with {ended} " + ("but wrote no result" if code == 0 else "before it wrote a result")
+            how = (_("{subject} exited with {ended} but wrote no result.") if code == 0
+                   else _("{subject} exited with {ended} before it wrote a result."))
+        raised = error if isinstance(error, dict) else {}
+        what = how.format(subject=self.what, seconds=timeout_s, ended=ended, type=raised.get("type"),
+                          message=raised.get("what") or raised.get("message"))
         tail = self.log_tail()
-        where = f" ({self.log})" if self.keep_log else ""
-        said = f"\nThe last lines of its log{where}:\n{tail}" if tail else f"\nIts log{where} is empty."
+        if self.keep_log:
+            said = (_("The last lines of its log ({log}):\n{tail}") if tail else _("Its log ({log}) is empty.")).format(
+                log=self.log, tail=tail)
+        else:
+            said = _("The last lines of its log:\n{tail}").format(tail=tail) if tail else _("Its log is empty.")
         return ChildError(
-            f"{self.what} {how}.{said}",
+            f"{what}\n{said}",
             fix,
             ended=ended,
             returncode=code,
@@ -291,7 +300,7 @@ def start_python(
     return Child(
         process,
         target=target,
-        what=what or f"The child process {name!r} ({target})",
+        what=what or _("The child process {name!r} ({target})").format(name=name, target=target),
         log=log_path,
         keep_log=log is not None or folder is not None,
         payload_file=payload_file,
@@ -432,14 +441,15 @@ def _watch(result_file: str) -> None:
     def watch() -> None:
         while True:
             if parent_pid is not None and (parent is None or not _parent_alive(parent, adopted_if_ppid_changes)):
-                what = f"This child's parent process (pid {parent_pid}) has ended, so it ended too."
-                fix = ("Nothing to do here: whatever ended the parent (a killed kernel, a stopped `course run`) "
-                       "also ended this work. Start it again from the parent.")
+                what = _("This child's parent process (pid {pid}) has ended, so it ended too.").format(pid=parent_pid)
+                fix = _("Nothing to do here: whatever ended the parent (a killed kernel, a stopped `course run`) "
+                        "also ended this work. Start it again from the parent.")
                 _end_here(result_file, _ended("ChildOrphaned", what, fix), EXIT_ORPHANED, remove=temp_dir)
             if deadline is not None and time.monotonic() >= deadline:
-                what = f"This child ran past its own time limit of {limit_s:g} s, so it ended itself."
-                fix = ("Run it again with more time (or less work); if it stops at the same place again, run the "
-                       "same call in a terminal to see where it hangs.")
+                what = _("This child ran past its own time limit of {seconds:g} s, so it ended itself.").format(
+                    seconds=limit_s)
+                fix = _("Run it again with more time (or less work); if it stops at the same place again, run the "
+                        "same call in a terminal to see where it hangs.")
                 _end_here(result_file, _ended("ChildTimeLimit", what, fix), EXIT_TIME_LIMIT)
             time.sleep(WATCH_INTERVAL_S)
 

@@ -17,6 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from course_utils.errors import FolderInUseError
+from course_utils.i18n import translator
+
+_ = translator("course")
 
 try:
     import fcntl  # POSIX
@@ -102,8 +105,9 @@ class FolderLock:
             os.close(fd)
             pid = self.holder()
             raise FolderInUseError(
-                f"{self.folder} is in use by another process (pid {pid or 'unknown'}).",
-                "Wait for it to finish, or use another folder.",
+                _("{folder} is in use by another process (pid {pid}).").format(
+                    folder=self.folder, pid=pid or _("unknown")),
+                _("Wait for it to finish, or use another folder."),
                 folder=self.folder,
                 pid=pid,
             ) from None

@@ -187,6 +187,7 @@ def test_the_batch_size_grid_is_valid():
     path = ROOT / "grids" / "batch_size.yaml"
     loaded = load_grid(path)
     assert loaded["notebooks"] == ["05_cnn_cpu_vs_gpu"] and len(loaded["parameters"]["BATCH_SIZE"]) >= 3
+    assert loaded["results"] == ["test_accuracy", "epoch_s"], "the grid names the few results its report compares"
     if not (ROOT / "notebooks" / "05_cnn_cpu_vs_gpu.ipynb").is_file():
         pytest.skip("notebook 05 is not in notebooks/ yet")
     plan = make_plan([], grid_file=path)  # notebook 05 declares every parameter, with fitting types
@@ -275,3 +276,29 @@ def test_a_whole_timeout_given_as_a_float_becomes_an_int(tmp_path):
 def test_a_value_that_is_not_a_finite_number_is_refused(value):
     with pytest.raises(InputError, match=r"SCALE = .* is not a finite number"):
         make_plan([str(CURVE)], parameters={"SCALE": value})
+
+
+def test_a_parameter_some_notebooks_lack_is_refused_unless_if_declared():
+    with pytest.raises(InputError) as caught:
+        make_plan(["01", "02"], parameters={"DEVICE": "gpu"})
+    assert "01_install_versions" in caught.value.what and "--if-declared" in caught.value.fix
+    plan = make_plan(["01", "02"], parameters={"DEVICE": "gpu"}, if_declared=True)
+    assert [(r.notebook.stem, r.parameters) for r in plan.runs] == [
+        ("01_install_versions", {}), ("02_verify_gpu", {"DEVICE": "gpu"})]
+    assert plan.skipped == {"01_install_versions": ["DEVICE"]}
+
+
+def test_if_declared_still_refuses_a_name_no_notebook_declares():
+    with pytest.raises(InputError, match="no notebook in this run declares parameter DEVIC - did you mean DEVICE"):
+        make_plan(["01", "02"], parameters={"DEVIC": "gpu"}, if_declared=True)
+
+
+def test_if_declared_runs_equal_points_once(tmp_path):
+    grid_file = tmp_path / "g.yaml"
+    grid_file.write_text("notebooks: ['01', '02']\nparameters:\n  DEVICE: [cpu, auto]\n")
+    plan = make_plan([], grid_file=grid_file, if_declared=True)
+    assert [(r.notebook.stem, r.parameters, r.point, r.points) for r in plan.runs] == [
+        ("01_install_versions", {}, 1, 1),
+        ("02_verify_gpu", {"DEVICE": "cpu"}, 1, 2),
+        ("02_verify_gpu", {"DEVICE": "auto"}, 2, 2),
+    ]

@@ -52,7 +52,7 @@ def test_a_comparison_per_notebook_with_varying_parameters():
     assert len(tables) == 1, "a notebook run once has nothing to compare"
     table = tables[0]
     assert table["notebook"] == "05_cnn" and table["varying"] == ["BATCH_SIZE"], "EPOCHS does not vary"
-    assert table["columns"] == ["test_accuracy", "epoch_s (median)", "peak memory (MiB)", "time (s)"]
+    assert table["columns"] == ["test_accuracy", "epoch_s (median)", "peak host memory (MiB)", "time (s)"]
     assert [r["BATCH_SIZE"] for r in table["rows"]] == [32, 128, 512]
     assert [r["epoch_s (median)"] for r in table["rows"]] == [60 / 32, 60 / 128, 60 / 512]
 
@@ -60,7 +60,7 @@ def test_a_comparison_per_notebook_with_varying_parameters():
 def test_charts_are_pngs_for_numeric_and_categorical_axes():
     table = comparisons(GRID, ["test_accuracy"])[0]
     made = charts(table)
-    assert [name for name, _ in made] == ["test_accuracy", "peak memory (MiB)"]
+    assert [name for name, _ in made] == ["test_accuracy", "peak host memory (MiB)"]
     assert all(png.startswith(b"\x89PNG") for _, png in made)
     two_way = [run(f"r{d}{b}", BATCH_SIZE=b, DEVICE=d) for d in ("cpu", "gpu") for b in (32, 64)]
     assert len(charts(comparisons(two_way)[0])) == 3  # x: BATCH_SIZE, a line per DEVICE
@@ -80,7 +80,8 @@ def test_the_report_files_agree_with_the_records(tmp_path):
 
     md = paths["md"].read_text()
     assert md.startswith("# Batch sizes\n") and "4 of 4 run(s), 3 ok, 1 failed" in md
-    assert "| 1 | 05_cnn__BATCH_SIZE-32 | 05_cnn | BATCH_SIZE=32, EPOCHS=1 | ok | 10.32 | /CPU:0 | 532 | 2.21.0 |" in md
+    first = "| 1 | 05_cnn__BATCH_SIZE-32 | 05_cnn | BATCH_SIZE=32, EPOCHS=1 | ok | 10.32 | /CPU:0 |  | 532 | 2.21.0 |"
+    assert first in md, "the GPU column is empty on the CPU"
     assert "test_accuracy=0.9032, epoch_s (median)=1.875" in md
     assert "failed: cell In [3]: ResourceExhaustedError: OOM \\| x" in md, "a | in an error must not break the table"
     assert "## Failures" in md and "model.fit(x)" in md
@@ -116,3 +117,30 @@ def test_a_single_run_report_has_no_comparison(tmp_path):
     paths = write_report([run("02_verify_gpu", notebook="02_verify_gpu")], tmp_path, {})
     assert "Comparison" not in paths["md"].read_text() and "<img" not in paths["html"].read_text()
     assert json.loads(paths["json"].read_text())["comparisons"] == []
+
+
+def test_a_run_shows_the_key_results_its_notebook_declares(tmp_path):
+    declared = [dict(r, key_results=["test_accuracy"]) for r in GRID]
+    table = comparisons(declared)[0]
+    assert table["columns"] == ["test_accuracy", "peak host memory (MiB)", "time (s)"], "epoch_s is not declared"
+    assert comparisons(declared, ["epoch_s"])[0]["columns"][0] == "epoch_s (median)", "the grid's results win"
+    report = write_report(declared, tmp_path, {"title": "t"})["md"].read_text()
+    row = next(line for line in report.splitlines() if line.startswith("| 1 |"))
+    assert "test_accuracy=0.9032" in row and "epoch_s" not in row
+    everything = json.loads((tmp_path / "results.json").read_text())["runs"][0]["results"]
+    assert "epoch_s" in everything, "results.json keeps every result"
+
+
+def test_a_run_on_a_gpu_names_the_gpu_its_driver_and_peak_gpu_memory(tmp_path):
+    on_gpu = [
+        dict(r, device="/GPU:0", peak_gpu_mib=1000.0 + i,
+             environment={"gpu": {"name": "NVIDIA GeForce RTX 3060", "driver": "560.94", "memory_mib": 12288}})
+        for i, r in enumerate(GRID)
+    ]
+    table = comparisons(on_gpu)[0]
+    assert table["columns"][-3:] == ["peak GPU memory (MiB)", "peak host memory (MiB)", "time (s)"]
+    assert [row["peak GPU memory (MiB)"] for row in table["rows"]] == [1000.0, 1001.0, 1002.0]
+    report = write_report(on_gpu, tmp_path, {"title": "t"})["md"].read_text()
+    assert "NVIDIA GeForce RTX 3060 (driver 560.94), peak 1,000 MiB" in report
+    cpu_report = write_report(GRID, tmp_path / "cpu", {"title": "t"})["md"].read_text()
+    assert "driver" not in cpu_report and "peak GPU memory" not in cpu_report

@@ -44,7 +44,7 @@ def test_truncated_transfer_is_rejected(http_server, tmp_path):
     dest.write_bytes(b"previous good copy")
     http_server.routes["/f.bin"] = (GOOD[:100], len(GOOD))  # server promises more than it sends
     with pytest.raises(DataError):
-        fetch_verified(http_server.url + "/f.bin", dest, GOOD_SHA, timeout=5)
+        fetch_verified(http_server.url + "/f.bin", dest, GOOD_SHA, read_timeout=5)
     assert dest.read_bytes() == b"previous good copy"
     assert leftovers(tmp_path) == []
 

@@ -2,9 +2,9 @@
 
 ``make papermill`` (``pytest -m "notebook and not browser"``). A module-scoped fixture runs
 the real console script once, ``course run --smoke --out OUT --timeout 600`` (OUT:
-``$COURSE_CI_OUT``, default ``build/ci/course``, emptied first), offline, with notebook
-06's TensorBoard logs in ``OUT/tb-logs`` (``COURSE_LOG_DIR``) and an empty Keras cache in
-``OUT/keras-home``, so the course uses its bundled data as the unit tests do. The CLI's
+``$COURSE_CI_OUT``, default ``build/ci/course``, emptied first), offline, with an empty Keras
+cache in ``OUT/keras-home`` (notebook 06's TensorBoard logs go where the runner puts them:
+``OUT/tensorboard/06_tensorboard/``), so the course uses its bundled data as the unit tests do. The CLI's
 output goes to ``OUT/course-run.log`` and is shown when the run fails. The tests then read
 what the run left: ``OUT/results.json`` (one record per run) and ``OUT/executed/*.ipynb``.
 
@@ -24,6 +24,7 @@ import ast
 import json
 import math
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -57,7 +58,7 @@ class CourseRun:
 
     @property
     def log_dir(self) -> Path:
-        return self.out / "tb-logs"
+        return self.out / "tensorboard" / "06_tensorboard"  # the runner's COURSE_LOG_DIR for that run
 
     def __repr__(self) -> str:  # short, for pytest's tracebacks
         return f"CourseRun(out={str(self.out)!r}, returncode={self.returncode}, runs={sorted(self.runs)})"
@@ -70,11 +71,10 @@ class CourseRun:
 def _environment(out: Path) -> dict[str, str]:
     """The run's environment, set here: conftest's per-test settings do not reach a module-scoped fixture."""
     env = dict(os.environ)
-    for name in ("COURSE_RESULTS_FILE", "COURSE_RESULTS_DIR", "COURSE_DATA_DIR", "COURSE_SMOKE"):
-        env.pop(name, None)  # --smoke sets COURSE_SMOKE and the runner COURSE_RESULTS_FILE, per run
+    for name in ("COURSE_RESULTS_FILE", "COURSE_RESULTS_DIR", "COURSE_DATA_DIR", "COURSE_SMOKE", "COURSE_LOG_DIR"):
+        env.pop(name, None)  # the runner sets COURSE_SMOKE, COURSE_RESULTS_FILE and COURSE_LOG_DIR, per run
     env.update(
         COURSE_OFFLINE="1",
-        COURSE_LOG_DIR=str(out / "tb-logs"),  # notebook 06's LOG_DIR="logs" lands here, not in notebooks/logs
         KERAS_HOME=str(out / "keras-home"),  # no cached full MNIST: the bundled sample, as in the unit tests
     )
     return env
@@ -118,20 +118,25 @@ def _run(command: list[str], out: Path) -> tuple[int, str]:
     return returncode, log.read_text(errors="replace")
 
 
-@pytest.fixture(scope="module")
-def course_run() -> CourseRun:
-    command = [*_course_command(), "run", "--smoke", "--out", str(OUT), "--timeout", str(CELL_TIMEOUT_S)]
+def run_course(arguments: list[str], out: Path) -> CourseRun:
+    """``course run ARGUMENTS --smoke --out OUT`` into an emptied OUT (or, with COURSE_CI_REUSE=1, what OUT holds)."""
+    command = [*_course_command(), "run", *arguments, "--smoke", "--out", str(out), "--timeout", str(CELL_TIMEOUT_S)]
     if REUSE:
-        returncode, log = None, OUT / "course-run.log"
+        returncode, log = None, out / "course-run.log"
         output = log.read_text(errors="replace") if log.is_file() else ""
     else:
-        _empty(OUT)
-        returncode, output = _run(command, OUT)
-    report_file = OUT / "results.json"
+        _empty(out)
+        returncode, output = _run(command, out)
+    report_file = out / "results.json"
     if not report_file.is_file():
-        run = CourseRun(OUT, returncode, output, {})
+        run = CourseRun(out, returncode, output, {})
         pytest.fail(f"`{' '.join(command)}` exited {returncode} and wrote no {report_file}\n{run.tail()}")
-    return CourseRun(OUT, returncode, output, json.loads(report_file.read_text()))
+    return CourseRun(out, returncode, output, json.loads(report_file.read_text()))
+
+
+@pytest.fixture(scope="module")
+def course_run() -> CourseRun:
+    return run_course([], OUT)
 
 
 # --- the command ------------------------------------------------------------------------------
@@ -151,6 +156,19 @@ def test_every_course_notebook_ran_once_in_smoke_mode(course_run):
     assert meta["planned_runs"] == len(NOTEBOOKS)
     assert all(run["smoke"] and run["parameters"] == {} for run in course_run.report["runs"]), "defaults, smoke caps"
     assert (course_run.out / "report.md").is_file() and (course_run.out / "report.html").is_file()
+
+
+def test_each_run_shows_the_key_results_its_notebook_declares(course_run):
+    md = (course_run.out / "report.md").read_text()
+    for i, run in enumerate(course_run.report["runs"], start=1):
+        assert run["key_results"], f"{run['name']} declares no key results"
+        missing = [name for name in run["key_results"] if name not in run["results"]]
+        assert not missing, f"{run['name']} declared but did not record {missing}"
+        row = next(line for line in md.splitlines() if line.startswith(f"| {i} | {run['name']} |"))
+        shown = {name for name in run["results"] if re.search(rf"(?:^|[ ,|]){re.escape(name)}(?:=|\[| \()", row)}
+        assert shown == set(run["key_results"]), f"{run['name']}: the report shows {shown}"
+        if run["device"] == "/CPU:0":  # no GPU here: no GPU facts, no GPU peak
+            assert "gpu" not in run["environment"] and run["peak_gpu_mib"] is None
 
 
 # --- every notebook ---------------------------------------------------------------------------
@@ -358,7 +376,7 @@ def test_06_tensorboard_key_results(course_run):
     start, stop = r["profile_batch"]
     assert len(r["profiled_steps"]) == stop - start + 1 and r["trace_events"] > 0
 
-    # The logs went to COURSE_LOG_DIR/LOG_DIR (inside OUT), not to notebooks/logs.
+    # The logs went to the run's own folder in OUT (the runner's COURSE_LOG_DIR), not to notebooks/logs.
     root = Path(r["log_dir"])
     assert root == course_run.log_dir / p["LOG_DIR"]
     trace = root / r["trace_file"]

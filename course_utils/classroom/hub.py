@@ -1,0 +1,193 @@
+"""The course's JupyterHub: the instructor's settings, and what each student's server gets.
+
+``hub/jupyterhub_config.py`` reads its settings through this module, so they are checked (and
+tested) without starting a hub. The instructor sets a few environment variables where the hub
+starts (``COURSE_HUB_*``, ``COURSE_GPU_MEMORY``); a bad value stops the hub at start-up with
+a message that names the variable, instead of failing later in forty students' notebooks.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import stat
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from course_utils.errors import CourseError, ParameterError
+from course_utils.gpu_config import MEMORY_ENV, memory_policy
+from course_utils.i18n import translator
+from course_utils.system.paths import PROJECT_ROOT
+from course_utils.tb_server import proxy_url_hint
+
+_ = translator("course")
+
+USERS_ENV = "COURSE_HUB_USERS"  # user names allowed to log in, separated by commas or spaces
+GROUP_ENV = "COURSE_HUB_GROUP"  # or: the OS group whose members may log in
+ADMINS_ENV = "COURSE_HUB_ADMINS"  # user names with the hub's admin page
+MEM_LIMIT_ENV = "COURSE_HUB_MEM_LIMIT"  # memory per student, e.g. 8G (enforced by SystemdSpawner)
+CPU_LIMIT_ENV = "COURSE_HUB_CPU_LIMIT"  # CPU cores per student, e.g. 2 (enforced by SystemdSpawner)
+GPUS_ENV = "COURSE_HUB_GPUS"  # CUDA_VISIBLE_DEVICES values to share out: GPU indexes or MIG UUIDs
+STATE_ENV = "COURSE_HUB_STATE"  # the hub's own files: user database, cookie secret, proxy pid
+DEFAULT_GROUP = "tf-course"
+DEFAULT_STATE = "/srv/tf-gpu-course-hub"
+DEFAULT_MEM_LIMIT = "8G"
+DEFAULT_CPU_LIMIT = 2.0
+# Course switches passed on from the hub's environment to every student, when set there.
+PASSED_ON = ("COURSE_OFFLINE", "COURSE_SMOKE", "COURSE_DATA_DIR")
+# The proxy in front of the hub, an npm package: .ci/run installs this copy into build/npm.
+PROXY_NAME = "configurable-http-proxy"
+LOCAL_PROXY = PROJECT_ROOT / "build" / "npm" / "node_modules" / ".bin" / PROXY_NAME
+
+_BYTES = re.compile(r"^[0-9]+(\.[0-9]+)?[KMGT]?$")
+
+
+@dataclass(frozen=True)
+class HubSettings:
+    """What the instructor chose, checked: who may log in, each student's limits and devices, where state goes."""
+
+    users: frozenset[str]
+    group: str | None  # None when a list of users is given
+    admins: frozenset[str]
+    mem_limit: str | None  # JupyterHub's byte format: "8G"; None: no limit
+    cpu_limit: float | None
+    gpus: tuple[str, ...]  # empty: every student sees every GPU
+    gpu_memory: str  # COURSE_GPU_MEMORY as given ("growth" when unset)
+    state_dir: Path
+
+
+def _names(text: str) -> list[str]:
+    return [part for part in re.split(r"[\s,]+", text.strip()) if part]
+
+
+def _limit(environ: Mapping[str, str], name: str, default: str) -> str | None:
+    """A limit's text; "none" or "0" turns the limit off."""
+    text = environ.get(name, default).strip()
+    return None if text.lower() in ("none", "0", "") else text
+
+
+def read_settings(environ: Mapping[str, str] | None = None) -> HubSettings:
+    """The hub's settings from ``environ`` (default: this process's environment); ``ParameterError`` if one is bad."""
+    env = os.environ if environ is None else environ
+    users = frozenset(_names(env.get(USERS_ENV, "")))
+    group = None if users else (env.get(GROUP_ENV, "").strip() or DEFAULT_GROUP)
+    mem_limit = _limit(env, MEM_LIMIT_ENV, DEFAULT_MEM_LIMIT)
+    if mem_limit is not None and not _BYTES.match(mem_limit.upper()):
+        raise ParameterError(
+            _("{variable}={value!r} is not an amount of memory.").format(variable=MEM_LIMIT_ENV, value=mem_limit),
+            _("Write a number with K, M, G or T, e.g. {variable}=8G, or {variable}=none for no limit.").format(
+                variable=MEM_LIMIT_ENV),
+        )
+    cpu_text = _limit(env, CPU_LIMIT_ENV, str(DEFAULT_CPU_LIMIT))
+    try:
+        cpu_limit = None if cpu_text is None else float(cpu_text)
+    except ValueError:
+        cpu_limit = -1.0
+    if cpu_limit is not None and not cpu_limit > 0:
+        raise ParameterError(
+            _("{variable}={value!r} is not a number of CPU cores.").format(variable=CPU_LIMIT_ENV, value=cpu_text),
+            _("Write a positive number, e.g. {variable}=2 or 0.5, or {variable}=none for no limit.").format(
+                variable=CPU_LIMIT_ENV),
+        )
+    gpu_memory = env.get(MEMORY_ENV, "").strip() or "growth"
+    memory_policy(gpu_memory)  # the notebooks' own check: a bad value stops the hub, not every notebook
+    return HubSettings(
+        users=users,
+        group=group,
+        admins=frozenset(_names(env.get(ADMINS_ENV, ""))),
+        mem_limit=mem_limit.upper() if mem_limit else None,
+        cpu_limit=cpu_limit,
+        gpus=tuple(_names(env.get(GPUS_ENV, ""))),
+        gpu_memory=gpu_memory,
+        state_dir=Path(env.get(STATE_ENV, "").strip() or DEFAULT_STATE),
+    )
+
+
+def gpu_for_user(name: str, devices: Sequence[str]) -> str | None:
+    """The one device of ``devices`` that user ``name`` gets, the same on every start; None when none are given.
+
+    The choice is a hash of the name (SHA-256, not Python's ``hash``, which changes from run to run), so
+    it needs no stored state and survives a restart of the hub. Students are spread over the devices
+    evenly on average, not exactly: two may share a device while another has none.
+    """
+    if not devices:
+        return None
+    digest = hashlib.sha256(name.encode("utf-8")).digest()
+    return devices[int.from_bytes(digest[:8], "big") % len(devices)]
+
+
+def proxy_url_for(prefix: str) -> str:
+    """``TENSORBOARD_PROXY_URL`` for a server at ``prefix`` (``/user/<name>/``): ``%tensorboard`` links through it."""
+    hint = proxy_url_hint({"JUPYTERHUB_SERVICE_PREFIX": prefix})
+    assert hint is not None  # a prefix is given
+    return hint
+
+
+def student_environment(settings: HubSettings, python_bin: Path) -> dict[str, str]:
+    """The variables every student's server gets whatever their name (the per-user ones come from the spawner)."""
+    system_path = "/usr/local/bin:/usr/bin:/bin"
+    return {MEMORY_ENV: settings.gpu_memory, "PATH": f"{python_bin}:{system_path}"}
+
+
+def proxy_command(environ: Mapping[str, str] | None = None) -> list[str]:
+    """How to start configurable-http-proxy: the checkout's npm copy, else the one on PATH."""
+    if LOCAL_PROXY.is_file():
+        return [str(LOCAL_PROXY)]
+    found = shutil.which(PROXY_NAME, path=(os.environ if environ is None else environ).get("PATH"))
+    if found:
+        return [found]
+    raise CourseError(
+        _("JupyterHub needs its proxy, {proxy}, and it is neither in {folder} nor on PATH.").format(
+            proxy=PROXY_NAME, folder=LOCAL_PROXY.parent),
+        _("Install it with npm (it needs Node.js): npm install --prefix {prefix} {proxy}@5.3.0, or npm install -g "
+          "{proxy}@5.3.0.").format(prefix=PROJECT_ROOT / "build" / "npm", proxy=PROXY_NAME),
+    )
+
+
+def singleuser_command(python: str | None = None) -> list[str]:
+    """Each student's server: ``jupyterhub-singleuser`` of the environment the hub runs in (the course's)."""
+    return [str(Path(python or sys.executable).parent / "jupyterhub-singleuser")]
+
+
+def _blocked(path: Path, *, executable: bool) -> str | None:
+    """Why another user cannot reach ``path`` (a folder on the way without o+x, the file without o+r), or None."""
+    for folder in reversed(path.parents):
+        try:
+            mode = folder.stat().st_mode
+        except OSError as err:
+            return f"{folder} cannot be read ({err.strerror})"
+        if not mode & stat.S_IXOTH:
+            return f"{path} is out of their reach: the folder {folder} is closed to other users " \
+                   f"(mode {stat.filemode(mode)})"
+    try:
+        mode = path.stat().st_mode
+    except OSError as err:
+        return f"{path} cannot be read ({err.strerror})"
+    wanted = stat.S_IROTH | (stat.S_IXOTH if executable else 0)
+    if mode & wanted != wanted:
+        return f"{path} is closed to other users (mode {stat.filemode(mode)})"
+    return None
+
+
+def closed_to_students(python: str | None = None, checkout: Path = PROJECT_ROOT) -> list[str]:
+    """What stops a student's account from running the course: each a sentence; empty when nothing does.
+
+    A student's server runs the environment's Python (followed through its links to the real
+    program) and reads the course's folder, so each of those must be open to other users.
+    Group permissions are not looked at: a setup that opens them to a students' group only is
+    reported too, which errs on the safe side.
+    """
+    program = Path(python or sys.executable)
+    checks: list[tuple[Path, bool]] = [(checkout / "notebooks", True), (program, True)]
+    if program.resolve() != program:
+        checks.append((program.resolve(), True))
+    found = []
+    for path, executable in checks:
+        problem = _blocked(Path(os.path.abspath(path)), executable=executable)
+        if problem and problem not in found:
+            found.append(problem)
+    return found

@@ -1,0 +1,37 @@
+"""The doctor's words in the student's language: the marker for table text, and sentence endings.
+
+Each doctor module takes the marker ``_ = translator("doctor")`` (``course_utils.i18n``) and
+translates a message where it builds it, so it follows ``COURSE_LANG`` at that moment. Text kept
+in a module-level table - a log rule's meaning and fix, a live check's fix - is built once, at
+import, when the language may not be chosen yet. It is marked ``N_("...")`` where the table
+defines it (GNU gettext's ``gettext_noop``: ``scripts/messages.py`` extracts it, the table keeps
+the English) and passed through ``_()`` where it is shown.
+"""
+
+from __future__ import annotations
+
+from course_utils.i18n import CHINESE, N_, language
+
+__all__ = ["N_", "join", "sentence"]  # N_'s home is course_utils.i18n
+
+_ENDS = (".", "!", "?", "。", "！", "？")
+_WIDE_ENDS = ("。", "！", "？", "）", "；", "：")  # Chinese punctuation: the next sentence follows without a space
+
+
+def sentence(text: str) -> str:
+    """A note or log line as a finding's message: capital first letter, and a full stop of the language now
+    (``。`` in Chinese) unless it ends with one already."""
+    text = text[:1].upper() + text[1:]
+    if text.endswith(_ENDS):
+        return text
+    return text + ("。" if language() == CHINESE else ".")
+
+
+def join(*sentences: str) -> str:
+    """Sentences as one text: a space after an English sentence, none after a Chinese one (``。``)."""
+    out = ""
+    for text in sentences:
+        if out and text:
+            out += "" if out.endswith(_WIDE_ENDS) else " "
+        out += text
+    return out

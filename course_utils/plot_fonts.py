@@ -1,0 +1,98 @@
+"""Chinese text in matplotlib plots: a CJK font as the fallback after DejaVu Sans.
+
+matplotlib's default font, DejaVu Sans, has no Chinese characters: a Chinese title shows as
+empty boxes, and matplotlib warns "Glyph ... missing from font(s) DejaVu Sans". Since
+matplotlib 3.6, ``font.family`` may list several fonts, and each character is drawn with the
+first font in the list that has it ("Font fallback",
+https://matplotlib.org/stable/users/prev_whats_new/whats_new_3.6.0.html#font-fallback).
+
+``use_chinese_font()`` puts DejaVu Sans first (Latin letters, digits and the minus sign look as
+in the English notebooks) and the first installed Chinese font of ``CHINESE_FONTS`` second
+(https://matplotlib.org/stable/users/explain/text/text_props.html#text-with-non-latin-glyphs).
+The Chinese notebooks' setup cell calls it (``setup(..., language="zh-CN")``). With no Chinese
+font installed it warns once and says what to install.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+
+from course_utils.i18n import translator
+
+_ = translator("course")
+
+LATIN_FONT = "DejaVu Sans"  # ships with matplotlib: always there
+# Sans-serif fonts with Simplified Chinese, most wanted first; the names matplotlib reads from the font files.
+CHINESE_FONTS = (
+    "Noto Sans CJK SC",  # Debian/Ubuntu fonts-noto-cjk (some builds name the collection by its first face: JP)
+    "Source Han Sans SC",  # Adobe's name for the same design
+    "WenQuanYi Micro Hei",  # Debian/Ubuntu fonts-wqy-microhei (small: 5 MB installed)
+    "WenQuanYi Zen Hei",  # Debian/Ubuntu fonts-wqy-zenhei
+    "Microsoft YaHei",  # Windows
+    "SimHei",  # Windows
+    "PingFang SC",  # macOS
+    "Heiti SC",  # older macOS
+    "Hiragino Sans GB",  # macOS
+    "Noto Sans CJK JP",  # fonts-noto-cjk's collection as matplotlib names it: it has the Chinese characters too
+    "Noto Sans SC",  # Google Fonts' Simplified Chinese Noto
+    "Arial Unicode MS",
+)
+
+
+def installed_fonts() -> set[str]:
+    """The family names of the fonts matplotlib knows."""
+    from matplotlib import font_manager
+
+    return {font.name for font in font_manager.fontManager.ttflist}
+
+
+def _rescan() -> None:
+    """Add system fonts installed after matplotlib built its font cache (it reads the cache, not the disk)."""
+    from matplotlib import font_manager
+
+    known = {font.fname for font in font_manager.fontManager.ttflist}
+    for path in font_manager.findSystemFonts():
+        if path not in known:
+            try:
+                font_manager.fontManager.addfont(path)
+            except (OSError, RuntimeError, ValueError):  # a damaged or unreadable font file: skip it
+                continue
+
+
+def find_chinese_font(candidates: Sequence[str] = CHINESE_FONTS) -> str | None:
+    """The first of ``candidates`` that is installed, or None."""
+    for attempt in range(2):
+        names = installed_fonts()
+        found = next((name for name in candidates if name in names), None)
+        if found is not None or attempt:
+            return found
+        _rescan()
+    return None
+
+
+def use_chinese_font(candidates: Sequence[str] = CHINESE_FONTS) -> str | None:
+    """Draw Chinese characters in plots with the first installed font of ``candidates``; its name.
+
+    Sets ``font.family`` to DejaVu Sans, then that font (matplotlib falls back from one to the
+    next character by character), and ``axes.unicode_minus`` to False (the ASCII hyphen-minus,
+    which every font has). Without any of them installed: one warning that says what to install,
+    and None; plots then show boxes for Chinese characters.
+    """
+    import matplotlib
+
+    found = find_chinese_font(candidates)
+    if found is None:
+        warnings.warn(
+            _("No Chinese font found for plots: Chinese text in figures will show as empty boxes. "
+              "Install one, then run the setup cell again. Debian or Ubuntu (also Colab and Kaggle): "
+              "sudo apt-get install fonts-noto-cjk (or the smaller fonts-wqy-microhei). "
+              "Windows and macOS have one built in (Microsoft YaHei, PingFang SC). Fonts looked for: {fonts}.")
+            .format(fonts=", ".join(candidates)),
+            UserWarning,
+            stacklevel=2,
+        )
+        return None
+    matplotlib.rcParams["font.family"] = [LATIN_FONT, found]
+    matplotlib.rcParams["axes.unicode_minus"] = False
+    return found

@@ -1,0 +1,144 @@
+"""Where the course writes - results, TensorBoard logs, scratch - for one student on a shared machine too.
+
+One variable moves everything: ``COURSE_HOME``. Without it the course writes into
+
+1. ``build/`` in the course's checkout, when the checkout belongs to this user and can be written
+   (one student, one copy: the usual case);
+2. ``build/`` in the current folder, for an installed package (no checkout) when that folder is the
+   user's own (Colab's ``/content``, a student's home);
+3. otherwise a folder of this user's own: ``$XDG_DATA_HOME/tf-gpu-course`` (default
+   ``~/.local/share/tf-gpu-course``; Windows: ``%LOCALAPPDATA%\\tf-gpu-course``), created readable by
+   this user only - so on a class server with one shared, read-only copy of the course, each student's
+   files are their own, and no student can read another's.
+
+``COURSE_RESULTS_DIR`` and ``COURSE_LOG_DIR`` still move the results and the logs alone. A place that
+cannot be written is a ``PlaceError`` naming the variable to set, never a bare ``PermissionError``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from course_utils.errors import PlaceError
+from course_utils.i18n import translator
+from course_utils.system.paths import PROJECT_ROOT
+
+HOME_VARIABLE = "COURSE_HOME"
+RESULTS_VARIABLE = "COURSE_RESULTS_DIR"
+LOGS_VARIABLE = "COURSE_LOG_DIR"
+APP_NAME = "tf-gpu-course"
+_ = translator("course")
+
+__all__ = [
+    "APP_NAME", "HOME_VARIABLE", "LOGS_VARIABLE", "RESULTS_VARIABLE",
+    "course_home", "is_own_and_writable", "log_base", "results_dir", "user_data_dir", "writable", "writable_places",
+]
+
+
+def is_checkout(root: Path | None = None) -> bool:
+    """True when the package runs from the course's checkout (not from an installed copy)."""
+    root = PROJECT_ROOT if root is None else root
+    return (root / "pyproject.toml").is_file() and (root / "notebooks").is_dir()
+
+
+def is_own_and_writable(folder: Path) -> bool:
+    """True when ``folder`` exists, this user may write in it and (POSIX) this user owns it.
+
+    A folder another user owns is shared, even when its group lets us write: what one student writes there,
+    the next one would overwrite.
+    """
+    try:
+        info = folder.stat()
+    except OSError:
+        return False
+    if hasattr(os, "geteuid") and info.st_uid != os.geteuid():
+        return False
+    return os.access(folder, os.W_OK | os.X_OK)
+
+
+def user_data_dir() -> Path:
+    """This user's own folder for the course's files (not created here)."""
+    if sys.platform == "win32":
+        base = os.environ.get("LOCALAPPDATA") or str(Path.home() / "AppData" / "Local")
+    else:
+        base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / APP_NAME
+
+
+def writable(folder: Path, variable: str, *, private: bool = False) -> Path:
+    """Create ``folder`` if needed (``private``: readable by this user only) and prove it can be written.
+
+    Raises ``PlaceError`` naming ``variable``, the one setting that moves the folder.
+    """
+    folder = Path(folder).expanduser()
+    try:
+        folder.mkdir(mode=0o700 if private else 0o777, parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise PlaceError(
+            _("The course cannot write into {folder} ({reason}).").format(folder=folder, reason=reason),
+            _("Set {variable} to a folder you can write, for example `export {variable}=~/course-work` "
+              "(Windows: `set {variable}=%USERPROFILE%\\course-work`), then start Jupyter or the command "
+              "again.").format(variable=variable),
+            path=folder,
+            variable=variable,
+        ) from None
+    return folder
+
+
+def course_home() -> Path:
+    """The folder the course writes into for this user (see the module docstring); created if needed."""
+    chosen = os.environ.get(HOME_VARIABLE)
+    if chosen:
+        return writable(Path(chosen), HOME_VARIABLE)
+    if is_checkout():
+        if is_own_and_writable(PROJECT_ROOT):
+            return writable(PROJECT_ROOT / "build", HOME_VARIABLE)
+    elif is_own_and_writable(Path.cwd()):
+        return writable(Path.cwd() / "build", HOME_VARIABLE)
+    return writable(user_data_dir(), HOME_VARIABLE, private=True)
+
+
+def results_dir() -> Path:
+    """Where notebooks record their results: ``$COURSE_RESULTS_DIR``, else ``<course home>/results``."""
+    chosen = os.environ.get(RESULTS_VARIABLE)
+    if chosen:
+        return writable(Path(chosen), RESULTS_VARIABLE)
+    return writable(course_home() / "results", HOME_VARIABLE)
+
+
+def log_base() -> Path:
+    """Where a relative TensorBoard ``LOG_DIR`` starts.
+
+    ``$COURSE_LOG_DIR`` if set (``course run`` sets one per run); else the current folder when it is this
+    user's own (Jupyter starts a kernel in the notebook's folder); else ``<course home>/logs``.
+    """
+    chosen = os.environ.get(LOGS_VARIABLE)
+    if chosen:
+        return writable(Path(chosen), LOGS_VARIABLE)
+    if is_own_and_writable(Path.cwd()):
+        return Path.cwd()
+    return writable(course_home() / "logs", HOME_VARIABLE)
+
+
+def writable_places() -> list[dict[str, Any]]:
+    """Each place the course writes, whether it can be written, and the variable that moves it (for preflight)."""
+    places: list[dict[str, Any]] = []
+    for name, variable, find in (
+        ("course home", HOME_VARIABLE, course_home),
+        ("results", RESULTS_VARIABLE, results_dir),
+        ("TensorBoard logs", LOGS_VARIABLE, log_base),
+    ):
+        try:
+            path, problem = str(find()), None
+        except PlaceError as exc:
+            path, problem = str(exc.path), exc.what
+        places.append({"name": name, "variable": variable, "path": path, "writable": problem is None,
+                       "problem": problem})
+    return places

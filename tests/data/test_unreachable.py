@@ -1,0 +1,251 @@
+"""A download host that cannot be reached costs one short deadline, then the bundled sample; a slow link still works.
+
+Students behind a firewall that drops the packets, or with no working name server, must not wait a minute per
+notebook. Each case is built from local sockets (no internet): a black-holed address (a listening socket whose
+backlog is full, so the kernel drops further connection requests), a server that accepts and never answers, a name
+lookup that fails, and one that never answers. The deadline is lowered to 1 s so the tests stay fast; the shipped
+value (``connect.ANSWER_DEADLINE_S``) is the one the Chinese README states.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import socket
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from course_utils import data
+from course_utils.data import connect
+from course_utils.data.download import fetch_verified
+from course_utils.errors import DataError
+
+DEADLINE = 1.0
+SLACK = 2.5  # a loaded 2-core CI machine: the deadline plus this, at most
+
+
+@pytest.fixture
+def online(monkeypatch):
+    """Downloads allowed, with a 1 s deadline."""
+    monkeypatch.setenv("COURSE_OFFLINE", "0")
+    monkeypatch.setattr(connect, "ANSWER_DEADLINE_S", DEADLINE)
+
+
+@pytest.fixture
+def black_hole() -> Iterator[str]:
+    """The URL of an address that drops connection requests: a listener whose one-place backlog is taken."""
+    server = socket.create_server(("127.0.0.1", 0), backlog=0)
+    port = server.getsockname()[1]
+    filler = socket.create_connection(("127.0.0.1", port), timeout=2)
+    probe = socket.socket()
+    probe.settimeout(0.3)
+    try:
+        probe.connect(("127.0.0.1", port))
+        pytest.fail("this kernel answered a connection to a full backlog: the black hole needs another way here")
+    except TimeoutError:
+        pass
+    finally:
+        probe.close()
+    yield f"http://127.0.0.1:{port}/"
+    filler.close()
+    server.close()
+
+
+class Silent:
+    """A server that accepts every connection and never sends a byte; ``accepted`` counts the connections."""
+
+    def __init__(self) -> None:
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.server.getsockname()[1]}/"
+        self.accepted: list[socket.socket] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                self.accepted.append(self.server.accept()[0])
+            except OSError:  # closed at the end of the test
+                return
+
+    def close(self) -> None:
+        self.server.close()
+        for conn in self.accepted:
+            conn.close()
+
+
+@pytest.fixture
+def silent() -> Iterator[Silent]:
+    server = Silent()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def dns_hangs(monkeypatch) -> Iterator[str]:
+    """A name lookup that does not answer until the test ends (then fails, so nothing touches the network)."""
+    release = threading.Event()
+
+    def never(*args, **kwargs):
+        release.wait(60)
+        raise socket.gaierror(socket.EAI_AGAIN, "Temporary failure in name resolution")
+
+    monkeypatch.setattr(socket, "getaddrinfo", never)
+    yield "http://storage.example/"
+    release.set()
+
+
+@pytest.fixture
+def dns_fails(monkeypatch) -> str:
+    def fails(*args, **kwargs):
+        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+
+    monkeypatch.setattr(socket, "getaddrinfo", fails)
+    return "http://storage.example/"
+
+
+def timed_mnist(monkeypatch, origin: str) -> tuple[float, data.LoadInfo]:
+    monkeypatch.setattr(data, "KERAS_ORIGIN", origin)
+    start = time.monotonic()
+    _, info = data.load_mnist(with_info=True)
+    return time.monotonic() - start, info
+
+
+# -- data.load("mnist") falls back within the deadline ------------------------------------------------------------
+
+
+@pytest.mark.usefixtures("online")
+def test_a_black_holed_address_falls_back_to_the_sample_at_the_deadline(monkeypatch, black_hole, capsys):
+    took, info = timed_mnist(monkeypatch, black_hole)
+    assert info.source == "bundled-sample"
+    assert DEADLINE * 0.9 <= took < DEADLINE + SLACK, took
+    out = capsys.readouterr().out
+    assert "Download of full MNIST failed" in out and f"no answer within {DEADLINE:g} s" in out
+
+
+@pytest.mark.usefixtures("online")
+def test_a_server_that_never_answers_costs_one_deadline_and_one_connection(monkeypatch, silent):
+    took, info = timed_mnist(monkeypatch, silent.url)
+    assert info.source == "bundled-sample"
+    assert DEADLINE * 0.9 <= took < DEADLINE + SLACK, took
+    time.sleep(0.2)  # let the accepting thread count a late second connection, if one came
+    assert len(silent.accepted) == 1, "no retry: one connection per download"
+
+
+@pytest.mark.usefixtures("online")
+def test_a_name_server_that_never_answers_costs_one_deadline(monkeypatch, dns_hangs):
+    took, info = timed_mnist(monkeypatch, dns_hangs)
+    assert info.source == "bundled-sample"
+    assert DEADLINE * 0.9 <= took < DEADLINE + SLACK, took
+
+
+@pytest.mark.usefixtures("online")
+def test_a_failed_name_lookup_falls_back_at_once(monkeypatch, dns_fails, capsys):
+    took, info = timed_mnist(monkeypatch, dns_fails)
+    assert info.source == "bundled-sample" and took < DEADLINE, took
+    assert "Name or service not known" in capsys.readouterr().out
+
+
+@pytest.mark.usefixtures("online")
+def test_fashion_mnist_tries_its_first_file_once_then_says_what_failed(monkeypatch, silent, tmp_path):
+    monkeypatch.setattr(data, "DEBIAN_FASHION_DIR", tmp_path / "absent")
+    monkeypatch.setattr(data, "KERAS_ORIGIN", silent.url)
+    start = time.monotonic()
+    with pytest.raises(DataError) as info:
+        data.load("fashion-mnist")
+    assert time.monotonic() - start < DEADLINE + SLACK
+    assert "train-images-idx3-ubyte.gz" in info.value.what and "no answer within" in info.value.what
+    time.sleep(0.2)
+    assert len(silent.accepted) == 1, "the other three files are not tried after the first failed"
+
+
+# -- a slow link still works; a stalled one ends ------------------------------------------------------------------
+
+
+class Trickle:
+    """A server that sends ``body`` in ``pieces`` pieces, ``gap`` seconds apart, or stops after ``stop_after``."""
+
+    def __init__(self, body: bytes, pieces: int, gap: float, stop_after: int | None = None) -> None:
+        self.body, self.pieces, self.gap, self.stop_after = body, pieces, gap, stop_after
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.server.getsockname()[1]}/file.bin"
+        self.done = threading.Event()
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        conn, _ = self.server.accept()
+        with conn:
+            conn.recv(65536)  # the request
+            conn.sendall(f"HTTP/1.0 200 OK\r\nContent-Length: {len(self.body)}\r\n\r\n".encode())
+            size = -(-len(self.body) // self.pieces)
+            for i in range(self.pieces):
+                if self.stop_after is not None and i == self.stop_after:
+                    self.done.wait(30)  # hold the connection open, silent
+                    return
+                conn.sendall(self.body[i * size:(i + 1) * size])
+                time.sleep(self.gap)
+
+    def close(self) -> None:
+        self.done.set()
+        self.server.close()
+
+
+BODY = bytes(range(256)) * 64
+
+
+def test_a_slow_download_that_keeps_moving_is_not_cut_off(tmp_path):
+    """8 pieces 0.3 s apart: 2.4 s in all, longer than the deadline and the read timeout, each gap shorter."""
+    server = Trickle(BODY, pieces=8, gap=0.3)
+    try:
+        dest = fetch_verified(server.url, tmp_path / "file.bin", hashlib.sha256(BODY).hexdigest(),
+                              deadline=1.0, read_timeout=1.0)
+    finally:
+        server.close()
+    assert dest.read_bytes() == BODY
+
+
+def test_a_download_that_stalls_ends_after_the_read_timeout_and_keeps_the_old_file(tmp_path):
+    dest = tmp_path / "file.bin"
+    dest.write_bytes(b"previous good copy")
+    server = Trickle(BODY, pieces=4, gap=0.0, stop_after=2)
+    start = time.monotonic()
+    try:
+        with pytest.raises(DataError) as info:
+            fetch_verified(server.url, dest, hashlib.sha256(BODY).hexdigest(), deadline=5.0, read_timeout=0.5)
+    finally:
+        server.close()
+    assert time.monotonic() - start < 0.5 + SLACK
+    assert "failed after" in info.value.what and "timed out" in info.value.what
+    assert dest.read_bytes() == b"previous good copy"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file.bin"]  # no temporary file left
+
+
+def test_an_answer_after_the_deadline_is_closed_not_leaked():
+    """The server answers late: open_url has given up; its thread closes the response, and the server sees that."""
+    server = socket.create_server(("127.0.0.1", 0))
+    closed = threading.Event()
+
+    def answer_late() -> None:
+        conn, _ = server.accept()
+        with conn:
+            conn.recv(65536)
+            time.sleep(0.8)
+            conn.sendall(b"HTTP/1.0 200 OK\r\nContent-Length: 1000000\r\n\r\n" + b"x" * 1000)
+            conn.settimeout(5)
+            while conn.recv(65536):  # until the client closes its end
+                pass
+            closed.set()
+
+    threading.Thread(target=answer_late, daemon=True).start()
+    try:
+        with pytest.raises(TimeoutError, match="no answer within 0.3 s"):
+            connect.open_url(f"http://127.0.0.1:{server.getsockname()[1]}/", deadline=0.3, read_timeout=5)
+        assert closed.wait(5), "the late response was left open"
+    finally:
+        server.close()
+
+
+def test_the_shipped_limits_fail_over_in_seconds_and_let_a_slow_link_pause():
+    assert connect.ANSWER_DEADLINE_S <= 10
+    assert connect.READ_TIMEOUT_S >= 2 * connect.ANSWER_DEADLINE_S

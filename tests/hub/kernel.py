@@ -1,0 +1,139 @@
+"""A small client for a kernel behind a Jupyter server: REST to start it, its websocket to run code.
+
+The hub test runs a course notebook in each student's server the way JupyterLab does: a session for
+the notebook's path (so the kernel starts in the notebook's folder), then ``execute_request``
+messages on the kernel's websocket (the Jupyter messaging protocol,
+https://jupyter-client.readthedocs.io/en/stable/messaging.html), one per code cell, collecting
+what each cell printed until the kernel is idle again. Messages come as JSON text, or as binary
+frames when they carry buffers (jupyter_server's legacy websocket format: a count, offsets, the
+JSON message, then the buffers).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+import requests
+import websocket
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+@dataclass
+class Execution:
+    """What one ``execute_request`` produced."""
+
+    code: str
+    status: str = "pending"  # the reply's "ok" / "error" / "aborted"
+    stdout: str = ""
+    stderr: str = ""
+    data: list[dict[str, Any]] = field(default_factory=list)  # execute_result / display_data bundles
+    error: dict[str, Any] | None = None
+
+    @property
+    def text(self) -> str:
+        """Printed text and the plain-text form of every result, in order of kind."""
+        plain = [bundle.get("text/plain", "") for bundle in self.data]
+        return "\n".join([self.stdout, *plain])
+
+    def describe(self) -> str:
+        if self.error is None:
+            return f"status {self.status}"
+        trace = ANSI.sub("", "\n".join(self.error.get("traceback", [])))
+        return f"{self.error.get('ename')}: {self.error.get('evalue')}\n{trace}"
+
+
+def _decode(frame: str | bytes) -> dict[str, Any]:
+    if isinstance(frame, str):
+        return json.loads(frame)
+    count = int.from_bytes(frame[:4], "big")
+    offsets = [int.from_bytes(frame[4 + 4 * i: 8 + 4 * i], "big") for i in range(count)]
+    end = offsets[1] if count > 1 else len(frame)
+    return json.loads(frame[offsets[0]:end].decode("utf-8"))
+
+
+class RemoteKernel:
+    """A kernel for notebook ``path`` on the server at ``server_url`` (``http://host:port/user/<name>/``)."""
+
+    def __init__(self, server_url: str, token: str, path: str, *, timeout: float = 60.0) -> None:
+        self.server_url = server_url.rstrip("/") + "/"
+        self.headers = {"Authorization": f"token {token}"}
+        response = requests.post(
+            self.server_url + "api/sessions",
+            json={"path": path, "type": "notebook", "name": path.rsplit("/", 1)[-1], "kernel": {"name": "python3"}},
+            headers=self.headers,
+            timeout=timeout,
+        )
+        response.raise_for_status()
+        self.session = response.json()
+        self.kernel_id = self.session["kernel"]["id"]
+        self.client_session = uuid.uuid4().hex
+        ws_url = self.server_url.replace("http://", "ws://", 1)
+        self.ws = websocket.create_connection(
+            f"{ws_url}api/kernels/{self.kernel_id}/channels?session_id={self.client_session}",
+            header=[f"{k}: {v}" for k, v in self.headers.items()],
+            timeout=timeout,
+        )
+
+    def run(self, code: str, timeout: float = 300.0) -> Execution:
+        """Execute ``code``; return when the kernel has replied and is idle again (or raise TimeoutError)."""
+        msg_id = uuid.uuid4().hex
+        self.ws.send(json.dumps({
+            "header": {"msg_id": msg_id, "msg_type": "execute_request", "session": self.client_session,
+                       "username": "hub-test", "version": "5.3"},
+            "parent_header": {},
+            "metadata": {},
+            "content": {"code": code, "silent": False, "store_history": True, "user_expressions": {},
+                        "allow_stdin": False, "stop_on_error": True},
+            "channel": "shell",
+            "buffers": [],
+        }))
+        result = Execution(code)
+        idle = False
+        deadline = time.monotonic() + timeout
+        while result.status == "pending" or not idle:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError(f"the kernel did not finish within {timeout:.0f} s: {code[:200]!r}")
+            self.ws.settimeout(left)
+            try:
+                message = _decode(self.ws.recv())
+            except websocket.WebSocketTimeoutException:
+                raise TimeoutError(f"the kernel did not finish within {timeout:.0f} s: {code[:200]!r}") from None
+            if message.get("parent_header", {}).get("msg_id") != msg_id:
+                continue
+            kind, content = message["header"]["msg_type"], message.get("content", {})
+            if kind == "stream":
+                if content.get("name") == "stderr":
+                    result.stderr += content.get("text", "")
+                else:
+                    result.stdout += content.get("text", "")
+            elif kind in ("execute_result", "display_data"):
+                result.data.append(content.get("data", {}))
+            elif kind == "error":
+                result.error = content
+            elif kind == "execute_reply":
+                result.status = content.get("status", "unknown")
+                if result.status == "error" and result.error is None:
+                    result.error = content
+            elif kind == "status" and content.get("execution_state") == "idle":
+                idle = True
+        return result
+
+    def value(self, expression: str, timeout: float = 60.0) -> Any:
+        """The value of a Python ``expression`` in the kernel, through JSON."""
+        done = self.run(f"import json as _json\nprint(_json.dumps({expression}))", timeout)
+        if done.error is not None:
+            raise AssertionError(f"{expression!r} failed in the kernel: {done.describe()}")
+        return json.loads(done.stdout.strip().splitlines()[-1])
+
+    def close(self) -> None:
+        try:
+            self.ws.close()
+        except Exception:  # already closed, or the server is gone
+            pass

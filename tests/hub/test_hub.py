@@ -1,0 +1,503 @@
+"""A class on one server, for real: JupyterHub with the shipped configuration, two students, one notebook each.
+
+The test (``make hub``; marker ``hub``) needs root, as a hub does: it creates two real OS accounts
+(``useradd``, home folders, passwords through ``chpasswd``) and removes them and their homes at the
+end, also when a check fails. It starts JupyterHub on 127.0.0.1 with ``hub/jupyterhub_config.py``
+and the documented overrides only: the hub's settings as ``COURSE_HUB_*`` variables, and on the
+command line free ports, and ``LocalProcessSpawner`` instead of ``SystemdSpawner`` (a container has
+no systemd; so the memory and CPU limits are announced here, not enforced). The proxy is the
+checkout's npm copy (``build/npm``, installed by ``.ci/run``).
+
+Each student logs in through the hub's login form with their password (PAM), takes an API token the
+way the hub's token page does, and starts their server (``hub/start-student`` first copies the
+notebooks into ``~/tf-gpu-course/notebooks``). Then, in a kernel of each server (both at once), the
+code cells of the student's copy of notebook 02 run in smoke mode through the server's REST API and
+the kernel websocket. The checks: each server runs as its student's account; each student has their
+own copies, in a folder of mode 0700; each record lands in the student's own folder
+(``~/.local/share/tf-gpu-course``, mode 0700, ``system.places``); the other student's kernel can
+read neither; the instructor's GPU memory switch, the device choice and the
+limits reach every kernel; and an HTTP server a kernel starts is reached through
+``/user/<name>/proxy/<port>/`` with its owner's token only - the path ``%tensorboard`` links to. At
+the end the hub is stopped and no process started here (hub, proxy, servers, kernels) is left.
+
+Without root or without the proxy it is skipped locally and fails in CI. An instructor installs the
+course where every account can read it (docs/class.md). A test machine may not have: CI's Python
+lives under a 0700 ``/root``. So for the test's two accounts only, each closed folder on the way to
+the checkout and the Python gets a POSIX ACL entry that lets them pass through it (``setfacl -m
+u:NAME:x``; Debian package ``acl``), removed again at the end - nothing opens for anyone else.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pwd
+import secrets
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import psutil
+import pytest
+import requests
+
+from course_utils.classroom import hub
+from course_utils.errors import CourseError
+from course_utils.system.processes import descendants, free_ports, start_in_group, still_running, stop_group
+
+from ..conftest import IN_CI, ROOT
+from .kernel import RemoteKernel
+
+CONFIG = ROOT / "hub" / "jupyterhub_config.py"
+NOTEBOOK = "tf-gpu-course/notebooks/02_verify_gpu.ipynb"  # the student's own copy, in their home
+LOG = ROOT / "build" / "hub-test" / "jupyterhub.log"
+GPU_MEMORY = "2048"  # the instructor's switch for the class, in MiB
+MEM_LIMIT, CPU_LIMIT = "3G", "1.5"
+START_TIMEOUT_S = 120.0
+NOTEBOOK_TIMEOUT_S = float(os.environ.get("COURSE_HUB_TIMEOUT", "480"))
+
+pytestmark = [pytest.mark.hub, pytest.mark.timeout(NOTEBOOK_TIMEOUT_S + 420)]
+
+
+def _skip_or_fail(message: str) -> None:
+    if IN_CI:
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+def require_hub() -> None:
+    """Root, the OS tools, the proxy, and a course environment the students' accounts can run."""
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        _skip_or_fail("the hub test needs root: it creates OS accounts and starts JupyterHub as a server does")
+    missing = [tool for tool in ("useradd", "userdel", "chpasswd") if shutil.which(tool) is None]
+    if missing:
+        _skip_or_fail(f"the hub test needs {', '.join(missing)} (Debian package passwd)")
+    try:
+        hub.proxy_command()
+    except CourseError as err:
+        _skip_or_fail(str(err))
+    if closed_folders() and shutil.which("setfacl") is None:
+        _skip_or_fail("the course lies under a folder closed to other accounts, and setfacl is missing to let the "
+                      "test's accounts through (Debian package acl; .ci/run installs it)")
+
+
+def closed_folders() -> list[Path]:
+    """The folders other accounts cannot pass through on the way to the checkout and the environment's Python."""
+    found: dict[Path, None] = {}
+    for target in (ROOT / "notebooks", Path(sys.executable), Path(sys.executable).resolve()):
+        for folder in reversed(Path(os.path.abspath(target)).parents):
+            if not folder.stat().st_mode & stat.S_IXOTH:
+                found[folder] = None
+    return list(found)
+
+
+def let_through(names: list[str], folders: list[Path]) -> list[Path]:
+    """Let only these accounts pass through ``folders`` (no listing, no reading): one ACL entry each.
+
+    Returns the folders that had no ACL of their own before: ``close_again`` removes theirs whole.
+    """
+    plain = [f for f in folders if not subprocess.run(["getfacl", "--skip-base", "--absolute-names", str(f)],
+                                                       capture_output=True, text=True).stdout.strip()]
+    for folder in folders:
+        for name in names:
+            subprocess.run(["setfacl", "-m", f"u:{name}:x", str(folder)], check=True, capture_output=True, text=True)
+    return plain
+
+
+def close_again(names: list[str], folders: list[Path], plain: list[Path]) -> str | None:
+    """Remove what ``let_through`` added (a folder without an ACL before gets none again); what went wrong, or None."""
+    for folder in folders:
+        removal = ["-b"] if folder in plain else ["-x", ",".join(f"u:{name}" for name in names)]
+        done = subprocess.run(["setfacl", *removal, str(folder)], capture_output=True, text=True)
+        if done.returncode != 0:
+            return f"could not remove the test accounts' ACL entries on {folder}: {done.stderr.strip()}"
+    return None
+
+
+# --------------------------------------------------------------------------- accounts
+
+
+@dataclass
+class Student:
+    name: str
+    password: str
+    uid: int = -1
+    home: Path = Path()
+    token: str = ""
+    kernel: RemoteKernel | None = None
+    outputs: list = field(default_factory=list)  # one Execution per code cell
+
+
+def add_account(name: str, password: str) -> Student:
+    subprocess.run(["useradd", "--create-home", "--shell", "/bin/bash", "--user-group", name],
+                   check=True, capture_output=True, text=True)
+    subprocess.run(["chpasswd"], input=f"{name}:{password}\n", check=True, capture_output=True, text=True)
+    entry = pwd.getpwnam(name)
+    return Student(name, password, entry.pw_uid, Path(entry.pw_dir))
+
+
+def processes_of(uids: set[int]) -> list[psutil.Process]:
+    found = []
+    for proc in psutil.process_iter(["uids", "status"]):
+        try:
+            if proc.info["status"] != psutil.STATUS_ZOMBIE and proc.info["uids"].real in uids:
+                found.append(proc)
+        except psutil.Error:
+            continue
+    return found
+
+
+def remove_account(student: Student) -> str | None:
+    """Delete the account and its home (after ending whatever still runs as it); what went wrong, or None."""
+    for proc in processes_of({student.uid}):
+        try:
+            proc.kill()
+        except psutil.Error:
+            pass
+    psutil.wait_procs(processes_of({student.uid}), timeout=10)
+    done = subprocess.run(["userdel", "--remove", student.name], capture_output=True, text=True)
+    try:
+        pwd.getpwnam(student.name)
+        return f"userdel {student.name} failed: {done.stderr.strip()}"
+    except KeyError:
+        pass
+    if student.home.exists():
+        shutil.rmtree(student.home, ignore_errors=True)
+        return f"userdel left {student.home} behind: {done.stderr.strip()}"
+    return None
+
+
+# --------------------------------------------------------------------------- the hub
+
+
+@dataclass
+class Hub:
+    url: str
+    process: subprocess.Popen
+    seen: set[int] = field(default_factory=set)
+
+    def remember_children(self) -> None:
+        self.seen |= descendants(self.process.pid)
+
+    def log_tail(self, lines: int = 40) -> str:
+        text = LOG.read_text(errors="replace") if LOG.exists() else ""
+        return "\n".join(text.splitlines()[-lines:])
+
+    def api(self, method: str, path: str, token: str, **kwargs) -> requests.Response:
+        return requests.request(method, f"{self.url}/hub/api{path}", headers={"Authorization": f"token {token}"},
+                                timeout=30, **kwargs)
+
+
+def hub_environment(state: Path, names: list[str], gpus: list[str]) -> dict[str, str]:
+    """The environment an instructor starts the hub with: the course's settings, nothing of this test run's."""
+    env = {key: os.environ[key] for key in ("PATH", "LANG", "LC_ALL") if key in os.environ}
+    env.update({
+        "HOME": str(state),
+        hub.USERS_ENV: ",".join(names),
+        hub.STATE_ENV: str(state),
+        hub.MEM_LIMIT_ENV: MEM_LIMIT,
+        hub.CPU_LIMIT_ENV: CPU_LIMIT,
+        hub.GPUS_ENV: ",".join(gpus),
+        "COURSE_GPU_MEMORY": GPU_MEMORY,
+        "COURSE_SMOKE": "1",
+        "COURSE_OFFLINE": "1",
+        "PYTHONUNBUFFERED": "1",
+    })
+    return env
+
+
+def start_hub(state: Path, names: list[str], gpus: list[str]) -> Hub:
+    public, internal, proxy_api = free_ports(3)
+    command = [
+        sys.executable, "-m", "jupyterhub", "-f", str(CONFIG),
+        f"--JupyterHub.bind_url=http://127.0.0.1:{public}",
+        f"--JupyterHub.hub_bind_url=http://127.0.0.1:{internal}",
+        f"--ConfigurableHTTPProxy.api_url=http://127.0.0.1:{proxy_api}",
+        "--JupyterHub.spawner_class=localprocess",  # no systemd in a container
+    ]
+    LOG.parent.mkdir(parents=True, exist_ok=True)
+    process = start_in_group(command, cwd=state, env=hub_environment(state, names, gpus), log_path=LOG)
+    server = Hub(f"http://127.0.0.1:{public}", process)
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while True:
+        if process.poll() is not None:
+            pytest.fail(f"JupyterHub exited with status {process.returncode} at start-up:\n{server.log_tail()}")
+        try:
+            if requests.get(f"{server.url}/hub/api", timeout=2).status_code == 200:
+                return server
+        except requests.RequestException:
+            pass
+        if time.monotonic() > deadline:
+            pytest.fail(f"JupyterHub did not answer within {START_TIMEOUT_S:.0f} s:\n{server.log_tail()}")
+        time.sleep(0.5)
+
+
+def log_in(server: Hub, student: Student) -> requests.Session:
+    """The login form, as a browser fills it in: the _xsrf cookie and field, the name and the password."""
+    session = requests.Session()
+    session.get(f"{server.url}/hub/login", timeout=30).raise_for_status()
+    response = session.post(
+        f"{server.url}/hub/login",
+        data={"username": student.name, "password": student.password, "_xsrf": session.cookies["_xsrf"]},
+        allow_redirects=False,
+        timeout=60,
+    )
+    assert response.status_code == 302, f"{student.name}'s login failed ({response.status_code}):\n{server.log_tail()}"
+    assert "jupyterhub-hub-login" in session.cookies
+    return session
+
+
+def take_token(server: Hub, student: Student, session: requests.Session) -> str:
+    """An API token, asked for with the login cookie as the hub's token page does (XSRF header included)."""
+    response = session.post(
+        f"{server.url}/hub/api/users/{student.name}/tokens",
+        json={"note": "hub test", "expires_in": 3600},
+        headers={"X-XSRFToken": session.cookies.get("_xsrf", path="/hub/")},
+        timeout=30,
+    )
+    assert response.status_code == 201, response.text
+    return response.json()["token"]
+
+
+def wait_ready(server: Hub, student: Student) -> None:
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        spawned = server.api("GET", f"/users/{student.name}", student.token).json()["servers"].get("")
+        if spawned is None:  # the start failed: the hub forgot the server
+            pytest.fail(f"{student.name}'s server stopped while starting:\n{server.log_tail()}")
+        if spawned["ready"]:
+            return
+        time.sleep(0.5)
+    pytest.fail(f"{student.name}'s server was not ready within {START_TIMEOUT_S:.0f} s:\n{server.log_tail()}")
+
+
+def code_cells(path: Path) -> list[str]:
+    notebook = json.loads(path.read_text(encoding="utf-8"))
+    return ["".join(cell["source"]) for cell in notebook["cells"] if cell["cell_type"] == "code"]
+
+
+def run_notebook(student: Student) -> None:
+    assert student.kernel is not None
+    for number, code in enumerate(code_cells(student.home / NOTEBOOK), 1):
+        done = student.kernel.run(code, timeout=NOTEBOOK_TIMEOUT_S)
+        student.outputs.append(done)
+        if done.error is not None or done.status != "ok":
+            raise AssertionError(f"{student.name}: code cell {number} of {NOTEBOOK} failed: {done.describe()}")
+
+
+def gpu_list() -> list[str]:
+    """The machine's GPU indexes (nvidia-smi), or "0" where there is none: the device choice is checked anyway."""
+    smi = shutil.which("nvidia-smi")
+    if smi:
+        listed = subprocess.run([smi, "--list-gpus"], capture_output=True, text=True).stdout.splitlines()
+        if listed:
+            return [str(i) for i in range(len(listed))]
+    return ["0"]
+
+
+# --------------------------------------------------------------------------- the class
+
+
+@dataclass
+class Class:
+    hub: Hub
+    students: list[Student]
+    gpus: list[str]
+    state: Path
+
+    def other(self, student: Student) -> Student:
+        return next(s for s in self.students if s is not student)
+
+
+@pytest.fixture(scope="module")
+def klass() -> Iterator[Class]:
+    require_hub()
+    suffix = secrets.token_hex(3)
+    state = Path(tempfile.mkdtemp(prefix="course-hub-"))
+    closed = closed_folders()
+    plain: list[Path] = []
+    students: list[Student] = []
+    server: Hub | None = None
+    try:
+        for first in ("alice", "bob"):
+            students.append(add_account(f"{first}{suffix}", secrets.token_urlsafe(18)))
+        plain = let_through([s.name for s in students], closed)
+        gpus = gpu_list()
+        server = start_hub(state, [s.name for s in students], gpus)
+        for student in students:
+            session = log_in(server, student)
+            student.token = take_token(server, student, session)
+            started = server.api("POST", f"/users/{student.name}/server", student.token)
+            assert started.status_code in (201, 202), f"{started.status_code} {started.text}\n{server.log_tail()}"
+        for student in students:
+            wait_ready(server, student)
+            student.kernel = RemoteKernel(f"{server.url}/user/{student.name}/", student.token, NOTEBOOK)
+        server.remember_children()
+        with ThreadPoolExecutor(len(students)) as pool:  # both notebooks at once, as in a class
+            for future in [pool.submit(run_notebook, s) for s in students]:
+                future.result()
+        server.remember_children()
+        yield Class(server, students, gpus, state)
+    finally:
+        problems = []
+        for student in students:
+            if student.kernel is not None:
+                student.kernel.close()
+        if server is not None:
+            server.remember_children()
+            if server.process.poll() is None:
+                server.process.send_signal(signal.SIGTERM)  # the hub stops every server and the proxy
+                try:
+                    server.process.wait(timeout=60)
+                except subprocess.TimeoutExpired:
+                    problems.append("JupyterHub did not stop within 60 s of SIGTERM")
+            stop_group(server.process, grace_s=10.0, also=server.seen)
+            left = still_running(server.seen | {server.process.pid})
+            left += [p.pid for p in processes_of({s.uid for s in students}) if p.pid not in left]
+            if left:
+                problems.append(f"still running after the hub stopped: {report_and_end(left)}")
+        trouble = close_again([s.name for s in students], closed, plain)
+        if trouble:
+            problems.append(trouble)
+        for student in students:
+            trouble = remove_account(student)
+            if trouble:
+                problems.append(trouble)
+        shutil.rmtree(state, ignore_errors=True)
+        assert not problems, "; ".join(problems)
+
+
+def report_and_end(pids: list[int]) -> list[str]:
+    """Who each leftover is (for the message), ending it so that the accounts can be removed."""
+    found = []
+    for pid in pids:
+        try:
+            proc = psutil.Process(pid)
+            found.append(f"{pid} {proc.username()}: {' '.join(proc.cmdline())[:120]}")
+            proc.kill()
+        except psutil.Error:
+            pass
+    return found
+
+
+# --------------------------------------------------------------------------- the checks
+
+
+def test_a_wrong_password_is_refused(klass):
+    alice, bob = klass.students
+    session = requests.Session()
+    session.get(f"{klass.hub.url}/hub/login", timeout=30)
+    refused = session.post(
+        f"{klass.hub.url}/hub/login",
+        data={"username": alice.name, "password": bob.password, "_xsrf": session.cookies["_xsrf"]},
+        allow_redirects=False,
+        timeout=60,
+    )
+    assert refused.status_code == 403 and "jupyterhub-hub-login" not in session.cookies
+
+
+def test_each_server_and_kernel_runs_as_its_students_account(klass):
+    for student in klass.students:
+        servers = []
+        for proc in psutil.process_iter(["cmdline"]):
+            try:
+                if "jupyterhub-singleuser" in " ".join(proc.info["cmdline"] or []) and \
+                        proc.environ().get("JUPYTERHUB_USER") == student.name:
+                    servers.append(proc)
+            except psutil.Error:
+                continue
+        assert len(servers) == 1, f"{student.name}: {len(servers)} servers"
+        uids = servers[0].uids()
+        assert (uids.real, uids.effective) == (student.uid, student.uid)
+        assert student.kernel.value("[__import__('os').getuid(), str(__import__('pathlib').Path.home())]") == [
+            student.uid, str(student.home)]
+
+
+def test_each_student_works_on_their_own_copy_of_the_notebooks(klass):
+    for student in klass.students:
+        folder = student.home / "tf-gpu-course"
+        copies = sorted(p.name for p in (folder / "notebooks").glob("*.ipynb"))
+        assert copies == sorted(p.name for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+        assert (folder / "notebooks" / "02_verify_gpu.ipynb").stat().st_uid == student.uid
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700, "other students must not copy their answers"
+        assert student.kernel.value("__import__('os').getcwd()") == str(folder / "notebooks")
+
+
+def test_the_notebook_ran_and_recorded_in_the_students_own_folder(klass):
+    for student in klass.students:
+        record_path = Path(student.kernel.value("str(course.recorder.path)"))
+        course_home = student.home / ".local" / "share" / "tf-gpu-course"
+        assert record_path == course_home / "results" / "02_verify_gpu.json"
+        info, folder = record_path.stat(), course_home.stat()
+        assert info.st_uid == student.uid and folder.st_uid == student.uid
+        assert stat.S_IMODE(folder.st_mode) == 0o700, "other students must not read it"
+        record = json.loads(record_path.read_text())
+        assert record["notebook"] == "02_verify_gpu" and record["smoke"] is True
+        assert record["results"]["checkpoint_passed"] is True, record["results"].get("checkpoint_failed")
+        assert any("Smoke mode (COURSE_SMOKE=1)" in done.stdout for done in student.outputs)
+
+
+def test_a_student_cannot_read_another_students_record_or_notebook(klass):
+    for student in klass.students:
+        other = klass.other(student)
+        for theirs in (other.home / ".local" / "share" / "tf-gpu-course" / "results" / "02_verify_gpu.json",
+                       other.home / NOTEBOOK):
+            attempt = student.kernel.run(f"open({str(theirs)!r}).read()")
+            assert attempt.error is not None and attempt.error["ename"] == "PermissionError", attempt.describe()
+
+
+def test_the_instructors_gpu_memory_switch_device_and_limits_reach_every_kernel(klass):
+    names = ["COURSE_GPU_MEMORY", "CUDA_VISIBLE_DEVICES", "MEM_LIMIT", "CPU_LIMIT", "COURSE_RESULTS_DIR"]
+    for student in klass.students:
+        env = student.kernel.value(f"{{k: __import__('os').environ.get(k) for k in {names!r}}}")
+        assert env["COURSE_GPU_MEMORY"] == GPU_MEMORY
+        assert student.kernel.value("__import__('course_utils.gpu_config').gpu_config.memory_policy()") == 2048
+        assert env["CUDA_VISIBLE_DEVICES"] == hub.gpu_for_user(student.name, klass.gpus)
+        assert env["MEM_LIMIT"] == str(3 * 1024**3) and float(env["CPU_LIMIT"]) == 1.5
+        assert env["COURSE_RESULTS_DIR"] is None, "nothing of the test run's environment leaks to the students"
+        record = student.kernel.value("course.recorder.data")
+        line = record["environment"]["gpu_memory"]
+        if record["results"]["gpus_visible"]:
+            assert f"at most {GPU_MEMORY} MiB" in line
+        else:
+            assert line == "GPU memory: no GPU here, nothing to set"
+
+
+SERVE = """
+import http.server, threading
+class _Marker(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = b"{marker}"
+        self.send_response(200); self.send_header("Content-Length", str(len(body))); self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *args):
+        pass
+_server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Marker)
+threading.Thread(target=_server.serve_forever, daemon=True).start()
+print(_server.server_address[1])
+"""
+
+
+def test_a_server_the_kernel_starts_is_reached_through_the_hub_by_its_owner_only(klass):
+    alice, bob = klass.students
+    proxy_url = alice.kernel.value("__import__('os').environ['TENSORBOARD_PROXY_URL']")
+    assert proxy_url == f"/user/{alice.name}/proxy/%PORT%/"
+    marker = f"course-hub-{secrets.token_hex(8)}"
+    started = alice.kernel.run(SERVE.format(marker=marker))
+    assert started.error is None, started.describe()
+    port = int(started.stdout.split()[-1])
+    url = klass.hub.url + proxy_url.replace("%PORT%", str(port))
+    own = requests.get(url, headers={"Authorization": f"token {alice.token}"}, timeout=30)
+    assert own.status_code == 200 and own.text == marker
+    for token in (bob.token, None):
+        headers = {"Authorization": f"token {token}"} if token else {}
+        other = requests.get(url, headers=headers, allow_redirects=False, timeout=30)
+        assert other.status_code in (302, 403) and marker not in other.text

@@ -1,0 +1,273 @@
+"""The hub's settings without a hub: what the instructor's variables become, and what each student gets.
+
+These run in the unit tier (no ``hub`` marker): ``course_utils.classroom.hub`` alone, then the shipped
+``hub/jupyterhub_config.py`` read by traitlets as JupyterHub reads it, then ``SystemdSpawner`` turning
+the limits into the unit properties systemd enforces (systemd itself replaced by a recorder).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from traitlets.config.loader import PyFileConfigLoader
+
+from course_utils.classroom import hub
+from course_utils.errors import CourseError, ParameterError
+
+from ..conftest import ROOT
+
+VARIABLES = (hub.USERS_ENV, hub.GROUP_ENV, hub.ADMINS_ENV, hub.MEM_LIMIT_ENV, hub.CPU_LIMIT_ENV, hub.GPUS_ENV,
+             hub.STATE_ENV, "COURSE_GPU_MEMORY")
+DEVICES = ["0", "1", "2", "3"]
+START = ROOT / "hub" / "start-student"
+
+
+# --------------------------------------------------------------------------- the instructor's variables
+
+
+def test_defaults_let_a_group_in_with_limits_and_memory_growth():
+    settings = hub.read_settings({})
+    assert settings.users == frozenset() and settings.group == "tf-course" and settings.admins == frozenset()
+    assert (settings.mem_limit, settings.cpu_limit) == ("8G", 2.0)
+    assert settings.gpus == () and settings.gpu_memory == "growth"
+    assert settings.state_dir == Path("/srv/tf-gpu-course-hub")
+
+
+def test_a_list_of_users_replaces_the_group():
+    settings = hub.read_settings({hub.USERS_ENV: "ana, ben chen", hub.GROUP_ENV: "ignored", hub.ADMINS_ENV: "teach",
+                                  hub.GPUS_ENV: "0,MIG-4f1c 2", hub.MEM_LIMIT_ENV: "12g", hub.CPU_LIMIT_ENV: "0.5",
+                                  "COURSE_GPU_MEMORY": "4096", hub.STATE_ENV: "/var/lib/hub"})
+    assert settings.users == {"ana", "ben", "chen"} and settings.group is None and settings.admins == {"teach"}
+    assert settings.gpus == ("0", "MIG-4f1c", "2")
+    assert (settings.mem_limit, settings.cpu_limit, settings.gpu_memory) == ("12G", 0.5, "4096")
+    assert settings.state_dir == Path("/var/lib/hub")
+
+
+def test_none_turns_a_limit_off():
+    settings = hub.read_settings({hub.MEM_LIMIT_ENV: "none", hub.CPU_LIMIT_ENV: "None"})
+    assert settings.mem_limit is None and settings.cpu_limit is None
+
+
+@pytest.mark.parametrize(("variable", "value"), [
+    (hub.MEM_LIMIT_ENV, "8 gigabytes"),
+    (hub.MEM_LIMIT_ENV, "-1G"),
+    (hub.CPU_LIMIT_ENV, "two"),
+    (hub.CPU_LIMIT_ENV, "-1"),
+    ("COURSE_GPU_MEMORY", "half"),
+])
+def test_a_bad_value_stops_the_hub_with_a_message_naming_the_variable(variable, value):
+    with pytest.raises(ParameterError) as caught:
+        hub.read_settings({variable: value})
+    assert variable in caught.value.what and variable in caught.value.fix
+
+
+# --------------------------------------------------------------------------- each student's device
+
+
+def test_each_student_keeps_one_device_across_restarts_and_hash_seeds():
+    chosen = hub.gpu_for_user("ana", DEVICES)
+    assert chosen in DEVICES and hub.gpu_for_user("ana", DEVICES) == chosen
+    code = "from course_utils.classroom import hub; print(hub.gpu_for_user('ana', ['0', '1', '2', '3']))"
+    for seed in ("1", "2"):  # Python's own hash() would change with the seed; the choice must not
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                             env={**os.environ, "PYTHONHASHSEED": seed}).stdout.strip()
+        assert out == chosen
+    # pinned: a change of the hash would move every student of a running class to another GPU
+    assert [hub.gpu_for_user(name, DEVICES) for name in ("ana", "ben", "chen", "dara")] == ["2", "2", "0", "1"]
+
+
+def test_a_class_of_forty_is_spread_over_every_device():
+    counts = {device: 0 for device in DEVICES}
+    for number in range(40):
+        counts[hub.gpu_for_user(f"student{number:02d}", DEVICES)] += 1
+    assert all(count >= 5 for count in counts.values()), counts
+
+
+def test_no_device_list_means_no_choice():
+    assert hub.gpu_for_user("ana", []) is None
+    assert hub.gpu_for_user("ana", ["MIG-only"]) == "MIG-only"
+
+
+def test_tensorboard_links_through_the_students_own_server_prefix():
+    assert hub.proxy_url_for("/user/ana/") == "/user/ana/proxy/%PORT%/"
+    assert hub.proxy_url_for("/course/user/ana/lab-2/") == "/course/user/ana/lab-2/proxy/%PORT%/"
+
+
+# --------------------------------------------------------------------------- what students can reach, the proxy
+
+
+@pytest.fixture
+def open_tmp() -> Iterator[Path]:
+    """A folder in the system's temporary folder, open to other users (pytest's tmp_path sits in a 0700 one)."""
+    with tempfile.TemporaryDirectory(prefix="course-hub-") as folder:
+        yield Path(folder)
+
+
+def test_a_python_inside_a_closed_folder_is_reported(open_tmp):
+    tmp_path = open_tmp
+    checkout = tmp_path / "open" / "course"
+    (checkout / "notebooks").mkdir(parents=True)
+    python = tmp_path / "closed" / "bin" / "python3"
+    python.parent.mkdir(parents=True)
+    python.write_text("#!/bin/sh\n")
+    for folder in (tmp_path, tmp_path / "open", checkout, checkout / "notebooks", python.parent):
+        folder.chmod(0o755)
+    python.chmod(0o755)
+    assert hub.closed_to_students(str(python), checkout) == []
+    (tmp_path / "closed").chmod(0o700)
+    link = checkout / "python"
+    link.symlink_to(python)  # the environment's python is a link: the real program is what must be reached
+    try:
+        problems = hub.closed_to_students(str(link), checkout)
+    finally:
+        (tmp_path / "closed").chmod(0o755)
+    assert len(problems) == 1 and f"the folder {tmp_path / 'closed'} is closed to other users" in problems[0]
+    assert str(python) in problems[0]
+
+
+def test_the_proxy_comes_from_the_checkout_then_path_else_a_message_with_the_npm_command(monkeypatch, tmp_path):
+    local = tmp_path / "npm" / "configurable-http-proxy"
+    monkeypatch.setattr(hub, "LOCAL_PROXY", local)
+    on_path = tmp_path / "bin" / "configurable-http-proxy"
+    on_path.parent.mkdir()
+    on_path.write_text("#!/bin/sh\n")
+    on_path.chmod(0o755)
+    assert hub.proxy_command({"PATH": str(on_path.parent)}) == [str(on_path)]
+    local.parent.mkdir()
+    local.write_text("#!/bin/sh\n")
+    assert hub.proxy_command({"PATH": str(on_path.parent)}) == [str(local)]
+    local.unlink()
+    with pytest.raises(CourseError) as caught:
+        hub.proxy_command({"PATH": str(tmp_path / "nothing")})
+    assert "npm install" in caught.value.fix and "configurable-http-proxy@5.3.0" in caught.value.fix
+
+
+# --------------------------------------------------------------------------- the shipped configuration file
+
+
+@pytest.fixture
+def hub_env(monkeypatch, tmp_path):
+    """The instructor's variables cleared, the hub's state under tmp_path, a stand-in proxy in the checkout."""
+    for name in VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv(hub.STATE_ENV, str(tmp_path / "state"))
+    proxy = tmp_path / "configurable-http-proxy"
+    proxy.write_text("#!/bin/sh\n")
+    monkeypatch.setattr(hub, "LOCAL_PROXY", proxy)
+    return monkeypatch
+
+
+def load_config():
+    return PyFileConfigLoader("jupyterhub_config.py", path=str(ROOT / "hub")).load_config()
+
+
+def fake_spawner(name: str) -> SimpleNamespace:
+    return SimpleNamespace(user=SimpleNamespace(name=name), server=SimpleNamespace(base_url=f"/user/{name}/"))
+
+
+def test_the_shipped_config_with_the_defaults(hub_env, tmp_path):
+    c = load_config()
+    assert c.JupyterHub.authenticator_class == "pam" and c.JupyterHub.spawner_class == "systemdspawner.SystemdSpawner"
+    assert c.PAMAuthenticator.allowed_groups == {"tf-course"} and "allowed_users" not in c.Authenticator
+    assert c.JupyterHub.bind_url == "http://127.0.0.1:8000", "never open to the network before TLS is set up"
+    assert c.JupyterHub.db_url == f"sqlite:///{tmp_path / 'state' / 'jupyterhub.sqlite'}"
+    assert (tmp_path / "state").stat().st_mode & 0o777 == 0o700
+    assert c.ConfigurableHTTPProxy.command == [str(hub.LOCAL_PROXY)]
+    assert c.Spawner.cmd == [str(START), str(Path(sys.executable).parent / "jupyterhub-singleuser")]
+    assert "notebook_dir" not in c.Spawner, "the server starts in the student's home"
+    assert c.Spawner.default_url == "/lab/tree/tf-gpu-course/notebooks"
+    assert (c.Spawner.mem_limit, c.Spawner.cpu_limit) == ("8G", 2.0)
+    environment = c.Spawner.environment
+    assert environment["COURSE_GPU_MEMORY"] == "growth"
+    assert environment["PATH"].split(":")[0] == str(Path(sys.executable).parent)
+    assert environment["TENSORBOARD_PROXY_URL"](fake_spawner("ana")) == "/user/ana/proxy/%PORT%/"
+    assert "CUDA_VISIBLE_DEVICES" not in environment
+    assert {"COURSE_OFFLINE", "COURSE_SMOKE", "COURSE_DATA_DIR"} <= set(c.Spawner.env_keep)
+    assert "COURSE_RESULTS_DIR" not in c.Spawner.env_keep and "COURSE_HOME" not in c.Spawner.env_keep
+
+
+def test_the_shipped_config_with_the_instructors_choices(hub_env):
+    hub_env.setenv(hub.USERS_ENV, "ana,ben")
+    hub_env.setenv(hub.ADMINS_ENV, "teach")
+    hub_env.setenv(hub.GPUS_ENV, ",".join(DEVICES))
+    hub_env.setenv(hub.MEM_LIMIT_ENV, "none")
+    hub_env.setenv("COURSE_GPU_MEMORY", "3072")
+    c = load_config()
+    assert c.Authenticator.allowed_users == {"ana", "ben"} and c.Authenticator.admin_users == {"teach"}
+    assert "allowed_groups" not in c.PAMAuthenticator
+    assert "mem_limit" not in c.Spawner and c.Spawner.cpu_limit == 2.0
+    assert c.Spawner.environment["COURSE_GPU_MEMORY"] == "3072"
+    for name in ("ana", "ben"):
+        assert c.Spawner.environment["CUDA_VISIBLE_DEVICES"](fake_spawner(name)) == hub.gpu_for_user(name, DEVICES)
+
+
+def test_the_shipped_config_refuses_a_bad_setting(hub_env):
+    hub_env.setenv("COURSE_GPU_MEMORY", "most")
+    with pytest.raises(ParameterError, match="COURSE_GPU_MEMORY"):
+        load_config()
+
+
+def test_systemd_spawner_turns_the_limits_into_unit_properties_that_systemd_enforces(hub_env, monkeypatch):
+    from systemdspawner import SystemdSpawner, systemd
+
+    hub_env.setenv(hub.MEM_LIMIT_ENV, "3G")
+    hub_env.setenv(hub.CPU_LIMIT_ENV, "1.5")
+    started = {}
+    running = iter([False, True])  # no unit before the start; the unit is up after it
+
+    async def service_running(unit):
+        return next(running)
+
+    async def service_failed(unit):
+        return False
+
+    async def start_transient_service(unit, **kwargs):
+        started.update(kwargs, unit=unit)
+
+    monkeypatch.setattr(systemd, "get_systemd_version", lambda: 252)
+    monkeypatch.setattr(systemd, "service_running", service_running)
+    monkeypatch.setattr(systemd, "service_failed", service_failed)
+    monkeypatch.setattr(systemd, "start_transient_service", start_transient_service)
+    monkeypatch.setattr(SystemdSpawner, "get_env", lambda self: {})  # the hub's own variables need a running hub
+    spawner = SystemdSpawner(user=SimpleNamespace(name="root", id=1), config=load_config())
+    asyncio.run(spawner.start())
+    properties = started["properties"]
+    assert properties["MemoryMax"] == 3 * 1024**3 and properties["MemoryAccounting"] == "yes"
+    assert properties["CPUQuota"] == "150%" and properties["CPUAccounting"] == "yes"
+    assert properties["PrivateTmp"] == "yes" and properties["NoNewPrivileges"] == "yes"
+    assert started["cmd"] == [str(START), str(Path(sys.executable).parent / "jupyterhub-singleuser")]
+    assert started["uid"] == 0 and started["unit"] == "jupyter-root-singleuser"
+
+
+# --------------------------------------------------------------------------- the start script
+
+
+def start_student(home: Path) -> subprocess.CompletedProcess[str]:
+    """hub/start-student as JupyterHub runs it, with ``pwd`` as the server's command."""
+    env = {"HOME": str(home), "PATH": os.environ["PATH"]}
+    return subprocess.run([str(START), "pwd"], capture_output=True, text=True, env=env, cwd="/", check=True)
+
+
+def test_the_start_script_copies_the_notebooks_once_and_keeps_the_students_work(tmp_path):
+    home = tmp_path / "ana"
+    home.mkdir()
+    done = start_student(home)
+    assert done.stdout.strip() == str(home), "the server starts in the student's home"
+    mine = home / "tf-gpu-course" / "notebooks"
+    course = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    assert sorted(p.name for p in mine.iterdir()) == [p.name for p in course]
+    assert (mine / course[0].name).read_bytes() == course[0].read_bytes()
+    assert (home / "tf-gpu-course").stat().st_mode & 0o777 == 0o700
+    (mine / course[0].name).write_text("my answers")
+    (mine / course[1].name).unlink()
+    start_student(home)
+    assert (mine / course[0].name).read_text() == "my answers", "a student's own copy is never replaced"
+    assert (mine / course[1].name).read_bytes() == course[1].read_bytes(), "a missing notebook comes back"

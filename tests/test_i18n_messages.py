@@ -1,0 +1,131 @@
+"""The course's own messages in Chinese: errors, setup's lines, exercise feedback - fields filled, English unchanged."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+import course_utils
+from course_utils import i18n
+from course_utils.data import offline
+from course_utils.data.idx import parse_idx
+from course_utils.errors import CheckpointError, DataError, ParameterError, PlaceError
+from course_utils.exercises import EMPTY, WRONG, nb04
+from course_utils.notebook import checkpoint
+from course_utils.params import check_value
+from course_utils.system.places import writable
+
+CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+@pytest.fixture
+def chinese(monkeypatch):
+    monkeypatch.setenv(i18n.LANG_VARIABLE, "zh-CN")
+
+
+@pytest.fixture
+def english(monkeypatch):
+    monkeypatch.delenv(i18n.LANG_VARIABLE, raising=False)
+
+
+def test_a_parameter_error_is_chinese_with_its_name_and_value_and_the_fix(chinese):
+    with pytest.raises(ParameterError) as info:
+        check_value("EPOCHS", 0)
+    err = info.value
+    assert CJK.search(err.what) and "EPOCHS = 0" in err.what and "正整数" in err.what
+    assert CJK.search(err.fix) and "-p EPOCHS" in err.fix
+    assert str(err) == f"{err.what}\n怎么办：{err.fix}"  # the "What to do" line too
+
+
+def test_a_parameter_error_is_unchanged_in_english(english):
+    with pytest.raises(ParameterError) as info:
+        check_value("EPOCHS", 0)
+    assert info.value.what == "Parameter EPOCHS = 0 must be a positive integer."
+    assert str(info.value).endswith("\nWhat to do: Change EPOCHS in the parameters cell (or pass -p EPOCHS "
+                                    "<integer> to papermill).")
+
+
+def test_a_too_small_images_value_is_one_chinese_sentence_with_every_number(chinese):
+    from course_utils.params import check_parameters
+
+    with pytest.raises(ParameterError) as info:
+        check_parameters({"IMAGES": 1500}, "05_cnn_cpu_vs_gpu")
+    assert CJK.search(info.value.what) and "1,500" in info.value.what and "2,000" in info.value.what
+    assert "{" not in info.value.what + info.value.fix  # every field filled
+
+
+def test_a_data_error_is_chinese_and_names_the_file(chinese, tmp_path):
+    with pytest.raises(DataError) as info:
+        parse_idx(b"\x00\x00", source=tmp_path / "t10k-labels-idx1-ubyte.gz")
+    err = info.value
+    assert CJK.search(err.what) and "t10k-labels-idx1-ubyte.gz" in err.what and "2 字节" in err.what
+    assert CJK.search(err.fix) and "course data fetch" in err.fix
+
+
+def test_a_data_error_keeps_its_english_problem_for_the_code_that_reads_it(chinese, monkeypatch):
+    monkeypatch.setenv("COURSE_OFFLINE", "maybe")
+    with pytest.raises(DataError) as info:
+        offline()
+    assert CJK.search(info.value.what) and "'maybe'" in info.value.what and "COURSE_OFFLINE=1" in info.value.fix
+
+
+def test_a_place_error_is_chinese_and_names_the_variable_that_moves_the_folder(chinese, tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    with pytest.raises(PlaceError) as info:
+        writable(blocker / "results", "COURSE_RESULTS_DIR")
+    err = info.value
+    assert CJK.search(err.what) and str(blocker / "results") in err.what
+    assert CJK.search(err.fix) and "export COURSE_RESULTS_DIR=~/course-work" in err.fix
+    assert err.variable == "COURSE_RESULTS_DIR"
+
+
+def test_a_failed_checkpoint_is_chinese_and_names_the_failed_check(chinese, capsys):
+    with pytest.raises(CheckpointError) as info:
+        checkpoint({"损失下降了": False})
+    assert "[FAILED] 损失下降了" in capsys.readouterr().out
+    assert info.value.what == "检查点未通过：损失下降了。" and CJK.search(info.value.fix)
+
+
+def test_setup_speaks_chinese_when_the_notebook_asks_for_it(monkeypatch, capsys):
+    monkeypatch.setenv(i18n.LANG_VARIABLE, "en")  # restored after the test: setup(language=...) sets it for good
+    monkeypatch.setenv("COURSE_SMOKE", "1")
+    ns = {"EPOCHS": 10, "SEED": 3, "DEVICE": "cpu"}
+    course = course_utils.setup(ns, "99_test", smoke={"EPOCHS": 1}, language="zh-CN")
+    out = capsys.readouterr().out
+    assert "设备：/CPU:0" in out and "DEVICE='cpu' 要求使用 CPU" in out
+    assert "随机种子：3" in out and "冒烟模式" in out and "EPOCHS 10 -> 1" in out
+    assert f"结果记录在 {course.recorder.path}" in out
+    assert "显存：" in out  # the GPU memory line (no GPU here, or growth)
+    course.record(accuracy=0.5)
+    assert "已记录：accuracy=0.5" in capsys.readouterr().out
+
+
+def test_setup_speaks_english_without_the_switch(english, capsys):
+    course_utils.setup({"SEED": 3, "DEVICE": "cpu"}, "99_test")
+    out = capsys.readouterr().out
+    assert "Device: /CPU:0" in out and "Seed: 3" in out and "Results are recorded in" in out
+    assert not CJK.search(out)
+
+
+def test_an_exercise_gives_its_feedback_in_chinese(chinese, capsys):
+    result = nb04.check_param_count(12345, inputs=784)
+    out = capsys.readouterr().out
+    assert result.status == WRONG  # the status stays the constant the code compares
+    assert out.startswith("❌ 练习 4.2：错误")
+    assert "12,345 不对" in out and "差了 -394,705" in out  # the fields are filled in the Chinese sentence
+    empty = nb04.check_param_count(None, inputs=784, show=False)
+    assert empty.status == EMPTY and str(empty).startswith("✏️ 练习 4.2：尚未作答")
+
+
+def test_an_exercise_gives_its_feedback_in_english_without_the_switch(english):
+    result = nb04.check_param_count(12345, inputs=784, show=False)
+    assert str(result).startswith("❌ Exercise 4.2: wrong\n   - 12,345 is not it.")
+    assert not CJK.search(str(result))
+
+
+def test_a_table_lines_up_chinese_labels_by_terminal_columns():
+    assert i18n.columns("显存") == 4 and i18n.columns("GPU") == 3
+    assert i18n.padded("显存", 6) == "显存  " and i18n.padded("GPU", 6) == "GPU   "
+    assert i18n.padded("a long label", 4) == "a long label"  # never cut

@@ -1,0 +1,284 @@
+"""The Chinese notebooks stay in step with the English ones (scripts/translations.py; CONTRIBUTING.md).
+
+For each notebooks/zh/NN_*.ipynb: the English cells in the same order (ids, types, tags); the same code
+once comments are dropped and strings blanked; each cell stamped with the hash of the English text it
+translates; the generated cells as scripts/notebook_links.py writes them for the Chinese notebook;
+Chinese words in every markdown cell that has words. A failure names the notebook, the cell number and
+id, and what to do. The second half plants each kind of problem in a temporary copy and shows it found.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .conftest import NOTEBOOKS, ROOT, ZH_NOTEBOOKS
+
+sys.path.insert(0, str(ROOT / "scripts"))
+import notebook_links  # noqa: E402 - scripts/notebook_links.py: the generated cells
+import translations  # noqa: E402 - scripts/translations.py: the checks, and the maintainer's commands
+
+SCRIPT = ROOT / "scripts" / "translations.py"
+GUIDE = 'CONTRIBUTING.md, "Translations (the Chinese edition)"'
+
+
+def report(problems: list) -> str:
+    return "\n".join(str(p) for p in problems)
+
+
+def kinds(problems: list, *wanted: str) -> list:
+    return [p for p in problems if p.kind in wanted]
+
+
+# --------------------------------------------------------------------------- the real notebooks
+
+
+def test_every_english_notebook_has_its_chinese_notebook_and_no_other():
+    assert translations.missing_translations(ROOT) == [], report(translations.missing_translations(ROOT))
+    assert [p.name for p in ZH_NOTEBOOKS] == [p.name for p in NOTEBOOKS]
+
+
+@pytest.mark.parametrize("path", ZH_NOTEBOOKS, ids=lambda p: p.stem)
+def test_the_chinese_notebook_has_the_english_cells_in_the_same_order(path):
+    problems = kinds(translations.check_pair(translations.english_path(path), path, ROOT), "structure")
+    assert problems == [], report(problems)
+
+
+@pytest.mark.parametrize("path", ZH_NOTEBOOKS, ids=lambda p: p.stem)
+def test_the_chinese_code_is_the_english_code_but_for_comments_and_strings(path):
+    problems = kinds(translations.check_pair(translations.english_path(path), path, ROOT), "code", "setup")
+    assert problems == [], report(problems)
+
+
+@pytest.mark.parametrize("path", ZH_NOTEBOOKS, ids=lambda p: p.stem)
+def test_every_chinese_cell_translates_the_current_english_cell(path):
+    problems = kinds(translations.check_pair(translations.english_path(path), path, ROOT), "stale", "unstamped")
+    assert problems == [], report(problems)
+
+
+@pytest.mark.parametrize("path", ZH_NOTEBOOKS, ids=lambda p: p.stem)
+def test_every_markdown_cell_with_words_has_chinese_text(path):
+    problems = kinds(translations.check_pair(translations.english_path(path), path, ROOT), "english")
+    assert problems == [], report(problems)
+
+
+@pytest.mark.parametrize("path", ZH_NOTEBOOKS, ids=lambda p: p.stem)
+def test_the_generated_cells_are_what_notebook_links_writes_for_the_chinese_notebook(path):
+    wanted = json.loads(notebook_links.notebook_text(path, notebook_links.release(ROOT)))["cells"]
+    stored = translations.load(path)["cells"]
+    generated = [c for c in wanted if translations.generated(c)]
+    assert len(generated) == 2
+    assert [c for c in stored if translations.generated(c)] == generated, "run `make links`"
+    (badges,) = [c for c in generated if "links" in translations.tags(c)]
+    assert f"/notebooks/zh/{path.name}" in translations.source(badges)
+
+
+# --------------------------------------------------------------------------- planted problems, in a copy
+
+PLANTED = NOTEBOOKS[1]  # 02: markdown, code with f-strings, a %pip magic in its install cell
+
+
+def translate(cell: dict) -> None:
+    """A stand-in translator: Chinese words in front of every markdown cell, and Chinese comments."""
+    if cell["cell_type"] == "markdown" and translations.has_words(translations.source(cell)):
+        cell["source"] = ["中文翻译：", *cell["source"]]
+    elif cell["cell_type"] == "code":
+        cell["source"] = ["# 中文注释\n", *cell["source"]]
+
+
+@pytest.fixture
+def copy(tmp_path) -> Path:
+    """A checkout with one English notebook and its translation, started, translated and stamped."""
+    (tmp_path / "notebooks").mkdir()
+    shutil.copy2(PLANTED, tmp_path / "notebooks" / PLANTED.name)
+    shutil.copy2(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    chinese = translations.new(tmp_path, PLANTED.name[:2])
+    nb = translations.load(chinese)
+    for cell in nb["cells"]:
+        if not translations.generated(cell):
+            translate(cell)
+    translations.save(chinese, nb)
+    translations.stamp(tmp_path, PLANTED.name[:2])
+    assert translations.status(tmp_path) == [], report(translations.status(tmp_path))
+    return tmp_path
+
+
+def zh(root: Path) -> Path:
+    return root / "notebooks" / "zh" / PLANTED.name
+
+
+def en(root: Path) -> Path:
+    return root / "notebooks" / PLANTED.name
+
+
+def edit(path: Path, change) -> None:
+    nb = translations.load(path)
+    change(nb["cells"])
+    translations.save(path, nb)
+
+
+def run(root: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(SCRIPT), "--root", str(root), *args],
+                          capture_output=True, text=True, timeout=60)
+
+
+def first(cells: list, cell_type: str, start: int = 2) -> int:
+    """The index of the first cell of this type after the generated ones and the title."""
+    return next(i for i, c in enumerate(cells) if i >= start and c["cell_type"] == cell_type
+                and not translations.generated(c) and "parameters" not in translations.tags(c))
+
+
+def test_new_starts_an_unstamped_copy_that_status_lists_cell_by_cell(tmp_path):
+    (tmp_path / "notebooks").mkdir()
+    shutil.copy2(PLANTED, tmp_path / "notebooks" / PLANTED.name)
+    shutil.copy2(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    assert run(tmp_path, "new", "02").returncode == 0
+    nb = translations.load(zh(tmp_path))
+    english = translations.load(en(tmp_path))
+    assert [c["id"] for c in nb["cells"]] == [c["id"] for c in english["cells"]]
+    assert all(translations.stamp_of(c) is None for c in nb["cells"])
+    assert any('language="zh-CN"' in translations.source(c) for c in nb["cells"]), "the setup call speaks Chinese"
+    wanted = notebook_links.notebook_text(zh(tmp_path), notebook_links.release(tmp_path))
+    assert zh(tmp_path).read_text(encoding="utf-8") == wanted, "its own badges and install cell, as make links writes"
+
+    done = run(tmp_path, "status")
+    translatable = [i for i, c in enumerate(nb["cells"]) if not translations.generated(c)]
+    assert done.returncode == 1
+    for index in translatable:
+        assert f"cell {index} (id {nb['cells'][index]['id']}): no translation stamp" in done.stdout
+    again = run(tmp_path, "new", "02")
+    assert again.returncode == 2 and "exists already" in again.stderr
+
+
+def test_a_changed_english_cell_names_its_stale_translation_and_stamp_clears_it(copy):
+    at = first(translations.load(en(copy))["cells"], "markdown")
+    edit(en(copy), lambda cells: cells[at]["source"].append("\nOne more English sentence."))
+    problems = translations.status(copy)
+    assert [p.kind for p in problems] == ["stale"], report(problems)
+    cell_id = translations.load(zh(copy))["cells"][at]["id"]
+    message = str(problems[0])
+    assert message.startswith(f"notebooks/zh/{PLANTED.name} cell {at} (id {cell_id}): stale")
+    assert f"python scripts/translations.py stamp 02 --cell {cell_id}" in message and GUIDE in message
+
+    done = run(copy, "status")
+    assert done.returncode == 1 and message in done.stdout
+    assert run(copy, "stamp", "02", "--cell", cell_id).returncode == 0
+    assert run(copy, "status").returncode == 0 and translations.status(copy) == []
+
+
+def test_stamp_changes_only_the_cells_it_names(copy):
+    cells = translations.load(en(copy))["cells"]
+    one, two = first(cells, "markdown"), first(cells, "code")
+    edit(en(copy), lambda cells: [cells[i]["source"].append("\n# changed") for i in (one, two)])
+    translations.stamp(copy, "02", [cells[one]["id"]])
+    assert [(p.kind, p.cell) for p in translations.status(copy)] == [("stale", two)]
+    bad = run(copy, "stamp", "02", "--cell", "no-such-id")
+    assert bad.returncode == 2 and "no-such-id" in bad.stderr
+
+
+def test_a_changed_number_in_chinese_code_is_a_code_difference(copy):
+    cells = translations.load(zh(copy))["cells"]
+    (at,) = [i for i, c in enumerate(cells) if "parameters" in translations.tags(c)]
+    original = translations.source(cells[at])
+    changed = original.replace("10", "11", 1)
+    assert changed != original
+    edit(zh(copy), lambda cells: cells.__setitem__(at, {**cells[at], "source": changed.splitlines(True)}))
+    problems = translations.status(copy)
+    assert [p.kind for p in problems] == ["code"], report(problems)
+    assert problems[0].cell == at and "11" in problems[0].what
+    assert f"cell {at} (id {cells[at]['id']}): the code differs from the English cell" in str(problems[0])
+
+
+def test_translated_comments_and_strings_are_not_code_differences_but_expressions_are(copy):
+    cells = translations.load(zh(copy))["cells"]
+    at = next(i for i, c in enumerate(cells) if c["cell_type"] == "code" and 'print(f"' in translations.source(c))
+    code = translations.source(cells[at])
+    start = code.index('print(f"') + len('print(f"')
+    translated = code[:start] + "中文 " + code[start:]  # a literal part of an f-string, translated
+    edit(zh(copy), lambda cells: cells.__setitem__(at, {**cells[at], "source": translated.splitlines(True)}))
+    assert translations.status(copy) == []
+
+    expression = code.index("{", start)
+    broken = code[: expression + 1] + "1 + " + code[expression + 1:]  # an f-string's {expression} changed
+    edit(zh(copy), lambda cells: cells.__setitem__(at, {**cells[at], "source": broken.splitlines(True)}))
+    assert [p.kind for p in translations.status(copy)] == ["code"]
+
+
+def test_a_changed_magic_command_is_a_code_difference(copy):
+    def change(cells):
+        (setup,) = [c for c in cells if "hosted-setup" in translations.tags(c)]
+        setup["source"] = translations.source(setup).replace("install -q", "install -U").splitlines(True)
+
+    edit(zh(copy), change)
+    problems = translations.status(copy)
+    assert [p.kind for p in problems] == ["code"] and "install -U" in problems[0].what, report(problems)
+
+
+def test_a_setup_call_left_in_english_is_found(copy):
+    def change(cells):
+        for cell in cells:
+            cell["source"] = translations.source(cell).replace('language="zh-CN"', 'language="en"').splitlines(True)
+
+    edit(zh(copy), change)
+    assert [p.kind for p in translations.status(copy)] == ["setup"]
+
+
+def test_a_missing_cell_and_an_extra_cell_are_structure_problems(copy):
+    stored = zh(copy).read_text(encoding="utf-8")
+    cells = translations.load(zh(copy))["cells"]
+    at = first(cells, "markdown")
+    edit(zh(copy), lambda cells: cells.pop(at))
+    problems = translations.status(copy)
+    assert [p.kind for p in problems] == ["structure", "structure"], report(problems)
+    assert f"English cells {at} (id {cells[at]['id']}) have no Chinese cell" in str(problems[0])
+    assert f"{len(cells) - 1} cells, the English notebook has {len(cells)}" in str(problems[1])
+
+    zh(copy).write_text(stored, encoding="utf-8")
+    edit(zh(copy), lambda cells: cells.insert(at, {"cell_type": "markdown", "id": "extra123", "metadata": {},
+                                                  "source": ["多出来的单元格"]}))
+    problems = translations.status(copy)
+    assert [p.kind for p in problems] == ["structure", "structure"], report(problems)
+    assert f"cells {at} (id extra123) are not in the English notebook" in str(problems[0])
+
+
+def test_a_reordered_cell_and_changed_tags_are_structure_problems(copy):
+    stored = zh(copy).read_text(encoding="utf-8")
+    cells = translations.load(zh(copy))["cells"]
+    at = first(cells, "markdown")
+    edit(zh(copy), lambda cells: cells.insert(at, cells.pop(at + 1)))
+    problems = translations.status(copy)
+    assert [p.kind for p in problems] == ["structure"], report(problems)
+    assert f"cell {at} (id {cells[at + 1]['id']}): the cells are in another order" in str(problems[0])
+
+    zh(copy).write_text(stored, encoding="utf-8")
+    edit(zh(copy), lambda cells: cells[at]["metadata"].__setitem__("tags", ["new-tag"]))
+    problems = translations.status(copy)
+    assert [p.kind for p in problems] == ["structure"]
+    assert "tags ['new-tag']; the English cell has []" in str(problems[0])
+
+
+def test_a_markdown_cell_left_in_english_is_found(copy):
+    cells = translations.load(zh(copy))["cells"]
+    at = first(cells, "markdown")
+    english = translations.load(en(copy))["cells"][at]["source"]
+    edit(zh(copy), lambda cells: cells[at].__setitem__("source", english))
+    assert [(p.kind, p.cell) for p in translations.status(copy)] == [("english", at)]
+
+
+def test_a_missing_translation_names_the_command_that_starts_it(copy):
+    shutil.copy2(NOTEBOOKS[0], copy / "notebooks" / NOTEBOOKS[0].name)
+    problems = translations.status(copy)
+    assert [p.kind for p in problems] == ["missing"]
+    assert "python scripts/translations.py new 01" in str(problems[0])
+
+
+def test_the_hash_is_sha256_of_the_joined_source_first_16_hex_digits():
+    import hashlib
+
+    cell = {"source": ["# 05 · Title\n", "第二行"]}
+    assert translations.english_hash(cell) == hashlib.sha256("# 05 · Title\n第二行".encode()).hexdigest()[:16]
