@@ -22,13 +22,13 @@ CI_OUT ?= build/ci/course
 # TIER_TIMES=FILE: each tier also appends "tier<TAB>seconds<TAB>exit status" to FILE (.ci/run sums them up).
 TIER_TIMES ?=
 
-PYTEST := COURSE_OFFLINE=1 $(BIN)/python -m pytest
-TIERS := lint unit papermill nbval browser hosted hub
+PYTEST := COURSE_OFFLINE=1 $(BIN)/python -m pytest -rs
+TIERS := lint unit papermill nbval browser hosted hub slurm
 
 # `make test` runs the tiers in two lanes side by side, one per CPU core of a CI machine:
-# lint, unit, nbval, hub | papermill, browser, hosted (the browser tier shows what the papermill tier executed).
+# lint, unit, nbval, hub, slurm | papermill, browser, hosted (the browser tier shows what the papermill tier executed).
 # Each tier's output is printed in one piece when its lane ends; every tier runs even when another fails.
-LANE1 := lint unit nbval hub
+LANE1 := lint unit nbval hub slurm
 LANE2 := papermill browser hosted
 
 .PHONY: course test lab venv clean help lane1 lane2 links slurm $(TIERS) FORCE
@@ -57,8 +57,8 @@ help:
 	@echo "make hub       - JupyterHub with hub/jupyterhub_config.py, two real OS accounts, notebook 02 for each (root)"
 	@echo "make hosted    - every notebook again (smoke) with Colab's and Kaggle's TensorFlow and Keras, in $(HOSTED_VENV)"
 	@echo "                 (constraints/hosted.txt), after checking that installing the package keeps them"
-	@echo "make slurm     - not part of make test: cluster/slurm/course-array.sbatch on a one-node Slurm here (root;"
-	@echo "                 installs slurm-wlm and munge), merged report compared with an unsharded run (build/slurm)"
+	@echo "make slurm     - cluster/slurm/course-array.sbatch on a one-node Slurm here (root; installs slurm-wlm and"
+	@echo "                 munge when missing), its merged report compared with an unsharded run's (build/slurm)"
 	@echo "make links     - write the Colab, Kaggle and Binder badges (every notebook, the README's table) and the"
 	@echo "                 hosted setup cell into every notebook, from Repository and version in pyproject.toml"
 	@echo "make lab       - open the notebooks in JupyterLab"
@@ -108,9 +108,10 @@ HOSTED_VENV ?= .venv-hosted
 hosted:
 	$(call timed,VENV=$(HOSTED_VENV) OUT=build/ci/hosted PYTHON=$(PYTHON) sh scripts/hosted.sh)
 
-# Opt-in (root, Debian/Ubuntu): a one-node Slurm on this machine runs the shipped sbatch script (scripts/slurm_check.sh).
+# Root, Debian/Ubuntu: a one-node Slurm on this machine runs the shipped sbatch script (scripts/slurm_check.sh;
+# about 40 s once slurm-wlm and munge are installed, which .ci/run does).
 slurm: $(STAMP)
-	OUT=build/slurm bash scripts/slurm_check.sh
+	$(call timed,OUT=build/ci/slurm bash scripts/slurm_check.sh)
 
 links: $(STAMP)
 	$(BIN)/python scripts/notebook_links.py
