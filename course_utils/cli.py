@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
 import sys
 
+from course_utils import i18n
+from course_utils.errors import ParameterError
 from course_utils.i18n import translator
 
 PROG = "course"
@@ -56,6 +59,18 @@ def usage() -> str:
     return "\n".join(lines)
 
 
+def unknown_language() -> str | None:
+    """A warning when COURSE_LANG is set to a language the course does not speak (messages stay English)."""
+    raw = os.environ.get(i18n.LANG_VARIABLE, "").strip()
+    if not raw:
+        return None
+    try:
+        i18n.check_language(raw)
+    except ParameterError as error:
+        return f"warning: {error} Messages stay in English."
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help"):
@@ -69,5 +84,8 @@ def main(argv: list[str] | None = None) -> int:
     if message:
         print(message, file=sys.stderr)
         return 2
+    unknown = unknown_language()
+    if unknown:
+        print(unknown, file=sys.stderr)
     module = importlib.import_module(COMMANDS[argv[0]][0])
     return module.main(argv[1:])

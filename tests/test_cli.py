@@ -37,6 +37,17 @@ def test_run_without_the_lab_extra_says_which_extra_to_install(monkeypatch, caps
     assert cli.missing_extra("doctor") is None  # the other commands need nothing more
 
 
+@pytest.mark.parametrize("value, warned", [("klingon", True), ("zh", False), ("en", False), ("", False)])
+def test_a_language_the_course_does_not_speak_is_named_and_messages_stay_english(value, warned, monkeypatch, capsys):
+    monkeypatch.setenv("COURSE_LANG", value)
+    assert cli.main(["data", "status"]) == 0
+    captured = capsys.readouterr()
+    assert ("'klingon' is not one the course speaks" in captured.err) is warned
+    assert ("COURSE_LANG=zh-CN" in captured.err) is warned
+    if warned:
+        assert "images" in captured.out  # the command still ran, in English
+
+
 @pytest.mark.parametrize("command", sorted(cli.COMMANDS))
 def test_every_command_module_has_a_main_and_its_own_help(command, capsys):
     with pytest.raises(SystemExit) as done:
