@@ -19,6 +19,9 @@ comma := ,
 INSTALL_EXTRAS := $(subst $(empty) $(empty),$(comma),$(sort $(subst $(comma), ,$(EXTRAS)) $(if $(filter 1,$(GPU)),gpu)))
 OUT ?= build/course
 CI_OUT ?= build/ci/course
+# make site: the course run it shows (the Chinese run is beside it, with -zh added), and where the site goes.
+SITE_FROM ?= $(OUT)
+SITE ?= build/site
 # TIER_TIMES=FILE: each tier also appends "tier<TAB>seconds<TAB>exit status" to FILE (.ci/run sums them up).
 TIER_TIMES ?=
 
@@ -31,7 +34,7 @@ TIERS := lint unit papermill nbval browser hosted hub slurm
 LANE1 := lint unit nbval hub slurm
 LANE2 := papermill browser hosted
 
-.PHONY: course test lab venv clean help lane1 lane2 links slurm $(TIERS) FORCE
+.PHONY: course site test lab venv clean help lane1 lane2 links slurm $(TIERS) FORCE
 
 # $(call timed,COMMAND): run COMMAND, print the tier's elapsed seconds, keep COMMAND's exit status.
 # pytest's 5 (no tests collected) fails the tier like any other non-zero status.
@@ -47,18 +50,22 @@ exit $$status
 endef
 
 help:
-	@echo "make course    - run every notebook headless (papermill) into $(OUT) and summarise the results"
+	@echo "make course    - run every notebook headless (papermill) into $(OUT), the Chinese ones into $(OUT)-zh,"
+	@echo "                 and summarise the results"
+	@echo "make site      - the course as a website in $(SITE), from the executed notebooks of make course"
+	@echo "                 (never runs a notebook); view it: python -m http.server -d $(SITE)"
 	@echo "make test      - every tier below, each timed, in two lanes side by side: $(LANE1) | $(LANE2)"
 	@echo "make lint      - ruff check ."
 	@echo "make unit      - unit tests: pytest tests -m 'not notebook and not browser and not hub' (no course notebook runs)"
 	@echo "make papermill - course run --smoke into $(CI_OUT), then checks on what each notebook recorded"
 	@echo "make nbval     - pytest --nbval in smoke mode (cell by cell): notebooks/, then notebooks/zh/"
-	@echo "make browser   - the notebooks in JupyterLab in headless Chromium (widgets live; others as papermill ran them)"
+	@echo "make browser   - the notebooks in JupyterLab in headless Chromium (widgets live; others as papermill ran them);"
+	@echo "                 and the website built from the papermill tier's runs (tests/test_site.py)"
 	@echo "make hub       - JupyterHub with hub/jupyterhub_config.py, two real OS accounts, notebook 02 for each (root)"
 	@echo "make hosted    - every notebook again (smoke) with Colab's and Kaggle's TensorFlow and Keras, in $(HOSTED_VENV)"
 	@echo "                 (constraints/hosted.txt), after checking that installing the package keeps them"
 	@echo "make slurm     - cluster/slurm/course-array.sbatch on a one-node Slurm here (root; installs slurm-wlm and"
-	@echo "                 munge when missing), its merged report compared with an unsharded run's (build/slurm)"
+	@echo "                 munge when missing), its merged report compared with an unsharded run's (build/ci/slurm)"
 	@echo "make links     - write the Colab, Kaggle and Binder badges (every notebook, the README's table) and the"
 	@echo "                 hosted setup cell into every notebook, from Repository and version in pyproject.toml"
 	@echo "make lab       - open the notebooks in JupyterLab"
@@ -69,7 +76,8 @@ help:
 	@echo "                 (CUDA and cuDNN as pip wheels, Linux and WSL2); it stays installed"
 	@echo "PYTHON=...     - make $(VENV) with this Python, e.g. make venv PYTHON=python3.12 (accepted: $(PYTHONS))"
 	@echo "EXTRAS=...     - the extras to install into $(VENV) (default $(EXTRAS)), e.g. make venv EXTRAS=dev,profile"
-	@echo "OUT=DIR        - where make course writes (default $(OUT))"
+	@echo "OUT=DIR        - where make course writes (default $(OUT); the Chinese run: $(OUT)-zh)"
+	@echo "SITE_FROM=DIR  - the course run make site shows (default $(OUT), and DIR-zh for the Chinese pages)"
 
 PYTHONS = $(shell sh scripts/venv.sh --accepted)
 
@@ -82,8 +90,14 @@ FORCE:
 
 venv: $(STAMP)
 
+# The Chinese notebooks (notebooks/zh/) first, into $(OUT)-zh; then the English ones, whose summary ends the output.
 course: $(STAMP)
+	$(BIN)/course run notebooks/zh/*.ipynb --out $(OUT)-zh
 	$(BIN)/course run --out $(OUT)
+
+# The website (scripts/course_site.py): Sphinx and MyST-NB from the site extra; builds offline, executes nothing.
+site: $(STAMP)
+	$(BIN)/python scripts/course_site.py --from $(SITE_FROM) --out $(SITE)
 
 lint: $(STAMP)
 	$(call timed,$(BIN)/ruff check .)

@@ -1,0 +1,594 @@
+"""Build the course as a static website from a course run: ``make site``.
+
+The site shows what a course run executed; it never runs a notebook. It takes two run folders, the English
+run (``course run --out DIR``) and the Chinese run (``course run notebooks/zh/*.ipynb --out DIR-zh``), each
+with ``executed/NN_*.ipynb`` and ``results/NN_*.json``. It writes:
+
+- ``SITE/``: the English pages: the README as the home page, the notebooks with their outputs and plots,
+  the student guides (docs/routes.md, wsl2.md, troubleshooting.md, sources.md, glossary.md);
+- ``SITE/zh/``: the same in Chinese: README.zh-CN.md, notebooks/zh/, docs/zh/.
+
+Every page has a link to the same page in the other language. Every notebook page starts with a box: where to
+open the notebook (Colab, Kaggle, Binder: scripts/notebook_links.py) and which machine and versions produced
+the outputs shown (the run's record of that notebook).
+
+The tool is Sphinx with MyST-NB (``nb_execution_mode = "off"``) and the Sphinx Book Theme, all from PyPI
+(the ``site`` extra): the build needs no network. It runs with ``-W``: a warning, such as a broken link
+between pages, fails the build. This script puts a Sphinx source tree for each language under ``--src``
+(default ``build/site-src``), with the links rewritten for the site, then runs ``sphinx-build`` on each.
+
+Usage:
+    python scripts/course_site.py --from build/course            # the site into build/site
+    python scripts/course_site.py --from build/ci/course --out build/ci/site
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import posixpath
+import re
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+THEME = Path(__file__).resolve().parent / "site_theme"
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from notebook_links import Release, release  # noqa: E402 - the one place that makes the Colab/Kaggle/Binder URLs
+
+# Sphinx pages that both languages have, whatever the course holds.
+SPECIAL_PAGES = frozenset({"search", "genindex"})
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".svg")
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+LINKS_TAG = "links"  # the badges cell (scripts/notebook_links.py): the box replaces it, without external images
+
+
+class SiteError(Exception):
+    """The input is not what the site is built from; the message says what to do."""
+
+
+@dataclass(frozen=True)
+class Edition:
+    """One language of the course: where its files are in the repository and where its pages go."""
+
+    code: str  # "en" or "zh": also the folder of the Chinese pages in the site
+    language: str  # Sphinx's language
+    home: str  # the README that becomes the home page
+    notebooks: str  # the folder of its notebooks
+    docs: str  # the folder of its guides
+    guides: tuple[str, ...]  # the guides on the site, in this order (file names in ``docs``)
+    prefix: str  # where its pages are in the site: "" or "zh/"
+
+
+EN = Edition("en", "en", "README.md", "notebooks", "docs",
+             ("routes.md", "wsl2.md", "troubleshooting.md", "sources.md", "glossary.md"), "")
+ZH = Edition("zh", "zh_CN", "README.zh-CN.md", "notebooks/zh", "docs/zh",
+             ("wsl2.md", "troubleshooting.md", "sources.md", "mainland-china.md"), "zh/")
+EDITIONS = (EN, ZH)
+
+WORDS: dict[str, dict[str, str]] = {
+    "en": {
+        "title": "Training deep-learning models on the GPU with TensorFlow",
+        "notebooks": "Notebooks",
+        "guides": "Guides",
+        "switch": "中文",
+        "switch_title": "这一页的中文版",
+        "box": "Where these outputs come from",
+        "open": "Run this notebook yourself: {colab} · {kaggle} · {binder}",
+        "colab": "Open in Colab",
+        "kaggle": "Open in Kaggle",
+        "binder": "Open in Binder",
+        "machine": "Machine: {platform}",
+        "device": "Device: {device}",
+        "cpu_only": "{description} (CPU; no GPU was used)",
+        "gpu": "GPU: {name}",
+        "gpu_facts": "compute capability {cc}, {memory} MiB, driver {driver}, CUDA {cuda}",
+        "versions": "Python {python}, TensorFlow {tensorflow}, Keras {keras}",
+        "data": "Data: {data}",
+        "smoke": "Mode: smoke (a short run: fewer images and epochs than the full run)",
+        "full": "Mode: full run",
+        "date": "Date: {date}",
+        "no_record": "The run has no record for this notebook: machine and versions unknown.",
+        "widget": "*An interactive widget is here. It works when you run the notebook "
+                  "(JupyterLab, Colab, Kaggle or Binder).*",
+    },
+    "zh": {
+        "title": "用 TensorFlow 在 GPU 上训练深度学习模型",
+        "notebooks": "笔记本",
+        "guides": "指南",
+        "switch": "English",
+        "switch_title": "This page in English",
+        "box": "这些输出从哪里来",
+        "open": "自己运行这个笔记本：{colab} · {kaggle} · {binder}",
+        "colab": "在 Colab 中打开",
+        "kaggle": "在 Kaggle 中打开",
+        "binder": "在 Binder 中打开",
+        "machine": "机器：{platform}",
+        "device": "设备：{device}",
+        "cpu_only": "{description}（CPU；没有使用 GPU）",
+        "gpu": "GPU：{name}",
+        "gpu_facts": "计算能力 {cc}，{memory} MiB，驱动 {driver}，CUDA {cuda}",
+        "versions": "Python {python}，TensorFlow {tensorflow}，Keras {keras}",
+        "data": "数据：{data}",
+        "smoke": "模式：冒烟模式（smoke mode，简短的运行：图像和轮次比完整运行少）",
+        "full": "模式：完整运行",
+        "date": "日期：{date}",
+        "no_record": "这次运行没有这个笔记本的记录：机器和版本未知。",
+        "widget": "*这里是一个交互式控件。运行笔记本时它才能使用（JupyterLab、Colab、Kaggle 或 Binder）。*",
+    },
+}
+
+
+# --------------------------------------------------------------------------- pages and links
+
+
+def other(edition: Edition) -> Edition:
+    return ZH if edition is EN else EN
+
+
+def guides(edition: Edition, root: Path = ROOT) -> list[str]:
+    """The guides of ``edition`` that exist, as repository paths."""
+    return [f"{edition.docs}/{name}" for name in edition.guides if (root / edition.docs / name).is_file()]
+
+
+def notebook_names(edition: Edition, root: Path = ROOT) -> list[str]:
+    return sorted(p.name for p in (root / edition.notebooks).glob("[0-9][0-9]_*.ipynb"))
+
+
+def page_map(edition: Edition, root: Path = ROOT) -> dict[str, str]:
+    """Repository path -> page name (the page's path in its language's site, without ``.html``)."""
+    pages = {edition.home: "index"}
+    pages.update({path: f"docs/{Path(path).stem}" for path in guides(edition, root)})
+    for name in notebook_names(edition, root):
+        pages[f"{edition.notebooks}/{name}"] = f"notebooks/{Path(name).stem}"
+    return pages
+
+
+def source_name(repo_path: str, page: str) -> str:
+    """The page's file in the Sphinx source tree: ``docs/wsl2.md``, ``notebooks/02_verify_gpu.ipynb``."""
+    return page + Path(repo_path).suffix
+
+
+def label(page: str, anchor: str) -> str:
+    """The Sphinx label that replaces an ``<a id="anchor">`` on ``page``: labels are shared by a whole site."""
+    return f"{page.replace('/', '-')}-{anchor}"
+
+
+def switch_target(page: str, other_pages: set[str]) -> str:
+    """The page in the other language: the same page when it has one, else the other language's home page."""
+    return page if page in other_pages or page in SPECIAL_PAGES else "index"
+
+
+def switch_url(page: str, code: str, other_pages: set[str]) -> str:
+    """The language switch's link on ``page`` of edition ``code``, relative to that page."""
+    up = "../" * page.count("/")
+    target = switch_target(page, other_pages)
+    return f"{up}zh/{target}.html" if code == "en" else f"{up}../{target}.html"
+
+
+def explicit_anchors(text: str) -> set[str]:
+    """The ``<a id="...">`` anchors in a markdown text."""
+    return set(re.findall(r'<a id="([^"]+)"></a>', text))
+
+
+FENCE = re.compile(r"^\s*(```|~~~)")
+LINK = re.compile(r"(?<!!)\[(?P<text>(?:[^\[\]]|\[[^\[\]]*\])*)\]"
+                  r"\((?P<target><[^>]*>|[^)\s]+)(?P<title>\s+\"[^\"]*\")?\)")
+IMAGE = re.compile(r"!\[(?P<alt>[^\[\]]*)\]\((?P<target>[^)\s]+)(?P<title>\s+\"[^\"]*\")?\)")
+IMAGE_REF = re.compile(r"!\[(?P<alt>[^\[\]]*)\]\[(?P<ref>[^\[\]]+)\]")
+DEFINITION = re.compile(r"^\[(?P<ref>[^\]]+)\]:\s*(?P<target>\S+)\s*$")
+ANCHOR_LINE = re.compile(r'^<a id="(?P<id>[^"]+)"></a>\s*$')
+
+
+@dataclass
+class Linker:
+    """Rewrites the links of one language's files for its site.
+
+    ``pages``: repository path -> page name, for both languages (``pages[edition.code]``); ``anchors``:
+    (code, repository path) -> the explicit ``<a id>`` anchors of that file. Images that a page shows are
+    collected in ``images`` (repository path -> path in the source tree) to be copied.
+    """
+
+    edition: Edition
+    pages: Mapping[str, Mapping[str, str]]
+    anchors: Mapping[tuple[str, str], set[str]]
+    rel: Release
+    root: Path = ROOT
+
+    def __post_init__(self) -> None:
+        self.images: dict[str, str] = {}
+
+    def github(self, path: str, anchor: str) -> str:
+        kind = "tree" if (self.root / path).is_dir() else "blob"
+        return f"{self.rel.repository}/{kind}/{self.rel.tag}/{path}" + (f"#{anchor}" if anchor else "")
+
+    def anchor_for(self, code: str, path: str, anchor: str) -> str:
+        if anchor and anchor in self.anchors.get((code, path), set()):
+            return label(self.pages[code][path], anchor)
+        return anchor
+
+    def target(self, source: str, link: str) -> tuple[str, bool]:
+        """The link for the site, and whether it must be written as raw HTML (a page of the other language)."""
+        if re.match(r"^[a-z][a-z0-9+.-]*:", link, re.I) or link.startswith("//"):
+            return link, False  # http:, https:, mailto: ...
+        path, _, anchor = link.partition("#")
+        resolved = posixpath.normpath(posixpath.join(posixpath.dirname(source), path)) if path else source
+        mine, theirs = self.pages[self.edition.code], self.pages[other(self.edition).code]
+        here = mine[source]
+        here_dir = posixpath.dirname(source_name(source, here))
+        if resolved.startswith("../"):
+            return link, False
+        if resolved in mine:
+            anchor = self.anchor_for(self.edition.code, resolved, anchor)
+            target = posixpath.relpath(source_name(resolved, mine[resolved]), here_dir or ".")
+            return target + (f"#{anchor}" if anchor else ""), False
+        if resolved in theirs:
+            code = other(self.edition).code
+            anchor = self.anchor_for(code, resolved, anchor)
+            url = posixpath.relpath(f"{other(self.edition).prefix}{theirs[resolved]}.html",
+                                    posixpath.dirname(f"{self.edition.prefix}{here}") or ".")
+            return url + (f"#{anchor}" if anchor else ""), True
+        if resolved.lower().endswith(IMAGE_SUFFIXES) and (self.root / resolved).is_file():
+            self.images[resolved] = resolved
+            return posixpath.relpath(resolved, here_dir or "."), False
+        return self.github(resolved, anchor), False
+
+    def rewrite(self, text: str, source: str) -> str:
+        """``text`` (markdown of ``source``, a repository path) with its links and anchors made for the site."""
+        definitions = {m["ref"].lower(): m["target"] for line in text.splitlines() if (m := DEFINITION.match(line))}
+        external_refs = {ref for ref, target in definitions.items() if re.match(r"^https?:", target)}
+        image_refs = {m["ref"].lower() for m in IMAGE_REF.finditer(text)} & external_refs
+        out, fence = [], None
+        page = self.pages[self.edition.code][source]
+        for line in text.split("\n"):
+            opened = FENCE.match(line)
+            if fence is not None:
+                fence = None if opened and opened[1] == fence else fence
+                out.append(line)
+                continue
+            if opened:
+                fence = opened[1]
+                out.append(line)
+                continue
+            anchor = ANCHOR_LINE.match(line)
+            if anchor:
+                out.append(f"({label(page, anchor['id'])})=")
+                continue
+            definition = DEFINITION.match(line)
+            if definition and definition["ref"].lower() in image_refs:
+                continue  # an external image's definition: the images became their words (below)
+            out.append(self._line(line, source, external_refs))
+        return "\n".join(out)
+
+    def _line(self, line: str, source: str, external_refs: set[str]) -> str:
+        # External images (badges) become their words: the site loads nothing from elsewhere.
+        line = IMAGE_REF.sub(lambda m: m["alt"] if m["ref"].lower() in external_refs else m[0], line)
+
+        def image(m: re.Match[str]) -> str:
+            target, _ = self.target(source, m["target"])
+            if re.match(r"^https?:", target):
+                return m["alt"]
+            return f"![{m['alt']}]({target}{m['title'] or ''})"
+
+        line = IMAGE.sub(image, line)
+
+        def link(m: re.Match[str]) -> str:
+            raw = m["target"][1:-1] if m["target"].startswith("<") else m["target"]
+            target, as_html = self.target(source, raw)
+            if as_html:
+                return f'<a href="{target}">{m["text"]}</a>'
+            return f"[{m['text']}]({target}{m['title'] or ''})"
+
+        return LINK.sub(link, line)
+
+
+# --------------------------------------------------------------------------- the box on each notebook page
+
+
+def machine_lines(record: Mapping[str, Any] | None, code: str) -> list[str]:
+    """Which machine and versions produced a notebook's outputs, one line each, from its run record."""
+    words = WORDS[code]
+    if not record:
+        return [words["no_record"]]
+    env = record.get("environment") or {}
+    lines = []
+    if env.get("platform"):
+        lines.append(words["machine"].format(platform=env["platform"]))
+    gpu = env.get("gpu") or {}
+    if env.get("device_kind") == "GPU" or gpu:
+        name = gpu.get("name") or env.get("device_description") or "GPU"
+        count = gpu.get("count")
+        text = words["gpu"].format(name=f"{count} × {name}" if isinstance(count, int) and count > 1 else name)
+        facts = {"cc": gpu.get("compute_capability"), "memory": gpu.get("memory_mib"),
+                 "driver": gpu.get("driver"), "cuda": gpu.get("cuda_build")}
+        if all(v is not None for v in facts.values()):
+            text += f" ({words['gpu_facts'].format(**facts)})"
+        lines.append(text)
+    elif env.get("device_description") or env.get("device"):
+        lines.append(words["device"].format(
+            device=words["cpu_only"].format(description=env.get("device_description") or env.get("device"))))
+    versions = {k: env.get(k) for k in ("python", "tensorflow", "keras")}
+    if all(versions.values()):
+        lines.append(words["versions"].format(**versions))
+    data = data_summary(env)
+    if data and code == "zh":
+        data = re.sub(r" \(([\d,]+) used\)", r"（使用了 \1）", data)
+    if data:
+        lines.append(words["data"].format(data=data))
+    if "smoke" in record:
+        lines.append(words["smoke"] if record["smoke"] else words["full"])
+    when = record.get("started") or record.get("updated")
+    if isinstance(when, str) and len(when) >= 16:
+        lines.append(words["date"].format(date=when[:10] + " " + when[11:16] + " UTC"))
+    return lines
+
+
+def data_summary(environment: Mapping[str, Any]) -> str:
+    """The record's datasets in one line (course_utils.results.data_summary, when the package is there)."""
+    try:
+        from course_utils.results import data_summary as summary
+    except ImportError:  # the builder alone, without the course package
+        return ""
+    return summary(environment)
+
+
+def machine_box(record: Mapping[str, Any] | None, code: str, urls: tuple[str, str, str]) -> str:
+    """The box at the top of a notebook page: where to run the notebook, and where its outputs come from."""
+    words = WORDS[code]
+    colab, kaggle, binder = urls
+    opened = words["open"].format(colab=f"[{words['colab']}]({colab})", kaggle=f"[{words['kaggle']}]({kaggle})",
+                                  binder=f"[{words['binder']}]({binder})")
+    items = "\n".join(f"- {escape_markdown(line)}" for line in machine_lines(record, code))
+    return f"```{{admonition}} {words['box']}\n:class: note course-run\n\n{opened}\n\n{items}\n```\n"
+
+
+def escape_markdown(text: str) -> str:
+    return re.sub(r"([\\`*_\[\]<>#|])", r"\\\1", text)
+
+
+# --------------------------------------------------------------------------- the run and the source tree
+
+
+def check_run(folder: Path, edition: Edition, root: Path = ROOT) -> None:
+    """Stop with what to do when ``folder`` is not a course run of ``edition`` with every notebook executed."""
+    command = ("make course (or: course run --out DIR)" if edition is EN
+               else "make course (or: course run notebooks/zh/*.ipynb --out DIR-zh)")
+    what = "English" if edition is EN else "Chinese"
+    if not folder.is_dir():
+        raise SiteError(f"{folder}: no such folder. The site needs the {what} course run there; make it with "
+                        f"{command}.")
+    executed = folder / "executed"
+    if not executed.is_dir() or not list(executed.glob("[0-9][0-9]_*.ipynb")):
+        raise SiteError(f"{folder} is not a course run: it has no executed/NN_*.ipynb notebooks. "
+                        f"Give the folder that `course run --out` wrote, or make one with {command}.")
+    missing = [name for name in notebook_names(edition, root) if not (executed / name).is_file()]
+    if missing:
+        raise SiteError(f"{folder}: the run lacks {', '.join(missing)} ({what} notebooks). Run every notebook: "
+                        f"{command}.")
+
+
+def read_record(folder: Path, stem: str) -> dict[str, Any] | None:
+    path = folder / "results" / f"{stem}.json"
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def notebook_for_site(nb: dict[str, Any], box: str, linker: Linker, source: str) -> dict[str, Any]:
+    """An executed notebook as its page shows it: the box under its title, links rewritten, no live widgets."""
+    words = WORDS[linker.edition.code]
+    cells = [c for c in nb["cells"] if LINKS_TAG not in c.get("metadata", {}).get("tags", [])]
+    titled = False
+    for cell in cells:
+        if cell["cell_type"] == "markdown":
+            text = linker.rewrite("".join(cell["source"]), source)
+            if not titled:
+                first, _, rest = text.partition("\n")
+                text = f"{first}\n\n{box}\n{rest}"
+                titled = True
+            cell["source"] = text
+        for output in cell.get("outputs", []):
+            if WIDGET_VIEW in output.get("data", {}):
+                output["data"] = {"text/markdown": words["widget"]}
+                output["metadata"] = {}
+    nb["cells"] = cells
+    nb.get("metadata", {}).pop("widgets", None)  # MyST-NB would load the widget scripts from a CDN
+    return nb
+
+
+TOCTREE = "```{{toctree}}\n:caption: {caption}\n:hidden:\n\n{entries}\n```\n"
+
+
+def write_conf(src: Path, edition: Edition, other_pages: set[str], rel: Release) -> None:
+    """The Sphinx configuration of one language: read by conf.py's ``setup``, made here."""
+    settings = {
+        "edition": edition.code,
+        "language": edition.language,
+        "title": WORDS[edition.code]["title"],
+        "repository": rel.repository,
+        "other_pages": sorted(other_pages),
+        "switch_label": WORDS[edition.code]["switch"],
+        "switch_title": WORDS[edition.code]["switch_title"],
+        "switch_lang": "zh-CN" if edition is EN else "en",
+        "theme": str(THEME),
+    }
+    (src / "site.json").write_text(json.dumps(settings, ensure_ascii=False, indent=1), encoding="utf-8")
+    (src / "conf.py").write_text(
+        "# Made by scripts/course_site.py: the Sphinx settings are in sphinx_settings() there.\n"
+        "import sys\n\n"
+        f"sys.path.insert(0, {str(Path(__file__).resolve().parent)!r})\n"
+        "from course_site import sphinx_settings, sphinx_setup  # noqa: E402\n\n"
+        "globals().update(sphinx_settings(__file__))\n"
+        "setup = sphinx_setup\n",
+        encoding="utf-8",
+    )
+
+
+def sphinx_settings(conf_file: str) -> dict[str, Any]:
+    """conf.py's values, from the site.json beside it."""
+    settings = json.loads((Path(conf_file).parent / "site.json").read_text(encoding="utf-8"))
+    theme = Path(settings["theme"])
+    return {
+        "project": settings["title"],
+        "html_title": settings["title"],
+        "language": settings["language"],
+        "extensions": ["myst_nb"],
+        "nb_execution_mode": "off",  # the outputs are the run's; nothing runs here
+        "nb_ipywidgets_js": {},  # no widget scripts from a CDN
+        "nb_merge_streams": True,
+        "myst_heading_anchors": 4,
+        "exclude_patterns": ["site.json", "**.ipynb_checkpoints"],
+        # The guides are written for GitHub, where a heading may skip a level (the glossary's H1 -> H3).
+        "suppress_warnings": ["myst.header"],
+        "templates_path": [str(theme / "templates")],
+        "html_static_path": [str(theme / "static")],
+        "html_css_files": ["course-site.css"],
+        "html_theme": "sphinx_book_theme",
+        "html_copy_source": False,
+        "html_show_sourcelink": False,
+        "html_search_language": "zh" if settings["language"].startswith("zh") else "en",
+        "html_sidebars": {"**": ["navbar-logo.html", "lang-switch.html", "search-button-field.html",
+                                 "sbt-sidebar-nav.html"]},
+        "html_context": {"default_mode": "auto"},  # without it the theme logs a console error on every page
+        "html_theme_options": {
+            "repository_url": settings["repository"],
+            "use_repository_button": True,
+            "use_download_button": False,
+            "use_fullscreen_button": False,
+            "home_page_in_toc": True,
+            "show_navbar_depth": 1,
+            "article_header_end": ["lang-switch.html", "article-header-buttons.html"],
+        },
+        "course_site": settings,
+    }
+
+
+def sphinx_setup(app: Any) -> dict[str, Any]:
+    """conf.py's ``setup``: the language switch's link on every page."""
+    app.add_config_value("course_site", {}, "html")
+
+    def context(app: Any, pagename: str, templatename: str, ctx: dict[str, Any], doctree: Any) -> None:
+        settings = app.config.course_site
+        ctx["course_switch_url"] = switch_url(pagename, settings["edition"], set(settings["other_pages"]))
+        ctx["course_switch_label"] = settings["switch_label"]
+        ctx["course_switch_title"] = settings["switch_title"]
+        ctx["course_switch_lang"] = settings["switch_lang"]
+
+    app.connect("html-page-context", context)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
+
+
+def assemble(edition: Edition, run: Path, src: Path, rel: Release, root: Path = ROOT) -> None:
+    """The Sphinx source tree of one language in ``src``: the home page, the guides, the executed notebooks."""
+    import nbformat
+
+    pages = {e.code: page_map(e, root) for e in EDITIONS}
+    anchors = {(e.code, path): explicit_anchors((root / path).read_text(encoding="utf-8"))
+               for e in EDITIONS for path in pages[e.code] if path.endswith(".md")}
+    linker = Linker(edition, pages, anchors, rel, root)
+    mine = pages[edition.code]
+    words = WORDS[edition.code]
+    if src.exists():
+        shutil.rmtree(src)
+    src.mkdir(parents=True)
+    notebooks = [p for p in mine if p.endswith(".ipynb")]
+    docs = [p for p in mine if p.startswith(edition.docs + "/")]
+    for path, page in mine.items():
+        target = src / source_name(path, page)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if path.endswith(".md"):
+            text = linker.rewrite((root / path).read_text(encoding="utf-8"), path)
+            if page == "index":
+                text += "\n" + TOCTREE.format(caption=words["notebooks"],
+                                              entries="\n".join(mine[p] for p in notebooks))
+                text += "\n" + TOCTREE.format(caption=words["guides"], entries="\n".join(mine[p] for p in docs))
+            target.write_text(text, encoding="utf-8")
+        else:
+            name = Path(path).name
+            nb = nbformat.read(run / "executed" / name, as_version=4)
+            urls = rel.urls(f"zh/{name}" if edition is ZH else name)
+            box = machine_box(read_record(run, Path(name).stem), edition.code, urls)
+            nbformat.write(nbformat.from_dict(notebook_for_site(nb, box, linker, path)), target)
+    for image in linker.images:
+        (src / image).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(root / image, src / image)
+    write_conf(src, edition, set(pages[other(edition).code].values()), rel)
+
+
+def sphinx_build(src: Path, out: Path) -> None:
+    """One language's pages: sphinx-build -W (a warning fails the build), doctrees kept out of the site."""
+    command = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html",
+               "-d", str(src.parent / f".doctrees-{src.name}"), str(src), str(out)]
+    done = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "PYTHONWARNINGS": "ignore"})
+    if done.returncode != 0:
+        raise SiteError(f"sphinx-build failed for {src} (exit {done.returncode}):\n{done.stdout}{done.stderr}")
+
+
+# What Sphinx leaves in the output that no page uses: its build records, MyST-NB's copies of the notebooks and their
+# images (the pages show those in _images/), the theme's message catalogues (used while building) and the source
+# maps of its scripts (for a developer's browser tools).
+UNUSED = (".buildinfo", ".buildinfo.bak", "jupyter_execute", "_sources", "_static/locales")
+
+
+def prune(out: Path) -> None:
+    """Remove from each language's pages in ``out`` what no page loads or links to (UNUSED)."""
+    for top in (out, out / ZH.prefix):
+        for name in UNUSED:
+            path = top / name
+            if path.is_dir():
+                shutil.rmtree(path)
+            elif path.exists():
+                path.unlink()
+        for source_map in (top / "_static").rglob("*.map"):
+            source_map.unlink()
+
+
+def build_site(run: Path, out: Path, src: Path, zh_run: Path | None = None, root: Path = ROOT) -> float:
+    """The whole site from the English run ``run`` and the Chinese run (default ``run`` + ``-zh``); seconds taken."""
+    started = time.monotonic()
+    zh_run = zh_run or run.with_name(run.name + "-zh")
+    check_run(run, EN, root)
+    check_run(zh_run, ZH, root)
+    rel = release(root)
+    if out.exists():
+        shutil.rmtree(out)
+    for edition, folder in ((EN, run), (ZH, zh_run)):
+        assemble(edition, folder, src / edition.code, rel, root)
+        sphinx_build(src / edition.code, out / edition.prefix)
+    prune(out)
+    (out / ".nojekyll").write_text("")  # GitHub Pages: serve the _static folders as they are
+    return time.monotonic() - started
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--from", dest="run", type=Path, default=ROOT / "build" / "course",
+                        help="the English course run (default build/course); the Chinese one is beside it, "
+                             "with -zh added")
+    parser.add_argument("--zh-from", type=Path, help="the Chinese course run (default: --from with -zh added)")
+    parser.add_argument("--out", type=Path, default=ROOT / "build" / "site", help="the site (default build/site)")
+    parser.add_argument("--src", type=Path, default=ROOT / "build" / "site-src",
+                        help="the Sphinx source trees it makes (default build/site-src)")
+    args = parser.parse_args(argv)
+    try:
+        seconds = build_site(args.run.resolve(), args.out.resolve(), args.src.resolve(),
+                             args.zh_from.resolve() if args.zh_from else None)
+    except SiteError as error:
+        print(f"course_site: {error}", file=sys.stderr)
+        return 2
+    print(f"course_site: the site is in {args.out} ({seconds:.0f} s). "
+          f"To view it: python -m http.server -d {args.out}, then open http://localhost:8000")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,470 @@
+"""The course as a website (scripts/course_site.py, ``make site``).
+
+Fast unit tests check the builder's pure parts: the links of the README and the guides made for the site,
+the box of machine and versions from a run record, the language switch's paths, and the refusal of a folder
+that is not a course run.
+
+The browser tests (marker ``browser``, the browser tier) build the site from the papermill tier's runs,
+``$COURSE_CI_OUT`` (default ``build/ci/course``) and ``$COURSE_CI_OUT-zh``, into ``build/ci/site``; nothing
+is executed again. A ThreadingHTTPServer on 127.0.0.1 serves it, and Debian's Chromium, headless and driven
+by Playwright (nothing downloaded), opens every page:
+
+- it loads with no console error, and asks for nothing outside the site (such requests are refused);
+- every image is decoded, and a notebook page shows as many plots as its executed notebook has;
+- every link inside the site resolves (no 404), and each ``#anchor`` exists on its page;
+- the language switch leads to the same page in the other language (or its home page);
+- a search finds its page, in English and in Chinese.
+
+Screenshots: ``build/screenshots/site_en_home.png`` and ``build/screenshots/site_zh_04_dense_noise_vs_zeros.png``.
+Without the runs or Chromium the browser tests are skipped locally and fail in CI (``CI=true``).
+"""
+
+from __future__ import annotations
+
+import functools
+import html
+import importlib.util
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from types import ModuleType
+from urllib.parse import urldefrag, urljoin, urlsplit
+
+import pytest
+
+from .conftest import IN_CI, NOTEBOOKS, ROOT, ZH_NOTEBOOKS
+from .test_browser import CHROMIUM, CHROMIUM_ARGS, SCREENSHOTS, VIEWPORT, _require_browser
+
+
+def load_builder() -> ModuleType:
+    """scripts/course_site.py as a module (scripts/ is not a package)."""
+    spec = importlib.util.spec_from_file_location("course_site", ROOT / "scripts" / "course_site.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("course_site", module)
+    spec.loader.exec_module(module)
+    return module
+
+
+site = load_builder()
+REL = site.release(ROOT)
+
+
+def linker(edition) -> object:
+    pages = {e.code: site.page_map(e) for e in site.EDITIONS}
+    anchors = {(e.code, path): site.explicit_anchors((ROOT / path).read_text(encoding="utf-8"))
+               for e in site.EDITIONS for path in pages[e.code] if path.endswith(".md")}
+    return site.Linker(edition, pages, anchors, REL)
+
+
+# --------------------------------------------------------------------------- the builder's parts
+
+
+def test_the_site_has_every_notebook_and_guide_in_both_languages():
+    en, zh = site.page_map(site.EN), site.page_map(site.ZH)
+    assert en["README.md"] == "index" and zh["README.zh-CN.md"] == "index"
+    assert [en[f"notebooks/{p.name}"] for p in NOTEBOOKS] == [f"notebooks/{p.stem}" for p in NOTEBOOKS]
+    assert [zh[f"notebooks/zh/{p.name}"] for p in ZH_NOTEBOOKS] == [f"notebooks/{p.stem}" for p in ZH_NOTEBOOKS]
+    assert {p for p in en if p.startswith("docs/")} == {
+        f"docs/{n}" for n in ("routes.md", "wsl2.md", "troubleshooting.md", "sources.md", "glossary.md")}
+    translated = {str(p.relative_to(ROOT)) for p in (ROOT / "docs" / "zh").glob("*.md")}
+    assert {p for p in zh if p.startswith("docs/")} == translated
+
+
+def test_readme_links_become_pages_guides_and_repository_urls():
+    text = (
+        "See [the routes](docs/routes.md#binder), [02](notebooks/02_verify_gpu.ipynb), "
+        "[OOM](docs/troubleshooting.md#oom), [the guide](docs/instructors.md#binder), [CONTRIBUTING](CONTRIBUTING.md), "
+        "[中文版](README.zh-CN.md), [notebooks](notebooks) and [a post](https://example.org/x).\n"
+        "![A screenshot](docs/screenshots/01_install_picker.png)\n"
+        "| 01 | [![Open In Colab][colab-badge]](https://colab.research.google.com/x) |\n"
+        "\n```bash\nsee [not a link](docs/routes.md)\n```\n"
+        "[colab-badge]: https://colab.research.google.com/assets/colab-badge.svg\n"
+    )
+    en = linker(site.EN)
+    out = en.rewrite(text, "README.md")
+    blob = f"{REL.repository}/blob/{REL.tag}"
+    assert "[the routes](docs/routes.md#binder)" in out  # a guide on the site: MyST links the page
+    assert "[02](notebooks/02_verify_gpu.ipynb)" in out  # a notebook: its page
+    assert "[OOM](docs/troubleshooting.md#docs-troubleshooting-oom)" in out  # an <a id> anchor: its label
+    assert f"[the guide]({blob}/docs/instructors.md#binder)" in out  # not on the site: the repository
+    assert f"[CONTRIBUTING]({blob}/CONTRIBUTING.md)" in out
+    assert f"[notebooks]({REL.repository}/tree/{REL.tag}/notebooks)" in out  # a folder
+    assert '<a href="zh/index.html">中文版</a>' in out  # the other language's page
+    assert "[a post](https://example.org/x)" in out
+    assert "![A screenshot](docs/screenshots/01_install_picker.png)" in out
+    assert en.images == {"docs/screenshots/01_install_picker.png": "docs/screenshots/01_install_picker.png"}
+    assert "[Open In Colab](https://colab.research.google.com/x)" in out  # the badge image became its words
+    assert "colab-badge" not in out  # and its definition went
+    assert "see [not a link](docs/routes.md)" in out  # code is left alone
+
+
+def test_chinese_guides_link_their_own_pages_and_the_english_ones():
+    zh = linker(site.ZH)
+    out = zh.rewrite("[a](troubleshooting.md#oom) [b](../wsl2.md) [c](#troubleshooting)\n"
+                     '<a id="pypi-mirror"></a>\n## x\n', "docs/zh/wsl2.md")
+    assert "[a](troubleshooting.md#docs-troubleshooting-oom)" in out
+    assert '<a href="../../docs/wsl2.html">b</a>' in out  # from zh/docs/wsl2.html to docs/wsl2.html
+    assert "(docs-wsl2-pypi-mirror)=" in out
+    readme = zh.rewrite("[在中国大陆学习](#mainland-china)\n", "README.zh-CN.md")
+    assert "[在中国大陆学习](index.md#index-mainland-china)" in readme
+    notebook = zh.rewrite("[词汇表](../../docs/glossary.md) [来源](../../docs/zh/sources.md)",
+                          "notebooks/zh/03_memory.ipynb")
+    assert '<a href="../../docs/glossary.html">词汇表</a>' in notebook and "[来源](../docs/sources.md)" in notebook
+
+
+@pytest.mark.parametrize("edition", ["en", "zh"])
+def test_the_real_readmes_keep_no_external_image_and_no_link_to_a_missing_page(edition):
+    ed = site.EN if edition == "en" else site.ZH
+    out = linker(ed).rewrite((ROOT / ed.home).read_text(encoding="utf-8"), ed.home)
+    assert not re.search(r"!\[[^\]]*\]\(https?:", out) and "-badge]" not in out
+    local = [t for t in re.findall(r"\]\(([^)]+)\)", out) if not re.match(r"https?:", t)]
+    assert local, "the README still links to the site's pages"
+    pages = {site.source_name(p, n) for p, n in site.page_map(ed).items()} | {"docs/screenshots/01_install_picker.png"}
+    assert {t.split("#")[0] for t in local} <= pages | {"index.md"}
+
+
+CPU_RECORD = {
+    "notebook": "05_cnn_cpu_vs_gpu", "smoke": True, "started": "2026-12-04T14:32:54+00:00",
+    "environment": {"device": "/CPU:0", "device_kind": "CPU", "device_description": "Intel(R) Xeon(R) Processor",
+                    "platform": "Linux-6.18-x86_64-with-glibc2.36", "python": "3.11.7", "tensorflow": "2.21.0",
+                    "keras": "3.15.1",
+                    "data": {"mnist": {"source": "bundled-sample", "train_images": 8000, "test_images": 2000,
+                                       "train_images_used": 2000}}},
+}
+GPU_RECORD = {
+    "notebook": "02_verify_gpu", "smoke": False, "started": "2026-11-30T09:05:00+00:00",
+    "environment": {"device": "/GPU:0", "device_kind": "GPU", "device_description": "NVIDIA L4",
+                    "platform": "Linux-6.8-x86_64-with-glibc2.39", "python": "3.12.3", "tensorflow": "2.21.0",
+                    "keras": "3.15.1",
+                    "gpu": {"name": "NVIDIA L4", "compute_capability": "8.9", "memory_mib": 23034,
+                            "driver": "550.54.15", "cuda_build": "12.5.1", "count": 1}},
+}
+
+
+def test_the_box_says_which_machine_and_versions_made_the_outputs():
+    lines = site.machine_lines(CPU_RECORD, "en")
+    assert lines == [
+        "Machine: Linux-6.18-x86_64-with-glibc2.36",
+        "Device: Intel(R) Xeon(R) Processor (CPU; no GPU was used)",
+        "Python 3.11.7, TensorFlow 2.21.0, Keras 3.15.1",
+        "Data: mnist: bundled-sample, 8,000 + 2,000 (2,000 used)",
+        "Mode: smoke (a short run: fewer images and epochs than the full run)",
+        "Date: 2026-12-04 14:32 UTC",
+    ]
+    gpu = site.machine_lines(GPU_RECORD, "en")
+    assert "GPU: NVIDIA L4 (compute capability 8.9, 23034 MiB, driver 550.54.15, CUDA 12.5.1)" in gpu
+    assert "Mode: full run" in gpu and not any(line.startswith("Device") for line in gpu)
+    assert site.machine_lines(None, "en") == ["The run has no record for this notebook: machine and versions unknown."]
+
+
+def test_the_box_is_translated_and_links_colab_kaggle_and_binder():
+    urls = REL.urls("zh/05_cnn_cpu_vs_gpu.ipynb")
+    box = site.machine_box(CPU_RECORD, "zh", urls)
+    assert box.startswith("```{admonition} 这些输出从哪里来\n:class: note course-run\n")
+    assert f"[在 Colab 中打开]({urls[0]})" in box and f"[在 Kaggle 中打开]({urls[1]})" in box
+    assert f"[在 Binder 中打开]({urls[2]})" in box and "notebooks/zh/05_cnn_cpu_vs_gpu.ipynb" in urls[0]
+    assert "- 设备：Intel(R) Xeon(R) Processor（CPU；没有使用 GPU）" in box
+    assert "- 数据：mnist: bundled-sample, 8,000 + 2,000（使用了 2,000）" in box
+    assert "冒烟模式" in box and box.rstrip().endswith("```")
+
+
+def test_the_language_switch_leads_to_the_same_page_in_the_other_language():
+    zh_pages = set(site.page_map(site.ZH).values())
+    en_pages = set(site.page_map(site.EN).values())
+    assert site.switch_url("index", "en", zh_pages) == "zh/index.html"
+    nb04 = "notebooks/04_dense_noise_vs_zeros"
+    assert site.switch_url(nb04, "en", zh_pages) == f"../zh/{nb04}.html"
+    assert site.switch_url("docs/wsl2", "en", zh_pages) == "../zh/docs/wsl2.html"
+    assert site.switch_url("docs/routes", "en", zh_pages) == "../zh/index.html"  # no Chinese routes guide
+    assert site.switch_url("search", "en", zh_pages) == "zh/search.html"
+    assert site.switch_url("index", "zh", en_pages) == "../index.html"
+    assert site.switch_url(nb04, "zh", en_pages) == f"../../{nb04}.html"
+    assert site.switch_url("docs/mainland-china", "zh", en_pages) == "../../index.html"  # English has none
+
+
+def test_a_notebook_page_loses_its_badges_and_live_widgets_and_gains_the_box():
+    nb = {"metadata": {"widgets": {"state": {}}}, "cells": [
+        {"cell_type": "markdown", "metadata": {"tags": ["links"]}, "source": "[![Open In Colab](https://x/b.svg)](u)"},
+        {"cell_type": "markdown", "metadata": {},
+         "source": "# 05 · The CNN\n\nSee [OOM](../docs/troubleshooting.md#oom)."},
+        {"cell_type": "code", "metadata": {}, "source": "controls", "outputs": [
+            {"output_type": "display_data", "metadata": {},
+             "data": {site.WIDGET_VIEW: {"model_id": "x"}, "text/plain": "VBox(...)"}}]},
+    ]}
+    out = site.notebook_for_site(nb, "BOX\n", linker(site.EN), "notebooks/05_cnn_cpu_vs_gpu.ipynb")
+    assert len(out["cells"]) == 2 and "widgets" not in out["metadata"]
+    assert out["cells"][0]["source"].startswith("# 05 · The CNN\n\nBOX\n")
+    assert "[OOM](../docs/troubleshooting.md#docs-troubleshooting-oom)" in out["cells"][0]["source"]
+    assert list(out["cells"][1]["outputs"][0]["data"]) == ["text/markdown"]
+
+
+def test_a_folder_that_is_not_a_course_run_is_refused_with_what_to_do(tmp_path: Path, capsys):
+    with pytest.raises(site.SiteError, match=r"is not a course run: it has no executed/NN_\*\.ipynb.*make course"):
+        site.check_run(tmp_path, site.EN)
+    with pytest.raises(site.SiteError, match=r"no such folder.*course run notebooks/zh/\*\.ipynb --out"):
+        site.check_run(tmp_path / "course-zh", site.ZH)
+    (tmp_path / "executed").mkdir()
+    (tmp_path / "executed" / NOTEBOOKS[0].name).write_text("{}")
+    with pytest.raises(site.SiteError, match=f"the run lacks {NOTEBOOKS[1].name}"):
+        site.check_run(tmp_path, site.EN)
+    # the command line: exit 2 and the message, nothing built
+    assert site.main(["--from", str(tmp_path), "--out", str(tmp_path / "site"), "--src", str(tmp_path / "src")]) == 2
+    assert "course_site:" in capsys.readouterr().err and not (tmp_path / "site").exists()
+
+
+def test_make_site_reads_its_runs_from_make_course():
+    done = subprocess.run(["make", "-n", "--no-print-directory", "site", "SITE_FROM=build/x"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.rstrip().endswith("scripts/course_site.py --from build/x --out build/site")
+
+
+# --------------------------------------------------------------------------- the site in a browser
+
+CI_OUT = Path(os.environ.get("COURSE_CI_OUT") or ROOT / "build" / "ci" / "course")
+SITE = ROOT / "build" / "ci" / "site"
+
+
+@pytest.fixture(scope="module")
+def built_site() -> Path:
+    """The site from the papermill tier's two runs, built once for these tests."""
+    runs = [CI_OUT, CI_OUT.with_name(CI_OUT.name + "-zh")]
+    missing = [str(r) for r in runs if not (r / "executed").is_dir()]
+    if missing:
+        message = f"no course run in {', '.join(missing)}: run the papermill tier first (make papermill)"
+        if IN_CI:
+            pytest.fail(message)
+        pytest.skip(message)
+    seconds = site.build_site(runs[0], SITE, ROOT / "build" / "ci" / "site-src", runs[1])
+    size = subprocess.run(["du", "-sh", str(SITE)], capture_output=True, text=True).stdout.split()[0]
+    print(f"\nthe site: built in {seconds:.1f} s, {size} ({SITE})")
+    return SITE
+
+
+class Served:
+    """The site on 127.0.0.1, with every request's path and status remembered."""
+
+    def __init__(self, folder: Path) -> None:
+        self.statuses: dict[str, int] = {}
+        served = self
+
+        class Handler(SimpleHTTPRequestHandler):
+            def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+                served.statuses[self.path] = int(code) if str(code).isdigit() else 0
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Handler, directory=str(folder)))
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def served(built_site: Path) -> Iterator[Served]:
+    server = Served(built_site)
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    _require_browser()
+    from playwright.sync_api import sync_playwright
+
+    playwright = sync_playwright().start()
+    browser = None
+    try:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        yield browser
+    finally:
+        try:
+            if browser is not None:
+                browser.close()
+        finally:
+            playwright.stop()
+
+
+class Visit:
+    """One page in a fresh browser context: console errors, page errors and requests outside the site kept."""
+
+    def __init__(self, chromium, served: Served, path: str) -> None:
+        self.errors: list[str] = []
+        self.outside: list[str] = []
+        self.context = chromium.new_context(viewport=VIEWPORT)
+        self.context.route("**/*", self._route)
+        self.page = self.context.new_page()
+        self.page.on("console", lambda m: self.errors.append(f"console: {m.text}") if m.type == "error" else None)
+        self.page.on("pageerror", lambda e: self.errors.append(f"page error: {e}"))
+        self.served = served
+        response = self.page.goto(served.url + path, wait_until="load")
+        assert response is not None and response.status == 200, f"{path}: {response and response.status}"
+
+    def _route(self, route) -> None:
+        if route.request.url.startswith(self.served.url):
+            route.continue_()
+        else:
+            self.outside.append(route.request.url)
+            route.abort()
+
+    def close(self) -> None:
+        self.context.close()
+
+
+IMAGES = """() => Array.from(document.images).map(img => ({
+  src: img.getAttribute('src'), ok: img.complete && img.naturalWidth > 0,
+  output: !!img.closest('.cell_output')}))"""
+LINKS = "() => Array.from(document.querySelectorAll('a[href]')).map(a => a.href)"
+
+
+def site_pages(folder: Path) -> list[str]:
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*.html") if "_static" not in p.parts)
+
+
+def plots_in(executed: Path) -> int:
+    nb = json.loads(executed.read_text(encoding="utf-8"))
+    return sum("image/png" in o.get("data", {}) for c in nb["cells"] for o in c.get("outputs", []))
+
+
+def expected_switch(path: str, folder: Path) -> str:
+    """Where the switch on ``path`` must lead: the same path in the other language, else that language's home."""
+    target = path[3:] if path.startswith("zh/") else f"zh/{path}"
+    if not (folder / target).is_file():
+        target = "index.html" if path.startswith("zh/") else "zh/index.html"
+    return target
+
+
+def fetch(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=20) as response:
+            body = response.read().decode("utf-8", "replace") if url.endswith(".html") else ""
+            return response.status, body
+    except urllib.error.HTTPError as error:
+        return error.code, ""
+
+
+@pytest.mark.browser
+@pytest.mark.timeout(900)
+def test_every_page_loads_shows_its_plots_and_links_resolve(built_site: Path, served: Served, chromium):
+    pages = site_pages(built_site)
+    assert {"index.html", "zh/index.html", "search.html", "zh/search.html"} <= set(pages)
+    for edition, sources in (("", NOTEBOOKS), ("zh/", ZH_NOTEBOOKS)):
+        assert {f"{edition}notebooks/{p.stem}.html" for p in sources} <= set(pages)
+    links: dict[str, str] = {}  # internal link -> a page it is on
+    problems: list[str] = []
+    for path in pages:
+        visit = Visit(chromium, served, path)
+        try:
+            images = visit.page.evaluate(IMAGES)
+            problems += [f"{path}: image not shown: {i['src']}" for i in images if not i["ok"]]
+            if "/notebooks/" in f"/{path}":
+                zh = path.startswith("zh/")
+                executed = (CI_OUT.with_name(CI_OUT.name + "-zh") if zh else CI_OUT) / "executed"
+                plots = plots_in(executed / Path(path).with_suffix(".ipynb").name)
+                shown = sum(i["ok"] and i["output"] for i in images)
+                if shown < plots:
+                    problems.append(f"{path}: {plots} plots in the executed notebook, {shown} shown")
+                box = visit.page.locator(".admonition.course-run")
+                text = box.inner_text() if box.count() == 1 else ""
+                if "TensorFlow 2." not in text or "colab.research.google.com" not in (
+                        box.locator("a").first.get_attribute("href") or ""):
+                    problems.append(f"{path}: no box of machine and versions with its Colab link: {text[:200]!r}")
+            switch = visit.page.locator("a.course-lang-switch").first
+            target = urljoin(served.url + path, switch.get_attribute("href") or "")
+            if target != served.url + expected_switch(path, built_site):
+                problems.append(f"{path}: the language switch leads to {target}")
+            for href in visit.page.evaluate(LINKS):
+                if href.startswith(served.url):
+                    links.setdefault(href, path)
+            visit.page.wait_for_timeout(100)  # late console errors
+            problems += [f"{path}: {e}" for e in visit.errors]
+            problems += [f"{path}: asked for {u} (outside the site)" for u in visit.outside]
+        finally:
+            visit.close()
+    bodies: dict[str, str] = {}
+    for href, on in sorted(links.items()):
+        url, fragment = urldefrag(href)
+        if url not in bodies:
+            status, bodies[url] = fetch(url)
+            if status != 200:
+                problems.append(f"{on}: link to {urlsplit(url).path} gives {status}")
+                continue
+        if fragment and url.endswith(".html") and f'id="{html.escape(fragment)}"' not in bodies[url]:
+            problems.append(f"{on}: link to {urlsplit(url).path}#{fragment}: no such anchor there")
+    failed = {p: s for p, s in served.statuses.items() if s >= 400}
+    problems += [f"the server answered {s} for {p}" for p, s in failed.items()]
+    assert not problems, "\n".join(problems[:60])
+    assert len(links) > 50, f"only {len(links)} internal links"
+
+
+@pytest.mark.browser
+def test_the_language_switch_opens_the_same_page_in_the_other_language(built_site: Path, served: Served, chromium):
+    visit = Visit(chromium, served, "notebooks/04_dense_noise_vs_zeros.html")
+    try:
+        page = visit.page
+        page.locator("a.course-lang-switch").first.click()
+        page.wait_for_url(served.url + "zh/notebooks/04_dense_noise_vs_zeros.html")
+        assert page.evaluate("document.documentElement.lang") == "zh-CN"
+        assert page.locator("h1").first.inner_text().startswith("04 ·")
+        page.wait_for_load_state("load")
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SCREENSHOTS / "site_zh_04_dense_noise_vs_zeros.png"), full_page=False)
+        page.locator("a.course-lang-switch").first.click()
+        page.wait_for_url(served.url + "notebooks/04_dense_noise_vs_zeros.html")
+        assert page.evaluate("document.documentElement.lang") == "en"
+        page.goto(served.url + "docs/routes.html")
+        page.locator("a.course-lang-switch").first.click()
+        page.wait_for_url(served.url + "zh/index.html")  # no Chinese routes guide: the Chinese home page
+        assert not visit.errors and not visit.outside, visit.errors + visit.outside
+    finally:
+        visit.close()
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize(("path", "term", "finds"), [
+    ("search.html", "TensorBoard", "notebooks/06_tensorboard.html"),
+    ("zh/search.html", "显存", "zh/notebooks/03_memory.html"),
+], ids=["en", "zh"])
+def test_a_search_finds_its_page(built_site: Path, served: Served, chromium, path: str, term: str, finds: str):
+    visit = Visit(chromium, served, f"{path}?q={urllib.request.quote(term)}")
+    try:
+        results = visit.page.locator("#search-results ul.search li a")
+        results.first.wait_for(timeout=30_000)
+        hrefs = [urljoin(served.url + path, h or "") for h in
+                 results.evaluate_all("links => links.map(a => a.getAttribute('href'))")]
+        assert any(h.split("#")[0].split("?")[0] == served.url + finds for h in hrefs), hrefs
+        assert not visit.errors and not visit.outside, visit.errors + visit.outside
+    finally:
+        visit.close()
+
+
+@pytest.mark.browser
+def test_the_english_home_page_shows_the_readme(built_site: Path, served: Served, chromium):
+    visit = Visit(chromium, served, "index.html")
+    try:
+        page = visit.page
+        assert "Training deep-learning models on the GPU" in page.locator("h1").first.inner_text()
+        nav = page.locator(".bd-sidebar-primary nav").inner_text()
+        assert "01 · Install matching versions" in nav and "Which route fits your machine" in nav
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SCREENSHOTS / "site_en_home.png"), full_page=False)
+        assert (SCREENSHOTS / "site_en_home.png").stat().st_size > 0
+    finally:
+        visit.close()
+
