@@ -75,7 +75,7 @@ help:
 	@echo "GPU=1          - with any of them (make lab GPU=1, make venv GPU=1): also install the gpu extra"
 	@echo "                 (CUDA and cuDNN as pip wheels, Linux and WSL2); it stays installed"
 	@echo "PYTHON=...     - make $(VENV) with this Python, e.g. make venv PYTHON=python3.12 (accepted: $(PYTHONS))"
-	@echo "EXTRAS=...     - the extras to install into $(VENV) (default $(EXTRAS)), e.g. make venv EXTRAS=dev,profile"
+	@echo "EXTRAS=...     - the extras to install into $(VENV) (default $(EXTRAS)), e.g. make venv EXTRAS=lab"
 	@echo "OUT=DIR        - where make course writes (default $(OUT); the Chinese run: $(OUT)-zh)"
 	@echo "SITE_FROM=DIR  - the course run make site shows (default $(OUT), and DIR-zh for the Chinese pages)"
 
