@@ -156,6 +156,9 @@ def _needs_04(values: Mapping[str, Any]) -> None:
 
 
 def _needs_05(values: Mapping[str, Any]) -> None:
+    from course_utils.speed import check_bench_parameters
+
+    check_bench_parameters(values.get("BENCH_EPOCHS", 2), values.get("MIXED_PRECISION", "auto"))
     images = values.get("IMAGES")
     # The short-run accuracy the checkpoint asks for (80% MNIST, 65% Fashion-MNIST) is verified by every smoke
     # run of the course's tests, at 2,000 images x 3 epochs; fewer images are not known to reach it.
@@ -196,6 +199,12 @@ def _needs_06(values: Mapping[str, Any]) -> None:
 
 
 def _needs_07(values: Mapping[str, Any]) -> None:
+    if values.get("CRASH_DEMO") and values.get("WORKER_EPOCHS", 2) < 2:
+        raise ParameterError(
+            _("CRASH_DEMO needs WORKER_EPOCHS >= 2 (the crash comes during epoch 1), not {epochs}.").format(
+                epochs=values.get("WORKER_EPOCHS")),
+            _("Set WORKER_EPOCHS = 2 or more, or CRASH_DEMO = False."),
+        )
     images, batch = values.get("IMAGES"), values.get("BATCH_SIZE", 1)
     replicas = values.get("CPU_REPLICAS", 1)
     # Run (c) trains with a global batch of BATCH_SIZE x replicas, whole batches only (drop_remainder): one step

@@ -130,6 +130,28 @@ def test_too_few_images_for_what_a_notebook_does_is_refused_at_setup(notebook, p
     assert "IMAGES = " in info.value.what and message in info.value.what + info.value.fix
 
 
+@pytest.mark.parametrize(
+    "notebook, parameters, what, fix",
+    [
+        ("05_cnn_cpu_vs_gpu", {"BENCH_EPOCHS": 1}, "BENCH_EPOCHS = 1 leaves no epoch to time", "BENCH_EPOCHS >= 2"),
+        ("05_cnn_cpu_vs_gpu", {"MIXED_PRECISION": "fp16"}, "MIXED_PRECISION = 'fp16' is not understood", "None"),
+        ("07_beyond_one_gpu", {"CRASH_DEMO": True, "WORKER_EPOCHS": 1}, "CRASH_DEMO needs WORKER_EPOCHS >= 2",
+         "CRASH_DEMO = False"),
+    ],
+)
+def test_parameters_that_only_clash_with_each_other_are_refused_at_setup(notebook, parameters, what, fix):
+    """Checked with the others before TensorFlow loads, not in the cell that would fail minutes later."""
+    with pytest.raises(ParameterError) as info:
+        check_parameters(parameters, notebook)
+    assert what in info.value.what and fix in info.value.fix
+
+
+def test_the_clashing_parameters_pass_when_they_agree():
+    check_parameters({"BENCH_EPOCHS": 2, "MIXED_PRECISION": None}, "05_cnn_cpu_vs_gpu")
+    check_parameters({"CRASH_DEMO": False, "WORKER_EPOCHS": 1}, "07_beyond_one_gpu")
+    check_parameters({"CRASH_DEMO": True, "WORKER_EPOCHS": 2}, "07_beyond_one_gpu")
+
+
 def test_the_fewest_images_each_notebook_takes_are_accepted():
     check_parameters({"IMAGES": 4000, "DATASET": "mnist"}, "04_dense_noise_vs_zeros")
     check_parameters({"IMAGES": 2, "DATASET": "fashion-mnist"}, "04_dense_noise_vs_zeros")
