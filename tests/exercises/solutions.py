@@ -48,6 +48,13 @@ def solutions(notebook: str) -> dict[str, str]:
     return found
 
 
+def solved(notebook: str, exercise: str, **names: object) -> dict:
+    """The names the notebook's solution to ``exercise`` sets, run with ``names`` already defined."""
+    namespace: dict = dict(names)
+    exec(solutions(notebook)[exercise], namespace)  # noqa: S102 - the notebook's own solution code
+    return namespace
+
+
 def task_cells(notebook: str) -> dict[str, str]:
     """``{"Exercise 3.1": source}``: the code cells tagged ``exercise``, by the exercise they name."""
     found = {}

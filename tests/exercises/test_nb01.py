@@ -7,16 +7,9 @@ import pytest
 from course_utils.doctor.versions import load
 from course_utils.exercises import EMPTY, RIGHT, WRONG, nb01
 
-from .solutions import solutions, task_cells
+from .solutions import solved, task_cells
 
 NOTEBOOK = "01_install_versions"
-
-
-def solved(exercise: str) -> dict:
-    """The names the notebook's solution to ``exercise`` sets."""
-    namespace: dict = {}
-    exec(solutions(NOTEBOOK)[exercise], namespace)  # noqa: S102 - the notebook's own solution code
-    return namespace
 
 
 def test_the_notebook_has_the_three_exercises_each_calling_its_check():
@@ -33,7 +26,7 @@ def test_the_notebook_has_the_three_exercises_each_calling_its_check():
 
 
 def test_the_table_row_solution_is_right_and_matches_the_table(capsys):
-    answer = solved("Exercise 1.1")
+    answer = solved(NOTEBOOK, "Exercise 1.1")
     result = nb01.check_table_row(answer["cuda"], answer["cudnn"])
     assert result.status == RIGHT, result
     row = next(b for b in load().linux if b.minor == nb01.ROW_TENSORFLOW)
@@ -67,7 +60,7 @@ def test_an_empty_row_answer_is_not_answered_yet():
 def test_the_install_solutions_are_right_and_are_what_recommend_says():
     for exercise, check, machine in (("Exercise 1.2", nb01.check_laptop_install, nb01.LAPTOP),
                                      ("Exercise 1.3", nb01.check_server_install, nb01.SERVER)):
-        answer = solved(exercise)["answer"]
+        answer = solved(NOTEBOOK, exercise)["answer"]
         result = check(answer, show=False)
         assert result.status == RIGHT, result
         assert answer in machine.recommendation().commands, "the solution is the doctor's own command"

@@ -14,16 +14,9 @@ from course_utils import fresh_process
 from course_utils.errors import ChildError
 from course_utils.exercises import EMPTY, RIGHT, WRONG, nb03
 
-from .solutions import solutions, task_cells
+from .solutions import solved, task_cells
 
 NOTEBOOK = "03_memory"
-
-
-def solved(exercise: str) -> dict:
-    """The names the notebook's solution to ``exercise`` sets."""
-    namespace: dict = {}
-    exec(solutions(NOTEBOOK)[exercise], namespace)  # noqa: S102 - the notebook's own solution code
-    return namespace
 
 
 def test_the_notebook_has_both_exercises_each_calling_its_check():
@@ -46,7 +39,7 @@ def test_the_task_cells_run_unattended_and_say_not_answered(capsys):
 
 
 def test_the_growth_solution_is_right_in_a_new_process(capsys):
-    result = nb03.check_growth_code(solved("Exercise 3.1")["answer"])
+    result = nb03.check_growth_code(solved(NOTEBOOK, "Exercise 3.1")["answer"])
     assert result.status == RIGHT, result
     assert "GPU:0, GPU:1" in result.messages[0]  # the stand-in GPUs, both with growth on
     assert capsys.readouterr().out.startswith("✅ Exercise 3.1: right")
@@ -105,12 +98,12 @@ def _fake_run(**fields):
      "Start with `import tensorflow as tf`"),
 ])
 def test_growth_code_judged_on_what_the_new_process_reports(fields, message):
-    result = nb03.check_growth_code(solved("Exercise 3.1")["answer"], run=_fake_run(**fields), show=False)
+    result = nb03.check_growth_code(solved(NOTEBOOK, "Exercise 3.1")["answer"], run=_fake_run(**fields), show=False)
     assert result.status == WRONG and any(message in m for m in result.messages), result
 
 
 def test_growth_code_right_on_real_gpus_says_so():
-    result = nb03.check_growth_code(solved("Exercise 3.1")["answer"], run=_fake_run(), show=False)
+    result = nb03.check_growth_code(solved(NOTEBOOK, "Exercise 3.1")["answer"], run=_fake_run(), show=False)
     assert result.ok and "TensorFlow reports memory growth on GPU:0, GPU:1" in result.messages[0]
 
 
@@ -118,7 +111,7 @@ def test_a_crashed_new_process_is_feedback_not_an_exception():
     def crashed(code, **kwargs):
         raise ChildError("The fresh TensorFlow process exited with status 1.", "Read its output.")
 
-    result = nb03.check_growth_code(solved("Exercise 3.1")["answer"], run=crashed, show=False)
+    result = nb03.check_growth_code(solved(NOTEBOOK, "Exercise 3.1")["answer"], run=crashed, show=False)
     assert result.status == WRONG and "did not finish" in result.messages[0]
 
 
@@ -154,7 +147,7 @@ def test_the_truth_is_what_tensorflow_does(both_orders):
 
 
 def test_the_prediction_solution_is_right(capsys):
-    result = nb03.check_growth_and_limit(solved("Exercise 3.2")["answer"])
+    result = nb03.check_growth_and_limit(solved(NOTEBOOK, "Exercise 3.2")["answer"])
     assert result.status == RIGHT, result
     assert capsys.readouterr().out.startswith("✅ Exercise 3.2: right")
 

@@ -8,7 +8,7 @@ import pytest
 from course_utils.data import load
 from course_utils.exercises import EMPTY, RIGHT, WRONG, nb04
 
-from .solutions import solutions, task_cells
+from .solutions import solved, task_cells
 
 NOTEBOOK = "04_dense_noise_vs_zeros"
 
@@ -17,13 +17,6 @@ NOTEBOOK = "04_dense_noise_vs_zeros"
 def mnist():
     (images, labels), _ = load("mnist", images=64)  # the course's bundled sample: offline
     return images, labels
-
-
-def solved(exercise: str, **names) -> dict:
-    """The names the notebook's solution to ``exercise`` sets, run with ``names`` (and NumPy as np) defined."""
-    namespace: dict = {"np": np, **names}
-    exec(solutions(NOTEBOOK)[exercise], namespace)  # noqa: S102 - the notebook's own solution code
-    return namespace
 
 
 def test_the_notebook_has_both_exercises_each_calling_its_check():
@@ -48,7 +41,7 @@ def test_the_task_cells_run_unattended_and_say_not_answered(mnist, capsys):
 
 def test_the_zeros_solution_is_right(mnist, capsys):
     pixels8 = mnist[0][:8]
-    answer = solved("Exercise 4.1", pixels8=pixels8)["answer"]
+    answer = solved(NOTEBOOK, "Exercise 4.1", np=np, pixels8=pixels8)["answer"]
     result = nb04.check_zeros_batch(answer, pixels8)
     assert result.status == RIGHT, result
     assert capsys.readouterr().out.startswith("✅ Exercise 4.1: right")
@@ -103,7 +96,7 @@ def test_an_empty_zeros_input_is_not_answered(mnist):
 def test_the_parameter_solution_is_right_and_matches_keras(capsys):
     from course_utils.models import DENSE_PARAMS, build_dense
 
-    answer = solved("Exercise 4.2")["answer"]
+    answer = solved(NOTEBOOK, "Exercise 4.2", np=np)["answer"]
     result = nb04.check_param_count(answer, inputs=784)
     assert result.status == RIGHT, result
     assert answer == build_dense(784).count_params() == 407_050

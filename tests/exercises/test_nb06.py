@@ -6,7 +6,7 @@ import pytest
 
 from course_utils.exercises import EMPTY, RIGHT, WRONG, nb06
 
-from .solutions import solutions, task_cells
+from .solutions import solved, task_cells
 
 NOTEBOOK = "06_tensorboard"
 EPOCHS = 3
@@ -35,13 +35,6 @@ def root(tmp_path_factory):
     return folder
 
 
-def solved(exercise: str, **names) -> dict:
-    """The names the notebook's solution to ``exercise`` sets, run with the notebook's names ``names``."""
-    namespace: dict = dict(names)
-    exec(solutions(NOTEBOOK)[exercise], namespace)  # noqa: S102 - the notebook's own solution code
-    return namespace
-
-
 def test_the_notebook_has_the_two_exercises_each_calling_its_check():
     tasks = task_cells(NOTEBOOK)
     assert set(tasks) == {"Exercise 6.1", "Exercise 6.2"}
@@ -66,7 +59,8 @@ def test_the_series_solution_reads_the_logged_values(root, capsys):
 
     from course_utils.tf_setup import quiet_tensorflow
 
-    answer = solved("Exercise 6.1", root=root, tf=quiet_tensorflow(), event_accumulator=event_accumulator)["answer"]
+    names = {"root": root, "tf": quiet_tensorflow(), "event_accumulator": event_accumulator}
+    answer = solved(NOTEBOOK, "Exercise 6.1", **names)["answer"]
     assert answer == pytest.approx(LOGGED[("dense_zeros", "validation")]["epoch_loss"])
     result = nb06.check_series(answer, root)
     assert result.status == RIGHT, result
@@ -109,7 +103,7 @@ def test_logs_without_the_run_say_to_run_section_3_first(tmp_path):
 def test_the_profile_range_solution_is_right_and_passes_the_course_rules(capsys):
     from course_utils.tb_profile import check_profile_batch
 
-    answer = solved("Exercise 6.2")["answer"]
+    answer = solved(NOTEBOOK, "Exercise 6.2")["answer"]
     result = nb06.check_profile_range(answer)
     assert result.status == RIGHT, result
     start, stop = check_profile_batch(answer, total_batches=nb06.PROFILE_EPOCHS * nb06.BATCHES_PER_EPOCH)

@@ -9,17 +9,10 @@ import pytest
 from course_utils import distribute
 from course_utils.exercises import EMPTY, RIGHT, WRONG, nb07
 
-from .solutions import solutions, task_cells
+from .solutions import solved, task_cells
 
 NOTEBOOK = "07_beyond_one_gpu"
 WORKER_0 = {"cluster": {"worker": ["10.0.0.1:12345", "10.0.0.2:12345"]}, "task": {"type": "worker", "index": 0}}
-
-
-def solved(exercise: str) -> dict:
-    """The names the notebook's solution to ``exercise`` sets."""
-    namespace: dict = {}
-    exec(solutions(NOTEBOOK)[exercise], namespace)  # noqa: S102 - the notebook's own solution code
-    return namespace
 
 
 def test_the_notebook_has_the_two_exercises_each_calling_its_check():
@@ -52,7 +45,7 @@ def test_the_notebook_shows_worker_0_and_leaves_worker_1_to_the_student():
 
 
 def test_the_batch_plan_solution_is_right_and_is_batch_plan(capsys):
-    answer = solved("Exercise 7.1")
+    answer = solved(NOTEBOOK, "Exercise 7.1")
     result = nb07.check_batch_plan(answer["per_replica"], answer["steps_per_epoch"])
     assert result.status == RIGHT, result
     plan = distribute.batch_plan(nb07.PLAN_GLOBAL_BATCH, nb07.PLAN_REPLICAS, nb07.PLAN_IMAGES)
@@ -89,7 +82,7 @@ def test_an_empty_plan_is_not_answered_yet():
 
 
 def test_the_tf_config_solution_is_right_and_is_what_the_course_builds(capsys):
-    answer = solved("Exercise 7.2")["answer"]
+    answer = solved(NOTEBOOK, "Exercise 7.2")["answer"]
     result = nb07.check_tf_config(answer)
     assert result.status == RIGHT, result
     assert answer == distribute.tf_config(list(nb07.CLUSTER), 1)
@@ -97,7 +90,7 @@ def test_the_tf_config_solution_is_right_and_is_what_the_course_builds(capsys):
 
 
 def test_the_json_text_of_the_solution_is_right_too():
-    answer = solved("Exercise 7.2")["answer"]
+    answer = solved(NOTEBOOK, "Exercise 7.2")["answer"]
     assert nb07.check_tf_config(json.dumps(answer), show=False).ok
     as_tuple = {"cluster": {"worker": tuple(nb07.CLUSTER)}, "task": {"type": "worker", "index": 1}}
     assert nb07.check_tf_config(as_tuple, show=False).ok, "a tuple makes the same JSON"
