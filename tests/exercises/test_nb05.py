@@ -28,21 +28,11 @@ def keras_namespace() -> dict:
     return {"keras": keras, "layers": layers}
 
 
-def blog_cnn(activation):
-    import keras
-    from keras import layers
+def blog_cnn(activation: str | None):
+    """The blog post's CNN, ending in a softmax (``"softmax"``) or in logits (``None``)."""
+    from course_utils.models import build_blog_cnn
 
-    return keras.Sequential([
-        keras.Input(shape=(28, 28, 1)),
-        layers.Conv2D(32, (3, 3), activation="relu"),
-        layers.MaxPooling2D((2, 2)),
-        layers.Conv2D(64, (3, 3), activation="relu"),
-        layers.MaxPooling2D((2, 2)),
-        layers.Conv2D(64, (3, 3), activation="relu"),
-        layers.Flatten(),
-        layers.Dense(64, activation="relu"),
-        layers.Dense(10, activation=activation),
-    ])
+    return build_blog_cnn(logits=activation is None)
 
 
 def messages(result) -> str:
