@@ -33,7 +33,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -472,9 +472,51 @@ def sphinx_settings(conf_file: str) -> dict[str, Any]:
     }
 
 
+# Chinese and full-width punctuation: a line break between two of these is no word space.
+CJK_CHAR = "\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef"
+CJK_BREAK = re.compile(f"(?<=[{CJK_CHAR}])\n(?=[{CJK_CHAR}])")
+
+
+def join_cjk_breaks(doctree: Any) -> None:
+    """Drop the line breaks between Chinese characters in running text (not in code).
+
+    The Chinese pages' sources break lines between sentences, as the English ones do. A browser shows such a
+    break as a space, which Chinese text does not have (Chromium does not apply the CSS rule that would drop
+    it: https://www.w3.org/TR/css-text-3/#line-break-transform).
+    """
+    from docutils import nodes
+
+    code = (nodes.literal_block, nodes.literal, nodes.raw, nodes.comment, nodes.doctest_block)
+    for element in list(doctree.findall(nodes.TextElement)):
+        if isinstance(element, code) or any(isinstance(a, code) for a in _ancestors(element)):
+            continue
+        children = element.children
+        for i, child in enumerate(list(children)):
+            if not isinstance(child, nodes.Text) or "\n" not in child:
+                continue
+            before = children[i - 1].astext()[-1:] if i > 0 else ""
+            after = children[i + 1].astext()[:1] if i + 1 < len(children) else ""
+            joined = CJK_BREAK.sub("", before + str(child) + after)
+            joined = joined[len(before):len(joined) - len(after)]
+            if joined != str(child):
+                element.replace(child, nodes.Text(joined))
+
+
+def _ancestors(node: Any) -> Iterator[Any]:
+    while node.parent is not None:
+        node = node.parent
+        yield node
+
+
 def sphinx_setup(app: Any) -> dict[str, Any]:
-    """conf.py's ``setup``: the language switch's link on every page."""
+    """conf.py's ``setup``: the language switch's link on every page; Chinese text without stray spaces."""
     app.add_config_value("course_site", {}, "html")
+
+    def doctree_read(app: Any, doctree: Any) -> None:
+        if app.config.course_site.get("edition") == "zh":
+            join_cjk_breaks(doctree)
+
+    app.connect("doctree-read", doctree_read)
 
     def context(app: Any, pagename: str, templatename: str, ctx: dict[str, Any], doctree: Any) -> None:
         settings = app.config.course_site

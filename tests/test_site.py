@@ -220,6 +220,19 @@ def test_a_folder_that_is_not_a_course_run_is_refused_with_what_to_do(tmp_path: 
     assert "course_site:" in capsys.readouterr().err and not (tmp_path / "site").exists()
 
 
+def test_a_line_break_between_chinese_characters_is_dropped_but_not_in_code_or_english():
+    from docutils import nodes
+
+    para = nodes.paragraph("", "", nodes.Text("第一句。\n第二句"), nodes.emphasis("", "强调"),
+                           nodes.Text("\n后面。\nEnglish\nwords"))
+    code = nodes.literal_block("", "打印(1)\n打印(2)")
+    inline = nodes.paragraph("", "", nodes.literal("", "代码\n代码"))
+    tree = nodes.section("", para, code, inline)
+    site.join_cjk_breaks(tree)
+    assert para.astext() == "第一句。第二句强调后面。\nEnglish\nwords"  # a break next to English stays a space
+    assert code.astext() == "打印(1)\n打印(2)" and inline.astext() == "代码\n代码"
+
+
 def test_make_site_reads_its_runs_from_make_course():
     done = subprocess.run(["make", "-n", "--no-print-directory", "site", "SITE_FROM=build/x"], cwd=ROOT,
                           capture_output=True, text=True, timeout=60)
