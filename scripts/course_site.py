@@ -498,8 +498,10 @@ def join_cjk_breaks(doctree: Any) -> None:
             after = children[i + 1].astext()[:1] if i + 1 < len(children) else ""
             joined = CJK_BREAK.sub("", before + str(child) + after)
             joined = joined[len(before):len(joined) - len(after)]
-            if joined != str(child):
-                element.replace(child, nodes.Text(joined))
+            if joined != str(child):  # by position: Text nodes are strings, and equal ones are not the same node
+                replacement = nodes.Text(joined)
+                replacement.parent = element
+                children[i] = replacement
 
 
 def _ancestors(node: Any) -> Iterator[Any]:

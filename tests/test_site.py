@@ -225,10 +225,14 @@ def test_a_line_break_between_chinese_characters_is_dropped_but_not_in_code_or_e
 
     para = nodes.paragraph("", "", nodes.Text("第一句。\n第二句"), nodes.emphasis("", "强调"),
                            nodes.Text("\n后面。\nEnglish\nwords"))
+    # as MyST gives them: a break of its own between two texts, and an equal break earlier that must stay
+    mixed = nodes.paragraph("", "", nodes.Text("徽章。"), nodes.Text("\n"), nodes.emphasis("", "Open"),
+                            nodes.Text(" 内存。"), nodes.Text("\n"), nodes.Text("如果"))
     code = nodes.literal_block("", "打印(1)\n打印(2)")
     inline = nodes.paragraph("", "", nodes.literal("", "代码\n代码"))
-    tree = nodes.section("", para, code, inline)
+    tree = nodes.section("", para, code, inline, mixed)
     site.join_cjk_breaks(tree)
+    assert mixed.astext() == "徽章。\nOpen 内存。如果"
     assert para.astext() == "第一句。第二句强调后面。\nEnglish\nwords"  # a break next to English stays a space
     assert code.astext() == "打印(1)\n打印(2)" and inline.astext() == "代码\n代码"
 
