@@ -186,3 +186,15 @@ def test_no_mirror_is_the_default_anywhere_the_course_installs_from():
     found = [f"{p.relative_to(ROOT)}: {m.group(0)}" for p in installers if p.is_file()
              for m in re.finditer(r"index-url\S*|INDEX_URL\S*|tuna\.tsinghua|mirrors\.ustc|aliyun", text(p))]
     assert not found, found
+
+
+WIDE = "\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef"  # Chinese characters and punctuation
+WIDE_BREAK = re.compile(f"[{WIDE}]\n(?=[{WIDE}])")
+
+
+@pytest.mark.parametrize("path", sorted(ZH.glob("*.md")) + [ROOT / "README.zh-CN.md"], ids=lambda p: p.name)
+def test_a_chinese_paragraph_does_not_break_its_line_between_two_chinese_characters(path):
+    """GitHub and Chromium show such a break as a space, which Chinese text has not: one paragraph, one line."""
+    prose = FENCE.sub("", text(path))
+    found = [prose[max(0, m.start() - 20):m.end() + 20] for m in WIDE_BREAK.finditer(prose)]
+    assert not found, f"{path.name}: join these lines: {found[:3]}"
