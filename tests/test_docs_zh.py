@@ -198,3 +198,13 @@ def test_a_chinese_paragraph_does_not_break_its_line_between_two_chinese_charact
     prose = FENCE.sub("", text(path))
     found = [prose[max(0, m.start() - 20):m.end() + 20] for m in WIDE_BREAK.finditer(prose)]
     assert not found, f"{path.name}: join these lines: {found[:3]}"
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "notebooks" / "zh").glob("*.ipynb")), ids=lambda p: p.name)
+def test_a_chinese_markdown_cell_does_not_break_its_line_between_two_chinese_characters(path):
+    import json
+
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    prose = "\n\n".join(FENCE.sub("", "".join(c["source"])) for c in cells if c["cell_type"] == "markdown")
+    found = [prose[max(0, m.start() - 20):m.end() + 20] for m in WIDE_BREAK.finditer(prose)]
+    assert not found, f"{path.name}: join these lines: {found[:3]}"
