@@ -77,6 +77,7 @@ help:
 	@echo "PYTHON=...     - make $(VENV) with this Python, e.g. make venv PYTHON=python3.12 (accepted: $(PYTHONS))"
 	@echo "EXTRAS=...     - the extras to install into $(VENV) (default $(EXTRAS)), e.g. make venv EXTRAS=lab"
 	@echo "OUT=DIR        - where make course writes (default $(OUT); the Chinese run: $(OUT)-zh)"
+	@echo "EDITIONS=en    - make course runs the English notebooks only (default: $(EDITIONS); make site needs both)"
 	@echo "SITE_FROM=DIR  - the course run make site shows (default $(OUT), and DIR-zh for the Chinese pages)"
 
 PYTHONS = $(shell sh scripts/venv.sh --accepted)
@@ -91,9 +92,15 @@ FORCE:
 venv: $(STAMP)
 
 # The Chinese notebooks (notebooks/zh/) first, into $(OUT)-zh; then the English ones, whose summary ends the output.
+# EDITIONS=en (or zh) runs one edition only; make site needs both.
+EDITIONS ?= zh en
 course: $(STAMP)
+ifneq ($(filter zh,$(EDITIONS)),)
 	$(BIN)/course run notebooks/zh/*.ipynb --out $(OUT)-zh
+endif
+ifneq ($(filter en,$(EDITIONS)),)
 	$(BIN)/course run --out $(OUT)
+endif
 
 # The website (scripts/course_site.py): Sphinx and MyST-NB from the site extra; builds offline, executes nothing.
 site: $(STAMP)
