@@ -9,6 +9,7 @@ id, and what to do. The second half plants each kind of problem in a temporary c
 
 from __future__ import annotations
 
+import functools
 import json
 import shutil
 import subprocess
@@ -35,6 +36,12 @@ def kinds(problems: list, *wanted: str) -> list:
     return [p for p in problems if p.kind in wanted]
 
 
+@functools.cache
+def shipped_problems(path: Path) -> tuple:
+    """Every problem of a shipped Chinese notebook against its English one, checked once for the four tests below."""
+    return tuple(translations.check_pair(translations.english_path(path), path, ROOT))
+
+
 # --------------------------------------------------------------------------- the real notebooks
 
 
@@ -45,25 +52,25 @@ def test_every_english_notebook_has_its_chinese_notebook_and_no_other():
 
 @pytest.mark.parametrize("path", ZH_NOTEBOOKS, ids=lambda p: p.stem)
 def test_the_chinese_notebook_has_the_english_cells_in_the_same_order(path):
-    problems = kinds(translations.check_pair(translations.english_path(path), path, ROOT), "structure")
+    problems = kinds(shipped_problems(path), "structure")
     assert problems == [], report(problems)
 
 
 @pytest.mark.parametrize("path", ZH_NOTEBOOKS, ids=lambda p: p.stem)
 def test_the_chinese_code_is_the_english_code_but_for_comments_and_strings(path):
-    problems = kinds(translations.check_pair(translations.english_path(path), path, ROOT), "code", "setup")
+    problems = kinds(shipped_problems(path), "code", "setup")
     assert problems == [], report(problems)
 
 
 @pytest.mark.parametrize("path", ZH_NOTEBOOKS, ids=lambda p: p.stem)
 def test_every_chinese_cell_translates_the_current_english_cell(path):
-    problems = kinds(translations.check_pair(translations.english_path(path), path, ROOT), "stale", "unstamped")
+    problems = kinds(shipped_problems(path), "stale", "unstamped")
     assert problems == [], report(problems)
 
 
 @pytest.mark.parametrize("path", ZH_NOTEBOOKS, ids=lambda p: p.stem)
 def test_every_markdown_cell_with_words_has_chinese_text(path):
-    problems = kinds(translations.check_pair(translations.english_path(path), path, ROOT), "english")
+    problems = kinds(shipped_problems(path), "english")
     assert problems == [], report(problems)
 
 

@@ -22,6 +22,7 @@ from course_utils.doctor.versions import DATA_FILE, english_hash, load, localize
 from course_utils.i18n import LANG_VARIABLE
 
 from ..conftest import ROOT
+from .test_doctor import run_cli
 
 sys.path.insert(0, str(ROOT / "scripts"))
 import messages  # noqa: E402 - scripts/messages.py, the tool that keeps the catalogues
@@ -50,14 +51,7 @@ def course_doctor(*args: str, lang: str | None) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k != LANG_VARIABLE}
     if lang:
         env[LANG_VARIABLE] = lang
-    return subprocess.run(
-        [sys.executable, "-m", "course_utils", "doctor", *args],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env=env,
-        timeout=120,
-    )
+    return run_cli(*args, env=env)
 
 
 def findings_in(report: str) -> list[tuple[str, str, str]]:

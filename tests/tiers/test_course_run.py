@@ -67,6 +67,13 @@ class CourseRun:
         lines = self.output.splitlines()[-OUTPUT_TAIL_LINES:]
         return f"--- last {len(lines)} lines of `course run` ({self.out / 'course-run.log'}) ---\n" + "\n".join(lines)
 
+    def check_exit_0(self) -> None:
+        """The command exited 0 (skipped when COURSE_CI_REUSE=1 ran nothing); else which runs failed, and the tail."""
+        if self.returncode is None:
+            pytest.skip("COURSE_CI_REUSE=1: the results of an earlier run are checked, nothing was run")
+        failed = {name: run["error"] for name, run in self.runs.items() if run["status"] != "ok"}
+        assert self.returncode == 0, f"exit status {self.returncode}; failed: {failed}\n{self.tail()}"
+
 
 def _environment(out: Path) -> dict[str, str]:
     """The run's environment, set here: conftest's per-test settings do not reach a module-scoped fixture."""
@@ -143,10 +150,7 @@ def course_run() -> CourseRun:
 
 
 def test_course_run_exits_0(course_run):
-    if course_run.returncode is None:
-        pytest.skip("COURSE_CI_REUSE=1: the results of an earlier run are checked, nothing was run")
-    failed = {name: run["error"] for name, run in course_run.runs.items() if run["status"] != "ok"}
-    assert course_run.returncode == 0, f"exit status {course_run.returncode}; failed: {failed}\n{course_run.tail()}"
+    course_run.check_exit_0()
 
 
 def test_every_course_notebook_ran_once_in_smoke_mode(course_run):
