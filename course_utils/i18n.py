@@ -35,12 +35,15 @@ ENGLISH, CHINESE = "en", "zh-CN"
 LANGUAGES = (ENGLISH, CHINESE)
 DOMAINS = ("course", "doctor", "exercises")
 LOCALE_DIR = Path(__file__).resolve().parent / "locale"
+# Chinese characters and full-width punctuation, as a regular-expression character range: between two of these,
+# a line break is no word space (the website and the tests of the Chinese documents use it).
+CHINESE_CHARACTERS = "\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef"
 _LOCALE_OF = {CHINESE: "zh_CN"}  # the folder name of each language's catalogues (gettext's locale names)
 _SPELLINGS = {"en": ENGLISH, "english": ENGLISH, "zh": CHINESE, "zh-cn": CHINESE, "zh_cn": CHINESE,
               "zh-hans": CHINESE, "zh-hans-cn": CHINESE, "chinese": CHINESE}
 
-__all__ = ["CHINESE", "ENGLISH", "LANGUAGES", "LANG_VARIABLE", "N_", "check_language", "columns", "language",
-           "padded", "set_language", "translator"]
+__all__ = ["CHINESE", "CHINESE_CHARACTERS", "ENGLISH", "LANGUAGES", "LANG_VARIABLE", "N_", "check_language", "columns",
+           "language", "padded", "set_language", "translator"]
 
 
 def check_language(value: object) -> str:

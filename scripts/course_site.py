@@ -44,6 +44,8 @@ THEME = Path(__file__).resolve().parent / "site_theme"
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from notebook_links import Release, release  # noqa: E402 - the one place that makes the Colab/Kaggle/Binder URLs
 
+from course_utils.i18n import CHINESE_CHARACTERS  # noqa: E402 - Chinese text's characters, one home
+
 # Sphinx pages that both languages have, whatever the course holds.
 SPECIAL_PAGES = frozenset({"search", "genindex"})
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".svg")
@@ -472,9 +474,7 @@ def sphinx_settings(conf_file: str) -> dict[str, Any]:
     }
 
 
-# Chinese and full-width punctuation: a line break between two of these is no word space.
-CJK_CHAR = "\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef"
-CJK_BREAK = re.compile(f"(?<=[{CJK_CHAR}])\n(?=[{CJK_CHAR}])")
+CJK_BREAK = re.compile(f"(?<=[{CHINESE_CHARACTERS}])\n(?=[{CHINESE_CHARACTERS}])")
 
 
 def join_cjk_breaks(doctree: Any) -> None:

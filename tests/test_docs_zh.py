@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from course_utils.i18n import CHINESE_CHARACTERS
+
 from .conftest import ROOT
 from .test_wsl2_guide import slug
 
@@ -188,8 +190,7 @@ def test_no_mirror_is_the_default_anywhere_the_course_installs_from():
     assert not found, found
 
 
-WIDE = "\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef"  # Chinese characters and punctuation
-WIDE_BREAK = re.compile(f"[{WIDE}]\n(?=[{WIDE}])")
+WIDE_BREAK = re.compile(f"[{CHINESE_CHARACTERS}]\n(?=[{CHINESE_CHARACTERS}])")
 
 
 @pytest.mark.parametrize("path", sorted(ZH.glob("*.md")) + [ROOT / "README.zh-CN.md"], ids=lambda p: p.name)

@@ -39,6 +39,13 @@ _ = translator("doctor")
 VERDICTS = ("problem", "depends", "harmless", "unknown")
 
 PIP_GUIDE = "https://www.tensorflow.org/install/pip"
+# The fix of every rule that means "TensorFlow found no CUDA runtime": the same words, one catalogue entry.
+CUDA_IN_THIS_ENVIRONMENT = N_(
+    'With a GPU: on Linux or WSL2, `pip install "tensorflow[and-cuda]"` in the environment that runs '
+    "TensorFlow (TF 2.14 and later bring CUDA and cuDNN as pip wheels; only the NVIDIA driver comes from the "
+    "system); if the GPU is still missing, follow the symlink step in https://www.tensorflow.org/install/pip "
+    "and run `course doctor` on that machine. Without one: nothing to do."
+)
 
 
 @dataclass(frozen=True)
@@ -384,12 +391,7 @@ RULES: tuple[LogRule, ...] = (
             "TensorFlow could not load the CUDA runtime, so it uses the CPU. Without an NVIDIA GPU that is expected; "
             "with one, CUDA is missing from this environment."
         ),
-        N_(
-            'With a GPU: on Linux or WSL2, `pip install "tensorflow[and-cuda]"` in the environment that runs '
-            "TensorFlow (TF 2.14 and later bring CUDA and cuDNN as pip wheels; only the NVIDIA driver comes from the "
-            "system); if the GPU is still missing, follow the symlink step in https://www.tensorflow.org/install/pip "
-            "and run `course doctor` on that machine. Without one: nothing to do."
-        ),
+        CUDA_IN_THIS_ENVIRONMENT,
         PIP_GUIDE,
     ),
     LogRule(
@@ -426,12 +428,7 @@ RULES: tuple[LogRule, ...] = (
             "TensorFlow could not load {library} ({dlerror}). Older TensorFlow prints this for the CUDA runtime on "
             "every machine; on a machine with a GPU it is why the GPU is not used."
         ),
-        N_(
-            'With a GPU: on Linux or WSL2, `pip install "tensorflow[and-cuda]"` in the environment that runs '
-            "TensorFlow (TF 2.14 and later bring CUDA and cuDNN as pip wheels; only the NVIDIA driver comes from the "
-            "system); if the GPU is still missing, follow the symlink step in https://www.tensorflow.org/install/pip "
-            "and run `course doctor` on that machine. Without one: nothing to do."
-        ),
+        CUDA_IN_THIS_ENVIRONMENT,
         "https://github.com/tensorflow/tensorflow/issues/35872",
     ),
 )
