@@ -15,13 +15,16 @@ A notebook starts::
 
 and ends with ``course.checkpoint({...})``. ``setup`` applies the smoke switch, imports
 TensorFlow quietly, seeds everything, chooses the device and opens the results record
-(``course_utils.data.load`` then adds the dataset's source and size to it).
+(``course_utils.data.load`` then adds the dataset's source and size to it). It configures nothing out
+of sight: it prints each TensorFlow and Keras call it made (``setup_calls``), and the notebook then
+writes ``import tensorflow as tf`` itself.
 It does not initialise TensorFlow's runtime, so device configuration (memory growth,
 logical devices) can still follow it.
 """
 
 from __future__ import annotations
 
+import os
 import platform
 import shutil
 from collections.abc import Mapping, MutableMapping, Sequence
@@ -114,6 +117,24 @@ def checkpoint(checks: Mapping[str, bool], *, recorder: Recorder | None = None) 
     print(_("Checkpoint passed: {passed} of {total} checks.").format(passed=len(checks), total=len(checks)))
 
 
+def setup_calls(policy: str | int | None, gpus: int, seed: int | None, deterministic: bool) -> list[str]:
+    """What ``setup`` did, written as the TensorFlow and Keras calls it made, so nothing is configured out of sight."""
+    level = os.environ.get("TF_CPP_MIN_LOG_LEVEL")
+    calls = [f'os.environ["TF_CPP_MIN_LOG_LEVEL"] = "{level}"  # ' + _("before the import: fewer C++ start-up lines")
+             if level else "", "import tensorflow as tf", "import keras"]
+    if seed is not None:
+        calls.append(f"keras.utils.set_random_seed({seed})  # " + _("Python, NumPy and TensorFlow"))
+        if deterministic:
+            calls.append("tf.config.experimental.enable_op_determinism()")
+    if gpus and policy == "growth":
+        calls.append('for gpu in tf.config.list_physical_devices("GPU"): '
+                     "tf.config.experimental.set_memory_growth(gpu, True)")
+    elif gpus and isinstance(policy, int):
+        calls.append('for gpu in tf.config.list_physical_devices("GPU"): tf.config.set_logical_device_configuration('
+                     f"gpu, [tf.config.LogicalDeviceConfiguration(memory_limit={policy})])")
+    return [call for call in calls if call]
+
+
 def setup(
     namespace: MutableMapping[str, Any],
     notebook: str,
@@ -168,14 +189,15 @@ def setup(
     if device.kind == "GPU":  # which GPU, driver and memory; and the most of it this run's TensorFlow held
         recorder.environment(gpu=gpu_facts(tf))
         recorder.measures["peak_gpu_mib"] = peak_gpu_mib
+    calls = setup_calls(policy, len(tf.config.get_visible_devices("GPU")), seed, deterministic)
     lines = [
         f"TensorFlow {tf.__version__} (Keras {keras.__version__}), Python {platform.python_version()}",
+        _("setup() made these calls:"),
+        *(f"    {call}" for call in calls),
         _("Device: {device}").format(device=device),
     ]
     if memory_line:
         lines.append(memory_line)
-    if seed is not None:
-        lines.append((_("Seed: {seed} (op determinism on)") if deterministic else _("Seed: {seed}")).format(seed=seed))
     if is_smoke:
         shown = ", ".join(f"{k} {old!r} -> {new!r}" for k, (old, new) in changes.items()) or _("nothing to shorten")
         lines.append(_("Smoke mode (COURSE_SMOKE=1): {changes}").format(changes=shown))

@@ -175,7 +175,13 @@ def python_of(cell_source: str) -> str:
 
 
 def code_shape(cell_source: str) -> str:
-    """The cell's code with comments dropped and string literals blanked, as text (for comparing)."""
+    """The cell's code with comments dropped and string literals blanked, as text (for comparing).
+
+    A ``%%writefile NAME.py`` cell writes a program: its body is compared as Python (comments and strings a
+    student reads are translated there too), and the magic line as code."""
+    first, _, body = cell_source.partition("\n")
+    if first.startswith("%%writefile ") and first.rstrip().endswith(".py"):
+        return first.rstrip() + "\n" + code_shape(body)
     tree = _Blank().visit(ast.parse(python_of(cell_source)))
     return ast.unparse(ast.fix_missing_locations(tree))
 

@@ -177,3 +177,22 @@ def test_bad_parameters_fail_in_the_setup_cell_before_tensorflow_is_imported(mon
         with pytest.raises(course_utils.ParameterError) as info:
             course_utils.setup(parameters, "05_cnn_cpu_vs_gpu")
         assert "Change " in info.value.fix
+
+
+def test_setup_prints_each_call_it_made(monkeypatch, capsys):
+    """Nothing configured out of sight: the seed, and on a GPU the memory setting, shown as the calls made."""
+    from course_utils.notebook import setup_calls
+
+    course_utils.setup({"DEVICE": "cpu", "SEED": 7}, "99_test")
+    out = capsys.readouterr().out
+    assert "setup() made these calls:\n" in out and "    import tensorflow as tf\n" in out
+    assert "    keras.utils.set_random_seed(7)  # Python, NumPy and TensorFlow\n" in out
+    monkeypatch.setenv("TF_CPP_MIN_LOG_LEVEL", "1")
+    growth = setup_calls("growth", 2, None, deterministic=False)
+    assert growth[0].startswith('os.environ["TF_CPP_MIN_LOG_LEVEL"] = "1"')
+    assert growth[-1] == ('for gpu in tf.config.list_physical_devices("GPU"): '
+                          "tf.config.experimental.set_memory_growth(gpu, True)")
+    limit = setup_calls(1024, 1, 0, deterministic=True)
+    assert "tf.config.experimental.enable_op_determinism()" in limit
+    assert limit[-1].endswith("[tf.config.LogicalDeviceConfiguration(memory_limit=1024)])")
+    assert not any("memory" in call for call in setup_calls("growth", 0, None, False) + setup_calls("all", 1, 0, False))

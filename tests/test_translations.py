@@ -94,6 +94,8 @@ def translate(cell: dict) -> None:
     """A stand-in translator: Chinese words in front of every markdown cell, and Chinese comments."""
     if cell["cell_type"] == "markdown" and translations.has_words(translations.source(cell)):
         cell["source"] = ["中文翻译：", *cell["source"]]
+    elif cell["cell_type"] == "code" and translations.source(cell).startswith("%%"):  # a cell magic stays first
+        cell["source"] = [cell["source"][0], "# 中文注释\n", *cell["source"][1:]]
     elif cell["cell_type"] == "code":
         cell["source"] = ["# 中文注释\n", *cell["source"]]
 
@@ -289,3 +291,26 @@ def test_the_hash_is_sha256_of_the_joined_source_first_16_hex_digits():
 
     cell = {"source": ["# 05 · Title\n", "第二行"]}
     assert translations.english_hash(cell) == hashlib.sha256("# 05 · Title\n第二行".encode()).hexdigest()[:16]
+
+
+def test_a_written_program_is_compared_as_python(copy):
+    """A %%writefile cell's program may have Chinese comments and strings; a changed statement is a difference."""
+    def cell_of(cells):
+        (found,) = [c for c in cells if translations.source(c).startswith("%%writefile gpu_check.py")]
+        return found
+
+    def retranslate(cells):
+        cell = cell_of(cells)
+        cell["source"] = translations.source(cell).replace("# first:", "# 第一句：").replace(
+            '"GPUs:"', '"所有 GPU："').splitlines(True)
+
+    edit(zh(copy), retranslate)
+    assert translations.status(copy) == [], report(translations.status(copy))
+
+    def break_code(cells):
+        cell = cell_of(cells)
+        cell["source"] = translations.source(cell).replace("(256, 256)", "(128, 128)").splitlines(True)
+
+    edit(zh(copy), break_code)
+    problems = translations.status(copy)
+    assert [p.kind for p in problems] == ["code"] and "128" in problems[0].what, report(problems)

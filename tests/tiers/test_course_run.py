@@ -276,16 +276,15 @@ def test_01_install_versions_key_results(course_run):
 def test_02_verify_gpu_key_results(course_run):
     run = passed(course_run, "02_verify_gpu")
     r = run["results"]
-    tested = r["devices_tested"]
-    assert tested and any("CPU" in d for d in tested)
-    assert sorted(r["matmul_median_ms"]) == sorted(tested) and all(
-        finite(ms) and ms > 0 for ms in r["matmul_median_ms"].values()
-    )
-    assert r["results_agree"] is True and r["placement_matmul_devices"]
-    before_build, under_keras3 = r["weights_device_errors"]
-    assert before_build.startswith("IndexError") and under_keras3.startswith("AttributeError")
-    assert "device:" in r["weights_device"]
-    assert isinstance(r["built_with_cuda"], bool) and r["doctor_tensorflow"]
+    tested = list(r["matmul_ms"])
+    assert tested and any("CPU" in d for d in tested) and sorted(r["copy_ms"]) == sorted(tested)
+    assert all(finite(ms) and ms > 0 for ms in [*r["matmul_ms"].values(), *r["copy_ms"].values()])
+    # the fresh process placed a product on every logical device, and each ran there
+    placed = r["fresh_process_placements"]
+    assert {asked for asked, _ in placed} == set(tested) and all(ran.endswith(asked[-5:]) for asked, ran in placed)
+    # every device's product equals the exact one up to TF32's rounding; TF32 itself fails np.allclose
+    assert all(0 <= e <= 2**-10 for e in r["relative_errors"].values()) and 0.05 < r["tf32_outside_allclose"] < 0.3
+    assert r["weights_device_errors"] == ["IndexError", "AttributeError"]
     # the plain answer, and the troubleshooting entry to read when it is no
     assert r["gpu_answer"].startswith(f"TensorFlow can use a GPU here: {'yes' if r['gpu_usable'] else 'no'}, because ")
     assert r["gpu_see"].startswith("docs/troubleshooting.md#")
