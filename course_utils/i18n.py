@@ -1,9 +1,20 @@
 """The course's messages in the student's language: English, or Simplified Chinese.
 
-``COURSE_LANG`` chooses: ``en`` (the default) or ``zh-CN`` (also written ``zh``, ``zh_CN``,
-``zh-Hans``). The Chinese notebooks' setup cell sets it (``setup(..., language="zh-CN")``), so
-that helpers, the doctor and child processes speak Chinese in them; on the command line
-``COURSE_LANG=zh-CN course doctor`` does the same.
+The language is the first of these that says one (``language()``):
+
+1. a notebook's own choice: ``setup(..., language="zh-CN")`` calls ``set_language``, which sets ``COURSE_LANG``,
+   so that helpers, the doctor and child processes speak it;
+2. ``COURSE_LANG``: ``en`` or ``zh-CN`` (also written ``zh``, ``zh_CN``, ``zh-Hans``); any other value means
+   English, and the ``course`` command names it on standard error;
+3. the usual locale variables, in GNU gettext's order: ``LANGUAGE`` (a list such as ``zh_CN:en``; its first
+   language the course speaks), then the first one set of ``LC_ALL``, ``LC_MESSAGES``, ``LANG``. As in gettext,
+   ``LANGUAGE`` counts only when that locale is not ``C`` (or ``POSIX``; none set means ``C``). ``zh_CN.UTF-8``,
+   ``zh_CN``, ``zh_SG`` and ``zh`` mean Chinese; anything else - ``C``, ``en_US.UTF-8``, an unknown name - means
+   English, silently. Traditional Chinese locales (``zh_TW``, ``zh_HK``, ``zh_MO``) stay English: the course has
+   only Simplified Chinese, written with mainland terms, so it waits to be asked (``COURSE_LANG=zh-CN``).
+
+So ``COURSE_LANG=zh-CN course doctor`` reports in Chinese, and so does ``course doctor`` on a machine whose
+locale is ``zh_CN.UTF-8``.
 
 Messages are marked with GNU gettext's standard marker, ``_("...")``, and translated in
 message catalogues, one per *domain*:
@@ -27,10 +38,13 @@ import functools
 import gettext
 import os
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 LANG_VARIABLE = "COURSE_LANG"
+# The locale variables after COURSE_LANG, in GNU gettext's order of precedence:
+# https://www.gnu.org/software/gettext/manual/html_node/Locale-Environment-Variables.html
+LOCALE_VARIABLES = ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG")
 ENGLISH, CHINESE = "en", "zh-CN"
 LANGUAGES = (ENGLISH, CHINESE)
 DOMAINS = ("course", "doctor", "exercises")
@@ -39,16 +53,24 @@ LOCALE_DIR = Path(__file__).resolve().parent / "locale"
 # a line break is no word space (the website and the tests of the Chinese documents use it).
 CHINESE_CHARACTERS = "\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef"
 _LOCALE_OF = {CHINESE: "zh_CN"}  # the folder name of each language's catalogues (gettext's locale names)
-_SPELLINGS = {"en": ENGLISH, "english": ENGLISH, "zh": CHINESE, "zh-cn": CHINESE, "zh_cn": CHINESE,
-              "zh-hans": CHINESE, "zh-hans-cn": CHINESE, "chinese": CHINESE}
+# Each spelling, lower case with "-" (an "_" is read as "-"). zh-SG: Singapore writes Simplified Chinese. Traditional
+# Chinese (zh-TW, zh-HK, zh-MO, zh-Hant) is not here: the course has no Traditional edition.
+_SPELLINGS = {"en": ENGLISH, "english": ENGLISH, "zh": CHINESE, "zh-cn": CHINESE, "zh-sg": CHINESE,
+              "zh-hans": CHINESE, "zh-hans-cn": CHINESE, "zh-hans-sg": CHINESE, "chinese": CHINESE}
+_C_LOCALES = ("C", "POSIX")  # the locale in which gettext ignores LANGUAGE
 
-__all__ = ["CHINESE", "CHINESE_CHARACTERS", "ENGLISH", "LANGUAGES", "LANG_VARIABLE", "N_", "check_language", "columns",
-           "language", "padded", "set_language", "translator"]
+__all__ = ["CHINESE", "CHINESE_CHARACTERS", "ENGLISH", "LANGUAGES", "LANG_VARIABLE", "LOCALE_VARIABLES", "N_",
+           "check_language", "columns", "language", "locale_language", "padded", "set_language", "translator"]
+
+
+def _spelled(value: str) -> str | None:
+    """The language a spelling names (``zh_CN``, ``zh-Hans``, ``en``: any case, ``_`` or ``-``), None if none."""
+    return _SPELLINGS.get(value.strip().lower().replace("_", "-"))
 
 
 def check_language(value: object) -> str:
     """``value`` as one of LANGUAGES; a ``ParameterError`` naming the choices otherwise."""
-    found = _SPELLINGS.get(str(value).strip().lower()) if isinstance(value, str) else None
+    found = _spelled(value) if isinstance(value, str) else None
     if found is None:
         from course_utils.errors import ParameterError
 
@@ -62,13 +84,40 @@ def check_language(value: object) -> str:
 
 
 def language() -> str:
-    """The language messages are in now: ``COURSE_LANG`` (English when unset or not a known language)."""
-    raw = os.environ.get(LANG_VARIABLE, "")
-    return _SPELLINGS.get(raw.strip().lower(), ENGLISH)
+    """The language messages are in now: ``COURSE_LANG`` when set (English when it names no language the course
+    speaks), else the locale variables (``locale_language``)."""
+    raw = os.environ.get(LANG_VARIABLE, "").strip()
+    if raw:
+        return _spelled(raw) or ENGLISH
+    return locale_language(os.environ)
+
+
+def _locale_spelled(name: str) -> str | None:
+    """The language of one locale name (``zh_CN.UTF-8``, ``en_US``, ``C``), None for one the course does not speak.
+    The codeset (``.UTF-8``) and modifier (``@euro``) are left out; ``C``, ``POSIX`` and every ``en_*`` are English."""
+    base = name.split("@")[0].split(".")[0].strip()
+    if base in _C_LOCALES or base.lower().replace("_", "-").split("-")[0] == "en":
+        return ENGLISH
+    return _spelled(base) if base else None
+
+
+def locale_language(environ: Mapping[str, str]) -> str:
+    """The language the locale variables ask for, in GNU gettext's order; English unless they ask for Chinese.
+
+    The locale is the first non-empty of ``LC_ALL``, ``LC_MESSAGES``, ``LANG`` (``C`` when none is set). Unless it is
+    ``C`` or ``POSIX``, a non-empty ``LANGUAGE`` decides: its first entry the course speaks (``zh_TW:zh_CN`` is
+    Chinese, ``fr`` English). Otherwise the locale decides. An unknown value never raises and never warns.
+    """
+    locale = next((environ[name].strip() for name in LOCALE_VARIABLES[1:] if environ.get(name, "").strip()), "C")
+    preferred = environ.get("LANGUAGE", "").strip()
+    if preferred and locale not in _C_LOCALES:
+        return next((found for entry in preferred.split(":") if (found := _locale_spelled(entry))), ENGLISH)
+    return _locale_spelled(locale) or ENGLISH
 
 
 def set_language(value: str) -> str:
-    """Speak ``value`` from now on, here and in every child process (it sets ``COURSE_LANG``); the language."""
+    """Speak ``value`` from now on, here and in every child process (it sets ``COURSE_LANG``, which comes before the
+    locale variables); the language."""
     chosen = check_language(value)
     os.environ[LANG_VARIABLE] = chosen
     return chosen

@@ -14,9 +14,11 @@ What "honest" means here:
 - **A faster setting must keep the accuracy**: every configuration is trained for the
   same epochs and its test accuracy is reported; the "best" configuration is the fastest
   one whose test accuracy is within 0.5 points of the first configuration's.
-- **Mixed precision follows TensorFlow's guide** (``mixed_precision_policy``): float16 on GPUs
-  with compute capability >= 7.0; bfloat16 on CPUs with AMX only, since the guide says it runs
-  slower without AMX. ``ladder(policy=...)`` measures a rung anyway, to check that on a machine.
+- **Mixed precision only where hardware runs 16 bits fast** (``mixed_precision_policy``): on GPUs
+  with Tensor Cores (``tensor_cores``: compute capability 7.0 and newer, except the GeForce GTX 16
+  series) - bfloat16 from compute capability 8.0, which needs no loss scaling, float16 on 7.x;
+  on CPUs bfloat16 with AMX only, since TensorFlow's guide says it runs slower without AMX.
+  ``ladder(policy=...)`` measures a rung anyway, to check that on a machine.
 
 The command line around it (``course bench``) lives in ``course_utils.bench``.
 """
@@ -24,6 +26,7 @@ The command line around it (``course bench``) lives in ``course_utils.bench``.
 from __future__ import annotations
 
 import contextlib
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
@@ -70,17 +73,67 @@ def cpu_has_amx(flags: set[str] | None = None) -> bool:
 
 
 MIXED_PRECISION_GUIDE = "https://www.tensorflow.org/guide/mixed_precision"
+LOSS_SCALE_OPTIMIZER_DOCS = "https://keras.io/api/mixed_precision/loss_scale_optimizer/"
 POLICIES = ("mixed_float16", "mixed_bfloat16")
+# The GeForce GTX 16 series (GTX 1630, 1650, 1650 SUPER/Ti, 1660, 1660 SUPER/Ti and their laptop and
+# Max-Q versions; chips TU116 and TU117): Turing, compute capability 7.5, but built without Tensor Cores.
+_GTX_16 = re.compile(r"\bGTX 16\d0\b")
+
+
+def tensor_cores(name: str | None, compute_capability: Sequence[int] | None) -> bool:
+    """Whether an NVIDIA GPU has Tensor Cores, from its name and compute capability (``(7, 5)``).
+
+    Tensor Cores came with compute capability 7.0 (Volta, V100) and every generation since has them
+    (the mixed-precision guide: MIXED_PRECISION_GUIDE) - except the GeForce GTX 16 series: Turing
+    chips (TU116, TU117) of compute capability 7.5 like the RTX 20 series and the T4, built without
+    Tensor Cores (TechPowerUp's GTX 1660 Ti review: "lacking its two killer features, RT cores and
+    tensor cores", https://www.techpowerup.com/review/evga-gtx-1660-ti-xc-black/2.html; Notebookcheck
+    on the TU117 GTX 1650: "no Raytracing or Tensor cores",
+    https://www.notebookcheck.net/GeForce-GTX-1650-Mobile-vs-GeForce-GTX-1650-Ti-Mobile_9828_10227.247598.0.html).
+    Plain values in, so the rule is testable without a GPU; an unknown compute capability is no. Other
+    cards on the TU117 chip are not recognised by name here, e.g. the NVIDIA T600 laptop GPU, which has
+    no Tensor Cores either:
+    https://www.notebookcheck.com/NVIDIA-T600-Laptop-GPU-Grafikkarte-Benchmarks-und-Spezifikationen.532551.0.html
+    """
+    if not compute_capability or tuple(compute_capability)[:2] < (7, 0):
+        return False
+    return not _GTX_16.search(" ".join(str(name or "").upper().split()))
+
+
+def gpu_policy(name: str | None, compute_capability: Sequence[int] | None) -> tuple[str | None, str]:
+    """The mixed-precision policy worth trying on one NVIDIA GPU, and why (plain values, no TensorFlow).
+
+    Mixed precision runs on any GPU and halves the activations' memory everywhere; it is faster only
+    where Tensor Cores do the 16-bit matrix products (``tensor_cores``). From compute capability 8.0
+    (Ampere) Tensor Cores also run bfloat16 (NVIDIA: "BF16 requires compute capability 8.0 or higher",
+    https://nvidia.github.io/TransformerEngine/support_matrix.html), which has float32's exponent range,
+    so ``mixed_bfloat16`` needs no loss scaling. On 7.x only float16 is fast, and float16 gradients
+    underflow without loss scaling: ``Model.fit`` scales the loss by itself, a custom training loop
+    wraps its optimizer in ``keras.optimizers.LossScaleOptimizer`` (LOSS_SCALE_OPTIMIZER_DOCS;
+    ``distribute.training.loop_optimizer``).
+    """
+    shown = f"{name or 'GPU'} (compute capability " + (
+        f"{compute_capability[0]}.{compute_capability[1]})" if compute_capability else "unknown)")
+    if not compute_capability:
+        return None, f"{shown} is not known to have Tensor Cores, so mixed precision may save memory but not time"
+    if not tensor_cores(name, compute_capability):
+        return None, f"{shown} has no Tensor Cores, so mixed precision would save memory but not time"
+    if tuple(compute_capability)[:2] >= (8, 0):
+        return "mixed_bfloat16", (f"{shown} has Tensor Cores that run bfloat16, "
+                                  "which keeps float32's range and so needs no loss scaling")
+    return "mixed_float16", (f"{shown} has float16 Tensor Cores (bfloat16 only from 8.0); float16 needs loss "
+                             "scaling: Model.fit scales the loss automatically, a custom training loop wraps its "
+                             "optimizer in keras.optimizers.LossScaleOptimizer")
 
 
 def mixed_precision_policy(device: str, *, flags: set[str] | None = None) -> tuple[str | None, str]:
     """The mixed-precision policy worth trying on ``device`` ("/CPU:0", "/GPU:0"), and why.
 
-    The rule of TensorFlow's mixed-precision guide (``MIXED_PRECISION_GUIDE``): GPUs with compute
-    capability >= 7.0 (Tensor Cores) run ``mixed_float16`` faster; on CPUs only AMX is named
-    (Intel Sapphire Rapids and newer: ``mixed_bfloat16``), and ``mixed_bfloat16`` on a CPU without
-    AMX "will run significantly slower". A CPU with AVX512-BF16 but no AMX is therefore no
-    exception here. Otherwise ``None``.
+    On a GPU: ``gpu_policy`` of the name and compute capability TensorFlow reports
+    (``tf.config.experimental.get_device_details``). On CPUs TensorFlow's mixed-precision guide
+    (``MIXED_PRECISION_GUIDE``) names only AMX (Intel Sapphire Rapids and newer: ``mixed_bfloat16``),
+    and ``mixed_bfloat16`` on a CPU without AMX "will run significantly slower". A CPU with
+    AVX512-BF16 but no AMX is therefore no exception here. Otherwise ``None``.
     """
     if "GPU" in device.upper():
         import tensorflow as tf
@@ -89,11 +142,8 @@ def mixed_precision_policy(device: str, *, flags: set[str] | None = None) -> tup
         index = int(device.rsplit(":", 1)[-1]) if device[-1].isdigit() else 0
         if index >= len(gpus):
             return None, f"no {device} visible"
-        cc = tf.config.experimental.get_device_details(gpus[index]).get("compute_capability")
-        if cc and tuple(cc) >= (7, 0):
-            return "mixed_float16", f"GPU compute capability {cc[0]}.{cc[1]} >= 7.0 has float16 Tensor Cores"
-        shown = f"{cc[0]}.{cc[1]}" if cc else "unknown"
-        return None, f"GPU compute capability {shown} < 7.0: float16 would not be faster"
+        details = tf.config.experimental.get_device_details(gpus[index])
+        return gpu_policy(details.get("device_name"), details.get("compute_capability"))
     flags = cpu_flags() if flags is None else flags
     if cpu_has_amx(flags):
         return "mixed_bfloat16", "this CPU has AMX (amx_bf16): the guide expects bfloat16 to be faster"

@@ -26,6 +26,9 @@ def isolate(monkeypatch: pytest.MonkeyPatch, folder: Path) -> None:
     monkeypatch.delenv("COURSE_DATA_DIR", raising=False)
     monkeypatch.delenv("COURSE_RESULTS_FILE", raising=False)
     monkeypatch.delenv("COURSE_SMOKE", raising=False)
+    for variable in ("LANGUAGE", "LC_ALL", "LC_MESSAGES"):  # the course follows the locale: English here
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setenv("LANG", "C.UTF-8")
     # no results record is open: a setup() run by one test must not collect another test's data loads
     monkeypatch.setattr("course_utils.results._open_recorder", None)
 

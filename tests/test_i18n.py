@@ -6,6 +6,7 @@ import re
 import string
 import subprocess
 import sys
+import warnings
 
 import pytest
 
@@ -67,3 +68,112 @@ def test_a_command_speaks_chinese_when_the_environment_says_so():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           env={"COURSE_LANG": "zh-CN", "PATH": "/usr/bin:/bin"})
     assert done.returncode == 0 and "检查点通过" in done.stdout, done.stderr
+
+
+# ----------------------------------------------------------------- the locale variables (after COURSE_LANG)
+
+
+@pytest.fixture
+def no_language_variables(monkeypatch):
+    """An environment with none of the variables that choose the language: each test sets only its own. Each is set
+    before it is deleted, so that monkeypatch restores it afterwards even when ``set_language`` set it meanwhile."""
+    for name in (i18n.LANG_VARIABLE, *i18n.LOCALE_VARIABLES):
+        monkeypatch.setenv(name, "")
+        monkeypatch.delenv(name)
+    return monkeypatch
+
+
+@pytest.mark.parametrize("name", ["LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG"])
+def test_each_locale_variable_alone_can_choose_chinese(no_language_variables, name):
+    if name == "LANGUAGE":  # gettext reads LANGUAGE only when the locale is not "C"
+        no_language_variables.setenv("LANG", "en_US.UTF-8")
+    no_language_variables.setenv(name, "zh_CN.UTF-8")
+    assert i18n.language() == i18n.CHINESE
+
+
+@pytest.mark.parametrize("value", ["zh_CN.UTF-8", "zh_CN", "zh_CN.GB2312", "zh", "zh-Hans", "zh_SG.UTF-8",
+                                   "zh_CN.utf8@pinyin"])
+def test_simplified_chinese_locales_mean_chinese(no_language_variables, value):
+    no_language_variables.setenv("LANG", value)
+    assert i18n.language() == i18n.CHINESE
+
+
+@pytest.mark.parametrize("value", ["C", "POSIX", "C.UTF-8", "en_US.UTF-8", "en_GB", "fr_FR.UTF-8", "ja_JP.eucJP",
+                                   "zh_TW.UTF-8", "zh_HK.Big5-HKSCS", "zh_MO", "zh-Hant", "klingon", ".", "@", "::"])
+def test_every_other_locale_means_english_and_never_warns(no_language_variables, capsys, value):
+    no_language_variables.setenv("LANG", value)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert i18n.language() == i18n.ENGLISH
+    assert capsys.readouterr() == ("", "")
+
+
+@pytest.mark.parametrize(
+    "environment, meant",
+    [
+        ({"LC_ALL": "zh_CN.UTF-8", "LC_MESSAGES": "en_US.UTF-8", "LANG": "en_US.UTF-8"}, "zh-CN"),  # LC_ALL first
+        ({"LC_ALL": "en_US.UTF-8", "LANG": "zh_CN.UTF-8"}, "en"),
+        ({"LC_MESSAGES": "zh_CN.UTF-8", "LANG": "en_US.UTF-8"}, "zh-CN"),  # then LC_MESSAGES
+        ({"LC_MESSAGES": "en_US.UTF-8", "LANG": "zh_CN.UTF-8"}, "en"),
+        ({"LC_ALL": "", "LC_MESSAGES": "", "LANG": "zh_CN.UTF-8"}, "zh-CN"),  # empty counts as unset
+        ({"LANGUAGE": "zh_CN:en", "LANG": "en_US.UTF-8"}, "zh-CN"),  # LANGUAGE before the locale...
+        ({"LANGUAGE": "en:zh_CN", "LANG": "zh_CN.UTF-8"}, "en"),
+        ({"LANGUAGE": "zh_TW:zh_CN", "LANG": "zh_TW.UTF-8"}, "zh-CN"),  # its first language the course speaks
+        ({"LANGUAGE": "fr:de", "LANG": "zh_CN.UTF-8"}, "en"),  # LANGUAGE decides: none spoken, English
+        ({"LANGUAGE": "zh_CN", "LANG": "C.UTF-8"}, "zh-CN"),  # C.UTF-8 is not the "C" locale
+        ({"LANGUAGE": "zh_CN", "LANG": "C"}, "en"),  # ...but not when the locale is "C"
+        ({"LANGUAGE": "zh_CN", "LC_ALL": "POSIX", "LANG": "zh_CN.UTF-8"}, "en"),
+        ({"LANGUAGE": "zh_CN"}, "en"),  # no locale set is the "C" locale
+        ({"LANGUAGE": "", "LANG": "zh_CN.UTF-8"}, "zh-CN"),
+        ({}, "en"),
+    ],
+)
+def test_the_locale_variables_in_gettexts_order(no_language_variables, environment, meant):
+    for name, value in environment.items():
+        no_language_variables.setenv(name, value)
+    assert i18n.language() == meant
+    assert i18n.locale_language(environment) == meant  # the same answer from a mapping, without os.environ
+
+
+@pytest.mark.parametrize(("course_lang", "meant"), [("en", "en"), ("zh-CN", "zh-CN"), ("klingon", "en")])
+def test_course_lang_comes_before_every_locale_variable(no_language_variables, course_lang, meant):
+    chinese, english = "zh_CN.UTF-8", "en_US.UTF-8"
+    for name in i18n.LOCALE_VARIABLES:
+        no_language_variables.setenv(name, english if meant == "zh-CN" else chinese)
+    no_language_variables.setenv(i18n.LANG_VARIABLE, course_lang)
+    assert i18n.language() == meant  # an unknown COURSE_LANG means English (the CLI names it), not the locale's
+
+
+def test_a_notebooks_own_language_wins_over_the_locale(no_language_variables):
+    no_language_variables.setenv("LANG", "zh_CN.UTF-8")
+    no_language_variables.setenv("LANGUAGE", "zh_CN")
+    assert i18n.language() == i18n.CHINESE
+    i18n.set_language("en")  # what an English notebook's setup(..., language="en") does
+    assert i18n.language() == i18n.ENGLISH
+    no_language_variables.setenv("LANG", "en_US.UTF-8")
+    no_language_variables.delenv("LANGUAGE")
+    i18n.set_language("zh-CN")
+    assert i18n.language() == i18n.CHINESE
+
+
+def test_the_checkpoint_follows_the_locale(no_language_variables, capsys):
+    no_language_variables.setenv("LANG", "zh_CN.UTF-8")
+    checkpoint({"loss went down": True})
+    assert "检查点通过" in capsys.readouterr().out
+    no_language_variables.setenv("LANG", "C.UTF-8")
+    checkpoint({"loss went down": True})
+    assert "Checkpoint passed: 1 of 1 checks." in capsys.readouterr().out
+
+
+def test_a_command_speaks_chinese_when_the_locale_is_chinese_and_a_child_inherits_it():
+    code = ("import subprocess, sys; from course_utils.notebook import checkpoint; checkpoint({'x': True}); "
+            "sys.stdout.flush(); subprocess.run([sys.executable, '-c', "
+            "'from course_utils.notebook import checkpoint; checkpoint({\"y\": True})'], check=True)")
+    base = {"PATH": "/usr/bin:/bin", "PYTHONUTF8": "1"}  # no COURSE_LANG; the locale need not be installed
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, encoding="utf-8",
+                          env={**base, "LANG": "zh_CN.UTF-8"})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("检查点通过") == 2, done.stdout  # the command, and the child it started
+    english = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, encoding="utf-8",
+                             env={**base, "LANG": "zh_CN.UTF-8", "COURSE_LANG": "en"})
+    assert english.returncode == 0 and english.stdout.count("Checkpoint passed") == 2, english.stderr

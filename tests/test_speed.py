@@ -38,6 +38,74 @@ def test_mixed_precision_on_the_cpu_follows_the_guide_amx_only():
     assert policy is None and "runs slower without it" in reason and "avx512_bf16" not in reason
 
 
+# (name as tf.config.experimental.get_device_details reports it, compute capability, the policy to try)
+GPUS = [
+    ("Tesla V100-SXM2-16GB", (7, 0), "mixed_float16"),  # Volta: the first Tensor Cores, float16 only
+    ("Tesla T4", (7, 5), "mixed_float16"),  # Colab's and Kaggle's GPU
+    ("NVIDIA GeForce RTX 2080", (7, 5), "mixed_float16"),
+    ("NVIDIA GeForce GTX 1660 Ti", (7, 5), None),  # Turing without Tensor Cores (TU116)
+    ("NVIDIA GeForce GTX 1650", (7, 5), None),  # (TU117)
+    ("NVIDIA A100-SXM4-40GB", (8, 0), "mixed_bfloat16"),
+    ("NVIDIA GeForce RTX 3060", (8, 6), "mixed_bfloat16"),
+    ("NVIDIA H100 80GB HBM3", (9, 0), "mixed_bfloat16"),
+    ("NVIDIA GeForce GTX 1080", (6, 1), None),  # Pascal: before Tensor Cores
+]
+
+
+@pytest.mark.parametrize(("name", "cc", "policy"), GPUS)
+def test_gpu_policy_bfloat16_from_8_0_float16_on_tensor_cores_before_none_without(name, cc, policy):
+    assert speed.tensor_cores(name, cc) is (policy is not None)
+    chosen, reason = speed.gpu_policy(name, cc)
+    assert chosen == policy
+    assert name in reason and f"{cc[0]}.{cc[1]}" in reason
+    if policy is None:
+        assert "no Tensor Cores" in reason and "save memory but not time" in reason
+    elif policy == "mixed_float16":
+        assert "Model.fit" in reason and "LossScaleOptimizer" in reason
+    else:
+        assert "needs no loss scaling" in reason
+
+
+@pytest.mark.parametrize("name", ["NVIDIA GeForce GTX 1660 SUPER", "NVIDIA GeForce GTX 1650 Ti with Max-Q Design",
+                                  "nvidia geforce  gtx 1650 super", "NVIDIA GeForce GTX 1630"])
+def test_every_gtx_16_card_is_turing_without_tensor_cores(name):
+    assert not speed.tensor_cores(name, (7, 5))
+    assert speed.gpu_policy(name, (7, 5))[0] is None
+
+
+def test_tensor_cores_need_a_known_compute_capability_of_7_0():
+    assert speed.tensor_cores("Quadro RTX 6000", (7, 5)) and speed.tensor_cores("NVIDIA GeForce RTX 2060", [7, 5])
+    assert not speed.tensor_cores("Tesla P100-PCIE-16GB", (6, 0)) and not speed.tensor_cores(None, None)
+    policy, reason = speed.gpu_policy(None, None)
+    assert policy is None and "compute capability unknown" in reason
+
+
+def fake_gpu(monkeypatch, details):
+    """TensorFlow sees one physical GPU with ``details``, as get_device_details would report them."""
+    import tensorflow as tf
+
+    gpu = tf.config.PhysicalDevice(name="/physical_device:GPU:0", device_type="GPU")
+    monkeypatch.setattr(tf.config, "list_physical_devices", lambda kind=None: [gpu] if kind in (None, "GPU") else [])
+    monkeypatch.setattr(tf.config.experimental, "get_device_details", lambda device: details if device == gpu else {})
+
+
+@pytest.mark.parametrize(("name", "cc", "policy"), GPUS)
+def test_mixed_precision_policy_reads_the_gpu_tensorflow_reports(monkeypatch, name, cc, policy):
+    fake_gpu(monkeypatch, {"device_name": name, "compute_capability": cc})
+    chosen, reason = speed.mixed_precision_policy("/GPU:0")
+    assert chosen == policy and name in reason
+    assert speed.mixed_precision_policy("/GPU:1") == (None, "no /GPU:1 visible")
+
+
+def test_the_ladder_on_a_fake_gpu_follows_its_tensor_cores(monkeypatch):
+    fake_gpu(monkeypatch, {"device_name": "NVIDIA GeForce RTX 3060", "compute_capability": (8, 6)})
+    configs, _ = speed.ladder("/GPU:0")
+    assert [c.name for c in configs][-2:] == ["mixed precision (bfloat16)", "XLA + bfloat16"]
+    fake_gpu(monkeypatch, {"device_name": "NVIDIA GeForce GTX 1660 Ti", "compute_capability": (7, 5)})
+    configs, reason = speed.ladder("/GPU:0")
+    assert all(c.precision == "float32" for c in configs) and "no Tensor Cores" in reason
+
+
 def test_ladder_changes_one_thing_per_rung():
     configs, _ = speed.ladder("/CPU:0", flags={"amx_bf16"})
     names = [c.name for c in configs]

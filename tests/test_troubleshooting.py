@@ -45,6 +45,8 @@ REQUIRED = {
     "too-late": "Physical devices cannot be modified after being initialized",
     "variable-device": "AttributeError: 'Variable' object has no attribute 'device'",
     "softmax-from-logits": "`output` argument was produced by a Softmax activation and thus does not represent logits",
+    "cupti-privileges": "failed with error CUPTI_ERROR_INSUFFICIENT_PRIVILEGES",
+    "cupti-not-found": "Could not load dynamic library 'libcupti.so.10.1'",
     "jupyter-kernel": "ModuleNotFoundError: No module named 'tensorflow'",
     "ptxas": "Failed to launch ptxas",
     "libdevice": "libdevice not found at ./libdevice.10.bc",

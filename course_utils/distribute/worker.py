@@ -14,7 +14,8 @@ A worker follows TensorFlow's tutorial "Custom training loop with Keras and Mult
    worker its own share of each step (data sharding, set explicitly);
 3. build the course CNN and its optimizer inside ``strategy.scope()`` and train with the
    custom loop of ``distribute.training`` (shown in notebook 07): ``strategy.run`` a step on
-   every replica, the loss averaged over the *global* batch, gradients all-reduced by the optimizer;
+   every replica, the loss averaged over the *global* batch, gradients all-reduced by the optimizer
+   (wrapped for loss scaling by ``loop_optimizer`` should the dtype policy be ``mixed_float16``);
 4. checkpoint every epoch with ``tf.train.CheckpointManager`` - the chief (worker 0) into the
    real folder, the others into temporary folders they delete - and resume from the
    chief's latest checkpoint when the cluster is started again (fault tolerance);
@@ -141,7 +142,7 @@ def train(options: Mapping[str, Any]) -> dict[str, Any]:
 
     from course_utils import data
     from course_utils.distribute import batch_plan
-    from course_utils.distribute.training import distribute_batches, make_train_step, run_epoch
+    from course_utils.distribute.training import distribute_batches, loop_optimizer, make_train_step, run_epoch
     from course_utils.models import build_blog_cnn
     from course_utils.system.rss import peak_rss_mib
 
@@ -165,7 +166,7 @@ def train(options: Mapping[str, Any]) -> dict[str, Any]:
     # 3. Model, optimizer and state inside the strategy's scope: mirrored on every worker.
     with strategy.scope():
         model = build_blog_cnn(logits=True)
-        optimizer = keras.optimizers.Adam(1e-3)
+        optimizer = loop_optimizer(keras.optimizers.Adam(1e-3))  # loss scaling, should the policy be mixed_float16
         optimizer.build(model.trainable_variables)  # before the checkpoint restores its state
         epoch_var = tf.Variable(0, dtype=tf.int64, trainable=False, name="epoch")
     train_step = make_train_step(strategy, model, optimizer, plan.global_batch)

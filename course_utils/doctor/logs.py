@@ -18,7 +18,8 @@ writes UTF-16 LE with a byte-order mark), CRLF, ANSI colour codes; an empty or b
 ``InputError`` that says what happened and what to do. ``course doctor --log FILE`` is the command.
 
 A rule's ``meaning`` and ``fix`` are English, marked ``N_`` (``course_utils.doctor.texts``); a
-``LogEntry`` shows them, and the report its lines, in the language at that moment (``COURSE_LANG``).
+``LogEntry`` shows them, and the report its lines, in the language at that moment (``COURSE_LANG``, else the
+locale: ``course_utils.i18n.language``).
 """
 
 from __future__ import annotations
@@ -329,6 +330,24 @@ RULES: tuple[LogRule, ...] = (
         gpu_evidence=True,
     ),
     LogRule(
+        "cupti-insufficient-privileges",
+        "problem",
+        (r"CUPTI_ERROR_INSUFFICIENT_PRIVILEGES", r"Insufficient privilege to run libcupti"),
+        N_(
+            "The profiler could not start CUPTI, the NVIDIA library it traces the GPU with: the NVIDIA driver lets "
+            "only administrators use the GPU's performance counters. Training still runs on the GPU, but the trace has "
+            "no GPU kernels."
+        ),
+        N_(
+            "Run the profiled program once as an administrator, or let every user profile: on Linux, put `options "
+            "nvidia NVreg_RestrictProfilingToAdminUsers=0` in a file in /etc/modprobe.d and reboot (in a container, "
+            "allow it on the host); on Windows and for WSL2, choose 'Allow access to the GPU performance counters to "
+            "all users' in the NVIDIA Control Panel."
+        ),
+        "https://developer.nvidia.com/CUPTI_ERROR_INSUFFICIENT_PRIVILEGES",
+        gpu_evidence=True,
+    ),
+    LogRule(
         "gpu-libraries-not-loaded",
         "problem",
         (r"Cannot dlopen some GPU libraries", r"Skipping registering GPU devices"),
@@ -404,6 +423,21 @@ RULES: tuple[LogRule, ...] = (
         ),
         N_("With a GPU: see the 'Could not load dynamic library' line above it. Without one: nothing to do."),
         "https://github.com/tensorflow/tensorflow/issues/35872",
+    ),
+    LogRule(
+        "cupti-not-loaded",
+        "depends",
+        (r"Could not (?:load dynamic library|dlopen library) '(?P<library>libcupti[^']*)'", r"Failed to load libcupti"),
+        N_(
+            "The profiler could not load CUPTI, the NVIDIA library it traces the GPU with, so the trace has no GPU "
+            "activity; training is not affected. Without an NVIDIA GPU there is nothing to trace."
+        ),
+        N_(
+            'With a GPU: `pip install "tensorflow[and-cuda]"` in the environment that runs TensorFlow (it brings '
+            "CUPTI, the nvidia-cuda-cupti-cu12 wheel); with a system CUDA instead, add its extras/CUPTI/lib64 folder "
+            "to LD_LIBRARY_PATH. Without one: nothing to do."
+        ),
+        "https://www.tensorflow.org/guide/profiler",
     ),
     LogRule(
         "windows-dll-not-loaded",

@@ -6,8 +6,9 @@ have a stable ``code``. When an entry of the troubleshooting page covers the pro
 with it. This is the only place that knows the anchors; ``tests/test_troubleshooting.py`` checks that
 each one exists in the page and that each key is a code the doctor really gives.
 
-In Chinese (``COURSE_LANG=zh-CN``) the links lead to the Chinese page, ``docs/zh/troubleshooting.md``,
-which keeps the English page's anchors (``PAGES``; ``tests/doctor/test_doctor_chinese.py`` checks them).
+In Chinese (``COURSE_LANG=zh-CN``, or a Chinese locale) the links lead to the Chinese page,
+``docs/zh/troubleshooting.md``, which keeps the English page's anchors (``PAGES``;
+``tests/doctor/test_doctor_chinese.py`` checks them).
 """
 
 from __future__ import annotations
@@ -70,6 +71,9 @@ ANCHORS: dict[str, str] = {
     "jupyter-runs-elsewhere": "jupyter-kernel",
     "kernel-python-missing": "jupyter-kernel",
     "no-kernel-for-this-environment": "jupyter-kernel",
+    # TensorBoard: the profiler's GPU trace
+    "cupti-insufficient-privileges": "cupti-privileges",
+    "cupti-not-loaded": "cupti-not-found",
     # XLA
     "ptxas-missing": "ptxas",
     "ptxas-failed": "ptxas",

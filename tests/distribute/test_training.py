@@ -1,4 +1,4 @@
-"""``distribute.training``: the custom loop notebook 07 shows and its workers run."""
+"""``distribute.training``: the custom loop notebook 07 shows and its workers run, float16 loss scaling included."""
 
 from __future__ import annotations
 
@@ -91,3 +91,106 @@ def test_two_replicas_take_the_step_a_plain_gradient_tape_takes(split_cpu_child)
     assert out["moved"] > 1e-3 and out["diff"] < 1e-5
     adam_loss, adam_moved, adam_steps = out["adam"]
     assert adam_loss > 0 and adam_moved > 1e-4 and adam_steps == 2
+
+
+@pytest.mark.parametrize("policy", ["float32", "mixed_bfloat16"])
+def test_loop_optimizer_leaves_the_optimizer_alone_without_float16(policy):
+    # bfloat16 has float32's exponent range: its gradients do not underflow, so no loss scaling.
+    optimizer = object()
+    assert training.loop_optimizer(optimizer, policy) is optimizer
+
+
+# A part of the split_cpu_child process (conftest.py): the loop on two replicas under mixed_float16.
+# The loss is made 2**17 times smaller (averaged over a "global batch" of 64 * 2**17 images) and the
+# learning rate 2**17 times larger: the same step in float32, but gradients below float16's smallest
+# number (about 6e-8), as small gradients late in training are. Without loss scaling they round to zero.
+MIXED_FLOAT16_STEP = """
+    import numpy as np
+    from course_utils.tf_setup import quiet_tensorflow
+    from course_utils.distribute import split_cpu
+    tf = quiet_tensorflow()
+    devices = split_cpu(tf, 2)
+    import keras
+    from course_utils.models import build_blog_cnn
+    from course_utils.distribute import training
+    keras.utils.set_random_seed(0)
+    rng = np.random.default_rng(0)
+    x = rng.random((64, 28, 28, 1), dtype=np.float32)
+    y = rng.integers(0, 10, 64).astype("int32")
+    initial = build_blog_cnn(logits=True).get_weights()
+    shrink = 2**17
+    strategy = tf.distribute.MirroredStrategy(devices)
+    data = tf.data.Dataset.from_tensor_slices((x, y)).batch(64).repeat()
+
+    def loop(policy, wrap=True):
+        # two steps of the course's loop under ``policy``; the global policy is float32 again afterwards
+        keras.mixed_precision.set_global_policy(policy)
+        try:
+            with strategy.scope():
+                model = build_blog_cnn(logits=True)
+                model.set_weights(initial)
+                optimizer = keras.optimizers.SGD(0.1 * shrink)
+                if wrap:
+                    optimizer = training.loop_optimizer(optimizer)
+            step = training.make_train_step(strategy, model, optimizer, 64 * shrink)
+            loss, _ = training.run_epoch(step, training.distribute_batches(strategy, data), 2, 64 * shrink)
+        finally:
+            keras.mixed_precision.set_global_policy("float32")
+        return optimizer, loss, [w - w0 for w, w0 in zip(model.get_weights(), initial)]
+
+    def plain_float16_without_scaling():
+        # the same two steps written plainly, float16 but no loss scaling: what the loop must not do
+        keras.mixed_precision.set_global_policy("mixed_float16")
+        try:
+            model = build_blog_cnn(logits=True)
+            model.set_weights(initial)
+            optimizer = keras.optimizers.SGD(0.1 * shrink)
+            loss_fn = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+            for _ in range(2):
+                with tf.GradientTape() as tape:
+                    loss = loss_fn(y, model(x, training=True)) / shrink
+                grads = tape.gradient(loss, model.trainable_variables)
+                optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        finally:
+            keras.mixed_precision.set_global_policy("float32")
+        return [w - w0 for w, w0 in zip(model.get_weights(), initial)]
+
+    def off_by(moved, reference):
+        # the largest difference between two weight updates, relative to the reference's largest change
+        return max(float(np.abs(a - b).max()) for a, b in zip(moved, reference)) / max(
+            float(np.abs(r).max()) for r in reference)
+
+    f32_optimizer, f32_loss, f32_moved = loop("float32")
+    f16_optimizer, f16_loss, f16_moved = loop("mixed_float16")
+    try:
+        loop("mixed_float16", wrap=False)
+        refused = None
+    except ValueError as error:
+        refused = str(error)
+    return {
+        "float32": [type(f32_optimizer).__name__, f32_loss, max(float(np.abs(m).max()) for m in f32_moved)],
+        "float16": [type(f16_optimizer).__name__, f16_loss, int(f16_optimizer.iterations.numpy()),
+                    float(f16_optimizer.dynamic_scale.numpy()), bool(all(np.isfinite(m).all() for m in f16_moved)),
+                    max(float(np.abs(m).max()) for m in f16_moved)],
+        "scaled_off_by": off_by(f16_moved, f32_moved),
+        "unscaled_off_by": off_by(plain_float16_without_scaling(), f32_moved),
+        "refused": refused,
+    }
+"""
+
+
+def test_float16_loop_scales_the_loss_and_takes_the_float32_step(split_cpu_child):
+    out = split_cpu_child["mixed_float16_step"]
+    name, f32_loss, f32_moved = out["float32"]
+    assert name == "SGD", "float32: the optimizer is not wrapped"
+    assert f32_moved > 1e-3
+    name, f16_loss, steps, scale, finite, f16_moved = out["float16"]
+    assert name == "LossScaleOptimizer"
+    assert steps == 2 and scale == 2.0**15, "both steps applied: no overflow, no step skipped"
+    assert finite and f16_moved > 1e-3, "the weights moved and stayed finite"
+    assert f16_loss == pytest.approx(f32_loss, rel=1e-2), "the loss is reported unscaled"
+    # The emulation bites: float16 without loss scaling loses the small gradients, so its step is far
+    # from float32's; the loop's scaled step stays within float16's rounding of it.
+    assert out["unscaled_off_by"] > 0.5
+    assert out["scaled_off_by"] < 0.2
+    assert "loop_optimizer" in out["refused"], "make_train_step refuses float16 without loss scaling"

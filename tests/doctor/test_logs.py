@@ -136,6 +136,8 @@ PROBLEM = [
     "Failed to get convolution algorithm. This is probably because cuDNN failed to initialize, so try looking to see "
     "if a warning log message was printed above.",
     "RuntimeError: Physical devices cannot be modified after being initialized",
+    "function Subscribe(&subscriber_, (CUpti_CallbackFunc)ApiCallback, this)failed with error "
+    "CUPTI_ERROR_INSUFFICIENT_PRIVILEGES",
 ]
 DEPENDS = [
     ("Could not find cuda drivers on your machine, GPU will not be used.", "cuda-drivers-not-found"),
@@ -147,6 +149,7 @@ DEPENDS = [
         "windows-dll-not-loaded",
     ),
     ("Ignore above cudart dlerror if you do not have a GPU set up on your machine.", "cudart-dlerror-notice"),
+    ("Could not load dynamic library 'libcupti.so.11.2'; dlerror: libcupti.so.11.2: cannot open", "cupti-not-loaded"),
 ]
 
 
