@@ -19,9 +19,12 @@ import prose_stats  # noqa: E402 - scripts/prose_stats.py: the counts
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 WORDS, MINUTES, BOOKKEEPING, COURSE_WORDS, SMALLEST_LESSON = 1400, 45, 0.15, 8000, 1000
-REWRITTEN = {"02_verify_gpu"}
+REWRITTEN = {"01_install_versions", "02_verify_gpu"}
+# Notebook 01 is about installing: it runs pip, nvidia-smi and the doctor, not TensorFlow, so the calls rule
+# (helpers <= TF/Keras) does not apply to it (issue 24).
+CALLS_EXEMPT = {"01_install_versions"}
 # Today's words and helper calls of the notebooks not yet rewritten: a ceiling, not a goal.
-CEILINGS = {"01_install_versions": (2010, 30), "03_memory": (1940, 25), "04_dense_noise_vs_zeros": (1758, 14),
+CEILINGS = {"03_memory": (1940, 25), "04_dense_noise_vs_zeros": (1758, 14),
             "05_cnn_cpu_vs_gpu": (2704, 28), "06_tensorboard": (2289, 36), "07_beyond_one_gpu": (2332, 26)}
 
 
@@ -37,7 +40,7 @@ def test_a_rewritten_notebook_keeps_the_budget(name):
     minutes = prose_stats.minutes(path)
     assert minutes is not None and minutes <= MINUTES, f"{name}: the header must say 'About N minutes for a student'"
     calls = f"{code['helper_calls']} helper calls, {code['tf_calls']} TensorFlow/Keras calls"
-    assert code["helper_calls"] <= code["tf_calls"], f"{name}: {calls}"
+    assert name in CALLS_EXEMPT or code["helper_calls"] <= code["tf_calls"], f"{name}: {calls}"
     assert code["bookkeeping"] <= BOOKKEEPING, f"{name}: {code['bookkeeping']:.0%} of the code is bookkeeping"
     assert not code["misplaced"], f"{name}: outside a '# course bookkeeping' cell: {code['misplaced']}"
 

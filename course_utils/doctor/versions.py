@@ -226,6 +226,15 @@ class Table:
         version = parse_version(tensorflow)
         return rule["pin"] if version is not None and version[:2] < parse_version(rule["since"])[:2] else None
 
+    def numpy_pin_needed(self, tensorflow: str) -> bool:
+        """True where pip would install NumPy 2 beside a TensorFlow built for NumPy 1: the releases before
+        ``capped_since`` (2.12) do not cap NumPy themselves (rule 'numpy-2'). From 2.12 to 2.17 the pin is
+        harmless but not needed: TensorFlow's own requirement keeps NumPy 1."""
+        rule = self.rule("numpy-2")
+        version = parse_version(tensorflow)
+        return bool(self.numpy_pin(tensorflow)) and version is not None and (
+            version[:2] < parse_version(rule["capped_since"])[:2])
+
     def keras_2(self, tensorflow: str) -> bool:
         """True for a TensorFlow that comes with Keras 2 (before 2.16, rule 'keras-2-only')."""
         version = parse_version(tensorflow)

@@ -1,17 +1,18 @@
-"""Notebook 01's exercises: read a row of the version table, and write the pip command for a machine.
+"""Notebook 01's exercises: choose the route for the Q&A post's machine, and write the pip command for two others.
 
 The right answers are never written here: they come from the version table
 (``course_utils/doctor/versions.json``) through ``recommend()``, the function the doctor and the
 picker use. So when the table gets a new row, the exercises follow it.
 
-- Exercise 1.1, ``check_table_row(cuda, cudnn)``: the CUDA and cuDNN that TensorFlow 2.16 was built with.
+- Exercise 1.1, ``check_route(answer)``: the route that runs this course on the Q&A post's GPU (WSL2).
 - Exercise 1.2, ``check_laptop_install(answer)``: the pip command for a Windows laptop with WSL2.
 - Exercise 1.3, ``check_server_install(answer)``: the pip command for an old Linux server (Python 3.8).
 
 An install command is read as a terminal reads it (``shlex``) and each requirement as pip reads
 it (``packaging``, which TensorFlow itself depends on). The check looks at three things: the
 package and its ``[and-cuda]`` extra (the platform's route), the release the version pin selects,
-and the ``"numpy<2"`` pin that TensorFlow before 2.18 needs.
+and the ``"numpy<2"`` pin that TensorFlow before 2.12 needs (2.12-2.17 cap NumPy themselves; a pin there
+is accepted). A command without a version pin is right when pip would take the right release by itself.
 """
 
 from __future__ import annotations
@@ -21,14 +22,11 @@ import shlex
 from dataclasses import dataclass
 
 from course_utils.doctor.recommend import Recommendation, platform_name, recommend
-from course_utils.doctor.versions import Build, load, parse_version, version_text
+from course_utils.doctor.versions import Build, load, parse_version
 from course_utils.exercises import Feedback, feedback, is_empty, not_answered
 from course_utils.i18n import translator
 
 _ = translator("exercises")
-
-ROW_TENSORFLOW = "2.16"  # Exercise 1.1: the first TensorFlow with Keras 3, the oldest the course runs on
-
 
 @dataclass(frozen=True)
 class Machine:
@@ -51,54 +49,33 @@ SERVER = Machine("linux", "3.8", "535.183.01", _("Linux, Python 3.8, NVIDIA driv
 
 # ----------------------------------------------------------------------------- Exercise 1.1
 
-
-def _version(answer: object) -> str | None:
-    """'12.3', 12.3, 'CUDA 12.3.0' -> '12.3' (major.minor); None when no version is in it."""
-    match = re.search(r"\d+(?:\.\d+)+|\d+", str(answer))
-    if not match:
-        return None
-    parts = parse_version(match.group(0))
-    return version_text(parts[:2]) if parts else None
+ROUTES = ("a", "b", "c", "d")
 
 
-def _rows_with(column: str, value: str) -> list[Build]:
-    return [b for b in load().linux if getattr(b, column) == value]
-
-
-def _span(builds: list[Build]) -> str:
-    """The releases of some rows, oldest to newest: 'TF 2.18-2.21' or 'TF 2.14'."""
-    minors = sorted({b.minor for b in builds}, key=parse_version)
-    return f"TF {minors[0]}" if len(minors) == 1 else f"TF {minors[0]}-{minors[-1]}"
-
-
-def check_table_row(cuda: object, cudnn: object, *, show: bool = True) -> Feedback:
-    """Exercise 1.1: which CUDA and cuDNN was TensorFlow 2.16 built with? (Read its row of the Linux table.)"""
+def check_route(answer: object, *, show: bool = True) -> Feedback:
+    """Exercise 1.1: the route for the Q&A post's machine (native Windows 11, driver 512.77) to run this course
+    on its GPU: "b", WSL2 with current TensorFlow after a driver update. The reasons come from the table."""
     name = "Exercise 1.1"
-    if is_empty(cuda) or is_empty(cudnn):
-        return not_answered(
-            name, _("Find the row of TensorFlow {version} in the Linux table. Set `cuda` and `cudnn` "
-                    "to the two versions in it, as text such as '11.2'. Then run the cell.").format(
-                version=ROW_TENSORFLOW), show=show)
-    row = next(b for b in load().linux if b.minor == ROW_TENSORFLOW)
-    problems = []
-    for column, answer in (("cuda", cuda), ("cudnn", cudnn)):
-        label = "CUDA" if column == "cuda" else "cuDNN"
-        got, want = _version(answer), getattr(row, column)
-        if got is None:
-            problems.append(_("`{column}` = {answer!r} holds no version number. Write it as text, such as "
-                              "'11.2'.").format(column=column, answer=answer))
-        elif got != want:
-            others = _rows_with(column, got)
-            said = (_("{label} {got} is in the rows of {rows}. Read the {label} column of the row {tensorflow}.")
-                    if others else
-                    _("No TensorFlow in the table was built with {label} {got}. Read the {label} column of the row "
-                      "{tensorflow}."))
-            problems.append(said.format(label=label, got=got, rows=_span(others) if others else "",
-                                        tensorflow=row.tensorflow))
-    right = _("TensorFlow {tensorflow} was built with CUDA {cuda} and cuDNN {cudnn}, and tested on Python "
-              "{python_min}-{python_max}.").format(tensorflow=row.tensorflow, cuda=row.cuda, cudnn=row.cudnn,
-                                                   python_min=row.python_min, python_max=row.python_max)
-    return feedback(name, problems, right=right, show=show)
+    if is_empty(answer):
+        return not_answered(name, _("Set `answer` to \"a\", \"b\", \"c\" or \"d\". Then run the cell."), show=show)
+    given = str(answer).strip().lower().strip("()")
+    if given not in ROUTES:
+        return feedback(name, [_("{answer!r} is not one of \"a\", \"b\", \"c\", \"d\".").format(answer=answer)],
+                        right="", show=show)
+    table = load()
+    keras_3 = table.rule("keras-2-only")["before"]
+    wsl2 = table.min_driver(12, "wsl2")
+    said = {
+        "a": _("TF 2.10 is the last GPU release on native Windows, and it comes with Keras 2. The course needs Keras 3 "
+               "(TF {keras_3} or newer).").format(keras_3=keras_3),
+        "c": _("tensorflow-gpu is an empty package today, and current pip cannot install it. The GPU support is in "
+               "the package tensorflow."),
+        "d": _("TensorFlow never calls the toolkit (nvcc), and on native Windows it has no GPU support after 2.10, "
+               "whatever toolkit is installed."),
+    }
+    right = _("Right: WSL2 runs the Linux build, whose [and-cuda] extra brings CUDA and cuDNN as pip packages. Only "
+              "the Windows driver is needed, {wsl2} or newer: 512.77 is too old.").format(wsl2=wsl2)
+    return feedback(name, [said[given]] if given in said else [], right=right, show=show)
 
 
 # ----------------------------------------------------------------------------- Exercises 1.2 and 1.3
@@ -125,6 +102,11 @@ def _selects(specifier, minor: str) -> bool:
 def _newest_allowed(specifier) -> Build | None:
     """The newest release in the table that a version pin allows (what pip would look for first)."""
     return next((b for b in load().linux if specifier.contains(f"{b.minor}.0")), None)
+
+
+def _newest_for_python(python: str) -> Build | None:
+    """The release pip takes without a pin: the newest whose wheels support ``python`` (its tested range)."""
+    return next((b for b in load().linux if b.supports_python(python)), None)
 
 
 def _split(command: str, posix: bool) -> list[str]:
@@ -210,11 +192,15 @@ def check_install(name: str, machine: Machine, answer: object, *, show: bool = T
                               "{cuda} and cuDNN {cudnn} installed on the system instead: leave it out.").format(
                 since=since, minor=minor, cuda=build.cuda, cudnn=build.cudnn))
         if not str(tf_req.specifier):
-            problems.append(_("Pin the release you chose from the table, such as ==2.99.*. Without a pin, pip "
-                              "takes the newest one, which may need another Python, CUDA or driver."))
+            newest = _newest_for_python(machine.python)
+            if newest is None or newest.minor != minor:
+                problems.append(_("Without a version pin, pip takes the newest TensorFlow for Python {python}: TF "
+                                  "{newest}. This machine needs TF {minor} (its driver decides). Pin it, such as "
+                                  "==2.99.*.").format(python=machine.python, newest=newest.minor if newest else "-",
+                                                      minor=minor))
         elif not _selects(tf_req.specifier, minor):
             problems.append(_wrong_release(tf_req.specifier, machine, minor))
-    if numpy_pin and not numpy:
+    if numpy_pin and not numpy and load().numpy_pin_needed(minor):
         since = load().rule("numpy-2")["since"]
         problems.append(_("Add \"{pin}\": TF {minor} was built against NumPy 1. The course pins it for every "
                           "TensorFlow before {since}. Releases 2.11 and older do not limit NumPy themselves, "

@@ -264,13 +264,11 @@ def test_01_install_versions_key_results(course_run):
     # the Q&A post's machine: native Windows, driver 512.77 (CUDA 11.6), nvcc 11.7
     assert r["qa_tensorflow"] == "tensorflow<2.11"
     assert r["qa_alternative"] == "tensorflow[and-cuda]==2.21.*"
-    assert {"toolkit-newer-than-driver", "nvcc-not-used"} <= set(r["qa_findings"])
-    assert r["qa_pair_tested"] == [], "CUDA 11.7 with cuDNN 8.4 is in no tested build"
-    assert r["qa_exit_status"] in (0, 1) and r["cli_exit_status"] in (0, 1)
+    assert {"windows-native-no-gpu-after-2.10", "keras-2-only", "toolkit-newer-than-driver",
+            "nvcc-not-used"} <= set(r["qa_findings"])
     picker = r["picker"]
     assert (picker["platform"], picker["python"], picker["driver"]) == (p["PLATFORM"], p["PYTHON"], p["DRIVER"])
     assert picker["tensorflow"] and all(isinstance(t, str) and t.startswith("tensorflow") for t in picker["tensorflow"])
-    assert r["table_rows"] >= 18 + 7, "Linux 2.4-2.21 and native Windows 2.4-2.10"
 
 
 def test_02_verify_gpu_key_results(course_run):

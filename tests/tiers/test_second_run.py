@@ -17,7 +17,7 @@ from nbclient import NotebookClient
 from ..conftest import ROOT
 
 pytestmark = [pytest.mark.notebook, pytest.mark.timeout(600)]
-AGAIN = ["02_verify_gpu", "zh/02_verify_gpu"]
+AGAIN = ["01_install_versions", "zh/01_install_versions", "02_verify_gpu", "zh/02_verify_gpu"]
 
 
 @pytest.mark.parametrize("name", AGAIN)
