@@ -147,3 +147,80 @@ def test_the_stand_in_shows_what_goes_wrong_without_the_sync(monkeypatch):
     copy_inside = no_sync.replace("            pass  #", "            product.numpy()  #", 1)
     _, rows = run_timing_cell(monkeypatch, copy_inside)
     assert rows[0][2] == pytest.approx(1e3 * (KERNEL_S + COPY_S), rel=0.05)
+
+
+# ----------------------------------------------------------------------------- one GPU, several replicas (notebook 07)
+
+NOTEBOOK_07 = ROOT / "notebooks" / "07_beyond_one_gpu.ipynb"
+
+
+class StandInDevices:
+    """``tf.config`` and ``tf.distribute`` on a machine with ``gpus`` GPUs: records each split, refuses a second
+    one as TensorFlow does once the runtime has started, and lists the logical devices a split made."""
+
+    def __init__(self, gpus: int, started: bool = False) -> None:
+        self.physical = {"GPU": [SimpleNamespace(name=f"/physical_device:GPU:{i}") for i in range(gpus)],
+                         "CPU": [SimpleNamespace(name="/physical_device:CPU:0")]}
+        self.splits: list[tuple[str, list]] = []
+        self.started = started
+        self.strategy_devices: list[str] = []
+
+    def split(self, device, configs) -> None:
+        if self.started:
+            raise RuntimeError("Virtual devices cannot be modified after being initialized")
+        self.splits.append((device.name, list(configs)))
+
+    def logical(self, kind: str) -> list[SimpleNamespace]:
+        split = dict(self.splits)
+        count = sum(len(split.get(device.name, [None])) for device in self.physical[kind])
+        return [SimpleNamespace(name=f"/device:{kind}:{i}") for i in range(count)]
+
+    def mirrored(self, devices):
+        self.strategy_devices = list(devices)
+        return SimpleNamespace(num_replicas_in_sync=len(devices), extended=SimpleNamespace(worker_devices=devices))
+
+    def tf(self) -> SimpleNamespace:
+        config = SimpleNamespace(
+            list_physical_devices=lambda kind: self.physical[kind],
+            list_logical_devices=self.logical,
+            set_logical_device_configuration=self.split,
+            LogicalDeviceConfiguration=lambda memory_limit=None: SimpleNamespace(memory_limit=memory_limit),
+        )
+        return SimpleNamespace(config=config, distribute=SimpleNamespace(MirroredStrategy=self.mirrored))
+
+
+def run_replica_cell(devices: StandInDevices, device: str = "auto") -> dict:
+    cells = json.loads(NOTEBOOK_07.read_text(encoding="utf-8"))["cells"]
+    (source,) = ["".join(c["source"]) for c in cells if c["id"] == "313ede3b"]
+    namespace = {"tf": devices.tf(), "DEVICE": device, "CPU_REPLICAS": 2, "LOGICAL_GPU_MB": 1024}
+    exec(source, namespace)  # noqa: S102 - notebook 07's own cell, against stand-in devices
+    return namespace
+
+
+def test_one_gpu_becomes_two_logical_gpus_with_a_memory_limit_each():
+    devices = StandInDevices(gpus=1)
+    cell = run_replica_cell(devices)
+    ((split_device, configs),) = devices.splits
+    assert split_device == "/physical_device:GPU:0" and [c.memory_limit for c in configs] == [1024, 1024]
+    assert devices.strategy_devices == ["/device:GPU:0", "/device:GPU:1"] and cell["replicas"] == 2
+
+
+def test_two_gpus_are_used_as_they_are_and_no_gpu_splits_the_cpu():
+    two = StandInDevices(gpus=2)
+    run_replica_cell(two)
+    assert two.splits == [] and two.strategy_devices == ["/device:GPU:0", "/device:GPU:1"]
+    none = StandInDevices(gpus=0)
+    run_replica_cell(none)
+    assert [name for name, _ in none.splits] == ["/physical_device:CPU:0"]
+    assert none.strategy_devices == ["/device:CPU:0", "/device:CPU:1"]
+    asked_cpu = StandInDevices(gpus=1)
+    run_replica_cell(asked_cpu, device="cpu")
+    assert [name for name, _ in asked_cpu.splits] == ["/physical_device:CPU:0"]
+
+
+def test_a_second_run_keeps_the_first_split_and_says_so(capsys):
+    devices = StandInDevices(gpus=1)
+    run_replica_cell(devices)
+    devices.started = True  # the runtime has started: TensorFlow refuses another split
+    cell = run_replica_cell(devices)
+    assert "The devices were split before" in capsys.readouterr().out and cell["replicas"] == 2
