@@ -19,7 +19,7 @@ changes with ``RuntimeError: ... cannot be modified after being initialized``. S
 
 GPU settings on a machine without a GPU are reported as skipped, not failed, so one
 notebook cell works everywhere. To try several configurations (each needs a runtime of its
-own), run each in a new process: ``course_utils.fresh_process.try_settings``.
+own), run each in a new process: notebook 03 writes such a program and starts it once per setting.
 
 Sources: tensorflow.org/guide/gpu ("Limiting GPU memory growth"); TensorFlow's
 ``tensorflow/python/eager/context.py`` (the checks and messages) and

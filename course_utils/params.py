@@ -147,18 +147,36 @@ def _needs_split(images: int | None) -> None:
 def _needs_04(values: Mapping[str, Any]) -> None:
     images = values.get("IMAGES")
     _needs_split(images)
-    # The checkpoint asks MNIST runs for zeros ahead of noise (the average of the last 3 epochs); the notebook's
-    # table lists the gaps measured, the smallest run being 4,000 images x 5 epochs (its smoke run). Fewer: unmeasured.
+    # The checkpoint asks MNIST runs for zeros ahead of noise (the average of the last 3 epochs);
+    # docs/references.md#noise-gap lists the gaps measured, the smallest run being 4,000 images x 5 epochs (its
+    # smoke run). Fewer: unmeasured.
     if images is not None and values.get("DATASET") == "mnist" and images < 4000:
         raise _too_few(_("Parameter IMAGES = {images:,} is too few for this notebook: it needs at least {least:,} - "
                          "its checkpoint's check that zeros beat noise was measured from 4,000 images (x 5 epochs) "
-                         "up, the table at its checkpoint.").format(images=images, least=4000), 4000)
+                         "up (docs/references.md#noise-gap).").format(images=images, least=4000),
+                       4000)
 
 
 def _needs_05(values: Mapping[str, Any]) -> None:
-    from course_utils.speed import check_bench_parameters
+    from course_utils.speed import check_policy
 
-    check_bench_parameters(values.get("BENCH_EPOCHS", 2), values.get("MIXED_PRECISION", "auto"))
+    epochs = values.get("EPOCHS", 2)
+    if epochs < 2:  # the device comparison leaves the first epoch out
+        raise ParameterError(
+            _("EPOCHS = {epochs} leaves no epoch to time: the first one is warm-up.").format(epochs=epochs),
+            _("Set EPOCHS >= 2."))
+    policy = values.get("MIXED_PRECISION", "auto")
+    try:
+        check_policy(policy)
+    except ParameterError as error:
+        raise ParameterError(_("MIXED_PRECISION = {policy!r} is not understood.").format(policy=policy),
+                             error.fix) from None
+    target = values.get("TARGET_ACCURACY")
+    if target is not None and (isinstance(target, bool) or not isinstance(target, (int, float)) or not 0 < target < 1):
+        raise ParameterError(
+            _("TARGET_ACCURACY = {target!r} is not an accuracy between 0 and 1.").format(target=target),
+            _("Set TARGET_ACCURACY to a number such as 0.96, or None: one point below the test accuracy of "
+              "section 2."))
     images = values.get("IMAGES")
     # The short-run accuracy the checkpoint asks for (80% MNIST, 65% Fashion-MNIST) is verified by every smoke
     # run of the course's tests, at 2,000 images x 3 epochs; fewer images are not known to reach it.

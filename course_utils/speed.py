@@ -1,4 +1,5 @@
-"""Honest speed measurements of the CNN, for notebook 05: the speed ladder and the device comparison.
+"""Honest speed measurements of the CNN: the speed ladder of ``course bench cnn``, and the mixed-precision rule
+that notebook 05 uses (``mixed_precision_policy``).
 
 What "honest" means here:
 
@@ -8,7 +9,6 @@ What "honest" means here:
 - **Warm-up is excluded**: the first epoch traces the training function (and, with XLA,
   compiles it; on a GPU, cuDNN autotunes); the speed reported is the **median** of the
   later epochs (``course_utils.timing``).
-- **Same data, same batch** for every device compared.
 - **XLA is pinned**: Keras 3's default ``jit_compile="auto"`` turns XLA on whenever a GPU
   exists - even for a model placed on the CPU - so every configuration sets it explicitly.
 - **A faster setting must keep the accuracy**: every configuration is trained for the
@@ -58,12 +58,6 @@ def cpu_flags(cpuinfo: str | None = None) -> set[str]:
         if line.lower().startswith(("flags", "features")):
             return set(line.split(":", 1)[1].split())
     return set()
-
-
-def cpu_supports_bf16(flags: set[str] | None = None) -> bool:
-    """True when the CPU has bfloat16 instructions (AVX512-BF16 or AMX-BF16); see ``mixed_precision_policy``."""
-    flags = cpu_flags() if flags is None else flags
-    return bool({"avx512_bf16", "amx_bf16"} & flags)
 
 
 def cpu_has_amx(flags: set[str] | None = None) -> bool:
@@ -159,20 +153,6 @@ def check_policy(policy: str | None) -> None:
             _("Use \"auto\" (the guide's rule for this device), None (no mixed precision) or one of "
               "{policies}.").format(policies=", ".join(POLICIES)),
         )
-
-
-def check_bench_parameters(bench_epochs: int, mixed_precision: str | None = "auto") -> None:
-    """Notebook 05's benchmark parameters: an epoch left to time after the warm-up one, a known policy."""
-    if bench_epochs < 2:
-        raise ParameterError(
-            _("BENCH_EPOCHS = {epochs} leaves no epoch to time: the first one is warm-up.").format(epochs=bench_epochs),
-            _("Set BENCH_EPOCHS >= 2."),
-        )
-    try:
-        check_policy(mixed_precision)
-    except ParameterError as error:
-        raise ParameterError(_("MIXED_PRECISION = {policy!r} is not understood.").format(policy=mixed_precision),
-                             error.fix) from None
 
 
 @contextlib.contextmanager
@@ -376,41 +356,6 @@ def benchmark(
     )
 
 
-def available_devices() -> list[str]:
-    """ "/CPU:0" and, when TensorFlow sees one, "/GPU:0" - the devices a comparison can use."""
-    import tensorflow as tf
-
-    devices = ["/CPU:0"]
-    if tf.config.list_physical_devices("GPU"):
-        devices.append("/GPU:0")
-    return devices
-
-
-def compare_devices(
-    train: Arrays,
-    test: Arrays,
-    *,
-    devices: Sequence[str] | None = None,
-    batch_size: int = COURSE_BATCH,
-    epochs: int = 3,
-    seed: int = 0,
-    clock: Callable[[], float] = time.perf_counter,
-    progress: Callable[[str], None] | None = None,
-) -> list[Result]:
-    """The same configuration (tf.data, float32, XLA off) on each device, on the same data.
-
-    ``progress``, if given, gets a line when a device starts and one per epoch.
-    """
-    config = Config(f"float32, batch {batch_size}", batch_size, "tf.data", learning_rate=COURSE_LEARNING_RATE)
-    results = []
-    for device in devices or available_devices():
-        if progress:
-            progress(f"{device}: {config.name}")
-        results.append(benchmark(config, train, test, device=device, epochs=epochs, seed=seed, clock=clock,
-                                 progress=progress))
-    return results
-
-
 def run_ladder(
     train: Arrays,
     test: Arrays,
@@ -463,18 +408,3 @@ def summarize(results: Sequence[Result], *, tolerance: float = ACCURACY_TOLERANC
         "speedup_best_vs_baseline": best["speedup_vs_baseline"],
         "accuracy_tolerance": tolerance,
     }
-
-
-COMPARISON_KEYS = ("device", "images_per_s", "epoch_s", "test_accuracy")
-LADDER_KEYS = ("name", "batch_size", "learning_rate", "images_per_s", "epoch_s", "test_accuracy",
-               "speedup_vs_baseline", "keeps_accuracy")
-
-
-def comparison_record(results: Sequence[Result]) -> list[dict[str, Any]]:
-    """What a results record keeps of ``compare_devices``: each device's speed and accuracy."""
-    return [{k: getattr(r, k) for k in COMPARISON_KEYS} for r in results]
-
-
-def ladder_record(report: dict[str, Any]) -> list[dict[str, Any]]:
-    """What a results record keeps of ``summarize``'s rows: settings, speed, accuracy, speedup."""
-    return [{k: row[k] for k in LADDER_KEYS} for row in report["configs"]]

@@ -1,23 +1,19 @@
-"""TensorBoard logs: write them one folder per run, and read them back as data.
+"""TensorBoard logs read back as data, and where a notebook writes them.
 
-Writing - ``tensorboard_callback(root, "cnn", ...)`` makes the Keras callback for the run
-``cnn`` under the log folder ``root``. Keras then writes (docs/references.md#tensorboard-callback)::
+Keras's ``keras.callbacks.TensorBoard(log_dir=...)`` writes (docs/references.md#tensorboard-callback)::
 
-    root/cnn/train/events.out.tfevents...        epoch_loss, epoch_accuracy, epoch_learning_rate,
-                                                  weight histograms, the model graph
-    root/cnn/validation/events.out.tfevents...   epoch_loss, epoch_accuracy, evaluation_*_vs_iterations
-    root/cnn/train/plugins/profile/<timestamp>/<host>.xplane.pb   only with profile_batch
-
-A run's folder is emptied first (``fresh=True``), so running a notebook again replaces
-its runs instead of adding a second, overlapping series to each.
+    log_dir/train/events.out.tfevents...        epoch_loss, epoch_accuracy, epoch_learning_rate,
+                                                 weight histograms, the model graph
+    log_dir/validation/events.out.tfevents...   epoch_loss, epoch_accuracy, evaluation_*_vs_iterations
+    log_dir/train/plugins/profile/<timestamp>/<host>.xplane.pb   only with profile_batch
 
 Reading - TF2 writes scalars as *tensor* summaries, so the common recipe
 ``EventAccumulator(...).Scalars(tag)`` finds nothing; ``read_scalars`` reads
 ``.Tensors(tag)`` and converts each with ``make_ndarray`` (tensorboard's copy of
 ``tf.make_ndarray``), keeping the 0-d tensors the scalars plugin owns. It returns a tidy
-table - one ``Scalar(run, split, tag, step, value, wall_time)`` per logged number - that
-``series``, ``pivot`` and ``plot_runs`` turn into what a notebook shows. No pandas needed;
-``pandas.DataFrame(rows)`` works if you have it.
+table - one ``Scalar(run, split, tag, step, value, wall_time)`` per logged number.
+No pandas needed; ``pandas.DataFrame(rows)`` works if you have it. Notebook 06 shows the
+recipe itself; this module is the command line's reader.
 
 Damaged logs - an event file is a sequence of TFRecords, each framed by its length and two
 CRC32C checksums (https://www.tensorflow.org/tutorials/load_data/tfrecord, "TFRecords format
@@ -46,26 +42,21 @@ import argparse
 import csv
 import importlib.util
 import os
-import re
-import shutil
 import struct
 import sys
 import tempfile
 import warnings
-from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
-from course_utils.errors import CourseError, ParameterError
+from course_utils.errors import CourseError
 from course_utils.i18n import translator
 from course_utils.system.places import LOGS_VARIABLE, log_base
-from course_utils.tb_profile import check_profile_batch
 
 LOG_ENV = LOGS_VARIABLE  # "COURSE_LOG_DIR"
 SPLITS = ("train", "validation")
 EVENT_PREFIX = "events.out.tfevents."
-_RUN_NAME = re.compile(r"^[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*$")
 _ = translator("course")
 
 
@@ -90,50 +81,6 @@ def log_root(log_dir: str | os.PathLike[str]) -> Path:
     return path
 
 
-def check_run_name(run: str) -> None:
-    """Run names become folder names and TensorBoard run labels: letters, digits, ``_.-``, ``/`` to nest."""
-    if not isinstance(run, str) or not _RUN_NAME.match(run) or any(part in (".", "..") for part in run.split("/")):
-        raise ParameterError(
-            _("Run name {run!r} cannot be used as a log folder.").format(run=run),
-            _("Use letters, digits, '_', '-' and '.', e.g. 'dense_noise' (a '/' nests runs: 'week1/cnn')."),
-        )
-
-
-def _is_tensorboard_file(relative: Path) -> bool:
-    name = relative.name
-    return (
-        name.startswith(EVENT_PREFIX)
-        or "plugins" in relative.parts  # profiles, and what the profile plugin caches beside them
-        or name == "projector_config.pbtxt"
-        or name.startswith("keras_embedding.ckpt")
-    )
-
-
-def clear_run(path: str | os.PathLike[str]) -> None:
-    """Delete a run's folder - only if everything in it is something TensorBoard or Keras wrote."""
-    path = Path(path)
-    if not path.exists():
-        return
-    strangers = [p for p in path.rglob("*") if p.is_file() and not _is_tensorboard_file(p.relative_to(path))]
-    if strangers or not path.is_dir():
-        shown = ", ".join(str(p.relative_to(path)) for p in strangers[:3]) if strangers else _("it is not a folder")
-        raise CourseError(
-            _("{path} holds files that are not TensorBoard logs ({files}); the course will not delete it.").format(
-                path=path, files=shown),
-            _("Choose another LOG_DIR or run name, or move those files away."),
-        )
-    shutil.rmtree(path)
-
-
-def run_dir(root: str | os.PathLike[str], run: str, *, fresh: bool = True) -> Path:
-    """``root/run``: the folder of one run, emptied first when ``fresh``."""
-    check_run_name(run)
-    path = Path(root) / run
-    if fresh:
-        clear_run(path)
-    return path
-
-
 def require_tensorboard() -> None:
     """Say clearly when ``tensorboard`` is missing: since TF 2.21, ``tensorflow`` does not bring it.
 
@@ -151,74 +98,6 @@ def require_tensorboard() -> None:
             _('pip install "tensorboard>=2.21,<2.22" (or pip install -e . in the course folder). '
               "More: docs/troubleshooting.md#tensorboard-missing"),
         )
-
-
-def tensorboard_callback(
-    root: str | os.PathLike[str],
-    run: str,
-    *,
-    histogram_freq: int = 1,
-    profile_batch: Sequence[int] | None = None,
-    total_batches: int | None = None,
-    fresh: bool = True,
-    write_graph: bool = True,
-):
-    """The Keras TensorBoard callback for run ``run``, logging to ``root/run``.
-
-    ``histogram_freq``: weight histograms every that many epochs (0: none).
-    ``profile_batch``: ``(start, stop)`` to profile those batches, validated by
-    ``tb_profile.check_profile_batch`` (against ``total_batches`` when given); ``None``: no profiling.
-    ``fresh``: empty the run's folder first (see ``clear_run``).
-    """
-    require_tensorboard()
-    if isinstance(histogram_freq, bool) or not isinstance(histogram_freq, int) or histogram_freq < 0:
-        raise ParameterError(
-            _("histogram_freq = {value!r} must be a whole number of epochs (0 = no histograms).").format(
-                value=histogram_freq),
-            _("Use e.g. histogram_freq=1 (every epoch) or 0."),
-        )
-    profile = check_profile_batch(profile_batch, total_batches=total_batches)
-    import keras
-
-    path = run_dir(root, run, fresh=fresh)
-    return callback_class(keras)(
-        log_dir=str(path), histogram_freq=histogram_freq, write_graph=write_graph, profile_batch=profile or 0
-    )
-
-
-# Keras before 3.14 tags each weight histogram with the weight's short name ("kernel", "bias"), so all
-# Dense layers write to the same two tags and TensorBoard keeps one of them (keras-team/keras#20809).
-# Keras 3.14 uses the weight's path ("dense/kernel") instead (keras-team/keras#22317). Colab and Kaggle
-# run Keras 3.13: there the course's callback writes path tags too, so the notebook reads the same logs.
-PATH_TAGS_SINCE = (3, 14)
-
-
-def keras_version(keras: Any) -> tuple[int, int]:
-    """``keras.__version__`` as (major, minor)."""
-    major, minor = (int(part) for part in keras.__version__.split(".")[:2])
-    return major, minor
-
-
-def callback_class(keras: Any) -> type:
-    """Keras's TensorBoard callback; before Keras 3.14 a subclass that tags histograms by weight path."""
-    base = keras.callbacks.TensorBoard
-    if keras_version(keras) >= PATH_TAGS_SINCE:
-        return base
-
-    class TensorBoard(base):
-        """Keras 3.14's ``_log_weights``: one tag per weight path, so layers do not overwrite each other."""
-
-        def _log_weights(self, epoch: int) -> None:
-            with self._train_writer.as_default():
-                for layer in self.model.layers:
-                    for weight in layer.weights:
-                        name = weight.path.replace(":", "_")
-                        self.summary.histogram(f"{name}/histogram", weight, step=epoch)
-                        if self.write_images:
-                            self._log_weight_as_image(weight, f"{name}/image", epoch)
-                self._train_writer.flush()
-
-    return TensorBoard
 
 
 def event_dirs(log_dir: str | os.PathLike[str]) -> list[tuple[str, str, Path]]:
@@ -375,25 +254,6 @@ def _accumulator(folder: Path, damaged: list[EventFileDamage] | None = None):
     return acc
 
 
-def read_tags(
-    log_dir: str | os.PathLike[str], *, damaged: list[EventFileDamage] | None = None
-) -> dict[tuple[str, str], dict[str, list[str]]]:
-    """What each run and split logged: ``{(run, split): {plugin: [tags]}}`` (scalars, histograms, ...).
-
-    Damaged event files: see the module docstring (``damaged`` collects them; without it, a warning each).
-    """
-    result: dict[tuple[str, str], dict[str, list[str]]] = {}
-    for run, split, folder in event_dirs(log_dir):
-        acc = _accumulator(folder, damaged)
-        plugins: dict[str, list[str]] = defaultdict(list)
-        for tag in acc.Tags()["tensors"]:
-            plugins[acc.SummaryMetadata(tag).plugin_data.plugin_name or "tensors"].append(tag)
-        for tag in acc.Tags()["scalars"]:  # legacy simple_value scalars (TF1, other writers)
-            plugins["scalars"].append(tag)
-        result[(run, split)] = {plugin: sorted(tags) for plugin, tags in sorted(plugins.items())}
-    return result
-
-
 def read_scalars(
     log_dir: str | os.PathLike[str],
     *,
@@ -430,67 +290,6 @@ def read_scalars(
                 for e in acc.Scalars(tag):
                     rows.append(Scalar(run, split, tag, int(e.step), float(e.value), float(e.wall_time)))
     return sorted(rows, key=lambda r: (r.run, SPLITS.index(r.split) if r.split in SPLITS else 2, r.tag, r.step))
-
-
-def series(rows: Iterable[Scalar], run: str, tag: str, split: str = "validation") -> tuple[list[int], list[float]]:
-    """One curve: the steps and values of ``tag`` for ``run``'s ``split``, in step order."""
-    points = sorted((r.step, r.value) for r in rows if r.run == run and r.tag == tag and r.split == split)
-    return [s for s, _ in points], [v for _, v in points]
-
-
-def pivot(
-    rows: Iterable[Scalar], tag: str, split: str = "validation"
-) -> tuple[list[int], dict[str, list[float | None]]]:
-    """A wide table of one tag: the steps, and each run's values at those steps (``None`` where it logged none)."""
-    cells: dict[str, dict[int, float]] = defaultdict(dict)
-    for r in rows:
-        if r.tag == tag and r.split == split:
-            cells[r.run][r.step] = r.value
-    steps = sorted({s for by_step in cells.values() for s in by_step})
-    return steps, {run: [cells[run].get(s) for s in steps] for run in sorted(cells)}
-
-
-def columns(rows: Iterable[Scalar]) -> dict[str, list[Any]]:
-    """The table column by column (``pandas.DataFrame(columns(rows))`` if you use pandas)."""
-    rows = list(rows)
-    return {name: [getattr(r, name) for r in rows] for name in Scalar._fields}
-
-
-def plot_runs(
-    rows: Iterable[Scalar],
-    tags: Sequence[str] = ("epoch_accuracy", "epoch_loss"),
-    *,
-    runs: Sequence[str] | None = None,
-    splits: Sequence[str] = ("validation", "train"),
-    title: str | None = None,
-):
-    """Compare runs: one panel per tag, one colour per run, solid = validation, dashed = train."""
-    import matplotlib.pyplot as plt
-    from matplotlib.ticker import MaxNLocator
-
-    rows = list(rows)
-    runs = list(runs) if runs is not None else sorted({r.run for r in rows})
-    fig, axes = plt.subplots(1, len(tags), figsize=(5.5 * len(tags), 3.8), squeeze=False)
-    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    styles = {"validation": "o-", "train": "s--", "": "o-"}
-    for ax, tag in zip(axes[0], tags, strict=True):
-        for i, run in enumerate(runs):
-            for split in splits:
-                steps, values = series(rows, run, tag, split)
-                if steps:
-                    ax.plot(
-                        steps, values, styles.get(split, "o:"), color=colors[i % len(colors)],
-                        alpha=1.0 if split != "train" else 0.55, label=f"{run} ({split or 'run'})",
-                    )
-        ax.set(title=tag, xlabel=_("step (epoch, from 0)") if tag.startswith("epoch_") else _("step"))
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-        ax.grid(alpha=0.3)
-    handles, labels = axes[0][0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.0, 0.95), fontsize="small")
-    if title:
-        fig.suptitle(title)
-    fig.tight_layout()
-    return fig
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,4 +1,4 @@
-"""Profiling a few training steps with the Keras TensorBoard callback, and reading the trace back.
+"""Profiling a few training steps with the Keras TensorBoard callback, and reading the steps back.
 
 ``keras.callbacks.TensorBoard(profile_batch=(start, stop))`` starts TensorFlow's profiler
 when training reaches batch ``start`` and stops it after batch ``stop``. What the
@@ -7,42 +7,42 @@ callback does, read from its source (``keras/src/callbacks/tensorboard.py``, Ker
 - batches are counted **from the start of training, across epochs**, from 1: with 7
   batches an epoch, batch 10 is the third batch of epoch 2;
 - **both ends are included**: ``(10, 14)`` profiles 5 batches;
+- each profiled batch is wrapped in a ``"Profiled batch"`` event whose ``step_num`` is the batch's
+  index within its epoch, from 0;
 - the trace is written to ``<run>/train/plugins/profile/<timestamp>/<host>.xplane.pb``
   (docs/references.md#profiling), which TensorBoard's profile plugin (XProf) shows;
-- profiling is off unless ``profile_batch`` is set (docs/references.md#tensorboard-callback).
+- profiling is off unless ``profile_batch`` is set (0 turns it off).
 
 The course's rule, after TensorFlow's profiler guide (https://www.tensorflow.org/guide/profiler: at
 most 10 steps at a time, and not the first batches): ``check_profile_batch`` refuses ranges that start before batch
-``MIN_START`` - batch 1 includes tracing the training step into a graph (notebook 05
-shows the first epoch is slower for that reason) - or span more than ``MAX_STEPS``
-batches, or end after the last batch of the run (then nothing, or not all of it, would
-be profiled).
+``MIN_START`` - batch 1 includes tracing the training step into a graph - or span more than ``MAX_STEPS``
+batches, or end after the last batch of the run (then nothing, or not all of it, would be profiled).
 
-``summarize_trace`` reads an ``.xplane.pb`` without the profile plugin, with the XSpace
-protocol buffer that TensorFlow ships (``tensorflow.tsl.profiler.protobuf.xplane_pb2``).
+``profiled_steps`` reads a trace without the profile plugin, with the XSpace protocol buffer that
+TensorFlow ships (``tensorflow.tsl.profiler.protobuf.xplane_pb2``): each profiled step's wall time,
+and the part of it spent waiting for the next batch. A training step asks its ``tf.data`` iterator
+for the next batch in ``IteratorGetNext``; the time inside it is the time the input pipeline took
+to hand over a batch (https://www.tensorflow.org/guide/data_performance_analysis). XProf counts
+host events whose name starts with ``IteratorGetNext`` as "waiting for input" (``ClassifyCpuEvent``
+in openxla/xprof ``xprof/convert/xplane_to_step_events.cc``); so does this reader. XProf also counts
+host-to-device copies as input time; those are left out here (a batch of MNIST is a few hundred KB).
 """
 
 from __future__ import annotations
 
 import os
-import re
-from collections import Counter
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
-from course_utils.errors import ParameterError
+from course_utils.errors import CourseError, ParameterError
 from course_utils.i18n import translator
 
 _ = translator("course")
 
 MIN_START = 3  # batches 1 and 2 are warm-up: the first one traces the training step
 MAX_STEPS = 10  # at most 10 steps at a time (https://www.tensorflow.org/guide/profiler)
-TRACE_GLOB = "train/plugins/profile/*/*.xplane.pb"
 STEP_EVENT = "Profiled batch"  # the TraceMe Keras wraps around each profiled batch
-# A TensorFlow op event is named "<op name>:<OpType>", e.g. "sequential/conv2d/Relu:_MklNativeFusedConv2D";
-# other events ("ExecutorState::Process", "EagerLocalExecute: __inference_...") are not ops.
-_OP_EVENT = re.compile(r"^[^\s:]+:(?P<type>[A-Za-z_][A-Za-z0-9_]*)$")
+INPUT_EVENT = "IteratorGetNext"  # events whose name starts with this: the step waits for its next batch
 
 
 def check_profile_batch(profile_batch: Any, *, total_batches: int | None = None) -> tuple[int, int] | None:
@@ -94,35 +94,12 @@ def check_profile_batch(profile_batch: Any, *, total_batches: int | None = None)
     return start, stop
 
 
-def find_traces(run_dir: str | os.PathLike[str]) -> list[Path]:
-    """The ``.xplane.pb`` traces a run's TensorBoard callback wrote, oldest profile first."""
-    return sorted(Path(run_dir).glob(TRACE_GLOB))
+class Step(NamedTuple):
+    """One profiled training step."""
 
-
-@dataclass
-class Plane:
-    """One plane of a trace: a host or a device, with its timelines ("lines", often threads)."""
-
-    name: str
-    lines: int
-    events: int
-
-
-@dataclass
-class TraceSummary:
-    """What one ``.xplane.pb`` holds, read without the profile plugin."""
-
-    path: Path
-    bytes: int
-    hosts: list[str] = field(default_factory=list)
-    planes: list[Plane] | None = None  # None: the XSpace protobuf could not be imported
-    steps: list[tuple[int, float]] = field(default_factory=list)  # (batch in its epoch, from 0; milliseconds)
-    op_types: list[tuple[str, float, int]] = field(default_factory=list)  # (TF op type, total ms, count)
-    note: str = ""
-
-    @property
-    def events(self) -> int:
-        return sum(p.events for p in self.planes or [])
+    batch: int  # the batch's index in its epoch, from 0 (the step_num Keras records)
+    ms: float  # the step's wall time
+    input_ms: float  # the part of it spent waiting for the next batch (inside IteratorGetNext)
 
 
 def _xspace_class():
@@ -133,67 +110,52 @@ def _xspace_class():
     return xplane_pb2.XSpace
 
 
-def summarize_trace(path: str | os.PathLike[str], *, top: int = 8) -> TraceSummary:
-    """Planes, profiled steps and the op types that took longest, from one ``.xplane.pb``.
+def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Overlapping time spans joined: nested events (an op and its kernel) count once."""
+    merged: list[tuple[int, int]] = []
+    for begin, end in sorted(spans):
+        if merged and begin <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((begin, end))
+    return merged
 
-    Steps are the ``"Profiled batch"`` events Keras records around each profiled batch
-    (their ``step_num`` is the batch's index within its epoch, from 0). Op types come from
-    TensorFlow op events (named ``"op name:OpType"``); their times are summed over every
-    thread that ran them, so they can add up to more than the wall time of the steps.
+
+def profiled_steps(path: str | os.PathLike[str]) -> list[Step]:
+    """The profiled steps in one ``.xplane.pb``, in time order: wall time, and time spent waiting for input.
+
+    Steps are the ``"Profiled batch"`` events Keras records around each profiled batch. The wait is
+    the time, inside a step, covered by events whose name starts with ``IteratorGetNext`` on any
+    plane (see the module docstring).
     """
-    path = Path(path)
-    summary = TraceSummary(path=path, bytes=path.stat().st_size)
     xspace_class = _xspace_class()
     if xspace_class is None:
-        summary.note = _("tensorflow.tsl.profiler.protobuf.xplane_pb2 is not importable: only the file size is known")
-        return summary
+        raise CourseError(
+            _("This TensorFlow has no tensorflow.tsl.profiler.protobuf.xplane_pb2, so the course cannot read "
+              "the profile {path}.").format(path=path),
+            _("Open the profile in TensorBoard's Profile tab instead (pip install xprof)."),
+        )
     space = xspace_class()
-    space.ParseFromString(path.read_bytes())
-    summary.hosts = list(space.hostnames)
-    summary.planes = []
-    op_ps: Counter[str] = Counter()
-    op_count: Counter[str] = Counter()
-    steps = []
+    space.ParseFromString(Path(path).read_bytes())
+    steps: list[tuple[int, int, int]] = []  # (begin ps, end ps, batch)
+    waits: list[tuple[int, int]] = []
     for plane in space.planes:
-        events = 0
-        stat_names = {k: m.name for k, m in plane.stat_metadata.items()}
+        names = {key: meta.name for key, meta in plane.event_metadata.items()}
+        stats = {key: meta.name for key, meta in plane.stat_metadata.items()}
         for line in plane.lines:
-            events += len(line.events)
             for event in line.events:
-                name = plane.event_metadata[event.metadata_id].name
+                name = names.get(event.metadata_id, "")
+                begin = line.timestamp_ns * 1000 + event.offset_ps
+                end = begin + event.duration_ps
                 if name == STEP_EVENT:
                     numbers = [s.int64_value or s.uint64_value for s in event.stats
-                               if stat_names.get(s.metadata_id) == "step_num"]
-                    step = numbers[0] if numbers else -1
-                    steps.append((event.offset_ps + line.timestamp_ns * 1000, int(step), event.duration_ps / 1e9))
-                else:
-                    op = _OP_EVENT.match(name)
-                    if op:
-                        op_ps[op["type"]] += event.duration_ps
-                        op_count[op["type"]] += 1
-        summary.planes.append(Plane(plane.name, len(plane.lines), events))
-    summary.steps = [(step, ms) for _start, step, ms in sorted(steps)]
-    summary.op_types = [(op, ps / 1e9, op_count[op]) for op, ps in op_ps.most_common(top)]
-    return summary
-
-
-def describe(summary: TraceSummary, *, root: str | os.PathLike[str] | None = None) -> str:
-    """A few lines a student can read: where the trace is, how big, what it holds."""
-    where = summary.path.relative_to(root) if root is not None else summary.path
-    lines = [_("trace: {path} ({kib:,.0f} KiB)").format(path=where, kib=summary.bytes / 1024)]
-    if summary.planes is None:
-        lines.append(f"  ({summary.note})")
-        return "\n".join(lines)
-    lines.append("  " + _("hosts: {hosts}; {planes} planes, {events:,} events").format(
-        hosts=", ".join(summary.hosts) or "-", planes=len(summary.planes), events=summary.events))
-    for plane in summary.planes:
-        lines.append("    " + _("plane {name!r}: {lines} lines, {events:,} events").format(
-            name=plane.name, lines=plane.lines, events=plane.events))
-    if summary.steps:
-        shown = ", ".join(f"{step}: {ms:.1f} ms" for step, ms in summary.steps)
-        lines.append("  " + _("{count} profiled steps (batch in its epoch: wall time): {steps}").format(
-            count=len(summary.steps), steps=shown))
-    if summary.op_types:
-        lines.append("  " + _("op types by total time (summed over threads):"))
-        lines += [f"    {op:40} {ms:9.1f} ms  x{count}" for op, ms, count in summary.op_types]
-    return "\n".join(lines)
+                               if stats.get(s.metadata_id) == "step_num"]
+                    steps.append((begin, end, int(numbers[0]) if numbers else -1))
+                elif name.startswith(INPUT_EVENT):
+                    waits.append((begin, end))
+    waits = _merged(waits)
+    result = []
+    for begin, end, batch in sorted(steps):
+        waited = sum(max(0, min(end, w_end) - max(begin, w_begin)) for w_begin, w_end in waits)
+        result.append(Step(batch, (end - begin) / 1e9, waited / 1e9))
+    return result

@@ -1,6 +1,6 @@
 """Timing epochs honestly: a Keras callback that waits for each epoch's results, and the steady median.
 
-Used by notebook 05, its training controls and the speed ladder (``course_utils.speed``).
+Used by the speed ladder of ``course bench cnn`` (``course_utils.speed``).
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ COURSE_OFFLINE=1`` and its own ``COURSE_RESULTS_DIR``, so every kernel it starts
 them. Playwright for Python drives Debian's Chromium (``/usr/bin/chromium``; no browser is
 ever downloaded).
 
-- **Notebooks with a widget** (01's install picker, 05's training controls) need a live kernel
+- **Notebooks with a widget** (01's install picker) need a live kernel
   to show it, so they run here as a student runs them: open, Run > Run All Cells, wait - with a
   bound - until the kernel is idle and every cell has run.
 - **The other notebooks** are shown as the papermill tier executed them
@@ -21,10 +21,7 @@ text such as a warning is not an error), every code cell ran, and the key output
 plot (a decoded ``img`` in an output area) when the notebook draws one, a widget
 (``.jupyter-widgets`` with its ``.widget-*`` controls) when it shows one.
 
-A second test opens a small notebook with notebook 05's training controls, presses Train in
-the browser and waits for the run to appear: widget -> kernel -> widget, end to end.
-
-A third test opens one Chinese notebook (notebooks/zh/, as the papermill tier executed it into
+A second test opens one Chinese notebook (notebooks/zh/, as the papermill tier executed it into
 ``$COURSE_CI_OUT-zh``): its Chinese text and its plots (with Chinese labels) rendered; screenshot
 ``build/screenshots/zh_<notebook>.png``.
 
@@ -79,7 +76,7 @@ VIEWPORT = {"width": 1440, "height": 900}
 
 # What a notebook's key output is, read from its code: a plot when it draws one, a widget when it shows one.
 PLOT_MARKERS = ("plt.show()", ".show_final(")
-WIDGET_MARKERS = ("ipywidgets", "InstallPicker(", "TrainingControls(")
+WIDGET_MARKERS = ("ipywidgets", "InstallPicker(")
 CI_OUT = Path(os.environ.get("COURSE_CI_OUT") or ROOT / "build" / "ci" / "course")
 RENDERED_COPIES = ROOT / "build" / "browser-test" / "executed"  # under the server's root
 
@@ -515,8 +512,8 @@ def assert_shown(notebook: NotebookPage, state: dict, source: Path) -> None:
 
 
 def test_the_notebooks_split_into_live_and_shown():
-    # 01 and 05 show widgets; if a notebook gains one, it moves to LIVE by itself
-    assert [p.stem[:2] for p in LIVE] == ["01", "05"]
+    # 01 shows a widget; if a notebook gains one, it moves to LIVE by itself
+    assert [p.stem[:2] for p in LIVE] == ["01"]
     assert len(LIVE) + len(SHOWN) == len(NOTEBOOKS) >= 7
 
 
@@ -536,46 +533,6 @@ def test_executed_notebook_shows_its_outputs_in_jupyterlab(path: Path, executed,
     notebook = open_notebook(copy)
     assert_shown(notebook, notebook.state(), path)
     assert copy.read_bytes() == stored, f"{notebook.name}: JupyterLab wrote the notebook (autosave?)"
-
-
-TRAINING_DEMO = [
-    "from course_utils.data import load_mnist\n"
-    "from course_utils.training_controls import TrainingControls\n\n"
-    "(x_train, y_train), (x_test, y_test) = load_mnist(quiet=True)\n"
-    "controls = TrainingControls((x_train, y_train), (x_test, y_test), images=1024, epochs=2, batch_size=128,\n"
-    "                            devices=['/CPU:0'])\n"
-    "display(controls)\n"
-    "run = controls.train()",
-    "controls.show_final()",
-]
-
-
-def test_training_controls_train_from_the_browser(open_notebook, server: Server):
-    """Notebook 05's controls in JupyterLab: a live plot during the default run, then Train pressed in the page."""
-    import nbformat
-
-    demo = ROOT / "build" / "browser-test" / "training_controls.ipynb"
-    demo.parent.mkdir(parents=True, exist_ok=True)
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in TRAINING_DEMO])
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
-    nbformat.write(nb, demo)
-
-    notebook = open_notebook(demo)
-    state = notebook.run_all()
-    assert not describe_errors(notebook.name, state), describe_errors(notebook.name, state)
-    page = notebook.page
-    widget = page.locator(".jp-OutputArea-output .jupyter-widgets.widget-vbox").first
-    live_plot = widget.locator("img.widget-image")
-    assert live_plot.evaluate("img => img.complete && img.naturalWidth > 0"), "the live plot shows the default run"
-    assert notebook.rendered()["plots"] >= 1, "the static final plot is rendered below the widget"
-    assert "Done: run 1" in widget.inner_text()
-
-    widget.locator(".widget-dropdown select").nth(1).select_option("64")  # batch size
-    widget.locator("button", has_text="Train").click()
-    done = widget.get_by_text("Done: run 2: /CPU:0, batch 64")
-    done.wait_for(timeout=NOTEBOOK_TIMEOUT_S * 1000)
-    assert widget.locator("table tr").count() == 3, "the table lists both runs"
-    notebook.screenshot("training_controls")
 
 
 # --------------------------------------------------------------------------- the Chinese edition

@@ -224,3 +224,398 @@ def test_a_second_run_keeps_the_first_split_and_says_so(capsys):
     devices.started = True  # the runtime has started: TensorFlow refuses another split
     cell = run_replica_cell(devices)
     assert "The devices were split before" in capsys.readouterr().out and cell["replicas"] == 2
+
+
+# ----------------------------------------------------------------------------- time per step (notebook 04)
+
+NOTEBOOK_04 = ROOT / "notebooks" / "04_dense_noise_vs_zeros.ipynb"
+STEP_S, STEP_LAUNCH_S, TRACE_S = 0.002, 0.0001, 0.5
+
+
+class StandInKeras:
+    """Keras on a GPU on a virtual clock (a ``StandInGPU``): ``fit`` queues each training step on the GPU and
+    returns before the GPU has run it, calls the callbacks where Keras does, and reads the validation metrics at
+    the end of each epoch (which waits for the GPU, as ``float()`` of a GPU tensor does). The first epoch traces
+    the step first. ``model(x)`` computes on the device of the enclosing ``tf.device`` scope."""
+
+    def __init__(self, gpu: StandInGPU) -> None:
+        self.gpu = gpu
+        self.scope: list[str] = []
+
+    def device(self, name: str):
+        @contextlib.contextmanager
+        def scope():
+            self.scope.append(name)
+            try:
+                yield
+            finally:
+                self.scope.pop()
+        return scope()
+
+    def queue(self, seconds: float) -> None:
+        gpu = self.gpu
+        gpu.busy_until = max(gpu.now, gpu.busy_until) + seconds
+        gpu.now += STEP_LAUNCH_S
+
+    def model(self, layers):
+        keras = self
+
+        class Model:
+            def compile(self, **kwargs) -> None:
+                self.compiled = kwargs
+
+            def fit(self, x, y, *, epochs, batch_size, validation_split, verbose, callbacks):
+                split = int(np.floor(len(x) * (1 - validation_split)))
+                steps, val_steps = -(-split // batch_size), -(-(len(x) - split) // batch_size)
+                for callback in callbacks:
+                    callback.on_train_begin()
+                for epoch in range(epochs):
+                    for callback in callbacks:
+                        callback.on_epoch_begin(epoch)
+                    if epoch == 0:
+                        keras.gpu.now += TRACE_S  # tracing runs on the host, before the first step
+                    for _ in range(steps):
+                        keras.queue(STEP_S)
+                    for callback in callbacks:
+                        callback.on_test_begin()
+                    for _ in range(val_steps):
+                        keras.queue(STEP_S / 3)
+                    keras.gpu.sync_devices()  # the epoch's metrics are read as numbers: that waits for the GPU
+                return SimpleNamespace(history={"val_accuracy": [0.9] * epochs})
+
+            def __call__(self, x):
+                return SimpleNamespace(device=f"/job:localhost/replica:0/task:0/device:{keras.scope[-1][1:]}")
+
+            def count_params(self) -> int:
+                return 808_458
+
+        return Model()
+
+    def modules(self) -> tuple[SimpleNamespace, SimpleNamespace]:
+        keras = SimpleNamespace(
+            callbacks=SimpleNamespace(Callback=object), Sequential=self.model, Input=lambda shape: None,
+            layers=SimpleNamespace(Dense=lambda units, activation=None: None),
+            utils=SimpleNamespace(set_random_seed=lambda seed: None))
+        tf = SimpleNamespace(device=self.device,
+                             test=SimpleNamespace(experimental=SimpleNamespace(sync_devices=self.gpu.sync_devices)))
+        return keras, tf
+
+
+def run_training_cell(monkeypatch, source: str, epochs: int = 3) -> dict:
+    gpu = StandInGPU()
+    monkeypatch.setattr(time, "perf_counter", lambda: gpu.now)
+    keras, tf = StandInKeras(gpu).modules()
+    n = 1000  # 800 training images: 7 steps of 128
+    namespace = {"keras": keras, "tf": tf, "np": np, "SEED": 0, "EPOCHS": epochs, "BATCH_SIZE": 128, "n": n,
+                 "train_images": np.zeros((n, 28, 28), np.uint8), "train_labels": np.zeros(n, np.uint8),
+                 "course": SimpleNamespace(device=SimpleNamespace(name="/GPU:0", description="a stand-in GPU"))}
+    exec(source, namespace)  # noqa: S102 - notebook 04's own training cell, against a stand-in GPU
+    return namespace
+
+
+def training_cell() -> str:
+    cells = json.loads(NOTEBOOK_04.read_text(encoding="utf-8"))["cells"]
+    (source,) = ["".join(c["source"]) for c in cells if c["id"] == "train"]
+    return source
+
+
+def test_the_time_per_step_is_the_gpu_s_time_not_the_queueing(monkeypatch, capsys):
+    cell = run_training_cell(monkeypatch, training_cell())
+    for kind in ("noise", "zeros"):
+        assert cell["step_ms"][kind] == pytest.approx(1e3 * STEP_S, rel=1e-6), "waited for the GPU; tracing left out"
+        assert cell["devices"][kind].endswith("device:GPU:0"), "the output was computed under tf.device"
+    assert cell["fed"] == {"float32"} and "ms per step" in capsys.readouterr().out
+
+
+def test_without_the_callback_s_sync_the_time_per_step_is_the_queueing(monkeypatch):
+    """Faithful: without the callback's sync the clock stops when the steps are queued; one epoch keeps the trace."""
+    source = training_cell()
+    no_sync = source.replace("        tf.test.experimental.sync_devices()  #", "        pass  #", 1)
+    assert no_sync != source
+    cell = run_training_cell(monkeypatch, no_sync)
+    assert cell["step_ms"]["noise"] == pytest.approx(1e3 * STEP_LAUNCH_S, rel=1e-6)
+    one_epoch = run_training_cell(monkeypatch, source, epochs=1)
+    assert one_epoch["step_ms"]["noise"] == pytest.approx(1e3 * (TRACE_S / 7 + STEP_S), rel=1e-6)
+
+
+# ----------------------------------------------------------------------------- GPU memory settings (notebook 03)
+# Notebook 03 says what each memory setting does on a GPU. TensorFlow's checks of these settings are Python
+# (tensorflow/python/eager/context.py), so they run here against a stand-in GPU: a name added to TensorFlow's device
+# list in a child process (private API; TensorFlow has no public way). The runtime is never started with it.
+
+NOTEBOOK_03 = ROOT / "notebooks" / "03_memory.ipynb"
+STAND_IN_GPU = """
+from tensorflow.python.eager import context
+
+ctx = context.context()
+ctx._initialize_physical_devices()
+stand_in = tf.config.PhysicalDevice(name="/physical_device:GPU:0", device_type="GPU")
+ctx._physical_devices += [stand_in]
+ctx._physical_device_to_index = {p: i for i, p in enumerate(ctx._physical_devices)}
+ctx._visible_device_list += [stand_in]
+ctx._memory_growth_map[stand_in] = None
+"""
+
+
+def cell_03(cell_id: str) -> str:
+    cells = json.loads(NOTEBOOK_03.read_text(encoding="utf-8"))["cells"]
+    (found,) = ["".join(c["source"]) for c in cells if c["id"] == cell_id]
+    return found
+
+
+def in_a_child(code: str) -> dict:
+    """Run ``code`` (which ends by printing one JSON line) in a fresh Python; return that line, read."""
+    import os
+    import subprocess
+    import sys
+
+    env = {name: value for name, value in os.environ.items() if name != "TF_FORCE_GPU_ALLOW_GROWTH"}
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                         env={**env, "TF_CPP_MIN_LOG_LEVEL": "3"})
+    assert run.returncode == 0, run.stderr[-3000:]
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
+
+def test_the_program_s_settings_do_on_a_gpu_what_the_notebook_says():
+    """gpu_memory.py's configuration, before its runtime starts, for each setting on one (stand-in) GPU."""
+    import ast
+    import re
+    import textwrap
+
+    program = cell_03("gpu-memory-file").partition("\n")[2]
+    configuration = program[: program.index("\nbefore = gpu_used_mib()")]
+    settings = ast.literal_eval(re.search(r"settings = (\[.*?\])", cell_03("gpu-memory-runs"), re.S).group(1))
+    code = "import contextlib, io, json, sys\nimport tensorflow as tf\n" + STAND_IN_GPU + textwrap.dedent(f"""
+        out = {{}}
+        for setting in {settings!r}:
+            ctx._memory_growth_map[stand_in] = None
+            ctx._virtual_device_map.pop(stand_in, None)
+            sys.argv = ["gpu_memory.py", setting, "2048"]
+            printed = io.StringIO()
+            with contextlib.redirect_stdout(printed):
+                try:
+                    exec({configuration!r}, {{"__name__": "__main__"}})
+                except SystemExit:
+                    pass
+            options = ctx.config.gpu_options  # what TensorFlow would hand its runtime
+            out[setting] = {{"printed": printed.getvalue().strip(),
+                             "growth_says": bool(tf.config.experimental.get_memory_growth(stand_in)),
+                             "allow_growth": options.allow_growth,
+                             "logical_mb": [list(v.memory_limit_mb) for v in options.experimental.virtual_devices]}}
+        out["started"] = ctx._context_handle is not None
+        print(json.dumps(out))
+    """)
+    out = in_a_child(code)
+    assert out.pop("started") is False, "the runtime never started with the stand-in GPU"
+    growth = {"printed": "", "growth_says": True, "allow_growth": True, "logical_mb": []}
+    limit = {"printed": "", "growth_says": False, "allow_growth": False, "logical_mb": [[2048.0]]}
+    assert out["default"] == {"printed": "", "growth_says": False, "allow_growth": False, "logical_mb": []}
+    assert out["growth"] == growth
+    assert out["limit"] == limit
+    assert out["two logical GPUs"] == {**limit, "logical_mb": [[2048.0, 2048.0]]}
+    # growth, then a limit: no error, get_memory_growth still True, but the runtime would get no growth
+    assert out["growth, then limit"] == {**limit, "growth_says": True}
+    # a limit, then growth: the ValueError the notebook quotes, and the limit stays
+    refused = "ValueError: Cannot set memory growth on device when virtual devices configured"
+    assert out["limit, then growth"]["printed"] == "limit, then growth".ljust(32) + " " + refused
+    assert out["limit, then growth"]["logical_mb"] == [[2048.0]]
+    # the variable is read by TensorFlow's C++ allocator (gpu_bfc_allocator.cc): the program itself sets nothing
+    assert out["TF_FORCE_GPU_ALLOW_GROWTH=true"] == out["default"]
+
+
+def test_the_runs_set_the_variable_for_its_own_run_only(monkeypatch, capsys):
+    """The runner cell, with one (stand-in) GPU: seven new processes, TF_FORCE_GPU_ALLOW_GROWTH only in the last."""
+    import subprocess
+
+    calls = []
+
+    def run(command, env, **kwargs):
+        calls.append((command[2], env.get("TF_FORCE_GPU_ALLOW_GROWTH")))
+        return SimpleNamespace(stdout=f"{command[2]}: ran", stderr="", returncode=0)
+
+    monkeypatch.setattr(subprocess, "run", run)
+    monkeypatch.setenv("TF_FORCE_GPU_ALLOW_GROWTH", "true")  # set where the kernel started: not passed on
+    namespace = {"gpus": ["GPU:0"], "MEMORY_LIMIT_MB": 2048}
+    exec(cell_03("gpu-memory-runs"), namespace)  # noqa: S102 - notebook 03's own cell, with a stand-in GPU
+    assert calls == [(s, "true" if s.startswith("TF_FORCE") else None) for s in namespace["settings"]]
+    assert len(calls) == 7 and list(namespace["gpu_runs"]) == namespace["settings"]
+    assert "limit, then growth: ran" in capsys.readouterr().out
+
+
+def test_too_late_on_a_gpu_prints_what_the_notebook_says():
+    """The notebook's own cells: configure (this machine has no GPU), then - the runtime started - a stand-in GPU
+    joins, and the too-late cell meets TensorFlow's refusal for growth as well as for the CPU split."""
+    import textwrap
+
+    code = "import json\nimport tensorflow as tf\n" + textwrap.dedent(f"""
+        exec({cell_03("configure")!r})
+        """) + STAND_IN_GPU + textwrap.dedent(f"""
+        gpus = [stand_in]
+        import contextlib, io
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed):
+            exec({cell_03("too-late")!r})
+        print(json.dumps({{"printed": printed.getvalue().splitlines(), "too_late": str(too_late),
+                           "cpus": len(tf.config.list_logical_devices("CPU"))}}))
+    """)
+    out = in_a_child(code)
+    assert out["printed"] == ["RuntimeError: Virtual devices cannot be modified after being initialized",
+                              "RuntimeError: Physical devices cannot be modified after being initialized"]
+    assert out["too_late"] == "Virtual devices cannot be modified after being initialized" and out["cpus"] == 2
+
+
+# ----------------------------------------------------------------------------- waiting for input (notebook 06)
+
+NOTEBOOK_06 = ROOT / "notebooks" / "06_tensorboard.ipynb"
+
+
+def cell_06(cell_id: str) -> str:
+    """The source of notebook 06's code cell ``cell_id``."""
+    cells = json.loads(NOTEBOOK_06.read_text(encoding="utf-8"))["cells"]
+    (found,) = [c for c in cells if c["id"] == cell_id]
+    return "".join(found["source"])
+
+
+def test_a_gpu_profile_of_the_generator_run_reads_as_input_bound(tmp_path, capsys):
+    """A GPU's profile, written by hand: short steps that wait in IteratorGetNext while the GPU plane idles
+    (exercise 6.2's runs A and B). The notebook's own profile cell must call the generator run highly input-bound
+    and the tf.data run not, and ignore the GPU's kernels when it counts the wait."""
+    from .test_tb_profile import write_xspace
+
+    runs = {"generator": (9.5, 7.6), "tf_data": (2.5, 0.04)}  # (step ms, ms of it waiting for input)
+    for run, (step, wait) in runs.items():
+        steps = [(batch, batch * step, (batch + 1) * step) for batch in range(2, 7)]
+        waits = [(begin, begin + wait) for _, begin, _ in steps]
+        kernels = [(begin + wait, end) for _, begin, end in steps]  # the GPU works once the batch is there
+        write_xspace(tmp_path / run / "train" / "plugins" / "profile" / "2026_01_01" / "host.xplane.pb",
+                     steps, waits, kernels)
+    namespace = {"np": np, "root": tmp_path, "histories": dict.fromkeys(runs),
+                 "input_ms": {"generator": 18.6, "tf_data": 0.7}}
+    exec(cell_06("profile"), namespace)  # noqa: S102 - the notebook's own cell
+    assert namespace["input_share"] == pytest.approx({"generator": 0.8, "tf_data": 0.016})
+    assert namespace["step_ms"] == pytest.approx({"generator": 9.5, "tf_data": 2.5})
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0].startswith("generator") and printed[0].endswith("so highly input-bound")
+    assert printed[1].startswith("tf_data") and printed[1].endswith("so not input-bound")
+    assert namespace["verdict"](0.06) == "moderately input-bound"  # exercise 6.2's run C
+
+
+
+# ----------------------------------------------------------------------------- CPU vs GPU, watched (notebook 05)
+
+NOTEBOOK_05 = ROOT / "notebooks" / "05_cnn_cpu_vs_gpu.ipynb"
+# A stand-in nvidia-smi: GPU 0 busy, GPU 1 idle (Kaggle's two T4s), a sample every 50 ms, in nvidia-smi's CSV lines.
+def stand_in_smi() -> list[str]:
+    import sys
+
+    return [sys.executable, "-u", "-c", ("import time\n"
+                                         "while True:\n"
+                                         "    print('0, 97, 14500')\n"
+                                         "    print('1, 0, 260')\n"
+                                         "    time.sleep(0.05)\n")]
+
+
+class StandInKerasOnAGpuMachine:
+    """Keras on a machine with a GPU: ``compile``'s default ``jit_compile="auto"`` turns XLA on because a GPU exists
+    (Keras 3 on TensorFlow, docs/references.md#jit-compile-auto), for a model on the CPU too; ``fit`` calls the
+    callbacks as Keras does, its first epoch slow (tracing, cuDNN autotuning); a model lives where it was built."""
+
+    def __init__(self) -> None:
+        self.scope: list[str] = []
+        self.built: list[SimpleNamespace] = []
+        self.syncs = 0
+
+    def device(self, name: str):
+        @contextlib.contextmanager
+        def scope():
+            self.scope.append(name)
+            try:
+                yield
+            finally:
+                self.scope.pop()
+        return scope()
+
+    def blog_cnn(self, last_activation):
+        placed = self.scope[-1]
+        model = SimpleNamespace(device=placed, xla=None, weights=[SimpleNamespace(value=SimpleNamespace(
+            device=f"/job:localhost/replica:0/task:0/device:{placed.lstrip('/')}"))])
+
+        def compile(**kwargs):
+            jit = kwargs.get("jit_compile", "auto")
+            model.xla = True if jit == "auto" else jit  # "auto" with a GPU in the machine: XLA on
+
+        def fit(data, *, epochs, callbacks, **kwargs):
+            for callback in callbacks:
+                callback.on_train_begin()
+            for epoch in range(epochs):
+                time.sleep(0.3 if epoch == 0 else 0.05)  # the first epoch traces and autotunes
+                for callback in callbacks:
+                    callback.on_epoch_end(epoch, {})
+
+        model.compile, model.fit, model.evaluate = compile, fit, lambda data, verbose: [0.1, 0.9]
+        self.built.append(model)
+        return model
+
+    def namespace(self) -> dict:
+        keras = SimpleNamespace(callbacks=SimpleNamespace(Callback=object), utils=SimpleNamespace(
+            set_random_seed=lambda seed: None), optimizers=SimpleNamespace(Adam=lambda rate: None),
+            losses=SimpleNamespace(SparseCategoricalCrossentropy=lambda from_logits: None))
+
+        def sync_devices():
+            self.syncs += 1
+
+        tf = SimpleNamespace(device=self.device, test=SimpleNamespace(experimental=SimpleNamespace(
+            sync_devices=sync_devices)))
+        images = np.zeros((1000, 28, 28), np.uint8)
+        return {"keras": keras, "tf": tf, "np": np, "blog_cnn": self.blog_cnn, "pipeline": lambda *a, **k: None,
+                "train_images": images, "train_labels": np.zeros(1000), "test_images": images[:100],
+                "test_labels": np.zeros(100), "BATCH_SIZE": 128, "LEARNING_RATE": 0.002, "EPOCHS": 3, "SEED": 0,
+                "devices": ["/CPU:0", "/GPU:0"], "gpus": ["/physical_device:GPU:0"]}
+
+
+def race_cell() -> str:
+    cells = json.loads(NOTEBOOK_05.read_text(encoding="utf-8"))["cells"]
+    (source,) = ["".join(c["source"]) for c in cells if c["id"] == "race"]
+    return source
+
+
+def run_race_cell(monkeypatch, source: str) -> tuple[StandInKerasOnAGpuMachine, dict]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from course_utils import device_monitor
+
+    monkeypatch.setattr(device_monitor, "NVIDIA_SMI", stand_in_smi())
+    keras = StandInKerasOnAGpuMachine()
+    namespace = keras.namespace()
+    exec(source, namespace)  # noqa: S102 - notebook 05's own cell, on a stand-in GPU machine
+    return keras, namespace
+
+
+def test_the_race_trains_each_device_with_xla_off_and_watches_the_gpu(monkeypatch, capsys):
+    import matplotlib.pyplot as plt
+
+    keras, cell = run_race_cell(monkeypatch, race_cell())
+    assert [m.device for m in keras.built] == ["/CPU:0", "/GPU:0"], "built under each device's own scope"
+    assert [m.xla for m in keras.built] == [False, False], "jit_compile=False: no XLA for either device"
+    assert all(cell["weights_on"][d].endswith(d.lstrip("/")) for d in cell["devices"])
+    assert all(0.04 < cell["epoch_s"][d] < 0.2 for d in cell["devices"]), "the slow first epoch is left out"
+    assert keras.syncs == 2 * 3, "each epoch's end waits for the device"
+    monitor = cell["monitor"]
+    assert monitor.gpu_error is None and {s.index for s in monitor.gpu} == {0, 1}
+    assert {s.utilization for s in monitor.gpu if s.index == 0} == {97.0} and monitor.cpu
+    figure = plt.figure(plt.get_fignums()[-1])
+    assert [ax.get_ylabel() for ax in figure.axes] == ["GPU utilisation (%)", "CPU utilisation (%)",
+                                                        "GPU memory used (MiB)"]
+    out = capsys.readouterr().out
+    assert out.startswith(" ".join(stand_in_smi())) and "\n/GPU:0: " in out, "the command shown, a line per device"
+    plt.close("all")
+
+
+def test_the_stand_in_shows_what_keras_s_default_does_to_the_cpu_run(monkeypatch):
+    """Faithful: without jit_compile=False, Keras's "auto" compiles the CPU's model with XLA too on a GPU machine."""
+    source = race_cell()
+    auto = source.replace(", jit_compile=False)", ")", 1)
+    assert auto != source
+    keras, _ = run_race_cell(monkeypatch, auto)
+    assert [m.xla for m in keras.built] == [True, True]

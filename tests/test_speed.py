@@ -1,4 +1,4 @@
-"""The speed ladder and the device comparison: warm-up excluded, the device forced, configurations isolated."""
+"""The speed ladder of `course bench cnn` and the mixed-precision rule: warm-up excluded, the device forced."""
 
 from __future__ import annotations
 
@@ -18,12 +18,9 @@ def tiny(n: int = 96, seed: int = 0):
     return rng.integers(0, 256, size=(n, 28, 28), dtype=np.uint8), rng.integers(0, 10, size=n)
 
 
-def test_cpu_flags_and_bf16_detection():
+def test_cpu_flags_and_amx_detection():
     flags = speed.cpu_flags(AMD_FLAGS)
     assert {"avx512f", "avx512_bf16"} <= flags
-    assert speed.cpu_supports_bf16(flags)
-    assert speed.cpu_supports_bf16({"amx_bf16", "amx_tile"})
-    assert not speed.cpu_supports_bf16({"avx2", "avx512f"})
     assert speed.cpu_has_amx({"amx_bf16", "amx_tile"}) and not speed.cpu_has_amx(flags)
     assert speed.cpu_flags("no flags here") == set()
 
@@ -144,19 +141,6 @@ def test_ladder_measures_a_policy_asked_for_or_none():
         speed.ladder("/CPU:0", flags={"avx2"}, policy="bfloat16")
 
 
-def test_notebook_05_bench_parameters_are_checked_before_training():
-    from course_utils.errors import ParameterError
-
-    speed.check_bench_parameters(2, "auto")
-    speed.check_bench_parameters(3, None)
-    with pytest.raises(ParameterError, match="BENCH_EPOCHS = 1 leaves no epoch to time") as error:
-        speed.check_bench_parameters(1)
-    assert error.value.fix == "Set BENCH_EPOCHS >= 2."
-    with pytest.raises(ParameterError, match="MIXED_PRECISION = 'fp16' is not understood") as error:
-        speed.check_bench_parameters(3, "fp16")
-    assert "mixed_bfloat16" in error.value.fix
-
-
 def test_dtype_policy_is_reset_even_after_an_error():
     import keras
 
@@ -198,19 +182,6 @@ def test_progress_says_each_rung_and_each_epoch():
     assert lines[2].startswith("    epoch 2/3: ") and "warm-up" not in lines[2]
     assert lines[4] == f"    {results[0].images_per_s:,.0f} images/s, test accuracy {results[0].test_accuracy:.4f}"
     assert lines[5] == "rung 2/2: tiny tf.data (float32)" and len(lines) == 10
-    shown: list[str] = []
-    speed.compare_devices(tiny(64), tiny(32, seed=1), devices=["/CPU:0"], epochs=2, batch_size=16,
-                          progress=shown.append)
-    assert shown[0] == "/CPU:0: float32, batch 16" and len(shown) == 3
-
-
-def test_the_records_keep_what_notebook_05_records():
-    report = speed.summarize([result("baseline", 100, 0.98), result("fast", 300, 0.976)])
-    rows = speed.ladder_record(report)
-    assert [r["name"] for r in rows] == ["baseline", "fast"] and set(rows[0]) == set(speed.LADDER_KEYS)
-    assert rows[1]["speedup_vs_baseline"] == pytest.approx(3.0) and rows[1]["learning_rate"] == 1e-3
-    assert speed.comparison_record([result("cpu", 100, 0.9)]) == [
-        {"device": "/CPU:0", "images_per_s": 100, "epoch_s": 1.0, "test_accuracy": 0.9}]
 
 
 def test_benchmark_numpy_input_and_its_result_structure():
@@ -234,14 +205,6 @@ def test_benchmark_needs_an_epoch_after_warmup():
 
     with pytest.raises(ParameterError, match="warm-up"):
         speed.benchmark(speed.baseline_config(), tiny(32), tiny(32), epochs=1)
-
-
-def test_compare_devices_uses_the_same_data_and_batch_everywhere():
-    results = speed.compare_devices(tiny(64), tiny(32, seed=1), epochs=2, batch_size=16)
-    assert [r.device for r in results] == speed.available_devices()
-    assert {(r.batch_size, r.images, r.precision, r.jit_compile) for r in results} == {(16, 64, "float32", False)}
-    for r in results:
-        assert r.weights_device.endswith(r.device.lstrip("/")), "the device was forced around build and fit"
 
 
 def result(name, images_per_s, accuracy):

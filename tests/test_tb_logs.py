@@ -1,4 +1,4 @@
-"""TensorBoard logs: one folder per run, the expected event files and tags, read back equal to Keras History."""
+"""TensorBoard logs read back as data (``course logs``): every scalar equal to Keras History, damaged files named."""
 
 from __future__ import annotations
 
@@ -9,29 +9,18 @@ import os
 import numpy as np
 import pytest
 
-from course_utils.errors import CourseError, ParameterError
-from course_utils.tb_logs import (
-    LOG_ENV,
-    Scalar,
-    callback_class,
-    check_run_name,
-    clear_run,
-    columns,
-    event_dirs,
-    log_root,
-    main,
-    pivot,
-    plot_runs,
-    read_scalars,
-    read_tags,
-    run_dir,
-    series,
-    tensorboard_callback,
-)
+from course_utils.errors import CourseError
+from course_utils.tb_logs import LOG_ENV, Scalar, event_dirs, log_root, main, read_scalars
 
 EPOCHS = 3
-IMAGES = 320  # 256 train (4 batches of 64) + 64 validation, for the dense runs
+IMAGES = 320  # 256 train (4 batches of 64) + 64 validation
 EPOCH_TAGS = {"epoch_loss", "epoch_accuracy"}
+
+
+def series(rows, run, tag, split):
+    """One curve of the table: its steps and values, in step order."""
+    points = sorted((r.step, r.value) for r in rows if (r.run, r.tag, r.split) == (run, tag, split))
+    return [step for step, _ in points], [value for _, value in points]
 
 
 # --- paths -------------------------------------------------------------------------------------
@@ -46,51 +35,14 @@ def test_log_root_is_relative_to_the_cwd_or_course_log_dir(tmp_path, monkeypatch
     assert log_root(tmp_path / "abs") == tmp_path / "abs", "an absolute LOG_DIR wins"
 
 
-@pytest.mark.parametrize("good", ["cnn", "dense_noise", "week-1/cnn.v2"])
-def test_good_run_names(good):
-    check_run_name(good)
-
-
-@pytest.mark.parametrize("bad", ["", "a b", "../x", "x/../y", "/abs", "x/", "é", 3])
-def test_bad_run_names(bad):
-    with pytest.raises(ParameterError):
-        check_run_name(bad)
-
-
-def test_a_fresh_run_replaces_old_logs_but_never_deletes_other_files(tmp_path):
-    old = tmp_path / "cnn" / "train" / "events.out.tfevents.1.host.1.v2"
-    trace = tmp_path / "cnn" / "train" / "plugins" / "profile" / "2026_01_01" / "host.xplane.pb"
-    for f in (old, trace):
-        f.parent.mkdir(parents=True, exist_ok=True)
-        f.write_bytes(b"x")
-    assert run_dir(tmp_path, "cnn", fresh=False).exists()
-    assert run_dir(tmp_path, "cnn") == tmp_path / "cnn" and not (tmp_path / "cnn").exists()
-
-    mine = tmp_path / "notes" / "train" / "my_notes.txt"
-    mine.parent.mkdir(parents=True)
-    mine.write_text("keep me")
-    with pytest.raises(CourseError, match="not TensorBoard logs"):
-        clear_run(tmp_path / "notes")
-    assert mine.read_text() == "keep me"
-
-
-def test_callback_parameters_are_checked_before_anything_is_written(tmp_path):
-    with pytest.raises(ParameterError):
-        tensorboard_callback(tmp_path, "x", histogram_freq=-1)
-    with pytest.raises(ParameterError, match="warm-up"):
-        tensorboard_callback(tmp_path, "x", profile_batch=(1, 2))
-    with pytest.raises(ParameterError, match="only 8 batches"):
-        tensorboard_callback(tmp_path, "x", profile_batch=(5, 9), total_batches=8)
-    assert not (tmp_path / "x").exists()
-
-
 def test_missing_tensorboard_is_a_clear_error(monkeypatch, tmp_path):
     import importlib.util
 
+    write_loss_events(tmp_path / "run" / "train")
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "tensorboard" else real(name, *a))
     with pytest.raises(CourseError, match="2.21") as caught:
-        tensorboard_callback(tmp_path, "x")
+        read_scalars(tmp_path)
     assert "pip install" in caught.value.fix and "docs/troubleshooting.md#tensorboard-missing" in caught.value.fix
     # TF 2.21 without tensorboard: tf.summary is limited (scalar & co. raise TBNotInstalledError), not gone
     assert "limited" in caught.value.what and "TBNotInstalledError" in caught.value.what
@@ -102,36 +54,36 @@ def test_missing_tensorboard_is_a_clear_error(monkeypatch, tmp_path):
 
 @pytest.fixture(scope="module")
 def logged(tmp_path_factory):
-    """The notebook's three runs, small: dense on noise and on zeros channels, the blog post's CNN."""
+    """Two runs logged by Keras's own callback, one folder each: a small dense model, and the blog post's CNN
+    with a profiled range."""
     from course_utils.tf_setup import quiet_tensorflow
 
     quiet_tensorflow()
     import keras
 
-    from course_utils.channels import KINDS, channel_datasets, compile_dense, validation_start
-    from course_utils.models import build_blog_cnn, build_dense
+    from course_utils.models import build_blog_cnn
     from course_utils.pipeline import image_dataset
 
     root = tmp_path_factory.mktemp("logs")
     rng = np.random.default_rng(0)
     images = rng.integers(0, 256, size=(IMAGES, 28, 28), dtype=np.uint8)
     labels = rng.integers(0, 10, size=IMAGES).astype(np.int32)
+    split = 256
     histories = {}
-    for kind in KINDS:
-        data = channel_datasets(images, labels, kind, seed=0, batch_size=64)
-        keras.utils.set_random_seed(0)
-        model = build_dense()
-        compile_dense(model)
-        callback = tensorboard_callback(root, f"dense_{kind}", histogram_freq=1)
-        history = model.fit(data.train, validation_data=data.validation, epochs=EPOCHS, shuffle=False, verbose=0,
-                            callbacks=[callback])
-        histories[f"dense_{kind}"] = history.history
-    split = validation_start(IMAGES, 0.2)
+    keras.utils.set_random_seed(0)
+    dense = keras.Sequential([keras.Input((28, 28)), keras.layers.Flatten(), keras.layers.Dense(10)])
+    dense.compile(optimizer="adam", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                  metrics=["accuracy"])
+    callback = keras.callbacks.TensorBoard(log_dir=str(root / "dense"), histogram_freq=1)
+    pixels = images / 255.0
+    history = dense.fit(pixels[:split], labels[:split], validation_data=(pixels[split:], labels[split:]),
+                        batch_size=64, epochs=EPOCHS, verbose=0, callbacks=[callback])
+    histories["dense"] = history.history
     keras.utils.set_random_seed(0)
     cnn = build_blog_cnn()
     cnn.compile(optimizer="adam", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
                 metrics=["accuracy"])
-    callback = tensorboard_callback(root, "cnn", histogram_freq=2, profile_batch=(5, 7), total_batches=4 * EPOCHS)
+    callback = keras.callbacks.TensorBoard(log_dir=str(root / "cnn"), histogram_freq=2, profile_batch=(5, 7))
     history = cnn.fit(image_dataset(images[:split], labels[:split], batch_size=64),
                       validation_data=image_dataset(images[split:], labels[split:], batch_size=64),
                       epochs=EPOCHS, shuffle=False, verbose=0, callbacks=[callback])
@@ -149,23 +101,15 @@ def test_each_run_writes_train_and_validation_event_files(logged):
             assert len(files) == 1, f"{run}/{split}: one event file per run and split"
 
 
-def test_the_expected_tags_and_step_counts(logged):
+def test_the_epoch_scalars_hold_one_step_per_epoch(logged):
     root, histories = logged
-    tags = read_tags(root)
     rows = read_scalars(root)
     for run in histories:
-        train, validation = tags[(run, "train")], tags[(run, "validation")]
-        assert EPOCH_TAGS | {"epoch_learning_rate"} <= set(train["scalars"])
-        assert EPOCH_TAGS <= set(validation["scalars"])
-        assert train["graph_keras_model"] == ["keras"], "write_graph stores the Keras model"
+        assert EPOCH_TAGS | {"epoch_learning_rate"} <= {r.tag for r in rows if (r.run, r.split) == (run, "train")}
         for split in ("train", "validation"):
             for tag in EPOCH_TAGS:
                 steps, _ = series(rows, run, tag, split)
                 assert steps == list(range(EPOCHS)), f"{run}/{split}/{tag}: one step per epoch"
-    # histogram_freq=1: every weight of the dense model, every epoch; histogram_freq=2: epochs 0 and 2
-    dense_hist = tags[("dense_noise", "train")]["histograms"]
-    assert len(dense_hist) == 4 and all(t.endswith("/histogram") for t in dense_hist)
-    assert len(tags[("cnn", "train")]["histograms"]) == 10
 
 
 def test_scalars_are_tensor_summaries_so_the_common_recipe_finds_nothing(logged):
@@ -192,68 +136,18 @@ def test_the_reader_equals_keras_history(logged):
             assert np.array_equal(np.float32(logged_values), np.float32(values)), (run, key)
 
 
-def test_filters_pivot_and_columns(logged):
-    root, histories = logged
+def test_filters_and_the_order_of_the_table(logged):
+    root, _ = logged
     rows = read_scalars(root, runs=["cnn"], tags=["epoch_loss"])
     assert {(r.run, r.tag) for r in rows} == {("cnn", "epoch_loss")}
     assert [r.split for r in rows] == ["train"] * EPOCHS + ["validation"] * EPOCHS, "sorted: train first"
-    steps, table = pivot(read_scalars(root), "epoch_accuracy")
-    assert steps == list(range(EPOCHS)) and set(table) == set(histories)
-    assert table["cnn"] == pytest.approx(histories["cnn"]["val_accuracy"], rel=1e-6)
-    cols = columns(rows)
-    assert list(cols) == list(Scalar._fields) and len(cols["value"]) == len(rows)
+    assert [r.step for r in rows] == [*range(EPOCHS), *range(EPOCHS)]
 
 
 def test_the_profiled_run_is_not_mistaken_for_a_run(logged):
     root, _ = logged
     assert list((root / "cnn" / "train" / "plugins" / "profile").glob("*/*.xplane.pb"))
     assert all("plugins" not in str(folder.relative_to(root)) for _, _, folder in event_dirs(root))
-
-
-def test_plot_runs_draws_one_line_per_run_and_split(logged):
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    root, histories = logged
-    fig = plot_runs(read_scalars(root), ("epoch_accuracy", "epoch_loss"), title="runs")
-    try:
-        assert len(fig.axes) == 2
-        labels = {line.get_label() for line in fig.axes[0].lines}
-        assert labels == {f"{run} ({split})" for run in histories for split in ("train", "validation")}
-    finally:
-        plt.close(fig)
-
-
-class OldKeras:
-    """Keras as the hosted runtimes have it (3.13), but this environment's callback underneath."""
-
-    __version__ = "3.13.2"
-
-    def __init__(self, keras):
-        self.callbacks = keras.callbacks
-
-
-def test_before_keras_3_14_histograms_are_tagged_by_weight_path(tmp_path):
-    """Keras 3.13 tags them "kernel" and "bias" for every layer; the course's callback writes Keras 3.15's tags."""
-    import keras
-
-    assert callback_class(keras) is keras.callbacks.TensorBoard, "this environment's Keras (3.15) needs no change"
-    old = callback_class(OldKeras(keras))
-    assert old is not keras.callbacks.TensorBoard and issubclass(old, keras.callbacks.TensorBoard)
-    dense = keras.layers.Dense
-    for run, callback in (("old", old), ("new", keras.callbacks.TensorBoard)):
-        keras.utils.set_random_seed(0)
-        model = keras.Sequential([keras.Input((8,)), dense(4, name="first"), dense(2, name="second")], name="m")
-        model.compile(optimizer="sgd", loss="mse")
-        x, y = np.zeros((16, 8), "float32"), np.zeros((16, 2), "float32")
-        model.fit(x, y, epochs=1, verbose=0, callbacks=[callback(log_dir=str(tmp_path / run), histogram_freq=1)])
-    tags = read_tags(tmp_path)
-    old_tags, new_tags = (sorted(tags[(run, "train")]["histograms"]) for run in ("old", "new"))
-    assert old_tags == new_tags and len(old_tags) == 4  # a kernel and a bias for each of the two layers
-    assert all(tag.endswith(("first/kernel/histogram", "first/bias/histogram", "second/kernel/histogram",
-                             "second/bias/histogram")) for tag in old_tags)
 
 
 def test_legacy_simple_value_scalars_are_read_too(tmp_path):
@@ -350,8 +244,8 @@ def test_reading_damaged_logs_from_code_warns_naming_the_file(tmp_path):
     path = write_loss_events(tmp_path / "run" / "train")
     path.write_bytes(path.read_bytes()[:-3])
     with pytest.warns(UserWarning, match=path.name):
-        tags = read_tags(tmp_path)
-    assert tags[("run", "train")] == {"scalars": ["loss"]}
+        rows = read_scalars(tmp_path)
+    assert {(r.run, r.split, r.tag) for r in rows} == {("run", "train", "loss")}
 
 
 def test_whole_event_files_are_read_as_they_are(tmp_path, capsys):

@@ -1,9 +1,9 @@
-"""Notebook 06: its TensorBoard cell never runs unattended.
+"""Notebook 06: its TensorBoard cell never runs unattended, and on a hub it sets the proxy URL.
 
 The static guards are checked here, and papermill's part is shown on a small notebook built
 from notebook 06's own cells (its server cell copied with its tags), run with the switch on -
 so the whole notebook never runs in the unit tests. What a whole smoke run of notebook 06
-records (runs, logs read back, histograms, the profile trace, no server left) is checked
+records (the runs, their profiles and input shares, the logs read back, no server left) is checked
 once per CI run by the papermill tier, tests/tiers/test_course_run.py.
 """
 
@@ -99,3 +99,20 @@ def test_papermill_skips_the_tagged_server_cell_even_with_the_switch_on(tmp_path
     finally:
         for process in servers():  # only if the tag stopped working: leave no server behind
             process.kill()
+
+
+def test_on_a_hub_the_server_cell_sets_the_proxy_url_the_course_works_out(monkeypatch):
+    """The cell's own line (its magics left out) against ``tb_server.proxy_url_hint``; a value the hub set is kept."""
+    import os
+
+    from course_utils.tb_server import PROXY_ENV, proxy_url_hint
+
+    (cell,) = [c for c in cells() if "%tensorboard" in "".join(c["source"])]
+    code = "\n".join(line for line in "".join(cell["source"]).splitlines() if not line.strip().startswith("%"))
+    monkeypatch.setenv("JUPYTERHUB_SERVICE_PREFIX", "/user/ada/")
+    monkeypatch.delenv(PROXY_ENV, raising=False)
+    exec(code, {"LAUNCH_TENSORBOARD": True, "root": "logs"})  # noqa: S102 - the notebook's own cell
+    assert os.environ[PROXY_ENV] == proxy_url_hint() == "/user/ada/proxy/%PORT%/"
+    monkeypatch.setenv(PROXY_ENV, "/hub/set/this/%PORT%/")
+    exec(code, {"LAUNCH_TENSORBOARD": True, "root": "logs"})  # noqa: S102
+    assert os.environ[PROXY_ENV] == "/hub/set/this/%PORT%/"

@@ -1,24 +1,19 @@
-"""Profiling a few steps: the range rules, the trace a profiled run leaves, and what is read from it."""
+"""Profiling a few steps: the range rules, the trace a profiled run leaves, and the steps read from it."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from course_utils.errors import ParameterError
-from course_utils.tb_profile import (
-    MAX_STEPS,
-    MIN_START,
-    TRACE_GLOB,
-    check_profile_batch,
-    describe,
-    find_traces,
-    summarize_trace,
-)
+from course_utils.errors import CourseError, ParameterError
+from course_utils.tb_profile import INPUT_EVENT, MAX_STEPS, MIN_START, STEP_EVENT, check_profile_batch, profiled_steps
 
 BATCHES_PER_EPOCH = 8  # 256 images, batch 32
 EPOCHS = 2
 PROFILE = (10, 13)  # batches 2-5 of epoch 2 (counted from 1, across epochs; both ends included)
+TRACE_GLOB = "train/plugins/profile/*/*.xplane.pb"  # where notebook 06 looks for a run's profile
 
 
 @pytest.mark.parametrize("off", [None, 0, False])
@@ -57,9 +52,12 @@ def test_a_range_past_the_last_batch_is_refused():
         check_profile_batch((10, 14), total_batches=12)
 
 
+# ----------------------------------------------------------------------------- a real profile
+
+
 @pytest.fixture(scope="module")
 def profiled(tmp_path_factory):
-    """A tiny CNN trained for 2 epochs of 8 batches with PROFILE, and one without profiling."""
+    """The blog post's CNN trained for 2 epochs of 8 batches, with Keras's own callback: one run profiled, one not."""
     from course_utils.tf_setup import quiet_tensorflow
 
     quiet_tensorflow()
@@ -67,55 +65,99 @@ def profiled(tmp_path_factory):
 
     from course_utils.models import build_blog_cnn
     from course_utils.pipeline import image_dataset
-    from course_utils.tb_logs import tensorboard_callback
 
     root = tmp_path_factory.mktemp("logs")
     rng = np.random.default_rng(0)
     images = rng.integers(0, 256, size=(BATCHES_PER_EPOCH * 32, 28, 28), dtype=np.uint8)
     labels = rng.integers(0, 10, size=len(images)).astype(np.int32)
     train = image_dataset(images, labels, batch_size=32)
-    for run, profile in (("profiled", PROFILE), ("plain", None)):
+    for run, profile in (("profiled", PROFILE), ("plain", 0)):
         keras.utils.set_random_seed(0)
         model = build_blog_cnn()
         model.compile(optimizer="adam", loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
-        callback = tensorboard_callback(
-            root, run, histogram_freq=0, profile_batch=profile, total_batches=BATCHES_PER_EPOCH * EPOCHS
-        )
+        callback = keras.callbacks.TensorBoard(log_dir=str(root / run), histogram_freq=0, profile_batch=profile)
         model.fit(train, epochs=EPOCHS, shuffle=False, verbose=0, callbacks=[callback])
     return root
 
 
-def test_a_profiled_run_leaves_one_trace_where_the_facts_say(profiled):
-    traces = find_traces(profiled / "profiled")
+def test_a_profiled_run_leaves_one_trace_where_the_notebook_looks(profiled):
+    traces = sorted((profiled / "profiled").glob(TRACE_GLOB))
     assert len(traces) == 1
-    trace = traces[0]
-    assert trace.relative_to(profiled / "profiled").match(TRACE_GLOB)
-    assert trace.parent.parent.name == "profile" and trace.name.endswith(".xplane.pb")
-    assert trace.stat().st_size > 10_000
-    assert find_traces(profiled / "plain") == [], "no profile_batch, no trace"
+    assert traces[0].parent.parent.name == "profile" and traces[0].name.endswith(".xplane.pb")
+    assert traces[0].stat().st_size > 10_000
+    assert sorted((profiled / "plain").glob(TRACE_GLOB)) == [], "profile_batch=0: no trace"
 
 
-def test_the_trace_holds_exactly_the_profiled_steps(profiled):
-    summary = summarize_trace(find_traces(profiled / "profiled")[0])
-    assert summary.planes, "the XSpace protobuf that TensorFlow ships could be read"
-    assert summary.events > 0 and summary.hosts
+def test_the_trace_holds_exactly_the_profiled_steps_and_their_wait_for_input(profiled):
+    (trace,) = (profiled / "profiled").glob(TRACE_GLOB)
+    steps = profiled_steps(trace)
     start, stop = PROFILE
     # step_num is the batch's index within its epoch, from 0: global batch 10 -> epoch 2, index 1
-    expected = [(b - 1) % BATCHES_PER_EPOCH for b in range(start, stop + 1)]
-    assert [step for step, _ in summary.steps] == expected
-    assert all(ms > 0 for _, ms in summary.steps)
-    op_types = [op for op, _, _ in summary.op_types]
-    assert any("Conv2D" in op for op in op_types), op_types
-    assert all(op.isidentifier() for op in op_types), "only TensorFlow op types, not function or executor events"
-    text = describe(summary, root=profiled)
-    assert "profiled/train/plugins/profile/" in text and f"{len(expected)} profiled steps" in text
+    assert [step.batch for step in steps] == [(b - 1) % BATCHES_PER_EPOCH for b in range(start, stop + 1)]
+    assert all(step.ms > 0 and 0 < step.input_ms <= step.ms for step in steps), steps
+    # a cached, prefetched pipeline and a CNN step: the wait is a small part of each step (tens of microseconds)
+    assert sum(step.input_ms for step in steps) < sum(step.ms for step in steps)
 
 
-def test_summary_without_the_protobuf_says_so(profiled, monkeypatch):
+def test_without_tensorflows_protocol_buffer_the_reader_says_what_to_do(profiled, monkeypatch):
     import course_utils.tb_profile as tb_profile
 
     monkeypatch.setattr(tb_profile, "_xspace_class", lambda: None)
-    trace = find_traces(profiled / "profiled")[0]
-    summary = summarize_trace(trace)
-    assert summary.planes is None and summary.bytes == trace.stat().st_size
-    assert "only the file size" in describe(summary)
+    (trace,) = (profiled / "profiled").glob(TRACE_GLOB)
+    with pytest.raises(CourseError) as caught:
+        profiled_steps(trace)
+    assert "xplane_pb2" in caught.value.what and "xprof" in caught.value.fix
+
+
+# ----------------------------------------------------------------------------- a trace written by hand
+
+MS = 1_000_000_000  # picoseconds in a millisecond
+
+
+def write_xspace(path: Path, steps: list[tuple[int, float, float]], waits: list[tuple[float, float]],
+                 device_kernels: list[tuple[float, float]] = ()) -> Path:
+    """An .xplane.pb as a profiled Keras run writes it: ``steps`` (batch, begin ms, end ms) on the host's Python
+    thread, ``waits`` (begin ms, end ms) as IteratorGetNext events on an executor thread (each with the nested
+    ``IteratorGetNextOp::DoCompute`` TensorFlow 2.21 records), and GPU kernels on a ``/device:GPU:0`` plane."""
+    from tensorflow.tsl.profiler.protobuf import xplane_pb2
+
+    space = xplane_pb2.XSpace(hostnames=["host"])
+    host = space.planes.add(id=0, name="/host:CPU")
+    for key, name in enumerate((STEP_EVENT, f"{INPUT_EVENT}:{INPUT_EVENT}", f"{INPUT_EVENT}Op::DoCompute",
+                                "ExecutorState::Process"), start=1):
+        host.event_metadata[key].id, host.event_metadata[key].name = key, name
+    host.stat_metadata[1].id, host.stat_metadata[1].name = 1, "step_num"
+    python = host.lines.add(id=1, name="python", timestamp_ns=5_000)
+    for batch, begin, end in steps:
+        event = python.events.add(metadata_id=1, offset_ps=int(begin * MS), duration_ps=int((end - begin) * MS))
+        event.stats.add(metadata_id=1, int64_value=batch)
+    executor = host.lines.add(id=2, name="tf_executor", timestamp_ns=5_000)
+    for begin, end in waits:
+        executor.events.add(metadata_id=2, offset_ps=int(begin * MS), duration_ps=int((end - begin) * MS))
+        executor.events.add(metadata_id=3, offset_ps=int(begin * MS) + 1, duration_ps=int((end - begin) * MS) - 2)
+        executor.events.add(metadata_id=4, offset_ps=int(end * MS), duration_ps=int(0.1 * MS))
+    if device_kernels:
+        gpu = space.planes.add(id=1, name="/device:GPU:0")
+        gpu.event_metadata[1].id, gpu.event_metadata[1].name = 1, "void cudnn::conv2d_grouped_direct_kernel"
+        stream = gpu.lines.add(id=1, name="Stream #14(Compute)", timestamp_ns=5_000)
+        for begin, end in device_kernels:
+            stream.events.add(metadata_id=1, offset_ps=int(begin * MS), duration_ps=int((end - begin) * MS))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(space.SerializeToString())
+    return path
+
+
+def test_the_wait_is_counted_once_per_step_and_only_inside_its_step(tmp_path):
+    trace = write_xspace(tmp_path / "t.xplane.pb",
+                         steps=[(3, 0.0, 10.0), (4, 10.0, 14.0)],
+                         waits=[(1.0, 3.0), (9.0, 11.0), (20.0, 30.0)],  # the second spans both steps; the last, none
+                         device_kernels=[(3.0, 9.0)])
+    steps = profiled_steps(trace)
+    assert [step.batch for step in steps] == [3, 4]
+    assert [round(step.ms, 6) for step in steps] == [10.0, 4.0]
+    assert [round(step.input_ms, 6) for step in steps] == [3.0, 1.0], "nested events once, outside steps never"
+
+
+def test_steps_come_back_in_time_order_whatever_the_file_order(tmp_path):
+    trace = write_xspace(tmp_path / "t.xplane.pb", steps=[(7, 20.0, 25.0), (5, 0.0, 10.0), (6, 10.0, 20.0)], waits=[])
+    assert [(step.batch, step.input_ms) for step in profiled_steps(trace)] == [(5, 0.0), (6, 0.0), (7, 0.0)]

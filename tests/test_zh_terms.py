@@ -33,7 +33,8 @@ ZH_NOTEBOOKS = ROOT / "notebooks" / "zh"
 
 # The one switch for the notebooks: the Chinese notebooks (file names in notebooks/zh/) held to the term list.
 # Add a notebook here once its text follows the list; `python -m tests.test_zh_terms --notebooks` shows what is left.
-NOTEBOOKS_CHECKED: set[str] = {"01_install_versions.ipynb", "02_verify_gpu.ipynb", "05_cnn_cpu_vs_gpu.ipynb",
+NOTEBOOKS_CHECKED: set[str] = {"01_install_versions.ipynb", "02_verify_gpu.ipynb", "03_memory.ipynb",
+                                "04_dense_noise_vs_zeros.ipynb", "05_cnn_cpu_vs_gpu.ipynb", "06_tensorboard.ipynb",
                                 "07_beyond_one_gpu.ipynb"}
 
 NEAR = 12  # an English word is checked when a Chinese character is this close: it stands in a Chinese sentence

@@ -1,6 +1,6 @@
 """Exercises: a task in the notebook, a check the student runs, and a solution to reveal.
 
-Each notebook's checks live in ``course_utils.exercises.nbNN`` (``nb03.check_growth_order(...)``).
+Each notebook's checks live in ``course_utils.exercises.nbNN`` (``nb03.check_memory_setting(...)``).
 A check looks at the student's answer and returns ``Feedback``: right, wrong (with what to look
 at), or not answered yet. It prints the feedback too, so the notebook shows it. A wrong or empty
 answer never raises: a notebook run unattended (papermill, nbval, CI) leaves the answers empty

@@ -1,110 +1,164 @@
-"""Notebook 04's exercises: the zeros-channel input built by hand, and the dense model's size.
+"""Notebook 04's exercises: two decisions about the Q&A post's dense model, checked by reasoning.
 
-- ``check_zeros_batch(answer, pixels)`` (Exercise 4.1): the input of the zeros variant for a few images -
-  each image flattened, scaled to [0, 1], followed by 784 zeros - as a float32 array of shape (n, 1568).
-- ``check_param_count(answer, inputs)`` (Exercise 4.2): the number of parameters of ``Dense(512, relu)`` +
-  ``Dense(10, softmax)`` on ``inputs`` input numbers (the model of the Q&A post). Pure arithmetic;
-  the notebook's own model is the proof: ``build_dense(inputs).count_params()``.
+- Exercise 4.1, ``check_memory(answer)``: the post's float64 arrays for 60,000 images - one array, and the data
+  held during the first ``fit`` (both arrays, built before training as the post does, and the float32 copy
+  Keras makes of the one it trains on) - and whether that fits in a 2 GB session that already holds
+  TensorFlow. Sizes in MB (10**6 bytes) or MiB (2**20 bytes) are both right.
+- Exercise 4.2, ``check_gpu_speed(answer)``: the arithmetic of one training step at batch 128, and the prediction
+  that a GPU speeds this small model up far less than its FLOP/s suggest: the fixed cost of a step (Keras's Python
+  code, starting the step's GPU kernels one by one) is larger than the step's arithmetic on a GPU.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
-
-import numpy as np
 
 from course_utils.exercises import Feedback, feedback, is_empty, not_answered
 from course_utils.i18n import translator
 
 _ = translator("exercises")
 
-ZEROS = "Exercise 4.1"
-PARAMS = "Exercise 4.2"
-HIDDEN, CLASSES, PIXELS = 512, 10, 784
+MEMORY, SPEED = "Exercise 4.1", "Exercise 4.2"
+IMAGES, FEATURES, HIDDEN, CLASSES, BATCH = 60_000, 1568, 512, 10, 128
+T4_TFLOPS = 8.1  # NVIDIA's T4 datasheet: 8.1 TFLOPS in float32
+MB, MIB = 10**6, 2**20
 
 
-def dense_params(inputs: int) -> int:
-    """Weights and biases of Dense(512) + Dense(10) on ``inputs`` numbers."""
-    return inputs * HIDDEN + HIDDEN + HIDDEN * CLASSES + CLASSES
+def array_bytes(images: int = IMAGES, bytes_per_number: int = 8) -> int:
+    """One of the post's arrays: ``images`` rows of 1,568 numbers."""
+    return images * FEATURES * bytes_per_number
 
 
-def check_param_count(answer: Any, inputs: int, *, show: bool = True) -> Feedback:
-    """Exercise 4.2: the parameters of the Q&A post's dense model for ``inputs`` input numbers."""
-    if is_empty(answer):
-        return not_answered(PARAMS, _("Set `answer` to a whole number (you may write the sum), then run the cell."),
-                            show=show)
-    if isinstance(answer, bool) or not isinstance(answer, (int, np.integer)):
-        return feedback(PARAMS, [_("`answer` should be a whole number, not {answer!r}.").format(answer=answer)],
-                        right="", show=show)
-    answer, truth = int(answer), dense_params(inputs)
-    mistakes = {
-        inputs * HIDDEN + HIDDEN * CLASSES: _("You left out the biases: each Dense layer adds one per unit "
-                                              "({hidden} + {classes}).").format(hidden=HIDDEN, classes=CLASSES),
-        inputs * HIDDEN + HIDDEN: _("That is the first layer only. Add the second: {hidden} x {classes} weights "
-                                    "+ {classes} biases.").format(hidden=HIDDEN, classes=CLASSES),
-        inputs * CLASSES + CLASSES: _("That skips the hidden layer of {hidden} units.").format(hidden=HIDDEN),
-    }
-    for other in (PIXELS, PIXELS + 784):  # the two widths the notebook talks about
-        if other != inputs:
-            mistakes.setdefault(dense_params(other), _("That is the model for {other:,} inputs, not "
-                                                       "{inputs:,}.").format(other=other, inputs=inputs))
-    if answer == truth:
-        return feedback(PARAMS, [], right=_("{truth:,} = {inputs:,} x {hidden} + {hidden} + {hidden} x {classes} "
-                                            "+ {classes}. Check it: build_dense({inputs}).count_params().").format(
-            truth=truth, inputs=inputs, hidden=HIDDEN, classes=CLASSES), show=show)
-    hint = mistakes.get(answer, _("A Dense layer with n inputs and u units has n x u weights and u biases. "
-                                  "Add both layers; you are off by {off:+,}.").format(off=answer - truth))
-    return feedback(PARAMS, [_("{answer:,} is not it. {hint}").format(answer=answer, hint=hint)], right="", show=show)
+def during_fit_bytes(images: int = IMAGES) -> int:
+    """The post's data during its first ``fit``: both float64 arrays, and Keras's float32 copy of one."""
+    return 2 * array_bytes(images, 8) + array_bytes(images, 4)
 
 
-def zeros_input(pixels: np.ndarray) -> np.ndarray:
-    """The zeros variant's input for ``pixels`` (uint8, (n, 28, 28)): float32 (n, 1568)."""
-    flat = np.asarray(pixels).reshape(len(pixels), PIXELS).astype(np.float32) / 255.0
-    return np.concatenate([flat, np.zeros((len(pixels), 784), np.float32)], axis=1)
+def step_gflop(batch: int = BATCH) -> float:
+    """One training step: 3 x the forward pass; the forward pass is 2 FLOP (a multiply-add) per weight and image."""
+    return 3 * 2 * (FEATURES * HIDDEN + HIDDEN * CLASSES) * batch / 1e9
 
 
-def check_zeros_batch(answer: Any, pixels: np.ndarray, *, show: bool = True) -> Feedback:
-    """Exercise 4.1: the zeros-channel input for ``pixels``: shape (n, 1568), float32, pixels / 255 then zeros."""
-    if is_empty(answer):
-        return not_answered(ZEROS, _("Set `answer` to the array you build from the {count} images, then run "
-                                     "the cell.").format(count=len(pixels)), show=show)
-    try:
-        got = np.asarray(answer)  # a NumPy array or a TensorFlow tensor
-    except (TypeError, ValueError) as err:
-        problem = _("`answer` should be an array, not {type} ({error}).").format(type=type(answer).__name__, error=err)
-        return feedback(ZEROS, [problem], right="", show=show)
-    n, want = len(pixels), zeros_input(pixels)
-    if got.shape != want.shape:
-        if got.shape == (n, 28, 28):
-            hint = _("Flatten each image to {pixels} numbers first: pixels.reshape({n}, {pixels}).").format(
-                pixels=PIXELS, n=n)
-        elif got.shape == (n, PIXELS):
-            hint = _("Append the 784 zero channels: np.concatenate([images, zeros], axis=1).")
-        elif got.shape == (2 * n, PIXELS):
-            hint = _("The zeros go beside each image (axis=1), not below the images (axis=0).")
-        else:
-            hint = _("Each of the {n} images needs {pixels} pixels + 784 zeros.").format(n=n, pixels=PIXELS)
-        return feedback(ZEROS, [_("The shape is {got}, not {want}. {hint}").format(
-            got=got.shape, want=want.shape, hint=hint)], right="", show=show)
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return None
+    return float(value)
+
+
+def _near(value: float, nbytes: float, tolerance: float = 0.03) -> bool:
+    """``value`` is ``nbytes`` in MB or in MiB, within ``tolerance``."""
+    return any(abs(value - nbytes / unit) <= tolerance * nbytes / unit for unit in (MB, MIB))
+
+
+def _yes_no(value: Any) -> bool | None:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("yes", "no", "true", "false"):
+        return value.strip().lower() in ("yes", "true")
+    return None
+
+
+def _unanswered(answer: Any) -> bool:
+    return is_empty(answer) or (isinstance(answer, dict) and all(is_empty(v) for v in answer.values()))
+
+
+def check_memory(answer: Any, *, show: bool = True) -> Feedback:
+    """Exercise 4.1: {"float64_mb": one float64 array, "during_fit_mb": the data during the first fit,
+    "fits": whether that fits in 2 GB beside TensorFlow}, for 60,000 images."""
+    if _unanswered(answer):
+        return not_answered(MEMORY, _("Replace each None in the dict: two sizes in MB, then True or False. Then run "
+                                      "the cell."), show=show)
+    if not isinstance(answer, dict):
+        return feedback(MEMORY, [_("`answer` should be a dict, such as {{\"float64_mb\": 100, ...}}; it is "
+                                   "{answer!r}.").format(answer=answer)], right="", show=show)
     problems = []
-    if got.dtype != np.float32:
-        if got.dtype == np.float64:
-            problems.append(_("The dtype is float64: 8 bytes a number, the book's memory trap. np.zeros and "
-                              "np.random.random make float64 unless you pass dtype=\"float32\" (or use .astype)."))
+    one = _number(answer.get("float64_mb"))
+    if one is None:
+        problems.append(_("`float64_mb` should be a number of MB, not {value!r}.").format(
+            value=answer.get("float64_mb")))
+    elif not _near(one, array_bytes()):
+        if _near(one, array_bytes(bytes_per_number=4)):
+            hint = _("Each row holds 1,568 numbers (784 pixels + 784 extra), and float64 takes 8 bytes a number.")
+        elif _near(one, 2 * array_bytes()):
+            hint = _("That is both arrays. `float64_mb` is one of them.")
+        elif _near(one / 1e6, array_bytes()):
+            hint = _("That is in bytes. Divide by 10**6 for MB.")
         else:
-            problems.append(_("The dtype is {dtype}, not float32: the model wants floats in [0, 1].").format(
-                dtype=got.dtype))
-    values = got.astype(np.float64)
-    if np.allclose(values[:, PIXELS:], want[:, :PIXELS], atol=1e-6) and not np.any(values[:, :PIXELS]):
-        problems.append(_("The zeros come first. Put the pixels first, then the extra channels."))
-    else:
-        if np.allclose(values[:, :PIXELS], np.asarray(pixels, np.float64).reshape(n, PIXELS)):
-            problems.append(_("The pixels are still 0-255. Divide by 255 to scale them to [0, 1]."))
-        elif not np.allclose(values[:, :PIXELS], want[:, :PIXELS], atol=1e-6):
-            problems.append(_("The first {pixels} numbers of each row should be that image's pixels / 255, in "
-                              "order.").format(pixels=PIXELS))
-        if np.any(values[:, PIXELS:]):
-            problems.append(_("The last 784 numbers of each row should all be 0, the zero channels."))
-    return feedback(ZEROS, problems, right=_("Shape {shape}, float32, pixels / 255 then 784 zeros: the "
-                                             "zeros variant's input, as the pipeline builds it.").format(
-        shape=want.shape), show=show)
+            hint = _("Multiply: images x 1,568 numbers x 8 bytes, then divide by 10**6.")
+        problems.append(_("`float64_mb` = {value:,.1f} is not one float64 array of 60,000 images. {hint}").format(
+            value=one, hint=hint))
+    held = _number(answer.get("during_fit_mb"))
+    if held is None:
+        problems.append(_("`during_fit_mb` should be a number of MB, not {value!r}.").format(
+            value=answer.get("during_fit_mb")))
+    elif not _near(held, during_fit_bytes()):
+        if _near(held, 2 * array_bytes()):
+            hint = _("Add the float32 copy that `fit` makes of the array it trains on: 4 bytes a number.")
+        elif _near(held, array_bytes() + array_bytes(bytes_per_number=4)):
+            hint = _("The post builds both arrays before its first `fit`: both are in memory.")
+        elif _near(held, 3 * array_bytes()):
+            hint = _("Keras's copy is float32: half the size of a float64 array.")
+        else:
+            hint = _("Add two float64 arrays and one float32 copy.")
+        problems.append(_("`during_fit_mb` = {value:,.1f} is not the data held during the first `fit`. "
+                          "{hint}").format(value=held, hint=hint))
+    fits = _yes_no(answer.get("fits"))
+    if fits is None:
+        problems.append(_("`fits` should be True or False, not {value!r}.").format(value=answer.get("fits")))
+    elif fits:
+        problems.append(_("`fits`: about 1,900 MB of data, plus what this process already holds with TensorFlow "
+                          "(printed in section 1), is more than 2 GB."))
+    right = _("Right. The data alone is about 1,900 MB, and TensorFlow needs several hundred MB more: the post's "
+              "code does not fit in 2 GB. In float32, one variant at a time as section 2 builds them, the data is "
+              "376 MB.")
+    return feedback(MEMORY, problems, right=right, show=show)
+
+
+# ----------------------------------------------------------------------------- Exercise 4.2
+
+PREDICTIONS = ("a", "b", "c")
+
+
+def check_gpu_speed(answer: Any, *, show: bool = True) -> Feedback:
+    """Exercise 4.2: {"gflop_per_step": the arithmetic of one training step at batch 128, "prediction": "b"}."""
+    if _unanswered(answer):
+        return not_answered(SPEED, _("Replace each None in the dict: a number of GFLOP, then \"a\", \"b\" or \"c\". "
+                                     "Then run the cell."), show=show)
+    if not isinstance(answer, dict):
+        return feedback(SPEED, [_("`answer` should be a dict, such as {{\"gflop_per_step\": 1.0, ...}}; it is "
+                                  "{answer!r}.").format(answer=answer)], right="", show=show)
+    problems = []
+    truth = step_gflop()
+    gflop = _number(answer.get("gflop_per_step"))
+    if gflop is None:
+        problems.append(_("`gflop_per_step` should be a number of GFLOP, not {value!r}.").format(
+            value=answer.get("gflop_per_step")))
+    elif abs(gflop - truth) > 0.1 * truth:
+        hints = [
+            (truth / 3, _("That is the forward pass only. A training step costs about 3 times the forward pass.")),
+            (truth / 2, _("A multiply-add is 2 FLOP.")),
+            (truth / 6, _("That is the forward pass, with a multiply-add counted once. A multiply-add is 2 FLOP, and "
+                          "a training step costs about 3 times the forward pass.")),
+            (truth * 1000, _("That is in MFLOP. 1 GFLOP is 10**9 FLOP.")),
+            (truth * 1e9, _("That is in FLOP. Divide by 10**9 for GFLOP.")),
+            (truth / BATCH, _("That is one image. A step has 128 images.")),
+        ]
+        hint = next((text for value, text in hints if abs(gflop - value) <= 0.1 * value),
+                    _("Count the weights (1,568 x 512 + 512 x 10), then x 2 FLOP x 3 (training) x 128 images."))
+        problems.append(_("`gflop_per_step` = {value:g} is not it. {hint}").format(value=gflop, hint=hint))
+    given = str(answer.get("prediction", "")).strip().lower().strip("()")
+    if given not in PREDICTIONS:
+        problems.append(_("`prediction` should be \"a\", \"b\" or \"c\", not {value!r}.").format(
+            value=answer.get("prediction")))
+    elif given == "a":
+        problems.append(_("(a): at 8 TFLOP/s, the arithmetic of a step takes under 0.1 ms. Each step also runs "
+                          "Keras's Python code and starts its GPU kernels one by one. That fixed cost is larger, so it "
+                          "sets the pace."))
+    elif given == "c":
+        problems.append(_("(c): the GPU does the arithmetic in under 0.1 ms, where a CPU needs milliseconds. The "
+                          "fixed cost of a step makes the gain small, not negative."))
+    right = _("Right. {gflop:.2f} GFLOP takes a T4 about {ms:.2f} ms, far less than the fixed cost of a step. Fewer, "
+              "larger steps, or several steps per call (compile(steps_per_execution=...)), cut that cost.").format(
+        gflop=truth, ms=truth / T4_TFLOPS)
+    return feedback(SPEED, problems, right=right, show=show)

@@ -1,20 +1,18 @@
-"""Notebook 06's exercises: read a series back from the logs, and choose the batches to profile.
+"""Notebook 06's exercises: two decisions about profiling a run on a GPU.
 
-- Exercise 6.1, ``check_series(answer, root)``: the validation ``epoch_loss`` of the run
-  ``dense_zeros``, one number per epoch, read from the event files the notebook wrote. The check
-  reads the same logs (``tb_logs.read_scalars``) and compares, in float32 as TensorBoard stores them.
-  A list that is another series of the logs (the training loss, another run, the accuracy) is named.
-- Exercise 6.2, ``check_profile_range(answer)``: ``profile_batch`` for 5 steps of the second epoch
-  of a run with 3 epochs of 20 batches. The check applies the callback's counting (from 1, across
-  epochs, both ends included) and the course's rules (``tb_profile.check_profile_batch``).
+- Exercise 6.1, ``check_profile_range(answer)``: ``profile_batch`` for 5 steps of the second epoch
+  of a run with 3 epochs of 20 batches (its first epoch fills a cache, and on a GPU compiles). The check
+  applies the callback's counting (from 1, across epochs, both ends included) and the course's rules
+  (``tb_profile.check_profile_batch``).
+- Exercise 6.2, ``check_input_bound(answer)``: three profiles from a GPU, each a step time and the part
+  of it spent waiting for input; is each run highly, moderately or not input-bound? The check applies the
+  limits of TensorBoard's Profile tab (XProf: below 5% of the step not, from 20% highly) to the numbers,
+  and says the share of each run answered wrongly.
 """
 
 from __future__ import annotations
 
 import math
-import os
-from collections.abc import Sequence
-from pathlib import Path
 
 from course_utils.errors import ParameterError
 from course_utils.exercises import Feedback, feedback, is_empty, not_answered
@@ -22,72 +20,60 @@ from course_utils.i18n import translator
 
 _ = translator("exercises")
 
-# Exercise 6.1: the series the student reads.
-SERIES_RUN, SERIES_TAG, SERIES_SPLIT = "dense_zeros", "epoch_loss", "validation"
-
-# Exercise 6.2: the run the student profiles.
+# Exercise 6.1: the run the student profiles.
 PROFILE_EPOCHS, BATCHES_PER_EPOCH, PROFILE_STEPS, PROFILE_EPOCH = 3, 20, 5, 2
 
+# Exercise 6.2: the classmate's profiles on a GPU, (median step ms, ms of it waiting for input).
+PROFILES = {"A": (9.5, 7.6), "B": (2.5, 0.04), "C": (110.0, 6.8)}
+MODERATELY, HIGHLY = 0.05, 0.20  # XProf's limits (openxla/xprof, op_stats_to_input_pipeline_analysis.cc)
+VERDICTS = ("highly", "moderately", "not")
 
-def _numbers(answer: object) -> list[float] | None:
-    """The answer as a list of floats (a list, tuple or array of numbers); None when it is not one."""
-    if isinstance(answer, (str, bytes, dict)):
+
+def verdict(share: float) -> str:
+    """XProf's verdict for the share of a step spent waiting for input: "highly", "moderately" or "not"."""
+    return "highly" if share >= HIGHLY else "moderately" if share >= MODERATELY else "not"
+
+
+def _verdict_given(value: object) -> str | None:
+    """A student's verdict as one of VERDICTS ("Highly input-bound" -> "highly"); None when it is none of them."""
+    if not isinstance(value, str):
         return None
-    try:
-        return [float(value) for value in answer]  # type: ignore[union-attr]
-    except (TypeError, ValueError):
+    words = value.strip().lower().replace("-", " ").split()
+    if not words:
         return None
+    first = {"no": "not", "none": "not"}.get(words[0], words[0])
+    return first if first in VERDICTS else None
 
 
-def _float32(values: Sequence[float]) -> list[float]:
-    import numpy as np
-
-    return [float(v) for v in np.float32(values)]
-
-
-def check_series(answer: object, root: str | os.PathLike[str], *, show: bool = True) -> Feedback:
-    """Exercise 6.1: ``answer`` must hold the validation ``epoch_loss`` of ``dense_zeros`` under ``root``."""
-    from course_utils.tb_logs import read_scalars, series
-
-    name = "Exercise 6.1"
-    wanted = f"{SERIES_RUN}/{SERIES_SPLIT} {SERIES_TAG}"
-    if answer is None or answer is Ellipsis:
-        return not_answered(name, _("Read {series} from the event files. Put one number per epoch in a list, "
-                                    "as `answer`. Then run the cell.").format(series=wanted), show=show)
-    rows = read_scalars(Path(root))
-    steps, logged = series(rows, SERIES_RUN, SERIES_TAG, SERIES_SPLIT)
-    if not logged:
-        return feedback(name, [_("The log folder {root} holds no {series}. Run the cells of section 3 first, "
-                                 "then this cell again.").format(root=root, series=wanted)], right="", show=show)
-    given = _numbers(answer)
-    if given is None:
-        return feedback(name, [_("`answer` is {type}, not a list of numbers. Make a list with "
-                                 "one float per epoch.").format(type=type(answer).__name__)], right="", show=show)
-    if not given:
-        return feedback(name, [_("Your list is empty. `Scalars()` finds nothing in TF2 logs: read "
-                                 "`.Tensors(\"{tag}\")` and convert each event with `tf.make_ndarray`.").format(
-            tag=SERIES_TAG)], right="", show=show)
-    if _float32(given) == _float32(logged):
-        return feedback(name, [], right=_("Your {count} numbers are the {series} in the logs.").format(
-            count=len(given), series=wanted), show=show)
-    for other in sorted({(r.run, r.split, r.tag) for r in rows}):
-        if other == (SERIES_RUN, SERIES_SPLIT, SERIES_TAG):
+def check_input_bound(answer: object, *, show: bool = True) -> Feedback:
+    """Exercise 6.2: a dict {run: "highly" | "moderately" | "not"} for the runs of ``PROFILES``."""
+    name = "Exercise 6.2"
+    if is_empty(answer) or (isinstance(answer, dict) and all(is_empty(v) for v in answer.values())):
+        return not_answered(name, _("Replace each None with \"highly\", \"moderately\" or \"not\". Then run the "
+                                    "cell."), show=show)
+    if not isinstance(answer, dict):
+        return feedback(name, [_("`answer` should be a dict, such as {{\"A\": \"highly\", ...}}; it is "
+                                 "{answer!r}.").format(answer=answer)], right="", show=show)
+    problems = []
+    for run, (step, waiting) in PROFILES.items():
+        given = answer.get(run)
+        if is_empty(given):
+            problems.append(_("Run {run} has no answer.").format(run=run))
             continue
-        _steps, values = series(rows, other[0], other[2], other[1])
-        if values and _float32(values) == _float32(given):
-            return feedback(name, [_("These are the numbers of {run}/{split} {tag}. You need {series}: the folder "
-                                     "{want_run}/{want_split}, tag {want_tag!r}.").format(
-                run=other[0], split=other[1], tag=other[2], series=wanted, want_run=SERIES_RUN,
-                want_split=SERIES_SPLIT, want_tag=SERIES_TAG)], right="", show=show)
-    if len(given) != len(logged):
-        return feedback(name, [_("The log holds {epochs} epochs (steps {first} to {last}); your list has {count} "
-                                 "numbers. Keep every event: size_guidance {guidance}.").format(
-            epochs=len(logged), first=steps[0], last=steps[-1], count=len(given),
-            guidance="{event_accumulator.TENSORS: 0}")], right="", show=show)
-    first = next(i for i, (a, b) in enumerate(zip(_float32(given), _float32(logged), strict=True)) if a != b)
-    return feedback(name, [_("Epoch {epoch}: your value is {given:.6g}, the log holds {logged:.6g}. Read the value "
-                             "with `tf.make_ndarray(event.tensor_proto)`.").format(
-        epoch=steps[first], given=given[first], logged=logged[first])], right="", show=show)
+        said = _verdict_given(given)
+        if said is None:
+            problems.append(_("{run}: {given!r} is not one of \"highly\", \"moderately\", \"not\".").format(
+                run=run, given=given))
+        elif said != verdict(waiting / step):
+            problems.append(_("{run}: {waiting} ms of a {step} ms step is {share:.0%} of the step. Below 5% a run "
+                              "is not input-bound, from 20% highly, in between moderately.").format(
+                run=run, waiting=waiting, step=step, share=waiting / step))
+    right = _("Right. A and C wait about as long, but C's step is much longer: input-bound is a share of the step, "
+              "not a time. A faster device makes the same input weigh more.")
+    return feedback(name, problems, right=right, show=show)
+
+
+# ----------------------------------------------------------------------------------------------- Exercise 6.1
 
 
 def _epoch_of(batch: int) -> int:
@@ -96,10 +82,10 @@ def _epoch_of(batch: int) -> int:
 
 
 def check_profile_range(answer: object, *, show: bool = True) -> Feedback:
-    """Exercise 6.2: ``(start, stop)`` for 5 steps of epoch 2 of a run of 3 epochs x 20 batches."""
+    """Exercise 6.1: ``(start, stop)`` for 5 steps of epoch 2 of a run of 3 epochs x 20 batches."""
     from course_utils.tb_profile import MAX_STEPS, MIN_START, check_profile_batch
 
-    name = "Exercise 6.2"
+    name = "Exercise 6.1"
     first = (PROFILE_EPOCH - 1) * BATCHES_PER_EPOCH + 1
     last = PROFILE_EPOCH * BATCHES_PER_EPOCH
     if is_empty(answer):

@@ -55,7 +55,8 @@ def test_the_install_solutions_are_right_and_are_what_recommend_says():
         answer = solved(NOTEBOOK, exercise)["answer"]
         result = check(answer, show=False)
         assert result.status == RIGHT, result
-        assert result.status == RIGHT and answer.split('"')[1].split("==")[0] in " ".join(machine.recommendation().commands)
+        requirement = answer.split('"')[1].split("==")[0]
+        assert requirement in " ".join(machine.recommendation().commands), "the doctor's own requirement"
 
 
 @pytest.mark.parametrize("answer", [

@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import statistics
-from types import SimpleNamespace
-
-import numpy as np
 import pytest
 
 import course_utils.exercises.nb05 as nb05
@@ -25,7 +21,7 @@ def keras_namespace() -> dict:
     import keras
     from keras import layers
 
-    return {"keras": keras, "layers": layers}
+    return {"keras": keras, "layers": layers, "blog_cnn": blog_cnn}
 
 
 def blog_cnn(activation: str | None):
@@ -107,85 +103,83 @@ def test_5_1_empty_is_not_answered_and_the_task_cell_runs(capsys):
 
 # --------------------------------------------------------------------------- 5.2
 
-TIMES = [14.0, 5.0, 5.2, 9.0, 5.4]  # a warm-up epoch, then one slow epoch (the machine was busy)
-IMAGES = 60_000
-
 
 def test_5_2_the_solution_shown_is_right(shown):
-    ns = {"timer": SimpleNamespace(times=TIMES), "train_images": np.zeros((IMAGES, 28, 28), np.uint8)}
+    ns: dict = {}
     exec(shown["Exercise 5.2"], ns)
-    assert ns["answer"] == pytest.approx(IMAGES / 5.3)
-    assert nb05.check_images_per_s(ns["answer"], epoch_s=TIMES, images=IMAGES, show=False).status == RIGHT
-    assert nb05.check_images_per_s(round(ns["answer"]), epoch_s=TIMES, images=IMAGES, show=False).ok, "rounded"
+    result = nb05.check_utilisation(ns["answer"], show=False)
+    assert result.status == RIGHT and "eight times fewer steps" in messages(result)
 
 
 @pytest.mark.parametrize(("answer", "says"), [
-    (IMAGES / statistics.mean(TIMES[1:]), "mean of the later epochs"),
-    (IMAGES / statistics.median(TIMES), "counted the first epoch"),
-    (IMAGES / statistics.mean(TIMES), "counted the first epoch"),
-    (5.3, "seconds per epoch"),
-    (5.3 / IMAGES, "seconds per image"),
-    (1234.0, "divide the number of training images (60,000)"),
-    ("9917", "one number"),
+    ("a", "utilisation goes down, not up"),
+    ("c", "counts the time a kernel runs, not the memory used"),
+    ("d", "runs on the GPU already"),
 ])
-def test_5_2_each_mistake_is_named(answer, says):
-    result = nb05.check_images_per_s(answer, epoch_s=TIMES, images=IMAGES, show=False)
+def test_5_2_each_wrong_choice_says_why(answer, says):
+    result = nb05.check_utilisation(answer, show=False)
     assert result.status == WRONG and says in messages(result)
 
 
-def test_5_2_empty_and_one_epoch_are_not_answered(capsys):
-    ns = {"nb05": nb05, "timer": SimpleNamespace(times=TIMES), "train_images": np.zeros((10, 28, 28))}
-    exec(task_cells(NOTEBOOK)["Exercise 5.2"], ns)
-    assert "✏️ Exercise 5.2: not answered yet" in capsys.readouterr().out
-    one = nb05.check_images_per_s(1000.0, epoch_s=[3.0], images=IMAGES, show=False)
-    assert one.status == EMPTY and "EPOCHS >= 2" in messages(one)
+def test_5_2_spellings_and_odd_answers():
+    assert nb05.check_utilisation(" (B) ", show=False).ok
+    assert nb05.check_utilisation("e", show=False).status == WRONG
+    assert nb05.check_utilisation("", show=False).status == EMPTY
+
+
+def test_5_2_the_task_cell_as_shipped_is_not_answered(capsys):
+    exec(task_cells(NOTEBOOK)["Exercise 5.2"], {"nb05": nb05})  # noqa: S102 - the notebook's own task cell
+    assert "Exercise 5.2: not answered yet" in capsys.readouterr().out
 
 
 # --------------------------------------------------------------------------- 5.3
 
 
-def row(name, batch, rate, images_per_s, accuracy, keeps):
-    return {"name": name, "batch_size": batch, "learning_rate": rate, "images_per_s": images_per_s,
-            "test_accuracy": accuracy, "keeps_accuracy": keeps, "speedup_vs_baseline": images_per_s / 1000}
-
-
-LONG_RUN = {"best": "tf.data cache+prefetch", "configs": [
-    row("as in the blog post", 32, 0.001, 1000, 0.990, True),
-    row("batch 256", 256, 0.002, 2400, 0.982, False),
-    row("tf.data cache+prefetch", 256, 0.002, 2600, 0.988, True),
-    row("XLA", 256, 0.002, 900, 0.987, True),
-]}
-SHORT_RUN = {"best": "as in the blog post", "configs": [
-    row("as in the blog post", 32, 0.001, 700, 0.82, True),
-    row("batch 256", 256, 0.002, 1300, 0.63, False),
-    row("tf.data cache+prefetch", 256, 0.002, 1400, 0.58, False),
-]}
-
-
-@pytest.mark.parametrize(("report", "pair"), [(LONG_RUN, (256, 0.002)), (SHORT_RUN, (32, 0.001))])
-def test_5_3_the_solution_shown_is_right_for_a_long_and_a_short_run(shown, report, pair):
-    ns = {"report": report}
+def test_5_3_the_solution_shown_is_right(shown):
+    ns: dict = {}
     exec(shown["Exercise 5.3"], ns)
-    assert ns["answer"] == pair
-    result = nb05.check_batch_and_rate(ns["answer"], report=report, show=False)
-    assert result.status == RIGHT and report["best"] in messages(result)
-    assert nb05.check_batch_and_rate({"batch_size": pair[0], "learning_rate": pair[1]}, report=report,
-                                     show=False).ok
+    assert set(ns["answer"]) == set(nb05.GPUS)
+    result = nb05.check_policies(ns["answer"], show=False)
+    assert result.status == RIGHT and "LossScaleOptimizer" in messages(result)
 
 
-@pytest.mark.parametrize(("report", "answer", "says"), [
-    (SHORT_RUN, (256, 0.002), "lost accuracy"),
-    (LONG_RUN, (32, 0.001), "kept it too and was faster"),
-    (LONG_RUN, (256, 0.008), "linear scaling rule"),
-    (LONG_RUN, (512, 0.002), "did not measure batch 512"),
-    (LONG_RUN, 256, "(batch_size, learning_rate)"),
-    (LONG_RUN, ("256", "0.002"), "(batch_size, learning_rate)"),
+def test_5_3_the_rule_comes_from_the_course_s_tensor_core_function():
+    from course_utils.speed import gpu_policy
+
+    assert {gpu: gpu_policy(gpu, cc)[0] for gpu, cc in nb05.GPUS.items()} == {
+        "GeForce RTX 3060": "mixed_bfloat16", "Tesla T4": "mixed_float16", "GeForce GTX 1660 Ti": None,
+        "GeForce GTX 1080": None}
+
+
+def test_5_3_every_correct_answer_is_accepted():
+    """float16 on an 8.x GPU is right too (with loss scaling); "float32" and "None" mean no policy."""
+    answer = {"GeForce RTX 3060": "mixed_float16", "Tesla T4": " Mixed_Float16 ", "GeForce GTX 1660 Ti": "float32",
+              "GeForce GTX 1080": "None"}
+    assert nb05.check_policies(answer, show=False).ok
+
+
+@pytest.mark.parametrize(("gpu", "given", "says"), [
+    ("Tesla T4", "mixed_bfloat16", "bfloat16 needs compute capability 8.0"),
+    ("Tesla T4", None, "it has Tensor Cores"),
+    ("GeForce GTX 1660 Ti", "mixed_float16", "no Tensor Cores"),
+    ("GeForce GTX 1080", "mixed_float16", "Tensor Cores came with compute capability 7.0"),
+    ("GeForce RTX 3060", None, "it has Tensor Cores"),
+    ("GeForce RTX 3060", "fp16", "is not \"mixed_bfloat16\""),
 ])
-def test_5_3_wrong_choices_say_why(report, answer, says):
-    result = nb05.check_batch_and_rate(answer, report=report, show=False)
-    assert result.status == WRONG and says in messages(result)
+def test_5_3_a_wrong_policy_says_what_to_look_at(shown, gpu, given, says):
+    ns: dict = {}
+    exec(shown["Exercise 5.3"], ns)
+    result = nb05.check_policies({**ns["answer"], gpu: given}, show=False)
+    assert result.status == WRONG and len(result.messages) == 1
+    assert result.messages[0].startswith(gpu) and says in result.messages[0]
 
 
-def test_5_3_empty_is_not_answered_and_the_task_cell_runs(capsys):
-    exec(task_cells(NOTEBOOK)["Exercise 5.3"], {"nb05": nb05, "report": LONG_RUN})
-    assert "✏️ Exercise 5.3: not answered yet" in capsys.readouterr().out
+def test_5_3_missing_gpus_and_odd_answers():
+    partial = nb05.check_policies({"Tesla T4": "mixed_float16"}, show=False)
+    assert partial.status == WRONG and "GeForce RTX 3060 (8.6) has no answer." in partial.messages
+    assert "should be a dict" in messages(nb05.check_policies("mixed_float16", show=False))
+
+
+def test_5_3_the_task_cell_as_shipped_is_not_answered(capsys):
+    exec(task_cells(NOTEBOOK)["Exercise 5.3"], {"nb05": nb05})  # noqa: S102 - the notebook's own task cell
+    assert "Exercise 5.3: not answered yet" in capsys.readouterr().out

@@ -1,4 +1,4 @@
-"""Notebook 06's exercise checks: the notebook's own solutions are right, wrong answers say what is wrong."""
+"""Notebook 06's exercise checks: the notebook's own solutions are right, wrong answers say what to look at."""
 
 from __future__ import annotations
 
@@ -9,106 +9,34 @@ from course_utils.exercises import EMPTY, RIGHT, WRONG, nb06
 from .solutions import solved, task_cells
 
 NOTEBOOK = "06_tensorboard"
-EPOCHS = 3
-# The logs a small run of the notebook writes: (run, split) -> {tag: one value per epoch}.
-LOGGED = {
-    ("dense_zeros", "validation"): {"epoch_loss": [0.9, 0.5, 0.375], "epoch_accuracy": [0.5, 0.75, 0.8125]},
-    ("dense_zeros", "train"): {"epoch_loss": [1.25, 0.625, 0.4], "epoch_accuracy": [0.4, 0.7, 0.85]},
-    ("dense_noise", "validation"): {"epoch_loss": [1.5, 1.0, 0.875], "epoch_accuracy": [0.3, 0.45, 0.5]},
-}
-
-
-@pytest.fixture(scope="module")
-def root(tmp_path_factory):
-    """A log folder with TF2-style scalar summaries (tensors of the scalars plugin), as Keras writes them."""
-    from tensorboard.compat.proto import event_pb2
-    from tensorboard.plugins.scalar.summary_v2 import scalar_pb
-    from tensorboard.summary.writer.event_file_writer import EventFileWriter
-
-    folder = tmp_path_factory.mktemp("logs")
-    for (run, split), by_tag in LOGGED.items():
-        writer = EventFileWriter(str(folder / run / split))
-        for tag, values in by_tag.items():
-            for step, value in enumerate(values):
-                writer.add_event(event_pb2.Event(step=step, wall_time=1.0 + step, summary=scalar_pb(tag, value)))
-        writer.close()
-    return folder
 
 
 def test_the_notebook_has_the_two_exercises_each_calling_its_check():
     tasks = task_cells(NOTEBOOK)
     assert set(tasks) == {"Exercise 6.1", "Exercise 6.2"}
-    assert "nb06.check_series(answer, root)" in tasks["Exercise 6.1"]
-    assert "nb06.check_profile_range(answer)" in tasks["Exercise 6.2"]
-    for source in tasks.values():
-        assert "answer = None" in source, "the task starts with an empty answer"
+    assert "nb06.check_profile_range(answer)" in tasks["Exercise 6.1"]
+    assert "nb06.check_input_bound(answer)" in tasks["Exercise 6.2"]
 
 
-def test_the_task_cells_run_unattended_with_their_answers_empty(root, capsys):
-    namespace = {"root": root}  # one kernel: the cells run in order
+def test_the_task_cells_run_unattended_with_their_answers_empty(capsys):
+    namespace: dict = {}  # one kernel: the first task cell imports nb06 for the second
     for exercise, source in task_cells(NOTEBOOK).items():
-        exec(source, namespace)  # noqa: S102 - the notebook's own task cell
+        exec(source, namespace)  # noqa: S102 - the notebook's own task cell, unanswered
         assert f"✏️ {exercise}: not answered yet" in capsys.readouterr().out
 
 
 # ----------------------------------------------------------------------------- Exercise 6.1
 
 
-def test_the_series_solution_reads_the_logged_values(root, capsys):
-    from tensorboard.backend.event_processing import event_accumulator
-
-    from course_utils.tf_setup import quiet_tensorflow
-
-    names = {"root": root, "tf": quiet_tensorflow(), "event_accumulator": event_accumulator}
-    answer = solved(NOTEBOOK, "Exercise 6.1", **names)["answer"]
-    assert answer == pytest.approx(LOGGED[("dense_zeros", "validation")]["epoch_loss"])
-    result = nb06.check_series(answer, root)
-    assert result.status == RIGHT, result
-    assert capsys.readouterr().out.startswith("✅ Exercise 6.1: right")
-
-
-@pytest.mark.parametrize(("answer", "message"), [
-    ([1.25, 0.625, 0.4], "These are the numbers of dense_zeros/train epoch_loss."),
-    ([1.5, 1.0, 0.875], "These are the numbers of dense_noise/validation epoch_loss."),
-    ([0.5, 0.75, 0.8125], "These are the numbers of dense_zeros/validation epoch_accuracy."),
-    ([], "Your list is empty. `Scalars()` finds nothing in TF2 logs"),
-    ([0.9, 0.5], "The log holds 3 epochs (steps 0 to 2); your list has 2 numbers."),
-    ([0.9, 0.5, 0.4], "Epoch 2: your value is 0.4, the log holds 0.375."),
-    ("0.9, 0.5, 0.375", "`answer` is str, not a list of numbers."),
-])
-def test_a_wrong_series_says_what_it_is(root, answer, message):
-    result = nb06.check_series(answer, root, show=False)
-    assert result.status == WRONG and any(message in m for m in result.messages), result
-
-
-def test_numpy_values_and_tuples_are_read_too(root):
-    import numpy as np
-
-    assert nb06.check_series(tuple(np.float32([0.9, 0.5, 0.375])), root, show=False).ok
-    assert nb06.check_series(np.array([0.9, 0.5, 0.375]), root, show=False).ok
-
-
-def test_an_empty_series_answer_is_not_answered_yet(root):
-    assert nb06.check_series(None, root, show=False).status == EMPTY
-
-
-def test_logs_without_the_run_say_to_run_section_3_first(tmp_path):
-    result = nb06.check_series([0.9, 0.5, 0.375], tmp_path, show=False)
-    assert result.status == WRONG and "Run the cells of section 3 first" in result.messages[0]
-
-
-# ----------------------------------------------------------------------------- Exercise 6.2
-
-
 def test_the_profile_range_solution_is_right_and_passes_the_course_rules(capsys):
     from course_utils.tb_profile import check_profile_batch
 
-    answer = solved(NOTEBOOK, "Exercise 6.2")["answer"]
+    answer = solved(NOTEBOOK, "Exercise 6.1")["answer"]
     result = nb06.check_profile_range(answer)
     assert result.status == RIGHT, result
     start, stop = check_profile_batch(answer, total_batches=nb06.PROFILE_EPOCHS * nb06.BATCHES_PER_EPOCH)
     assert stop - start + 1 == nb06.PROFILE_STEPS and 21 <= start and stop <= 40, "5 batches of epoch 2"
-    assert capsys.readouterr().out.startswith("✅ Exercise 6.2: right")
+    assert capsys.readouterr().out.startswith("✅ Exercise 6.1: right")
 
 
 @pytest.mark.parametrize("answer", [(21, 25), (30, 34), (36, 40), [25, 29]])
@@ -137,3 +65,68 @@ def test_a_wrong_profile_range_says_what_is_wrong(answer, message):
 def test_an_empty_profile_range_is_not_answered_yet():
     assert nb06.check_profile_range(None, show=False).status == EMPTY
     assert nb06.check_profile_range((), show=False).status == EMPTY
+
+
+# ----------------------------------------------------------------------------- Exercise 6.2
+
+
+def test_the_input_bound_solution_is_right(capsys):
+    answer = solved(NOTEBOOK, "Exercise 6.2")["answer"]
+    assert set(answer) == set(nb06.PROFILES)
+    result = nb06.check_input_bound(answer)
+    assert result.status == RIGHT, result
+    assert capsys.readouterr().out.startswith("✅ Exercise 6.2: right")
+
+
+def test_the_verdicts_follow_xprofs_limits_on_the_share_not_the_time():
+    """A and C wait about as long; only the share of the step tells them apart (5% and 20%, XProf's limits)."""
+    assert {run: nb06.verdict(wait / step) for run, (step, wait) in nb06.PROFILES.items()} == {
+        "A": "highly", "B": "not", "C": "moderately"}
+    assert [nb06.verdict(share) for share in (0.0, 0.049, 0.05, 0.199, 0.20, 1.0)] == [
+        "not", "not", "moderately", "moderately", "highly", "highly"]
+    (step_a, wait_a), (step_c, wait_c) = nb06.PROFILES["A"], nb06.PROFILES["C"]
+    assert abs(wait_a - wait_c) < 1.0 and step_c > 10 * step_a
+
+
+@pytest.mark.parametrize("answer", [
+    {"A": "Highly input-bound", "B": "not input-bound", "C": "moderately input-bound"},
+    {"A": " HIGHLY ", "B": "no", "C": "Moderately"},
+    {"A": "highly", "B": "Not", "C": "moderately-bound", "D": "ignored"},
+])
+def test_every_spelling_of_the_right_verdicts_is_accepted(answer):
+    assert nb06.check_input_bound(answer, show=False).ok
+
+
+def test_a_wrong_verdict_shows_the_share_and_the_limits():
+    result = nb06.check_input_bound({"A": "highly", "B": "not", "C": "highly"}, show=False)
+    assert result.status == WRONG and len(result.messages) == 1
+    (message,) = result.messages
+    assert message.startswith("C: 6.8 ms of a 110.0 ms step is 6% of the step.")
+    assert "Below 5%" in message and "from 20% highly" in message
+
+
+def test_judging_by_the_wait_alone_is_caught():
+    """The mistake the exercise is about: A and C wait as long, so a student calls both highly input-bound."""
+    result = nb06.check_input_bound({"A": "highly", "B": "not", "C": "highly"}, show=False)
+    assert not result.ok
+    result = nb06.check_input_bound({"A": "moderately", "B": "not", "C": "moderately"}, show=False)
+    assert [m.split(":")[0] for m in result.messages] == ["A"]
+
+
+@pytest.mark.parametrize(("answer", "message"), [
+    ({"A": "highly", "B": "not"}, "Run C has no answer."),
+    ({"A": "highly", "B": "not", "C": None}, "Run C has no answer."),
+    ({"A": "very", "B": "not", "C": "moderately"}, "A: 'very' is not one of"),
+    ({"A": True, "B": "not", "C": "moderately"}, "A: True is not one of"),
+    ("highly", "`answer` should be a dict"),
+    (["highly", "not", "moderately"], "`answer` should be a dict"),
+])
+def test_an_incomplete_or_odd_answer_says_so(answer, message):
+    result = nb06.check_input_bound(answer, show=False)
+    assert result.status == WRONG and any(message in m for m in result.messages), result
+
+
+def test_an_empty_answer_is_not_answered_yet():
+    assert nb06.check_input_bound(None, show=False).status == EMPTY
+    assert nb06.check_input_bound({"A": None, "B": None, "C": None}, show=False).status == EMPTY
+    assert nb06.check_input_bound({}, show=False).status == EMPTY

@@ -294,41 +294,43 @@ def test_02_verify_gpu_key_results(course_run):
 
 def test_03_memory_key_results(course_run):
     run = passed(course_run, "03_memory")
-    r, p = run["results"], run["recorded_parameters"]
-    assert r["logical_cpus"] == p["CPU_DEVICES"]
-    assert r["fresh_process_cpus"] == p["CPU_DEVICES"] + 1
-    assert r["too_late_error"] == "RuntimeError" and r["course_error"] == "ConfigurationTooLateError"
-    assert r["configure_again_changed"] is False
-    assert r["tensors_block_increase_mib"] >= 0.5 * r["tensors_expected_mib"] > 0
-    # growth and a limit on one GPU (a stand-in GPU without one): ValueError in one order, growth dropped in the other
-    assert r["limit_then_growth_error"] == "ValueError" and r["growth_then_limit_error"] is None
-    assert r["growth_then_limit_reported"] and all(r["growth_then_limit_reported"].values())
-    assert r["growth_then_limit_in_effect"] is False
-    assert r["memory_samples"] >= 5 and 0 < r["training_start_mib"] <= r["training_peak_mib"]
-    assert 0 < r["train_accuracy"] <= 1
-    if run["device"] == "/CPU:0":
-        assert r["gpu_runs"] == {} and r["stand_in_gpus"] == 1
+    r = run["results"]
+    # the CPU split before the runtime started; a different split afterwards refused with TensorFlow's own words
+    assert r["logical_cpus"] == 2
+    assert r["too_late_error"] == "RuntimeError"
+    assert r["too_late_message"] == "Virtual devices cannot be modified after being initialized"
+    # one training step's memory: each image adds about the formula's 2 x 4 bytes x the outputs per image
+    assert r["formula_kb_per_image"] == pytest.approx(2 * 4 * 37_610 / 1e3)
+    assert 0.5 < r["step_kb_per_image"] / r["formula_kb_per_image"] < 2
+    assert 5_000 < r["largest_batch"] < 50_000, "the 5000 MiB of Exercise 3.2, at the measured rate"
+    if run["environment"].get("gpu") is None:  # no GPU: the seven runs in new processes are skipped
+        assert r["gpu_runs"] == {}
+    else:
+        assert len(r["gpu_runs"]) == 7 and "ValueError" in r["gpu_runs"]["limit, then growth"]
 
 
 def test_04_dense_noise_vs_zeros_key_results(course_run):
     run = passed(course_run, "04_dense_noise_vs_zeros")
     r, p = run["results"], run["recorded_parameters"]
-    assert r["dataset"] == p["DATASET"] == "mnist"
-    assert r["train_images"] + r["validation_images"] == p["IMAGES"] and r["validation_images"] > 0
-    for kind in ("noise", "zeros"):
-        curve = r[f"val_accuracy_{kind}"]
-        assert len(curve) == p["EPOCHS"] and r[f"final_val_accuracy_{kind}"] == curve[-1]
-        assert 0 < curve[-1] <= 1 and r["train_s"][kind] > 0
-    gap = 100 * (r["final_val_accuracy_zeros"] - r["final_val_accuracy_noise"])
+    assert p["DATASET"] == "mnist" and run["environment"]["data"]["mnist"]["train_images_used"] == p["IMAGES"]
+    assert r["train_images"] == math.floor(p["IMAGES"] * 0.8), "validation_split=0.2: the first 80% train"
+    curves = r["val_accuracy"]
+    assert sorted(curves) == ["noise", "zeros"] and all(len(c) == p["EPOCHS"] for c in curves.values())
+    assert all(0 < a <= 1 for c in curves.values() for a in c)
+    gap = 100 * (curves["zeros"][-1] - curves["noise"][-1])
     assert r["zeros_minus_noise_points"] == pytest.approx(gap, abs=0.05)
     last = min(3, p["EPOCHS"])
-    average_gap = 100 * (sum(r["val_accuracy_zeros"][-last:]) - sum(r["val_accuracy_noise"][-last:])) / last
+    average_gap = 100 * (sum(curves["zeros"][-last:]) - sum(curves["noise"][-last:])) / last
     assert r["zeros_minus_noise_last_epochs_points"] == pytest.approx(average_gap, abs=0.05)
     # The lesson is the direction: zeros ahead, on the average of the last 3 epochs (steadier than the last one).
-    # The smoke run (MNIST, 4,000 images x 5 epochs) measured 6.3 to 10.8 points over seeds 0-9, and 0.6 to 15.9
-    # at the last epoch alone; the notebook's checkpoint table lists every measurement.
+    # The smoke run (MNIST, 4,000 images x 5 epochs) measured 6.0 to 16.3 points over seeds 0-9, and 4.4 to 17.0
+    # at the last epoch alone (docs/references.md#noise-gap).
     assert r["zeros_minus_noise_last_epochs_points"] > 0, "zeros beat noise (the lesson)"
-    assert on_device(r["weights_device"], run["device"])
+    # the GPU lessons: float32 fed to fit, the model computed on the chosen device, a time per step measured
+    assert r["fed_dtypes"] == ["float32"]
+    assert sorted(r["output_device"]) == ["noise", "zeros"]
+    assert all(on_device(placed, run["device"]) for placed in r["output_device"].values())
+    assert all(finite(ms) and ms > 0 for ms in r["step_ms"].values())
 
 
 def test_05_cnn_cpu_vs_gpu_key_results(course_run):
@@ -336,53 +338,60 @@ def test_05_cnn_cpu_vs_gpu_key_results(course_run):
     r, p = run["results"], run["recorded_parameters"]
     assert r["dataset"] == "mnist" and r["train_images"] == p["IMAGES"]
     assert r["test_accuracy"] >= 0.80, "the short run's floor on MNIST (the checkpoint's)"
-    assert len(r["epoch_s"]) == p["EPOCHS"] and on_device(r["weights_device"], run["device"])
-    assert "from_logits" in r["softmax_logits_warning"]
-    as_logits, as_probs = r["loss_on_predictions"]["from_logits=True"], r["loss_on_predictions"]["from_logits=False"]
-    assert finite(as_logits, as_probs) and as_logits != pytest.approx(as_probs), "from_logits changes the loss"
-    controls = r["controls_run"]
-    assert len(controls["loss"]) == p["BENCH_EPOCHS"] and 0 < controls["test_accuracy"] <= 1
-    assert on_device(controls["weights_device"], controls["device"])
-    assert r["device_comparison"] and any(c["device"] == run["device"] for c in r["device_comparison"])
-    assert all(c["images_per_s"] > 0 and 0 < c["test_accuracy"] <= 1 for c in r["device_comparison"])
-    ladder = {row["name"]: row for row in r["ladder"]}
-    baseline = r["ladder"][0]
-    assert baseline["speedup_vs_baseline"] == pytest.approx(1.0) and baseline["keeps_accuracy"] is True
-    assert (baseline["batch_size"], baseline["learning_rate"]) == (32, 0.001), "the blog post's batch, Adam's default"
-    assert list(ladder)[-1].startswith("XLA") and all(row["learning_rate"] == 0.002 for row in r["ladder"][1:])
-    # mixed precision follows the guide: on a CPU only with AMX (notebook 05, section 5)
-    mixed = [name for name in ladder if name.startswith("mixed precision")]
-    assert len(mixed) <= 1 and p["MIXED_PRECISION"] == "auto"
+    assert "from_logits" in r["softmax_logits_warning"][0]
+    # every device TensorFlow lists (the CPU, and the first GPU), each trained where it was placed
+    assert r["devices"][0] == "/CPU:0" and run["device"] in r["devices"] and len(r["devices"]) <= 2
+    assert set(r["epoch_s"]) == set(r["weights_on"]) == set(r["devices"])
+    assert all(finite(s) and s > 0 for s in r["epoch_s"].values())
+    assert all(on_device(r["weights_on"][d], d) for d in r["devices"])
+    # the monitor sampled the CPU, and nvidia-smi exactly when there is a GPU
+    monitor = r["monitor"]
+    assert monitor["cpu_samples"] >= 2
+    if "/GPU:0" in r["devices"]:
+        assert monitor["gpu_samples"] > 0 or monitor["gpu_error"]
+    else:
+        assert monitor["gpu_samples"] == 0 and monitor["gpu_error"] is None
+    # the ladder: every rung once per round, the rounds one after the other (interleaved), timed to one target
+    assert r["target_accuracy"] == pytest.approx(p["TARGET_ACCURACY"]), "the smoke run's target"
+    rows = r["ladder"]
+    rungs = list(dict.fromkeys(row["rung"] for row in rows))
+    assert rungs[:3] == ["as in the blog post", "batch 256", "tf.data"] and rungs[-1] == "XLA"
+    assert [row["rung"] for row in rows] == rungs * p["REPEATS"]
+    assert [row["round"] for row in rows] == [n for n in range(1, p["REPEATS"] + 1) for _ in rungs]
+    for row in rows:
+        assert 1 <= row["epochs"] <= p["MAX_EPOCHS"]
+        assert (row["seconds"] is None and row["epochs"] == p["MAX_EPOCHS"]) or (finite(row["seconds"])
+                                                                                  and row["seconds"] > 0)
+    # mixed precision follows the rule: on a CPU only with AMX
+    assert p["MIXED_PRECISION"] == "auto"
     if run["device"] == "/CPU:0":
-        assert bool(mixed) == ("has AMX" in r["mixed_precision"]), r["mixed_precision"]
-    assert all(row["images_per_s"] > 0 and 0 < row["test_accuracy"] <= 1 for row in r["ladder"])
-    best = ladder[r["ladder_best"]]
-    assert best["keeps_accuracy"] is True and best["images_per_s"] == max(
-        row["images_per_s"] for row in r["ladder"] if row["keeps_accuracy"]
-    )
-    speedup = r["speedup_best_vs_baseline"]
-    assert speedup == pytest.approx(best["speedup_vs_baseline"]) and speedup >= 1.0
+        assert ("mixed precision" in rungs) == ("has AMX" in r["mixed_precision"]), r["mixed_precision"]
+    reached = [row for row in rows if row["seconds"]]
+    assert (r["ladder_best"] is None) == (not reached)
+    if reached:
+        assert r["ladder_best"] in {row["rung"] for row in reached}
 
 
 def test_06_tensorboard_key_results(course_run):
     run = passed(course_run, "06_tensorboard")
     r, p = run["results"], run["recorded_parameters"]
     assert p["LAUNCH_TENSORBOARD"] is False, "the default: unattended runs start no server"
-    assert r["runs"] == ["cnn", "dense_noise", "dense_zeros"]
-    assert sorted(r["final_val_accuracy"]) == r["runs"] and all(0 < a <= 1 for a in r["final_val_accuracy"].values())
-    assert r["reader_matches_history"] is True and r["series_compared"] == 12
-    assert r["scalars_read"] > 0
-    assert r["histogram_tags"]["dense_noise/train"] == 4 and r["histogram_tags"]["cnn/train"] == 10
-    assert r["profile_batch"] == list(p["PROFILE_BATCH"])
-    start, stop = r["profile_batch"]
-    assert len(r["profiled_steps"]) == stop - start + 1 and r["trace_events"] > 0
+    runs = ["generator", "tf_data"]
+    assert sorted(r["input_ms"]) == sorted(r["step_ms"]) == sorted(r["input_share"]) == runs
+    assert r["input_ms"]["tf_data"] < r["input_ms"]["generator"], "tf.data makes a batch faster"
+    start, stop = p["PROFILE_BATCH"]
+    assert r["profiled_steps"] == {run: stop - start + 1 for run in runs}, "each profile holds the profiled steps"
+    assert all(ms > 0 for ms in r["step_ms"].values()) and all(0 <= s < 1 for s in r["input_share"].values())
+    assert r["reader_matches_history"] is True
 
-    # The logs went to the run's own folder in OUT (the runner's COURSE_LOG_DIR), not to notebooks/logs.
+    # The logs went to the run's own folder in OUT (the runner's COURSE_LOG_DIR), not to notebooks/logs:
+    # one folder per run, each with its training and validation logs and one profile.
     root = Path(r["log_dir"])
     assert root == course_run.log_dir / p["LOG_DIR"]
-    trace = root / r["trace_file"]
-    assert trace.is_file() and trace.stat().st_size == r["trace_bytes"] > 0
-    assert trace.match("cnn/train/plugins/profile/*/*.xplane.pb")
+    for name in runs:
+        assert (root / name / "validation").is_dir()
+        (trace,) = (root / name / "train" / "plugins" / "profile").glob("*/*.xplane.pb")
+        assert trace.stat().st_size > 0
 
     executed = json.loads(Path(run["executed"]).read_text())
     (cell,) = [c for c in code_cells(executed) if "%tensorboard" in source(c)]

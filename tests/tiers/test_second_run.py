@@ -17,7 +17,9 @@ from nbclient import NotebookClient
 from ..conftest import ROOT
 
 pytestmark = [pytest.mark.notebook, pytest.mark.timeout(600)]
-AGAIN = ["01_install_versions", "zh/01_install_versions", "02_verify_gpu", "zh/02_verify_gpu"]
+AGAIN = ["01_install_versions", "zh/01_install_versions", "02_verify_gpu", "zh/02_verify_gpu",
+         "03_memory", "zh/03_memory", "04_dense_noise_vs_zeros", "zh/04_dense_noise_vs_zeros",
+         "05_cnn_cpu_vs_gpu", "zh/05_cnn_cpu_vs_gpu", "06_tensorboard", "zh/06_tensorboard"]
 
 
 @pytest.mark.parametrize("name", AGAIN)
