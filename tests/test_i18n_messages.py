@@ -111,18 +111,18 @@ def test_setup_speaks_english_without_the_switch(english, capsys):
 
 
 def test_an_exercise_gives_its_feedback_in_chinese(chinese, capsys):
-    result = nb04.check_param_count(12345, inputs=784)
+    result = nb04.check_memory({"float64_mb": 376.3, "during_fit_mb": 1881.6, "fits": False})
     out = capsys.readouterr().out
     assert result.status == WRONG  # the status stays the constant the code compares
-    assert out.startswith("❌ 练习 4.2：错误")
-    assert "12,345 不对" in out and "差了 -394,705" in out  # the fields are filled in the Chinese sentence
-    empty = nb04.check_param_count(None, inputs=784, show=False)
-    assert empty.status == EMPTY and str(empty).startswith("✏️ 练习 4.2：尚未作答")
+    assert out.startswith("❌ 练习 4.1：错误")
+    assert "`float64_mb` = 376.3 不是" in out and "8 字节" in out  # the fields are filled in the Chinese sentence
+    empty = nb04.check_memory(None, show=False)
+    assert empty.status == EMPTY and str(empty).startswith("✏️ 练习 4.1：尚未作答")
 
 
 def test_an_exercise_gives_its_feedback_in_english_without_the_switch(english):
-    result = nb04.check_param_count(12345, inputs=784, show=False)
-    assert str(result).startswith("❌ Exercise 4.2: wrong\n   - 12,345 is not it.")
+    result = nb04.check_memory({"float64_mb": 376.3, "during_fit_mb": 1881.6, "fits": False}, show=False)
+    assert str(result).startswith("❌ Exercise 4.1: wrong\n   - `float64_mb` = 376.3 is not one float64 array")
     assert not CJK.search(str(result))
 
 
