@@ -68,6 +68,11 @@ def not_answered(exercise: str, hint: str, *, show: bool = True) -> Feedback:
     return result
 
 
+def unanswered(answer: object) -> bool:
+    """``is_empty``, or a task cell's skeleton dict still unfilled: every value a placeholder (``{"T4": None}``)."""
+    return is_empty(answer) or (isinstance(answer, dict) and all(is_empty(v) for v in answer.values()))
+
+
 def is_empty(answer: object) -> bool:
     """True for the placeholders a task cell starts with: None, ..., "" or an empty collection."""
     if answer is None or answer is Ellipsis:

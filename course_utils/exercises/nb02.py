@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ast
 
-from course_utils.exercises import Feedback, feedback, is_empty, not_answered
+from course_utils.exercises import Feedback, feedback, is_empty, not_answered, unanswered
 from course_utils.i18n import translator
 
 _ = translator("exercises")
@@ -37,7 +37,7 @@ def code_kind(compute_capability: str, tensorflow: str = "2.21") -> str:
 def check_gpu_code(answer: object, *, show: bool = True) -> Feedback:
     """Exercise 2.1: a dict {GPU name: "cubin" | "ptx" | "none"} for the five GPUs of ``GPUS``."""
     name = "Exercise 2.1"
-    if is_empty(answer) or (isinstance(answer, dict) and all(is_empty(v) for v in answer.values())):
+    if unanswered(answer):
         return not_answered(name, _("Replace each None in the dict with \"cubin\", \"ptx\" or \"none\". Then run "
                                     "the cell."), show=show)
     if not isinstance(answer, dict):

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from course_utils.exercises import Feedback, feedback, is_empty, not_answered
+from course_utils.exercises import Feedback, feedback, not_answered, unanswered
 from course_utils.i18n import translator
 
 _ = translator("exercises")
@@ -59,14 +59,10 @@ def _yes_no(value: Any) -> bool | None:
     return None
 
 
-def _unanswered(answer: Any) -> bool:
-    return is_empty(answer) or (isinstance(answer, dict) and all(is_empty(v) for v in answer.values()))
-
-
 def check_memory(answer: Any, *, show: bool = True) -> Feedback:
     """Exercise 4.1: {"float64_mb": one float64 array, "during_fit_mb": the data during the first fit,
     "fits": whether that fits in 2 GB beside TensorFlow}, for 60,000 images."""
-    if _unanswered(answer):
+    if unanswered(answer):
         return not_answered(MEMORY, _("Replace each None in the dict: two sizes in MB, then True or False. Then run "
                                       "the cell."), show=show)
     if not isinstance(answer, dict):
@@ -122,7 +118,7 @@ PREDICTIONS = ("a", "b", "c")
 
 def check_gpu_speed(answer: Any, *, show: bool = True) -> Feedback:
     """Exercise 4.2: {"gflop_per_step": the arithmetic of one training step at batch 128, "prediction": "b"}."""
-    if _unanswered(answer):
+    if unanswered(answer):
         return not_answered(SPEED, _("Replace each None in the dict: a number of GFLOP, then \"a\", \"b\" or \"c\". "
                                      "Then run the cell."), show=show)
     if not isinstance(answer, dict):

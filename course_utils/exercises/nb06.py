@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 
 from course_utils.errors import ParameterError
-from course_utils.exercises import Feedback, feedback, is_empty, not_answered
+from course_utils.exercises import Feedback, feedback, is_empty, not_answered, unanswered
 from course_utils.i18n import translator
 
 _ = translator("exercises")
@@ -48,7 +48,7 @@ def _verdict_given(value: object) -> str | None:
 def check_input_bound(answer: object, *, show: bool = True) -> Feedback:
     """Exercise 6.2: a dict {run: "highly" | "moderately" | "not"} for the runs of ``PROFILES``."""
     name = "Exercise 6.2"
-    if is_empty(answer) or (isinstance(answer, dict) and all(is_empty(v) for v in answer.values())):
+    if unanswered(answer):
         return not_answered(name, _("Replace each None with \"highly\", \"moderately\" or \"not\". Then run the "
                                     "cell."), show=show)
     if not isinstance(answer, dict):

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from course_utils.exercises import EMPTY, RIGHT, WRONG, feedback, is_empty, not_answered
+from course_utils.exercises import EMPTY, RIGHT, WRONG, feedback, is_empty, not_answered, unanswered
+
+from ..conftest import NOTEBOOKS
 
 
 def test_no_problems_is_right_and_printed(capsys):
@@ -33,6 +35,12 @@ def test_placeholders_count_as_empty(answer, empty):
     assert is_empty(answer) is empty
 
 
+@pytest.mark.parametrize(("answer", "empty"), [(None, True), ({"T4": None, "A100": ...}, True), ({"T4": ""}, True),
+                                               ({"T4": None, "A100": "cubin"}, False), ({"T4": 0}, False)])
+def test_a_skeleton_dict_still_unfilled_is_unanswered(answer, empty):
+    assert unanswered(answer) is empty
+
+
 def test_every_notebook_exercise_has_a_task_cell_and_a_solution():
     """The convention the notebooks follow, checked for all of them at once."""
     from ..conftest import NOTEBOOKS
@@ -43,6 +51,19 @@ def test_every_notebook_exercise_has_a_task_cell_and_a_solution():
         assert set(tasks) == set(shown), f"{path.name}: tasks {sorted(tasks)}, solutions {sorted(shown)}"
         assert len(tasks) >= 2, f"{path.name}: {len(tasks)} exercise(s); every notebook has at least two"
         assert all(name.startswith(f"Exercise {int(path.name[:2])}.") for name in tasks), sorted(tasks)
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_each_task_cell_as_shipped_runs_unattended_and_is_not_answered_yet(path, capsys):
+    """What papermill, nbval and CI run: the task cells in order in one namespace (the first imports the checks),
+    answers empty. Each says it is not answered yet - never wrong, never an error."""
+    from .solutions import task_cells
+
+    namespace: dict = {}
+    for exercise, source in task_cells(path.stem).items():
+        exec(source, namespace)  # noqa: S102 - the notebook's own task cell, unanswered
+        out = capsys.readouterr().out
+        assert f"✏️ {exercise}: not answered yet" in out and "wrong" not in out, out
 
 
 def test_a_check_as_the_last_line_of_a_cell_shows_its_feedback_once(capsys):
