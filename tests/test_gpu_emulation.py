@@ -17,25 +17,26 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from .conftest import ROOT
-
-NOTEBOOK = ROOT / "notebooks" / "02_verify_gpu.ipynb"
-
-
-def cell(cell_id: str) -> str:
-    """The source of notebook 02's code cell ``cell_id``."""
-    cells = json.loads(NOTEBOOK.read_text(encoding="utf-8"))["cells"]
-    (found,) = [c for c in cells if c["id"] == cell_id]
-    return "".join(found["source"])
+from .exercises.solutions import cell_source
 
 
 def functions_of_the_tf32_cell() -> dict:
     """``to_tf32`` and ``relative_error`` as the notebook defines them (the cell's definitions only)."""
-    source = cell("tf32")
+    source = cell_source("02_verify_gpu", "tf32")
     definitions = source[: source.index("\nexact = ")]
     namespace: dict = {"np": np}
     exec(definitions, namespace)  # noqa: S102 - the notebook's own functions
     return namespace
+
+
+@contextlib.contextmanager
+def entered(scope: list[str], name: str):
+    """A stand-in ``tf.device(name)``: inside the block, ``scope[-1]`` names the device."""
+    scope.append(name)
+    try:
+        yield
+    finally:
+        scope.pop()
 
 
 # ----------------------------------------------------------------------------- TensorFloat-32
@@ -126,7 +127,7 @@ def run_timing_cell(monkeypatch, source: str) -> tuple[StandInGPU, list]:
 
 
 def test_the_timing_cell_times_the_kernel_and_the_copy_apart(monkeypatch, capsys):
-    gpu, rows = run_timing_cell(monkeypatch, cell("timing"))
+    gpu, rows = run_timing_cell(monkeypatch, cell_source("02_verify_gpu", "timing"))
     ((asked, ran, ms, copy_ms, _),) = rows
     assert (asked, ran.endswith("GPU:0")) == ("/device:GPU:0", True)
     assert ms == pytest.approx(1e3 * KERNEL_S, rel=0.01), "the kernel's time, waited for with a sync"
@@ -138,7 +139,7 @@ def test_the_timing_cell_times_the_kernel_and_the_copy_apart(monkeypatch, capsys
 def test_the_stand_in_shows_what_goes_wrong_without_the_sync(monkeypatch):
     """The emulation is faithful: the classmate's timing of exercise 2.2 measures only the queueing,
     and the course's old timing (``.numpy()`` inside the timed interval) adds the copy."""
-    source = cell("timing")
+    source = cell_source("02_verify_gpu", "timing")
     no_sync = source.replace("            tf.test.experimental.sync_devices()  #", "            pass  #", 1)
     assert no_sync != source
     _, rows = run_timing_cell(monkeypatch, no_sync)
@@ -150,8 +151,6 @@ def test_the_stand_in_shows_what_goes_wrong_without_the_sync(monkeypatch):
 
 
 # ----------------------------------------------------------------------------- one GPU, several replicas (notebook 07)
-
-NOTEBOOK_07 = ROOT / "notebooks" / "07_beyond_one_gpu.ipynb"
 
 
 class StandInDevices:
@@ -190,8 +189,7 @@ class StandInDevices:
 
 
 def run_replica_cell(devices: StandInDevices, device: str = "auto") -> dict:
-    cells = json.loads(NOTEBOOK_07.read_text(encoding="utf-8"))["cells"]
-    (source,) = ["".join(c["source"]) for c in cells if c["id"] == "313ede3b"]
+    source = cell_source("07_beyond_one_gpu", "313ede3b")
     namespace = {"tf": devices.tf(), "DEVICE": device, "CPU_REPLICAS": 2, "LOGICAL_GPU_MB": 1024}
     exec(source, namespace)  # noqa: S102 - notebook 07's own cell, against stand-in devices
     return namespace
@@ -228,7 +226,6 @@ def test_a_second_run_keeps_the_first_split_and_says_so(capsys):
 
 # ----------------------------------------------------------------------------- time per step (notebook 04)
 
-NOTEBOOK_04 = ROOT / "notebooks" / "04_dense_noise_vs_zeros.ipynb"
 STEP_S, STEP_LAUNCH_S, TRACE_S = 0.002, 0.0001, 0.5
 
 
@@ -243,14 +240,7 @@ class StandInKeras:
         self.scope: list[str] = []
 
     def device(self, name: str):
-        @contextlib.contextmanager
-        def scope():
-            self.scope.append(name)
-            try:
-                yield
-            finally:
-                self.scope.pop()
-        return scope()
+        return entered(self.scope, name)
 
     def queue(self, seconds: float) -> None:
         gpu = self.gpu
@@ -313,14 +303,8 @@ def run_training_cell(monkeypatch, source: str, epochs: int = 3) -> dict:
     return namespace
 
 
-def training_cell() -> str:
-    cells = json.loads(NOTEBOOK_04.read_text(encoding="utf-8"))["cells"]
-    (source,) = ["".join(c["source"]) for c in cells if c["id"] == "train"]
-    return source
-
-
 def test_the_time_per_step_is_the_gpu_s_time_not_the_queueing(monkeypatch, capsys):
-    cell = run_training_cell(monkeypatch, training_cell())
+    cell = run_training_cell(monkeypatch, cell_source("04_dense_noise_vs_zeros", "train"))
     for kind in ("noise", "zeros"):
         assert cell["step_ms"][kind] == pytest.approx(1e3 * STEP_S, rel=1e-6), "waited for the GPU; tracing left out"
         assert cell["devices"][kind].endswith("device:GPU:0"), "the output was computed under tf.device"
@@ -329,7 +313,7 @@ def test_the_time_per_step_is_the_gpu_s_time_not_the_queueing(monkeypatch, capsy
 
 def test_without_the_callback_s_sync_the_time_per_step_is_the_queueing(monkeypatch):
     """Faithful: without the callback's sync the clock stops when the steps are queued; one epoch keeps the trace."""
-    source = training_cell()
+    source = cell_source("04_dense_noise_vs_zeros", "train")
     no_sync = source.replace("        tf.test.experimental.sync_devices()  #", "        pass  #", 1)
     assert no_sync != source
     cell = run_training_cell(monkeypatch, no_sync)
@@ -343,7 +327,6 @@ def test_without_the_callback_s_sync_the_time_per_step_is_the_queueing(monkeypat
 # (tensorflow/python/eager/context.py), so they run here against a stand-in GPU: a name added to TensorFlow's device
 # list in a child process (private API; TensorFlow has no public way). The runtime is never started with it.
 
-NOTEBOOK_03 = ROOT / "notebooks" / "03_memory.ipynb"
 STAND_IN_GPU = """
 from tensorflow.python.eager import context
 
@@ -355,12 +338,6 @@ ctx._physical_device_to_index = {p: i for i, p in enumerate(ctx._physical_device
 ctx._visible_device_list += [stand_in]
 ctx._memory_growth_map[stand_in] = None
 """
-
-
-def cell_03(cell_id: str) -> str:
-    cells = json.loads(NOTEBOOK_03.read_text(encoding="utf-8"))["cells"]
-    (found,) = ["".join(c["source"]) for c in cells if c["id"] == cell_id]
-    return found
 
 
 def in_a_child(code: str) -> dict:
@@ -382,9 +359,10 @@ def test_the_program_s_settings_do_on_a_gpu_what_the_notebook_says():
     import re
     import textwrap
 
-    program = cell_03("gpu-memory-file").partition("\n")[2]
+    program = cell_source("03_memory", "gpu-memory-file").partition("\n")[2]
     configuration = program[: program.index("\nbefore = gpu_used_mib()")]
-    settings = ast.literal_eval(re.search(r"settings = (\[.*?\])", cell_03("gpu-memory-runs"), re.S).group(1))
+    runs = cell_source("03_memory", "gpu-memory-runs")
+    settings = ast.literal_eval(re.search(r"settings = (\[.*?\])", runs, re.S).group(1))
     code = "import contextlib, io, json, sys\nimport tensorflow as tf\n" + STAND_IN_GPU + textwrap.dedent(f"""
         out = {{}}
         for setting in {settings!r}:
@@ -436,7 +414,8 @@ def test_the_runs_set_the_variable_for_its_own_run_only(monkeypatch, capsys):
     monkeypatch.setattr(subprocess, "run", run)
     monkeypatch.setenv("TF_FORCE_GPU_ALLOW_GROWTH", "true")  # set where the kernel started: not passed on
     namespace = {"gpus": ["GPU:0"], "MEMORY_LIMIT_MB": 2048}
-    exec(cell_03("gpu-memory-runs"), namespace)  # noqa: S102 - notebook 03's own cell, with a stand-in GPU
+    runs = cell_source("03_memory", "gpu-memory-runs")
+    exec(runs, namespace)  # noqa: S102 - notebook 03's own cell, with a stand-in GPU
     assert calls == [(s, "true" if s.startswith("TF_FORCE") else None) for s in namespace["settings"]]
     assert len(calls) == 7 and list(namespace["gpu_runs"]) == namespace["settings"]
     assert "limit, then growth: ran" in capsys.readouterr().out
@@ -448,13 +427,13 @@ def test_too_late_on_a_gpu_prints_what_the_notebook_says():
     import textwrap
 
     code = "import json\nimport tensorflow as tf\n" + textwrap.dedent(f"""
-        exec({cell_03("configure")!r})
+        exec({cell_source("03_memory", "configure")!r})
         """) + STAND_IN_GPU + textwrap.dedent(f"""
         gpus = [stand_in]
         import contextlib, io
         printed = io.StringIO()
         with contextlib.redirect_stdout(printed):
-            exec({cell_03("too-late")!r})
+            exec({cell_source("03_memory", "too-late")!r})
         print(json.dumps({{"printed": printed.getvalue().splitlines(), "too_late": str(too_late),
                            "cpus": len(tf.config.list_logical_devices("CPU"))}}))
     """)
@@ -465,15 +444,6 @@ def test_too_late_on_a_gpu_prints_what_the_notebook_says():
 
 
 # ----------------------------------------------------------------------------- waiting for input (notebook 06)
-
-NOTEBOOK_06 = ROOT / "notebooks" / "06_tensorboard.ipynb"
-
-
-def cell_06(cell_id: str) -> str:
-    """The source of notebook 06's code cell ``cell_id``."""
-    cells = json.loads(NOTEBOOK_06.read_text(encoding="utf-8"))["cells"]
-    (found,) = [c for c in cells if c["id"] == cell_id]
-    return "".join(found["source"])
 
 
 def test_a_gpu_profile_of_the_generator_run_reads_as_input_bound(tmp_path, capsys):
@@ -491,7 +461,7 @@ def test_a_gpu_profile_of_the_generator_run_reads_as_input_bound(tmp_path, capsy
                      steps, waits, kernels)
     namespace = {"np": np, "root": tmp_path, "histories": dict.fromkeys(runs),
                  "input_ms": {"generator": 18.6, "tf_data": 0.7}}
-    exec(cell_06("profile"), namespace)  # noqa: S102 - the notebook's own cell
+    exec(cell_source("06_tensorboard", "profile"), namespace)  # noqa: S102 - the notebook's own cell
     assert namespace["input_share"] == pytest.approx({"generator": 0.8, "tf_data": 0.016})
     assert namespace["step_ms"] == pytest.approx({"generator": 9.5, "tf_data": 2.5})
     printed = capsys.readouterr().out.splitlines()
@@ -503,7 +473,6 @@ def test_a_gpu_profile_of_the_generator_run_reads_as_input_bound(tmp_path, capsy
 
 # ----------------------------------------------------------------------------- CPU vs GPU, watched (notebook 05)
 
-NOTEBOOK_05 = ROOT / "notebooks" / "05_cnn_cpu_vs_gpu.ipynb"
 # A stand-in nvidia-smi: GPU 0 busy, GPU 1 idle (Kaggle's two T4s), a sample every 50 ms, in nvidia-smi's CSV lines.
 def stand_in_smi() -> list[str]:
     import sys
@@ -526,14 +495,7 @@ class StandInKerasOnAGpuMachine:
         self.syncs = 0
 
     def device(self, name: str):
-        @contextlib.contextmanager
-        def scope():
-            self.scope.append(name)
-            try:
-                yield
-            finally:
-                self.scope.pop()
-        return scope()
+        return entered(self.scope, name)
 
     def blog_cnn(self, last_activation):
         placed = self.scope[-1]
@@ -573,12 +535,6 @@ class StandInKerasOnAGpuMachine:
                 "devices": ["/CPU:0", "/GPU:0"], "gpus": ["/physical_device:GPU:0"]}
 
 
-def race_cell() -> str:
-    cells = json.loads(NOTEBOOK_05.read_text(encoding="utf-8"))["cells"]
-    (source,) = ["".join(c["source"]) for c in cells if c["id"] == "race"]
-    return source
-
-
 def run_race_cell(monkeypatch, source: str) -> tuple[StandInKerasOnAGpuMachine, dict]:
     import matplotlib
 
@@ -595,7 +551,7 @@ def run_race_cell(monkeypatch, source: str) -> tuple[StandInKerasOnAGpuMachine, 
 def test_the_race_trains_each_device_with_xla_off_and_watches_the_gpu(monkeypatch, capsys):
     import matplotlib.pyplot as plt
 
-    keras, cell = run_race_cell(monkeypatch, race_cell())
+    keras, cell = run_race_cell(monkeypatch, cell_source("05_cnn_cpu_vs_gpu", "race"))
     assert [m.device for m in keras.built] == ["/CPU:0", "/GPU:0"], "built under each device's own scope"
     assert [m.xla for m in keras.built] == [False, False], "jit_compile=False: no XLA for either device"
     assert all(cell["weights_on"][d].endswith(d.lstrip("/")) for d in cell["devices"])
@@ -614,7 +570,7 @@ def test_the_race_trains_each_device_with_xla_off_and_watches_the_gpu(monkeypatc
 
 def test_the_stand_in_shows_what_keras_s_default_does_to_the_cpu_run(monkeypatch):
     """Faithful: without jit_compile=False, Keras's "auto" compiles the CPU's model with XLA too on a GPU machine."""
-    source = race_cell()
+    source = cell_source("05_cnn_cpu_vs_gpu", "race")
     auto = source.replace(", jit_compile=False)", ")", 1)
     assert auto != source
     keras, _ = run_race_cell(monkeypatch, auto)

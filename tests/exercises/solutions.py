@@ -36,6 +36,12 @@ def source(cell: dict) -> str:
     return "".join(cell["source"])
 
 
+def cell_source(notebook: str, cell_id: str) -> str:
+    """The source of the notebook's cell ``cell_id``: the tests that run a lesson's own cell read it here."""
+    (found,) = [source(c) for c in cells(notebook) if c["id"] == cell_id]
+    return found
+
+
 def solutions(notebook: str) -> dict[str, str]:
     """``{"Exercise 3.1": code, ...}``: the Python of each revealed solution in the notebook."""
     found = {}

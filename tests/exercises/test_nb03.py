@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import math
 
 import pytest
 
 from course_utils.exercises import EMPTY, RIGHT, WRONG, nb03
 
-from ..conftest import ROOT
-from .solutions import solved, task_cells
+from .solutions import cell_source, solved, task_cells
 
 NOTEBOOK = "03_memory"
 
@@ -92,8 +90,7 @@ def test_the_check_s_model_is_the_notebook_s_cnn():
     """The weights and the output sizes the check counts are those of the model cell, built by Keras."""
     import keras
 
-    cells = json.loads((ROOT / "notebooks" / f"{NOTEBOOK}.ipynb").read_text(encoding="utf-8"))["cells"]
-    (source,) = ["".join(c["source"]) for c in cells if c["id"] == "model"]
+    source = cell_source(NOTEBOOK, "model")
     namespace = {"keras": keras}
     source = source.replace("with tf.device(course.device.name):", "if True:").replace("model.summary()", "")
     exec(source, namespace)  # noqa: S102 - the notebook's own model cell
