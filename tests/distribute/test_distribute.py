@@ -251,8 +251,9 @@ def test_split_cpu_happens_before_initialisation_and_says_so_after(split_cpu_chi
     assert out["late"] and "Restart the kernel" in out["late"]
 
 
-# A later part of the split_cpu_child process: split_cpu again (harmless) gives the two devices.
-SAME_STEP_AS_ONE = """
+# How each later part of the split_cpu_child process starts: split_cpu again (harmless) gives the two devices;
+# the course CNN's code and 64 random images, the same in every part (each part draws its own labels after them).
+TWO_CPUS = """
     import numpy as np
     from course_utils.tf_setup import quiet_tensorflow
     from course_utils.distribute import split_cpu
@@ -263,6 +264,8 @@ SAME_STEP_AS_ONE = """
     keras.utils.set_random_seed(0)
     rng = np.random.default_rng(0)
     x = rng.random((64, 28, 28, 1), dtype=np.float32)
+"""
+SAME_STEP_AS_ONE = TWO_CPUS + """
     y = rng.integers(0, 10, 64)
     initial = build_blog_cnn().get_weights()
 

@@ -6,6 +6,8 @@ import pytest
 
 from course_utils.distribute import training
 
+from .test_distribute import TWO_CPUS
+
 
 def test_run_epoch_averages_the_loss_over_steps_and_counts_accuracy_over_images():
     results = iter([(2.0, 30.0), (4.0, 50.0)])
@@ -27,18 +29,8 @@ def test_run_epoch_stops_at_an_error_in_after_step():
 
 
 # A part of the split_cpu_child process (conftest.py), after the CPU split of test_distribute.py's part.
-PLAIN_TAPE_STEP = """
-    import numpy as np
-    from course_utils.tf_setup import quiet_tensorflow
-    from course_utils.distribute import split_cpu
-    tf = quiet_tensorflow()
-    devices = split_cpu(tf, 2)
-    import keras
-    from course_utils.models import build_blog_cnn
+PLAIN_TAPE_STEP = TWO_CPUS + """
     from course_utils.distribute import training
-    keras.utils.set_random_seed(0)
-    rng = np.random.default_rng(0)
-    x = rng.random((64, 28, 28, 1), dtype=np.float32)
     y = rng.integers(0, 10, 64).astype("uint8")
     initial = build_blog_cnn(logits=True).get_weights()
 
@@ -104,18 +96,8 @@ def test_loop_optimizer_leaves_the_optimizer_alone_without_float16(policy):
 # The loss is made 2**17 times smaller (averaged over a "global batch" of 64 * 2**17 images) and the
 # learning rate 2**17 times larger: the same step in float32, but gradients below float16's smallest
 # number (about 6e-8), as small gradients late in training are. Without loss scaling they round to zero.
-MIXED_FLOAT16_STEP = """
-    import numpy as np
-    from course_utils.tf_setup import quiet_tensorflow
-    from course_utils.distribute import split_cpu
-    tf = quiet_tensorflow()
-    devices = split_cpu(tf, 2)
-    import keras
-    from course_utils.models import build_blog_cnn
+MIXED_FLOAT16_STEP = TWO_CPUS + """
     from course_utils.distribute import training
-    keras.utils.set_random_seed(0)
-    rng = np.random.default_rng(0)
-    x = rng.random((64, 28, 28, 1), dtype=np.float32)
     y = rng.integers(0, 10, 64).astype("int32")
     initial = build_blog_cnn(logits=True).get_weights()
     shrink = 2**17
