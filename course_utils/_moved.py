@@ -26,7 +26,6 @@ MOVED = {
     "course_utils.grid": "course_utils.batch.grid",
     "course_utils.report": "course_utils.batch.report",
     "course_utils.progress": "course_utils.batch.progress",
-    "course_utils.worker": "course_utils.distribute.worker",
 }
 
 

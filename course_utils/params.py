@@ -217,12 +217,6 @@ def _needs_06(values: Mapping[str, Any]) -> None:
 
 
 def _needs_07(values: Mapping[str, Any]) -> None:
-    if values.get("CRASH_DEMO") and values.get("WORKER_EPOCHS", 2) < 2:
-        raise ParameterError(
-            _("CRASH_DEMO needs WORKER_EPOCHS >= 2 (the crash comes during epoch 1), not {epochs}.").format(
-                epochs=values.get("WORKER_EPOCHS")),
-            _("Set WORKER_EPOCHS = 2 or more, or CRASH_DEMO = False."),
-        )
     images, batch = values.get("IMAGES"), values.get("BATCH_SIZE", 1)
     replicas = values.get("CPU_REPLICAS", 1)
     # Run (c) trains with a global batch of BATCH_SIZE x replicas, whole batches only (drop_remainder): one step

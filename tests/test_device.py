@@ -20,16 +20,14 @@ def test_anything_else_is_a_parameter_error_naming_the_parameter(value):
     assert info.value.what.startswith(f"--device = {value!r}") and all(c in info.value.fix for c in CHOICES)
 
 
-def test_the_notebooks_the_distribution_helpers_and_bench_share_it():
+def test_the_notebooks_and_bench_share_it():
     import argparse
 
-    from course_utils import device, distribute
+    from course_utils import device
     from course_utils.bench import cli
 
     with pytest.raises(ParameterError) as from_notebook:
         device.choose_device("tpu")
-    with pytest.raises(ParameterError) as from_distribute:
-        distribute.choose_strategy(None, "tpu")  # refused before TensorFlow is touched
-    assert from_notebook.value.what == from_distribute.value.what == "DEVICE = 'tpu' is not a device choice."
+    assert from_notebook.value.what == "DEVICE = 'tpu' is not a device choice."
     with pytest.raises(argparse.ArgumentTypeError, match="--device = 'tpu' is not a device choice"):
         cli._device("tpu")

@@ -1,8 +1,6 @@
 """The lesson budget (issue 24): short notebooks, TensorFlow in view, little bookkeeping.
 
-``scripts/prose_stats.py`` counts; this file holds the limits. A notebook rewritten to the budget is in
-``REWRITTEN`` and must keep every limit. The others may not grow past what they are today (``CEILINGS``)
-until they are rewritten; then they move from one to the other.
+``scripts/prose_stats.py`` counts; this file holds the limits, for every numbered notebook.
 """
 
 from __future__ import annotations
@@ -18,23 +16,19 @@ sys.path.insert(0, str(ROOT / "scripts"))
 import prose_stats  # noqa: E402 - scripts/prose_stats.py: the counts
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-WORDS, MINUTES, BOOKKEEPING, COURSE_WORDS, SMALLEST_LESSON = 1400, 45, 0.15, 8000, 1000
-REWRITTEN = {"01_install_versions", "02_verify_gpu", "03_memory", "04_dense_noise_vs_zeros", "05_cnn_cpu_vs_gpu",
-             "06_tensorboard"}
+WORDS, MINUTES, BOOKKEEPING, COURSE_WORDS = 1400, 45, 0.15, 8000
 # Notebook 01 is about installing: it runs pip, nvidia-smi and the doctor, not TensorFlow, so the calls rule
 # (helpers <= TF/Keras) does not apply to it (issue 24).
 CALLS_EXEMPT = {"01_install_versions"}
-# Today's words and helper calls of the notebooks not yet rewritten: a ceiling, not a goal.
-CEILINGS = {"07_beyond_one_gpu": (2332, 26)}
 
 
-def test_every_notebook_is_either_rewritten_or_held_at_its_ceiling():
-    assert {p.stem for p in NOTEBOOKS} == REWRITTEN | set(CEILINGS) and not REWRITTEN & set(CEILINGS)
+def test_the_course_has_its_seven_lessons():
+    assert [p.stem[:2] for p in NOTEBOOKS] == ["01", "02", "03", "04", "05", "06", "07"]
 
 
-@pytest.mark.parametrize("name", sorted(REWRITTEN))
-def test_a_rewritten_notebook_keeps_the_budget(name):
-    path = ROOT / "notebooks" / f"{name}.ipynb"
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_each_notebook_keeps_the_budget(path):
+    name = path.stem
     words, code = prose_stats.stats(path)["words"], prose_stats.code_stats(path)
     assert words <= WORDS, f"{name}: {words} words of markdown; at most {WORDS}"
     minutes = prose_stats.minutes(path)
@@ -45,20 +39,9 @@ def test_a_rewritten_notebook_keeps_the_budget(name):
     assert not code["misplaced"], f"{name}: outside a '# course bookkeeping' cell: {code['misplaced']}"
 
 
-@pytest.mark.parametrize("name", sorted(CEILINGS))
-def test_a_notebook_not_yet_rewritten_does_not_grow(name):
-    path = ROOT / "notebooks" / f"{name}.ipynb"
-    words, helpers = CEILINGS[name]
-    assert prose_stats.stats(path)["words"] <= words
-    assert prose_stats.code_stats(path)["helper_calls"] <= helpers
-
-
-def test_the_rewritten_notebooks_leave_room_for_the_rest():
-    """The course's total is at most COURSE_WORDS: the rewritten notebooks must leave each one still to be
-    rewritten at least SMALLEST_LESSON words (about what a lesson with two exercises needs), so that the total
-    can be met. When all are rewritten, this is the total itself."""
-    rewritten = sum(prose_stats.stats(ROOT / "notebooks" / f"{name}.ipynb")["words"] for name in REWRITTEN)
-    assert rewritten + SMALLEST_LESSON * len(CEILINGS) <= COURSE_WORDS, f"{rewritten} words in {sorted(REWRITTEN)}"
+def test_the_whole_course_is_at_most_8000_words():
+    words = {p.stem: prose_stats.stats(p)["words"] for p in NOTEBOOKS}
+    assert sum(words.values()) <= COURSE_WORDS, words
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS + sorted((ROOT / "notebooks" / "zh").glob("[0-9][0-9]_*.ipynb")),

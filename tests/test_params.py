@@ -137,8 +137,6 @@ def test_too_few_images_for_what_a_notebook_does_is_refused_at_setup(notebook, p
         ("05_cnn_cpu_vs_gpu", {"MIXED_PRECISION": "fp16"}, "MIXED_PRECISION = 'fp16' is not understood", "None"),
         ("05_cnn_cpu_vs_gpu", {"TARGET_ACCURACY": 96}, "TARGET_ACCURACY = 96 is not an accuracy", "0.96, or None"),
         ("05_cnn_cpu_vs_gpu", {"TARGET_ACCURACY": True}, "TARGET_ACCURACY = True is not an accuracy", "None"),
-        ("07_beyond_one_gpu", {"CRASH_DEMO": True, "WORKER_EPOCHS": 1}, "CRASH_DEMO needs WORKER_EPOCHS >= 2",
-         "CRASH_DEMO = False"),
     ],
 )
 def test_parameters_that_only_clash_with_each_other_are_refused_at_setup(notebook, parameters, what, fix):
@@ -151,8 +149,6 @@ def test_parameters_that_only_clash_with_each_other_are_refused_at_setup(noteboo
 def test_the_clashing_parameters_pass_when_they_agree():
     check_parameters({"EPOCHS": 2, "MIXED_PRECISION": None, "TARGET_ACCURACY": None}, "05_cnn_cpu_vs_gpu")
     check_parameters({"EPOCHS": 3, "MIXED_PRECISION": "mixed_float16", "TARGET_ACCURACY": 0.96}, "05_cnn_cpu_vs_gpu")
-    check_parameters({"CRASH_DEMO": False, "WORKER_EPOCHS": 1}, "07_beyond_one_gpu")
-    check_parameters({"CRASH_DEMO": True, "WORKER_EPOCHS": 2}, "07_beyond_one_gpu")
 
 
 def test_the_fewest_images_each_notebook_takes_are_accepted():

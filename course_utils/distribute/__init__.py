@@ -1,15 +1,17 @@
-"""Training on several devices and several workers with ``tf.distribute`` - the helpers of notebook 07.
+"""Training on several devices and several workers with ``tf.distribute`` - the machinery of notebook 07.
 
-- ``choose_strategy``: a ``MirroredStrategy`` for this machine - every GPU when there are two or
-  more, otherwise the CPU split into logical devices (``split_cpu``), so the lesson runs on a laptop.
+Notebook 07 writes the TensorFlow itself (the strategies, the worker program); this module keeps
+what is not the lesson:
+
+- ``split_cpu``: the CPU split into logical devices (the tests' two replicas without a GPU).
 - ``batch_plan``: global batch, per-replica batch and steps per epoch, checked.
 - ``tf_config`` / ``local_cluster``: the ``TF_CONFIG`` each worker of a cluster reads, validated.
-- ``run_local_workers``: start N workers (``course_utils.distribute.worker:train``, each a child
-  process of its own: ``system.child``) on 127.0.0.1, collect the report each one returns, and
-  stop every one of them - on success, on failure and on timeout (each worker leads its own
-  process group, which is stopped whatever happens). A worker also ends by itself when the
-  process that started it has ended (a killed kernel) and after the run's time limit plus
-  ``WORKER_TIME_MARGIN_S``; ``leftover_processes`` checks that nothing of a run is still running.
+- ``run_local_workers``: start a worker program N times (each a child process of its own:
+  ``system.child``) on 127.0.0.1, each with its own ``TF_CONFIG``, wait for all, and stop every
+  one of them - on success, on failure and on timeout (each worker leads its own process group,
+  which is stopped whatever happens). A worker also ends by itself when the process that started
+  it has ended (a killed kernel) and after the run's time limit plus ``WORKER_TIME_MARGIN_S``;
+  ``leftover_processes`` checks that nothing of a run is still running.
 
 Where the workers listen: the peers dial each other at 127.0.0.1 (``TF_CONFIG``), but TensorFlow's
 gRPC server listens on every network interface whatever ``TF_CONFIG`` says. ``GrpcServer::Init``
@@ -39,8 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from course_utils.device import check_device
-from course_utils.errors import ChildError, DeviceError, ParameterError, WorkerError
+from course_utils.errors import ParameterError, WorkerError
 from course_utils.i18n import translator
 from course_utils.system.child import Child, start_python
 from course_utils.system.processes import LOCALHOST, free_ports, processes_naming
@@ -49,25 +50,7 @@ _ = translator("course")
 
 WORKER_TIME_MARGIN_S = 30  # a worker ends by itself this long after the run's time limit, if nothing stopped it
 
-# --- one machine: MirroredStrategy -------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class StrategyChoice:
-    """The strategy a notebook trains with, the devices it mirrors over, and why."""
-
-    strategy: Any
-    devices: tuple[str, ...]
-    kind: str  # "GPU" or "CPU"
-    reason: str
-
-    @property
-    def replicas(self) -> int:
-        return int(self.strategy.num_replicas_in_sync)
-
-    def __str__(self) -> str:
-        return _("MirroredStrategy over {replicas} {kind} replica(s) {devices} - {reason}").format(
-            replicas=self.replicas, kind=self.kind, devices=list(self.devices), reason=self.reason)
+# --- one machine: devices and batches -------------------------------------------------------------
 
 
 def split_cpu(tf: Any, devices: int = 2) -> list[str]:
@@ -81,37 +64,6 @@ def split_cpu(tf: Any, devices: int = 2) -> list[str]:
 
     gpu_config.configure(cpu_devices=devices, quiet=True)
     return [d.name for d in tf.config.list_logical_devices("CPU")]
-
-
-def choose_strategy(tf: Any, prefer: str = "auto", *, cpu_replicas: int = 2) -> StrategyChoice:
-    """A ``MirroredStrategy`` for this machine.
-
-    ``prefer="auto"``: every GPU when there are two or more; otherwise the CPU split into
-    ``cpu_replicas`` logical devices (one GPU is one replica - nothing to compare with).
-    ``"gpu"``: every GPU, even one (``DeviceError`` when there is none). ``"cpu"``: the CPU split.
-    """
-    prefer = check_device(prefer)
-    gpus = tf.config.list_physical_devices("GPU")
-    if prefer == "gpu" and not gpus:
-        raise DeviceError(
-            _("DEVICE='gpu' was asked for, but TensorFlow sees no GPU."),
-            _("Run `course doctor`, or set DEVICE='auto' to mirror over logical CPU devices."),
-        )
-    if gpus and (prefer == "gpu" or (prefer == "auto" and len(gpus) >= 2)):
-        strategy = tf.distribute.MirroredStrategy()  # all visible GPUs
-        devices = tuple(strategy.extended.worker_devices)
-        return StrategyChoice(strategy, devices, "GPU",
-                              _("{count} GPU(s) visible: one replica on each").format(count=len(gpus)))
-    names = split_cpu(tf, cpu_replicas)
-    strategy = tf.distribute.MirroredStrategy(devices=names)
-    if prefer == "cpu":
-        reason = _("DEVICE='cpu': the CPU split into {count} logical devices")
-    elif gpus:
-        reason = _("one GPU is one replica, so to compare with {count} replicas the CPU is split into "
-                   "{count} logical devices (DEVICE='gpu' mirrors over the GPU alone)")
-    else:
-        reason = _("no GPU: the CPU split into {count} logical devices, one replica on each")
-    return StrategyChoice(strategy, tuple(names), "CPU", reason.format(count=cpu_replicas))
 
 
 @dataclass(frozen=True)
@@ -206,13 +158,16 @@ def local_cluster(workers: int) -> list[str]:
 
 @dataclass
 class LocalRun:
-    """What ``run_local_workers`` hands back: one result per worker (by index) and where things are."""
+    """What ``run_local_workers`` hands back: the cluster's addresses, how long it ran, and where things are."""
 
     addresses: list[str]
-    results: list[dict[str, Any]]
     duration_s: float
     folder: Path
     logs: list[Path] = field(default_factory=list)
+
+    def tf_config(self, index: int) -> dict[str, Any]:
+        """The ``TF_CONFIG`` worker ``index`` was started with."""
+        return tf_config(self.addresses, index)
 
 
 def _short_lines(path: Path, width: int = 200) -> list[str] | None:
@@ -263,78 +218,69 @@ def _tail(path: Path, lines: int = 6, width: int = 200) -> str:
 def leftover_processes(folder: str | os.PathLike[str]) -> list[int]:
     """PIDs of processes still running whose command line names ``folder`` - a run's workers, orphans included.
 
-    ``run_local_workers`` passes each worker its options and result files inside its folder,
+    ``run_local_workers`` passes each worker its payload and result files inside its folder,
     so after a run this must be empty: the check the notebook and the tests make.
     """
     return processes_naming(Path(folder))
 
 
+def run_program(payload: Mapping[str, Any]) -> None:
+    """The child side of ``run_local_workers``: run the worker program as ``python PROGRAM FOLDER`` would."""
+    import runpy
+    import sys
+
+    program = str(payload["program"])
+    sys.argv = [program, *map(str, payload.get("args", []))]
+    sys.path.insert(0, str(Path(program).parent))  # as python PROGRAM puts the program's folder first
+    runpy.run_path(program, run_name="__main__")
+
+
 def run_local_workers(
+    program: str | os.PathLike[str],
     workers: int = 2,
     *,
     folder: str | os.PathLike[str],
-    epochs: int = 1,
-    dataset: str = "mnist",
-    images: int | None = 1024,
-    batch_size: int = 64,
-    seed: int = 0,
     timeout_s: float = 300,
-    worker_options: Mapping[int, Mapping[str, Any]] | None = None,
     hide_gpus: bool = True,
     python: str | None = None,
     poll_s: float = 0.2,
 ) -> LocalRun:
-    """Train with ``MultiWorkerMirroredStrategy`` on ``workers`` local processes; return their reports.
+    """Start the worker ``program`` ``workers`` times on this machine, as ``python PROGRAM FOLDER``; wait for all.
 
-    Each worker is ``course_utils.distribute.worker:train`` in a child process of its own
-    (``system.child``) with its own ``TF_CONFIG`` (127.0.0.1, free ports); its options, report
-    and log lie in ``folder`` (``worker-<i>.payload.json``, ``worker-<i>.result.json``,
-    ``worker-<i>.log``). The call returns when every worker has exited successfully, and
-    raises ``WorkerError`` as soon as one fails, or when ``timeout_s`` passes. Whatever
-    happens, every worker's process group is stopped before the call returns (nothing is
-    left running); and should this process be killed, each worker ends by itself within a
-    second, or at the latest ``WORKER_TIME_MARGIN_S`` after ``timeout_s``. The ``WorkerError``
-    names the worker (``worker``), the last exception line of its log (``last_error``) and
-    whether the time limit passed (``timed_out``). ``hide_gpus`` gives the workers no GPU, as
-    local workers would otherwise compete for the same one (the TensorFlow tutorial does the
-    same). ``worker_options`` adds or changes options (``worker.OPTIONS``) per worker index:
-    ``{1: {"crash_at_epoch": 1}}`` makes worker 1 fail during epoch 1 (notebook 07's
-    demonstration, and the tests).
+    Each worker runs in a child process of its own (``system.child``) with its own ``TF_CONFIG``
+    (127.0.0.1, free ports: ``LocalRun.tf_config(i)``); its log is ``FOLDER/worker-<i>.log``. The
+    program finds its settings in FOLDER and writes its results there. The call returns when every
+    worker has exited successfully, and raises ``WorkerError`` as soon as one fails, or when
+    ``timeout_s`` passes. Whatever happens, every worker's process group is stopped before the call
+    returns (nothing is left running); and should this process be killed, each worker ends by itself
+    within a second, or at the latest ``WORKER_TIME_MARGIN_S`` after ``timeout_s``. The ``WorkerError``
+    names the worker (``worker``), the last exception line of its log (``last_error``) and whether
+    the time limit passed (``timed_out``). ``hide_gpus`` gives the workers no GPU, as local workers
+    would otherwise compete for the same one (TensorFlow's tutorial does the same).
     ``python`` is the interpreter (default: this one).
     """
-    from course_utils.distribute.worker import check_options
-
+    program = Path(program).resolve()
+    if not program.is_file():
+        raise ParameterError(_("The worker program {program} does not exist.").format(program=program),
+                             _("Run the cell that writes it (%%writefile) first."))
     if timeout_s <= 0:
         raise ParameterError(_("A timeout of {seconds} s cannot finish.").format(seconds=timeout_s),
                              _("Give the workers a positive time limit."))
-    extra = dict(worker_options or {})
-    strangers = sorted(i for i in extra if not (isinstance(i, int) and 0 <= i < workers))
-    if strangers:
-        raise ParameterError(
-            _("worker_options names worker(s) {strangers}, but the cluster has workers 0 to {last}.").format(
-                strangers=strangers, last=workers - 1),
-            _("Key worker_options by worker index, e.g. {example}.").format(example="{1: {'crash_at_epoch': 1}}"),
-        )
-    folder = Path(folder)
+    folder = Path(folder).resolve()
     folder.mkdir(parents=True, exist_ok=True)
-    common = {
-        "epochs": epochs, "dataset": dataset, "images": images, "batch_size": batch_size, "seed": seed,
-        "model_dir": str(folder / "model"), "checkpoint_dir": str(folder / "checkpoints"),
-    }
-    options = [check_options({**common, **extra.get(i, {})}) for i in range(workers)]  # all checked before any starts
     addresses = local_cluster(workers)
-    configs = [tf_config(addresses, i) for i in range(workers)]
     logs = [folder / f"worker-{i}.log" for i in range(workers)]
+    payload = {"program": str(program), "args": [str(folder)]}
     children: list[Child] = []
     start = time.monotonic()
     with ExitStack() as stack:  # leaving it stops every worker's process group, whatever happened
         for i in range(workers):
-            env: dict[str, str | None] = {"TF_CONFIG": json.dumps(configs[i]), "COURSE_RESULTS_FILE": None}
+            env: dict[str, str | None] = {"TF_CONFIG": json.dumps(tf_config(addresses, i)), "COURSE_RESULTS_FILE": None}
             env["TF_CPP_MIN_LOG_LEVEL"] = os.environ.get("TF_CPP_MIN_LOG_LEVEL", "2")
             if hide_gpus:
                 env["CUDA_VISIBLE_DEVICES"] = "-1"
             child = start_python(
-                "course_utils.distribute.worker:train", options[i], folder=folder, env=env, log=logs[i],
+                "course_utils.distribute:run_program", payload, folder=folder, env=env, log=logs[i],
                 name=f"worker-{i}", what=_("Worker {index} of {count}").format(index=i, count=workers), python=python,
                 time_limit_s=timeout_s + WORKER_TIME_MARGIN_S,  # and it ends when this process ends
             )
@@ -353,8 +299,7 @@ def run_local_workers(
                         tail=_tail(logs[i])),
                     _("Read the worker's log above. In synchronous training one lost worker stops them all: "
                       "fix the cause and start the whole cluster again - with checkpoints of the training state "
-                      "(tf.train.CheckpointManager in the training loop, as course_utils.distribute.worker writes "
-                      "them) it resumes from the last finished epoch."),
+                      "(tf.train.CheckpointManager in the training loop) it resumes from the last finished epoch."),
                     worker=i,
                     last_error=_last_error(logs[i]),
                 )
@@ -375,16 +320,4 @@ def run_local_workers(
                     timed_out=True,
                 )
             time.sleep(poll_s)
-    results = []
-    for i, child in enumerate(children):
-        try:
-            results.append(child.result())
-        except ChildError as err:
-            raise WorkerError(
-                _("Worker {index} exited successfully but wrote no report at {path}.\n{tail}").format(
-                    index=i, path=child.result_file, tail=_tail(logs[i])),
-                _("Check the worker's log; the worker returns its report as its last step."),
-                worker=i,
-                last_error=_last_error(logs[i]),
-            ) from err
-    return LocalRun(addresses, results, round(time.monotonic() - start, 1), folder, logs)
+    return LocalRun(addresses, round(time.monotonic() - start, 1), folder, logs)

@@ -1,30 +1,30 @@
-"""Notebook 07's exercises: plan the batches of a multi-GPU run, and write one worker's ``TF_CONFIG``.
+"""Notebook 07's exercises: the global batch for four GPUs, and a two-machine cluster.
 
-- Exercise 7.1, ``check_batch_plan(per_replica, steps_per_epoch)``: 60,000 images, a global batch of
-  256 over 4 replicas, ``drop_remainder=True``. The check compares with ``distribute.batch_plan``, the
-  plan the notebook and its workers use, and names the usual slips (the global batch taken for the
-  share, a partial last step, steps counted in per-replica batches).
-- Exercise 7.2, ``check_tf_config(answer)``: the ``TF_CONFIG`` of worker 1 of a two-worker cluster,
-  as a dict or as its JSON text. The check compares with ``distribute.tf_config`` part by part.
+- Exercise 7.1, ``check_global_batch(answer)``: one GPU trained well with a batch of 256; a machine with four
+  such GPUs should give each the same work. The check compares with ``distribute.batch_plan`` and names the
+  usual slips (the one-GPU batch kept as the global batch, a partial last step, one GPU's steps).
+- Exercise 7.2, ``check_cluster(answer)``: the ``TF_CONFIG`` of the second of two machines (a dict or its
+  JSON text), compared part by part with ``distribute.tf_config``, and the replicas in sync when each machine
+  has two GPUs.
 """
 
 from __future__ import annotations
 
 import json
-import math
 from typing import Any
 
-from course_utils.exercises import Feedback, feedback, is_empty, not_answered
+from course_utils.exercises import Feedback, feedback, not_answered, unanswered
 from course_utils.i18n import translator
 
 _ = translator("exercises")
 
-# Exercise 7.1: the run the student plans.
-PLAN_IMAGES, PLAN_GLOBAL_BATCH, PLAN_REPLICAS = 60_000, 256, 4
+# Exercise 7.1: one GPU's batch, the GPUs of the new machine, the images of an epoch.
+ONE_GPU_BATCH, GPUS, PLAN_IMAGES = 256, 4, 60_000
 
-# Exercise 7.2: the cluster, in the order every machine gets it, and the worker the student configures.
+# Exercise 7.2: the cluster, in the order every machine gets it, the machine the student configures, its GPUs.
 CLUSTER = ("10.0.0.1:12345", "10.0.0.2:12345")
 TASK_INDEX = 1
+GPUS_PER_MACHINE = 2
 
 
 def _whole(value: object) -> int | None:
@@ -38,46 +38,45 @@ def _whole(value: object) -> int | None:
     return None
 
 
-def check_batch_plan(per_replica: object, steps_per_epoch: object, *, show: bool = True) -> Feedback:
-    """Exercise 7.1: the per-replica batch and the steps per epoch of 60,000 images, global batch 256, 4 replicas."""
+def check_global_batch(answer: object, *, show: bool = True) -> Feedback:
+    """Exercise 7.1: ``{"global_batch": ..., "steps_per_epoch": ...}`` for four GPUs that each keep one GPU's work."""
     from course_utils.distribute import batch_plan
 
     name = "Exercise 7.1"
-    if is_empty(per_replica) or is_empty(steps_per_epoch):
-        return not_answered(name, _("Set both `per_replica` and `steps_per_epoch` to whole numbers. Then run the "
-                                    "cell."), show=show)
-    plan = batch_plan(PLAN_GLOBAL_BATCH, PLAN_REPLICAS, PLAN_IMAGES)
-    problems = []
-    share, steps = _whole(per_replica), _whole(steps_per_epoch)
+    if unanswered(answer) or not isinstance(answer, dict):
+        return not_answered(name, _("Set both values of `answer` to whole numbers. Then run the cell."), show=show)
+    plan = batch_plan(ONE_GPU_BATCH * GPUS, GPUS, PLAN_IMAGES)
     dropped = PLAN_IMAGES - plan.images_per_epoch
-    if share is None:
-        problems.append(_("`per_replica` = {value!r} is not a whole number of images.").format(value=per_replica))
-    elif share == PLAN_GLOBAL_BATCH:
-        problems.append(_("{share} is the global batch: all replicas together. Each replica gets its share of "
-                          "it.").format(share=share))
-    elif share == PLAN_GLOBAL_BATCH * PLAN_REPLICAS:
-        problems.append(_("{share} multiplies the global batch by the replicas. The replicas split it "
-                          "instead.").format(share=share))
-    elif share != plan.per_replica:
-        problems.append(_("{share} images per replica: {replicas} replicas would then take {images} images per "
-                          "step, not the global batch of {batch}.").format(
-            share=share, replicas=PLAN_REPLICAS, images=share * PLAN_REPLICAS, batch=PLAN_GLOBAL_BATCH))
+    problems = []
+    batch, steps = _whole(answer.get("global_batch")), _whole(answer.get("steps_per_epoch"))
+    if batch is None:
+        problems.append(_("`global_batch` = {value!r} is not a whole number of images.").format(
+            value=answer.get("global_batch")))
+    elif batch == ONE_GPU_BATCH:
+        problems.append(_("With a global batch of {batch}, each of the {gpus} GPUs gets only {share} images: less "
+                          "work than one GPU had. The global batch is all GPUs together.").format(
+            batch=batch, gpus=GPUS, share=batch // GPUS))
+    elif batch != plan.global_batch:
+        problems.append(_("{batch} images over {gpus} GPUs gives each GPU {share:g} images, not the {want} that one "
+                          "GPU had.").format(batch=batch, gpus=GPUS, share=batch / GPUS, want=ONE_GPU_BATCH))
     if steps is None:
         problems.append(_("`steps_per_epoch` = {value!r} is not a whole number of steps.").format(
-            value=steps_per_epoch))
+            value=answer.get("steps_per_epoch")))
     elif steps == plan.steps_per_epoch + 1:
         problems.append(_("{steps} counts a last, partial step. With drop_remainder=True the last "
                           "{dropped} images make no step: round down.").format(steps=steps, dropped=dropped))
-    elif steps in (PLAN_IMAGES // plan.per_replica, math.ceil(PLAN_IMAGES / plan.per_replica)):
-        problems.append(_("{steps} steps counts per-replica batches. One step takes a whole global batch of "
-                          "{batch} images, on all replicas at once.").format(steps=steps, batch=PLAN_GLOBAL_BATCH))
+    elif steps in (PLAN_IMAGES // ONE_GPU_BATCH, PLAN_IMAGES // ONE_GPU_BATCH + 1):
+        problems.append(_("{steps} steps is one GPU's epoch. One step now takes a whole global batch of {batch} "
+                          "images, on all GPUs at once.").format(steps=steps, batch=plan.global_batch))
     elif steps != plan.steps_per_epoch:
         problems.append(_("{steps} steps of {batch} images would be {images:,} images, not the {have:,} you "
-                          "have.").format(steps=steps, batch=PLAN_GLOBAL_BATCH, images=steps * PLAN_GLOBAL_BATCH,
+                          "have.").format(steps=steps, batch=plan.global_batch, images=steps * plan.global_batch,
                                           have=PLAN_IMAGES))
-    return feedback(name, problems, right=_("{share} images per replica and {steps} steps per epoch; the last "
-                                            "{dropped} images are dropped.").format(
-        share=plan.per_replica, steps=plan.steps_per_epoch, dropped=dropped), show=show)
+    return feedback(name, problems, right=_("A global batch of {batch} gives each of the {gpus} GPUs {share} images, "
+                                            "as one GPU had. An epoch has {steps} steps; the last {dropped} images "
+                                            "are dropped.").format(
+        batch=plan.global_batch, gpus=GPUS, share=plan.per_replica, steps=plan.steps_per_epoch, dropped=dropped),
+        show=show)
 
 
 def _config_problems(config: dict[str, Any]) -> list[str]:
@@ -128,29 +127,47 @@ def _config_problems(config: dict[str, Any]) -> list[str]:
     return problems
 
 
-def check_tf_config(answer: object, *, show: bool = True) -> Feedback:
-    """Exercise 7.2: worker 1's ``TF_CONFIG`` in the cluster ``CLUSTER`` (a dict, or its JSON text)."""
+def _replica_problems(replicas: object) -> list[str]:
+    """What is wrong with the number of replicas in sync (empty: nothing)."""
+    want = len(CLUSTER) * GPUS_PER_MACHINE
+    count = _whole(replicas)
+    if count is None:
+        return [_("`replicas` = {value!r} is not a whole number.").format(value=replicas)]
+    if count == want:
+        return []
+    if count in (len(CLUSTER), GPUS_PER_MACHINE):
+        return [_("{count} counts the machines or one machine's GPUs. MultiWorkerMirroredStrategy puts one replica "
+                  "on each GPU of each worker.").format(count=count)]
+    return [_("Each of the {machines} machines has {gpus} GPUs, and each GPU holds one replica.").format(
+        machines=len(CLUSTER), gpus=GPUS_PER_MACHINE)]
+
+
+def check_cluster(answer: object, *, show: bool = True) -> Feedback:
+    """Exercise 7.2: ``{"TF_CONFIG": ..., "replicas": ...}`` for worker 1 of ``CLUSTER``, two GPUs on each machine."""
     from course_utils.distribute import tf_config
 
     name = "Exercise 7.2"
-    if is_empty(answer):
-        return not_answered(name, _("Write worker 1's TF_CONFIG as a dict: {example}. Then run the cell.").format(
-            example='`answer = {"cluster": ..., "task": ...}`'), show=show)
-    config = answer
-    if isinstance(answer, str):
+    if unanswered(answer) or not isinstance(answer, dict):
+        return not_answered(name, _("Write worker 1's TF_CONFIG as a dict: {example}, and the number of replicas. "
+                                    "Then run the cell.").format(example='`{"cluster": ..., "task": ...}`'), show=show)
+    config, problems = answer.get("TF_CONFIG"), []
+    if isinstance(config, str):
         try:
-            config = json.loads(answer)
+            config = json.loads(config)
         except ValueError as err:
-            return feedback(name, [_("This text is not JSON ({error}). Write a dict, or the text "
-                                     "`json.dumps` makes of it.").format(error=err.msg)], right="", show=show)
-    if not isinstance(config, dict):
-        return feedback(name, [_("`answer` is {type}. TF_CONFIG is a dict with 'cluster' and 'task'.").format(
-            type=type(config).__name__)], right="", show=show)
-    problems = _config_problems(config)
-    built = tf_config(list(CLUSTER), TASK_INDEX)  # what the course's helper builds
-    if not problems and json.loads(json.dumps(config)) != built:
-        problems.append(_("This differs from the TF_CONFIG the course builds for worker 1; compare it part by "
-                          "part."))
+            config = None
+            problems.append(_("This text is not JSON ({error}). Write a dict, or the text `json.dumps` makes of "
+                              "it.").format(error=err.msg))
+    if isinstance(config, dict):
+        problems += _config_problems(config)
+        if not problems and json.loads(json.dumps(config)) != tf_config(list(CLUSTER), TASK_INDEX):
+            problems.append(_("This differs from the TF_CONFIG the course builds for worker 1; compare it part by "
+                              "part."))
+    elif not problems:
+        problems.append(_("`answer[\"TF_CONFIG\"]` is {type}. TF_CONFIG is a dict with 'cluster' and 'task'.").format(
+            type=type(config).__name__))
+    problems += _replica_problems(answer.get("replicas"))
     return feedback(name, problems, right=_("Worker 1 gets the same cluster list as worker 0 and its own task, "
-                                            "index 1. Set it with os.environ[\"TF_CONFIG\"] = json.dumps(answer), "
-                                            "before the strategy is created."), show=show)
+                                            "index 1. {machines} workers with {gpus} GPUs each: {replicas} replicas "
+                                            "in sync.").format(machines=len(CLUSTER), gpus=GPUS_PER_MACHINE,
+                                                               replicas=len(CLUSTER) * GPUS_PER_MACHINE), show=show)

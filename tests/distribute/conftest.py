@@ -9,16 +9,14 @@ from ..conftest import isolated
 
 @pytest.fixture(scope="session")
 def split_cpu_child(tmp_path_factory) -> dict[str, dict]:
-    """The parts of test_distribute.py and test_training.py, run in order in one fresh Python: what each returned.
+    """The parts of test_distribute.py, run in order in one fresh Python: what each returned.
 
-    The first part splits the CPU before the runtime starts; the later ones split it again (harmless) for their
-    two devices. One TensorFlow import (3-4 CPU seconds) instead of four.
+    The first part splits the CPU before the runtime starts; the later one splits it again (harmless) for its
+    two devices. One TensorFlow import (3-4 CPU seconds) instead of two.
     """
     from .test_distribute import SAME_STEP_AS_ONE, SPLIT_CPU, run_parts
-    from .test_training import MIXED_FLOAT16_STEP, PLAIN_TAPE_STEP
 
     with isolated(tmp_path_factory.mktemp("split-cpu")):
         return run_parts({
-            "split_cpu": SPLIT_CPU, "same_step_as_one": SAME_STEP_AS_ONE, "plain_tape_step": PLAIN_TAPE_STEP,
-            "mixed_float16_step": MIXED_FLOAT16_STEP,
+            "split_cpu": SPLIT_CPU, "same_step_as_one": SAME_STEP_AS_ONE,
         })

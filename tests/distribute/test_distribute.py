@@ -1,7 +1,9 @@
-"""course_utils.distribute and its worker: strategies, TF_CONFIG, and local workers that never outlive a run.
+"""course_utils.distribute and notebook 07's worker program: TF_CONFIG, batch plans, and local workers.
 
 TensorFlow's device configuration happens once per process, so everything that splits the
-CPU runs in a child process. The multi-worker tests start real workers on 127.0.0.1.
+CPU runs in a child process. The multi-worker tests start the notebook's own worker program
+(its ``%%writefile`` cell) on 127.0.0.1; the tests of what happens when workers fail or hang
+start tiny programs without TensorFlow.
 """
 
 from __future__ import annotations
@@ -14,7 +16,6 @@ import textwrap
 import threading
 import time
 from pathlib import Path
-from types import SimpleNamespace
 
 import psutil
 import pytest
@@ -23,25 +24,23 @@ from course_utils import distribute
 from course_utils.distribute import (
     WorkerError,
     batch_plan,
-    choose_strategy,
     leftover_processes,
     local_cluster,
     parse_address,
     run_local_workers,
     tf_config,
 )
-from course_utils.distribute.worker import OPTIONS, check_options
-from course_utils.errors import ChildError, DeviceError, ParameterError
-from course_utils.system.child import run_python as run_child
+from course_utils.errors import ParameterError
 
 from ..conftest import ROOT
+from ..exercises.solutions import cell_source
 
 # One SGD step on the same global batch: two replicas (32 images each, gradients summed
 # by the all-reduce) against one replica (64 images). Only the order of floating-point
 # additions differs, so the numbers agree to float32 rounding; these bounds leave room for it.
 LOSS_RTOL = 1e-5
 WEIGHTS_ATOL = 1e-5
-WORKER_BOUND_S = 240  # two local workers, 1-2 tiny epochs: ~20 s here; the bound catches a hang
+WORKER_BOUND_S = 240  # two local workers, 1-2 tiny epochs: ~10 s here; the bound catches a hang
 
 
 def run_python(code: str, timeout: float = 300) -> subprocess.CompletedProcess:
@@ -170,69 +169,14 @@ def test_batch_plan_errors_say_what_to_change():
         batch_plan(0, 2, 100)
 
 
-# --- strategy choice ---------------------------------------------------------------------------
-
-
-def fake_tf(gpus: int) -> SimpleNamespace:
-    """Just enough of ``tf`` for choose_strategy's decisions, without TensorFlow."""
-    calls = {}
-
-    class Strategy:
-        def __init__(self, devices=None):
-            calls["devices"] = devices
-            self.extended = SimpleNamespace(worker_devices=[f"/GPU:{i}" for i in range(gpus)])
-            self.num_replicas_in_sync = gpus if devices is None else len(devices)
-
-    config = SimpleNamespace(list_physical_devices=lambda kind: [kind] * (gpus if kind == "GPU" else 1))
-    return SimpleNamespace(config=config, distribute=SimpleNamespace(MirroredStrategy=Strategy), calls=calls)
-
-
-@pytest.fixture(autouse=True)
-def _fake_split(monkeypatch):
-    """The real split (tested in a child process below) would configure this test process's TensorFlow."""
-
-    def split(tf, devices=2):
-        if isinstance(tf, SimpleNamespace):
-            tf.calls["split"] = devices
-            return [f"/device:CPU:{i}" for i in range(devices)]
-        raise AssertionError("split_cpu must not run in the test process")
-
-    monkeypatch.setattr(distribute, "split_cpu", split)
-
-
-def test_choose_strategy_uses_every_gpu_when_there_are_several():
-    tf = fake_tf(gpus=4)
-    choice = choose_strategy(tf)
-    assert choice.kind == "GPU" and choice.replicas == 4 and tf.calls["devices"] is None
-    assert "split" not in tf.calls
-
-
-def test_choose_strategy_splits_the_cpu_without_gpus_or_with_one():
-    for gpus in (0, 1):
-        tf = fake_tf(gpus)
-        choice = choose_strategy(tf, cpu_replicas=2)
-        assert choice.kind == "CPU" and choice.replicas == 2
-        assert choice.devices == ("/device:CPU:0", "/device:CPU:1")
-    assert "one GPU is one replica" in choice.reason
-    gpu = choose_strategy(fake_tf(1), "gpu")
-    assert gpu.kind == "GPU" and gpu.replicas == 1
-
-
-def test_choose_strategy_errors():
-    with pytest.raises(DeviceError, match="no GPU"):
-        choose_strategy(fake_tf(0), "gpu")
-    with pytest.raises(ParameterError):
-        choose_strategy(fake_tf(0), "tpu")
-
-
 # The first part of the split_cpu_child process (conftest.py): it splits the CPU before the runtime starts.
 SPLIT_CPU = """
     from course_utils.tf_setup import quiet_tensorflow
-    from course_utils.distribute import split_cpu, choose_strategy
+    from course_utils.distribute import split_cpu
     from course_utils.errors import CourseError
     tf = quiet_tensorflow()
     names = split_cpu(tf, 2)
-    choice = choose_strategy(tf, "cpu", cpu_replicas=2)
+    strategy = tf.distribute.MirroredStrategy(names)
     tf.constant(1.0) + 1  # the runtime is up now
     again = split_cpu(tf, 2)  # a re-run notebook cell: harmless
     try:
@@ -240,7 +184,7 @@ SPLIT_CPU = """
         late = None
     except CourseError as exc:
         late = exc.fix
-    return {"names": names, "replicas": choice.replicas, "again": again, "late": late}
+    return {"names": names, "replicas": strategy.num_replicas_in_sync, "again": again, "late": late}
 """
 
 
@@ -301,6 +245,38 @@ def test_two_replicas_take_the_same_step_as_one_on_the_same_global_batch(split_c
 
 # --- local workers -----------------------------------------------------------------------------
 
+SLEEPER = "import time\ntime.sleep(600)\n"  # a worker that never finishes
+# A cluster in which worker 1 fails while worker 0 waits for it, as a synchronous peer does.
+CRASHER = """import json, os, time
+if json.loads(os.environ["TF_CONFIG"])["task"]["index"] == 1:
+    time.sleep(0.5)
+    raise RuntimeError("worker 1 lost its machine")
+time.sleep(600)
+"""
+
+
+def program(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "program.py"
+    path.write_text(text)
+    return path
+
+
+def notebook_program(tmp_path: Path, **settings: object) -> tuple[Path, Path]:
+    """Notebook 07's worker program as its %%writefile cell writes it, and a run folder with its settings."""
+    first, _, body = cell_source("07_beyond_one_gpu", "worker-program").partition("\n")
+    assert first == "%%writefile cnn_worker.py"
+    path = tmp_path / "cnn_worker.py"
+    path.write_text(body)
+    folder = tmp_path / "run"
+    folder.mkdir(exist_ok=True)
+    defaults = {"dataset": "mnist", "images": 256, "global_batch": 64, "epochs": 1, "seed": 0, "policy": "float32"}
+    (folder / "settings.json").write_text(json.dumps({**defaults, **settings}))
+    return path, folder
+
+
+def reports(folder: Path, workers: int = 2) -> list[dict]:
+    return [json.loads((folder / f"worker-{i}.json").read_text()) for i in range(workers)]
+
 
 def test_worker_log_tail_names_the_error(tmp_path):
     log = tmp_path / "w.log"
@@ -311,86 +287,101 @@ def test_worker_log_tail_names_the_error(tmp_path):
     assert distribute._tail(tmp_path / "missing.log") == "(no log)"
 
 
-def test_run_local_workers_rejects_a_zero_time_limit(tmp_path):
-    with pytest.raises(ParameterError):
-        run_local_workers(2, folder=tmp_path, timeout_s=0)
-
-
-def test_worker_options_are_checked_before_any_worker_starts(tmp_path):
-    assert check_options({"crash_at_epoch": 1}) == {**OPTIONS, "crash_at_epoch": 1}
-    assert check_options({"model_dir": tmp_path})["model_dir"] == str(tmp_path)  # JSON-able
-    for bad, match in [
-        ({"crash_at_epochs": 1}, "Unknown worker option"),
-        ({"dataset": "cifar"}, "not one of"),
-        ({"epochs": "2"}, "not a whole number"),
-        ({"images": True}, "not a whole number"),
-    ]:
-        with pytest.raises(ParameterError, match=match):
-            check_options(bad)
-    with pytest.raises(ParameterError, match="Unknown worker option"):
-        run_local_workers(2, folder=tmp_path, worker_options={1: {"crash": 1}})
-    with pytest.raises(ParameterError, match=r"names worker\(s\) \[2\]"):
-        run_local_workers(2, folder=tmp_path, worker_options={2: {"crash_at_epoch": 1}})
-    assert list(tmp_path.iterdir()) == [], "nothing was started or written"
+def test_run_local_workers_refuses_a_zero_time_limit_and_a_missing_program(tmp_path):
+    with pytest.raises(ParameterError, match="cannot finish"):
+        run_local_workers(program(tmp_path, SLEEPER), 2, folder=tmp_path / "run", timeout_s=0)
+    with pytest.raises(ParameterError, match="cnn_worker.py does not exist") as info:
+        run_local_workers(tmp_path / "cnn_worker.py", 2, folder=tmp_path / "run")
+    assert "%%writefile" in info.value.fix
+    assert not (tmp_path / "run").exists(), "nothing was started or written"
 
 
 def test_workers_past_their_time_limit_are_all_stopped(tmp_path):
     start = time.monotonic()
     with pytest.raises(WorkerError, match="did not finish within 1 s") as info:
-        run_local_workers(2, folder=tmp_path, epochs=1, images=256, timeout_s=1)
+        run_local_workers(program(tmp_path, SLEEPER), 2, folder=tmp_path / "run", timeout_s=1)
     assert time.monotonic() - start < 30
-    assert "raise the time limit" in info.value.fix
+    assert info.value.timed_out and "raise the time limit" in info.value.fix
     assert_nothing_left(tmp_path)
-    assert {p.name for p in tmp_path.glob("worker-*")} >= {"worker-0.payload.json", "worker-0.log", "worker-1.log"}
+    assert {p.name for p in (tmp_path / "run").glob("worker-*.log")} == {"worker-0.log", "worker-1.log"}
+
+
+def test_a_failed_worker_stops_the_whole_run_and_says_what_to_do(tmp_path):
+    with pytest.raises(WorkerError) as info:
+        run_local_workers(program(tmp_path, CRASHER), 2, folder=tmp_path / "run", timeout_s=WORKER_BOUND_S)
+    message = str(info.value)
+    assert "Worker 1 of 2 exited with status 1" in message
+    assert "last error: RuntimeError: worker 1 lost its machine" in message
+    assert info.value.worker == 1 and info.value.last_error == "RuntimeError: worker 1 lost its machine"
+    assert "every worker was stopped" in message and "start the whole cluster again" in info.value.fix
+    assert_nothing_left(tmp_path)
 
 
 @pytest.mark.timeout(2 * WORKER_BOUND_S + 60)
-def test_a_crashed_worker_fails_the_run_clearly_leaves_nothing_and_the_restart_resumes(tmp_path):
-    with pytest.raises(WorkerError) as info:
-        run_local_workers(
-            2, folder=tmp_path, epochs=2, images=256, batch_size=64, timeout_s=WORKER_BOUND_S,
-            worker_options={1: {"crash_at_epoch": 1}},
-        )
-    message = str(info.value)
-    assert "Worker 1 of 2 exited with status 1" in message
-    assert "last error: RuntimeError: worker 1 crashed on purpose during epoch 1" in message
-    assert "every worker was stopped" in message and "start the whole cluster again" in info.value.fix
-    assert_nothing_left(tmp_path)
-    # The chief checkpointed epoch 0 before the crash: a restarted cluster goes on from epoch 1.
-    with Listening(tmp_path) as listening:
-        run = run_local_workers(2, folder=tmp_path, epochs=2, images=256, batch_size=64, timeout_s=WORKER_BOUND_S)
+def test_the_notebooks_program_trains_in_step_and_a_restart_resumes_from_the_checkpoint(tmp_path):
+    path, folder = notebook_program(tmp_path, epochs=1)
+    first = run_local_workers(path, 2, folder=folder, timeout_s=WORKER_BOUND_S)
+    assert first.tf_config(1) == tf_config(first.addresses, 1)
+    assert all(a.startswith("127.0.0.1:") for a in first.addresses)
+    one = reports(folder)
+    # Started again with one more epoch: the chief's checkpoint of epoch 1 is where both go on from.
+    notebook_program(tmp_path, epochs=2)
+    with Listening(folder) as listening:
+        second = run_local_workers(path, 2, folder=folder, timeout_s=WORKER_BOUND_S)
+    two = reports(folder)
+    for r in one + two:
+        assert r["replicas"] == 2 and r["optimizer"] == "Adam"
+    assert [r["start_epoch"] for r in one] == [0, 0] and [r["start_epoch"] for r in two] == [1, 1]
+    assert len(one[0]["loss"]) == 1 and len(two[0]["loss"]) == 1 and two[0]["loss"][0] < one[0]["loss"][0]
+    # Synchronous training: both workers saw the same all-reduced losses and hold the same weights.
+    for run in (one, two):
+        assert run[0]["loss"] == run[1]["loss"] and run[0]["weights"] == run[1]["weights"]
+    assert one[0]["weights"] != two[0]["weights"]
+    # Only the chief's checkpoints stay; the other worker deleted its temporary copy.
+    assert (folder / "checkpoints" / "checkpoint").is_file() and not list(folder.glob("checkpoints-temp-*"))
     # The peers dial 127.0.0.1 (TF_CONFIG), but TensorFlow's gRPC server listens on every interface whatever
     # TF_CONFIG says: GrpcServer::Init binds "0.0.0.0:<port>" (tensorflow/core/distributed_runtime/rpc/
     # grpc_server_lib.cc), which gRPC opens as a dual-stack [::] socket. Nothing in TF_CONFIG, the ServerDef or
-    # tf.distribute.Server chooses the address, so the course documents it (distribute's docstring) instead.
-    ports = {parse_address(address)[1] for address in run.addresses}
+    # tf.distribute.Server chooses the address, so the course says so (distribute's docstring, notebook 07).
+    ports = {parse_address(address)[1] for address in second.addresses}
     seen = {host for host, port in listening.seen if port in ports}
     assert ports <= {port for _, port in listening.seen}, "every worker's server was seen listening"
     assert seen and seen <= WILDCARD, (
         f"the workers listened on {seen}: if that is loopback only, TensorFlow now binds the address it is given - "
         "update course_utils.distribute's docstring and notebook 07"
     )
-    assert run.duration_s < WORKER_BOUND_S
-    assert [r["index"] for r in run.results] == [0, 1]
-    assert all(a.startswith("127.0.0.1:") for a in run.addresses)
-    chief, other = run.results
-    assert chief["is_chief"] and not other["is_chief"]
-    for r in run.results:
-        assert (r["workers"], r["replicas_in_sync"], r["global_batch"], r["per_replica_batch"]) == (2, 2, 64, 32)
-        assert r["start_epoch"] == 1 and r["steps_per_epoch"] == 4 and len(r["loss"]) == 1 and r["loss"][0] > 0
-    # Synchronous training: both workers saw the same all-reduced losses and hold the same weights.
-    assert chief["loss"] == other["loss"]
-    assert chief["weights_sha256"] == other["weights_sha256"]
-    # The chief saved the model; the other worker cleaned up its temporary copies.
-    assert chief["saved_model"] and Path(chief["saved_model"]).is_file() and other["saved_model"] is None
-    assert not list(tmp_path.rglob("workertemp_*"))
     assert_nothing_left(tmp_path)
 
 
-def test_worker_needs_tf_config():
-    with pytest.raises(ChildError, match="TF_CONFIG is not set") as info:
-        run_child("course_utils.distribute.worker:train", {}, timeout_s=60, env={"TF_CONFIG": None}, what="A worker")
-    assert info.value.error["type"] == "WorkerError" and "run_local_workers" in info.value.fix
+@pytest.mark.timeout(WORKER_BOUND_S + 60)
+def test_the_notebooks_program_scales_the_loss_under_mixed_float16(tmp_path):
+    """Float16 gradients smaller than about 6e-8 round to zero: a custom loop must wrap its optimizer."""
+    path, folder = notebook_program(tmp_path, policy="mixed_float16")
+    run_local_workers(path, 1, folder=folder, timeout_s=WORKER_BOUND_S)
+    [report] = reports(folder, 1)
+    assert report["optimizer"] == "LossScaleOptimizer"
+    assert report["loss"][0] == pytest.approx(2.3, abs=0.3), "a first epoch of ten classes starts near ln(10)"
+
+
+@pytest.mark.timeout(2 * WORKER_BOUND_S + 60)
+def test_the_crash_and_restart_of_going_further_work_as_the_page_says(tmp_path):
+    """docs/going-further.md#fault-tolerance: a line added to the program crashes worker 1 in its first epoch;
+    without it, the cluster started again on the same folder goes on from the chief's checkpoint."""
+    page = (ROOT / "docs" / "going-further.md").read_text(encoding="utf-8")
+    crash = 'if index == 1 and e == 0: raise RuntimeError("worker 1 lost its machine")'
+    assert crash in page and "after `manager.save()`" in page and "It prints `[1, 1]`" in page
+    path, folder = notebook_program(tmp_path, epochs=2)
+    program_text = path.read_text()
+    save = "    manager.save()\n"
+    assert program_text.count(save) == 1
+    path.write_text(program_text.replace(save, save + "    " + crash + "\n"))
+    with pytest.raises(WorkerError) as info:
+        run_local_workers(path, 2, folder=folder, timeout_s=WORKER_BOUND_S)
+    assert info.value.worker == 1 and info.value.last_error == "RuntimeError: worker 1 lost its machine"
+    assert_nothing_left(tmp_path)
+    path.write_text(program_text)
+    run_local_workers(path, 2, folder=folder, timeout_s=WORKER_BOUND_S)
+    assert [r["start_epoch"] for r in reports(folder)] == [1, 1]
 
 
 # --- workers never outlive the kernel that started them ------------------------------------------------------
@@ -398,7 +389,7 @@ def test_worker_needs_tf_config():
 STARTER = (
     "import sys\n"
     "from course_utils.distribute import run_local_workers\n"
-    "run_local_workers(2, folder=sys.argv[1], epochs=1, images=256, timeout_s=600)\n"
+    "run_local_workers(sys.argv[2], 2, folder=sys.argv[1], timeout_s=600)\n"
 )
 
 
@@ -407,56 +398,31 @@ def test_workers_end_when_the_kernel_that_started_them_is_killed(tmp_path):
     """`kill -KILL` of notebook 07's kernel: its workers end by themselves within seconds, and each carries a
     time limit of its own (the run's, plus a margin) in case nothing else stops it."""
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
-    starter = subprocess.Popen([sys.executable, "-c", STARTER, str(tmp_path)], env=env)
+    folder = tmp_path / "run"
+    starter = subprocess.Popen([sys.executable, "-c", STARTER, str(folder), str(program(tmp_path, SLEEPER))], env=env)
     try:
         deadline = time.monotonic() + 60
-        while len(workers := [pid for pid in leftover_processes(tmp_path) if pid != starter.pid]) < 2:
+        while len(workers := [pid for pid in leftover_processes(folder) if pid != starter.pid]) < 2:
             assert time.monotonic() < deadline, "the workers did not start"
             time.sleep(0.1)
         limits = {psutil.Process(pid).environ().get("COURSE_TIME_LIMIT_S") for pid in workers}
         starter.kill()  # as `kill -KILL` of the kernel: no cleanup runs in it
         starter.wait()
         deadline = time.monotonic() + 5
-        while leftover := leftover_processes(tmp_path):
+        while leftover := leftover_processes(folder):
             assert time.monotonic() < deadline, f"the workers {leftover} outlived the process that started them"
             time.sleep(0.1)
         assert limits == {str(600 + distribute.WORKER_TIME_MARGIN_S)}
     finally:
         starter.kill()
         starter.wait()
-        for pid in leftover_processes(tmp_path):
+        for pid in leftover_processes(folder):
             psutil.Process(pid).kill()
-
-
-# --- notebook 07 shows the error a student can act on ----------------------------------------------------------
-
-
-def notebook_07_cell(marker: str) -> str:
-    """The source of notebook 07's code cell that contains ``marker``."""
-    nb = json.loads((ROOT / "notebooks" / "07_beyond_one_gpu.ipynb").read_text(encoding="utf-8"))
-    [cell] = [c for c in nb["cells"] if c["cell_type"] == "code" and marker in "".join(c["source"])]
-    return "".join(cell["source"])
-
-
-def test_notebook_07s_crash_demo_shows_a_worker_error_it_did_not_ask_for(tmp_path):
-    """`course run 07 --smoke -p WORKER_TIMEOUT_S 5`: the crash demo's workers run out of time before the crash
-    it asks for. The student must see that WorkerError (what happened, what to do), not a StopIteration."""
-    import course_utils
-
-    namespace = {
-        "course_utils": course_utils, "distribute": distribute, "work_dir": tmp_path, "WORKERS": 2,
-        "WORKER_EPOCHS": 2, "DATASET": "mnist", "n": 256, "BATCH_SIZE": 64, "SEED": 0, "WORKER_TIMEOUT_S": 1,
-        "CRASH_DEMO": True,
-    }
-    with pytest.raises(WorkerError) as info:
-        exec(notebook_07_cell('"crash_at_epoch": 1'), namespace)
-    assert "did not finish within 1 s" in info.value.what and "raise the time limit" in info.value.fix
-    assert_nothing_left(tmp_path)
 
 
 def test_notebook_07_keeps_its_files_under_its_own_run_folder():
     """Not in the system's temporary folder, where every run that failed half-way left a course07-* folder."""
-    cell = notebook_07_cell("work_dir =")
+    cell = cell_source("07_beyond_one_gpu", "d3ed62bc")
     assert "course.work_dir()" in cell and "tempfile" not in cell
 
 

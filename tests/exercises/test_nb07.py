@@ -9,84 +9,75 @@ import pytest
 from course_utils import distribute
 from course_utils.exercises import EMPTY, RIGHT, WRONG, nb07
 
-from .solutions import solved, task_cells
+from .solutions import cells, solved, source, task_cells
 
 NOTEBOOK = "07_beyond_one_gpu"
-WORKER_0 = {"cluster": {"worker": ["10.0.0.1:12345", "10.0.0.2:12345"]}, "task": {"type": "worker", "index": 0}}
+WORKER_1 = {"cluster": {"worker": ["10.0.0.1:12345", "10.0.0.2:12345"]}, "task": {"type": "worker", "index": 1}}
 
 
 def test_the_notebook_has_the_two_exercises_each_calling_its_check():
     tasks = task_cells(NOTEBOOK)
     assert set(tasks) == {"Exercise 7.1", "Exercise 7.2"}
-    assert "nb07.check_batch_plan(per_replica, steps_per_epoch)" in tasks["Exercise 7.1"]
-    assert "nb07.check_tf_config(answer)" in tasks["Exercise 7.2"]
-    assert "per_replica = None" in tasks["Exercise 7.1"] and "steps_per_epoch = None" in tasks["Exercise 7.1"]
-    assert "answer = None" in tasks["Exercise 7.2"]
+    assert 'answer = {"global_batch": None, "steps_per_epoch": None}' in tasks["Exercise 7.1"]
+    assert "nb07.check_global_batch(answer)" in tasks["Exercise 7.1"]
+    assert 'answer = {"TF_CONFIG": None, "replicas": None}' in tasks["Exercise 7.2"]
+    assert "nb07.check_cluster(answer)" in tasks["Exercise 7.2"]
 
 
-def test_the_notebook_shows_worker_0_and_leaves_worker_1_to_the_student():
-    from .solutions import cells, source
-
+def test_the_notebooks_code_does_not_give_worker_1s_config_away():
     code = "\n".join(source(c) for c in cells(NOTEBOOK) if c["cell_type"] == "code")
-    shown = {}
-    exec(next(source(c) for c in cells(NOTEBOOK) if "tf_config = {" in source(c)), shown)  # noqa: S102
-    assert shown["tf_config"] == WORKER_0 == distribute.tf_config(WORKER_0["cluster"]["worker"], 0)
-    assert '"index": 1' not in code, "the notebook's code does not give the answer away"
+    assert '"index": 1' not in code and "10.0.0.2" not in code
 
 
 # ----------------------------------------------------------------------------- Exercise 7.1
 
 
-def test_the_batch_plan_solution_is_right_and_is_batch_plan(capsys):
-    answer = solved(NOTEBOOK, "Exercise 7.1")
-    result = nb07.check_batch_plan(answer["per_replica"], answer["steps_per_epoch"])
-    assert result.status == RIGHT, result
-    plan = distribute.batch_plan(nb07.PLAN_GLOBAL_BATCH, nb07.PLAN_REPLICAS, nb07.PLAN_IMAGES)
-    assert (answer["per_replica"], answer["steps_per_epoch"]) == (plan.per_replica, plan.steps_per_epoch) == (64, 234)
-    assert capsys.readouterr().out.startswith("✅ Exercise 7.1: right")
+def test_the_global_batch_solution_is_right_and_is_batch_plan(capsys):
+    answer = solved(NOTEBOOK, "Exercise 7.1")["answer"]
+    assert nb07.check_global_batch(answer).status == RIGHT
+    plan = distribute.batch_plan(answer["global_batch"], nb07.GPUS, nb07.PLAN_IMAGES)
+    assert plan.per_replica == nb07.ONE_GPU_BATCH, "each GPU keeps the work one GPU had"
+    assert answer == {"global_batch": 1024, "steps_per_epoch": plan.steps_per_epoch} == {"global_batch": 1024,
+                                                                                       "steps_per_epoch": 58}
+    assert "the last 608 images are dropped" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize(("per_replica", "steps", "message"), [
-    (256, 234, "256 is the global batch: all replicas together."),
-    (1024, 234, "1024 multiplies the global batch by the replicas."),
-    (32, 234, "32 images per replica: 4 replicas would then take 128 images per step"),
-    (64, 235, "235 counts a last, partial step. With drop_remainder=True the last 96 images make no step"),
-    (64, 937, "937 steps counts per-replica batches."),
-    (64, 938, "938 steps counts per-replica batches."),
-    (64, 200, "200 steps of 256 images would be 51,200 images, not the 60,000 you have."),
-    ("64", 234, "`per_replica` = '64' is not a whole number of images."),
-    (64, 234.4, "`steps_per_epoch` = 234.4 is not a whole number of steps."),
+@pytest.mark.parametrize(("batch", "steps", "message"), [
+    (256, 58, "each of the 4 GPUs gets only 64 images: less work than one GPU had"),
+    (512, 58, "512 images over 4 GPUs gives each GPU 128 images, not the 256"),
+    (1024, 59, "59 counts a last, partial step. With drop_remainder=True the last 608 images make no step"),
+    (1024, 234, "234 steps is one GPU's epoch."),
+    (1024, 235, "235 steps is one GPU's epoch."),
+    (1024, 50, "50 steps of 1024 images would be 51,200 images, not the 60,000 you have."),
+    ("1024", 58, "`global_batch` = '1024' is not a whole number of images."),
+    (1024, 58.5, "`steps_per_epoch` = 58.5 is not a whole number of steps."),
 ])
-def test_a_wrong_plan_names_the_slip(per_replica, steps, message):
-    result = nb07.check_batch_plan(per_replica, steps, show=False)
+def test_a_wrong_global_batch_names_the_slip(batch, steps, message):
+    result = nb07.check_global_batch({"global_batch": batch, "steps_per_epoch": steps}, show=False)
     assert result.status == WRONG and any(message in m for m in result.messages), result
 
 
-def test_whole_floats_count_as_whole_numbers():
-    assert nb07.check_batch_plan(64.0, 60_000 / 256 // 1, show=False).ok
-
-
-def test_an_empty_plan_is_not_answered_yet():
-    assert nb07.check_batch_plan(None, None, show=False).status == EMPTY
-    assert nb07.check_batch_plan(64, None, show=False).status == EMPTY
+def test_whole_floats_count_and_an_unfilled_answer_is_not_answered_yet():
+    assert nb07.check_global_batch({"global_batch": 1024.0, "steps_per_epoch": 58.0}, show=False).ok
+    assert nb07.check_global_batch({"global_batch": None, "steps_per_epoch": None}, show=False).status == EMPTY
+    assert nb07.check_global_batch(None, show=False).status == EMPTY
 
 
 # ----------------------------------------------------------------------------- Exercise 7.2
 
 
-def test_the_tf_config_solution_is_right_and_is_what_the_course_builds(capsys):
+def test_the_cluster_solution_is_right_and_is_what_the_course_builds(capsys):
     answer = solved(NOTEBOOK, "Exercise 7.2")["answer"]
-    result = nb07.check_tf_config(answer)
-    assert result.status == RIGHT, result
-    assert answer == distribute.tf_config(list(nb07.CLUSTER), 1)
+    assert nb07.check_cluster(answer).status == RIGHT
+    assert answer["TF_CONFIG"] == distribute.tf_config(list(nb07.CLUSTER), 1) == WORKER_1
+    assert answer["replicas"] == 4
     assert capsys.readouterr().out.startswith("✅ Exercise 7.2: right")
 
 
-def test_the_json_text_of_the_solution_is_right_too():
-    answer = solved(NOTEBOOK, "Exercise 7.2")["answer"]
-    assert nb07.check_tf_config(json.dumps(answer), show=False).ok
+def test_the_json_text_and_a_tuple_of_addresses_are_right_too():
+    assert nb07.check_cluster({"TF_CONFIG": json.dumps(WORKER_1), "replicas": 4}, show=False).ok
     as_tuple = {"cluster": {"worker": tuple(nb07.CLUSTER)}, "task": {"type": "worker", "index": 1}}
-    assert nb07.check_tf_config(as_tuple, show=False).ok, "a tuple makes the same JSON"
+    assert nb07.check_cluster({"TF_CONFIG": as_tuple, "replicas": 4}, show=False).ok, "a tuple makes the same JSON"
 
 
 def config(workers=("10.0.0.1:12345", "10.0.0.2:12345"), task_type="worker", index=1):
@@ -94,8 +85,8 @@ def config(workers=("10.0.0.1:12345", "10.0.0.2:12345"), task_type="worker", ind
             "task": {"type": task_type, "index": index}}
 
 
-@pytest.mark.parametrize(("answer", "message"), [
-    (WORKER_0, "Index 0 is the first worker, the chief, at 10.0.0.1:12345. This is the second machine."),
+@pytest.mark.parametrize(("tf_config", "message"), [
+    (config(index=0), "Index 0 is the first worker, the chief, at 10.0.0.1:12345. This is the second machine."),
     (config(index=2), "Indexes count from 0: the second worker is index 1."),
     (config(index="1"), "The index is the number 1, not '1'."),
     (config(index=True), "The index is the number 1, not True."),
@@ -109,13 +100,24 @@ def config(workers=("10.0.0.1:12345", "10.0.0.2:12345"), task_type="worker", ind
     ({"cluster": list(nb07.CLUSTER), "task": {"type": "worker", "index": 1}}, "'cluster' is a dict with one key"),
     ({"cluster": {"worker": list(nb07.CLUSTER)}, "task": 1}, "'task' is a dict with two keys"),
     ("{'cluster': ...}", "This text is not JSON"),
-    (["10.0.0.1:12345", "10.0.0.2:12345"], "`answer` is list."),
+    (["10.0.0.1:12345", "10.0.0.2:12345"], "`answer[\"TF_CONFIG\"]` is list."),
 ])
-def test_a_wrong_tf_config_says_what_is_wrong(answer, message):
-    result = nb07.check_tf_config(answer, show=False)
+def test_a_wrong_tf_config_says_what_is_wrong(tf_config, message):
+    result = nb07.check_cluster({"TF_CONFIG": tf_config, "replicas": 4}, show=False)
     assert result.status == WRONG and any(message in m for m in result.messages), result
 
 
-def test_an_empty_tf_config_is_not_answered_yet():
-    assert nb07.check_tf_config(None, show=False).status == EMPTY
-    assert nb07.check_tf_config({}, show=False).status == EMPTY
+@pytest.mark.parametrize(("replicas", "message"), [
+    (2, "2 counts the machines or one machine's GPUs."),
+    (1, "Each of the 2 machines has 2 GPUs, and each GPU holds one replica."),
+    (8, "Each of the 2 machines has 2 GPUs"),
+    ("4", "`replicas` = '4' is not a whole number."),
+])
+def test_a_wrong_replica_count_says_what_to_count(replicas, message):
+    result = nb07.check_cluster({"TF_CONFIG": WORKER_1, "replicas": replicas}, show=False)
+    assert result.status == WRONG and any(message in m for m in result.messages), result
+
+
+def test_an_unfilled_cluster_answer_is_not_answered_yet():
+    assert nb07.check_cluster({"TF_CONFIG": None, "replicas": None}, show=False).status == EMPTY
+    assert nb07.check_cluster(None, show=False).status == EMPTY

@@ -416,19 +416,14 @@ def test_07_beyond_one_gpu_key_results(course_run):
     if r["replica_kind"] == "CPU":
         assert r["replicas"] == p["CPU_REPLICAS"], "the CPU split into CPU_REPLICAS logical devices"
     assert r["global_batch"] == p["BATCH_SIZE"] and r["per_replica_batch"] == p["BATCH_SIZE"] // r["replicas"]
-    one, same_global, same_per_replica = (r["steps_per_epoch"][k] for k in sorted(r["steps_per_epoch"]))
-    assert one == same_global and same_per_replica == one // r["replicas"], "r times the global batch: 1/r the steps"
-    assert r["same_global_batch_first_epoch_rel_diff"] < 0.01
-    one_replica_loss = r["loss"][sorted(r["loss"])[0]]
-    assert len(one_replica_loss) == p["EPOCHS"] and one_replica_loss[-1] < one_replica_loss[0]
-    assert r["backup_resumed_epochs"] == p["EPOCHS"] - 1
-    # the custom loop the workers run, here with MirroredStrategy: it takes fit's steps (same weights,
-    # same data order), so its losses are fit's for run (b) to float32 rounding
-    same_global_loss = r["loss"][sorted(r["loss"])[1]]
-    assert len(r["custom_loop_loss"]) == p["EPOCHS"]
-    assert r["custom_loop_loss"] == pytest.approx(same_global_loss, rel=1e-4)
-    assert r["custom_loop_vs_fit_first_epoch_rel_diff"] < 1e-4
-    assert r["workers"] == p["WORKERS"] and len(r["worker_loss"]) == p["WORKERS"]
-    assert r["crash_detected"] is p["CRASH_DEMO"] and r["workers_in_sync"] is True
-    if p["CRASH_DEMO"]:
-        assert r["worker_start_epoch"] == [1] * p["WORKERS"], "the restarted cluster resumed from the checkpoint"
+    a, b, c = (r["runs"][k] for k in ("a", "b", "c"))
+    assert (a["replicas"], b["replicas"], c["replicas"]) == (1, r["replicas"], r["replicas"])
+    steps = a["steps per epoch"]
+    assert b["steps per epoch"] == steps and c["steps per epoch"] == steps // r["replicas"]
+    assert len(a["loss"]) == p["EPOCHS"] and a["loss"][-1] < a["loss"][0]
+    # (b) takes (a)'s steps on two replicas: only the order of float32 additions differs
+    assert b["loss"] == pytest.approx(a["loss"], rel=1e-3)
+    # the notebook's worker program, on WORKERS processes, takes fit's steps for (b): same weights, same data order
+    assert r["workers"] == p["WORKERS"] and len(r["worker_loss"]) == p["WORKERS"] and r["workers_in_sync"] is True
+    assert all(loss == pytest.approx(b["loss"], rel=1e-4) for loss in r["worker_loss"])
+    assert r["workers_vs_fit"] < 1e-4

@@ -3,7 +3,6 @@
 The second run must pass as the first did - no warning that TensorFlow shows once per process, no
 configuration refused because the runtime has started, no stale file. Each notebook here runs all its
 cells twice in one kernel (nbclient, smoke mode, offline), and its checkpoint must pass both times.
-Notebooks join ``AGAIN`` as they are rewritten (issue 24); 07 is not checked yet.
 """
 
 from __future__ import annotations
@@ -20,7 +19,7 @@ pytestmark = [pytest.mark.notebook, pytest.mark.timeout(600)]
 # The English notebooks: a Chinese notebook runs the same code (tests/test_translations.py compares the syntax
 # trees), and what a second run can trip over - per-process state - is in the code, not in its words.
 AGAIN = ["01_install_versions", "02_verify_gpu", "03_memory", "04_dense_noise_vs_zeros", "05_cnn_cpu_vs_gpu",
-         "06_tensorboard"]
+         "06_tensorboard", "07_beyond_one_gpu"]
 
 
 @pytest.mark.parametrize("name", AGAIN)
