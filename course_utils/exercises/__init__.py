@@ -9,7 +9,7 @@ and must still finish. The solution sits under the task in a collapsed ``<detail
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from course_utils.i18n import translator
@@ -66,6 +66,24 @@ def not_answered(exercise: str, hint: str, *, show: bool = True) -> Feedback:
     if show:
         print(result)
     return result
+
+
+def multiple_choice(exercise: str, answer: object, letters: Iterable[str], said: Mapping[str, str], *, right: str,
+                    show: bool = True) -> Feedback:
+    """A question answered by a letter: ``said`` has what to look at for each wrong letter; any other is right.
+
+    The letter may come as "B", "(b)" or " b "; anything that is not one of ``letters`` is wrong, and says so.
+    """
+    letters = tuple(letters)
+    listed = ", ".join(f'"{letter}"' for letter in letters)
+    if is_empty(answer):
+        return not_answered(exercise, _("Set `answer` to one of {letters}. Then run the cell.").format(letters=listed),
+                            show=show)
+    given = str(answer).strip().lower().strip("()")
+    if given not in letters:
+        return feedback(exercise, [_("{answer!r} is not one of {letters}.").format(answer=answer, letters=listed)],
+                        right="", show=show)
+    return feedback(exercise, [said[given]] if given in said else [], right=right, show=show)
 
 
 def unanswered(answer: object) -> bool:

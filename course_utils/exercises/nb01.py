@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from course_utils.doctor.recommend import Recommendation, platform_name, recommend
 from course_utils.doctor.versions import Build, load, parse_version
-from course_utils.exercises import Feedback, feedback, is_empty, not_answered
+from course_utils.exercises import Feedback, feedback, is_empty, multiple_choice, not_answered
 from course_utils.i18n import translator
 
 _ = translator("exercises")
@@ -55,13 +55,6 @@ ROUTES = ("a", "b", "c", "d")
 def check_route(answer: object, *, show: bool = True) -> Feedback:
     """Exercise 1.1: the route for the Q&A post's machine (native Windows 11, driver 512.77) to run this course
     on its GPU: "b", WSL2 with current TensorFlow after a driver update. The reasons come from the table."""
-    name = "Exercise 1.1"
-    if is_empty(answer):
-        return not_answered(name, _("Set `answer` to \"a\", \"b\", \"c\" or \"d\". Then run the cell."), show=show)
-    given = str(answer).strip().lower().strip("()")
-    if given not in ROUTES:
-        return feedback(name, [_("{answer!r} is not one of \"a\", \"b\", \"c\", \"d\".").format(answer=answer)],
-                        right="", show=show)
     table = load()
     keras_3 = table.rule("keras-2-only")["before"]
     wsl2 = table.min_driver(12, "wsl2")
@@ -75,7 +68,7 @@ def check_route(answer: object, *, show: bool = True) -> Feedback:
     }
     right = _("Right: WSL2 runs the Linux build, whose [and-cuda] extra brings CUDA and cuDNN as pip packages. Only "
               "the Windows driver is needed, {wsl2} or newer: 512.77 is too old.").format(wsl2=wsl2)
-    return feedback(name, [said[given]] if given in said else [], right=right, show=show)
+    return multiple_choice("Exercise 1.1", answer, ROUTES, said, right=right, show=show)
 
 
 # ----------------------------------------------------------------------------- Exercises 1.2 and 1.3

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ast
 
-from course_utils.exercises import Feedback, feedback, is_empty, not_answered, unanswered
+from course_utils.exercises import Feedback, feedback, is_empty, multiple_choice, not_answered, unanswered
 from course_utils.i18n import translator
 
 _ = translator("exercises")
@@ -73,13 +73,6 @@ TIMING_CHOICES = ("a", "b", "c")
 
 def check_timing(answer: object, *, show: bool = True) -> Feedback:
     """Exercise 2.2: the letter of what a timing without a sync measured: the time to queue the work ("b")."""
-    name = "Exercise 2.2"
-    if is_empty(answer):
-        return not_answered(name, _("Set `answer` to \"a\", \"b\" or \"c\". Then run the cell."), show=show)
-    given = str(answer).strip().lower().strip("()")
-    if given not in TIMING_CHOICES:
-        return feedback(name, [_("{answer!r} is not one of \"a\", \"b\", \"c\".").format(answer=answer)],
-                        right="", show=show)
     said = {
         "a": _("2,700 TFLOP/s is far more than any GPU can do, so the product cannot have finished. Without a sync, "
                "the clock stops when the work is queued."),
@@ -88,7 +81,7 @@ def check_timing(answer: object, *, show: bool = True) -> Feedback:
     }
     right = _("Right: the GPU had only received the work. Add tf.test.experimental.sync_devices() before you stop "
               "the clock.")
-    return feedback(name, [said[given]] if given in said else [], right=right, show=show)
+    return multiple_choice("Exercise 2.2", answer, TIMING_CHOICES, said, right=right, show=show)
 
 
 # ----------------------------------------------------------------------------- Exercise 2.3

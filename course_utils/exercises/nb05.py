@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from course_utils.exercises import Feedback, feedback, is_empty, not_answered
+from course_utils.exercises import Feedback, feedback, is_empty, multiple_choice, not_answered
 from course_utils.i18n import translator
 
 _ = translator("exercises")
@@ -154,13 +154,6 @@ CHOICES = ("a", "b", "c", "d")
 
 def check_utilisation(answer: Any, *, show: bool = True) -> Feedback:
     """Right for "b": batch 256 instead of 32 - eight times fewer steps, so the GPU waits less between them."""
-    if is_empty(answer):
-        return not_answered(UTILISATION, _("Set `answer` to \"a\", \"b\", \"c\" or \"d\". Then run the cell."),
-                            show=show)
-    given = str(answer).strip().lower().strip("()")
-    if given not in CHOICES:
-        return feedback(UTILISATION, [_("{answer!r} is not one of \"a\", \"b\", \"c\", \"d\".").format(
-            answer=answer)], right="", show=show)
     said = {
         "a": _("Mixed precision makes the GPU's work faster. The GPU then waits even longer between steps, so its "
                "utilisation goes down, not up."),
@@ -171,4 +164,4 @@ def check_utilisation(answer: Any, *, show: bool = True) -> Feedback:
     }
     right = _("Right: at batch 32 each step is small, and the GPU waits for Python and for the next launch. Batch 256 "
               "makes eight times fewer steps, each with more work. A prefetched tf.data pipeline helps too.")
-    return feedback(UTILISATION, [said[given]] if given in said else [], right=right, show=show)
+    return multiple_choice(UTILISATION, answer, CHOICES, said, right=right, show=show)

@@ -75,3 +75,17 @@ def test_a_check_as_the_last_line_of_a_cell_shows_its_feedback_once(capsys):
     shell.run_cell('feedback("Exercise 9.9", [], right="Fine.")')
     out = capsys.readouterr().out
     assert out.count("Exercise 9.9") == 1 and "Feedback(" not in out
+
+
+def test_a_letter_answer_is_read_in_any_usual_spelling_and_anything_else_says_the_letters():
+    from course_utils.exercises import multiple_choice
+
+    said = {"a": "Look at the clock."}
+    for given in ("b", "B", "(b)", " c "):
+        assert multiple_choice("Exercise 9.9", given, "abc", said, right="Yes.", show=False).ok, given
+    wrong = multiple_choice("Exercise 9.9", "(A)", "abc", said, right="Yes.", show=False)
+    assert wrong.status == WRONG and wrong.messages == ("Look at the clock.",)
+    other = multiple_choice("Exercise 9.9", "e", "abc", said, right="Yes.", show=False)
+    assert other.status == WRONG and other.messages == ("""'e' is not one of "a", "b", "c".""",)
+    empty = multiple_choice("Exercise 9.9", None, "abc", said, right="Yes.", show=False)
+    assert empty.status == EMPTY and 'one of "a", "b", "c"' in empty.messages[0]
