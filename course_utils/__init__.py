@@ -4,7 +4,8 @@ Importing it is cheap: TensorFlow is imported only by ``setup()`` and the module
 need it, so the course can set environment switches first.
 """
 
-from course_utils._moved import install as _install_moved
+from importlib.metadata import PackageNotFoundError, version
+
 from course_utils.errors import (
     CheckpointError,
     ChildError,
@@ -20,9 +21,10 @@ from course_utils.errors import (
 )
 from course_utils.notebook import Course, checkpoint, setup
 
-_install_moved()  # old flat import paths (course_utils.runner, ...) keep working, with a DeprecationWarning
-
-__version__ = "0.1.0"
+try:
+    __version__ = version("course-utils")  # pyproject.toml's, as installed
+except PackageNotFoundError:  # run from a checkout that was never installed
+    __version__ = "0+unknown"
 __all__ = [
     "CheckpointError",
     "ChildError",

@@ -20,7 +20,7 @@ from .conftest import NOTEBOOKS, ROOT
 
 PACKAGE = ROOT / "course_utils"
 MODULES = sorted(p for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts)
-MACHINERY = ("batch", "system", "bench", "_moved")
+MACHINERY = ("batch", "system", "bench")
 
 
 def rel(path: Path) -> str:

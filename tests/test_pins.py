@@ -145,3 +145,9 @@ def test_make_installs_with_the_course_constraints():
     script = (ROOT / "scripts" / "venv.sh").read_text()
     assert '-m pip install --quiet -c constraints/course.txt -e ".[$extras]"' in script
     assert "constraints/course.txt" in (ROOT / "Makefile").read_text().split("$(STAMP):", 1)[1].splitlines()[0]
+
+
+def test_the_package_reports_the_version_pyproject_gives_it():
+    import course_utils
+
+    assert course_utils.__version__ == PYPROJECT["version"], "reinstall the package (make venv) after a version bump"

@@ -393,7 +393,6 @@ def _lock(folder: pathlib.Path) -> dict[str, Any]:
 def scenario(folder_name: str) -> dict[str, Any]:
     """What a Windows student's notebooks do with the package, here; every part's outcome as data."""
     import json
-    import time
 
     folder = pathlib.Path(folder_name)
     out: dict[str, Any] = {"controls": controls()}
@@ -435,26 +434,20 @@ def scenario(folder_name: str) -> dict[str, Any]:
         "cpu_model": cpu_model(),
     }
 
-    # memory readings: notebook 03's process readings, notebook 04's peak
+    # memory readings: the process's memory now and its peak (notebook 04 and every record)
     import numpy as np
 
-    from course_utils import memory, results, speed
+    from course_utils import results, speed
     from course_utils.doctor import checks, detect_platform
     from course_utils.system import rss
 
-    reading = memory.process_memory()
-    with memory.peak_memory("/CPU:0") as block:
-        big = np.ones(96 * MIB // 8)
-        time.sleep(0.1)
+    peak_before = rss.peak_rss_mib()
+    big = np.ones(96 * MIB // 8)
+    current = rss.rss_mib()
     del big
-    with memory.MemorySampler("/CPU:0", interval_s=0.01) as sampler:
-        time.sleep(0.2)
     out["memory"] = {
-        "current_mib": reading.current_mib,
-        "peak_mib": reading.peak_mib,
-        "block_increase_mib": block.increase_mib,
-        "samples": len(sampler.times_s),
-        "sampler_peak_mib": sampler.peak_mib,
+        "current_mib": current,
+        "peak_before_mib": peak_before,
         "peak_rss_mib": rss.peak_rss_mib(),
         "linux_peak_mib": linux_peak_mib(),
         "results_reader_is_rss": results.peak_rss_mib is rss.peak_rss_mib,
