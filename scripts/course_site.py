@@ -79,6 +79,7 @@ EDITIONS = (EN, ZH)
 WORDS: dict[str, dict[str, str]] = {
     "en": {
         "title": "Training deep-learning models on the GPU with TensorFlow",
+        "licence": "the tf-gpu-course authors. Code: MIT licence. Text and notebooks: CC BY 4.0",
         "notebooks": "Notebooks",
         "guides": "Guides",
         "switch": "中文",
@@ -104,6 +105,7 @@ WORDS: dict[str, dict[str, str]] = {
     },
     "zh": {
         "title": "用 TensorFlow 在 GPU 上训练深度学习模型",
+        "licence": "tf-gpu-course 的作者们。代码：MIT 许可证。文字和笔记本：CC BY 4.0",
         "notebooks": "笔记本",
         "guides": "指南",
         "switch": "English",
@@ -416,6 +418,7 @@ def write_conf(src: Path, edition: Edition, other_pages: set[str], rel: Release)
         "edition": edition.code,
         "language": edition.language,
         "title": WORDS[edition.code]["title"],
+        "licence": WORDS[edition.code]["licence"],
         "repository": rel.repository,
         "other_pages": sorted(other_pages),
         "switch_label": WORDS[edition.code]["switch"],
@@ -442,6 +445,7 @@ def sphinx_settings(conf_file: str) -> dict[str, Any]:
     return {
         "project": settings["title"],
         "html_title": settings["title"],
+        "copyright": settings["licence"],  # the footer of every page: (C) Copyright <this>
         "language": settings["language"],
         "extensions": ["myst_nb"],
         "nb_execution_mode": "off",  # the outputs are the run's; nothing runs here

@@ -149,6 +149,15 @@ GPU_RECORD = {
 }
 
 
+def test_every_page_footer_states_both_licences(tmp_path: Path):
+    for edition in site.EDITIONS:
+        folder = tmp_path / edition.code
+        folder.mkdir()
+        site.write_conf(folder, edition, set(), REL)
+        footer = site.sphinx_settings(str(folder / "conf.py"))["copyright"]
+        assert "MIT" in footer and "CC BY 4.0" in footer and "tf-gpu-course" in footer, footer
+
+
 def test_the_box_says_which_machine_and_versions_made_the_outputs():
     lines = site.machine_lines(CPU_RECORD, "en")
     assert lines == [
