@@ -78,6 +78,7 @@ help:
 	@echo "EXTRAS=...     - the extras to install into $(VENV) (default $(EXTRAS)), e.g. make venv EXTRAS=lab"
 	@echo "OUT=DIR        - where make course writes (default $(OUT); the Chinese run: $(OUT)-zh)"
 	@echo "EDITIONS=en    - make course runs the English notebooks only (default: $(EDITIONS); make site needs both)"
+	@echo "SMOKE=1        - make course runs the short versions (so does COURSE_SMOKE=1 make course)"
 	@echo "SITE_FROM=DIR  - the course run make site shows (default $(OUT), and DIR-zh for the Chinese pages)"
 
 PYTHONS = $(shell sh scripts/venv.sh --accepted)
@@ -96,10 +97,10 @@ venv: $(STAMP)
 EDITIONS ?= zh en
 course: $(STAMP)
 ifneq ($(filter zh,$(EDITIONS)),)
-	$(BIN)/course run notebooks/zh/*.ipynb --out $(OUT)-zh
+	$(BIN)/course run notebooks/zh/*.ipynb --out $(OUT)-zh $(if $(SMOKE),--smoke)
 endif
 ifneq ($(filter en,$(EDITIONS)),)
-	$(BIN)/course run --out $(OUT)
+	$(BIN)/course run --out $(OUT) $(if $(SMOKE),--smoke)
 endif
 
 # The website (scripts/course_site.py): Sphinx and MyST-NB from the site extra; builds offline, executes nothing.

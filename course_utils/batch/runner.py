@@ -42,8 +42,9 @@ from typing import Any
 from course_utils.batch import shard as shard_module
 from course_utils.batch.grid import NOTEBOOKS_DIR, InputError, Plan, discover, make_plan, parse_value
 from course_utils.batch.progress import Progress
-from course_utils.errors import ChildError, FolderInUseError, PlaceError
+from course_utils.errors import ChildError, FolderInUseError, ParameterError, PlaceError
 from course_utils.i18n import padded, translator
+from course_utils.params import smoke_enabled
 from course_utils.results import read_results
 from course_utils.system.child import start_python
 from course_utils.system.files import FolderLock
@@ -368,13 +369,22 @@ def _versions() -> dict[str, str | None]:
     return found
 
 
+def _smoke_from_environment() -> bool:
+    """``COURSE_SMOKE`` as ``course run`` reads it when neither --smoke nor --no-smoke is given."""
+    try:
+        return smoke_enabled()
+    except ParameterError as exc:
+        raise InputError(exc.what, exc.fix) from None
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="course run",
         description="Run course notebooks headless with papermill, over a grid of parameters, and write a report.",
     )
     parser.add_argument("notebooks", nargs="*", help="notebooks: names, numbers (02) or paths (default: all)")
-    parser.add_argument("--smoke", action="store_true", help="the short run (COURSE_SMOKE=1)")
+    parser.add_argument("--smoke", action=argparse.BooleanOptionalAction, default=None,
+                        help="the short run; --no-smoke the full one (default: as COURSE_SMOKE says, else full)")
     parser.add_argument(
         "-p",
         "--parameter",
@@ -422,7 +432,7 @@ def main(argv: list[str] | None = None) -> int:
             args.notebooks,
             parameters={name: parse_value(value) for name, value in args.parameter},
             grid_file=args.grid,
-            smoke=args.smoke,
+            smoke=args.smoke if args.smoke is not None else _smoke_from_environment(),
             timeout=args.timeout,
             if_declared=args.if_declared,
         )

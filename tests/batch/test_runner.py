@@ -445,3 +445,23 @@ def test_sigterm_or_a_second_ctrl_c_keeps_the_report_and_leaves_nothing_running(
         assert "sleeps__SECONDS-60" in (out / "report.md").read_text()
     finally:
         clean_up(process, seen)
+
+
+def test_course_run_follows_course_smoke_unless_told_otherwise(monkeypatch):
+    parser = runner._parser()
+    assert [parser.parse_args(a).smoke for a in ([], ["--smoke"], ["--no-smoke"])] == [None, True, False]
+    for value, smoke in (("1", True), ("true", True), ("0", False), ("", False)):
+        monkeypatch.setenv("COURSE_SMOKE", value)
+        assert runner._smoke_from_environment() is smoke, value
+    monkeypatch.setenv("COURSE_SMOKE", "maybe")
+    with pytest.raises(runner.InputError, match="COURSE_SMOKE='maybe' is not understood"):
+        runner._smoke_from_environment()
+
+
+@pytest.mark.parametrize(("arguments", "smoke"), [([], False), (["SMOKE=1"], True)])
+def test_make_course_passes_smoke_to_both_editions(arguments, smoke):
+    stamp = "-o", ".venv/.course-installed"  # as if the environment were installed: print the commands only
+    out = subprocess.run(["make", "-n", *stamp, "course", *arguments], cwd=ROOT, capture_output=True, text=True,
+                         check=True).stdout
+    runs = [line for line in out.splitlines() if " run " in line]
+    assert len(runs) == 2 and all(line.endswith("--smoke") is smoke for line in runs), out
