@@ -32,19 +32,16 @@ from pathlib import Path
 from typing import Any
 
 from course_utils.system.files import write_json_atomic
-from course_utils.system.paths import PROJECT_ROOT
 from course_utils.system.places import results_dir
 from course_utils.system.rss import peak_rss_mib
 
 __all__ = [
-    "PROJECT_ROOT",  # kept here for older imports; its home is course_utils.system.paths
     "Recorder",
     "data_summary",
     "default_results_path",
     "note_data",
     "open_record",
     "opened_record",
-    "peak_rss_mib",  # notebook 04 imports it from here; its home is course_utils.system.rss
     "read_all",
     "read_results",
 ]

@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
-from course_utils import results
 from course_utils.data import LoadInfo
 from course_utils.results import (
     Recorder,
@@ -18,11 +15,10 @@ from course_utils.results import (
     note_data,
     open_record,
     opened_record,
-    peak_rss_mib,
     read_all,
     read_results,
 )
-from course_utils.system import paths, places, rss
+from course_utils.system import places
 
 
 def test_record_writes_and_merges(tmp_path):
@@ -47,11 +43,6 @@ def test_non_finite_numbers_become_null_and_objects_are_refused(tmp_path):
         rec.record(model=object())
 
 
-def test_old_names_stay_importable_from_results():
-    assert peak_rss_mib is rss.peak_rss_mib  # notebook 04 imports it from course_utils.results
-    assert results.PROJECT_ROOT == paths.PROJECT_ROOT and (paths.PROJECT_ROOT / "course_utils").is_dir()
-
-
 def test_path_follows_the_environment(monkeypatch, tmp_path):
     monkeypatch.setenv("COURSE_RESULTS_DIR", str(tmp_path / "dir"))
     assert default_results_path("02_verify_gpu") == tmp_path / "dir" / "02_verify_gpu.json"
@@ -67,18 +58,6 @@ def test_read_all(tmp_path):
         Recorder(name, parameters={}, smoke=False, path=tmp_path / f"{name}.json").record(v=1)
     assert sorted(read_all(tmp_path)) == ["a", "b"]
     assert json.loads((tmp_path / "a.json").read_text())["results"] == {"v": 1}
-
-
-def test_peak_rss_grows_with_allocation():
-    # In a fresh process, so an earlier test's peak cannot hide the growth.
-    code = (
-        "import numpy as np; from course_utils.results import peak_rss_mib;"
-        "a = peak_rss_mib(); block = np.ones(128 * 2**20 // 8); print(a, peak_rss_mib())"
-    )
-    before, after = map(float, subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                                              check=True).stdout.split())
-    assert 10 < before < after and after >= 128  # the 128 MiB block is in the peak
-    assert peak_rss_mib() > 10
 
 
 SAMPLE = LoadInfo("mnist", "bundled-sample", "/pkg/mnist_sample.npz", 8000, 2000, "verified")

@@ -55,9 +55,9 @@ from typing import Any
 from course_utils.errors import ChildError
 from course_utils.i18n import translator
 from course_utils.system.files import write_json_atomic
+from course_utils.system.paths import PROJECT_ROOT
 from course_utils.system.processes import start_in_group, stop_group
 
-PACKAGE_PARENT = Path(__file__).resolve().parents[2]  # the folder that holds course_utils/
 _TARGET = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*")
 _ = translator("course")
 PARENT_PID_VARIABLE = "COURSE_PARENT_PID"  # the child ends when this process has ended
@@ -82,8 +82,8 @@ def _environment(env: Mapping[str, str | None] | None) -> dict[str, str]:
         else:
             merged[key] = str(value)
     paths = [p for p in merged.get("PYTHONPATH", "").split(os.pathsep) if p]
-    if str(PACKAGE_PARENT) not in paths:  # the child imports course_utils from where the parent did
-        merged["PYTHONPATH"] = os.pathsep.join([str(PACKAGE_PARENT), *paths])
+    if str(PROJECT_ROOT) not in paths:  # the child imports course_utils from where the parent did
+        merged["PYTHONPATH"] = os.pathsep.join([str(PROJECT_ROOT), *paths])
     return merged
 
 

@@ -437,7 +437,7 @@ def scenario(folder_name: str) -> dict[str, Any]:
     # memory readings: the process's memory now and its peak (notebook 04 and every record)
     import numpy as np
 
-    from course_utils import results, speed
+    from course_utils import speed
     from course_utils.doctor import checks, detect_platform
     from course_utils.system import rss
 
@@ -450,7 +450,6 @@ def scenario(folder_name: str) -> dict[str, Any]:
         "peak_before_mib": peak_before,
         "peak_rss_mib": rss.peak_rss_mib(),
         "linux_peak_mib": linux_peak_mib(),
-        "results_reader_is_rss": results.peak_rss_mib is rss.peak_rss_mib,
         "cpu_flags": sorted(speed.cpu_flags()),
         "doctor_platform": detect_platform(),
         "is_wsl": checks.is_wsl(environ={}),
