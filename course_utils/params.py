@@ -84,16 +84,6 @@ def check_positive_int(name: str, value: Any, *, allow_none: bool = False) -> No
         )
 
 
-def check_choice(name: str, value: Any, choices: tuple) -> None:
-    """Reject a parameter outside its allowed values."""
-    if value not in choices:
-        raise ParameterError(
-            _("Parameter {name} = {value!r} is not one of {choices}.").format(
-                name=name, value=value, choices=", ".join(map(repr, choices))),
-            _("Set {name} to one of those values in the parameters cell.").format(name=name),
-        )
-
-
 _COUNT = re.compile(r"^(EPOCHS|IMAGES|BATCH_SIZE|REPEATS|WORKERS|\w+_(EPOCHS|IMAGES|SIZE|DEVICES|REPLICAS))$")
 _NONE_IS_ALL = re.compile(r"^(\w+_)?IMAGES$")
 _AMOUNT = re.compile(r"^\w+_(RATE|MB|S)$")

@@ -9,7 +9,7 @@ import math
 import pytest
 
 from course_utils.errors import ParameterError
-from course_utils.params import apply_smoke, check_choice, check_parameters, check_positive_int, smoke_enabled
+from course_utils.params import apply_smoke, check_parameters, check_positive_int, smoke_enabled
 
 from .conftest import NOTEBOOKS
 
@@ -55,12 +55,6 @@ def test_positive_int_rejects(value):
 def test_positive_int_accepts():
     check_positive_int("BATCH_SIZE", 128)
     check_positive_int("IMAGES", None, allow_none=True)
-
-
-def test_choice():
-    check_choice("DATASET", "mnist", ("mnist", "fashion-mnist"))
-    with pytest.raises(ParameterError, match="'cifar'"):
-        check_choice("DATASET", "cifar", ("mnist", "fashion-mnist"))
 
 
 # --- every notebook's parameters, checked at setup: what their names promise, and what each notebook needs ------

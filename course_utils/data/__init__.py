@@ -256,11 +256,6 @@ def _mnist(path: str | os.PathLike[str] | None = None, *, quiet: bool = False) -
     return _mnist_sample(quiet=quiet)
 
 
-def load_mnist_sample(*, quiet: bool = False, with_info: bool = False):
-    """The bundled 10,000-digit sample (8,000 train / 2,000 test), checksum verified."""
-    return _noted(*_mnist_sample(quiet=quiet), with_info)
-
-
 def _mnist_sample(*, quiet: bool = False) -> tuple[Arrays, LoadInfo]:
     _verify(SAMPLE_PATH, SAMPLE_SHA256, _("the bundled MNIST sample"))
     return _finish("mnist", "bundled-sample", SAMPLE_PATH, _read_npz(SAMPLE_PATH), quiet)

@@ -280,27 +280,3 @@ def load(path: str | None = None) -> Table:
         rules={r["id"]: Row(r) for r in data["rules"]},
         checked=data["checked"],
     )
-
-
-def cudnn_compatible(runtime: str, built_with: str) -> bool:
-    """The cuDNN rule: same major version, and a minor version at least the one TensorFlow was built with."""
-    have, need = parse_version(runtime), parse_version(built_with)
-    if have is None or need is None:
-        return False
-    have_minor = have[1] if len(have) > 1 else 0
-    need_minor = need[1] if len(need) > 1 else 0
-    return have[0] == need[0] and have_minor >= need_minor
-
-
-def table_rows(platform: str = "linux") -> list[dict[str, str]]:
-    """The tested GPU builds of a platform as plain rows (for a notebook table or a DataFrame)."""
-    return [
-        {
-            "TensorFlow": b.tensorflow,
-            "Python": f"{b.python_min}-{b.python_max}",
-            "CUDA": b.cuda,
-            "cuDNN": b.cudnn,
-            "source": b.source,
-        }
-        for b in load().builds(platform)
-    ]

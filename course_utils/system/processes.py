@@ -48,15 +48,6 @@ def free_port(host: str = LOCALHOST) -> int:
     return free_ports(1, host)[0]
 
 
-def port_in_use(port: int, host: str = LOCALHOST, timeout: float = 2.0) -> bool:
-    """Whether something accepts TCP connections at ``host:port`` (a refused connection: the port is free)."""
-    try:
-        with socket.create_connection((host, port), timeout=timeout):
-            return True
-    except OSError:  # refused (nothing listens), unreachable, timed out
-        return False
-
-
 def start_in_group(
     cmd: Sequence[str],
     *,

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from course_utils.doctor import versions
-from course_utils.doctor.versions import cudnn_compatible, load, parse_version
+from course_utils.doctor.versions import load, parse_version
 
 TF_MINORS = [f"2.{n}" for n in range(4, 22)]
 
@@ -95,22 +95,6 @@ def test_newest_build_for_python_and_cuda_family():
     assert table.python_range("linux") == ("3.6", "3.13")
 
 
-@pytest.mark.parametrize(
-    "runtime, built, ok",
-    [
-        ("9.3.0", "9.3", True),
-        ("9.8", "9.3", True),
-        ("9.1.0", "9.3.0", False),
-        ("10.0", "9.3", False),
-        ("8.9.7", "8.6", True),
-        ("8.1", "8.1", True),
-        ("garbage", "9.3", False),
-    ],
-)
-def test_cudnn_rule(runtime, built, ok):
-    assert cudnn_compatible(runtime, built) is ok
-
-
 def test_parse_version_is_lenient():
     assert parse_version("512.77") == (512, 77)
     assert parse_version("v12.5") == (12, 5)
@@ -121,17 +105,6 @@ def test_parse_version_is_lenient():
 def test_unknown_platform_is_rejected():
     with pytest.raises(ValueError, match="not one of"):
         load().builds("beos")
-
-
-def test_table_rows_for_a_notebook():
-    rows = versions.table_rows("windows")
-    assert rows[0] == {
-        "TensorFlow": "2.10.0",
-        "Python": "3.7-3.10",
-        "CUDA": "11.2",
-        "cuDNN": "8.1",
-        "source": "https://www.tensorflow.org/install/source_windows#gpu",
-    }
 
 
 def test_one_driver_minimum_per_platform_for_cuda_12():
