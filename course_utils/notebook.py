@@ -38,7 +38,7 @@ from course_utils.gpu_config import apply_memory_policy, memory_policy
 from course_utils.i18n import CHINESE, set_language, translator
 from course_utils.i18n import language as current_language
 from course_utils.memory import peak_gpu_mib
-from course_utils.params import apply_smoke, check_parameters, smoke_enabled
+from course_utils.params import apply_smoke, settle_smoke, smoke_enabled
 from course_utils.plot_fonts import use_chinese_font
 from course_utils.results import Recorder, open_record
 from course_utils.tf_setup import quiet_tensorflow, seed_everything
@@ -162,7 +162,8 @@ def setup(
         set_language(language)
     is_smoke = smoke_enabled()
     changes = apply_smoke(namespace, smoke or {}, smoke=is_smoke)
-    check_parameters(notebook_parameters(namespace), notebook)  # before TensorFlow: a bad value fails here, at once
+    # before TensorFlow: a bad value fails here, at once; a smoke cap gives way to what the notebook needs
+    settle_smoke(lambda: notebook_parameters(namespace), namespace, changes, notebook)
     if current_language() == CHINESE:
         use_chinese_font()  # Chinese plot titles and labels; without a Chinese font, one warning says what to do
     policy = None if gpu_memory is None else memory_policy(None if gpu_memory == "course" else str(gpu_memory))

@@ -117,9 +117,14 @@ def check_value(name: str, value: Any) -> None:
 
 
 def _too_few(what: str, least: int, fix: str | None = None) -> ParameterError:
-    """IMAGES below what a notebook needs: ``what`` says so (one whole sentence), the fix asks for ``least``."""
-    return ParameterError(
+    """IMAGES below what a notebook needs: ``what`` says so (one whole sentence), the fix asks for ``least``.
+
+    The error keeps ``least``, so smoke mode can give way where its own cap was the cause (``settle_smoke``).
+    """
+    error = ParameterError(
         what, fix or _change("IMAGES", _("{least:,} or more, or None for all").format(least=least)))
+    error.least_images = least
+    return error
 
 
 def _train_images(images: int, validation_split: float = 0.2) -> int:
@@ -234,3 +239,33 @@ def check_parameters(values: Mapping[str, Any], notebook: str | None = None) -> 
     need = NEEDS.get(notebook or "")
     if need is not None:
         need(values)
+
+
+def settle_smoke(values: Callable[[], Mapping[str, Any]], namespace: MutableMapping[str, Any],
+                 changes: dict[str, tuple], notebook: str | None = None) -> None:
+    """``check_parameters(values(), notebook)`` after ``apply_smoke``, where a smoke cap never makes a choice illegal.
+
+    A cap on IMAGES can leave too few images for what the student chose (06's ``PROFILE_BATCH`` with
+    ``EPOCHS = 1``: the profiled steps never come). The cap is the course's choice, not the student's, so
+    IMAGES then goes up to the least the notebook needs - still a short run - and ``changes`` says so. A value
+    the student chose that is too few by itself still fails.
+    """
+    while True:
+        try:
+            check_parameters(values(), notebook)
+            return
+        except ParameterError as error:
+            least, lowered = getattr(error, "least_images", None), changes.get("IMAGES")
+            if least is None or lowered is None or namespace.get("IMAGES") == least:
+                raise
+            chosen = lowered[0]
+            if chosen is not None and chosen < least:  # too few by the student's own choice: say so with it
+                namespace["IMAGES"] = chosen
+                del changes["IMAGES"]
+                check_parameters(values(), notebook)
+                raise
+            namespace["IMAGES"] = least
+            if chosen == least:
+                del changes["IMAGES"]
+            else:
+                changes["IMAGES"] = (chosen, least)

@@ -5,13 +5,15 @@ from __future__ import annotations
 import ast
 import json
 import math
+import re
 
 import pytest
 
 from course_utils.errors import ParameterError
-from course_utils.params import apply_smoke, check_parameters, check_positive_int, smoke_enabled
+from course_utils.params import apply_smoke, check_parameters, check_positive_int, settle_smoke, smoke_enabled
 
 from .conftest import NOTEBOOKS
+from .exercises.solutions import cells, source
 
 
 @pytest.mark.parametrize("value, expected", [("1", True), ("true", True), ("YES", True), ("0", False), ("", False)])
@@ -164,3 +166,57 @@ def test_the_06_minimum_is_the_smallest_that_reaches_the_profiled_batch():
         assert batches[1] >= stop > batches[0]
         check_parameters({"IMAGES": least, "EPOCHS": epochs, "BATCH_SIZE": batch,
                           "PROFILE_BATCH": (stop - 4, stop)}, "06_tensorboard")
+
+
+# --- smoke caps never turn a legal choice into an error --------------------------------------------------------
+
+
+def notebook_setup(name: str) -> tuple[dict, dict, list[tuple[str, object]]]:
+    """A notebook's parameters cell (as values), its setup call's smoke caps, and its header's parameters to try."""
+    notebook_cells = cells(name)
+    parameters: dict = {}
+    exec(next(source(c) for c in notebook_cells if "parameters" in c["metadata"].get("tags", [])), parameters)  # noqa: S102
+    parameters = {k: v for k, v in parameters.items() if k.isupper()}
+    setup = next(source(c) for c in notebook_cells if "course_utils.setup(" in source(c))
+    call = next(n for n in ast.walk(ast.parse(setup)) if isinstance(n, ast.Call) and "setup" in ast.unparse(n.func))
+    caps = next((ast.literal_eval(k.value) for k in call.keywords if k.arg == "smoke"), {})
+    header = next(s for s in map(source, notebook_cells) if "**Parameters to try**" in s)
+    tries = [(n, ast.literal_eval(v)) for n, v in re.findall(r"^- `([A-Z_]+) = ([^`]+)`", header, re.M)]
+    return parameters, caps, tries
+
+
+@pytest.mark.parametrize("name", [p.stem for p in NOTEBOOKS])
+def test_every_value_a_notebook_invites_passes_in_a_full_and_a_smoke_run(name):
+    parameters, caps, tries = notebook_setup(name)
+    assert tries or name == "01_install_versions", f"{name}'s header names no parameter to try"
+    for parameter, value in [(None, None), *tries]:
+        chosen = {**parameters, **({parameter: value} if parameter else {})}
+        check_parameters(chosen, name)  # a full run
+        namespace = dict(chosen)
+        changes = apply_smoke(namespace, caps, smoke=True)
+        settle_smoke(lambda namespace=namespace: namespace, namespace, changes, name)  # a smoke run
+        assert all(namespace[k] <= (chosen[k] if chosen[k] is not None else namespace[k]) for k in changes), changes
+
+
+def test_a_smoke_cap_gives_way_to_what_the_notebook_needs():
+    """`course run 06 --smoke -p EPOCHS 1`: the cap of 1,000 images leaves no step 10-14 to profile in one epoch."""
+    parameters, caps, _ = notebook_setup("06_tensorboard")
+    namespace = {**parameters, "EPOCHS": 1}
+    changes = apply_smoke(namespace, caps, smoke=True)
+    with pytest.raises(ParameterError, match="too few"):
+        check_parameters(namespace, "06_tensorboard")  # what happened before: the cap alone broke the run
+    settle_smoke(lambda: namespace, namespace, changes, "06_tensorboard")
+    least = namespace["IMAGES"]
+    assert caps["IMAGES"] < least < 4000 and changes["IMAGES"] == (parameters["IMAGES"], least)
+    check_parameters({**namespace, "IMAGES": least}, "06_tensorboard")
+    with pytest.raises(ParameterError):
+        check_parameters({**namespace, "IMAGES": least - 1}, "06_tensorboard")
+
+
+def test_a_value_the_student_chose_that_is_too_few_still_fails_in_smoke_mode():
+    parameters, caps, _ = notebook_setup("06_tensorboard")
+    namespace = {**parameters, "EPOCHS": 1, "IMAGES": 1500}
+    changes = apply_smoke(namespace, caps, smoke=True)
+    with pytest.raises(ParameterError, match="IMAGES = 1,500 is too few"):
+        settle_smoke(lambda: namespace, namespace, changes, "06_tensorboard")
+    assert namespace["IMAGES"] == 1500 and "IMAGES" not in changes
