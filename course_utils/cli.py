@@ -14,6 +14,7 @@ import sys
 from course_utils import i18n
 from course_utils.errors import ParameterError
 from course_utils.i18n import translator
+from course_utils.system import variables
 
 PROG = "course"
 _ = translator("course")
@@ -61,7 +62,7 @@ def usage() -> str:
 
 def unknown_language() -> str | None:
     """A warning when COURSE_LANG is set to a language the course does not speak (messages stay English)."""
-    raw = os.environ.get(i18n.LANG_VARIABLE, "").strip()
+    raw = os.environ.get(variables.LANG, "").strip()
     if not raw:
         return None
     try:

@@ -37,6 +37,7 @@ from typing import Any
 
 from course_utils.errors import ConfigurationTooLateError, DeviceError, ParameterError
 from course_utils.i18n import padded, translator
+from course_utils.system import variables
 
 _ = translator("course")
 
@@ -437,12 +438,11 @@ def _apply(tf, changes, target_visible, cpu, memory_growth, wanted_config, cpu_d
 # One switch for every notebook (and, on a shared server, for every student): how much of each GPU a
 # kernel may take. TensorFlow's default maps nearly all of it at start-up, so a second notebook open
 # on the same GPU would find it full (tensorflow.org/guide/gpu#limiting_gpu_memory_growth).
-MEMORY_ENV = "COURSE_GPU_MEMORY"
 
 
 def memory_policy(value: str | None = None) -> str | int:
     """``COURSE_GPU_MEMORY`` (or ``value``) as a policy: "growth" (unset too), "all", or a limit in MiB."""
-    raw = os.environ.get(MEMORY_ENV, "") if value is None else value
+    raw = os.environ.get(variables.GPU_MEMORY, "") if value is None else value
     text = str(raw).strip().lower()
     if text in ("", "growth"):
         return "growth"
@@ -451,9 +451,9 @@ def memory_policy(value: str | None = None) -> str | int:
     if text.isascii() and text.isdigit() and int(text) > 0:
         return int(text)
     raise ParameterError(
-        _("{variable}={value!r} is not a GPU memory policy.").format(variable=MEMORY_ENV, value=raw),
+        _("{variable}={value!r} is not a GPU memory policy.").format(variable=variables.GPU_MEMORY, value=raw),
         _('Set {variable} to "growth" (the default), "all" (TensorFlow\'s own default), or a limit in MiB, '
-          'e.g. 2048.').format(variable=MEMORY_ENV),
+          'e.g. 2048.').format(variable=variables.GPU_MEMORY),
     )
 
 
@@ -461,14 +461,14 @@ def apply_memory_policy(policy: str | int) -> str:
     """Apply a policy from ``memory_policy`` to every visible GPU, before the runtime starts; say what was done."""
     if policy == "all":
         return _("GPU memory: TensorFlow's default, nearly all of each GPU ({variable}=all)").format(
-            variable=MEMORY_ENV)
+            variable=variables.GPU_MEMORY)
     gpus = _tf().config.get_visible_devices("GPU")
     if not gpus:
         return _("GPU memory: no GPU here, nothing to set")
     if policy == "growth":
         configure(memory_growth=True, quiet=True)
         return _("GPU memory: grows as needed on {count} GPU(s) ({variable}=growth, the default)").format(
-            count=len(gpus), variable=MEMORY_ENV)
+            count=len(gpus), variable=variables.GPU_MEMORY)
     configure(memory_limit_mb=policy, quiet=True)
     return _("GPU memory: at most {limit} MiB on each of {count} GPU(s) ({variable}={limit})").format(
-        limit=policy, count=len(gpus), variable=MEMORY_ENV)
+        limit=policy, count=len(gpus), variable=variables.GPU_MEMORY)

@@ -41,7 +41,8 @@ import unicodedata
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-LANG_VARIABLE = "COURSE_LANG"
+from course_utils.system import variables
+
 # The locale variables after COURSE_LANG, in GNU gettext's order of precedence:
 # https://www.gnu.org/software/gettext/manual/html_node/Locale-Environment-Variables.html
 LOCALE_VARIABLES = ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG")
@@ -59,7 +60,7 @@ _SPELLINGS = {"en": ENGLISH, "english": ENGLISH, "zh": CHINESE, "zh-cn": CHINESE
               "zh-hans": CHINESE, "zh-hans-cn": CHINESE, "zh-hans-sg": CHINESE, "chinese": CHINESE}
 _C_LOCALES = ("C", "POSIX")  # the locale in which gettext ignores LANGUAGE
 
-__all__ = ["CHINESE", "CHINESE_CHARACTERS", "ENGLISH", "LANGUAGES", "LANG_VARIABLE", "LOCALE_VARIABLES", "N_",
+__all__ = ["CHINESE", "CHINESE_CHARACTERS", "ENGLISH", "LANGUAGES", "LOCALE_VARIABLES", "N_",
            "check_language", "columns", "language", "locale_language", "padded", "set_language", "translator"]
 
 
@@ -78,7 +79,7 @@ def check_language(value: object) -> str:
         raise ParameterError(
             _("Language {value!r} is not one the course speaks.").format(value=value),
             _("Use {english!r} or {chinese!r} (in the environment: {variable}=zh-CN).").format(
-                english=ENGLISH, chinese=CHINESE, variable=LANG_VARIABLE),
+                english=ENGLISH, chinese=CHINESE, variable=variables.LANG),
         )
     return found
 
@@ -86,7 +87,7 @@ def check_language(value: object) -> str:
 def language() -> str:
     """The language messages are in now: ``COURSE_LANG`` when set (English when it names no language the course
     speaks), else the locale variables (``locale_language``)."""
-    raw = os.environ.get(LANG_VARIABLE, "").strip()
+    raw = os.environ.get(variables.LANG, "").strip()
     if raw:
         return _spelled(raw) or ENGLISH
     return locale_language(os.environ)
@@ -119,7 +120,7 @@ def set_language(value: str) -> str:
     """Speak ``value`` from now on, here and in every child process (it sets ``COURSE_LANG``, which comes before the
     locale variables); the language."""
     chosen = check_language(value)
-    os.environ[LANG_VARIABLE] = chosen
+    os.environ[variables.LANG] = chosen
     return chosen
 
 

@@ -27,24 +27,22 @@ from typing import Any
 
 from course_utils.errors import ParameterError
 from course_utils.i18n import translator
+from course_utils.system import variables
 
 _ = translator("course")
 
-SMOKE_ENV = "COURSE_SMOKE"
-_TRUE = ("1", "true", "yes", "on")
-_FALSE = ("", "0", "false", "no", "off")
 
 
 def smoke_enabled(environ: Mapping[str, str] | None = None) -> bool:
     """True when ``COURSE_SMOKE`` asks for the short run; an unknown value is an error."""
-    value = (environ if environ is not None else os.environ).get(SMOKE_ENV, "").strip().lower()
-    if value in _TRUE:
-        return True
-    if value in _FALSE:
-        return False
+    smoke = variables.flag(variables.SMOKE, environ)
+    if smoke is not None:
+        return smoke
+    value = (environ if environ is not None else os.environ).get(variables.SMOKE, "").strip().lower()
     raise ParameterError(
-        _("{variable}={value!r} is not understood.").format(variable=SMOKE_ENV, value=value),
-        _("Set {variable}=1 for the short smoke run, or unset it (or 0) for the full run.").format(variable=SMOKE_ENV),
+        _("{variable}={value!r} is not understood.").format(variable=variables.SMOKE, value=value),
+        _("Set {variable}=1 for the short smoke run, or unset it (or 0) for the full run.").format(
+            variable=variables.SMOKE),
     )
 
 

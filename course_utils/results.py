@@ -31,6 +31,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from course_utils.system import variables
 from course_utils.system.files import write_json_atomic
 from course_utils.system.places import results_dir
 from course_utils.system.rss import peak_rss_mib
@@ -49,8 +50,8 @@ __all__ = [
 
 def default_results_path(notebook: str) -> Path:
     """Where ``notebook``'s record goes, following the environment (see module docstring)."""
-    if os.environ.get("COURSE_RESULTS_FILE"):
-        return Path(os.environ["COURSE_RESULTS_FILE"])
+    if os.environ.get(variables.RESULTS_FILE):
+        return Path(os.environ[variables.RESULTS_FILE])
     return results_dir() / f"{notebook}.json"  # COURSE_RESULTS_DIR, else the course home's results/
 
 

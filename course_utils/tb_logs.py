@@ -52,9 +52,8 @@ from typing import NamedTuple
 
 from course_utils.errors import CourseError
 from course_utils.i18n import translator
-from course_utils.system.places import LOGS_VARIABLE, log_base
+from course_utils.system.places import log_base
 
-LOG_ENV = LOGS_VARIABLE  # "COURSE_LOG_DIR"
 SPLITS = ("train", "validation")
 EVENT_PREFIX = "events.out.tfevents."
 _ = translator("course")

@@ -17,6 +17,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from types import ModuleType
 
+from course_utils.system import variables
+
 _STARTUP_LOG: str | None = None
 
 
@@ -44,7 +46,7 @@ def quiet_tensorflow(level: str = "2") -> ModuleType:
     """
     global _STARTUP_LOG
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", level)
-    if "tensorflow" in sys.modules or os.environ.get("COURSE_TF_LOGS") == "1":
+    if "tensorflow" in sys.modules or variables.flag(variables.TF_LOGS):
         import tensorflow as tf
     else:
         sink: list[str] = []

@@ -20,6 +20,7 @@ import pytest
 from course_utils import gpu_config
 from course_utils.errors import CourseError, DeviceError, ParameterError
 from course_utils.gpu_config import Change, ConfigurationTooLateError, check_request
+from course_utils.system import variables
 
 from .conftest import isolated
 
@@ -28,6 +29,7 @@ import json, os
 from course_utils import gpu_config
 from course_utils.errors import CourseError
 from course_utils.tf_setup import quiet_tensorflow
+from course_utils.system import variables
 
 tf = quiet_tensorflow()
 out = {}
@@ -330,9 +332,9 @@ def test_gpu_settings_without_a_gpu_are_skipped_with_a_note(real_devices):
     ("value", "policy"), [(None, "growth"), ("", "growth"), (" Growth ", "growth"), ("all", "all"), ("2048", 2048)]
 )
 def test_memory_policy_reads_the_switch(monkeypatch, value, policy):
-    monkeypatch.delenv(gpu_config.MEMORY_ENV, raising=False)
+    monkeypatch.delenv(variables.GPU_MEMORY, raising=False)
     if value is not None:
-        monkeypatch.setenv(gpu_config.MEMORY_ENV, value)
+        monkeypatch.setenv(variables.GPU_MEMORY, value)
     assert gpu_config.memory_policy() == policy
 
 

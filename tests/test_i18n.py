@@ -13,6 +13,7 @@ import pytest
 from course_utils import i18n
 from course_utils.errors import ParameterError
 from course_utils.notebook import checkpoint
+from course_utils.system import variables
 
 from .conftest import ROOT
 
@@ -54,10 +55,10 @@ def test_an_unknown_language_is_a_parameter_error_naming_the_choices():
 
 
 def test_the_checkpoint_speaks_the_chosen_language(monkeypatch, capsys):
-    monkeypatch.delenv(i18n.LANG_VARIABLE, raising=False)
+    monkeypatch.delenv(variables.LANG, raising=False)
     checkpoint({"loss went down": True})
     assert "Checkpoint passed: 1 of 1 checks." in capsys.readouterr().out
-    monkeypatch.setenv(i18n.LANG_VARIABLE, "zh-CN")
+    monkeypatch.setenv(variables.LANG, "zh-CN")
     checkpoint({"loss went down": True})
     said = capsys.readouterr().out
     assert "检查点通过" in said and re.search(r"[\u4e00-\u9fff]", said)
@@ -77,7 +78,7 @@ def test_a_command_speaks_chinese_when_the_environment_says_so():
 def no_language_variables(monkeypatch):
     """An environment with none of the variables that choose the language: each test sets only its own. Each is set
     before it is deleted, so that monkeypatch restores it afterwards even when ``set_language`` set it meanwhile."""
-    for name in (i18n.LANG_VARIABLE, *i18n.LOCALE_VARIABLES):
+    for name in (variables.LANG, *i18n.LOCALE_VARIABLES):
         monkeypatch.setenv(name, "")
         monkeypatch.delenv(name)
     return monkeypatch
@@ -140,7 +141,7 @@ def test_course_lang_comes_before_every_locale_variable(no_language_variables, c
     chinese, english = "zh_CN.UTF-8", "en_US.UTF-8"
     for name in i18n.LOCALE_VARIABLES:
         no_language_variables.setenv(name, english if meant == "zh-CN" else chinese)
-    no_language_variables.setenv(i18n.LANG_VARIABLE, course_lang)
+    no_language_variables.setenv(variables.LANG, course_lang)
     assert i18n.language() == meant  # an unknown COURSE_LANG means English (the CLI names it), not the locale's
 
 

@@ -14,6 +14,7 @@ from course_utils.errors import CheckpointError, DataError, ParameterError, Plac
 from course_utils.exercises import EMPTY, WRONG, nb04
 from course_utils.notebook import checkpoint
 from course_utils.params import check_value
+from course_utils.system import variables
 from course_utils.system.places import writable
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -21,12 +22,12 @@ CJK = re.compile(r"[\u4e00-\u9fff]")
 
 @pytest.fixture
 def chinese(monkeypatch):
-    monkeypatch.setenv(i18n.LANG_VARIABLE, "zh-CN")
+    monkeypatch.setenv(variables.LANG, "zh-CN")
 
 
 @pytest.fixture
 def english(monkeypatch):
-    monkeypatch.delenv(i18n.LANG_VARIABLE, raising=False)
+    monkeypatch.delenv(variables.LANG, raising=False)
 
 
 def test_a_parameter_error_is_chinese_with_its_name_and_value_and_the_fix(chinese):
@@ -89,7 +90,7 @@ def test_a_failed_checkpoint_is_chinese_and_names_the_failed_check(chinese, caps
 
 
 def test_setup_speaks_chinese_when_the_notebook_asks_for_it(monkeypatch, capsys):
-    monkeypatch.setenv(i18n.LANG_VARIABLE, "en")  # restored after the test: setup(language=...) sets it for good
+    monkeypatch.setenv(variables.LANG, "en")  # restored after the test: setup(language=...) sets it for good
     monkeypatch.setenv("COURSE_SMOKE", "1")
     ns = {"EPOCHS": 10, "SEED": 3, "DEVICE": "cpu"}
     course = course_utils.setup(ns, "99_test", smoke={"EPOCHS": 1}, language="zh-CN")

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from course_utils.errors import CourseError
-from course_utils.tb_logs import LOG_ENV, Scalar, event_dirs, log_root, main, read_scalars
+from course_utils.system import variables
+from course_utils.tb_logs import Scalar, event_dirs, log_root, main, read_scalars
 
 EPOCHS = 3
 IMAGES = 320  # 256 train (4 batches of 64) + 64 validation
@@ -28,9 +29,9 @@ def series(rows, run, tag, split):
 
 def test_log_root_is_relative_to_the_cwd_or_course_log_dir(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv(LOG_ENV, raising=False)
+    monkeypatch.delenv(variables.LOG_DIR, raising=False)
     assert log_root("logs") == tmp_path / "logs" and (tmp_path / "logs").is_dir()
-    monkeypatch.setenv(LOG_ENV, str(tmp_path / "elsewhere"))
+    monkeypatch.setenv(variables.LOG_DIR, str(tmp_path / "elsewhere"))
     assert log_root("logs") == tmp_path / "elsewhere" / "logs"
     assert log_root(tmp_path / "abs") == tmp_path / "abs", "an absolute LOG_DIR wins"
 

@@ -46,9 +46,10 @@ from course_utils.errors import ChildError, FolderInUseError, ParameterError, Pl
 from course_utils.i18n import padded, translator
 from course_utils.params import smoke_enabled
 from course_utils.results import read_results
+from course_utils.system import variables
 from course_utils.system.child import start_python
 from course_utils.system.files import FolderLock
-from course_utils.system.places import LOGS_VARIABLE, course_home
+from course_utils.system.places import course_home
 from course_utils.system.processes import StopSignals
 from course_utils.system.rss import peak_rss_mib
 
@@ -116,8 +117,8 @@ def run_notebook(
         folder.mkdir(parents=True, exist_ok=True)
     record_file.unlink(missing_ok=True)
     tensorboard = out / "tensorboard" / name  # a relative LOG_DIR starts here: each run's logs are its own
-    env = {"COURSE_SMOKE": "1" if smoke else "0", "COURSE_RESULTS_FILE": str(record_file),
-           LOGS_VARIABLE: str(tensorboard)}
+    env = {variables.SMOKE: "1" if smoke else "0", variables.RESULTS_FILE: str(record_file),
+           variables.LOG_DIR: str(tensorboard)}
     spec = {
         "notebook": str(notebook),
         "executed": str(executed),

@@ -43,6 +43,7 @@ from typing import Any
 from course_utils.batch.grid import Plan
 from course_utils.errors import FolderInUseError, InputError
 from course_utils.i18n import padded, translator
+from course_utils.system import variables
 from course_utils.system.files import FolderLock, write_json_atomic
 
 _ = translator("course")
@@ -50,7 +51,6 @@ _ = translator("course")
 KIND = "course-run-shard"
 VERSION = 1
 SHARDS_DIR = "shards"  # in OUT: one record per shard
-SHARD_COUNT_VARIABLE = "COURSE_SHARDS"  # Kubernetes: N, which the Job does not put in the environment
 
 
 def _how() -> str:
@@ -123,10 +123,10 @@ def from_environment(env: Mapping[str, str]) -> Shard:
     if "JOB_COMPLETION_INDEX" in env:
         fix = _("In the Job's manifest set the environment variable {variable} to the same number as "
                 ".spec.completions (cluster/k8s/course-indexed-job.yaml does), and keep completionMode: "
-                "Indexed.").format(variable=SHARD_COUNT_VARIABLE)
+                "Indexed.").format(variable=variables.SHARDS)
         index = _number(env, "JOB_COMPLETION_INDEX", fix)
-        count = _number(env, SHARD_COUNT_VARIABLE, fix)
-        where = f"--shard auto (JOB_COMPLETION_INDEX={index}, {SHARD_COUNT_VARIABLE}={count})"
+        count = _number(env, variables.SHARDS, fix)
+        where = f"--shard auto (JOB_COMPLETION_INDEX={index}, {variables.SHARDS}={count})"
         return _checked(index + 1, count, where)
     if "SLURM_ARRAY_TASK_ID" in env:
         fix = _("Submit the script as a Slurm array job with one range of indices, for example "

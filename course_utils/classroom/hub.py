@@ -19,26 +19,20 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from course_utils.errors import CourseError, ParameterError
-from course_utils.gpu_config import MEMORY_ENV, memory_policy
+from course_utils.gpu_config import memory_policy
 from course_utils.i18n import translator
+from course_utils.system import variables
 from course_utils.system.paths import PROJECT_ROOT
 from course_utils.tb_server import proxy_url_hint
 
 _ = translator("course")
 
-USERS_ENV = "COURSE_HUB_USERS"  # user names allowed to log in, separated by commas or spaces
-GROUP_ENV = "COURSE_HUB_GROUP"  # or: the OS group whose members may log in
-ADMINS_ENV = "COURSE_HUB_ADMINS"  # user names with the hub's admin page
-MEM_LIMIT_ENV = "COURSE_HUB_MEM_LIMIT"  # memory per student, e.g. 8G (enforced by SystemdSpawner)
-CPU_LIMIT_ENV = "COURSE_HUB_CPU_LIMIT"  # CPU cores per student, e.g. 2 (enforced by SystemdSpawner)
-GPUS_ENV = "COURSE_HUB_GPUS"  # CUDA_VISIBLE_DEVICES values to share out: GPU indexes or MIG UUIDs
-STATE_ENV = "COURSE_HUB_STATE"  # the hub's own files: user database, cookie secret, proxy pid
 DEFAULT_GROUP = "tf-course"
 DEFAULT_STATE = "/srv/tf-gpu-course-hub"
 DEFAULT_MEM_LIMIT = "8G"
 DEFAULT_CPU_LIMIT = 2.0
 # Course switches passed on from the hub's environment to every student, when set there.
-PASSED_ON = ("COURSE_OFFLINE", "COURSE_SMOKE", "COURSE_DATA_DIR")
+PASSED_ON = (variables.OFFLINE, variables.SMOKE, variables.DATA_DIR)
 # The proxy in front of the hub, an npm package: .ci/run installs this copy into build/npm.
 PROXY_NAME = "configurable-http-proxy"
 LOCAL_PROXY = PROJECT_ROOT / "build" / "npm" / "node_modules" / ".bin" / PROXY_NAME
@@ -73,37 +67,39 @@ def _limit(environ: Mapping[str, str], name: str, default: str) -> str | None:
 def read_settings(environ: Mapping[str, str] | None = None) -> HubSettings:
     """The hub's settings from ``environ`` (default: this process's environment); ``ParameterError`` if one is bad."""
     env = os.environ if environ is None else environ
-    users = frozenset(_names(env.get(USERS_ENV, "")))
-    group = None if users else (env.get(GROUP_ENV, "").strip() or DEFAULT_GROUP)
-    mem_limit = _limit(env, MEM_LIMIT_ENV, DEFAULT_MEM_LIMIT)
+    users = frozenset(_names(env.get(variables.HUB_USERS, "")))
+    group = None if users else (env.get(variables.HUB_GROUP, "").strip() or DEFAULT_GROUP)
+    mem_limit = _limit(env, variables.HUB_MEM_LIMIT, DEFAULT_MEM_LIMIT)
     if mem_limit is not None and not _BYTES.match(mem_limit.upper()):
         raise ParameterError(
-            _("{variable}={value!r} is not an amount of memory.").format(variable=MEM_LIMIT_ENV, value=mem_limit),
+            _("{variable}={value!r} is not an amount of memory.").format(
+                variable=variables.HUB_MEM_LIMIT, value=mem_limit),
             _("Write a number with K, M, G or T, e.g. {variable}=8G, or {variable}=none for no limit.").format(
-                variable=MEM_LIMIT_ENV),
+                variable=variables.HUB_MEM_LIMIT),
         )
-    cpu_text = _limit(env, CPU_LIMIT_ENV, str(DEFAULT_CPU_LIMIT))
+    cpu_text = _limit(env, variables.HUB_CPU_LIMIT, str(DEFAULT_CPU_LIMIT))
     try:
         cpu_limit = None if cpu_text is None else float(cpu_text)
     except ValueError:
         cpu_limit = -1.0
     if cpu_limit is not None and not cpu_limit > 0:
         raise ParameterError(
-            _("{variable}={value!r} is not a number of CPU cores.").format(variable=CPU_LIMIT_ENV, value=cpu_text),
+            _("{variable}={value!r} is not a number of CPU cores.").format(
+                variable=variables.HUB_CPU_LIMIT, value=cpu_text),
             _("Write a positive number, e.g. {variable}=2 or 0.5, or {variable}=none for no limit.").format(
-                variable=CPU_LIMIT_ENV),
+                variable=variables.HUB_CPU_LIMIT),
         )
-    gpu_memory = env.get(MEMORY_ENV, "").strip() or "growth"
+    gpu_memory = env.get(variables.GPU_MEMORY, "").strip() or "growth"
     memory_policy(gpu_memory)  # the notebooks' own check: a bad value stops the hub, not every notebook
     return HubSettings(
         users=users,
         group=group,
-        admins=frozenset(_names(env.get(ADMINS_ENV, ""))),
+        admins=frozenset(_names(env.get(variables.HUB_ADMINS, ""))),
         mem_limit=mem_limit.upper() if mem_limit else None,
         cpu_limit=cpu_limit,
-        gpus=tuple(_names(env.get(GPUS_ENV, ""))),
+        gpus=tuple(_names(env.get(variables.HUB_GPUS, ""))),
         gpu_memory=gpu_memory,
-        state_dir=Path(env.get(STATE_ENV, "").strip() or DEFAULT_STATE),
+        state_dir=Path(env.get(variables.HUB_STATE, "").strip() or DEFAULT_STATE),
     )
 
 
@@ -130,7 +126,7 @@ def proxy_url_for(prefix: str) -> str:
 def student_environment(settings: HubSettings, python_bin: Path) -> dict[str, str]:
     """The variables every student's server gets whatever their name (the per-user ones come from the spawner)."""
     system_path = "/usr/local/bin:/usr/bin:/bin"
-    return {MEMORY_ENV: settings.gpu_memory, "PATH": f"{python_bin}:{system_path}"}
+    return {variables.GPU_MEMORY: settings.gpu_memory, "PATH": f"{python_bin}:{system_path}"}
 
 
 def proxy_command(environ: Mapping[str, str] | None = None) -> list[str]:

@@ -46,6 +46,7 @@ from course_utils.data.idx import parse_idx, read_bytes, unreadable
 from course_utils.errors import DataError, ParameterError
 from course_utils.i18n import translator
 from course_utils.results import note_data
+from course_utils.system import variables
 
 Arrays = tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
 
@@ -80,10 +81,6 @@ FASHION_CLASSES = (
     "T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot",
 )
 DATASETS = ("mnist", "fashion-mnist")
-DATA_DIR_ENV = "COURSE_DATA_DIR"
-OFFLINE_ENV = "COURSE_OFFLINE"
-_OFFLINE = ("1", "true", "yes")
-_ONLINE = ("", "0", "false", "no")
 _NAMED_DATA_DIRS: set[str] = set()  # COURSE_DATA_DIR values already said to be missing (once each)
 _ = translator("course")
 
@@ -118,24 +115,22 @@ class LoadInfo:
 
 def offline() -> bool:
     """True when ``COURSE_OFFLINE`` asks the course never to touch the network; another value is an error."""
-    raw = os.environ.get(OFFLINE_ENV, "")
-    value = raw.strip().lower()
-    if value in _ONLINE:
-        return False
-    if value in _OFFLINE:
-        return True
+    raw = os.environ.get(variables.OFFLINE, "")
+    if (answer := variables.flag(variables.OFFLINE)) is not None:
+        return answer
     raise DataError(
         _("The environment variable {variable} is {value!r}, which the course does not understand: it takes "
           "{offline} (offline: never download) or {online} or empty (downloads allowed).").format(
-            variable=OFFLINE_ENV, value=raw, offline="/".join(_OFFLINE), online="/".join(v for v in _ONLINE if v)),
+            variable=variables.OFFLINE, value=raw, offline="/".join(variables.TRUE),
+            online="/".join(v for v in variables.FALSE if v)),
         _("Set {variable}=1 to work offline, or {variable}=0 (or unset it) to allow downloads.").format(
-            variable=OFFLINE_ENV),
+            variable=variables.OFFLINE),
     )
 
 
 def data_dir_problem() -> str | None:
     """What is wrong with ``COURSE_DATA_DIR`` when it is set to something that is not a folder; None otherwise."""
-    value = os.environ.get(DATA_DIR_ENV)
+    value = os.environ.get(variables.DATA_DIR)
     if not value or Path(value).expanduser().is_dir():
         return None
     if Path(value).expanduser().exists():
@@ -144,12 +139,12 @@ def data_dir_problem() -> str | None:
     else:
         problem = _("{variable}={value} does not exist, so the datasets are looked for in the other places instead "
                     "(fix the variable, create the folder, or unset {variable})")
-    return problem.format(variable=DATA_DIR_ENV, value=value)
+    return problem.format(variable=variables.DATA_DIR, value=value)
 
 
 def _data_dir(quiet: bool) -> Path | None:
     """``$COURSE_DATA_DIR`` when it is a folder; when it is set but is none, None - said once, unless ``quiet``."""
-    value = os.environ.get(DATA_DIR_ENV)
+    value = os.environ.get(variables.DATA_DIR)
     if not value:
         return None
     problem = data_dir_problem()
@@ -235,7 +230,7 @@ def _mnist(path: str | os.PathLike[str] | None = None, *, quiet: bool = False) -
         candidates.append(("path", explicit))
     data_dir = _data_dir(quiet)
     if data_dir is not None:
-        candidates.append((DATA_DIR_ENV, data_dir / MNIST_FILE))
+        candidates.append((variables.DATA_DIR, data_dir / MNIST_FILE))
     cache = keras_cache_dir() / MNIST_FILE
     candidates.append(("keras-cache", cache))
 
@@ -312,7 +307,7 @@ def _fashion_mnist(*, quiet: bool = False) -> tuple[Arrays, LoadInfo]:
     candidates: list[tuple[str, Path]] = []
     data_dir = _data_dir(quiet)
     if data_dir is not None:
-        candidates.append((DATA_DIR_ENV, data_dir / FASHION_DIR))
+        candidates.append((variables.DATA_DIR, data_dir / FASHION_DIR))
     cache = keras_cache_dir() / FASHION_DIR
     candidates += [("keras-cache", cache), ("debian", DEBIAN_FASHION_DIR)]
     for source, folder in candidates:

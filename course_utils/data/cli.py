@@ -18,6 +18,7 @@ from course_utils.data import (
 )
 from course_utils.errors import CourseError, DataError
 from course_utils.i18n import translator
+from course_utils.system import variables
 
 _ = translator("course")
 
@@ -32,8 +33,8 @@ def sources() -> list[dict[str, str | None]]:
     """
     found: list[dict[str, str | None]] = []
     for name, loader in (("mnist", _mnist), ("fashion-mnist", _fashion_mnist)):
-        saved = os.environ.get("COURSE_OFFLINE")
-        os.environ["COURSE_OFFLINE"] = "1"
+        saved = os.environ.get(variables.OFFLINE)
+        os.environ[variables.OFFLINE] = "1"
         try:
             _arrays, info = loader(quiet=True)
             found.append({"dataset": name, "source": info.source, "location": info.location, "problem": None,
@@ -47,9 +48,9 @@ def sources() -> list[dict[str, str | None]]:
                               "line": _("{dataset}: not available offline - {fix}").format(dataset=name, fix=exc.fix)})
         finally:
             if saved is None:
-                os.environ.pop("COURSE_OFFLINE")
+                os.environ.pop(variables.OFFLINE)
             else:
-                os.environ["COURSE_OFFLINE"] = saved
+                os.environ[variables.OFFLINE] = saved
     return found
 
 

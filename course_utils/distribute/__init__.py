@@ -43,6 +43,7 @@ from typing import Any
 
 from course_utils.errors import ParameterError, WorkerError
 from course_utils.i18n import translator
+from course_utils.system import variables
 from course_utils.system.child import Child, start_python
 from course_utils.system.processes import LOCALHOST, free_ports, processes_naming
 
@@ -275,7 +276,8 @@ def run_local_workers(
     start = time.monotonic()
     with ExitStack() as stack:  # leaving it stops every worker's process group, whatever happened
         for i in range(workers):
-            env: dict[str, str | None] = {"TF_CONFIG": json.dumps(tf_config(addresses, i)), "COURSE_RESULTS_FILE": None}
+            env: dict[str, str | None] = {"TF_CONFIG": json.dumps(tf_config(addresses, i))}
+            env[variables.RESULTS_FILE] = None  # a worker keeps no record of its own
             env["TF_CPP_MIN_LOG_LEVEL"] = os.environ.get("TF_CPP_MIN_LOG_LEVEL", "2")
             if hide_gpus:
                 env["CUDA_VISIBLE_DEVICES"] = "-1"

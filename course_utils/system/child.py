@@ -54,15 +54,13 @@ from typing import Any
 
 from course_utils.errors import ChildError
 from course_utils.i18n import translator
+from course_utils.system import variables
 from course_utils.system.files import write_json_atomic
 from course_utils.system.paths import PROJECT_ROOT
 from course_utils.system.processes import start_in_group, stop_group
 
 _TARGET = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*")
 _ = translator("course")
-PARENT_PID_VARIABLE = "COURSE_PARENT_PID"  # the child ends when this process has ended
-TIME_LIMIT_VARIABLE = "COURSE_TIME_LIMIT_S"  # the child ends after this many seconds
-TEMP_DIR_VARIABLE = "COURSE_CHILD_TEMP_DIR"  # the temporary folder start_python made: an orphan removes it
 WATCH_INTERVAL_S = 0.25  # how often the child's watchdog looks
 EXIT_ORPHANED = 129  # the child's status when it ended because its parent had ended
 EXIT_TIME_LIMIT = 124  # ... because its own time limit passed (as timeout(1) exits)
@@ -278,9 +276,9 @@ def start_python(
     temp_dir = Path(tempfile.mkdtemp(prefix=f"course-{name}-")) if folder is None else None
     env = {
         **(env or {}),
-        PARENT_PID_VARIABLE: str(os.getpid()),
-        TIME_LIMIT_VARIABLE: None if time_limit_s is None else f"{time_limit_s:g}",
-        TEMP_DIR_VARIABLE: None if temp_dir is None else str(temp_dir),
+        variables.PARENT_PID: str(os.getpid()),
+        variables.TIME_LIMIT_S: None if time_limit_s is None else f"{time_limit_s:g}",
+        variables.CHILD_TEMP_DIR: None if temp_dir is None else str(temp_dir),
     }
     where = temp_dir or Path(folder)  # type: ignore[arg-type]
     try:
@@ -422,11 +420,11 @@ def _watch(result_file: str) -> None:
     import psutil
 
     try:
-        parent_pid = int(os.environ.get(PARENT_PID_VARIABLE) or 0) or None
-        limit_s = float(os.environ.get(TIME_LIMIT_VARIABLE) or 0) or None
+        parent_pid = int(os.environ.get(variables.PARENT_PID) or 0) or None
+        limit_s = float(os.environ.get(variables.TIME_LIMIT_S) or 0) or None
     except ValueError:
         parent_pid, limit_s = None, None
-    temp_dir = os.environ.get(TEMP_DIR_VARIABLE) or None
+    temp_dir = os.environ.get(variables.CHILD_TEMP_DIR) or None
     if parent_pid is None and limit_s is None:
         return
     parent: Any = None

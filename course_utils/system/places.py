@@ -25,16 +25,14 @@ from typing import Any
 
 from course_utils.errors import PlaceError
 from course_utils.i18n import translator
+from course_utils.system import variables
 from course_utils.system.paths import PROJECT_ROOT
 
-HOME_VARIABLE = "COURSE_HOME"
-RESULTS_VARIABLE = "COURSE_RESULTS_DIR"
-LOGS_VARIABLE = "COURSE_LOG_DIR"
 APP_NAME = "tf-gpu-course"
 _ = translator("course")
 
 __all__ = [
-    "APP_NAME", "HOME_VARIABLE", "LOGS_VARIABLE", "RESULTS_VARIABLE",
+    "APP_NAME",
     "course_home", "is_own_and_writable", "log_base", "results_dir", "user_data_dir", "writable", "writable_places",
 ]
 
@@ -94,23 +92,23 @@ def writable(folder: Path, variable: str, *, private: bool = False) -> Path:
 
 def course_home() -> Path:
     """The folder the course writes into for this user (see the module docstring); created if needed."""
-    chosen = os.environ.get(HOME_VARIABLE)
+    chosen = os.environ.get(variables.HOME)
     if chosen:
-        return writable(Path(chosen), HOME_VARIABLE)
+        return writable(Path(chosen), variables.HOME)
     if is_checkout():
         if is_own_and_writable(PROJECT_ROOT):
-            return writable(PROJECT_ROOT / "build", HOME_VARIABLE)
+            return writable(PROJECT_ROOT / "build", variables.HOME)
     elif is_own_and_writable(Path.cwd()):
-        return writable(Path.cwd() / "build", HOME_VARIABLE)
-    return writable(user_data_dir(), HOME_VARIABLE, private=True)
+        return writable(Path.cwd() / "build", variables.HOME)
+    return writable(user_data_dir(), variables.HOME, private=True)
 
 
 def results_dir() -> Path:
     """Where notebooks record their results: ``$COURSE_RESULTS_DIR``, else ``<course home>/results``."""
-    chosen = os.environ.get(RESULTS_VARIABLE)
+    chosen = os.environ.get(variables.RESULTS_DIR)
     if chosen:
-        return writable(Path(chosen), RESULTS_VARIABLE)
-    return writable(course_home() / "results", HOME_VARIABLE)
+        return writable(Path(chosen), variables.RESULTS_DIR)
+    return writable(course_home() / "results", variables.HOME)
 
 
 def log_base() -> Path:
@@ -119,21 +117,21 @@ def log_base() -> Path:
     ``$COURSE_LOG_DIR`` if set (``course run`` sets one per run); else the current folder when it is this
     user's own (Jupyter starts a kernel in the notebook's folder); else ``<course home>/logs``.
     """
-    chosen = os.environ.get(LOGS_VARIABLE)
+    chosen = os.environ.get(variables.LOG_DIR)
     if chosen:
-        return writable(Path(chosen), LOGS_VARIABLE)
+        return writable(Path(chosen), variables.LOG_DIR)
     if is_own_and_writable(Path.cwd()):
         return Path.cwd()
-    return writable(course_home() / "logs", HOME_VARIABLE)
+    return writable(course_home() / "logs", variables.HOME)
 
 
 def writable_places() -> list[dict[str, Any]]:
     """Each place the course writes, whether it can be written, and the variable that moves it (for preflight)."""
     places: list[dict[str, Any]] = []
     for name, variable, find in (
-        ("course home", HOME_VARIABLE, course_home),
-        ("results", RESULTS_VARIABLE, results_dir),
-        ("TensorBoard logs", LOGS_VARIABLE, log_base),
+        ("course home", variables.HOME, course_home),
+        ("results", variables.RESULTS_DIR, results_dir),
+        ("TensorBoard logs", variables.LOG_DIR, log_base),
     ):
         try:
             path, problem = str(find()), None

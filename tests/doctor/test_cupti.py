@@ -11,7 +11,8 @@ import pytest
 from course_utils.doctor import log_findings, main
 from course_utils.doctor.logs import classify
 from course_utils.doctor.troubleshooting import see
-from course_utils.i18n import LANG_VARIABLE, LOCALE_VARIABLES
+from course_utils.i18n import LOCALE_VARIABLES
+from course_utils.system import variables
 
 # As tensorflow/tensorflow#39143 printed them (TF 2.2, CUDA 10.1), the lines tensorflow/tensorflow#35860 is about.
 TF22_REFUSED = """\
@@ -45,7 +46,7 @@ PROFILE_PAGE = "Failed to load libcupti (is it installed and accessible?)\n"
 
 @pytest.fixture
 def english(monkeypatch):
-    for name in (LANG_VARIABLE, *LOCALE_VARIABLES):
+    for name in (variables.LANG, *LOCALE_VARIABLES):
         monkeypatch.setenv(name, "")  # recorded, so restored afterwards whatever the test sets
         monkeypatch.delenv(name)
     return monkeypatch
@@ -85,7 +86,7 @@ def test_the_report_links_the_troubleshooting_entry(english, tmp_path, capsys):
     assert data["findings"][0]["code"] == "cupti-insufficient-privileges"
 
 
-@pytest.mark.parametrize("variable, value", [(LANG_VARIABLE, "zh-CN"), ("LANG", "zh_CN.UTF-8")])
+@pytest.mark.parametrize("variable, value", [(variables.LANG, "zh-CN"), ("LANG", "zh_CN.UTF-8")])
 def test_in_chinese_the_meaning_and_the_link_are_chinese_and_the_code_and_option_stay(english, variable, value,
                                                                                        tmp_path, capsys):
     english.setenv(variable, value)

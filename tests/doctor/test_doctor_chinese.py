@@ -19,7 +19,7 @@ from course_utils.doctor.recommend import INTEL_MAC_ROUTE, METAL_ROUTE, PLATFORM
 from course_utils.doctor.texts import join, sentence
 from course_utils.doctor.troubleshooting import ANCHORS, more_line, see
 from course_utils.doctor.versions import DATA_FILE, english_hash, load, localized, stale_translations
-from course_utils.i18n import LANG_VARIABLE
+from course_utils.system import variables
 
 from ..conftest import ROOT
 from .test_doctor import run_cli
@@ -38,19 +38,19 @@ FINDING = re.compile(r"^\s*\[(info|warning|error)\] ([a-z0-9.-]+): (.*)$")
 
 @pytest.fixture
 def chinese(monkeypatch):
-    monkeypatch.setenv(LANG_VARIABLE, "zh-CN")
+    monkeypatch.setenv(variables.LANG, "zh-CN")
 
 
 @pytest.fixture
 def english(monkeypatch):
-    monkeypatch.delenv(LANG_VARIABLE, raising=False)
+    monkeypatch.delenv(variables.LANG, raising=False)
 
 
 def course_doctor(*args: str, lang: str | None) -> subprocess.CompletedProcess:
     """``course doctor ARGS`` in a child process, with COURSE_LANG set to ``lang`` (None: unset)."""
-    env = {k: v for k, v in os.environ.items() if k != LANG_VARIABLE}
+    env = {k: v for k, v in os.environ.items() if k != variables.LANG}
     if lang:
-        env[LANG_VARIABLE] = lang
+        env[variables.LANG] = lang
     return run_cli(*args, env=env)
 
 
@@ -133,9 +133,9 @@ def test_a_bad_log_file_says_what_to_do_in_chinese(tmp_path):
 
 def test_the_json_keeps_its_structure_and_codes_and_its_sentences_follow_the_language(monkeypatch):
     machine = describe("wsl2", "3.11", QA_SMI.read_text(encoding="utf-8"), QA_NVCC.read_text(encoding="utf-8"))
-    monkeypatch.delenv(LANG_VARIABLE, raising=False)
+    monkeypatch.delenv(variables.LANG, raising=False)
     en = json.loads(json.dumps(diagnose(machine).to_json()))
-    monkeypatch.setenv(LANG_VARIABLE, "zh-CN")
+    monkeypatch.setenv(variables.LANG, "zh-CN")
     zh = json.loads(json.dumps(diagnose(machine).to_json()))
     assert shape(zh) == shape(en)
     assert [f["code"] for f in zh["findings"]] == [f["code"] for f in en["findings"]]
@@ -153,9 +153,9 @@ def test_the_json_keeps_its_structure_and_codes_and_its_sentences_follow_the_lan
 
 def test_the_language_is_read_when_a_message_is_shown_not_at_import(monkeypatch):
     entry = classify(CUDNN_LOG.read_text(encoding="utf-8")).problem
-    monkeypatch.delenv(LANG_VARIABLE, raising=False)
+    monkeypatch.delenv(variables.LANG, raising=False)
     assert entry.meaning.startswith("TensorFlow loaded cuDNN 8.0.5 but was built with 8.6.0")
-    monkeypatch.setenv(LANG_VARIABLE, "zh-CN")
+    monkeypatch.setenv(variables.LANG, "zh-CN")
     assert entry.meaning.startswith("TensorFlow 加载的 cuDNN 是 8.0.5")  # the same entry, now in Chinese
 
 
@@ -182,10 +182,10 @@ def test_every_table_text_is_in_the_catalogue_with_a_translation():
 
 
 def test_sentences_end_in_the_language_now(monkeypatch):
-    monkeypatch.delenv(LANG_VARIABLE, raising=False)
+    monkeypatch.delenv(variables.LANG, raising=False)
     assert sentence("no driver") == "No driver." and sentence("done!") == "Done!"
     assert join("One.", "Two.") == "One. Two."
-    monkeypatch.setenv(LANG_VARIABLE, "zh-CN")
+    monkeypatch.setenv(variables.LANG, "zh-CN")
     assert sentence("没有驱动") == "没有驱动。" and sentence("没有驱动。") == "没有驱动。"
     assert join("第一句。", "第二句。") == "第一句。第二句。" and join("第一句。", "") == "第一句。"
 
@@ -199,9 +199,9 @@ def test_every_text_of_the_version_table_has_a_current_chinese_translation():
 
 def test_a_rule_text_is_read_in_the_language_now(monkeypatch):
     rule = load().rule("wsl2-no-linux-driver")
-    monkeypatch.delenv(LANG_VARIABLE, raising=False)
+    monkeypatch.delenv(variables.LANG, raising=False)
     assert rule["text"].startswith("Do not install a Linux NVIDIA driver inside WSL2")
-    monkeypatch.setenv(LANG_VARIABLE, "zh-CN")
+    monkeypatch.setenv(variables.LANG, "zh-CN")
     assert rule["text"] == "不要在 WSL2 里安装 Linux 版 NVIDIA 驱动：WSL2 使用的 GPU 由 Windows 驱动提供。"
     assert rule["source"].startswith("https://")
     assert load().cudnn_rule["text"].startswith("TensorFlow 在运行时加载 cuDNN")
@@ -216,7 +216,7 @@ def test_a_changed_english_text_shows_the_english_until_the_translation_is_redon
     [problem] = stale_translations(changed)
     assert problem.startswith("rules[macos]: the zh-CN translation is of an older English text")
     assert english_hash(entry["text"]) in problem
-    monkeypatch.setenv(LANG_VARIABLE, "zh-CN")
+    monkeypatch.setenv(variables.LANG, "zh-CN")
     assert localized(entry) == entry["text"]  # the English, not a translation of what it used to say
     del entry["translations"]
     changed.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
@@ -228,9 +228,9 @@ def test_a_changed_english_text_shows_the_english_until_the_translation_is_redon
 
 def test_nvidia_smi_problems_in_chinese_keep_the_cut_capture_rule(monkeypatch):
     cut = (NVIDIA / "smi_linux_535.113.01_cut_in_driver_version.txt").read_text(encoding="utf-8")
-    monkeypatch.delenv(LANG_VARIABLE, raising=False)
+    monkeypatch.delenv(variables.LANG, raising=False)
     english = parse_nvidia_smi(cut)
-    monkeypatch.setenv(LANG_VARIABLE, "zh-CN")
+    monkeypatch.setenv(variables.LANG, "zh-CN")
     chinese = parse_nvidia_smi(cut)
     assert (chinese.status, chinese.driver_version, chinese.driver_cuda) == (
         english.status,

@@ -51,6 +51,7 @@ import requests
 
 from course_utils.classroom import hub
 from course_utils.errors import CourseError
+from course_utils.system import variables
 from course_utils.system.processes import descendants, free_ports, start_in_group, still_running, stop_group
 
 from ..conftest import IN_CI, ROOT
@@ -201,12 +202,12 @@ def hub_environment(state: Path, names: list[str], gpus: list[str]) -> dict[str,
     env = {key: os.environ[key] for key in ("PATH", "LANG", "LC_ALL") if key in os.environ}
     env.update({
         "HOME": str(state),
-        hub.USERS_ENV: ",".join(names),
-        hub.STATE_ENV: str(state),
-        hub.MEM_LIMIT_ENV: MEM_LIMIT,
-        hub.CPU_LIMIT_ENV: CPU_LIMIT,
-        hub.GPUS_ENV: ",".join(gpus),
-        "COURSE_GPU_MEMORY": GPU_MEMORY,
+        variables.HUB_USERS: ",".join(names),
+        variables.HUB_STATE: str(state),
+        variables.HUB_MEM_LIMIT: MEM_LIMIT,
+        variables.HUB_CPU_LIMIT: CPU_LIMIT,
+        variables.HUB_GPUS: ",".join(gpus),
+        variables.GPU_MEMORY: GPU_MEMORY,
         "COURSE_SMOKE": "1",
         "COURSE_OFFLINE": "1",
         "PYTHONUNBUFFERED": "1",
@@ -455,10 +456,10 @@ def test_a_student_cannot_read_another_students_record_or_notebook(klass):
 
 
 def test_the_instructors_gpu_memory_switch_device_and_limits_reach_every_kernel(klass):
-    names = ["COURSE_GPU_MEMORY", "CUDA_VISIBLE_DEVICES", "MEM_LIMIT", "CPU_LIMIT", "COURSE_RESULTS_DIR"]
+    names = [variables.GPU_MEMORY, "CUDA_VISIBLE_DEVICES", "MEM_LIMIT", "CPU_LIMIT", "COURSE_RESULTS_DIR"]
     for student in klass.students:
         env = student.kernel.value(f"{{k: __import__('os').environ.get(k) for k in {names!r}}}")
-        assert env["COURSE_GPU_MEMORY"] == GPU_MEMORY
+        assert env[variables.GPU_MEMORY] == GPU_MEMORY
         assert student.kernel.value("__import__('course_utils.gpu_config').gpu_config.memory_policy()") == 2048
         assert env["CUDA_VISIBLE_DEVICES"] == hub.gpu_for_user(student.name, klass.gpus)
         assert env["MEM_LIMIT"] == str(3 * 1024**3) and float(env["CPU_LIMIT"]) == 1.5

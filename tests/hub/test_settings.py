@@ -21,11 +21,12 @@ from traitlets.config.loader import PyFileConfigLoader
 
 from course_utils.classroom import hub
 from course_utils.errors import CourseError, ParameterError
+from course_utils.system import variables
 
 from ..conftest import ROOT
 
-VARIABLES = (hub.USERS_ENV, hub.GROUP_ENV, hub.ADMINS_ENV, hub.MEM_LIMIT_ENV, hub.CPU_LIMIT_ENV, hub.GPUS_ENV,
-             hub.STATE_ENV, "COURSE_GPU_MEMORY")
+VARIABLES = (variables.HUB_USERS, variables.HUB_GROUP, variables.HUB_ADMINS, variables.HUB_MEM_LIMIT,
+             variables.HUB_CPU_LIMIT, variables.HUB_GPUS, variables.HUB_STATE, variables.GPU_MEMORY)
 DEVICES = ["0", "1", "2", "3"]
 START = ROOT / "hub" / "start-student"
 
@@ -42,9 +43,10 @@ def test_defaults_let_a_group_in_with_limits_and_memory_growth():
 
 
 def test_a_list_of_users_replaces_the_group():
-    settings = hub.read_settings({hub.USERS_ENV: "ana, ben chen", hub.GROUP_ENV: "ignored", hub.ADMINS_ENV: "teach",
-                                  hub.GPUS_ENV: "0,MIG-4f1c 2", hub.MEM_LIMIT_ENV: "12g", hub.CPU_LIMIT_ENV: "0.5",
-                                  "COURSE_GPU_MEMORY": "4096", hub.STATE_ENV: "/var/lib/hub"})
+    settings = hub.read_settings({
+        variables.HUB_USERS: "ana, ben chen", variables.HUB_GROUP: "ignored", variables.HUB_ADMINS: "teach",
+        variables.HUB_GPUS: "0,MIG-4f1c 2", variables.HUB_MEM_LIMIT: "12g", variables.HUB_CPU_LIMIT: "0.5",
+        variables.GPU_MEMORY: "4096", variables.HUB_STATE: "/var/lib/hub"})
     assert settings.users == {"ana", "ben", "chen"} and settings.group is None and settings.admins == {"teach"}
     assert settings.gpus == ("0", "MIG-4f1c", "2")
     assert (settings.mem_limit, settings.cpu_limit, settings.gpu_memory) == ("12G", 0.5, "4096")
@@ -52,16 +54,16 @@ def test_a_list_of_users_replaces_the_group():
 
 
 def test_none_turns_a_limit_off():
-    settings = hub.read_settings({hub.MEM_LIMIT_ENV: "none", hub.CPU_LIMIT_ENV: "None"})
+    settings = hub.read_settings({variables.HUB_MEM_LIMIT: "none", variables.HUB_CPU_LIMIT: "None"})
     assert settings.mem_limit is None and settings.cpu_limit is None
 
 
 @pytest.mark.parametrize(("variable", "value"), [
-    (hub.MEM_LIMIT_ENV, "8 gigabytes"),
-    (hub.MEM_LIMIT_ENV, "-1G"),
-    (hub.CPU_LIMIT_ENV, "two"),
-    (hub.CPU_LIMIT_ENV, "-1"),
-    ("COURSE_GPU_MEMORY", "half"),
+    (variables.HUB_MEM_LIMIT, "8 gigabytes"),
+    (variables.HUB_MEM_LIMIT, "-1G"),
+    (variables.HUB_CPU_LIMIT, "two"),
+    (variables.HUB_CPU_LIMIT, "-1"),
+    (variables.GPU_MEMORY, "half"),
 ])
 def test_a_bad_value_stops_the_hub_with_a_message_naming_the_variable(variable, value):
     with pytest.raises(ParameterError) as caught:
@@ -158,7 +160,7 @@ def hub_env(monkeypatch, tmp_path):
     """The instructor's variables cleared, the hub's state under tmp_path, a stand-in proxy in the checkout."""
     for name in VARIABLES:
         monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv(hub.STATE_ENV, str(tmp_path / "state"))
+    monkeypatch.setenv(variables.HUB_STATE, str(tmp_path / "state"))
     proxy = tmp_path / "configurable-http-proxy"
     proxy.write_text("#!/bin/sh\n")
     monkeypatch.setattr(hub, "LOCAL_PROXY", proxy)
@@ -186,7 +188,7 @@ def test_the_shipped_config_with_the_defaults(hub_env, tmp_path):
     assert c.Spawner.default_url == "/lab/tree/tf-gpu-course/notebooks"
     assert (c.Spawner.mem_limit, c.Spawner.cpu_limit) == ("8G", 2.0)
     environment = c.Spawner.environment
-    assert environment["COURSE_GPU_MEMORY"] == "growth"
+    assert environment[variables.GPU_MEMORY] == "growth"
     assert environment["PATH"].split(":")[0] == str(Path(sys.executable).parent)
     assert environment["TENSORBOARD_PROXY_URL"](fake_spawner("ana")) == "/user/ana/proxy/%PORT%/"
     assert "CUDA_VISIBLE_DEVICES" not in environment
@@ -195,31 +197,31 @@ def test_the_shipped_config_with_the_defaults(hub_env, tmp_path):
 
 
 def test_the_shipped_config_with_the_instructors_choices(hub_env):
-    hub_env.setenv(hub.USERS_ENV, "ana,ben")
-    hub_env.setenv(hub.ADMINS_ENV, "teach")
-    hub_env.setenv(hub.GPUS_ENV, ",".join(DEVICES))
-    hub_env.setenv(hub.MEM_LIMIT_ENV, "none")
-    hub_env.setenv("COURSE_GPU_MEMORY", "3072")
+    hub_env.setenv(variables.HUB_USERS, "ana,ben")
+    hub_env.setenv(variables.HUB_ADMINS, "teach")
+    hub_env.setenv(variables.HUB_GPUS, ",".join(DEVICES))
+    hub_env.setenv(variables.HUB_MEM_LIMIT, "none")
+    hub_env.setenv(variables.GPU_MEMORY, "3072")
     c = load_config()
     assert c.Authenticator.allowed_users == {"ana", "ben"} and c.Authenticator.admin_users == {"teach"}
     assert "allowed_groups" not in c.PAMAuthenticator
     assert "mem_limit" not in c.Spawner and c.Spawner.cpu_limit == 2.0
-    assert c.Spawner.environment["COURSE_GPU_MEMORY"] == "3072"
+    assert c.Spawner.environment[variables.GPU_MEMORY] == "3072"
     for name in ("ana", "ben"):
         assert c.Spawner.environment["CUDA_VISIBLE_DEVICES"](fake_spawner(name)) == hub.gpu_for_user(name, DEVICES)
 
 
 def test_the_shipped_config_refuses_a_bad_setting(hub_env):
-    hub_env.setenv("COURSE_GPU_MEMORY", "most")
-    with pytest.raises(ParameterError, match="COURSE_GPU_MEMORY"):
+    hub_env.setenv(variables.GPU_MEMORY, "most")
+    with pytest.raises(ParameterError, match=variables.GPU_MEMORY):
         load_config()
 
 
 def test_systemd_spawner_turns_the_limits_into_unit_properties_that_systemd_enforces(hub_env, monkeypatch):
     from systemdspawner import SystemdSpawner, systemd
 
-    hub_env.setenv(hub.MEM_LIMIT_ENV, "3G")
-    hub_env.setenv(hub.CPU_LIMIT_ENV, "1.5")
+    hub_env.setenv(variables.HUB_MEM_LIMIT, "3G")
+    hub_env.setenv(variables.HUB_CPU_LIMIT, "1.5")
     started = {}
     running = iter([False, True])  # no unit before the start; the unit is up after it
 

@@ -11,14 +11,14 @@ import pytest
 from course_utils.batch import runner
 from course_utils.errors import PlaceError
 from course_utils.results import Recorder
-from course_utils.system import places
+from course_utils.system import places, variables
 from course_utils.tb_logs import log_root
 
 
 @pytest.fixture
 def home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     """A user without COURSE_HOME, COURSE_RESULTS_DIR or COURSE_LOG_DIR, whose data folder is under tmp_path."""
-    for variable in (places.HOME_VARIABLE, places.RESULTS_VARIABLE, places.LOGS_VARIABLE):
+    for variable in (variables.HOME, variables.RESULTS_DIR, variables.LOG_DIR):
         monkeypatch.delenv(variable, raising=False)
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
     return tmp_path / "xdg" / places.APP_NAME
@@ -57,16 +57,16 @@ def test_log_dir_starts_in_the_current_folder_only_when_it_is_ours(home, monkeyp
     assert log_root("logs") == tmp_path / "logs"
     another_user(monkeypatch)  # a kernel started in a shared notebooks folder
     assert log_root("logs") == home / "logs" / "logs"
-    monkeypatch.setenv(places.LOGS_VARIABLE, str(tmp_path / "chosen"))
+    monkeypatch.setenv(variables.LOG_DIR, str(tmp_path / "chosen"))
     assert log_root("logs") == tmp_path / "chosen" / "logs"
 
 
 def test_course_home_moves_everything(home, monkeypatch, tmp_path):
-    monkeypatch.setenv(places.HOME_VARIABLE, str(tmp_path / "mine"))
+    monkeypatch.setenv(variables.HOME, str(tmp_path / "mine"))
     assert places.course_home() == tmp_path / "mine"
     assert places.results_dir() == tmp_path / "mine" / "results"
     assert runner.default_out() == tmp_path / "mine" / "course"
-    monkeypatch.setenv(places.RESULTS_VARIABLE, str(tmp_path / "records"))
+    monkeypatch.setenv(variables.RESULTS_DIR, str(tmp_path / "records"))
     assert places.results_dir() == tmp_path / "records", "COURSE_RESULTS_DIR still moves the results alone"
 
 
@@ -78,12 +78,12 @@ def test_installed_package_writes_into_the_current_folder_when_it_is_ours(home, 
     assert places.course_home() == home
 
 
-@pytest.mark.parametrize("variable", [places.HOME_VARIABLE, places.RESULTS_VARIABLE, places.LOGS_VARIABLE])
+@pytest.mark.parametrize("variable", [variables.HOME, variables.RESULTS_DIR, variables.LOG_DIR])
 def test_an_unwritable_place_names_the_variable_to_set(home, monkeypatch, tmp_path, variable):
     monkeypatch.setenv(variable, str(blocked(tmp_path)))
     with pytest.raises(PlaceError) as caught:
-        {places.HOME_VARIABLE: places.course_home, places.RESULTS_VARIABLE: places.results_dir,
-         places.LOGS_VARIABLE: places.log_base}[variable]()
+        {variables.HOME: places.course_home, variables.RESULTS_DIR: places.results_dir,
+         variables.LOG_DIR: places.log_base}[variable]()
     assert caught.value.variable == variable and variable in caught.value.fix
     assert str(blocked(tmp_path)) in caught.value.what
 
@@ -97,7 +97,7 @@ def test_a_notebook_without_a_writable_home_gets_the_course_error_not_a_permissi
 
 
 def test_writable_places_lists_each_place_and_never_raises(home, monkeypatch, tmp_path):
-    monkeypatch.setenv(places.RESULTS_VARIABLE, str(blocked(tmp_path)))
+    monkeypatch.setenv(variables.RESULTS_DIR, str(blocked(tmp_path)))
     found = {p["name"]: p for p in places.writable_places()}
     assert set(found) == {"course home", "results", "TensorBoard logs"}
     assert found["course home"]["writable"] and found["course home"]["problem"] is None
@@ -106,7 +106,7 @@ def test_writable_places_lists_each_place_and_never_raises(home, monkeypatch, tm
 
 
 def test_course_run_with_an_unwritable_home_stops_before_running(home, monkeypatch, tmp_path, capsys):
-    monkeypatch.setenv(places.HOME_VARIABLE, str(blocked(tmp_path)))
+    monkeypatch.setenv(variables.HOME, str(blocked(tmp_path)))
     assert runner.main(["02", "--smoke"]) == 2
     error = capsys.readouterr().err
     assert "COURSE_HOME" in error and "cannot write" in error

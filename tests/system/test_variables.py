@@ -1,0 +1,57 @@
+"""system.variables: the one home of every COURSE_* name - used through its constants, listed in CONTRIBUTING."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+import pytest
+
+from course_utils.system import variables
+
+from ..conftest import ROOT
+
+PACKAGE = ROOT / "course_utils"
+NAME = re.compile(r"^COURSE_[A-Z_]+$")
+
+
+def test_contributing_shows_every_variable_as_the_module_lists_them():
+    text = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    table = re.search(r"<!-- variables:start -->\n(.*?)\n<!-- variables:end -->", text, re.S)
+    assert table and table.group(1) == variables.markdown_table(), (
+        "CONTRIBUTING's table of variables differs from course_utils/system/variables.py; paste this between "
+        "its markers:\n" + variables.markdown_table())
+
+
+def test_no_module_spells_a_variable_name_of_its_own():
+    """A string that is a whole COURSE_* name, outside variables.py, is a second home (a typo reads nothing)."""
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path.name == "variables.py" and path.parent.name == "system":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and NAME.match(node.value):
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.value}")
+    assert found == [], found
+
+
+def test_every_listed_variable_is_read_somewhere_and_every_constant_is_listed():
+    constants = {name: value for name, value in vars(variables).items() if isinstance(value, str) and NAME.match(value)}
+    assert set(constants.values()) == variables.NAMES and len(constants) == len(variables.NAMES)
+    code = "\n".join(p.read_text(encoding="utf-8") for p in PACKAGE.rglob("*.py") if p.name != "variables.py")
+    unused = sorted(f"variables.{c}" for c in constants if f"variables.{c}" not in code)
+    assert unused == [], f"listed but read nowhere: {unused}"
+
+
+def test_the_instructors_switches_are_all_listed():
+    documented = set(re.findall(r"`(COURSE_[A-Z_]+)", (ROOT / "docs" / "instructors.md").read_text(encoding="utf-8")))
+    assert documented <= variables.NAMES, sorted(documented - variables.NAMES)
+
+
+@pytest.mark.parametrize(("value", "expected"), [
+    (None, False), ("", False), ("0", False), ("no", False), ("Off", False),
+    ("1", True), (" TRUE ", True), ("yes", True), ("on", True), ("maybe", None), ("2", None),
+])
+def test_an_on_off_switch_is_read_one_way_everywhere(value, expected):
+    environ = {} if value is None else {variables.OFFLINE: value}
+    assert variables.flag(variables.OFFLINE, environ) is expected
