@@ -11,9 +11,9 @@ import importlib.util
 import os
 import sys
 
-from course_utils import i18n
 from course_utils.errors import ParameterError
 from course_utils.i18n import translator
+from course_utils.params import check_language
 from course_utils.system import variables
 
 PROG = "course"
@@ -66,7 +66,7 @@ def unknown_language() -> str | None:
     if not raw:
         return None
     try:
-        i18n.check_language(raw)
+        check_language(raw)
     except ParameterError as error:
         return f"warning: {error} Messages stay in English."
     return None

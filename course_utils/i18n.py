@@ -61,27 +61,15 @@ _SPELLINGS = {"en": ENGLISH, "english": ENGLISH, "zh": CHINESE, "zh-cn": CHINESE
 _C_LOCALES = ("C", "POSIX")  # the locale in which gettext ignores LANGUAGE
 
 __all__ = ["CHINESE", "CHINESE_CHARACTERS", "ENGLISH", "LANGUAGES", "LOCALE_VARIABLES", "N_",
-           "check_language", "columns", "language", "locale_language", "padded", "set_language", "translator"]
+           "columns", "language", "locale_language", "padded", "set_language", "spelled", "translator"]
 
 
-def _spelled(value: str) -> str | None:
-    """The language a spelling names (``zh_CN``, ``zh-Hans``, ``en``: any case, ``_`` or ``-``), None if none."""
-    return _SPELLINGS.get(value.strip().lower().replace("_", "-"))
+def spelled(value: object) -> str | None:
+    """The language a spelling names (``zh_CN``, ``zh-Hans``, ``en``: any case, ``_`` or ``-``), None if none.
 
-
-def check_language(value: object) -> str:
-    """``value`` as one of LANGUAGES; a ``ParameterError`` naming the choices otherwise."""
-    found = _spelled(value) if isinstance(value, str) else None
-    if found is None:
-        from course_utils.errors import ParameterError
-
-        _ = translator("course")
-        raise ParameterError(
-            _("Language {value!r} is not one the course speaks.").format(value=value),
-            _("Use {english!r} or {chinese!r} (in the environment: {variable}=zh-CN).").format(
-                english=ENGLISH, chinese=CHINESE, variable=variables.LANG),
-        )
-    return found
+    A choice the student made is checked by ``params.check_language``, which says what to write instead.
+    """
+    return _SPELLINGS.get(value.strip().lower().replace("_", "-")) if isinstance(value, str) else None
 
 
 def language() -> str:
@@ -89,7 +77,7 @@ def language() -> str:
     speaks), else the locale variables (``locale_language``)."""
     raw = os.environ.get(variables.LANG, "").strip()
     if raw:
-        return _spelled(raw) or ENGLISH
+        return spelled(raw) or ENGLISH
     return locale_language(os.environ)
 
 
@@ -99,7 +87,7 @@ def _locale_spelled(name: str) -> str | None:
     base = name.split("@")[0].split(".")[0].strip()
     if base in _C_LOCALES or base.lower().replace("_", "-").split("-")[0] == "en":
         return ENGLISH
-    return _spelled(base) if base else None
+    return spelled(base) if base else None
 
 
 def locale_language(environ: Mapping[str, str]) -> str:
@@ -118,8 +106,10 @@ def locale_language(environ: Mapping[str, str]) -> str:
 
 def set_language(value: str) -> str:
     """Speak ``value`` from now on, here and in every child process (it sets ``COURSE_LANG``, which comes before the
-    locale variables); the language."""
-    chosen = check_language(value)
+    locale variables); the language. ``value`` is one the course speaks (``params.check_language`` checks a choice)."""
+    chosen = spelled(value)
+    if chosen is None:
+        raise ValueError(f"{value!r} is not a language of the course: check it with params.check_language first")
     os.environ[variables.LANG] = chosen
     return chosen
 

@@ -38,7 +38,7 @@ from course_utils.gpu_config import apply_memory_policy, memory_policy
 from course_utils.i18n import CHINESE, set_language, translator
 from course_utils.i18n import language as current_language
 from course_utils.memory import peak_gpu_mib
-from course_utils.params import apply_smoke, settle_smoke, smoke_enabled
+from course_utils.params import apply_smoke, check_language, settle_smoke, smoke_enabled
 from course_utils.plot_fonts import use_chinese_font
 from course_utils.results import Recorder, open_record
 from course_utils.tf_setup import quiet_tensorflow, seed_everything
@@ -159,7 +159,7 @@ def setup(
     also get a Chinese font (``plot_fonts.use_chinese_font``).
     """
     if language is not None:
-        set_language(language)
+        set_language(check_language(language))
     is_smoke = smoke_enabled()
     changes = apply_smoke(namespace, smoke or {}, smoke=is_smoke)
     # before TensorFlow: a bad value fails here, at once; a smoke cap gives way to what the notebook needs

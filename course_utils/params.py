@@ -25,12 +25,26 @@ import re
 from collections.abc import Callable, Mapping, MutableMapping
 from typing import Any
 
+from course_utils import i18n
 from course_utils.errors import ParameterError
 from course_utils.i18n import translator
 from course_utils.system import variables
 
 _ = translator("course")
 
+
+
+def check_language(value: object) -> str:
+    """A language the student chose (``setup(language=...)``, ``COURSE_LANG``) as one of ``i18n.LANGUAGES``;
+    a ``ParameterError`` naming the choices otherwise."""
+    found = i18n.spelled(value)
+    if found is None:
+        raise ParameterError(
+            _("Language {value!r} is not one the course speaks.").format(value=value),
+            _("Use {english!r} or {chinese!r} (in the environment: {variable}=zh-CN).").format(
+                english=i18n.ENGLISH, chinese=i18n.CHINESE, variable=variables.LANG),
+        )
+    return found
 
 
 def smoke_enabled(environ: Mapping[str, str] | None = None) -> bool:

@@ -170,3 +170,47 @@ def test_importing_the_package_and_its_command_line_does_not_import_tensorflow()
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports_of(path: Path) -> set[str]:
+    """The course_utils modules ``path`` imports, anywhere in it (inside functions too), as dotted names."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            assert not node.level, f"{path}: a relative import; the package imports absolutely"
+            base = node.module or ""
+            found.add(base)
+            found |= {f"{base}.{a.name}" for a in node.names}  # `from course_utils import data`: a module
+    return {name for name in found if name.startswith("course_utils")}
+
+
+def test_no_module_imports_one_that_imports_it_back():
+    """No cycles, not even through imports inside functions (which hide them from a first reading)."""
+    names = {module_name(p): p for p in MODULES}
+    graph = {name: {m for m in imports_of(path) if m in names and m != name} for name, path in names.items()}
+    # a package's __init__ that imports its own submodules is not a cycle with them: drop package -> child edges
+    graph = {n: {m for m in deps if not m.startswith(n + ".")} for n, deps in graph.items()}
+    cycles, state, stack = [], {}, []
+
+    def visit(node: str) -> None:
+        state[node] = "open"
+        stack.append(node)
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == "open":
+                cycles.append(stack[stack.index(nxt):] + [nxt])
+            elif nxt not in state:
+                visit(nxt)
+        stack.pop()
+        state[node] = "done"
+
+    for name in sorted(graph):
+        if name not in state:
+            visit(name)
+    assert cycles == [], "import cycles: " + "; ".join(" -> ".join(c) for c in cycles)

@@ -13,6 +13,7 @@ import pytest
 from course_utils import i18n
 from course_utils.errors import ParameterError
 from course_utils.notebook import checkpoint
+from course_utils.params import check_language
 from course_utils.system import variables
 
 from .conftest import ROOT
@@ -46,12 +47,12 @@ def test_each_translation_keeps_the_fields_of_its_message():
 @pytest.mark.parametrize(("written", "meant"), [("zh", "zh-CN"), ("zh_CN", "zh-CN"), ("ZH-Hans", "zh-CN"),
                                                ("en", "en")])
 def test_the_language_switch_accepts_the_usual_spellings(written, meant):
-    assert i18n.check_language(written) == meant
+    assert check_language(written) == meant
 
 
 def test_an_unknown_language_is_a_parameter_error_naming_the_choices():
     with pytest.raises(ParameterError, match="zh-CN"):
-        i18n.check_language("fr")
+        check_language("fr")
 
 
 def test_the_checkpoint_speaks_the_chosen_language(monkeypatch, capsys):

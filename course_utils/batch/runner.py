@@ -61,7 +61,6 @@ def default_out() -> Path:
     """``--out``'s default: ``course/`` in the course home (``build/course`` in the student's own checkout)."""
     return course_home() / "course"
 
-LOCK_NAME = ".course-run.lock"  # in OUT: held by the one `course run` that writes there
 
 
 @dataclass
@@ -444,9 +443,9 @@ def main(argv: list[str] | None = None) -> int:
             raise InputError(_("cannot create the output folder {out}: {reason}").format(
                 out=out, reason=exc.strerror)) from None
         sharded = shard_module.ShardRun.of(plan, shard, argv) if shard else None
-        lock = FolderLock(out, name=sharded.shard.lock_name if sharded else LOCK_NAME).acquire()
+        lock = FolderLock(out, name=sharded.shard.lock_name if sharded else shard_module.LOCK_NAME).acquire()
     except FolderInUseError as busy:
-        print(_("error: {error}").format(error=_busy(busy, out)), file=sys.stderr)
+        print(_("error: {error}").format(error=shard_module.out_in_use(busy, out)), file=sys.stderr)
         return 2
     except (InputError, PlaceError) as exc:
         print(_("error: {error}").format(error=exc), file=sys.stderr)
@@ -455,15 +454,6 @@ def main(argv: list[str] | None = None) -> int:
         return _run_and_report(sharded.plan if sharded else plan, out, argv, args.jobs, shard=sharded)
     finally:
         lock.release()
-
-
-def _busy(busy: FolderInUseError, out: Path) -> InputError:
-    """What ``course run`` says when another one holds ``--out``."""
-    return InputError(
-        _("`--out {out}` is in use by another `course run` (pid {pid}).").format(out=out, pid=busy.pid or _("unknown")),
-        _("wait for it or choose another --out (two runners in one folder would overwrite each other's "
-          "records and reports)."),
-    )
 
 
 def _still_stopping(name: str) -> None:

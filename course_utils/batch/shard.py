@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from course_utils.batch.grid import Plan
+from course_utils.batch.report import write_report
 from course_utils.errors import FolderInUseError, InputError
 from course_utils.i18n import padded, translator
 from course_utils.system import variables
@@ -51,6 +52,16 @@ _ = translator("course")
 KIND = "course-run-shard"
 VERSION = 1
 SHARDS_DIR = "shards"  # in OUT: one record per shard
+LOCK_NAME = ".course-run.lock"  # in OUT: held by the one `course run` that writes there (a shard: lock_name)
+
+
+def out_in_use(busy: FolderInUseError, out: Path) -> InputError:
+    """What ``course run`` (and ``--merge``) says when another one holds ``--out``."""
+    return InputError(
+        _("`--out {out}` is in use by another `course run` (pid {pid}).").format(out=out, pid=busy.pid or _("unknown")),
+        _("wait for it or choose another --out (two runners in one folder would overwrite each other's "
+          "records and reports)."),
+    )
 
 
 def _how() -> str:
@@ -419,9 +430,6 @@ def _differences(records: Sequence[Mapping[str, Any]]) -> list[str]:
 
 def merge(out: Path) -> int:
     """``course run --merge OUT``: write the report of every shard's runs; the exit status (2: bad input)."""
-    from course_utils.batch.report import write_report
-    from course_utils.batch.runner import LOCK_NAME, _busy
-
     out = Path(out).resolve()
     try:
         if not out.is_dir():
@@ -429,7 +437,7 @@ def merge(out: Path) -> int:
                              _("Give the --out folder that the shards wrote to (it holds shards/)."))
         lock = FolderLock(out, name=LOCK_NAME).acquire()
     except FolderInUseError as busy:
-        print(_("error: {error}").format(error=_busy(busy, out)), file=sys.stderr)
+        print(_("error: {error}").format(error=out_in_use(busy, out)), file=sys.stderr)
         return 2
     except InputError as exc:
         print(_("error: {error}").format(error=exc), file=sys.stderr)

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from course_utils.bench import load_dataset
 from course_utils.errors import CourseError, ParameterError
 from course_utils.i18n import translator
 from course_utils.speed import ladder, run_ladder, summarize
@@ -24,14 +25,6 @@ Arrays = tuple[np.ndarray, np.ndarray]
 
 
 DATASETS = ("auto", "mnist", "fashion-mnist")
-
-
-def load_dataset(name: str, *, images: int | None = None, full_size: bool = False):
-    """(train, test, LoadInfo) through the course's one dataset switch; ``--images`` beyond the data is an error."""
-    from course_utils import data
-
-    (train, test), info = data.load(name, images=images, strict=True, full_size=full_size, quiet=True, with_info=True)
-    return train, test, info
 
 
 def cnn(

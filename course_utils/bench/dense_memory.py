@@ -9,7 +9,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from course_utils.bench.cli import load_dataset
+from course_utils.bench import load_dataset
 from course_utils.i18n import translator
 from course_utils.system.child import run_python
 

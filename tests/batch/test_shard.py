@@ -23,6 +23,7 @@ import pytest
 import yaml
 
 import course_utils.batch.runner as runner
+import course_utils.batch.shard as shard_module
 from course_utils.batch.grid import Plan, RunSpec, make_plan
 from course_utils.batch.runner import RunRecord, _parser, main
 from course_utils.batch.shard import Shard, ShardRun, fingerprint, from_environment, parse_shard, select, without_shard
@@ -239,7 +240,7 @@ def test_shards_lock_only_themselves_and_the_merge_waits_for_a_shard_still_runni
         assert main(["--merge", str(out)]) == 2
         assert f"shard(s) 1/2 (pid {os.getpid()}, on this or another machine) still running" in capsys.readouterr().err
         assert not (out / "report.md").exists()
-    with FolderLock(out, name=runner.LOCK_NAME).acquire():  # an unsharded course run writes into OUT
+    with FolderLock(out, name=shard_module.LOCK_NAME).acquire():  # an unsharded course run writes into OUT
         assert main(["--merge", str(out)]) == 2
     assert main(["--merge", str(out)]) == 0 and (out / "report.md").is_file()
 
