@@ -95,6 +95,7 @@ venv: $(STAMP)
 # The Chinese notebooks (notebooks/zh/) first, into $(OUT)-zh; then the English ones, whose summary ends the output.
 # EDITIONS=en (or zh) runs one edition only; make site needs both.
 EDITIONS ?= zh en
+SMOKE ?=  # 1: make course runs the short versions (COURSE_SMOKE=1 does the same)
 course: $(STAMP)
 ifneq ($(filter zh,$(EDITIONS)),)
 	$(BIN)/course run notebooks/zh/*.ipynb --out $(OUT)-zh $(if $(SMOKE),--smoke)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from course_utils.errors import DeviceError, ParameterError
 from course_utils.i18n import translator
+from course_utils.tf_setup import quiet_tensorflow
 
 _ = translator("course")
 
@@ -73,7 +74,6 @@ def why_no_gpu(tf) -> str:
 def choose_device(prefer: str = "auto") -> DeviceChoice:
     """Pick ``/GPU:0`` or ``/CPU:0`` according to ``prefer`` ("auto", "cpu" or "gpu")."""
     prefer = check_device(prefer)
-    from course_utils.tf_setup import quiet_tensorflow
 
     tf = quiet_tensorflow()
     gpus = tf.config.list_physical_devices("GPU")
@@ -109,7 +109,7 @@ def gpu_facts(tf, *, smi=None) -> dict[str, object]:
     details = tf.config.experimental.get_device_details(gpus[0])
     cc = details.get("compute_capability")
     if smi is None:
-        from course_utils.doctor.nvidia import probe_nvidia_smi
+        from course_utils.doctor.nvidia import probe_nvidia_smi  # lazy: `import course_utils` loads no doctor
 
         smi = probe_nvidia_smi(timeout=10)
     first = smi.gpus[0] if smi.status == "ok" and smi.gpus else None

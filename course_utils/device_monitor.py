@@ -21,6 +21,10 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+import psutil
+
+from course_utils.system.processes import start_in_group, stop_group
+
 NVIDIA_SMI = ("nvidia-smi", "--query-gpu=index,utilization.gpu,memory.used", "--format=csv,noheader,nounits",
               "-lms", "500")
 
@@ -72,11 +76,7 @@ class DeviceMonitor:
         return (self.clock() if at is None else at) - (self.started_at or 0.0)
 
     def start(self) -> DeviceMonitor:
-        from course_utils.system.processes import start_in_group
-
         if self.cpu_percent is None:
-            import psutil
-
             self.cpu_percent = psutil.cpu_percent
         self.gpu, self.cpu, self.gpu_error = [], [], None
         self._stop.clear()
@@ -96,7 +96,6 @@ class DeviceMonitor:
 
     def stop(self) -> DeviceMonitor:
         """End the sampler thread and the command (and all it started); safe to call twice."""
-        from course_utils.system.processes import stop_group
 
         self._stop.set()
         if self._process is not None:

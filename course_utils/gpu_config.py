@@ -38,6 +38,7 @@ from typing import Any
 from course_utils.errors import ConfigurationTooLateError, DeviceError, ParameterError
 from course_utils.i18n import padded, translator
 from course_utils.system import variables
+from course_utils.tf_setup import quiet_tensorflow
 
 _ = translator("course")
 
@@ -116,8 +117,6 @@ def runtime_initialized() -> bool | None:
 
 
 def _tf():
-    from course_utils.tf_setup import quiet_tensorflow
-
     return quiet_tensorflow()
 
 

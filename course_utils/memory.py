@@ -8,7 +8,9 @@ counters in view; the record only needs their peak at the end of a run.
 from __future__ import annotations
 
 from course_utils.errors import ParameterError
+from course_utils.gpu_config import runtime_initialized
 from course_utils.i18n import translator
+from course_utils.tf_setup import quiet_tensorflow
 
 MIB = 2**20
 _ = translator("course")
@@ -29,11 +31,9 @@ def peak_gpu_mib(device: str = "GPU:0") -> float | None:
     Asking would start the runtime, and fix the device configuration a notebook may still be about to
     make (notebooks 03 and 07 make theirs after setup), so the record of a run asks only once it has started.
     """
-    from course_utils.gpu_config import runtime_initialized
 
     if not runtime_initialized():
         return None
-    from course_utils.tf_setup import quiet_tensorflow
 
     tf = quiet_tensorflow()
     if not tf.config.get_visible_devices("GPU"):

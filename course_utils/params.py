@@ -165,14 +165,14 @@ def _needs_04(values: Mapping[str, Any]) -> None:
 
 
 def _needs_05(values: Mapping[str, Any]) -> None:
-    from course_utils.speed import check_policy
-
     epochs = values.get("EPOCHS", 2)
     if epochs < 2:  # the device comparison leaves the first epoch out
         raise ParameterError(
             _("EPOCHS = {epochs} leaves no epoch to time: the first one is warm-up.").format(epochs=epochs),
             _("Set EPOCHS >= 2."))
     policy = values.get("MIXED_PRECISION", "auto")
+    from course_utils.speed import check_policy  # lazy: `import course_utils` loads no lesson helper
+
     try:
         check_policy(policy)
     except ParameterError as error:
@@ -194,10 +194,10 @@ def _needs_05(values: Mapping[str, Any]) -> None:
 
 
 def _needs_06(values: Mapping[str, Any]) -> None:
-    from course_utils.tb_profile import check_profile_batch
-
     images, epochs, batch = values.get("IMAGES"), values.get("EPOCHS", 1), values.get("BATCH_SIZE", 1)
     _needs_split(images)
+    from course_utils.tb_profile import check_profile_batch  # lazy: `import course_utils` loads no lesson helper
+
     profile = check_profile_batch(values.get("PROFILE_BATCH"))
     if images is None or profile is None:
         return  # None: the whole dataset, thousands of images

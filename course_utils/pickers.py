@@ -19,6 +19,7 @@ import html
 from typing import Any
 
 from course_utils.doctor.recommend import PLATFORM_NAMES, Recommendation, routes
+from course_utils.doctor.versions import parse_version
 from course_utils.errors import ParameterError
 from course_utils.i18n import N_, translator
 
@@ -113,7 +114,6 @@ def timeline(table: Any):
     the native-Windows GPU releases (blue band) and the rule changes (dashed lines). Returns the figure."""
     import matplotlib.pyplot as plt
 
-    from course_utils.doctor.versions import parse_version
 
     builds = list(reversed(table.linux))  # oldest first
     where = {b.minor: i for i, b in enumerate(builds)}

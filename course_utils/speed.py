@@ -37,6 +37,7 @@ import numpy as np
 
 from course_utils.errors import ParameterError
 from course_utils.i18n import translator
+from course_utils.pipeline import blog_arrays, image_dataset
 from course_utils.timing import epoch_timer, steady_state
 
 ACCURACY_TOLERANCE = 0.005  # "within 0.5 points" of the baseline configuration's test accuracy
@@ -289,7 +290,6 @@ def benchmark(
     import tensorflow as tf
 
     from course_utils.models import build_blog_cnn
-    from course_utils.pipeline import blog_arrays, image_dataset
 
     if epochs <= warmup_epochs:
         raise ParameterError(

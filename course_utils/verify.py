@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from course_utils.device import check_device
+from course_utils.doctor.troubleshooting import see
 from course_utils.i18n import translator
 
 _ = translator("course")
@@ -67,7 +68,6 @@ class GpuAnswer:
 def _link(findings: Iterable[Any]) -> tuple[str, str | None]:
     """The troubleshooting entry of the worst finding that has one (errors, then warnings, then infos), and that
     finding's code; the page's index and None when no finding has an entry."""
-    from course_utils.doctor.troubleshooting import see
 
     found = list(findings)
     for severity in ("error", "warning", "info"):

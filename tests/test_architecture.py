@@ -214,3 +214,55 @@ def test_no_module_imports_one_that_imports_it_back():
         if name not in state:
             visit(name)
     assert cycles == [], "import cycles: " + "; ".join(" -> ".join(c) for c in cycles)
+
+
+# What an import inside a function may load: a heavy library (seconds to import, or Unix only), so that importing
+# course_utils never imports TensorFlow (switches are set first) and a command starts at once. Everything else is
+# imported at the top of its module, where a reader looks for what a module depends on - unless its line says why not
+# in a comment "# lazy: ..." (the package's face must not load the doctor or a lesson helper on `import course_utils`).
+HEAVY = {"tensorflow", "keras", "matplotlib", "tensorboard", "tensorboard_plugin_profile", "xprof", "papermill",
+         "nbclient", "nbformat", "nbconvert", "jupyter_client", "IPython", "ipywidgets", "absl", "jupyterhub",
+         "resource"}
+
+
+def top_level_imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = set()
+    for statement in tree.body:
+        for node in ast.walk(statement) if isinstance(statement, ast.Try | ast.If) else [statement]:
+            if isinstance(node, ast.Import):
+                found |= {a.name for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                found |= {node.module, *(f"{node.module}.{a.name}" for a in node.names)}
+    return found
+
+
+def test_an_import_inside_a_function_is_of_something_heavy():
+    paths = {module_name(p): p for p in MODULES}
+    heavy: dict[str, bool] = {}
+
+    def is_heavy(name: str, seen: frozenset = frozenset()) -> bool:
+        if name.split(".")[0] in HEAVY:
+            return True
+        if name not in paths or name in seen:
+            return False
+        if name not in heavy:
+            parent = name.rpartition(".")[0]
+            heavy[name] = any(is_heavy(m, seen | {name}) for m in top_level_imports(paths[name]) | {parent})
+        return heavy[name]
+
+    light = []
+    for path in paths.values():
+        source = path.read_text(encoding="utf-8").splitlines()
+        tree = ast.parse("\n".join(source))
+        inside_try = {id(n) for t in ast.walk(tree) if isinstance(t, ast.Try) for n in t.body}
+        for function in ast.walk(tree):
+            if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            for node in ast.walk(function):
+                if isinstance(node, ast.Import | ast.ImportFrom) and id(node) not in inside_try:
+                    targets = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                               else [node.module, *(f"{node.module}.{a.name}" for a in node.names)])
+                    if not any(is_heavy(t) for t in targets if t) and "# lazy: " not in source[node.lineno - 1]:
+                        light.append(f"{path.relative_to(ROOT)}:{node.lineno} {ast.unparse(node)}")
+    assert light == [], f"move these imports to the top of their module: {light}"

@@ -40,6 +40,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
+from yaml.constructor import ConstructorError
+
 from course_utils.errors import InputError, ParameterError
 from course_utils.i18n import translator
 from course_utils.params import check_value
@@ -130,8 +133,6 @@ def parse_value(text: str) -> Any:
         except ValueError:
             pass
     if text[:1] in ("[", "{", '"', "'"):
-        import yaml
-
         try:
             return _load_yaml(text)
         except yaml.YAMLError as exc:
@@ -224,8 +225,6 @@ def _yaml_problem(exc: Exception) -> str:
 @functools.cache
 def _strict_loader() -> type:
     """PyYAML's SafeLoader, made strict: an alias is an error, and so is a key repeated in one mapping."""
-    import yaml
-    from yaml.constructor import ConstructorError
 
     class StrictLoader(yaml.SafeLoader):
         def compose_node(self, parent: Any, index: Any) -> Any:
@@ -262,14 +261,12 @@ def _strict_loader() -> type:
 
 def _load_yaml(text: str) -> Any:
     """``yaml.safe_load`` with the strict loader (no aliases, no duplicate keys)."""
-    import yaml
 
     return yaml.load(text, Loader=_strict_loader())  # noqa: S506 - a SafeLoader subclass
 
 
 def load_grid(path: Path) -> dict[str, Any]:
     """Read and check a grid file; every value in ``parameters`` becomes a list of values to try."""
-    import yaml
 
     try:
         with open(path, "rb") as fh:

@@ -34,14 +34,19 @@ import signal
 import sys
 import threading
 import time
+import traceback
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
+
+import psutil
 
 from course_utils.batch import shard as shard_module
 from course_utils.batch.grid import NOTEBOOKS_DIR, InputError, Plan, discover, make_plan, parse_value
 from course_utils.batch.progress import Progress
+from course_utils.batch.report import write_report
 from course_utils.errors import ChildError, FolderInUseError, ParameterError, PlaceError
 from course_utils.i18n import padded, translator
 from course_utils.params import smoke_enabled
@@ -193,8 +198,6 @@ class _KernelMemory(threading.Thread):
             self.sample()
 
     def sample(self) -> None:
-        import psutil
-
         for child in psutil.Process().children():
             try:
                 mib = peak_rss_mib(child.pid)
@@ -236,7 +239,6 @@ def _cell_name(cell: dict[str, Any]) -> str:
 def _execute(spec: dict[str, Any]) -> dict[str, Any]:
     """Body of a run's runner process (``system.child``): execute the notebook, watch the kernel's memory,
     and return what happened - ``error`` and ``failed_cell`` when the run failed, ``kernel_peak_rss_mib``."""
-    import traceback
 
     import papermill as pm
 
@@ -358,8 +360,6 @@ def available_cores() -> int:
 
 
 def _versions() -> dict[str, str | None]:
-    from importlib.metadata import PackageNotFoundError, version
-
     found: dict[str, str | None] = {"python": platform.python_version()}
     for package in ("tensorflow", "keras", "papermill", "course-utils"):
         try:
@@ -517,7 +517,6 @@ def _run_and_report(
             duration_s=round(time.perf_counter() - begin, 1),
             interrupted=interrupted,
         )
-        from course_utils.batch.report import write_report
 
         runs = [asdict(r) for r in records]
         paths = write_report(runs, out, meta) if shard is None else shard.save(runs, out, meta)  # a shard: its record

@@ -15,9 +15,12 @@ from typing import Any
 import numpy as np
 
 from course_utils.bench import load_dataset
+from course_utils.bench.dense_memory import dense_memory
+from course_utils.device import check_device, choose_device
 from course_utils.errors import CourseError, ParameterError
 from course_utils.i18n import translator
 from course_utils.speed import ladder, run_ladder, summarize
+from course_utils.tf_setup import quiet_tensorflow
 
 _ = translator("course")
 
@@ -40,8 +43,6 @@ def cnn(
     """The whole speed ladder on this machine, as the ``cnn`` command reports it."""
     import keras
 
-    from course_utils.device import choose_device
-    from course_utils.tf_setup import quiet_tensorflow
 
     tf = quiet_tensorflow()
     choice = choose_device(device)
@@ -93,7 +94,6 @@ def format_dense(report: dict[str, Any]) -> str:
 
 def _device(value: str) -> str:
     """argparse type for --device: the course's one DEVICE check (course_utils.device)."""
-    from course_utils.device import check_device
 
     try:
         return check_device(value, "--device")
@@ -133,7 +133,6 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.epochs < 1 or (args.images is not None and args.images < 1):
         parser.error("--epochs and --images must be positive")
-    from course_utils.bench.dense_memory import dense_memory
 
     try:
         if args.command == "dense-memory":

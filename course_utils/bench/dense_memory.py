@@ -10,8 +10,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from course_utils.bench import load_dataset
+from course_utils.channels import train_noise_vs_zeros
 from course_utils.i18n import translator
 from course_utils.system.child import run_python
+from course_utils.system.rss import peak_rss_mib
+from course_utils.tf_setup import quiet_tensorflow
 
 _ = translator("course")
 
@@ -22,9 +25,6 @@ def dense_child(way: str, dataset: str, images: int | None, epochs: int, seed: i
     The dataset comes first: a request it cannot meet (too many ``images``) fails fast, before TensorFlow's import.
     """
     (x, y), _, info = load_dataset(dataset, images=images, full_size=True)
-    from course_utils.channels import train_noise_vs_zeros
-    from course_utils.system.rss import peak_rss_mib
-    from course_utils.tf_setup import quiet_tensorflow
 
     quiet_tensorflow()
     start = time.perf_counter()

@@ -35,11 +35,31 @@ import socket
 import statistics
 import sys
 import time
+import tomllib
+from importlib.metadata import PackageNotFoundError, requires, version
 from pathlib import Path
 from typing import Any
 
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
+
+import course_utils.doctor as doctor
+from course_utils import gpu_config
+from course_utils.data import data_dir_problem
+from course_utils.data.cli import sources
+from course_utils.device import cpu_model
+from course_utils.doctor.gpus import identify
+from course_utils.doctor.logs import decode_text
+from course_utils.doctor.nvidia import parse_nvidia_smi
+from course_utils.doctor.troubleshooting import more_line
 from course_utils.errors import CourseError, InputError
 from course_utils.i18n import translator
+from course_utils.system.files import write_json_atomic
+from course_utils.system.paths import PROJECT_ROOT
+from course_utils.system.places import writable_places
+from course_utils.tf_setup import quiet_tensorflow
+from course_utils.verify import short_device
 
 _ = translator("course")
 
@@ -98,9 +118,7 @@ def check_out(path: Path) -> Path:
 def supported_range(package: str = "tensorflow") -> str | None:
     """The version range of ``package`` the course supports: the installed course-utils' requirement, else the
     checkout's pyproject.toml; None when neither says."""
-    from importlib.metadata import PackageNotFoundError, requires
 
-    from packaging.requirements import InvalidRequirement, Requirement
 
     try:
         texts = requires("course-utils") or []
@@ -117,10 +135,6 @@ def supported_range(package: str = "tensorflow") -> str | None:
 
 
 def _pyproject_dependencies() -> list[str]:
-    import tomllib
-
-    from course_utils.system.paths import PROJECT_ROOT
-
     try:
         data = tomllib.loads((PROJECT_ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError):
@@ -130,8 +144,6 @@ def _pyproject_dependencies() -> list[str]:
 
 def in_range(version: str | None, specifier: str | None) -> bool | None:
     """Whether ``version`` is in ``specifier`` (release candidates count); None when either is unknown."""
-    from packaging.specifiers import InvalidSpecifier, SpecifierSet
-    from packaging.version import InvalidVersion, Version
 
     if not version or not specifier:
         return None
@@ -142,8 +154,6 @@ def in_range(version: str | None, specifier: str | None) -> bool | None:
 
 
 def _installed(package: str) -> str | None:
-    from importlib.metadata import PackageNotFoundError, version
-
     try:
         return version(package)
     except PackageNotFoundError:
@@ -164,7 +174,6 @@ def platform_info(kind: str) -> dict[str, Any]:
 def nvidia_info(smi: Any, source: str) -> dict[str, Any]:
     """The driver and GPUs from the doctor's ``SmiReport``; a GPU's compute capability from the driver, else
     from its name (the doctor's family table)."""
-    from course_utils.doctor.gpus import identify
 
     if smi is None:
         return {"source": source, "status": "not looked at", "driver_version": None, "driver_cuda": None, "gpus": []}
@@ -210,7 +219,6 @@ def time_matmul(tf: Any, device: str, size: int = MATMUL_SIZE, repeats: int = MA
     The first product is not timed (kernels load, memory is allocated). Each timed product ends by copying
     one element to Python: GPU ops run asynchronously, so without it the clock would stop too early.
     """
-    from course_utils.verify import short_device
 
     with tf.device(device):
         a = tf.random.uniform((size, size), dtype=tf.float32)
@@ -239,7 +247,6 @@ def compute(tf: Any, gpu: bool) -> dict[str, Any]:
     GPU memory grows as needed (``gpu_config``) instead of TensorFlow's default of taking nearly all of it:
     on a shared server other students' kernels hold the rest.
     """
-    from course_utils import gpu_config
 
     found: dict[str, Any] = {"size": MATMUL_SIZE, "repeats": MATMUL_REPEATS, "cpu": None, "gpu": None, "error": None}
     try:
@@ -258,15 +265,12 @@ def compute(tf: Any, gpu: bool) -> dict[str, Any]:
 
 def data_info() -> dict[str, Any]:
     """Which source each dataset would use now (``course data status``), and a bad ``COURSE_DATA_DIR``."""
-    from course_utils.data import data_dir_problem
-    from course_utils.data.cli import sources
 
     return {"datasets": sources(), "data_dir_problem": data_dir_problem()}
 
 
 def folders_info() -> list[dict[str, Any]]:
     """Each folder the course writes, and whether it can be written (``system.places``)."""
-    from course_utils.system.places import writable_places
 
     return writable_places()
 
@@ -416,9 +420,6 @@ def collect(
     *, expect_cpu: bool = False, run_compute: bool = True, smi_text: str | None = None, smi_source: str = "nvidia-smi"
 ) -> dict[str, Any]:
     """The preflight record of this machine. ``smi_text``: captured nvidia-smi output to read instead of running it."""
-    import course_utils.doctor as doctor
-    from course_utils.device import cpu_model
-    from course_utils.doctor.nvidia import parse_nvidia_smi
 
     machine = doctor.probe()
     if smi_text is not None:
@@ -445,8 +446,6 @@ def collect(
     elif not run_compute:
         record["compute"] = {"skipped": "--no-compute"}
     else:
-        from course_utils.tf_setup import quiet_tensorflow
-
         record["compute"] = compute(quiet_tensorflow(), gpu=bool(record["tensorflow"]["gpus"]))
     record["data"] = data_info()
     record["folders"] = folders_info()
@@ -467,7 +466,6 @@ def _ms(result: dict[str, Any] | None) -> str:
 
 def summary(record: dict[str, Any], out: Path) -> str:
     """A few lines for the student: the machine, TensorFlow, the product, and the problems with their fixes."""
-    from course_utils.doctor.troubleshooting import more_line
 
     p, nv, tf = record["platform"], record["nvidia"], record["tensorflow"]
     lines = [
@@ -546,8 +544,6 @@ def main(argv: list[str] | None = None) -> int:
         out = check_out(args.out or default_out(user, host))
         smi_text = None
         if args.nvidia_smi is not None:
-            from course_utils.doctor.logs import decode_text
-
             try:
                 smi_text = decode_text(args.nvidia_smi.read_bytes())
             except OSError as error:
@@ -564,7 +560,6 @@ def main(argv: list[str] | None = None) -> int:
         smi_text=smi_text,
         smi_source=f"captured: {args.nvidia_smi.name}" if args.nvidia_smi else "nvidia-smi",
     )
-    from course_utils.system.files import write_json_atomic
 
     text = json.dumps(record, indent=2)
     try:

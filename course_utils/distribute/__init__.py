@@ -34,6 +34,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import runpy
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
@@ -41,6 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from course_utils import gpu_config
 from course_utils.errors import ParameterError, WorkerError
 from course_utils.i18n import translator
 from course_utils.system import variables
@@ -61,7 +64,6 @@ def split_cpu(tf: Any, devices: int = 2) -> list[str]:
     split again is harmless (a re-run notebook cell); a different one once the runtime is
     up raises ``gpu_config.ConfigurationTooLateError``, which says to restart the kernel.
     """
-    from course_utils import gpu_config
 
     gpu_config.configure(cpu_devices=devices, quiet=True)
     return [d.name for d in tf.config.list_logical_devices("CPU")]
@@ -227,8 +229,6 @@ def leftover_processes(folder: str | os.PathLike[str]) -> list[int]:
 
 def run_program(payload: Mapping[str, Any]) -> None:
     """The child side of ``run_local_workers``: run the worker program as ``python PROGRAM FOLDER`` would."""
-    import runpy
-    import sys
 
     program = str(payload["program"])
     sys.argv = [program, *map(str, payload.get("args", []))]

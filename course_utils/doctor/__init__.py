@@ -67,6 +67,7 @@ from course_utils.doctor.troubleshooting import links, more_line, page
 from course_utils.doctor.versions import PLATFORMS, check_platform, load, parse_version
 from course_utils.errors import InputError
 from course_utils.i18n import translator
+from course_utils.tf_setup import quiet_tensorflow, startup_log
 
 _ = translator("doctor")
 
@@ -270,7 +271,6 @@ def guess_platform(smi_text: str | bytes | None) -> tuple[str, str]:
 
 def probe_tensorflow() -> TensorFlowInfo:
     """Import TensorFlow quietly (its start-up log captured) and read its build and devices."""
-    from course_utils.tf_setup import quiet_tensorflow, startup_log
 
     try:
         tf = quiet_tensorflow()

@@ -26,6 +26,7 @@ import importlib.util
 import os
 import re
 import shutil
+import site
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from glob import glob
@@ -229,7 +230,6 @@ class PipLibrary(NamedTuple):
 
 def default_site_dirs() -> list[Path]:
     """This Python's site-packages folders (where pip put the nvidia wheels)."""
-    import site
 
     dirs = [*site.getsitepackages(), site.getusersitepackages()]
     dirs += [p for p in sys.path if p.endswith(("site-packages", "dist-packages"))]

@@ -21,6 +21,8 @@ import re
 import shlex
 from dataclasses import dataclass
 
+from packaging.requirements import InvalidRequirement, Requirement
+
 from course_utils.doctor.recommend import Recommendation, platform_name, recommend
 from course_utils.doctor.versions import Build, load, parse_version
 from course_utils.exercises import Feedback, feedback, is_empty, multiple_choice, not_answered
@@ -128,7 +130,6 @@ def _words(command: str) -> tuple[list[str] | None, str | None]:
 
 def _requirements(words: list[str]) -> tuple[list, str | None]:
     """The requirements after ``pip install`` (options such as --upgrade skipped); or ([], what is wrong)."""
-    from packaging.requirements import InvalidRequirement, Requirement
 
     if "install" not in words or not any(re.fullmatch(r"pip(3(\.\d+)?)?", w) for w in words[: words.index("install")]):
         return [], _("Write one pip command: it starts with `pip install`, then the requirements.")

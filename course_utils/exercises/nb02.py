@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 
+from course_utils.doctor.gpus import build_targets, covered_by_build
 from course_utils.exercises import Feedback, feedback, is_empty, multiple_choice, not_answered, unanswered
 from course_utils.i18n import translator
 
@@ -26,7 +27,6 @@ KINDS = ("cubin", "ptx", "none")
 
 def code_kind(compute_capability: str, tensorflow: str = "2.21") -> str:
     """Which code of ``tensorflow``'s CUDA wheel a GPU runs: "cubin", "ptx" or "none" (NVIDIA's rules)."""
-    from course_utils.doctor.gpus import build_targets, covered_by_build
 
     coverage = covered_by_build(compute_capability, build_targets(tensorflow), tensorflow)
     if not coverage.covered:

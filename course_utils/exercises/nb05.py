@@ -14,8 +14,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from course_utils.exercises import Feedback, feedback, is_empty, multiple_choice, not_answered
 from course_utils.i18n import translator
+from course_utils.speed import gpu_policy
 
 _ = translator("exercises")
 
@@ -47,7 +50,6 @@ def _loss_reads_logits(loss: Any) -> tuple[bool | None, str | None]:
 
 def _outputs(model: Any) -> tuple[Any, str | None]:
     """The model's output for four blank 28x28x1 images, or the problem that stopped it."""
-    import numpy as np
 
     try:
         out = np.asarray(model(np.zeros((4, 28, 28, 1), "float32") + 0.5))
@@ -66,7 +68,6 @@ def check_model_and_loss(model: Any, loss: Any, *, show: bool = True) -> Feedbac
         return not_answered(MODEL_AND_LOSS, _("Set `my_model` to the fixed keras.Sequential([...]) and `my_loss` "
                                               "to its loss, then run the cell."), show=show)
     import keras
-    import numpy as np
 
     if not isinstance(model, keras.Model):
         return feedback(MODEL_AND_LOSS, [_("`my_model` is a {type}: build it with keras.Sequential([...])").format(
@@ -109,7 +110,6 @@ def _policy(value: Any) -> str | None:
 
 def check_policies(answer: Any, *, show: bool = True) -> Feedback:
     """Right when each GPU of ``GPUS`` gets the policy worth trying: mixed_bfloat16 or mixed_float16, or None."""
-    from course_utils.speed import gpu_policy
 
     if is_empty(answer) or (isinstance(answer, dict) and all(v is Ellipsis for v in answer.values())):
         return not_answered(POLICIES, _("Replace each ... with \"mixed_bfloat16\", \"mixed_float16\" or None. "

@@ -17,6 +17,7 @@ import math
 from course_utils.errors import ParameterError
 from course_utils.exercises import Feedback, feedback, is_empty, not_answered, unanswered
 from course_utils.i18n import translator
+from course_utils.tb_profile import MAX_STEPS, MIN_START, check_profile_batch
 
 _ = translator("exercises")
 
@@ -83,7 +84,6 @@ def _epoch_of(batch: int) -> int:
 
 def check_profile_range(answer: object, *, show: bool = True) -> Feedback:
     """Exercise 6.1: ``(start, stop)`` for 5 steps of epoch 2 of a run of 3 epochs x 20 batches."""
-    from course_utils.tb_profile import MAX_STEPS, MIN_START, check_profile_batch
 
     name = "Exercise 6.1"
     first = (PROFILE_EPOCH - 1) * BATCHES_PER_EPOCH + 1

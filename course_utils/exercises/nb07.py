@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from course_utils.distribute import batch_plan, tf_config
 from course_utils.exercises import Feedback, feedback, not_answered, unanswered
 from course_utils.i18n import translator
 
@@ -40,7 +41,6 @@ def _whole(value: object) -> int | None:
 
 def check_global_batch(answer: object, *, show: bool = True) -> Feedback:
     """Exercise 7.1: ``{"global_batch": ..., "steps_per_epoch": ...}`` for four GPUs that each keep one GPU's work."""
-    from course_utils.distribute import batch_plan
 
     name = "Exercise 7.1"
     if unanswered(answer) or not isinstance(answer, dict):
@@ -144,7 +144,6 @@ def _replica_problems(replicas: object) -> list[str]:
 
 def check_cluster(answer: object, *, show: bool = True) -> Feedback:
     """Exercise 7.2: ``{"TF_CONFIG": ..., "replicas": ...}`` for worker 1 of ``CLUSTER``, two GPUs on each machine."""
-    from course_utils.distribute import tf_config
 
     name = "Exercise 7.2"
     if unanswered(answer) or not isinstance(answer, dict):

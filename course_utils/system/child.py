@@ -52,7 +52,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from course_utils.errors import ChildError
+import psutil
+
+from course_utils.errors import ChildError, CourseError
 from course_utils.i18n import translator
 from course_utils.system import variables
 from course_utils.system.files import write_json_atomic
@@ -357,8 +359,6 @@ def _resolve(target: str) -> Callable[[Any], Any]:
 
 
 def _describe(exc: BaseException) -> dict[str, str | None]:
-    from course_utils.errors import CourseError
-
     course = isinstance(exc, CourseError)
     return {
         "type": type(exc).__name__,
@@ -375,7 +375,6 @@ def _parent_alive(parent: Any, adopted_if_ppid_changes: bool) -> bool:
     On POSIX an orphan is adopted at once (its parent pid changes), the quickest sign; it is used
     only when the parent pid was the parent's at the start (no launcher process in between).
     """
-    import psutil
 
     if adopted_if_ppid_changes and os.getppid() != parent.pid:
         return False
@@ -387,7 +386,6 @@ def _parent_alive(parent: Any, adopted_if_ppid_changes: bool) -> bool:
 
 def _end_here(result_file: str, error: dict[str, str | None], status: int, remove: str | None = None) -> None:
     """End this child now: say why (log and result), stop every process it started, remove ``remove``, exit."""
-    import psutil
 
     print(f"\n{error['what']}", file=sys.stderr, flush=True)
     try:
@@ -417,7 +415,6 @@ def _watch(result_file: str) -> None:
 
     Reads ``COURSE_PARENT_PID``, ``COURSE_TIME_LIMIT_S`` and ``COURSE_CHILD_TEMP_DIR`` (set by ``start_python``).
     """
-    import psutil
 
     try:
         parent_pid = int(os.environ.get(variables.PARENT_PID) or 0) or None

@@ -22,6 +22,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
 
+import psutil
+
 LOCALHOST = "127.0.0.1"
 
 
@@ -83,8 +85,6 @@ def group_alive(pgid: int) -> bool:
     On Windows, where there are no POSIX groups, whether process ``pgid`` exists.
     """
     if os.name == "nt":
-        import psutil
-
         return psutil.pid_exists(pgid)
     try:
         os.killpg(pgid, 0)
@@ -105,7 +105,6 @@ def descendants(pid: int) -> set[int]:
 
 def still_running(pids: Iterable[int]) -> list[int]:
     """Those of ``pids`` whose process still runs (a zombie has ended: it only waits to be reaped)."""
-    import psutil
 
     alive = []
     for pid in sorted(set(pids)):
@@ -123,7 +122,6 @@ def processes_naming(text: str | os.PathLike[str]) -> list[int]:
     A tool that passes its children paths inside one folder checks with the folder's path
     that none of them - orphans included - is still running.
     """
-    import psutil
 
     needle = str(Path(text)) if isinstance(text, os.PathLike) else str(text)
     found = []
@@ -139,7 +137,6 @@ def processes_naming(text: str | os.PathLike[str]) -> list[int]:
 def _handles(pids: Iterable[int]) -> list[Any]:
     """psutil handles for ``pids`` that run now; a handle knows its process's start time, so a reused pid
     is never signalled by mistake."""
-    import psutil
 
     handles = []
     for pid in set(pids):
@@ -151,8 +148,6 @@ def _handles(pids: Iterable[int]) -> list[Any]:
 
 
 def _signal_all(handles: list[Any], kill: bool) -> None:
-    import psutil
-
     for handle in handles:
         try:
             if handle.is_running() and handle.status() != psutil.STATUS_ZOMBIE:
@@ -162,8 +157,6 @@ def _signal_all(handles: list[Any], kill: bool) -> None:
 
 
 def _all_ended(proc: subprocess.Popen, handles: list[Any]) -> bool:
-    import psutil
-
     proc.poll()  # reap the leader: an unreaped leader keeps its group alive
     if proc.returncode is None or (os.name != "nt" and group_alive(proc.pid)):
         return False

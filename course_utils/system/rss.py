@@ -11,6 +11,8 @@ import os
 import sys
 from pathlib import Path
 
+import psutil
+
 MIB = 2**20
 
 
@@ -33,7 +35,6 @@ def _peak_working_set_mib(pid: int | None) -> float:
     at https://psutil.readthedocs.io/en/latest/#psutil.Process.memory_info - they are Windows'
     PROCESS_MEMORY_COUNTERS (PeakWorkingSetSize is peak_wset).
     """
-    import psutil
 
     return psutil.Process(pid).memory_info().peak_wset / MIB
 
@@ -68,6 +69,5 @@ def peak_rss_mib(pid: int | None = None) -> float:
 
 def rss_mib(pid: int | None = None) -> float:
     """The resident memory of process ``pid`` (default: this process) now, in MiB (psutil)."""
-    import psutil
 
     return psutil.Process(pid).memory_info().rss / MIB

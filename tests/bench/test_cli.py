@@ -34,13 +34,13 @@ def test_cli_cnn_json_contract(capsys):
 
 def test_cli_dense_memory_passes_its_options_and_prints_the_report(monkeypatch, capsys):
     # the measurement itself is tested in test_dense_memory.py; here only the command's wiring
-    from course_utils.bench import cli, dense_memory
+    from course_utils.bench import cli
 
     calls = []
     report = {"benchmark": "dense-memory", "dataset": "mnist", "dataset_source": "sample", "images": 500,
               "epochs": 2, "book_peak_mib": 300.0, "course_peak_mib": 150.0, "book_s": 2.0, "course_s": 1.0,
               "memory_ratio": 2.0, "final_val_accuracy": {"book": {}, "course": {}}}
-    monkeypatch.setattr(dense_memory, "dense_memory", lambda **kw: calls.append(kw) or report)
+    monkeypatch.setattr(cli, "dense_memory", lambda **kw: calls.append(kw) or report)
     assert cli.main(["dense-memory", "--json", "--images", "500", "--epochs", "2", "--seed", "3"]) == 0
     assert calls == [{"dataset": "auto", "images": 500, "epochs": 2, "seed": 3}]
     assert json.loads(capsys.readouterr().out) == report

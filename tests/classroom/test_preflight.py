@@ -196,7 +196,7 @@ def test_a_failed_write_prints_the_record_so_nothing_is_lost(real_run, tmp_path,
     def full_disk(*_args, **_kwargs):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr("course_utils.system.files.write_json_atomic", full_disk)
+    monkeypatch.setattr(preflight, "write_json_atomic", full_disk)
     assert preflight.main(["--out", str(tmp_path / "r.json")]) == 2
     captured = capsys.readouterr()
     assert json.loads(captured.out) == real_run.record
