@@ -5,7 +5,7 @@
 runs and ``course run --merge OUT`` writes the report of all shards (course_utils.batch.shard).
 
 Every run executes in a fresh kernel (TensorFlow keeps device memory until its process
-ends), started by a runner process of its own (``system.child``: ``_execute``) with its own
+ends), started by a runner process of its own (``batch.notebook_run``) with its own
 environment (``COURSE_SMOKE``, ``COURSE_RESULTS_FILE``), so up to ``--jobs`` runs can go at
 once without sharing settings. Ctrl-C, SIGTERM (``kill``) or a closing terminal's SIGHUP stops
 every runner process and its kernel and still writes the report - the finished runs kept, the
@@ -27,36 +27,29 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
-import json
 import os
 import platform
 import signal
 import sys
 import threading
 import time
-import traceback
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-import psutil
-
 from course_utils.batch import shard as shard_module
 from course_utils.batch.grid import NOTEBOOKS_DIR, InputError, Plan, discover, make_plan, parse_value
+from course_utils.batch.notebook_run import RunRecord, run_notebook
 from course_utils.batch.progress import Progress
 from course_utils.batch.report import write_report
-from course_utils.errors import ChildError, FolderInUseError, ParameterError, PlaceError
+from course_utils.errors import FolderInUseError, ParameterError, PlaceError
 from course_utils.i18n import padded, translator
 from course_utils.params import smoke_enabled
-from course_utils.results import read_results
-from course_utils.system import variables
-from course_utils.system.child import start_python
 from course_utils.system.files import FolderLock
 from course_utils.system.places import course_home
 from course_utils.system.processes import StopSignals
-from course_utils.system.rss import peak_rss_mib
 
 __all__ = ["NOTEBOOKS_DIR", "RunRecord", "discover", "main", "run_batch", "run_notebook"]
 _ = translator("course")
@@ -65,213 +58,6 @@ _ = translator("course")
 def default_out() -> Path:
     """``--out``'s default: ``course/`` in the course home (``build/course`` in the student's own checkout)."""
     return course_home() / "course"
-
-
-
-@dataclass
-class RunRecord:
-    """Everything known about one run; ``results.json`` holds one of these per run."""
-
-    notebook: str
-    status: str  # "ok" or "failed"
-    duration_s: float
-    executed: str
-    parameters: dict[str, Any]
-    smoke: bool
-    device: str | None = None
-    tensorflow: str | None = None
-    peak_rss_mib: float | None = None  # the kernel process's peak resident memory
-    results: dict[str, Any] = field(default_factory=dict)
-    error: str | None = None
-    name: str = ""
-    point: int = 1
-    points: int = 1
-    failed_cell: dict[str, Any] | None = None
-    environment: dict[str, Any] = field(default_factory=dict)
-    started: str = ""
-    log: str = ""
-    recorded_parameters: dict[str, Any] = field(default_factory=dict)  # as the notebook ran them (smoke caps applied)
-    key_results: list[str] = field(default_factory=list)  # the results the notebook declares; the report shows those
-    peak_gpu_mib: float | None = None  # the most GPU memory TensorFlow held in the kernel (runs on a GPU)
-
-
-def run_notebook(
-    notebook: Path,
-    out: Path,
-    *,
-    parameters: dict[str, Any] | None = None,
-    smoke: bool = False,
-    timeout: float | None = None,
-    name: str | None = None,
-    point: tuple[int, int] = (1, 1),
-    stop: threading.Event | None = None,
-) -> RunRecord:
-    """Execute one notebook into ``out`` in a runner process and kernel of its own; never raises for a failing run.
-
-    When ``stop`` is set (Ctrl-C or SIGTERM in ``run_batch``; its ``reason`` names which), the runner
-    process and its kernel are stopped and the run fails as interrupted. A ``KeyboardInterrupt`` here
-    stops them too, and is raised again.
-    """
-    notebook, out = Path(notebook).resolve(), Path(out).resolve()
-    name = name or notebook.stem
-    executed = out / "executed" / f"{name}.ipynb"
-    record_file = out / "results" / f"{name}.json"
-    log = out / "logs" / f"{name}.log"
-    for folder in (executed.parent, record_file.parent, log.parent):
-        folder.mkdir(parents=True, exist_ok=True)
-    record_file.unlink(missing_ok=True)
-    tensorboard = out / "tensorboard" / name  # a relative LOG_DIR starts here: each run's logs are its own
-    env = {variables.SMOKE: "1" if smoke else "0", variables.RESULTS_FILE: str(record_file),
-           variables.LOG_DIR: str(tensorboard)}
-    spec = {
-        "notebook": str(notebook),
-        "executed": str(executed),
-        "parameters": dict(parameters or {}),
-        "cwd": str(notebook.parent),
-        "timeout": timeout,
-    }
-    started = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
-    begin = time.perf_counter()
-    interrupted = False
-    with start_python(
-        "course_utils.batch.runner:_execute", spec, env=env, log=log, name=f"run-{name}",
-        what=_("The runner process of {name}").format(name=name),
-    ) as child:  # leaving the block stops the runner process and its kernel, whatever happened
-        while child.wait(None if stop is None else 0.2) is None:
-            if stop is not None and stop.is_set():
-                child.stop()
-                interrupted = True
-        try:
-            outcome = child.result()
-        except ChildError as err:  # the runner process itself failed or died (interrupted, killed, out of memory)
-            why = getattr(stop, "reason", "Ctrl-C")
-            outcome = {"error": f"interrupted ({why}): the run was stopped" if interrupted else _died(err, log)}
-    duration = time.perf_counter() - begin
-    record = read_results(record_file) if record_file.is_file() else {}
-    env_info = record.get("environment", {})
-    peaks = [p for p in (record.get("peak_rss_mib"), outcome.get("kernel_peak_rss_mib")) if p is not None]
-    return RunRecord(
-        notebook=notebook.stem,
-        status="failed" if outcome.get("error") else "ok",
-        duration_s=round(duration, 1),
-        executed=str(executed),
-        parameters=dict(parameters or {}),
-        smoke=smoke,
-        device=env_info.get("device"),
-        tensorflow=env_info.get("tensorflow"),
-        peak_rss_mib=round(max(peaks), 1) if peaks else None,
-        results=record.get("results", {}),
-        error=outcome.get("error"),
-        name=name,
-        point=point[0],
-        points=point[1],
-        failed_cell=outcome.get("failed_cell"),
-        environment=env_info,
-        started=started,
-        log=str(log),
-        recorded_parameters=record.get("parameters", {}),
-        key_results=record.get("key_results", []),
-        peak_gpu_mib=record.get("peak_gpu_mib"),
-    )
-
-
-def _died(err: ChildError, log: Path) -> str:
-    """A run's error when its runner process failed: how it ended and its last line."""
-    if err.error:
-        message = (err.error.get("message") or "").strip().splitlines()
-        return f"runner process failed: {err.error.get('type')}: {message[0] if message else ''} (log: {log})"
-    last = err.tail.splitlines()[-1:]
-    return f"runner process ended by {err.ended}" + (f": {last[0].strip()}" if last else "") + f" (log: {log})"
-
-
-class _KernelMemory(threading.Thread):
-    """Samples the peak resident memory (``system.rss``: Linux VmHWM) of this process's children: the kernel."""
-
-    def __init__(self, interval_s: float = 0.25) -> None:
-        super().__init__(daemon=True)
-        self.interval_s = interval_s
-        self.peaks: dict[int, float] = {}
-        self.halt = threading.Event()
-
-    def run(self) -> None:
-        while not self.halt.wait(self.interval_s):
-            self.sample()
-
-    def sample(self) -> None:
-        for child in psutil.Process().children():
-            try:
-                mib = peak_rss_mib(child.pid)
-            except (OSError, psutil.Error):
-                continue
-            self.peaks[child.pid] = max(mib, self.peaks.get(child.pid, 0.0))
-
-    @property
-    def peak_mib(self) -> float | None:
-        return round(max(self.peaks.values()), 1) if self.peaks else None
-
-
-def _failed_cell(executed: str) -> dict[str, Any] | None:
-    """The cell a run stopped in, read from its executed notebook (for errors papermill does not locate).
-
-    Papermill marks a cell "failed" when it raised; after a timeout or a dead kernel it is
-    the last code cell that started (cells run in order).
-    """
-    try:
-        cells = json.loads(Path(executed).read_text(encoding="utf-8")).get("cells", [])
-    except (OSError, ValueError):
-        return None
-    code = [(i, c) for i, c in enumerate(cells) if c.get("cell_type") == "code"]
-    meta = [(i, c, c.get("metadata", {}).get("papermill", {})) for i, c in code]
-    found = next(((i, c) for i, c, m in meta if m.get("status") in ("failed", "running")), None)
-    found = found or next(((i, c) for i, c, m in reversed(meta) if m.get("start_time")), None)
-    if found is None:
-        return None
-    index, cell = found
-    return {"index": index, "execution_count": cell.get("execution_count"), "source": "".join(cell["source"])[:500]}
-
-
-def _cell_name(cell: dict[str, Any]) -> str:
-    if cell.get("execution_count"):
-        return f"cell In [{cell['execution_count']}]"
-    return f"cell #{cell['index'] + 1} of the executed notebook"
-
-
-def _execute(spec: dict[str, Any]) -> dict[str, Any]:
-    """Body of a run's runner process (``system.child``): execute the notebook, watch the kernel's memory,
-    and return what happened - ``error`` and ``failed_cell`` when the run failed, ``kernel_peak_rss_mib``."""
-
-    import papermill as pm
-
-    outcome: dict[str, Any] = {}
-    monitor = _KernelMemory()
-    monitor.start()
-    try:
-        pm.execute_notebook(
-            spec["notebook"],
-            spec["executed"],
-            parameters=spec["parameters"],
-            cwd=spec["cwd"],
-            progress_bar=False,
-            execution_timeout=spec["timeout"],
-        )
-    except pm.PapermillExecutionError as exc:
-        outcome["error"] = f"cell In [{exc.exec_count}]: {exc.ename}: {exc.evalue}"
-        outcome["failed_cell"] = {
-            "index": exc.cell_index,
-            "execution_count": exc.exec_count,
-            "source": exc.source[:500],
-        }
-    except Exception as exc:  # a timeout, a dead kernel, an unreadable notebook: the batch goes on
-        traceback.print_exc()
-        cell = _failed_cell(spec["executed"])
-        where = f"{_cell_name(cell)}: " if cell else ""
-        outcome["error"] = f"{where}{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc) else ''}"
-        outcome["failed_cell"] = cell
-    finally:
-        monitor.sample()
-        monitor.halt.set()
-    outcome["kernel_peak_rss_mib"] = monitor.peak_mib
-    return outcome
 
 
 class BatchInterrupted(KeyboardInterrupt):

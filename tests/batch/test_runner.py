@@ -18,7 +18,8 @@ import yaml
 
 import course_utils.batch.runner as runner
 from course_utils.batch.grid import make_plan
-from course_utils.batch.runner import BatchInterrupted, main, run_batch, run_notebook
+from course_utils.batch.notebook_run import run_notebook
+from course_utils.batch.runner import BatchInterrupted, main, run_batch
 
 from ..conftest import ROOT
 

@@ -25,7 +25,8 @@ import yaml
 import course_utils.batch.runner as runner
 import course_utils.batch.shard as shard_module
 from course_utils.batch.grid import Plan, RunSpec, make_plan
-from course_utils.batch.runner import RunRecord, _parser, main
+from course_utils.batch.notebook_run import RunRecord
+from course_utils.batch.runner import _parser, main
 from course_utils.batch.shard import Shard, ShardRun, fingerprint, from_environment, parse_shard, select, without_shard
 from course_utils.errors import InputError
 from course_utils.system.files import FolderLock

@@ -340,7 +340,7 @@ TINY_NOTEBOOK_CELLS = [
 def _runner(folder: pathlib.Path) -> dict[str, Any]:
     import nbformat
 
-    from course_utils.batch import runner
+    from course_utils.batch import notebook_run
 
     nb = nbformat.v4.new_notebook(
         metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}
@@ -349,7 +349,7 @@ def _runner(folder: pathlib.Path) -> dict[str, Any]:
     nb.cells += [nbformat.v4.new_code_cell(source) for source in TINY_NOTEBOOK_CELLS[1:]]
     path = folder / "99_windows_tiny.ipynb"
     nbformat.write(nb, str(path))
-    record = runner.run_notebook(path, folder / "run", parameters={"X": 3}, smoke=True, timeout=120)
+    record = notebook_run.run_notebook(path, folder / "run", parameters={"X": 3}, smoke=True, timeout=120)
     return {
         "status": record.status,
         "error": record.error,
