@@ -13,7 +13,8 @@ import pytest
 
 from course_utils import cli
 from course_utils.classroom import preflight
-from course_utils.classroom.preflight import SCHEMA, default_out, find_problems, in_range
+from course_utils.classroom.preflight import SCHEMA, default_out, in_range
+from course_utils.classroom.preflight_problems import find_problems
 
 from ..conftest import ROOT
 
