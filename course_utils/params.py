@@ -140,7 +140,7 @@ def _too_few(what: str, least: int, fix: str | None = None) -> ParameterError:
 
 
 def _train_images(images: int, validation_split: float = 0.2) -> int:
-    """Training images left when the last ``validation_split`` validate (``channels.validation_start``'s rule)."""
+    """Training images left when the last ``validation_split`` validate (``bench.channels.validation_start``'s rule)."""
     return int(math.floor(images * (1.0 - validation_split)))
 
 

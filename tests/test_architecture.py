@@ -266,3 +266,25 @@ def test_an_import_inside_a_function_is_of_something_heavy():
                     if not any(is_heavy(t) for t in targets if t) and "# lazy: " not in source[node.lineno - 1]:
                         light.append(f"{path.relative_to(ROOT)}:{node.lineno} {ast.unparse(node)}")
     assert light == [], f"move these imports to the top of their module: {light}"
+
+
+def layout_tables() -> tuple[set[str], set[str]]:
+    """The names in CONTRIBUTING's two layout tables (front, behind): `notebook`, `system/`, `cli.py`, ..."""
+    text = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    tables = []
+    for head in ("| front (lessons import these) |", "| behind (no notebook imports these) |"):
+        block = text[text.index(head):].split("\n\n", 1)[0]
+        first_cells = [row.split("|")[1] for row in block.splitlines()[2:]]
+        names = {re.sub(r"\.py$|/$", "", n) for cell in first_cells for n in re.findall(r"`([\w./]+)`", cell)}
+        tables.append({n for n in names if "." not in n})  # `exercises.nbNN` names a part, not a module
+    return tables[0], tables[1]
+
+
+def test_contributings_layout_names_every_module_and_nothing_behind_is_imported_by_a_notebook():
+    front, behind = layout_tables()
+    top = {p.stem for p in PACKAGE.glob("*.py") if p.stem != "__init__"} | {
+        p.name for p in PACKAGE.iterdir() if p.is_dir() and list(p.glob("*.py"))}
+    assert top - (front | behind) == set(), "in no layout table of CONTRIBUTING.md"
+    assert (front | behind) - top == set(), "in CONTRIBUTING.md's layout, but not in the package"
+    imported = {m.split(".")[1] for path in NOTEBOOKS for m in notebook_imports(path) if m.count(".")}
+    assert imported & behind == set(), "CONTRIBUTING.md says no notebook imports these"

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from course_utils.bench import load_dataset
-from course_utils.channels import train_noise_vs_zeros
+from course_utils.bench.channels import train_noise_vs_zeros
 from course_utils.i18n import translator
 from course_utils.system.child import run_python
 from course_utils.system.rss import peak_rss_mib
