@@ -306,6 +306,57 @@ def _logical_limits(config: Any) -> list[float] | None:
     return [c.memory_limit for c in config] if config else None
 
 
+def _gpu_changes(tf: Any, gpus: Sequence[Any], memory_growth: bool | None, wanted_config: list | None) -> list[Change]:
+    """The memory-growth and logical-GPU changes ``configure`` would make on each of ``gpus``; refuses both at once."""
+    changes: list[Change] = []
+    for gpu in gpus:
+        name = short_name(gpu)
+        growth_now = bool(tf.config.experimental.get_memory_growth(gpu))
+        config_now = tf.config.get_logical_device_configuration(gpu)
+        growth_after = growth_now if memory_growth is None else memory_growth
+        config_after = config_now if wanted_config is None else wanted_config
+        if growth_after and config_after:
+            raise ParameterError(
+                _("{gpu} would have memory growth and a memory limit / virtual GPUs at once "
+                  "(growth {growth}, logical GPUs {logical} MB); TensorFlow refuses that combination ('Cannot set "
+                  "memory growth on device when virtual devices configured'). An earlier configure call in this "
+                  "process set one of them.").format(
+                    gpu=name, growth=_show(growth_after), logical=_show(_logical_limits(config_after))),
+                _("Choose one: memory growth or a memory limit. To switch, restart the kernel and configure again."),
+            )
+        if growth_after != growth_now:
+            changes.append(Change("growth", _("memory growth on {gpu}").format(gpu=name), growth_now, growth_after))
+        if wanted_config is not None and wanted_config != config_now:
+            changes.append(
+                Change(
+                    "logical",
+                    _("logical GPUs on {gpu} (MB)").format(gpu=name),
+                    _logical_limits(config_now),
+                    _logical_limits(wanted_config),
+                )
+            )
+    return changes
+
+
+def _notes(gpu_asks: dict[str, Any], physical: Sequence[Any], target_visible: Sequence[Any]) -> list[str]:
+    """What ``configure`` says besides its changes: a TF_FORCE_GPU_ALLOW_GROWTH TensorFlow ignores; GPU settings
+    skipped because no GPU is visible."""
+    notes: list[str] = []
+    env = os.environ.get(ALLOW_GROWTH_ENV)
+    if env is not None and env not in ALLOW_GROWTH_VALUES:
+        notes.append(
+            _("{variable}={value!r} is neither 'true' nor 'false', so TensorFlow ignores it "
+              "(set exactly true or false, or unset it).").format(variable=ALLOW_GROWTH_ENV, value=env)
+        )
+    asked = [label for label, value in gpu_asks.items() if value is not None]
+    if asked and not target_visible:
+        skipped = (_("{settings}: skipped - TensorFlow sees no GPU; these settings only apply to GPUs.") if not physical
+                   else _("{settings}: skipped - every GPU is hidden (visible_gpus); these settings only apply to "
+                          "GPUs."))
+        notes.append(skipped.format(settings=_(" and ").join(asked)))
+    return notes
+
+
 def configure(
     *,
     memory_growth: bool | None = None,
@@ -344,25 +395,8 @@ def configure(
     now_visible = tf.config.get_visible_devices("GPU")
     target_visible = _resolve_gpus(visible_gpus, physical) if visible_gpus is not None else list(now_visible)
 
-    notes: list[str] = []
-    env = os.environ.get(ALLOW_GROWTH_ENV)
-    if env is not None and env not in ALLOW_GROWTH_VALUES:
-        notes.append(
-            _("{variable}={value!r} is neither 'true' nor 'false', so TensorFlow ignores it "
-              "(set exactly true or false, or unset it).").format(variable=ALLOW_GROWTH_ENV, value=env)
-        )
-    gpu_asks = {
-        _("memory growth"): memory_growth,
-        _("a memory limit"): memory_limit_mb,
-        _("virtual GPUs"): virtual_gpus_mb,
-    }
-    asked = [label for label, value in gpu_asks.items() if value is not None]
-    if asked and not target_visible:
-        skipped = (_("{settings}: skipped - TensorFlow sees no GPU; these settings only apply to GPUs.") if not physical
-                   else _("{settings}: skipped - every GPU is hidden (visible_gpus); these settings only apply to "
-                          "GPUs."))
-        notes.append(skipped.format(settings=_(" and ").join(asked)))
-
+    notes = _notes({_("memory growth"): memory_growth, _("a memory limit"): memory_limit_mb,
+                    _("virtual GPUs"): virtual_gpus_mb}, physical, target_visible)
     changes: list[Change] = []
     visible_before, visible_after = [short_name(g) for g in now_visible], [short_name(g) for g in target_visible]
     if visible_after != visible_before:
@@ -372,32 +406,7 @@ def configure(
         wanted_config = [tf.config.LogicalDeviceConfiguration(memory_limit=int(memory_limit_mb))]
     elif virtual_gpus_mb is not None:
         wanted_config = [tf.config.LogicalDeviceConfiguration(memory_limit=int(m)) for m in virtual_gpus_mb]
-    for gpu in target_visible:
-        name = short_name(gpu)
-        growth_now = bool(tf.config.experimental.get_memory_growth(gpu))
-        config_now = tf.config.get_logical_device_configuration(gpu)
-        growth_after = growth_now if memory_growth is None else memory_growth
-        config_after = config_now if wanted_config is None else wanted_config
-        if growth_after and config_after:
-            raise ParameterError(
-                _("{gpu} would have memory growth and a memory limit / virtual GPUs at once "
-                  "(growth {growth}, logical GPUs {logical} MB); TensorFlow refuses that combination ('Cannot set "
-                  "memory growth on device when virtual devices configured'). An earlier configure call in this "
-                  "process set one of them.").format(
-                    gpu=name, growth=_show(growth_after), logical=_show(_logical_limits(config_after))),
-                _("Choose one: memory growth or a memory limit. To switch, restart the kernel and configure again."),
-            )
-        if growth_after != growth_now:
-            changes.append(Change("growth", _("memory growth on {gpu}").format(gpu=name), growth_now, growth_after))
-        if wanted_config is not None and wanted_config != config_now:
-            changes.append(
-                Change(
-                    "logical",
-                    _("logical GPUs on {gpu} (MB)").format(gpu=name),
-                    _logical_limits(config_now),
-                    _logical_limits(wanted_config),
-                )
-            )
+    changes += _gpu_changes(tf, target_visible, memory_growth, wanted_config)
     cpus_now = len(tf.config.get_logical_device_configuration(cpu) or [None])
     if cpu_devices is not None and cpu_devices != cpus_now:
         changes.append(Change("cpu", _("logical CPU devices"), cpus_now, int(cpu_devices)))

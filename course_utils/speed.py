@@ -268,6 +268,30 @@ class Result:
         return asdict(self)
 
 
+def _fit_and_evaluate(model: Any, config: Config, train: Arrays, test: Arrays, *, epochs: int, seed: int,
+                      timer: Any) -> tuple[int, float]:
+    """Train ``model`` with ``config``'s input way; return the images each epoch trained on and the test accuracy."""
+    (x_train, y_train), (x_test, y_test) = train, test
+    trained = len(x_train)
+    if config.input == "numpy":
+        model.fit(blog_arrays(x_train), y_train, batch_size=config.batch_size, epochs=epochs, verbose=0,
+                  callbacks=[timer])
+        _loss, accuracy = model.evaluate(blog_arrays(x_test), y_test, batch_size=config.batch_size, verbose=0)
+    elif config.input == "tf.data":
+        # XLA compiles one program per input shape: a last, partial batch would be a second shape,
+        # compiled again in the second epoch (Keras relaxes the traced shapes). One shape it is.
+        drop = config.jit_compile and len(x_train) >= config.batch_size
+        if drop:
+            trained = len(x_train) - len(x_train) % config.batch_size
+        data = image_dataset(x_train, y_train, batch_size=config.batch_size, shuffle=True, seed=seed,
+                             drop_remainder=drop)
+        model.fit(data, epochs=epochs, shuffle=False, verbose=0, callbacks=[timer])
+        _loss, accuracy = model.evaluate(image_dataset(x_test, y_test, batch_size=config.batch_size), verbose=0)
+    else:
+        raise ValueError(f"unknown input {config.input!r}")
+    return trained, float(accuracy)
+
+
 def benchmark(
     config: Config,
     train: Arrays,
@@ -297,9 +321,6 @@ def benchmark(
                 epochs=epochs, warmup=warmup_epochs),
             _("Use at least {least} epochs.").format(least=warmup_epochs + 1),
         )
-    (x_train, y_train), (x_test, y_test) = train, test
-    trained = len(x_train)  # images per epoch
-
     def report(epoch: int, seconds: float) -> None:
         if progress is not None:
             line = (_("epoch {epoch}/{epochs}: {seconds:.1f} s (warm-up, not timed)") if epoch <= warmup_epochs
@@ -316,25 +337,7 @@ def benchmark(
             metrics=["accuracy"],
             jit_compile=config.jit_compile,
         )
-        if config.input == "numpy":
-            model.fit(
-                blog_arrays(x_train), y_train, batch_size=config.batch_size, epochs=epochs, verbose=0, callbacks=[timer]
-            )
-            _loss, accuracy = model.evaluate(blog_arrays(x_test), y_test, batch_size=config.batch_size, verbose=0)
-        elif config.input == "tf.data":
-            # XLA compiles one program per input shape: a last, partial batch would be a second shape,
-            # compiled again in the second epoch (Keras relaxes the traced shapes). One shape it is.
-            drop = config.jit_compile and len(x_train) >= config.batch_size
-            if drop:
-                trained = len(x_train) - len(x_train) % config.batch_size
-            data = image_dataset(
-                x_train, y_train, batch_size=config.batch_size, shuffle=True, seed=seed, drop_remainder=drop
-            )
-            model.fit(data, epochs=epochs, shuffle=False, verbose=0, callbacks=[timer])
-            test_data = image_dataset(x_test, y_test, batch_size=config.batch_size)
-            _loss, accuracy = model.evaluate(test_data, verbose=0)
-        else:
-            raise ValueError(f"unknown input {config.input!r}")
+        trained, accuracy = _fit_and_evaluate(model, config, train, test, epochs=epochs, seed=seed, timer=timer)
         weights_device = model.weights[0].value.device
     warm, steady, median = steady_state(timer.times, warmup_epochs)
     return Result(

@@ -236,6 +236,34 @@ def run_program(payload: Mapping[str, Any]) -> None:
     runpy.run_path(program, run_name="__main__")
 
 
+def _worker_failed(index: int, count: int, status: int, seconds: float, log: Path) -> WorkerError:
+    """A worker exited with an error: every worker was stopped, and the first to fail is named."""
+    return WorkerError(
+        _("Worker {index} of {count} exited with status {status} after {seconds:.0f} s, so the "
+          "synchronous run cannot go on; every worker was stopped. End of {log}:\n{tail}").format(
+            index=index, count=count, status=status, seconds=seconds, log=log, tail=_tail(log)),
+        _("Read the worker's log above. In synchronous training one lost worker stops them all: "
+          "fix the cause and start the whole cluster again - with checkpoints of the training state "
+          "(tf.train.CheckpointManager in the training loop) it resumes from the last finished epoch."),
+        worker=index,
+        last_error=_last_error(log),
+    )
+
+
+def _workers_timed_out(count: int, seconds: float, waiting: list[int], log: Path) -> WorkerError:
+    """The time limit passed with ``waiting`` still running: every worker was stopped."""
+    return WorkerError(
+        _("The {count} workers did not finish within {seconds:g} s (still running: workers {waiting}); "
+          "every worker was stopped. End of {log}:\n{tail}").format(
+            count=count, seconds=seconds, waiting=waiting, log=log, tail=_tail(log)),
+        _("A worker waits for all its peers, so a peer that never started (a wrong address or "
+          "port in TF_CONFIG) blocks the others. If the logs show training, the machine is "
+          "just slower: raise the time limit or lower EPOCHS / IMAGES."),
+        last_error=_last_error(log),
+        timed_out=True,
+    )
+
+
 def run_local_workers(
     program: str | os.PathLike[str],
     workers: int = 2,
@@ -294,32 +322,12 @@ def run_local_workers(
             if failed:
                 i = first_to_fail(failed, logs)
                 stack.close()  # stop them all before the message says so
-                raise WorkerError(
-                    _("Worker {index} of {count} exited with status {status} after {seconds:.0f} s, so the "
-                      "synchronous run cannot go on; every worker was stopped. End of {log}:\n{tail}").format(
-                        index=i, count=workers, status=codes[i], seconds=time.monotonic() - start, log=logs[i],
-                        tail=_tail(logs[i])),
-                    _("Read the worker's log above. In synchronous training one lost worker stops them all: "
-                      "fix the cause and start the whole cluster again - with checkpoints of the training state "
-                      "(tf.train.CheckpointManager in the training loop) it resumes from the last finished epoch."),
-                    worker=i,
-                    last_error=_last_error(logs[i]),
-                )
+                raise _worker_failed(i, workers, codes[i], time.monotonic() - start, logs[i])
             if all(code == 0 for code in codes):
                 break
             if time.monotonic() > deadline:
                 waiting = [i for i, code in enumerate(codes) if code is None]
                 stack.close()
-                raise WorkerError(
-                    _("The {count} workers did not finish within {seconds:g} s (still running: workers {waiting}); "
-                      "every worker was stopped. End of {log}:\n{tail}").format(
-                        count=workers, seconds=timeout_s, waiting=waiting, log=logs[waiting[0]],
-                        tail=_tail(logs[waiting[0]])),
-                    _("A worker waits for all its peers, so a peer that never started (a wrong address or "
-                      "port in TF_CONFIG) blocks the others. If the logs show training, the machine is "
-                      "just slower: raise the time limit or lower EPOCHS / IMAGES."),
-                    last_error=_last_error(logs[waiting[0]]),
-                    timed_out=True,
-                )
+                raise _workers_timed_out(workers, timeout_s, waiting, logs[waiting[0]])
             time.sleep(poll_s)
     return LocalRun(addresses, round(time.monotonic() - start, 1), folder, logs)
