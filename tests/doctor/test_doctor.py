@@ -275,7 +275,7 @@ def test_the_old_wording_under_another_code_gives_no_finding():
 def test_rewording_every_note_changes_no_finding_code(monkeypatch, platform, python):
     machine = describe(platform, python, QA_SMI.read_text(), QA_NVCC.read_text())
     before = sorted(diagnose(machine).codes())
-    module = importlib.import_module("course_utils.doctor.recommend")  # the package's `recommend` is the function
+    module = importlib.import_module("course_utils.doctor.recommend")  # the module, not the function of its name
     monkeypatch.setattr(module, "Note", lambda code, text: Note(code, f"reworded {code}"))
     reworded = diagnose(machine)
     assert sorted(reworded.codes()) == before

@@ -1,0 +1,353 @@
+"""The doctor's data: what it found (``Finding``), the machine it looked at (``Machine``, ``TensorFlowInfo``) and its
+answer (``Diagnosis``), with the JSON and the readable report they give.
+
+How other answers become findings lives here too, each by its codes (never by its wording): a recommendation's notes
+(``NOTE_FINDINGS``), the live checks' notes (``checks.CHECK_FINDINGS``) and a classified TensorFlow log's lines.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from course_utils.doctor.checks import CHECK_FINDINGS, GROUPS
+from course_utils.doctor.gpus import QUERY_COMMAND, build_targets, covered_by_build, identify
+from course_utils.doctor.logs import LogReport, classify
+from course_utils.doctor.nvidia import Gpu, NvccReport, SmiReport
+from course_utils.doctor.recommend import Note, Recommendation, platform_name
+from course_utils.doctor.texts import N_, sentence
+from course_utils.doctor.troubleshooting import links, more_line
+from course_utils.doctor.versions import load
+from course_utils.i18n import translator
+
+_ = translator("doctor")
+
+
+SEVERITIES = ("info", "warning", "error")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One thing the doctor found: ``code`` is stable (tools match on it), the rest is for people."""
+
+    code: str
+    severity: str  # "info", "warning" or "error"
+    message: str
+    fix: str
+
+    def __post_init__(self) -> None:
+        if self.severity not in SEVERITIES:
+            raise ValueError(f"severity {self.severity!r} is not one of {SEVERITIES}")
+
+    def to_dict(self) -> dict[str, str]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class NoteFinding:
+    """How a recommendation note becomes a finding: its code, severity and fix (English, marked ``N_``; translated,
+    then ``{rec.python}`` etc. and ``{command}`` filled in, when the finding is made)."""
+
+    code: str
+    severity: str
+    fix: str
+
+
+# The recommendation notes that become findings, keyed by the note's code - never by its wording; the
+# finding's message is the note's text. Other notes stay with the recommendation only, or a finding is
+# built from structured fields instead (driver-too-old from ``rec.driver_ok``, macos-no-cuda from the platform).
+NOTE_FINDINGS: dict[str, NoteFinding] = {
+    "no-gpu-build-for-python": NoteFinding(
+        "python-unsupported",
+        "warning",
+        N_("Use Python {rec.python} for TensorFlow (the commands create that environment)."),
+    ),
+    "python-limits-tensorflow": NoteFinding(
+        "python-limits-tensorflow", "warning", N_("Use a newer Python for the newest TensorFlow.")
+    ),
+    "keras-2-only": NoteFinding(
+        "keras-2-only",
+        "warning",
+        N_(
+            "For this course use TensorFlow 2.16 or newer (Keras 3): WSL2 or Linux with the current TensorFlow, "
+            "or the CPU."
+        ),
+    ),
+    "gpu-too-old": NoteFinding(
+        "gpu-too-old",
+        "warning",
+        N_("Install what the commands above say, or use a GPU of compute capability 6.0 or newer (or a hosted GPU)."),
+    ),
+    "gpu-known-failure": NoteFinding(
+        "gpu-known-failure",
+        "warning",
+        N_(
+            "Until a TensorFlow release supports this GPU, train on the CPU or on a hosted GPU (Colab, Kaggle); "
+            "the issue threads say when that changes."
+        ),
+    ),
+    "gpu-generation-unknown": NoteFinding(
+        "gpu-generation-unknown",
+        "info",
+        N_("Run `{command}` and give its output to the doctor (--nvidia-smi FILE)."),
+    ),
+}
+
+
+def note_findings(rec: Recommendation) -> list[Finding]:
+    """The findings ``rec``'s notes give, by ``NOTE_FINDINGS`` (their codes decide, their wording does not)."""
+    out = []
+    for note in rec.notes:
+        how = NOTE_FINDINGS.get(note.code)
+        if how is not None:
+            fix = _(how.fix).format(rec=rec, command=QUERY_COMMAND)
+            out.append(Finding(how.code, how.severity, sentence(note.text), fix))
+    return out
+
+
+MAIN_GROUP = N_("Install, driver and TensorFlow")  # English, like the live checks' groups; translated in the report
+
+
+def check_findings(notes: list[Note], python: str | None = None) -> list[Finding]:
+    """The findings the live checks' notes give, by ``checks.CHECK_FINDINGS`` (codes decide, wording does not);
+    ``python`` fills ``{python}`` in the fixes (default: this Python)."""
+    out = []
+    for note in notes:
+        how = CHECK_FINDINGS.get(note.code)
+        if how is not None:
+            wsl2 = load().rule("wsl2")
+            fix = _(how.fix).format(
+                python=python or sys.executable,
+                wsl_driver_min=wsl2["driver_min"],
+                wsl_windows_build=wsl2["windows_build_min"],
+            )
+            out.append(Finding(note.code, how.severity, sentence(note.text), fix))
+    return out
+
+
+def finding_groups(findings: list[Finding]) -> dict[str, list[Finding]]:
+    """Findings by what they look at (the live checks' groups, by code, English), in order; empty groups left
+    out."""
+    groups: dict[str, list[Finding]] = {MAIN_GROUP: [], **{group: [] for group in GROUPS}}
+    for f in findings:
+        rule = CHECK_FINDINGS.get(f.code)
+        groups[rule.group if rule else MAIN_GROUP].append(f)
+    return {group: found for group, found in groups.items() if found}
+
+
+_LOG_SEVERITY = {"problem": "error", "depends": "warning", "harmless": "info"}
+
+
+def log_findings(report: LogReport) -> list[Finding]:
+    """A classified log's known lines as findings (problem: error, depends: warning, harmless: info), by rule
+    code, each code once, worst first."""
+    out, seen = [], set()
+    for entry in report.entries:
+        if entry.rule is None or entry.code in seen:
+            continue
+        seen.add(entry.code)
+        if len(entry.lines) == 1:
+            message = _("line {number}: {line} - {meaning}")
+        else:
+            message = _("lines {number}, ...: {line} - {meaning}")
+        message = message.format(number=entry.lines[0], line=entry.message[:200], meaning=entry.meaning)
+        out.append(Finding(entry.code, _LOG_SEVERITY[entry.verdict], sentence(message), entry.fix))
+    order = {"error": 0, "warning": 1, "info": 2}
+    return sorted(out, key=lambda f: order[f.severity])
+
+
+# --------------------------------------------------------------------------- the machine
+
+
+@dataclass
+class TensorFlowInfo:
+    """What the installed TensorFlow says about itself (only for this machine, never for a described one)."""
+
+    installed: bool
+    version: str | None = None
+    built_with_cuda: bool | None = None
+    cuda_version: str | None = None
+    cudnn_version: str | None = None
+    compute_capabilities: list[str] = field(default_factory=list)
+    gpus: list[dict[str, Any]] = field(default_factory=list)  # name, compute_capability per visible GPU
+    startup_log: str = ""
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["startup_log"] = log_hints(self.startup_log)  # the telling lines, not the whole log
+        return data
+
+
+@dataclass
+class Machine:
+    """A machine to diagnose: this one (``probe``) or one described by captured text (``describe``)."""
+
+    platform: str
+    python: str | None
+    smi: SmiReport | None = None  # None: nvidia-smi was not looked at
+    nvcc: NvccReport | None = None
+    tensorflow: TensorFlowInfo | None = None
+    live: bool = False
+    platform_note: str | None = None  # how the platform was decided, when it was guessed
+    checks: list[Note] | None = None  # the live checks' notes (course_utils.doctor.checks); None: not run
+
+
+# --------------------------------------------------------------------------- the diagnosis
+
+
+def log_hints(log: str, gpu: bool | None = None) -> list[str]:
+    """The start-up log lines that explain a missing GPU (``logs.classify``: the problem lines, and the ones that
+    are the problem when there is a GPU), without their time/thread prefix, each once."""
+    report = classify(log, gpu=gpu)
+    return [e.message for e in report.entries if e.verdict in ("problem", "depends")][:8]
+
+
+@dataclass
+class Diagnosis:
+    machine: Machine
+    recommendation: Recommendation
+    alternatives: list[Recommendation]
+    findings: list[Finding]
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if any(f.severity == "error" for f in self.findings) else 0
+
+    def codes(self) -> list[str]:
+        return [f.code for f in self.findings]
+
+    def to_json(self) -> dict[str, Any]:
+        """The CLI's JSON: driver_version, driver_cuda, toolkit_cuda, gpus, tensorflow,
+        recommended_install and findings (the contract), plus details (recommendations' notes as
+        ``{"code", "text"}`` objects). The keys, codes and groups are the same in every language; the
+        sentences (messages, fixes, note texts, problems) and the ``see`` links follow the language now."""
+        smi, nvcc, m = self.machine.smi, self.machine.nvcc, self.machine
+        return {
+            "driver_version": smi.driver_version if smi else None,
+            "driver_cuda": smi.driver_cuda if smi else None,
+            "toolkit_cuda": nvcc.release if nvcc else None,
+            "gpus": [
+                {
+                    "name": g.name,
+                    "memory_mib": g.memory_mib,
+                    "index": g.index,
+                    "driver_model": g.driver_model,
+                    "compute_capability": g.compute_capability,
+                    "generation": identify(g.name, g.compute_capability).to_dict(),
+                }
+                for g in (smi.gpus if smi else [])
+            ],
+            "tensorflow": self.recommendation.tensorflow,
+            "recommended_install": list(self.recommendation.commands),
+            "findings": [f.to_dict() for f in self.findings],
+            "platform": m.platform,
+            "python": m.python,
+            "machine": "this machine" if m.live else "described",
+            "recommended": self.recommendation.to_dict(),
+            "alternatives": [a.to_dict() for a in self.alternatives],
+            "nvidia_smi": None
+            if smi is None
+            else {
+                "status": smi.status,
+                "message": smi.message,
+                "problems": smi.problems,
+                "tool_version": smi.tool_version,
+            },
+            "nvcc": None if nvcc is None else nvcc.to_dict(),
+            "installed_tensorflow": None if m.tensorflow is None else m.tensorflow.to_dict(),
+            "checks": None
+            if m.checks is None
+            else [
+                {**note.to_dict(), "group": CHECK_FINDINGS[note.code].group if note.code in CHECK_FINDINGS else None}
+                for note in m.checks
+            ],
+            # where docs/troubleshooting.md explains a finding's or a note's code: {code: link}
+            "see": links(
+                [f.code for f in self.findings]
+                + [code for rec in (self.recommendation, *self.alternatives) for code in rec.note_codes()]
+            ),
+        }
+
+    def report(self) -> str:
+        """A readable report: the machine, what to install, and the findings, worst first."""
+        m, smi, nvcc = self.machine, self.machine.smi, self.machine.nvcc
+        if m.live:
+            who = _("This machine: {platform}, Python {python}")
+        else:
+            who = _("Described machine: {platform}, Python {python}")
+        lines = [who.format(platform=platform_name(m.platform), python=m.python or _("(not given)"))]
+        if smi is None:
+            lines.append("  " + _("NVIDIA driver: not looked at"))
+        elif smi.status == "ok":
+            version = smi.driver_version or _("unreadable")
+            if smi.driver_cuda:
+                driver = _("NVIDIA driver: {version}, supports CUDA up to {cuda}").format(
+                    version=version, cuda=smi.driver_cuda
+                )
+            else:
+                driver = _("NVIDIA driver: {version}").format(version=version)
+            lines.append("  " + driver)
+            for g in smi.gpus:
+                lines.append(f"  GPU {g.index}: {g.name} ({_gpu_details(g)})")
+                lines.append(f"    {_coverage_line(g.name, g.compute_capability, m.tensorflow)}")
+        else:
+            said = smi.message or "; ".join(smi.problems)
+            lines.append("  " + _("NVIDIA driver: none found ({status}: {said})").format(status=smi.status, said=said))
+        if nvcc is not None:
+            release = nvcc.release if nvcc.status == "ok" else nvcc.status
+            lines.append("  " + _("CUDA toolkit (nvcc): {release}").format(release=release))
+        tf = m.tensorflow
+        if tf is not None:
+            if tf.installed and tf.built_with_cuda:
+                line = _("TensorFlow: {version} (CUDA build {cuda}), GPUs visible: {count}")
+            elif tf.installed:
+                line = _("TensorFlow: {version} (CPU-only build), GPUs visible: {count}")
+            else:
+                line = _("TensorFlow: not importable ({error})")
+            lines.append(
+                "  " + line.format(version=tf.version, cuda=tf.cuda_version, count=len(tf.gpus), error=tf.error)
+            )
+        lines += ["", _("Install:"), self.recommendation.text()]
+        for alt in self.alternatives:
+            lines += ["", _("Or:"), alt.text()]
+        lines += ["", _("Findings:")]
+        groups = finding_groups(self.findings)
+        pad = "  " if len(groups) > 1 else ""
+        for group, found in groups.items():
+            if pad:
+                # Translators: a heading of the report's findings, "{group}" is one of the groups' names
+                lines.append("  " + _("{group}:").format(group=_(group)))
+            for f in found:
+                lines.append(f"{pad}  [{f.severity}] {f.code}: {f.message}")
+                lines.append(f"{pad}      " + _("fix: {fix}").format(fix=f.fix))
+                lines += more_line(f.code, f"{pad}      ")
+        status = _("Result: errors found (exit status 1)") if self.exit_code else _("Result: no errors (exit status 0)")
+        lines += ["", status]
+        return "\n".join(lines)
+
+
+def _gpu_details(gpu: Gpu) -> str:
+    """``"8188 MiB, WDDM"``: the GPU's memory and (on Windows) its driver model."""
+    memory = f"{gpu.memory_mib} MiB" if gpu.memory_mib is not None else _("memory unknown")
+    return f"{memory}, {gpu.driver_model}" if gpu.driver_model else memory
+
+
+def _coverage_line(name: str, reported: str | None, tf: TensorFlowInfo | None) -> str:
+    """One GPU's generation and whether a TensorFlow build covers it: the installed CUDA build's own target list,
+    else the wheels of the newest TensorFlow the table has a list for."""
+    generation = identify(name, reported)
+    if not generation.known:
+        return _("{generation}: run `{command}` to read it").format(
+            generation=generation.describe(), command=QUERY_COMMAND
+        )
+    fields = {"generation": generation.describe()}
+    if tf is not None and tf.installed and tf.built_with_cuda and tf.compute_capabilities:
+        targets, line = tf.compute_capabilities, _("{generation}; for this TensorFlow {tensorflow}: {reason}")
+        fields["tensorflow"] = tf.version
+    else:
+        line, fields["tensorflow"] = _("{generation}; for TF {tensorflow}'s wheels: {reason}"), load().linux[0].minor
+        targets = build_targets(load().linux[0].minor)
+    coverage = covered_by_build(generation.compute_capability, targets, tf.version if tf and tf.version else None)
+    return line.format(reason=coverage.reason, **fields)

@@ -1,0 +1,378 @@
+"""The diagnosis: ``diagnose(machine)`` asks ``recommend.routes`` what to install, then runs the rule families, each
+turning one part of the machine into ``Finding``s - the NVIDIA driver (``nvidia-smi``), the platform's route (native
+Windows, macOS, an old driver), the CUDA toolkit (``nvcc``), the installed TensorFlow (``rules_tensorflow``) and the
+live checks' notes."""
+
+from __future__ import annotations
+
+from course_utils.doctor.model import Diagnosis, Finding, Machine, check_findings, note_findings
+from course_utils.doctor.nvidia import SmiReport
+from course_utils.doctor.probes import probe
+from course_utils.doctor.recommend import Recommendation, pip_install, platform_name, recommend, routes
+from course_utils.doctor.rules_tensorflow import tensorflow_findings
+from course_utils.doctor.texts import join
+from course_utils.doctor.versions import load, parse_version
+from course_utils.i18n import translator
+
+_ = translator("doctor")
+
+
+def _gpu_summary(smi: SmiReport) -> str:
+    if not smi.gpus:
+        return _("no GPU rows could be read")
+    parts = []
+    for g in smi.gpus:
+        memory = f"{g.memory_mib} MiB" if g.memory_mib is not None else _("memory unknown")
+        if g.driver_model:
+            extra = _("{memory}, {model} mode").format(memory=memory, model=g.driver_model)
+        else:
+            extra = memory
+        parts.append(f"GPU {g.index}: {g.name} ({extra})")
+    return "; ".join(parts)
+
+
+def _driver_findings(m: Machine, rec: Recommendation) -> list[Finding]:
+    smi, table, out = m.smi, load(), []
+    if smi is None:
+        return out
+    where = platform_name(m.platform)
+    problems = "; ".join(smi.problems)
+    paste = _("Paste the complete output of `nvidia-smi` (or run the doctor on the machine itself).")
+    if smi.status == "ok" and smi.driver_version is None:  # a table, but its driver version cannot be read
+        out.append(
+            Finding(
+                "nvidia-smi-partly-read",
+                "warning",
+                _(
+                    "An NVIDIA driver answered, but its version cannot be read from this nvidia-smi output: "
+                    "{problems}. The advice below assumes nothing about the driver."
+                ).format(problems=problems),
+                paste,
+            )
+        )
+    elif smi.status == "ok":
+        if smi.driver_cuda:
+            driver = _("NVIDIA driver {version}; it supports CUDA up to {cuda}. {gpus}.")
+        else:
+            driver = _("NVIDIA driver {version}. {gpus}.")
+        out.append(
+            Finding(
+                "nvidia-driver",
+                "info",
+                driver.format(version=smi.driver_version, cuda=smi.driver_cuda, gpus=_gpu_summary(smi)),
+                _("Nothing to do."),
+            )
+        )
+        if smi.problems:
+            out.append(
+                Finding(
+                    "nvidia-smi-partly-read",
+                    "info",
+                    _("Parts of the nvidia-smi output could not be read: {problems}.").format(problems=problems),
+                    paste,
+                )
+            )
+    elif smi.status in ("missing", "no-driver"):
+        if m.platform == "macos":
+            return out
+        severity = "error" if smi.status == "no-driver" else "warning"
+        if smi.status == "no-driver":
+            what = _(
+                "nvidia-smi is installed but cannot talk to the NVIDIA driver ({said}): TensorFlow can only use the "
+                "CPU on {platform}."
+            )
+        else:
+            what = _("No NVIDIA driver was found ({said}): TensorFlow can only use the CPU on {platform}.")
+        if m.platform == "wsl2":
+            minimum = rec.driver_min or table.rule("wsl2")["driver_min"]
+            fix = _("Install or update the NVIDIA driver on Windows (>= {minimum}); {rule}").format(
+                minimum=minimum, rule=table.rule("wsl2-no-linux-driver")["text"]
+            )
+        else:
+            fix = _(
+                "If this machine has an NVIDIA GPU, install NVIDIA's driver (>= {minimum}) and reboot; "
+                "without one, TensorFlow runs on the CPU (every notebook of this course still works)."
+            ).format(minimum=rec.driver_min)
+        said = smi.message or _("no output")
+        out.append(Finding("no-nvidia-driver", severity, what.format(said=said, platform=where), fix))
+    elif smi.status == "no-devices":
+        out.append(
+            Finding(
+                "no-nvidia-gpu",
+                "warning",
+                _('The NVIDIA driver is loaded but nvidia-smi found no GPU ("No devices were found").'),
+                _(
+                    "Check that the GPU is seated and enabled (BIOS, passthrough, power); until then TensorFlow "
+                    "uses the CPU."
+                ),
+            )
+        )
+    else:
+        out.append(
+            Finding(
+                "nvidia-smi-unreadable",
+                "warning",
+                _("Could not read the nvidia-smi output: {problems}.").format(problems=problems),
+                _(
+                    "If that line says the command was not found (in any language), this machine has no NVIDIA "
+                    "driver, or nvidia-smi is not on PATH; otherwise give the doctor the complete, unedited output "
+                    "of `nvidia-smi`."
+                ),
+            )
+        )
+    return out
+
+
+def _route_findings(m: Machine, rec: Recommendation, alternatives: list[Recommendation]) -> list[Finding]:
+    table, out = load(), []
+    smi = m.smi
+    if m.platform == "windows":
+        last = table.rule("windows-native-gpu-last")["last"]
+        recipe = table.rule("windows-native-recipe")
+        build = table.newest("windows")
+        wsl = next((a for a in alternatives if a.platform == "wsl2"), None) or recommend("wsl2", m.python)
+        driver = smi.driver_version if smi and smi.status == "ok" else None
+        tf = m.tensorflow
+        installed_cpu_only = bool(
+            tf is not None and tf.installed and tf.version and parse_version(tf.version)[:2] > parse_version(last)[:2]
+        )
+        if installed_cpu_only:
+            message = _(
+                "Native Windows has no GPU TensorFlow after {last}: TF 2.11 and later install CPU-only there. "
+                "TF {last} was built and tested with CUDA {cuda} and cuDNN {cudnn}, on Python {low}-{high}. "
+                "The installed TensorFlow {installed} cannot use the GPU."
+            )
+        else:
+            message = _(
+                "Native Windows has no GPU TensorFlow after {last}: TF 2.11 and later install CPU-only there. "
+                "TF {last} was built and tested with CUDA {cuda} and cuDNN {cudnn}, on Python {low}-{high}."
+            )
+        if wsl.driver_min and driver and parse_version(driver) < parse_version(wsl.driver_min):
+            fix = _(
+                "Either stay on native Windows with the official conda recipe - `{conda}`, then `{install}` in a "
+                "Python <= {high} environment; TF {last} comes with Keras 2, so the course's notebooks (Keras 3) do "
+                'not run there - or use WSL2 with current TensorFlow: `pip install "{wsl}"` (Windows 10 {build} or '
+                "newer, Windows NVIDIA driver >= {minimum} - yours is {driver}, update it first)."
+            )
+        else:
+            fix = _(
+                "Either stay on native Windows with the official conda recipe - `{conda}`, then `{install}` in a "
+                "Python <= {high} environment; TF {last} comes with Keras 2, so the course's notebooks (Keras 3) do "
+                'not run there - or use WSL2 with current TensorFlow: `pip install "{wsl}"` (Windows 10 {build} or '
+                "newer, Windows NVIDIA driver >= {minimum})."
+            )
+        fields = {"last": last, "cuda": build.cuda, "cudnn": build.cudnn, "low": build.python_min}
+        fields.update(high=build.python_max, installed=tf.version if tf else None, conda=recipe["conda"])
+        fields.update(install=pip_install(recipe["requirement"], build.minor), wsl=wsl.tensorflow, driver=driver)
+        fields.update(build=table.rule("wsl2")["windows_build_min"], minimum=wsl.driver_min)
+        out.append(
+            Finding(
+                "windows-native-no-gpu-after-2.10",
+                "error" if installed_cpu_only and smi and smi.gpus else "warning",
+                message.format(**fields),
+                fix.format(**fields),
+            )
+        )
+    if m.platform == "macos":
+        out.append(
+            Finding(
+                "macos-no-cuda",
+                "info",
+                table.rule("macos")["text"],
+                _("Install {tensorflow} (the commands above). Apple's Metal plugin is a separate route: {rule}").format(
+                    tensorflow=rec.tensorflow, rule=table.rule("macos-metal")["text"]
+                ),
+            )
+        )
+    if rec.gpu and rec.driver_ok is False:
+        out.append(Finding("driver-too-old", "error", _old_driver_message(rec, smi), _old_driver_fix(rec)))
+    elif rec.gpu and rec.driver_ok and smi and smi.driver_cuda and rec.build:
+        have, need = parse_version(smi.driver_cuda), parse_version(rec.build.cuda)
+        if have[0] == need[0] and have < need:
+            out.append(
+                Finding(
+                    "minor-version-compatibility",
+                    "info",
+                    _(
+                        "TF {tensorflow} is built with CUDA {cuda}; your driver supports up to {driver_cuda}. That "
+                        "works through CUDA minor-version compatibility (same major family, driver >= {minimum}), "
+                        "with a limited feature set."
+                    ).format(
+                        tensorflow=rec.build.minor,
+                        cuda=rec.build.cuda,
+                        driver_cuda=smi.driver_cuda,
+                        minimum=table.min_driver(need[0], rec.platform),
+                    ),
+                    _("Nothing to do; a newer driver lifts the limits."),
+                )
+            )
+    out += note_findings(rec)
+    return out
+
+
+def _old_driver_message(rec: Recommendation, smi: SmiReport | None) -> str:
+    """driver-too-old's message: the driver, the CUDA it supports (when nvidia-smi said), and what TF needs."""
+    if smi and smi.driver_cuda:
+        text = _(
+            "The NVIDIA driver {driver} (it supports CUDA up to {driver_cuda}) is older than the {minimum} that TF "
+            "{tensorflow} (CUDA {cuda}) needs on {platform}."
+        )
+    else:
+        text = _(
+            "The NVIDIA driver {driver} is older than the {minimum} that TF {tensorflow} (CUDA {cuda}) needs on "
+            "{platform}."
+        )
+    return text.format(
+        driver=rec.driver,
+        driver_cuda=smi.driver_cuda if smi else None,
+        minimum=rec.driver_min,
+        tensorflow=rec.build.minor,
+        cuda=rec.build.cuda,
+        platform=platform_name(rec.platform),
+    )
+
+
+def _old_driver_fix(rec: Recommendation) -> str:
+    """driver-too-old's fix: update the driver, or the fallback build this driver runs (with what it needs)."""
+    if not rec.fallback:
+        return _("Update the NVIDIA driver to >= {minimum}; no tested TensorFlow build runs on this driver.").format(
+            minimum=rec.driver_min
+        )
+    build = rec.fallback_build
+    system = bool(build and rec.platform != "windows" and "[and-cuda]" not in rec.fallback)
+    keras_2 = bool(build and load().keras_2(build.minor))
+    if system and keras_2:
+        text = _(
+            "Update the NVIDIA driver to >= {minimum}; if you cannot, {fallback} is the newest tested TensorFlow whose "
+            "CUDA family this driver supports (CUDA minor-version compatibility): `{install}`, with CUDA {cuda} and "
+            "cuDNN {cudnn} on the system - it comes with Keras 2, on which the course's notebooks do not run."
+        )
+    elif system:
+        text = _(
+            "Update the NVIDIA driver to >= {minimum}; if you cannot, {fallback} is the newest tested TensorFlow whose "
+            "CUDA family this driver supports (CUDA minor-version compatibility): `{install}`, with CUDA {cuda} and "
+            "cuDNN {cudnn} on the system."
+        )
+    elif keras_2:
+        text = _(
+            "Update the NVIDIA driver to >= {minimum}; if you cannot, {fallback} is the newest tested TensorFlow whose "
+            "CUDA family this driver supports (CUDA minor-version compatibility): `{install}` - it comes with Keras 2, "
+            "on which the course's notebooks do not run."
+        )
+    else:
+        text = _(
+            "Update the NVIDIA driver to >= {minimum}; if you cannot, {fallback} is the newest tested TensorFlow whose "
+            "CUDA family this driver supports (CUDA minor-version compatibility): `{install}`."
+        )
+    return text.format(
+        minimum=rec.driver_min,
+        fallback=rec.fallback,
+        install=rec.fallback_install,
+        cuda=build.cuda if build else None,
+        cudnn=build.cudnn if build else None,
+    )
+
+
+def _toolkit_findings(m: Machine, rec: Recommendation) -> list[Finding]:
+    nvcc, smi, table, out = m.nvcc, m.smi, load(), []
+    if nvcc is None or nvcc.status != "ok":
+        return out
+    toolkit = parse_version(nvcc.release)
+    driver = smi.driver_version if smi and smi.status == "ok" else None
+    if smi and smi.driver_cuda:
+        limit, limit_text = parse_version(smi.driver_cuda), smi.driver_cuda
+    elif driver and table.driver_cuda_major(driver, m.platform):
+        major = table.driver_cuda_major(driver, m.platform)
+        limit, limit_text = (major, 99), f"{major}.x"
+    else:
+        limit = None
+    if limit is not None and toolkit > limit:
+        same_family = toolkit[0] == limit[0]
+        family_min = table.min_driver(toolkit[0], m.platform)
+        if same_family:
+            how = _(
+                "Programs built with it run only under CUDA minor-version compatibility (same major family "
+                "{major}, driver >= {minimum}), with a limited feature set; PTX it generates fails with "
+                "cudaErrorUnsupportedPtxVersion."
+            )
+        else:
+            how = _("Programs built with it do not run on this driver: CUDA {major}.x needs a driver >= {minimum}.")
+        how = how.format(major=toolkit[0], minimum=family_min)
+        out.append(
+            Finding(
+                "toolkit-newer-than-driver",
+                "warning",
+                _(
+                    "nvcc reports CUDA toolkit {release}, newer than the CUDA {limit} the driver {driver} supports. "
+                    "{how}"
+                ).format(release=nvcc.release, limit=limit_text, driver=driver, how=how),
+                _(
+                    "For TensorFlow nothing to do: it never calls nvcc (see nvcc-not-used). For your own CUDA code, "
+                    "update the driver to one that supports CUDA {release}, or use a toolkit no newer than {limit}."
+                ).format(release=nvcc.release, limit=limit_text),
+            )
+        )
+    if "[and-cuda]" in rec.tensorflow:
+        route = _("the CUDA/cuDNN pip wheels that tensorflow[and-cuda] brings")
+    elif rec.build:
+        route = _("CUDA {cuda} + cuDNN {cudnn} (TF {tensorflow}'s tested pair)").format(
+            cuda=rec.build.cuda, cudnn=rec.build.cudnn, tensorflow=rec.build.minor
+        )
+    else:
+        route = _("the libraries the TensorFlow package brings")
+    if driver and smi and smi.driver_cuda:
+        driver_text = _("the driver ({driver}, CUDA <= {cuda})").format(driver=driver, cuda=smi.driver_cuda)
+    elif driver:
+        driver_text = _("the driver ({driver})").format(driver=driver)
+    else:
+        driver_text = _("the NVIDIA driver")
+    message = _(
+        "nvcc is the CUDA toolkit's compiler ({release} here). A pip-installed TensorFlow never calls nvcc: what "
+        "matters is {driver} and the CUDA/cuDNN runtime libraries TensorFlow loads - here {route}."
+    ).format(release=nvcc.release, driver=driver_text, route=route)
+    fix = _("Choose TensorFlow by platform, Python and driver; the nvcc version is not an input to that choice.")
+    if m.platform in ("linux", "wsl2"):  # where tensorflow[and-cuda]'s pip wheels and a system toolkit can meet
+        message = join(message, table.rule("system-toolkit")["text"])
+        fix = join(
+            fix,
+            _(
+                "If TensorFlow then finds no GPU, loads the wrong cuDNN, or XLA fails to compile: keep the toolkit's "
+                "library folder off LD_LIBRARY_PATH and do the pip guide's symlink step ({source})."
+            ).format(source=table.rule("system-toolkit")["source"]),
+        )
+    out.append(Finding("nvcc-not-used", "info", message, fix))
+    return out
+
+
+def diagnose(machine: Machine | None = None) -> Diagnosis:
+    """Diagnose a machine (default: this one, probed live) and say what to install."""
+    m = machine if machine is not None else probe()
+    smi = m.smi
+    driver = smi.driver_version if smi and smi.status == "ok" else None
+    driver_cuda = smi.driver_cuda if smi and smi.status == "ok" else None
+    gpu: bool | str | None = False if (smi and smi.status == "no-devices" and m.live) else None
+    reported = None
+    if gpu is None:  # the GPU's name and compute capability: TensorFlow's view first, then nvidia-smi's
+        seen = [(g["name"], g["compute_capability"]) for g in (m.tensorflow.gpus if m.tensorflow else [])]
+        seen += [(g.name, g.compute_capability) for g in (smi.gpus if smi and smi.status == "ok" else [])]
+        gpu, reported = seen[0] if seen else (None, None)
+    options = routes(m.platform, m.python, driver, gpu, driver_cuda=driver_cuda, compute_capability=reported)
+    rec, alternatives = options[0], options[1:]
+    findings: list[Finding] = []
+    if m.platform_note:
+        findings.append(
+            Finding(
+                "platform-assumed",
+                "info",
+                _("No platform given: {how}.").format(how=m.platform_note),
+                _("Pass --platform linux, wsl2, windows or macos."),
+            )
+        )
+    findings += _driver_findings(m, rec)
+    findings += _route_findings(m, rec, alternatives)
+    findings += _toolkit_findings(m, rec)
+    findings += tensorflow_findings(m, rec)
+    findings += check_findings(m.checks or [])
+    order = {"error": 0, "warning": 1, "info": 2}
+    findings.sort(key=lambda f: order[f.severity])
+    return Diagnosis(m, rec, alternatives, findings)

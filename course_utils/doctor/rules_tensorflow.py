@@ -1,0 +1,201 @@
+"""The installed TensorFlow's rule family (part of the diagnosis, ``rules``): is it importable, a CUDA build, does it
+see the GPU (and if not, what its start-up log says), which cuDNN it loaded, does the build have code for the GPU's
+compute capability, is TensorBoard installed."""
+
+from __future__ import annotations
+
+import importlib.util
+
+from course_utils.doctor.gpus import covered_by_build, identify
+from course_utils.doctor.logs import classify
+from course_utils.doctor.model import Finding, Machine, TensorFlowInfo, log_hints
+from course_utils.doctor.recommend import Recommendation, pip_install
+from course_utils.doctor.texts import join
+from course_utils.doctor.versions import load, parse_version
+from course_utils.i18n import translator
+
+_ = translator("doctor")
+
+
+def tensorflow_findings(m: Machine, rec: Recommendation) -> list[Finding]:
+    tf, smi, table, out = m.tensorflow, m.smi, load(), []
+    if tf is None:
+        return out
+    if not tf.installed:
+        out.append(
+            Finding(
+                "tensorflow-not-installed",
+                "info",
+                _("TensorFlow is not importable here ({error}).").format(error=tf.error),
+                _("Install it: {commands}").format(
+                    commands=" && ".join(c for c in rec.commands if c.startswith("pip install"))
+                ),
+            )
+        )
+        return out
+    nvidia_gpu = bool(smi and smi.status == "ok" and smi.gpus)
+    hints = log_hints(tf.startup_log, gpu=nvidia_gpu if smi is not None else None)
+    if tf.built_with_cuda is False:
+        windows = m.platform == "windows"
+        if nvidia_gpu and windows:
+            message = _(
+                "This TensorFlow ({version}) is a CPU-only build (tf.test.is_built_with_cuda() is False) (on native "
+                "Windows every TensorFlow after 2.10 is CPU-only): it can never use a GPU, although nvidia-smi "
+                "shows one."
+            )
+        elif nvidia_gpu:
+            message = _(
+                "This TensorFlow ({version}) is a CPU-only build (tf.test.is_built_with_cuda() is False): it can "
+                "never use a GPU, although nvidia-smi shows one."
+            )
+        elif windows:
+            message = _(
+                "This TensorFlow ({version}) is a CPU-only build (tf.test.is_built_with_cuda() is False) (on native "
+                "Windows every TensorFlow after 2.10 is CPU-only): it can never use a GPU."
+            )
+        else:
+            message = _(
+                "This TensorFlow ({version}) is a CPU-only build (tf.test.is_built_with_cuda() is False): it can "
+                "never use a GPU."
+            )
+        if rec.gpu:
+            fix = _("For the GPU install {tensorflow} instead: {commands}").format(
+                tensorflow=rec.tensorflow, commands=" ; ".join(rec.commands[:5])
+            )
+        else:
+            fix = _("Nothing to do on a machine without an NVIDIA GPU.")
+        out.append(
+            Finding("cpu-only-build", "error" if nvidia_gpu else "info", message.format(version=tf.version), fix)
+        )
+    elif tf.gpus:
+        names = ", ".join(
+            _("{name} (compute capability {cc})").format(name=g["name"], cc=g["compute_capability"])
+            if g["compute_capability"]
+            else g["name"]
+            for g in tf.gpus
+        )
+        out.append(
+            Finding(
+                "tensorflow-uses-gpu",
+                "info",
+                _("TensorFlow {version} sees {count} GPU(s): {names}.").format(
+                    version=tf.version, count=len(tf.gpus), names=names
+                ),
+                _("Nothing to do."),
+            )
+        )
+    elif nvidia_gpu:
+        message = _("nvidia-smi shows {count} GPU(s) but TensorFlow {version} (a CUDA {cuda} build) sees none.")
+        message = message.format(count=len(smi.gpus), version=tf.version, cuda=tf.cuda_version)
+        if hints:
+            message = join(message, _("Its start-up log says: {lines}").format(lines=" | ".join(hints)))
+        out.append(
+            Finding(
+                "tensorflow-sees-no-gpu",
+                "error",
+                message,
+                _("Install {tensorflow} (it brings CUDA and cuDNN as pip wheels); {rule}").format(
+                    tensorflow=rec.tensorflow, rule=table.rule("pip-symlink-step")["text"]
+                ),
+            )
+        )
+    else:
+        message = _(
+            "TensorFlow {version} (a CUDA {cuda} build) sees no GPU, as expected without an NVIDIA driver."
+        ).format(version=tf.version, cuda=tf.cuda_version)
+        if hints:
+            message = join(message, _("Its start-up log says: {lines}").format(lines=" | ".join(hints[:2])))
+        out.append(
+            Finding(
+                "tensorflow-sees-no-gpu",
+                "info",
+                message,
+                _("Nothing to do unless this machine has an NVIDIA GPU."),
+            )
+        )
+    for entry in classify(tf.startup_log).entries:
+        if entry.code == "cudnn-mismatch":
+            out.append(
+                Finding(
+                    "cudnn-mismatch",
+                    "error",
+                    _("TensorFlow loaded cuDNN {runtime} but was built with {compiled}. {rule}").format(
+                        runtime=entry.details.get("runtime"),
+                        compiled=entry.details.get("compiled"),
+                        rule=table.cudnn_rule["text"],
+                    ),
+                    _(
+                        "Another package (often PyTorch) pinned an older cuDNN in this environment: give "
+                        "TensorFlow its own environment, or install a cuDNN of the same major and at least "
+                        "the same minor version."
+                    ),
+                )
+            )
+    if tf.built_with_cuda and tf.compute_capabilities:
+        out += _coverage_findings(
+            tf,
+            [(g["name"], g["compute_capability"]) for g in tf.gpus]
+            + [(g.name, g.compute_capability) for g in (smi.gpus if smi else [])],
+        )
+    tb_since = table.rule("tensorboard-separate")["since"]
+    if (
+        tf.version
+        and parse_version(tf.version) >= parse_version(tb_since)
+        and importlib.util.find_spec("tensorboard") is None
+    ):
+        out.append(
+            Finding(
+                "tensorboard-not-installed",
+                "info",
+                table.rule("tensorboard-separate")["text"],  # in the language now (versions.Row)
+                f'pip install "tensorboard=={".".join(tf.version.split(".")[:2])}.*"',
+            )
+        )
+    return out
+
+
+def _coverage_findings(tf: TensorFlowInfo, gpus: list[tuple[str, str | None]]) -> list[Finding]:
+    """A GPU the installed CUDA build has no code for (NVIDIA's binary-compatibility rules, gpus.covered_by_build)."""
+    table, out, seen = load(), [], set()
+    rule = table.rule("compute-capability-5-dropped")
+    for name, reported in gpus:
+        generation = identify(name, reported)
+        if not generation.known or generation.compute_capability in seen:
+            continue
+        seen.add(generation.compute_capability)
+        coverage = covered_by_build(generation.compute_capability, tf.compute_capabilities, tf.version)
+        if coverage.covered:
+            continue
+        if parse_version(generation.compute_capability)[0] == 5:
+            last = table.newest("linux", before=rule["since"])
+            fix = _(
+                "TF {tensorflow} is the last release with 5.x kernels: on Linux or WSL2 `{install}` (Python "
+                "{low}-{high}; the course's notebooks are tested with newer TensorFlow) - or use a GPU of compute "
+                "capability {minimum} or newer, or a hosted GPU (Colab, Kaggle)."
+            ).format(
+                tensorflow=last.minor,
+                install=pip_install(f"tensorflow[and-cuda]=={last.minor}.*", last.minor),
+                low=last.python_min,
+                high=last.python_max,
+                minimum=rule["min_compute_capability"],
+            )
+        else:
+            fix = _(
+                "Use a GPU of compute capability {minimum} or newer, or a hosted GPU (Colab, Kaggle); TensorFlow "
+                "runs on the CPU meanwhile."
+            ).format(minimum=rule["min_compute_capability"])
+        out.append(
+            Finding(
+                "compute-capability-unsupported",
+                "error",
+                _("{name} has {generation}; this TensorFlow {version}: {reason}. {rule}").format(
+                    name=name,
+                    generation=generation.describe(),
+                    version=tf.version,
+                    reason=coverage.reason,
+                    rule=rule["text"],
+                ),
+                fix,
+            )
+        )
+    return out
