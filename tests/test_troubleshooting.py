@@ -201,7 +201,7 @@ def test_every_anchor_the_doctor_prints_is_on_the_page():
 
 
 def test_the_doctor_maps_only_codes_it_really_gives():
-    source = (ROOT / "course_utils" / "doctor" / "__init__.py").read_text(encoding="utf-8")
+    source = "".join(p.read_text(encoding="utf-8") for p in sorted((ROOT / "course_utils" / "doctor").glob("*.py")))
     findings = set(re.findall(r'(?:Note)?Finding\(\s*"([a-z0-9.-]+)"', source))
     known = findings | set(NOTE_CODES) | set(CHECK_FINDINGS) | {rule.code for rule in RULES}
     assert {"driver-too-old", "no-nvidia-driver", "tensorflow-sees-no-gpu"} <= findings  # the pattern still reads
