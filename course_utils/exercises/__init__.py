@@ -86,6 +86,12 @@ def multiple_choice(exercise: str, answer: object, letters: Iterable[str], said:
     return feedback(exercise, [said[given]] if given in said else [], right=right, show=show)
 
 
+def not_a_dict(exercise: str, answer: object, example: str, *, show: bool = True) -> Feedback:
+    """Wrong: a task that asks for a dict got something else; ``example`` shows the dict's first entry."""
+    return feedback(exercise, [_("`answer` should be a dict, such as {example}; it is {answer!r}.").format(
+        example=example, answer=answer)], right="", show=show)
+
+
 def unanswered(answer: object) -> bool:
     """``is_empty``, or a task cell's skeleton dict still unfilled: every value a placeholder (``{"T4": None}``)."""
     return is_empty(answer) or (isinstance(answer, dict) and all(is_empty(v) for v in answer.values()))

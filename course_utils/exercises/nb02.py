@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 
 from course_utils.doctor.gpus import build_targets, covered_by_build
-from course_utils.exercises import Feedback, feedback, is_empty, multiple_choice, not_answered, unanswered
+from course_utils.exercises import Feedback, feedback, is_empty, multiple_choice, not_a_dict, not_answered, unanswered
 from course_utils.i18n import translator
 
 _ = translator("exercises")
@@ -41,8 +41,7 @@ def check_gpu_code(answer: object, *, show: bool = True) -> Feedback:
         return not_answered(name, _("Replace each None in the dict with \"cubin\", \"ptx\" or \"none\". Then run "
                                     "the cell."), show=show)
     if not isinstance(answer, dict):
-        return feedback(name, [_("`answer` should be a dict, such as {{\"Tesla T4\": \"cubin\", ...}}; it is "
-                                 "{answer!r}.").format(answer=answer)], right="", show=show)
+        return not_a_dict(name, answer, '{"Tesla T4": "cubin", ...}', show=show)
     problems = []
     for gpu, cc in GPUS.items():
         given = str(answer.get(gpu, "")).strip().lower()

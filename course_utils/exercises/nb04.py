@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from course_utils.exercises import Feedback, feedback, not_answered, unanswered
+from course_utils.exercises import Feedback, feedback, not_a_dict, not_answered, unanswered
 from course_utils.i18n import translator
 
 _ = translator("exercises")
@@ -66,8 +66,7 @@ def check_memory(answer: Any, *, show: bool = True) -> Feedback:
         return not_answered(MEMORY, _("Replace each None in the dict: two sizes in MB, then True or False. Then run "
                                       "the cell."), show=show)
     if not isinstance(answer, dict):
-        return feedback(MEMORY, [_("`answer` should be a dict, such as {{\"float64_mb\": 100, ...}}; it is "
-                                   "{answer!r}.").format(answer=answer)], right="", show=show)
+        return not_a_dict(MEMORY, answer, '{"float64_mb": 100, ...}', show=show)
     problems = []
     one = _number(answer.get("float64_mb"))
     if one is None:
@@ -122,8 +121,7 @@ def check_gpu_speed(answer: Any, *, show: bool = True) -> Feedback:
         return not_answered(SPEED, _("Replace each None in the dict: a number of GFLOP, then \"a\", \"b\" or \"c\". "
                                      "Then run the cell."), show=show)
     if not isinstance(answer, dict):
-        return feedback(SPEED, [_("`answer` should be a dict, such as {{\"gflop_per_step\": 1.0, ...}}; it is "
-                                  "{answer!r}.").format(answer=answer)], right="", show=show)
+        return not_a_dict(SPEED, answer, '{"gflop_per_step": 1.0, ...}', show=show)
     problems = []
     truth = step_gflop()
     gflop = _number(answer.get("gflop_per_step"))

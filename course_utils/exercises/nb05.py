@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from course_utils.exercises import Feedback, feedback, is_empty, multiple_choice, not_answered
+from course_utils.exercises import Feedback, feedback, is_empty, multiple_choice, not_a_dict, not_answered
 from course_utils.i18n import translator
 from course_utils.speed import gpu_policy
 
@@ -115,8 +115,7 @@ def check_policies(answer: Any, *, show: bool = True) -> Feedback:
         return not_answered(POLICIES, _("Replace each ... with \"mixed_bfloat16\", \"mixed_float16\" or None. "
                                         "Then run the cell."), show=show)
     if not isinstance(answer, dict):
-        return feedback(POLICIES, [_("`answer` should be a dict, such as {{\"Tesla T4\": None, ...}}; it is "
-                                     "{answer!r}.").format(answer=answer)], right="", show=show)
+        return not_a_dict(POLICIES, answer, '{"Tesla T4": None, ...}', show=show)
     problems = []
     for gpu, cc in GPUS.items():
         shown = f"{gpu} ({cc[0]}.{cc[1]})"

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 
 from course_utils.errors import ParameterError
-from course_utils.exercises import Feedback, feedback, is_empty, not_answered, unanswered
+from course_utils.exercises import Feedback, feedback, is_empty, not_a_dict, not_answered, unanswered
 from course_utils.i18n import translator
 from course_utils.tb_profile import MAX_STEPS, MIN_START, check_profile_batch
 
@@ -53,8 +53,7 @@ def check_input_bound(answer: object, *, show: bool = True) -> Feedback:
         return not_answered(name, _("Replace each None with \"highly\", \"moderately\" or \"not\". Then run the "
                                     "cell."), show=show)
     if not isinstance(answer, dict):
-        return feedback(name, [_("`answer` should be a dict, such as {{\"A\": \"highly\", ...}}; it is "
-                                 "{answer!r}.").format(answer=answer)], right="", show=show)
+        return not_a_dict(name, answer, '{"A": "highly", ...}', show=show)
     problems = []
     for run, (step, waiting) in PROFILES.items():
         given = answer.get(run)
