@@ -125,6 +125,13 @@ def test_every_course_exception_lives_in_errors_and_derives_from_course_error():
         assert getattr(__import__("course_utils"), name) is getattr(errors, name), f"export {name} from course_utils"
 
 
+def imported(node: ast.Import | ast.ImportFrom) -> set[str]:
+    """What one import statement loads, dotted: ``from a import b`` gives ``a`` and ``a.b`` (a module or not)."""
+    if isinstance(node, ast.Import):
+        return {a.name for a in node.names}
+    return {node.module, *(f"{node.module}.{a.name}" for a in node.names)} if node.module else set()
+
+
 def notebook_imports(path: Path) -> set[str]:
     nb = json.loads(path.read_text())
     found = set()
@@ -133,10 +140,8 @@ def notebook_imports(path: Path) -> set[str]:
             continue
         source = "\n".join(line for line in "".join(cell["source"]).splitlines() if not line.lstrip().startswith("%"))
         for node in ast.walk(ast.parse(source)):
-            if isinstance(node, ast.ImportFrom) and node.module:
-                found |= {node.module} | {f"{node.module}.{a.name}" for a in node.names}
-            elif isinstance(node, ast.Import):
-                found |= {a.name for a in node.names}
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                found |= imported(node)
     return {name for name in found if name.startswith("course_utils")}
 
 
@@ -181,13 +186,9 @@ def imports_of(path: Path) -> set[str]:
     """The course_utils modules ``path`` imports, anywhere in it (inside functions too), as dotted names."""
     found = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            found |= {a.name for a in node.names}
-        elif isinstance(node, ast.ImportFrom):
-            assert not node.level, f"{path}: a relative import; the package imports absolutely"
-            base = node.module or ""
-            found.add(base)
-            found |= {f"{base}.{a.name}" for a in node.names}  # `from course_utils import data`: a module
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            assert not getattr(node, "level", 0), f"{path}: a relative import; the package imports absolutely"
+            found |= imported(node)  # `from course_utils import data`: the module course_utils.data
     return {name for name in found if name.startswith("course_utils")}
 
 
@@ -230,10 +231,8 @@ def top_level_imports(path: Path) -> set[str]:
     found = set()
     for statement in tree.body:
         for node in ast.walk(statement) if isinstance(statement, ast.Try | ast.If) else [statement]:
-            if isinstance(node, ast.Import):
-                found |= {a.name for a in node.names}
-            elif isinstance(node, ast.ImportFrom) and node.module:
-                found |= {node.module, *(f"{node.module}.{a.name}" for a in node.names)}
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                found |= imported(node)
     return found
 
 
@@ -261,9 +260,7 @@ def test_an_import_inside_a_function_is_of_something_heavy():
                 continue
             for node in ast.walk(function):
                 if isinstance(node, ast.Import | ast.ImportFrom) and id(node) not in inside_try:
-                    targets = ([a.name for a in node.names] if isinstance(node, ast.Import)
-                               else [node.module, *(f"{node.module}.{a.name}" for a in node.names)])
-                    if not any(is_heavy(t) for t in targets if t) and "# lazy: " not in source[node.lineno - 1]:
+                    if not any(map(is_heavy, imported(node))) and "# lazy: " not in source[node.lineno - 1]:
                         light.append(f"{path.relative_to(ROOT)}:{node.lineno} {ast.unparse(node)}")
     assert light == [], f"move these imports to the top of their module: {light}"
 
