@@ -115,9 +115,9 @@ class LoadInfo:
 
 def offline() -> bool:
     """True when ``COURSE_OFFLINE`` asks the course never to touch the network; another value is an error."""
-    raw = os.environ.get(variables.OFFLINE, "")
     if (answer := variables.flag(variables.OFFLINE)) is not None:
         return answer
+    raw = os.environ.get(variables.OFFLINE, "")  # only to say what was not understood
     raise DataError(
         _("The environment variable {variable} is {value!r}, which the course does not understand: it takes "
           "{offline} (offline: never download) or {online} or empty (downloads allowed).").format(
