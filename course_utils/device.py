@@ -109,7 +109,7 @@ def gpu_facts(tf, *, smi=None) -> dict[str, object]:
     details = tf.config.experimental.get_device_details(gpus[0])
     cc = details.get("compute_capability")
     if smi is None:
-        from course_utils.doctor.nvidia import probe_nvidia_smi  # lazy: `import course_utils` loads no doctor
+        from course_utils.doctor.probes import probe_nvidia_smi  # lazy: `import course_utils` loads no doctor
 
         smi = probe_nvidia_smi(timeout=10)
     first = smi.gpus[0] if smi.status == "ok" and smi.gpus else None

@@ -1,6 +1,6 @@
 """Notebook 01's install picker (platform, Python and driver in, the install command out) and its timeline.
 
-The widget holds no version knowledge: its button calls ``course_utils.doctor.recommend.routes``,
+The widget holds no version knowledge: its button calls ``course_utils.doctor.routes.routes``,
 the function the doctor and the tests use, and shows the result. The logic lives here,
 not in the notebook, so tests can set the values and click the button::
 
@@ -18,7 +18,8 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from course_utils.doctor.recommend import PLATFORM_NAMES, Recommendation, routes
+from course_utils.doctor.recommend import PLATFORM_NAMES, Recommendation
+from course_utils.doctor.routes import routes
 from course_utils.doctor.versions import parse_version
 from course_utils.errors import ParameterError
 from course_utils.i18n import N_, translator

@@ -14,7 +14,7 @@ import pytest
 
 from course_utils.doctor import describe, diagnose, main
 from course_utils.doctor.checks import CHECK_FINDINGS
-from course_utils.doctor.logs import RULES
+from course_utils.doctor.log_rules import RULES
 from course_utils.doctor.recommend import NOTE_CODES, recommend
 from course_utils.doctor.troubleshooting import ANCHORS, PAGE, links, more_line, see
 

@@ -36,8 +36,10 @@ Where each part lives (this file is the package's face: it imports the names oth
   ``guess_platform``);
 - ``rules`` and ``rules_tensorflow``: the rule families (driver, route, toolkit, installed TensorFlow) and ``diagnose``;
 - ``cli``: the command line (``main``, which ``course doctor`` calls);
-- ``recommend`` and ``versions`` (what to install, from the table), ``nvidia`` (reading ``nvidia-smi`` and ``nvcc``),
-  ``gpus`` (a GPU's generation), ``checks`` (the live checks), ``logs`` (a TensorFlow log's lines),
+- ``recommend`` and ``versions`` (what to install, from the table; ``routes`` adds a platform's alternatives,
+  ``commands`` spells the command lines), ``nvidia`` (reading ``nvidia-smi`` and ``nvcc``),
+  ``gpus`` (a GPU's generation), ``checks`` (the live checks' findings and ``live_checks``, which runs ``libraries``,
+  ``wsl`` and ``kernels``), ``logs`` (a TensorFlow log's lines; ``log_rules``: what each kind of line means),
   ``troubleshooting`` (links to the troubleshooting page), ``texts`` (sentences in the language now).
 """
 

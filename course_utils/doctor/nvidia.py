@@ -24,8 +24,9 @@ not read as that version: a driver or CUDA version always has a dot part, so a v
 one is reported as a cut capture. ``windows_evidence`` says what in a capture shows it comes
 from native Windows (the doctor's platform guess).
 
-On a live machine ``probe_nvidia_smi()`` runs the table (for the driver and its CUDA
-version) and ``--query-gpu`` (for untruncated GPU names, memory and compute capability).
+On a live machine ``probes.probe_nvidia_smi()`` runs the table (for the driver and its CUDA
+version) and ``--query-gpu`` with ``QUERY_FIELDS`` (for untruncated GPU names, memory and compute
+capability); this module only reads text.
 
 The ``problems`` are sentences for people, in the language at the time of parsing (``COURSE_LANG``);
 the tools' own words (``message``, a quoted first line) stay as the tools printed them.
@@ -35,18 +36,14 @@ from __future__ import annotations
 
 import csv
 import re
-import shutil
-import subprocess
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 
 from course_utils.doctor.logs import decode_text
 from course_utils.i18n import translator
 
 _ = translator("doctor")
 
-# Where WSL2 puts the Linux-side nvidia-smi (provided by the Windows driver); not always on PATH.
-WSL_NVIDIA_SMI = Path("/usr/lib/wsl/lib/nvidia-smi")
+# The fields the doctor asks --query-gpu for (probes.probe_nvidia_smi), in this order.
 QUERY_FIELDS = ("index", "name", "memory.total", "compute_cap")
 # Field names of --query-gpu that parse_nvidia_smi recognises in a CSV header (others are read and ignored).
 _KNOWN_QUERY_FIELDS = {
@@ -276,7 +273,8 @@ def _read_cuda(value: str | None, problems: list[str]) -> str | None:
     return None
 
 
-def _memory_missing(index: int) -> str:
+def memory_missing(index: int) -> str:
+    """The problem when a GPU's memory is not in the text (a probe drops it once --query-gpu has read it)."""
     return _("GPU {index}: its memory is not in the text (the paste may be cut)").format(index=index)
 
 
@@ -311,7 +309,7 @@ def _parse_table(text: str) -> SmiReport:
         mode = match.group(3)
         gpu = Gpu(index, match.group(2).strip(), memory, mode if mode in ("WDDM", "TCC") else None)
         if memory is None:
-            problems.append(_memory_missing(index))
+            problems.append(memory_missing(index))
         report.gpus.append(gpu)
     if not rows:
         problems.append(_("no GPU rows found below the header (the paste may be cut)"))
@@ -342,7 +340,7 @@ def _parse_log(text: str) -> SmiReport:
             model.group(1) if model and model.group(1) in ("WDDM", "TCC") else None,
         )
         if memory is None:
-            problems.append(_memory_missing(index))
+            problems.append(memory_missing(index))
         report.gpus.append(gpu)
     if not blocks:
         problems.append(_("no GPU sections found"))
@@ -486,55 +484,3 @@ def parse_nvcc(raw: str | bytes | None) -> NvccReport:
         return NvccReport("unreadable", problems=[_("no 'release X.Y' line; it starts: {first}").format(first=first)])
     except Exception as error:  # noqa: BLE001
         return NvccReport("unreadable", problems=[_parse_failed(error)])
-
-
-def _run(command: list[str], timeout: float) -> tuple[int, str]:
-    try:
-        done = subprocess.run(command, capture_output=True, text=True, errors="replace", timeout=timeout, check=False)
-    except (OSError, subprocess.SubprocessError) as error:
-        return -1, f"{type(error).__name__}: {error}"
-    return done.returncode, (done.stdout or "") + (done.stderr or "")
-
-
-def find_nvidia_smi() -> str | None:
-    """The nvidia-smi executable: on PATH, or WSL2's /usr/lib/wsl/lib/nvidia-smi."""
-    found = shutil.which("nvidia-smi")
-    if found:
-        return found
-    return str(WSL_NVIDIA_SMI) if WSL_NVIDIA_SMI.is_file() else None
-
-
-def probe_nvidia_smi(timeout: float = 30) -> SmiReport:
-    """Run nvidia-smi on this machine: the table for driver and CUDA, --query-gpu for the GPUs."""
-    exe = find_nvidia_smi()
-    if exe is None:
-        return SmiReport("missing", message=_("nvidia-smi is not on PATH"))
-    code, text = _run([exe], timeout)
-    report = parse_nvidia_smi(text)
-    if code != 0 and report.status == "ok":
-        report.problems.append(_("nvidia-smi exited with status {code}").format(code=code))
-    if report.status != "ok":
-        return report
-    for fields in (QUERY_FIELDS, QUERY_FIELDS[:-1]):  # compute_cap is unknown to older drivers
-        code, text = _run([exe, f"--query-gpu={','.join(fields)}", "--format=csv,noheader,nounits"], timeout)
-        rows, problems = parse_query_gpu(text, fields) if code == 0 else ([], [text.strip()[:200]])
-        if rows and not problems:
-            table_memory = {_memory_missing(gpu.index) for gpu in report.gpus}  # the table's, now read from here
-            report.gpus = gpus_from_query(rows)
-            report.problems = [p for p in report.problems if p not in table_memory]
-            break
-    return report
-
-
-def probe_nvcc(timeout: float = 30) -> NvccReport:
-    """Run ``nvcc --version`` if a CUDA toolkit is on PATH."""
-    exe = shutil.which("nvcc")
-    if exe is None:
-        return NvccReport(
-            "missing", problems=[_("nvcc is not on PATH (no CUDA toolkit - TensorFlow does not need one)")]
-        )
-    code, text = _run([exe, "--version"], timeout)
-    report = parse_nvcc(text)
-    if code != 0 and report.status == "ok":
-        report.problems.append(_("nvcc exited with status {code}").format(code=code))
-    return report

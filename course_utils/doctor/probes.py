@@ -1,21 +1,39 @@
 """Looking at a machine: this one (``probe``: its platform, Python, ``nvidia-smi``, ``nvcc``, TensorFlow and the live
-checks) or one described by captured text (``describe``), as a ``model.Machine`` for ``diagnose``."""
+checks) or one described by captured text (``describe``), as a ``model.Machine`` for ``diagnose``.
+
+The probes run the tools (``probe_nvidia_smi``, ``probe_nvcc``) and hand their output to the parsers in
+``course_utils.doctor.nvidia``, which read text only - the same text a student pastes."""
 
 from __future__ import annotations
 
 import platform as _platform
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
 from course_utils.doctor.checks import live_checks
 from course_utils.doctor.model import Machine, TensorFlowInfo
-from course_utils.doctor.nvidia import parse_nvcc, parse_nvidia_smi, probe_nvcc, probe_nvidia_smi, windows_evidence
+from course_utils.doctor.nvidia import (
+    QUERY_FIELDS,
+    NvccReport,
+    SmiReport,
+    gpus_from_query,
+    memory_missing,
+    parse_nvcc,
+    parse_nvidia_smi,
+    parse_query_gpu,
+    windows_evidence,
+)
 from course_utils.doctor.recommend import normalize_python
 from course_utils.doctor.versions import check_platform
 from course_utils.i18n import translator
 from course_utils.tf_setup import quiet_tensorflow, startup_log
 
 _ = translator("doctor")
+
+# Where WSL2 puts the Linux-side nvidia-smi (provided by the Windows driver); not always on PATH.
+WSL_NVIDIA_SMI = Path("/usr/lib/wsl/lib/nvidia-smi")
 
 
 def detect_platform() -> str:
@@ -44,6 +62,59 @@ def guess_platform(smi_text: str | bytes | None) -> tuple[str, str]:
             evidence=evidence
         )
     return "linux", _("assumed Linux (pass --platform wsl2, windows or macos to change it)")
+
+
+def _run(command: list[str], timeout: float) -> tuple[int, str]:
+    """Run a tool: its exit status and output (stdout, then stderr); -1 and the error when it cannot run."""
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, errors="replace", timeout=timeout, check=False)
+    except (OSError, subprocess.SubprocessError) as error:
+        return -1, f"{type(error).__name__}: {error}"
+    return done.returncode, (done.stdout or "") + (done.stderr or "")
+
+
+def find_nvidia_smi() -> str | None:
+    """The nvidia-smi executable: on PATH, or WSL2's /usr/lib/wsl/lib/nvidia-smi."""
+    found = shutil.which("nvidia-smi")
+    if found:
+        return found
+    return str(WSL_NVIDIA_SMI) if WSL_NVIDIA_SMI.is_file() else None
+
+
+def probe_nvidia_smi(timeout: float = 30) -> SmiReport:
+    """Run nvidia-smi on this machine: the table for driver and CUDA, --query-gpu for the GPUs."""
+    exe = find_nvidia_smi()
+    if exe is None:
+        return SmiReport("missing", message=_("nvidia-smi is not on PATH"))
+    code, text = _run([exe], timeout)
+    report = parse_nvidia_smi(text)
+    if code != 0 and report.status == "ok":
+        report.problems.append(_("nvidia-smi exited with status {code}").format(code=code))
+    if report.status != "ok":
+        return report
+    for fields in (QUERY_FIELDS, QUERY_FIELDS[:-1]):  # compute_cap is unknown to older drivers
+        code, text = _run([exe, f"--query-gpu={','.join(fields)}", "--format=csv,noheader,nounits"], timeout)
+        rows, problems = parse_query_gpu(text, fields) if code == 0 else ([], [text.strip()[:200]])
+        if rows and not problems:
+            table_memory = {memory_missing(gpu.index) for gpu in report.gpus}  # the table's, now read from here
+            report.gpus = gpus_from_query(rows)
+            report.problems = [p for p in report.problems if p not in table_memory]
+            break
+    return report
+
+
+def probe_nvcc(timeout: float = 30) -> NvccReport:
+    """Run ``nvcc --version`` if a CUDA toolkit is on PATH."""
+    exe = shutil.which("nvcc")
+    if exe is None:
+        return NvccReport(
+            "missing", problems=[_("nvcc is not on PATH (no CUDA toolkit - TensorFlow does not need one)")]
+        )
+    code, text = _run([exe, "--version"], timeout)
+    report = parse_nvcc(text)
+    if code != 0 and report.status == "ok":
+        report.problems.append(_("nvcc exited with status {code}").format(code=code))
+    return report
 
 
 def probe_tensorflow() -> TensorFlowInfo:

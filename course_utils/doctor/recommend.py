@@ -7,7 +7,8 @@ WSL2 since 2.14; the conda recipe and ``tensorflow<2.11`` on native Windows; the
 macOS, with Apple's Metal plugin and the Intel-Mac line as alternatives), the NVIDIA driver that
 route needs, and - when the GPU's generation is known (``course_utils.doctor.gpus``) - whether
 the build covers it. A TensorFlow built against NumPy 1 (before 2.18) is always installed with
-``"numpy<2"``. The doctor, notebook 01's picker and the tests all call this one function.
+``"numpy<2"``. The doctor, notebook 01's picker and the tests all call this one function; ``routes``
+(``course_utils.doctor.routes``) adds a platform's alternatives, and ``commands`` spells the command lines.
 
 Each note on a recommendation is a ``Note(code, text)``: the ``code`` (kebab-case, listed in
 ``NOTE_CODES``) is what programs match on - the doctor turns notes into findings by code - and
@@ -22,6 +23,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from course_utils.doctor.commands import (
+    VERIFY,
+    conda_recipe,
+    pip_install,
+    pip_upgrade,
+    tensorboard_install,
+    tensorflow_requirement,
+    venv,
+)
 from course_utils.doctor.gpus import QUERY_COMMAND, Generation, identify, known_failure
 from course_utils.doctor.texts import N_, join
 from course_utils.doctor.troubleshooting import links, more_text
@@ -31,9 +41,6 @@ from course_utils.i18n import translator
 _ = translator("doctor")
 
 PLATFORM_NAMES = {"linux": N_("Linux"), "wsl2": N_("WSL2"), "windows": N_("native Windows"), "macos": N_("macOS")}
-VERIFY = "python -c \"import tensorflow as tf; print(tf.config.list_physical_devices('GPU'))\""
-METAL_ROUTE = N_("Apple silicon, Metal GPU")
-INTEL_MAC_ROUTE = N_("Intel Mac")
 
 
 def platform_name(platform: str) -> str:
@@ -162,35 +169,23 @@ def normalize_python(python: str | None) -> str | None:
     return version_text(version[:2]) if version and len(version) >= 2 else None
 
 
-def _requirement(build: Build, platform: str, gpu: bool) -> str:
-    table = load()
-    if platform == "windows" and gpu:
-        recipe = table.rule("windows-native-recipe")
-        return (
-            recipe["requirement"]
-            if build.minor == table.rule("windows-native-gpu-last")["last"]
-            else (f"tensorflow=={build.minor}.*")
-        )
-    and_cuda = parse_version(build.tensorflow) >= parse_version(table.rule("and-cuda")["since"])
-    and_cuda = and_cuda and build.minor not in table.rule("and-cuda-uninstallable")["tensorflow"]
-    return f"tensorflow[and-cuda]=={build.minor}.*" if gpu and and_cuda else f"tensorflow=={build.minor}.*"
-
-
-def pip_install(requirement: str, tensorflow: str) -> str:
-    """The pip command for a TensorFlow requirement: ``pip install "tensorflow<2.11" "numpy<2"`` for a TensorFlow
-    built against NumPy 1 (``tensorflow`` is its release, ``"2.10"``), else without the pin."""
-    pin = load().numpy_pin(tensorflow)
-    return f'pip install "{requirement}"' + (f' "{pin}"' if pin else "")
-
-
 def _driver_min(build: Build, platform: str) -> str:
     """The minimum driver for the build's CUDA family on this platform (one number per platform and family)."""
     return load().min_driver(build.cuda_major, platform)
 
 
-def _rule_note(name: str) -> Note:
+def rule_note(name: str) -> Note:
     """The note whose text is the versions.json rule ``name``; its code is the rule's name."""
     return Note(name, load().rule(name)["text"])
+
+
+def build_notes(minor: str) -> list[Note]:
+    """What the table says about TF ``minor`` itself: its NumPy 1 pin (numpy-2), its Keras 2 (keras-2-only)."""
+    table = load()
+    notes = [rule_note("numpy-2")] if table.numpy_pin(minor) else []
+    if table.keras_2(minor):
+        notes.append(_keras_note(minor))
+    return notes
 
 
 def _keras_note(minor: str, fallback: bool = False) -> Note:
@@ -212,23 +207,6 @@ def _python_limits_note(asked: str, build: Build, newest: Build) -> Note:
             python=asked, tensorflow=build.minor, low=newest.python_min, high=newest.python_max, newest=newest.minor
         ),
     )
-
-
-def _tensorboard(build: Build) -> list[str]:
-    since = load().rule("tensorboard-separate")["since"]
-    if parse_version(build.tensorflow) >= parse_version(since):
-        return [f'pip install "tensorboard=={build.minor}.*"']
-    return []
-
-
-def _venv(platform: str, python: str | None) -> list[str]:
-    if platform == "windows":
-        return [f"py -{python} -m venv tf" if python else "py -3 -m venv tf", r"tf\Scripts\activate"]
-    return [f"python{python or '3'} -m venv tf", "source tf/bin/activate"]
-
-
-def _pip_upgrade(platform: str) -> str:
-    return "python -m pip install --upgrade pip" if platform == "windows" else "pip install --upgrade pip"
 
 
 def _generation(gpu: bool | str | None, compute_capability: str | None) -> Generation | None:
@@ -256,59 +234,30 @@ def _gpu_notes(generation: Generation | None, build: Build, capped: bool) -> lis
                 ).format(name=repr(generation.name), command=QUERY_COMMAND),
             )
         ]
-    cc = parse_version(generation.compute_capability)
     rule = table.rule("compute-capability-5-dropped")
+    fields = {"name": generation.name, "generation": generation.describe(), "rule": rule["text"]}
+    fields.update(tensorflow=build.minor, since=rule["since"], minimum=rule["min_compute_capability"])
     notes = []
-    if cc < parse_version(rule["min_compute_capability"]) and parse_version(build.minor) >= parse_version(
-        rule["since"]
-    ):
+    too_old = parse_version(generation.compute_capability) < parse_version(rule["min_compute_capability"])
+    if too_old and parse_version(build.minor) >= parse_version(rule["since"]):
         text = _(
             "{name} has {generation}. {rule} No tested build known to the course covers it: TensorFlow will use "
             "only the CPU - use a GPU of compute capability {minimum} or newer, or a hosted GPU such as Colab's or "
             "Kaggle's"
         )
-        notes.append(
-            Note(
-                "gpu-too-old",
-                text.format(
-                    name=generation.name,
-                    generation=generation.describe(),
-                    rule=rule["text"],
-                    minimum=rule["min_compute_capability"],
-                ),
-            )
-        )
+        notes.append(Note("gpu-too-old", text.format(**fields)))
     elif capped:
         text = _(
             "{name} has {generation}. {rule} So the commands install TF {tensorflow}, the newest tested build from "
             "before {since}, which still has 5.x kernels (the course's notebooks are tested with newer TensorFlow) "
             "- or use a GPU of compute capability {minimum} or newer, or a hosted GPU such as Colab's or Kaggle's"
         )
-        notes.append(
-            Note(
-                "gpu-too-old",
-                text.format(
-                    name=generation.name,
-                    generation=generation.describe(),
-                    rule=rule["text"],
-                    tensorflow=build.minor,
-                    since=rule["since"],
-                    minimum=rule["min_compute_capability"],
-                ),
-            )
-        )
+        notes.append(Note("gpu-too-old", text.format(**fields)))
     failure = known_failure(generation.compute_capability)
     if failure is not None:
+        text = _("{name} has {generation}. {failure} Issue threads: {issues}")
         notes.append(
-            Note(
-                "gpu-known-failure",
-                _("{name} has {generation}. {failure} Issue threads: {issues}").format(
-                    name=generation.name,
-                    generation=generation.describe(),
-                    failure=failure.text,
-                    issues=", ".join(failure.issues),
-                ),
-            )
+            Note("gpu-known-failure", text.format(failure=failure.text, issues=", ".join(failure.issues), **fields))
         )
     return notes
 
@@ -344,7 +293,6 @@ def recommend(
     the table in ``versions.json``.
     """
     platform = check_platform(platform)
-    table = load()
     asked = normalize_python(python)
     notes: list[Note] = []
     if python is not None and asked is None:
@@ -355,70 +303,26 @@ def recommend(
     use_gpu = gpu is not False
     generation = _generation(gpu, compute_capability) if use_gpu else None
     before = _cap_for_gpu(generation, platform)
-
-    build_platform = platform if use_gpu else "linux"  # CPU wheels: the Linux table's Python ranges
-    newest = table.newest(build_platform, before=before)
-    build = table.newest(build_platform, asked, before=before) if asked else newest
-    env_python = asked
-    if build is None:  # no tested build for this Python: use a Python the newest build supports
-        build, env_python = newest, newest.python_max
-        low, high = table.python_range(build_platform)
-        if before is None:
-            text = _(
-                "no tested TensorFlow GPU build supports Python {python} on {platform} (tested: {low}-{high}); the "
-                "commands create a Python {env_python} environment"
-            )
-        else:
-            text = _(
-                "no tested TensorFlow GPU build from before {before} (what this GPU needs) supports Python {python} "
-                "on {platform} (tested: {low}-{high}); the commands create a Python {env_python} environment"
-            )
-        fields = {"python": asked, "platform": platform_name(platform), "low": low, "high": high}
-        notes.append(Note("no-gpu-build-for-python", text.format(before=before, env_python=env_python, **fields)))
-    elif asked and build is not newest:
-        notes.append(_python_limits_note(asked, build, newest))
-    requirement = _requirement(build, platform, use_gpu)
-    install = pip_install(requirement, build.minor)
-
-    if platform == "windows" and use_gpu:
-        recipe = table.rule("windows-native-recipe")
-        env_python = env_python or build.python_max
-        commands = [
-            f"conda create --name tf python={env_python}",
-            "conda activate tf",
-            recipe["conda"],
-            _pip_upgrade("linux"),
-            install,
-            VERIFY,
-        ]
-        last = _rule_note("windows-native-gpu-last")
-        tested = _("TF {tensorflow} was built and tested with CUDA {cuda} and cuDNN {cudnn}, on Python {low}-{high}.")
-        tested = tested.format(
-            tensorflow=build.minor, cuda=build.cuda, cudnn=build.cudnn, low=build.python_min, high=build.python_max
+    if before is None:
+        unsupported = _(
+            "no tested TensorFlow GPU build supports Python {python} on {platform} (tested: {low}-{high}); the "
+            "commands create a Python {env_python} environment"
         )
-        notes.append(Note(last.code, join(last.text, tested)))
     else:
-        commands = [*_venv(platform, env_python), _pip_upgrade(platform), install, *_tensorboard(build), VERIFY]
-        if use_gpu and "[and-cuda]" not in requirement:
-            text = _(
-                "TF {tensorflow} needs CUDA {cuda} and cuDNN {cudnn} installed on the system (its tested "
-                "configuration); tensorflow[and-cuda], which brings them as pip wheels, exists only from TF {since}"
-            )
-            since = table.rule("and-cuda")["since"]
-            notes.append(
-                Note(
-                    "system-cuda-needed",
-                    text.format(tensorflow=build.minor, cuda=build.cuda, cudnn=build.cudnn, since=since),
-                )
-            )
-        if use_gpu and "[and-cuda]" in requirement:
-            notes.append(_rule_note("pip-symlink-step"))
-        if platform == "wsl2":
-            notes += [_rule_note("wsl2"), _rule_note("wsl2-no-linux-driver")]
-    if table.numpy_pin(build.minor):
-        notes.append(_rule_note("numpy-2"))
-    if table.keras_2(build.minor):
-        notes.append(_keras_note(build.minor))
+        unsupported = _(
+            "no tested TensorFlow GPU build from before {before} (what this GPU needs) supports Python {python} "
+            "on {platform} (tested: {low}-{high}); the commands create a Python {env_python} environment"
+        )
+    build_platform = platform if use_gpu else "linux"  # CPU wheels: the Linux table's Python ranges
+    build, env_python, python_notes = _build_for_python(build_platform, asked, before, unsupported, platform)
+    notes += python_notes
+    requirement = tensorflow_requirement(build, platform, use_gpu)
+    if platform == "windows" and use_gpu:
+        env_python = env_python or build.python_max
+        commands, route_notes = _windows_native(build, env_python, requirement)
+    else:
+        commands, route_notes = _pip_route(platform, build, env_python, requirement, use_gpu)
+    notes += route_notes + build_notes(build.minor)
     if not asked and use_gpu and platform != "windows":
         tested = _("TF {tensorflow} was tested with Python {low}-{high}").format(
             tensorflow=build.minor, low=build.python_min, high=build.python_max
@@ -437,86 +341,92 @@ def recommend(
     return rec
 
 
+def _build_for_python(
+    build_platform: str, asked: str | None, before: str | None, unsupported: str, platform: str
+) -> tuple[Build, str | None, list[Note]]:
+    """The newest tested build for the Python asked for (from before ``before``), the Python the commands use, and
+    the note on that choice: no-gpu-build-for-python (``unsupported``, formatted) when no build supports the Python,
+    python-limits-tensorflow when it gets an older line than the newest."""
+    table = load()
+    newest = table.newest(build_platform, before=before)
+    build = table.newest(build_platform, asked, before=before) if asked else newest
+    if build is None:  # no tested build for this Python: use a Python the newest build supports
+        low, high = table.python_range(build_platform)
+        fields = {"python": asked, "platform": platform_name(platform), "low": low, "high": high, "before": before}
+        text = unsupported.format(env_python=newest.python_max, **fields)
+        return newest, newest.python_max, [Note("no-gpu-build-for-python", text)]
+    if asked and build is not newest:
+        return build, asked, [_python_limits_note(asked, build, newest)]
+    return build, asked, []
+
+
+def _windows_native(build: Build, env_python: str, requirement: str) -> tuple[list[str], list[Note]]:
+    """Native Windows's GPU route: the official conda recipe, and the note on its last GPU build."""
+    commands = conda_recipe(env_python, pip_install(requirement, build.minor))
+    last = rule_note("windows-native-gpu-last")
+    tested = _("TF {tensorflow} was built and tested with CUDA {cuda} and cuDNN {cudnn}, on Python {low}-{high}.")
+    tested = tested.format(
+        tensorflow=build.minor, cuda=build.cuda, cudnn=build.cudnn, low=build.python_min, high=build.python_max
+    )
+    return commands, [Note(last.code, join(last.text, tested))]
+
+
+def _pip_route(
+    platform: str, build: Build, env_python: str | None, requirement: str, use_gpu: bool
+) -> tuple[list[str], list[Note]]:
+    """The pip route (Linux, WSL2, a CPU install): a venv and pip, and what the requirement leaves to the system."""
+    install = pip_install(requirement, build.minor)
+    commands = [*venv(platform, env_python), pip_upgrade(platform), install, *tensorboard_install(build), VERIFY]
+    notes = []
+    if use_gpu and "[and-cuda]" not in requirement:
+        text = _(
+            "TF {tensorflow} needs CUDA {cuda} and cuDNN {cudnn} installed on the system (its tested "
+            "configuration); tensorflow[and-cuda], which brings them as pip wheels, exists only from TF {since}"
+        )
+        since = load().rule("and-cuda")["since"]
+        notes.append(
+            Note(
+                "system-cuda-needed",
+                text.format(tensorflow=build.minor, cuda=build.cuda, cudnn=build.cudnn, since=since),
+            )
+        )
+    if use_gpu and "[and-cuda]" in requirement:
+        notes.append(rule_note("pip-symlink-step"))
+    if platform == "wsl2":
+        notes += [rule_note("wsl2"), rule_note("wsl2-no-linux-driver")]
+    return commands, notes
+
+
 def _macos(asked: str | None, notes: list[Note]) -> Recommendation:
     """macOS: the CPU wheel of the newest TensorFlow for the Python - what the course runs on a Mac."""
-    table = load()
-    newest = table.newest("linux")  # macOS wheels follow the same Python ranges
-    build = table.newest("linux", asked) if asked else newest
-    env_python = asked
-    if build is None:
-        build, env_python = newest, newest.python_max
-        low, high = table.python_range("linux")
-        text = _(
-            "no tested TensorFlow supports Python {python} (tested: {low}-{high}); the commands create a "
-            "Python {env_python} environment"
-        )
-        notes.append(
-            Note("no-gpu-build-for-python", text.format(python=asked, low=low, high=high, env_python=env_python))
-        )
-    elif asked and build is not newest:
-        notes.append(_python_limits_note(asked, build, newest))
+    unsupported = _(
+        "no tested TensorFlow supports Python {python} (tested: {low}-{high}); the commands create a "
+        "Python {env_python} environment"
+    )
+    # macOS wheels follow the same Python ranges as Linux's
+    build, env_python, python_notes = _build_for_python("linux", asked, None, unsupported, "macos")
+    notes += python_notes
     requirement = f"tensorflow=={build.minor}.*"
-    commands = [*_venv("macos", env_python), _pip_upgrade("macos"), pip_install(requirement, build.minor)]
-    commands += [*_tensorboard(build), VERIFY]
-    notes.append(_rule_note("macos"))
-    metal = table.rule("macos-metal")
-    low, high = metal["python"]
-    if asked and not (parse_version(low) <= parse_version(asked) <= parse_version(high)):
+    commands = [*venv("macos", env_python), pip_upgrade("macos"), pip_install(requirement, build.minor)]
+    commands += [*tensorboard_install(build), VERIFY]
+    notes.append(rule_note("macos"))
+    metal = load().rule("macos-metal")
+    if asked and not metal_supports(asked):
         text = _(
             "tensorflow-metal has no wheel for Python {python}: no Metal GPU with this Python (Apple's plugin "
             "needs Python {low}-{high} and TensorFlow up to {tensorflow_max}); TensorFlow {tensorflow} runs on the CPU"
         )
+        low, high = metal["python"]
         fields = {"python": asked, "low": low, "high": high, "tensorflow": build.minor}
         notes.append(Note("macos-no-metal-for-python", text.format(tensorflow_max=metal["tensorflow_max"], **fields)))
-    if table.numpy_pin(build.minor):
-        notes.append(_rule_note("numpy-2"))
-    if table.keras_2(build.minor):
-        notes.append(_keras_note(build.minor))
+    notes += build_notes(build.minor)
     return Recommendation("macos", requirement, commands, build, env_python, False, notes=notes)
 
 
-def _metal(asked: str | None) -> Recommendation | None:
-    """Apple silicon's Metal route (TF <= 2.18 + tensorflow-metal), for a Python the plugin has wheels for."""
-    table = load()
-    metal = table.rule("macos-metal")
-    low, high = metal["python"]
-    if asked and not (parse_version(low) <= parse_version(asked) <= parse_version(high)):
-        return None
-    python = asked or high
-    minor = metal["tensorflow_max"]
-    requirement = f"tensorflow=={minor}.*"
-    install = pip_install(requirement, minor) + f' "{metal["plugin"]}"'
-    commands = [*_venv("macos", python), _pip_upgrade("macos"), install, VERIFY]
-    notes = [_rule_note("macos-metal")]
-    if table.numpy_pin(minor):
-        notes.append(_rule_note("numpy-2"))
-    return Recommendation("macos", requirement, commands, None, python, True, route=METAL_ROUTE, notes=notes)
-
-
-def _intel_mac(asked: str | None) -> Recommendation:
-    """Intel Macs: the last TensorFlow line released for them (2.16), CPU only."""
-    table = load()
-    last = table.rule("macos-intel")["last"]
-    before = version_text(parse_version(last)[:1] + (parse_version(last)[1] + 1,))
-    newest = table.newest("linux", before=before)
-    build = table.newest("linux", asked, before=before) if asked else newest
-    python = asked
-    notes = [_rule_note("macos-intel")]
-    if build is None:
-        build, python = newest, newest.python_max
-        text = _(
-            "TF {tensorflow} supports Python {low}-{high}, not {python}: the commands create a Python {env_python} "
-            "environment"
-        )
-        fields = {"tensorflow": newest.minor, "low": newest.python_min, "high": newest.python_max}
-        notes.append(Note("intel-mac-python", text.format(python=asked, env_python=python, **fields)))
-    requirement = f"tensorflow=={build.minor}.*"
-    commands = [*_venv("macos", python), _pip_upgrade("macos"), pip_install(requirement, build.minor), VERIFY]
-    if table.numpy_pin(build.minor):
-        notes.append(_rule_note("numpy-2"))
-    if table.keras_2(build.minor):
-        notes.append(_keras_note(build.minor))
-    return Recommendation("macos", requirement, commands, build, python, False, route=INTEL_MAC_ROUTE, notes=notes)
+def metal_supports(python: str) -> bool:
+    """Whether Apple's tensorflow-metal plugin has a wheel for ``python`` ("3.12")."""
+    low, high = load().rule("macos-metal")["python"]
+    return parse_version(low) <= parse_version(python) <= parse_version(high)
 
 
 def _check_driver(rec: Recommendation, driver: str | None, driver_cuda: str | None, before: str | None) -> None:
@@ -554,7 +464,7 @@ def _check_driver(rec: Recommendation, driver: str | None, driver_cuda: str | No
             fallback = candidate
             break
     if fallback is not None:
-        rec.fallback, rec.fallback_build = _requirement(fallback, rec.platform, True), fallback
+        rec.fallback, rec.fallback_build = tensorflow_requirement(fallback, rec.platform, True), fallback
         rec.fallback_install = pip_install(rec.fallback, fallback.minor)
     fields = {"driver": driver, "minimum": rec.driver_min, "fallback": rec.fallback, "install": rec.fallback_install}
     if fallback is None:
@@ -583,25 +493,3 @@ def _check_driver(rec: Recommendation, driver: str | None, driver_cuda: str | No
     rec.notes.append(Note("driver-too-old", text.format(**fields)))
     if fallback is not None and table.keras_2(fallback.minor) and "keras-2-only" not in rec.note_codes():
         rec.notes.append(_keras_note(fallback.minor, fallback=True))
-
-
-def routes(
-    platform: str,
-    python: str | None = None,
-    driver: str | None = None,
-    gpu: bool | str | None = None,
-    *,
-    driver_cuda: str | None = None,
-    compute_capability: str | None = None,
-) -> list[Recommendation]:
-    """The recommendation for a platform, then the alternatives worth knowing: native Windows -> WSL2;
-    macOS -> Apple's Metal route (where the Python has the plugin) and the Intel-Mac line."""
-    platform = check_platform(platform)
-    first = recommend(platform, python, driver, gpu, driver_cuda=driver_cuda, compute_capability=compute_capability)
-    if platform == "windows" and first.gpu:
-        return [first, recommend("wsl2", python, driver, gpu, compute_capability=compute_capability)]
-    if platform == "macos":
-        asked = normalize_python(python)
-        metal = _metal(asked)
-        return [first, *([metal] if metal else []), _intel_mac(asked)]
-    return [first]

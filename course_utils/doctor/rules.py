@@ -1,14 +1,16 @@
-"""The diagnosis: ``diagnose(machine)`` asks ``recommend.routes`` what to install, then runs the rule families, each
+"""The diagnosis: ``diagnose(machine)`` asks ``routes.routes`` what to install, then runs the rule families, each
 turning one part of the machine into ``Finding``s - the NVIDIA driver (``nvidia-smi``), the platform's route (native
 Windows, macOS, an old driver), the CUDA toolkit (``nvcc``), the installed TensorFlow (``rules_tensorflow``) and the
 live checks' notes."""
 
 from __future__ import annotations
 
+from course_utils.doctor.commands import pip_install
 from course_utils.doctor.model import Diagnosis, Finding, Machine, check_findings, note_findings
 from course_utils.doctor.nvidia import SmiReport
 from course_utils.doctor.probes import probe
-from course_utils.doctor.recommend import Recommendation, pip_install, platform_name, recommend, routes
+from course_utils.doctor.recommend import Recommendation, platform_name, recommend
+from course_utils.doctor.routes import routes
 from course_utils.doctor.rules_tensorflow import tensorflow_findings
 from course_utils.doctor.texts import join
 from course_utils.doctor.versions import load, parse_version
@@ -32,71 +34,16 @@ def _gpu_summary(smi: SmiReport) -> str:
 
 
 def _driver_findings(m: Machine, rec: Recommendation) -> list[Finding]:
-    smi, table, out = m.smi, load(), []
+    smi = m.smi
     if smi is None:
-        return out
-    where = platform_name(m.platform)
+        return []
     problems = "; ".join(smi.problems)
-    paste = _("Paste the complete output of `nvidia-smi` (or run the doctor on the machine itself).")
-    if smi.status == "ok" and smi.driver_version is None:  # a table, but its driver version cannot be read
-        out.append(
-            Finding(
-                "nvidia-smi-partly-read",
-                "warning",
-                _(
-                    "An NVIDIA driver answered, but its version cannot be read from this nvidia-smi output: "
-                    "{problems}. The advice below assumes nothing about the driver."
-                ).format(problems=problems),
-                paste,
-            )
-        )
-    elif smi.status == "ok":
-        if smi.driver_cuda:
-            driver = _("NVIDIA driver {version}; it supports CUDA up to {cuda}. {gpus}.")
-        else:
-            driver = _("NVIDIA driver {version}. {gpus}.")
-        out.append(
-            Finding(
-                "nvidia-driver",
-                "info",
-                driver.format(version=smi.driver_version, cuda=smi.driver_cuda, gpus=_gpu_summary(smi)),
-                _("Nothing to do."),
-            )
-        )
-        if smi.problems:
-            out.append(
-                Finding(
-                    "nvidia-smi-partly-read",
-                    "info",
-                    _("Parts of the nvidia-smi output could not be read: {problems}.").format(problems=problems),
-                    paste,
-                )
-            )
-    elif smi.status in ("missing", "no-driver"):
-        if m.platform == "macos":
-            return out
-        severity = "error" if smi.status == "no-driver" else "warning"
-        if smi.status == "no-driver":
-            what = _(
-                "nvidia-smi is installed but cannot talk to the NVIDIA driver ({said}): TensorFlow can only use the "
-                "CPU on {platform}."
-            )
-        else:
-            what = _("No NVIDIA driver was found ({said}): TensorFlow can only use the CPU on {platform}.")
-        if m.platform == "wsl2":
-            minimum = rec.driver_min or table.rule("wsl2")["driver_min"]
-            fix = _("Install or update the NVIDIA driver on Windows (>= {minimum}); {rule}").format(
-                minimum=minimum, rule=table.rule("wsl2-no-linux-driver")["text"]
-            )
-        else:
-            fix = _(
-                "If this machine has an NVIDIA GPU, install NVIDIA's driver (>= {minimum}) and reboot; "
-                "without one, TensorFlow runs on the CPU (every notebook of this course still works)."
-            ).format(minimum=rec.driver_min)
-        said = smi.message or _("no output")
-        out.append(Finding("no-nvidia-driver", severity, what.format(said=said, platform=where), fix))
-    elif smi.status == "no-devices":
-        out.append(
+    if smi.status == "ok":
+        return _driver_answered(smi, problems)
+    if smi.status in ("missing", "no-driver"):
+        return [] if m.platform == "macos" else [_no_driver(m, rec)]
+    if smi.status == "no-devices":
+        return [
             Finding(
                 "no-nvidia-gpu",
                 "warning",
@@ -106,73 +53,78 @@ def _driver_findings(m: Machine, rec: Recommendation) -> list[Finding]:
                     "uses the CPU."
                 ),
             )
+        ]
+    return [
+        Finding(
+            "nvidia-smi-unreadable",
+            "warning",
+            _("Could not read the nvidia-smi output: {problems}.").format(problems=problems),
+            _(
+                "If that line says the command was not found (in any language), this machine has no NVIDIA "
+                "driver, or nvidia-smi is not on PATH; otherwise give the doctor the complete, unedited output "
+                "of `nvidia-smi`."
+            ),
+        )
+    ]
+
+
+def _driver_answered(smi: SmiReport, problems: str) -> list[Finding]:
+    """nvidia-smi printed its table: the driver and its GPUs, and what of the table could not be read."""
+    paste = _("Paste the complete output of `nvidia-smi` (or run the doctor on the machine itself).")
+    if smi.driver_version is None:  # a table, but its driver version cannot be read
+        message = _(
+            "An NVIDIA driver answered, but its version cannot be read from this nvidia-smi output: "
+            "{problems}. The advice below assumes nothing about the driver."
+        ).format(problems=problems)
+        return [Finding("nvidia-smi-partly-read", "warning", message, paste)]
+    if smi.driver_cuda:
+        driver = _("NVIDIA driver {version}; it supports CUDA up to {cuda}. {gpus}.")
+    else:
+        driver = _("NVIDIA driver {version}. {gpus}.")
+    out = [
+        Finding(
+            "nvidia-driver",
+            "info",
+            driver.format(version=smi.driver_version, cuda=smi.driver_cuda, gpus=_gpu_summary(smi)),
+            _("Nothing to do."),
+        )
+    ]
+    if smi.problems:
+        message = _("Parts of the nvidia-smi output could not be read: {problems}.").format(problems=problems)
+        out.append(Finding("nvidia-smi-partly-read", "info", message, paste))
+    return out
+
+
+def _no_driver(m: Machine, rec: Recommendation) -> Finding:
+    """No NVIDIA driver answered (nvidia-smi missing, or it cannot reach the driver): TensorFlow uses the CPU."""
+    smi, table = m.smi, load()
+    severity = "error" if smi.status == "no-driver" else "warning"
+    if smi.status == "no-driver":
+        what = _(
+            "nvidia-smi is installed but cannot talk to the NVIDIA driver ({said}): TensorFlow can only use the "
+            "CPU on {platform}."
         )
     else:
-        out.append(
-            Finding(
-                "nvidia-smi-unreadable",
-                "warning",
-                _("Could not read the nvidia-smi output: {problems}.").format(problems=problems),
-                _(
-                    "If that line says the command was not found (in any language), this machine has no NVIDIA "
-                    "driver, or nvidia-smi is not on PATH; otherwise give the doctor the complete, unedited output "
-                    "of `nvidia-smi`."
-                ),
-            )
+        what = _("No NVIDIA driver was found ({said}): TensorFlow can only use the CPU on {platform}.")
+    if m.platform == "wsl2":
+        minimum = rec.driver_min or table.rule("wsl2")["driver_min"]
+        fix = _("Install or update the NVIDIA driver on Windows (>= {minimum}); {rule}").format(
+            minimum=minimum, rule=table.rule("wsl2-no-linux-driver")["text"]
         )
-    return out
+    else:
+        fix = _(
+            "If this machine has an NVIDIA GPU, install NVIDIA's driver (>= {minimum}) and reboot; "
+            "without one, TensorFlow runs on the CPU (every notebook of this course still works)."
+        ).format(minimum=rec.driver_min)
+    said = smi.message or _("no output")
+    return Finding("no-nvidia-driver", severity, what.format(said=said, platform=platform_name(m.platform)), fix)
 
 
 def _route_findings(m: Machine, rec: Recommendation, alternatives: list[Recommendation]) -> list[Finding]:
     table, out = load(), []
     smi = m.smi
     if m.platform == "windows":
-        last = table.rule("windows-native-gpu-last")["last"]
-        recipe = table.rule("windows-native-recipe")
-        build = table.newest("windows")
-        wsl = next((a for a in alternatives if a.platform == "wsl2"), None) or recommend("wsl2", m.python)
-        driver = smi.driver_version if smi and smi.status == "ok" else None
-        tf = m.tensorflow
-        installed_cpu_only = bool(
-            tf is not None and tf.installed and tf.version and parse_version(tf.version)[:2] > parse_version(last)[:2]
-        )
-        if installed_cpu_only:
-            message = _(
-                "Native Windows has no GPU TensorFlow after {last}: TF 2.11 and later install CPU-only there. "
-                "TF {last} was built and tested with CUDA {cuda} and cuDNN {cudnn}, on Python {low}-{high}. "
-                "The installed TensorFlow {installed} cannot use the GPU."
-            )
-        else:
-            message = _(
-                "Native Windows has no GPU TensorFlow after {last}: TF 2.11 and later install CPU-only there. "
-                "TF {last} was built and tested with CUDA {cuda} and cuDNN {cudnn}, on Python {low}-{high}."
-            )
-        if wsl.driver_min and driver and parse_version(driver) < parse_version(wsl.driver_min):
-            fix = _(
-                "Either stay on native Windows with the official conda recipe - `{conda}`, then `{install}` in a "
-                "Python <= {high} environment; TF {last} comes with Keras 2, so the course's notebooks (Keras 3) do "
-                'not run there - or use WSL2 with current TensorFlow: `pip install "{wsl}"` (Windows 10 {build} or '
-                "newer, Windows NVIDIA driver >= {minimum} - yours is {driver}, update it first)."
-            )
-        else:
-            fix = _(
-                "Either stay on native Windows with the official conda recipe - `{conda}`, then `{install}` in a "
-                "Python <= {high} environment; TF {last} comes with Keras 2, so the course's notebooks (Keras 3) do "
-                'not run there - or use WSL2 with current TensorFlow: `pip install "{wsl}"` (Windows 10 {build} or '
-                "newer, Windows NVIDIA driver >= {minimum})."
-            )
-        fields = {"last": last, "cuda": build.cuda, "cudnn": build.cudnn, "low": build.python_min}
-        fields.update(high=build.python_max, installed=tf.version if tf else None, conda=recipe["conda"])
-        fields.update(install=pip_install(recipe["requirement"], build.minor), wsl=wsl.tensorflow, driver=driver)
-        fields.update(build=table.rule("wsl2")["windows_build_min"], minimum=wsl.driver_min)
-        out.append(
-            Finding(
-                "windows-native-no-gpu-after-2.10",
-                "error" if installed_cpu_only and smi and smi.gpus else "warning",
-                message.format(**fields),
-                fix.format(**fields),
-            )
-        )
+        out.append(_native_windows(m, alternatives))
     if m.platform == "macos":
         out.append(
             Finding(
@@ -187,27 +139,72 @@ def _route_findings(m: Machine, rec: Recommendation, alternatives: list[Recommen
     if rec.gpu and rec.driver_ok is False:
         out.append(Finding("driver-too-old", "error", _old_driver_message(rec, smi), _old_driver_fix(rec)))
     elif rec.gpu and rec.driver_ok and smi and smi.driver_cuda and rec.build:
-        have, need = parse_version(smi.driver_cuda), parse_version(rec.build.cuda)
-        if have[0] == need[0] and have < need:
-            out.append(
-                Finding(
-                    "minor-version-compatibility",
-                    "info",
-                    _(
-                        "TF {tensorflow} is built with CUDA {cuda}; your driver supports up to {driver_cuda}. That "
-                        "works through CUDA minor-version compatibility (same major family, driver >= {minimum}), "
-                        "with a limited feature set."
-                    ).format(
-                        tensorflow=rec.build.minor,
-                        cuda=rec.build.cuda,
-                        driver_cuda=smi.driver_cuda,
-                        minimum=table.min_driver(need[0], rec.platform),
-                    ),
-                    _("Nothing to do; a newer driver lifts the limits."),
-                )
-            )
+        out += _minor_version_findings(rec, smi)
     out += note_findings(rec)
     return out
+
+
+def _native_windows(m: Machine, alternatives: list[Recommendation]) -> Finding:
+    """Native Windows has no GPU TensorFlow after 2.10: its conda recipe (Keras 2), or WSL2 with current TensorFlow."""
+    table, smi, tf = load(), m.smi, m.tensorflow
+    last = table.rule("windows-native-gpu-last")["last"]
+    recipe = table.rule("windows-native-recipe")
+    build = table.newest("windows")
+    wsl = next((a for a in alternatives if a.platform == "wsl2"), None) or recommend("wsl2", m.python)
+    driver = smi.driver_version if smi and smi.status == "ok" else None
+    installed_cpu_only = bool(
+        tf is not None and tf.installed and tf.version and parse_version(tf.version)[:2] > parse_version(last)[:2]
+    )
+    if installed_cpu_only:
+        message = _(
+            "Native Windows has no GPU TensorFlow after {last}: TF 2.11 and later install CPU-only there. "
+            "TF {last} was built and tested with CUDA {cuda} and cuDNN {cudnn}, on Python {low}-{high}. "
+            "The installed TensorFlow {installed} cannot use the GPU."
+        )
+    else:
+        message = _(
+            "Native Windows has no GPU TensorFlow after {last}: TF 2.11 and later install CPU-only there. "
+            "TF {last} was built and tested with CUDA {cuda} and cuDNN {cudnn}, on Python {low}-{high}."
+        )
+    if wsl.driver_min and driver and parse_version(driver) < parse_version(wsl.driver_min):
+        fix = _(
+            "Either stay on native Windows with the official conda recipe - `{conda}`, then `{install}` in a "
+            "Python <= {high} environment; TF {last} comes with Keras 2, so the course's notebooks (Keras 3) do "
+            'not run there - or use WSL2 with current TensorFlow: `pip install "{wsl}"` (Windows 10 {build} or '
+            "newer, Windows NVIDIA driver >= {minimum} - yours is {driver}, update it first)."
+        )
+    else:
+        fix = _(
+            "Either stay on native Windows with the official conda recipe - `{conda}`, then `{install}` in a "
+            "Python <= {high} environment; TF {last} comes with Keras 2, so the course's notebooks (Keras 3) do "
+            'not run there - or use WSL2 with current TensorFlow: `pip install "{wsl}"` (Windows 10 {build} or '
+            "newer, Windows NVIDIA driver >= {minimum})."
+        )
+    fields = {"last": last, "cuda": build.cuda, "cudnn": build.cudnn, "low": build.python_min}
+    fields.update(high=build.python_max, installed=tf.version if tf else None, conda=recipe["conda"])
+    fields.update(install=pip_install(recipe["requirement"], build.minor), wsl=wsl.tensorflow, driver=driver)
+    fields.update(build=table.rule("wsl2")["windows_build_min"], minimum=wsl.driver_min)
+    severity = "error" if installed_cpu_only and smi and smi.gpus else "warning"
+    return Finding("windows-native-no-gpu-after-2.10", severity, message.format(**fields), fix.format(**fields))
+
+
+def _minor_version_findings(rec: Recommendation, smi: SmiReport) -> list[Finding]:
+    """A driver of the build's CUDA family but an older minor: it works, under minor-version compatibility."""
+    have, need = parse_version(smi.driver_cuda), parse_version(rec.build.cuda)
+    if not (have[0] == need[0] and have < need):
+        return []
+    message = _(
+        "TF {tensorflow} is built with CUDA {cuda}; your driver supports up to {driver_cuda}. That "
+        "works through CUDA minor-version compatibility (same major family, driver >= {minimum}), "
+        "with a limited feature set."
+    ).format(
+        tensorflow=rec.build.minor,
+        cuda=rec.build.cuda,
+        driver_cuda=smi.driver_cuda,
+        minimum=load().min_driver(need[0], rec.platform),
+    )
+    fix = _("Nothing to do; a newer driver lifts the limits.")
+    return [Finding("minor-version-compatibility", "info", message, fix)]
 
 
 def _old_driver_message(rec: Recommendation, smi: SmiReport | None) -> str:

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import importlib.util
 
+from course_utils.doctor.commands import pip_install
 from course_utils.doctor.gpus import covered_by_build, identify
 from course_utils.doctor.logs import classify
 from course_utils.doctor.model import Finding, Machine, TensorFlowInfo, log_hints
-from course_utils.doctor.recommend import Recommendation, pip_install
+from course_utils.doctor.recommend import Recommendation
 from course_utils.doctor.texts import join
 from course_utils.doctor.versions import load, parse_version
 from course_utils.i18n import translator
@@ -18,101 +19,117 @@ _ = translator("doctor")
 
 
 def tensorflow_findings(m: Machine, rec: Recommendation) -> list[Finding]:
-    tf, smi, table, out = m.tensorflow, m.smi, load(), []
+    tf, smi = m.tensorflow, m.smi
     if tf is None:
-        return out
+        return []
     if not tf.installed:
-        out.append(
-            Finding(
-                "tensorflow-not-installed",
-                "info",
-                _("TensorFlow is not importable here ({error}).").format(error=tf.error),
-                _("Install it: {commands}").format(
-                    commands=" && ".join(c for c in rec.commands if c.startswith("pip install"))
-                ),
-            )
-        )
-        return out
+        return [_not_installed(tf, rec)]
     nvidia_gpu = bool(smi and smi.status == "ok" and smi.gpus)
-    hints = log_hints(tf.startup_log, gpu=nvidia_gpu if smi is not None else None)
     if tf.built_with_cuda is False:
-        windows = m.platform == "windows"
-        if nvidia_gpu and windows:
-            message = _(
-                "This TensorFlow ({version}) is a CPU-only build (tf.test.is_built_with_cuda() is False) (on native "
-                "Windows every TensorFlow after 2.10 is CPU-only): it can never use a GPU, although nvidia-smi "
-                "shows one."
-            )
-        elif nvidia_gpu:
-            message = _(
-                "This TensorFlow ({version}) is a CPU-only build (tf.test.is_built_with_cuda() is False): it can "
-                "never use a GPU, although nvidia-smi shows one."
-            )
-        elif windows:
-            message = _(
-                "This TensorFlow ({version}) is a CPU-only build (tf.test.is_built_with_cuda() is False) (on native "
-                "Windows every TensorFlow after 2.10 is CPU-only): it can never use a GPU."
-            )
-        else:
-            message = _(
-                "This TensorFlow ({version}) is a CPU-only build (tf.test.is_built_with_cuda() is False): it can "
-                "never use a GPU."
-            )
-        if rec.gpu:
-            fix = _("For the GPU install {tensorflow} instead: {commands}").format(
-                tensorflow=rec.tensorflow, commands=" ; ".join(rec.commands[:5])
-            )
-        else:
-            fix = _("Nothing to do on a machine without an NVIDIA GPU.")
-        out.append(
-            Finding("cpu-only-build", "error" if nvidia_gpu else "info", message.format(version=tf.version), fix)
-        )
+        out = [_cpu_only_build(m, rec, nvidia_gpu)]
     elif tf.gpus:
-        names = ", ".join(
-            _("{name} (compute capability {cc})").format(name=g["name"], cc=g["compute_capability"])
-            if g["compute_capability"]
-            else g["name"]
-            for g in tf.gpus
+        out = [_uses_gpu(tf)]
+    else:
+        out = [_sees_no_gpu(m, rec, nvidia_gpu)]
+    out += _cudnn_findings(tf)
+    if tf.built_with_cuda and tf.compute_capabilities:
+        out += _coverage_findings(
+            tf,
+            [(g["name"], g["compute_capability"]) for g in tf.gpus]
+            + [(g.name, g.compute_capability) for g in (smi.gpus if smi else [])],
         )
-        out.append(
-            Finding(
-                "tensorflow-uses-gpu",
-                "info",
-                _("TensorFlow {version} sees {count} GPU(s): {names}.").format(
-                    version=tf.version, count=len(tf.gpus), names=names
-                ),
-                _("Nothing to do."),
-            )
+    out += _tensorboard_findings(tf)
+    return out
+
+
+def _not_installed(tf: TensorFlowInfo, rec: Recommendation) -> Finding:
+    """TensorFlow cannot be imported: the recommendation's pip commands install it."""
+    commands = " && ".join(c for c in rec.commands if c.startswith("pip install"))
+    return Finding(
+        "tensorflow-not-installed",
+        "info",
+        _("TensorFlow is not importable here ({error}).").format(error=tf.error),
+        _("Install it: {commands}").format(commands=commands),
+    )
+
+
+def _cpu_only_build(m: Machine, rec: Recommendation, nvidia_gpu: bool) -> Finding:
+    """A TensorFlow built without CUDA: an error next to an NVIDIA GPU, else only information."""
+    windows = m.platform == "windows"
+    if nvidia_gpu and windows:
+        message = _(
+            "This TensorFlow ({version}) is a CPU-only build (tf.test.is_built_with_cuda() is False) (on native "
+            "Windows every TensorFlow after 2.10 is CPU-only): it can never use a GPU, although nvidia-smi "
+            "shows one."
         )
     elif nvidia_gpu:
+        message = _(
+            "This TensorFlow ({version}) is a CPU-only build (tf.test.is_built_with_cuda() is False): it can "
+            "never use a GPU, although nvidia-smi shows one."
+        )
+    elif windows:
+        message = _(
+            "This TensorFlow ({version}) is a CPU-only build (tf.test.is_built_with_cuda() is False) (on native "
+            "Windows every TensorFlow after 2.10 is CPU-only): it can never use a GPU."
+        )
+    else:
+        message = _(
+            "This TensorFlow ({version}) is a CPU-only build (tf.test.is_built_with_cuda() is False): it can "
+            "never use a GPU."
+        )
+    if rec.gpu:
+        fix = _("For the GPU install {tensorflow} instead: {commands}").format(
+            tensorflow=rec.tensorflow, commands=" ; ".join(rec.commands[:5])
+        )
+    else:
+        fix = _("Nothing to do on a machine without an NVIDIA GPU.")
+    severity = "error" if nvidia_gpu else "info"
+    return Finding("cpu-only-build", severity, message.format(version=m.tensorflow.version), fix)
+
+
+def _uses_gpu(tf: TensorFlowInfo) -> Finding:
+    """The GPUs TensorFlow sees, with their compute capabilities."""
+    names = ", ".join(
+        _("{name} (compute capability {cc})").format(name=g["name"], cc=g["compute_capability"])
+        if g["compute_capability"]
+        else g["name"]
+        for g in tf.gpus
+    )
+    return Finding(
+        "tensorflow-uses-gpu",
+        "info",
+        _("TensorFlow {version} sees {count} GPU(s): {names}.").format(
+            version=tf.version, count=len(tf.gpus), names=names
+        ),
+        _("Nothing to do."),
+    )
+
+
+def _sees_no_gpu(m: Machine, rec: Recommendation, nvidia_gpu: bool) -> Finding:
+    """A CUDA build that sees no GPU: an error next to one nvidia-smi shows (quoting its start-up log), else as
+    expected."""
+    tf, smi = m.tensorflow, m.smi
+    hints = log_hints(tf.startup_log, gpu=nvidia_gpu if smi is not None else None)
+    if nvidia_gpu:
         message = _("nvidia-smi shows {count} GPU(s) but TensorFlow {version} (a CUDA {cuda} build) sees none.")
         message = message.format(count=len(smi.gpus), version=tf.version, cuda=tf.cuda_version)
         if hints:
             message = join(message, _("Its start-up log says: {lines}").format(lines=" | ".join(hints)))
-        out.append(
-            Finding(
-                "tensorflow-sees-no-gpu",
-                "error",
-                message,
-                _("Install {tensorflow} (it brings CUDA and cuDNN as pip wheels); {rule}").format(
-                    tensorflow=rec.tensorflow, rule=table.rule("pip-symlink-step")["text"]
-                ),
-            )
+        fix = _("Install {tensorflow} (it brings CUDA and cuDNN as pip wheels); {rule}").format(
+            tensorflow=rec.tensorflow, rule=load().rule("pip-symlink-step")["text"]
         )
-    else:
-        message = _(
-            "TensorFlow {version} (a CUDA {cuda} build) sees no GPU, as expected without an NVIDIA driver."
-        ).format(version=tf.version, cuda=tf.cuda_version)
-        if hints:
-            message = join(message, _("Its start-up log says: {lines}").format(lines=" | ".join(hints[:2])))
-        out.append(
-            Finding(
-                "tensorflow-sees-no-gpu",
-                "info",
-                message,
-                _("Nothing to do unless this machine has an NVIDIA GPU."),
-            )
-        )
+        return Finding("tensorflow-sees-no-gpu", "error", message, fix)
+    message = _("TensorFlow {version} (a CUDA {cuda} build) sees no GPU, as expected without an NVIDIA driver.").format(
+        version=tf.version, cuda=tf.cuda_version
+    )
+    if hints:
+        message = join(message, _("Its start-up log says: {lines}").format(lines=" | ".join(hints[:2])))
+    return Finding("tensorflow-sees-no-gpu", "info", message, _("Nothing to do unless this machine has an NVIDIA GPU."))
+
+
+def _cudnn_findings(tf: TensorFlowInfo) -> list[Finding]:
+    """A cuDNN older than the one TensorFlow was built with, from its start-up log."""
+    out = []
     for entry in classify(tf.startup_log).entries:
         if entry.code == "cudnn-mismatch":
             out.append(
@@ -122,7 +139,7 @@ def tensorflow_findings(m: Machine, rec: Recommendation) -> list[Finding]:
                     _("TensorFlow loaded cuDNN {runtime} but was built with {compiled}. {rule}").format(
                         runtime=entry.details.get("runtime"),
                         compiled=entry.details.get("compiled"),
-                        rule=table.cudnn_rule["text"],
+                        rule=load().cudnn_rule["text"],
                     ),
                     _(
                         "Another package (often PyTorch) pinned an older cuDNN in this environment: give "
@@ -131,27 +148,26 @@ def tensorflow_findings(m: Machine, rec: Recommendation) -> list[Finding]:
                     ),
                 )
             )
-    if tf.built_with_cuda and tf.compute_capabilities:
-        out += _coverage_findings(
-            tf,
-            [(g["name"], g["compute_capability"]) for g in tf.gpus]
-            + [(g.name, g.compute_capability) for g in (smi.gpus if smi else [])],
-        )
-    tb_since = table.rule("tensorboard-separate")["since"]
+    return out
+
+
+def _tensorboard_findings(tf: TensorFlowInfo) -> list[Finding]:
+    """A TensorFlow that no longer brings TensorBoard, without it installed."""
+    rule = load().rule("tensorboard-separate")
     if (
         tf.version
-        and parse_version(tf.version) >= parse_version(tb_since)
+        and parse_version(tf.version) >= parse_version(rule["since"])
         and importlib.util.find_spec("tensorboard") is None
     ):
-        out.append(
+        return [
             Finding(
                 "tensorboard-not-installed",
                 "info",
-                table.rule("tensorboard-separate")["text"],  # in the language now (versions.Row)
+                rule["text"],  # in the language now (versions.Row)
                 f'pip install "tensorboard=={".".join(tf.version.split(".")[:2])}.*"',
             )
-        )
-    return out
+        ]
+    return []
 
 
 def _coverage_findings(tf: TensorFlowInfo, gpus: list[tuple[str, str | None]]) -> list[Finding]:

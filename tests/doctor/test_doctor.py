@@ -275,8 +275,9 @@ def test_the_old_wording_under_another_code_gives_no_finding():
 def test_rewording_every_note_changes_no_finding_code(monkeypatch, platform, python):
     machine = describe(platform, python, QA_SMI.read_text(), QA_NVCC.read_text())
     before = sorted(diagnose(machine).codes())
-    module = importlib.import_module("course_utils.doctor.recommend")  # the module, not the function of its name
-    monkeypatch.setattr(module, "Note", lambda code, text: Note(code, f"reworded {code}"))
+    for name in ("course_utils.doctor.recommend", "course_utils.doctor.routes"):  # the modules that make notes
+        module = importlib.import_module(name)  # the module, not the function of its name
+        monkeypatch.setattr(module, "Note", lambda code, text: Note(code, f"reworded {code}"))
     reworded = diagnose(machine)
     assert sorted(reworded.codes()) == before
     assert all(n.text == f"reworded {n.code}" for n in reworded.recommendation.notes)

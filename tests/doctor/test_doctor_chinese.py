@@ -13,9 +13,11 @@ import pytest
 
 from course_utils.doctor import MAIN_GROUP, NOTE_FINDINGS, Machine, describe, diagnose, main
 from course_utils.doctor.checks import CHECK_FINDINGS, GROUP_KERNELS, GROUP_WSL
-from course_utils.doctor.logs import RULES, classify
+from course_utils.doctor.log_rules import RULES
+from course_utils.doctor.logs import classify
 from course_utils.doctor.nvidia import parse_nvidia_smi
-from course_utils.doctor.recommend import INTEL_MAC_ROUTE, METAL_ROUTE, PLATFORM_NAMES, Note
+from course_utils.doctor.recommend import PLATFORM_NAMES, Note
+from course_utils.doctor.routes import INTEL_MAC_ROUTE, METAL_ROUTE
 from course_utils.doctor.texts import join, sentence
 from course_utils.doctor.troubleshooting import ANCHORS, more_line, see
 from course_utils.doctor.versions import DATA_FILE, english_hash, load, localized, stale_translations

@@ -2,15 +2,10 @@
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
-import stat
-from pathlib import Path
 
 import pytest
 
-from course_utils.doctor import nvidia
 from course_utils.doctor.nvidia import gpus_from_query, parse_nvcc, parse_nvidia_smi, parse_query_gpu
 
 from ..conftest import ROOT
@@ -303,69 +298,6 @@ def test_query_csv_without_driver_version_or_rows_says_what_is_missing():
 @pytest.mark.parametrize("text", ["a, b, c\nd, e, f\n", "GeForce, fast, new\n", "name\n"])
 def test_csv_that_is_not_the_query_output_is_not_read_as_it(text):
     assert parse_nvidia_smi(text).layout != "query"
-
-
-# ----------------------------------------------------------------- live probes, with the tools stubbed on PATH
-
-
-CAT = shutil.which("cat") or "/bin/cat"
-
-
-def _tool(folder: Path, name: str, script: str) -> None:
-    """A stub executable; PATH holds only its folder, so it names cat by absolute path."""
-    path = folder / name
-    path.write_text("#!/bin/sh\n" + script.replace("cat ", f"{CAT} "))
-    path.chmod(path.stat().st_mode | stat.S_IEXEC)
-
-
-@pytest.fixture
-def bin_dir(tmp_path, monkeypatch):
-    folder = tmp_path / "bin"
-    folder.mkdir()
-    monkeypatch.setenv("PATH", str(folder))
-    monkeypatch.setattr(nvidia, "WSL_NVIDIA_SMI", tmp_path / "no-wsl" / "nvidia-smi")
-    return folder
-
-
-@pytest.mark.skipif(os.name != "posix", reason="stub tools are shell scripts")
-def test_probe_reads_the_table_then_the_query(bin_dir):
-    table = FIXTURES / "smi_linux_440.33.01_2x_gv100.txt"
-    # A stub that behaves like a driver too old for the compute_cap field: that query fails, the next works.
-    _tool(
-        bin_dir,
-        "nvidia-smi",
-        f"""
-case "$1" in
-  *compute_cap*) echo 'Field "compute_cap" is not a valid field to query.'; exit 2;;
-  --query-gpu=*) printf '0, Quadro GV100, 32508\\n1, Quadro GV100, 32500\\n';;
-  *) cat "{table}";;
-esac
-""",
-    )
-    report = nvidia.probe_nvidia_smi()
-    assert (report.status, report.driver_version, report.driver_cuda) == ("ok", "440.33.01", "10.2")
-    assert [(g.index, g.name, g.memory_mib) for g in report.gpus] == [
-        (0, "Quadro GV100", 32508),
-        (1, "Quadro GV100", 32500),
-    ]
-
-
-@pytest.mark.skipif(os.name != "posix", reason="stub tools are shell scripts")
-def test_probe_keeps_the_table_when_the_query_fails(bin_dir):
-    table = FIXTURES / "smi_qa_post_windows_512.77_wddm.txt"
-    _tool(bin_dir, "nvidia-smi", f'case "$1" in --query-gpu=*) exit 6;; *) cat "{table}";; esac\n')
-    report = nvidia.probe_nvidia_smi()
-    assert report.gpus[0].name == "NVIDIA GeForce ..." and report.gpus[0].memory_mib == 6144
-
-
-@pytest.mark.skipif(os.name != "posix", reason="stub tools are shell scripts")
-def test_probe_reports_failures(bin_dir):
-    assert nvidia.probe_nvidia_smi().status == "missing"
-    assert nvidia.probe_nvcc().status == "missing"
-    _tool(bin_dir, "nvidia-smi", f'cat "{FIXTURES / "smi_no_driver.txt"}"; exit 9\n')
-    _tool(bin_dir, "nvcc", f'cat "{FIXTURES / "nvcc_linux_12.6.txt"}"\n')
-    assert nvidia.probe_nvidia_smi().status == "no-driver"
-    assert nvidia.probe_nvcc().release == "12.6"
 
 
 # --- captures as people really save and paste them (issue 17) ------------------------------------------------------

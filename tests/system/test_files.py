@@ -38,7 +38,7 @@ def test_a_failed_write_leaves_the_old_file_and_no_temporary_file(tmp_path):
 def test_a_reader_never_sees_a_half_written_file(tmp_path):
     path = tmp_path / "r.json"
     write_json_atomic(path, {"i": -1, "pad": ""})
-    stop = threading.Event()
+    stop, reading = threading.Event(), threading.Event()
     seen, errors = [], []
 
     def read():
@@ -47,10 +47,12 @@ def test_a_reader_never_sees_a_half_written_file(tmp_path):
                 seen.append(json.loads(path.read_text())["i"])
             except ValueError as err:  # a torn file would not parse
                 errors.append(err)
+            reading.set()
 
     reader = threading.Thread(target=read)
     reader.start()
     try:
+        assert reading.wait(120), "the reader never read"  # the writes start once it reads, however late it starts
         for i in range(200):
             write_json_atomic(path, {"i": i, "pad": "x" * (50_000 + 997 * (i % 7))})
     finally:

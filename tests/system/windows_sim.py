@@ -438,7 +438,7 @@ def scenario(folder_name: str) -> dict[str, Any]:
     import numpy as np
 
     from course_utils import speed
-    from course_utils.doctor import checks, detect_platform
+    from course_utils.doctor import detect_platform, wsl
     from course_utils.system import rss
 
     peak_before = rss.peak_rss_mib()
@@ -452,7 +452,7 @@ def scenario(folder_name: str) -> dict[str, Any]:
         "linux_peak_mib": linux_peak_mib(),
         "cpu_flags": sorted(speed.cpu_flags()),
         "doctor_platform": detect_platform(),
-        "is_wsl": checks.is_wsl(environ={}),
+        "is_wsl": wsl.is_wsl(environ={}),
     }
     out["processes"] = _processes()
     out["children"] = _children(folder)

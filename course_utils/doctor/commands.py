@@ -1,0 +1,67 @@
+"""The shell commands of a recommendation: the pip requirement for a tested TensorFlow build, and the venv, pip and
+verify lines around it.
+
+Apart from ``recommend`` so that the choice of a build and its notes read there, and the command text here, where
+``routes`` and the doctor's rules build the same lines; every version fact still comes from the table (``versions``).
+"""
+
+from __future__ import annotations
+
+from course_utils.doctor.versions import Build, load, parse_version
+
+VERIFY = "python -c \"import tensorflow as tf; print(tf.config.list_physical_devices('GPU'))\""
+
+
+def tensorflow_requirement(build: Build, platform: str, gpu: bool) -> str:
+    """``tensorflow[and-cuda]==2.21.*`` for a GPU build that has a working extra, the conda recipe's requirement on
+    native Windows, else the plain wheel."""
+    table = load()
+    if platform == "windows" and gpu:
+        recipe = table.rule("windows-native-recipe")
+        return (
+            recipe["requirement"]
+            if build.minor == table.rule("windows-native-gpu-last")["last"]
+            else (f"tensorflow=={build.minor}.*")
+        )
+    and_cuda = parse_version(build.tensorflow) >= parse_version(table.rule("and-cuda")["since"])
+    and_cuda = and_cuda and build.minor not in table.rule("and-cuda-uninstallable")["tensorflow"]
+    return f"tensorflow[and-cuda]=={build.minor}.*" if gpu and and_cuda else f"tensorflow=={build.minor}.*"
+
+
+def pip_install(requirement: str, tensorflow: str) -> str:
+    """The pip command for a TensorFlow requirement: ``pip install "tensorflow<2.11" "numpy<2"`` for a TensorFlow
+    built against NumPy 1 (``tensorflow`` is its release, ``"2.10"``), else without the pin."""
+    pin = load().numpy_pin(tensorflow)
+    return f'pip install "{requirement}"' + (f' "{pin}"' if pin else "")
+
+
+def tensorboard_install(build: Build) -> list[str]:
+    """The separate TensorBoard install for a build that no longer brings it (none for an older one)."""
+    since = load().rule("tensorboard-separate")["since"]
+    if parse_version(build.tensorflow) >= parse_version(since):
+        return [f'pip install "tensorboard=={build.minor}.*"']
+    return []
+
+
+def venv(platform: str, python: str | None) -> list[str]:
+    """Create and activate a virtual environment ``tf`` (with ``python``, else any Python 3)."""
+    if platform == "windows":
+        return [f"py -{python} -m venv tf" if python else "py -3 -m venv tf", r"tf\Scripts\activate"]
+    return [f"python{python or '3'} -m venv tf", "source tf/bin/activate"]
+
+
+def pip_upgrade(platform: str) -> str:
+    return "python -m pip install --upgrade pip" if platform == "windows" else "pip install --upgrade pip"
+
+
+def conda_recipe(python: str, install: str) -> list[str]:
+    """Native Windows's GPU route: the official conda recipe (CUDA and cuDNN from conda-forge) in an environment
+    ``tf`` of ``python``, then ``install`` (the pip command for the TensorFlow)."""
+    return [
+        f"conda create --name tf python={python}",
+        "conda activate tf",
+        load().rule("windows-native-recipe")["conda"],
+        pip_upgrade("linux"),
+        install,
+        VERIFY,
+    ]

@@ -1,0 +1,89 @@
+"""A platform's routes: ``routes()`` gives ``recommend()``'s answer, then the alternatives worth knowing - WSL2 next
+to native Windows; Apple's Metal plugin and the Intel-Mac line next to macOS.
+
+Apart from ``recommend`` because an alternative is a whole recommendation of its own, built from the same notes and
+commands; the doctor's diagnosis and notebook 01's picker ask this module.
+"""
+
+from __future__ import annotations
+
+from course_utils.doctor.commands import VERIFY, pip_install, pip_upgrade, venv
+from course_utils.doctor.recommend import (
+    Note,
+    Recommendation,
+    build_notes,
+    metal_supports,
+    normalize_python,
+    recommend,
+    rule_note,
+)
+from course_utils.doctor.texts import N_
+from course_utils.doctor.versions import check_platform, load, parse_version, version_text
+from course_utils.i18n import translator
+
+_ = translator("doctor")
+
+METAL_ROUTE = N_("Apple silicon, Metal GPU")
+INTEL_MAC_ROUTE = N_("Intel Mac")
+
+
+def routes(
+    platform: str,
+    python: str | None = None,
+    driver: str | None = None,
+    gpu: bool | str | None = None,
+    *,
+    driver_cuda: str | None = None,
+    compute_capability: str | None = None,
+) -> list[Recommendation]:
+    """The recommendation for a platform, then the alternatives worth knowing: native Windows -> WSL2;
+    macOS -> Apple's Metal route (where the Python has the plugin) and the Intel-Mac line."""
+    platform = check_platform(platform)
+    first = recommend(platform, python, driver, gpu, driver_cuda=driver_cuda, compute_capability=compute_capability)
+    if platform == "windows" and first.gpu:
+        return [first, recommend("wsl2", python, driver, gpu, compute_capability=compute_capability)]
+    if platform == "macos":
+        asked = normalize_python(python)
+        metal = _metal(asked)
+        return [first, *([metal] if metal else []), _intel_mac(asked)]
+    return [first]
+
+
+def _metal(asked: str | None) -> Recommendation | None:
+    """Apple silicon's Metal route (TF <= 2.18 + tensorflow-metal), for a Python the plugin has wheels for."""
+    table = load()
+    metal = table.rule("macos-metal")
+    if asked and not metal_supports(asked):
+        return None
+    python = asked or metal["python"][1]
+    minor = metal["tensorflow_max"]
+    requirement = f"tensorflow=={minor}.*"
+    install = pip_install(requirement, minor) + f' "{metal["plugin"]}"'
+    commands = [*venv("macos", python), pip_upgrade("macos"), install, VERIFY]
+    notes = [rule_note("macos-metal")]
+    if table.numpy_pin(minor):
+        notes.append(rule_note("numpy-2"))
+    return Recommendation("macos", requirement, commands, None, python, True, route=METAL_ROUTE, notes=notes)
+
+
+def _intel_mac(asked: str | None) -> Recommendation:
+    """Intel Macs: the last TensorFlow line released for them (2.16), CPU only."""
+    table = load()
+    last = table.rule("macos-intel")["last"]
+    before = version_text(parse_version(last)[:1] + (parse_version(last)[1] + 1,))
+    newest = table.newest("linux", before=before)
+    build = table.newest("linux", asked, before=before) if asked else newest
+    python = asked
+    notes = [rule_note("macos-intel")]
+    if build is None:
+        build, python = newest, newest.python_max
+        text = _(
+            "TF {tensorflow} supports Python {low}-{high}, not {python}: the commands create a Python {env_python} "
+            "environment"
+        )
+        fields = {"tensorflow": newest.minor, "low": newest.python_min, "high": newest.python_max}
+        notes.append(Note("intel-mac-python", text.format(python=asked, env_python=python, **fields)))
+    requirement = f"tensorflow=={build.minor}.*"
+    commands = [*venv("macos", python), pip_upgrade("macos"), pip_install(requirement, build.minor), VERIFY]
+    notes += build_notes(build.minor)
+    return Recommendation("macos", requirement, commands, build, python, False, route=INTEL_MAC_ROUTE, notes=notes)
