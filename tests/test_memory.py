@@ -18,21 +18,18 @@ def test_gpu_names():
 
 def test_no_peak_before_the_runtime_starts(monkeypatch):
     """Asking would start TensorFlow's runtime and fix a device split the notebook has not made yet."""
-    from course_utils import gpu_config, tf_setup
-
     def no_tensorflow():
         raise AssertionError("peak_gpu_mib touched TensorFlow before its runtime started")
 
-    monkeypatch.setattr(gpu_config, "runtime_initialized", lambda: False)
-    monkeypatch.setattr(tf_setup, "quiet_tensorflow", no_tensorflow)
+    # patched where peak_gpu_mib looks them up: course_utils.memory
+    monkeypatch.setattr(memory, "runtime_initialized", lambda: False)
+    monkeypatch.setattr(memory, "quiet_tensorflow", no_tensorflow)
     assert memory.peak_gpu_mib() is None
 
 
 @pytest.fixture
 def runtime_started(monkeypatch):
-    from course_utils import gpu_config
-
-    monkeypatch.setattr(gpu_config, "runtime_initialized", lambda: True)
+    monkeypatch.setattr(memory, "runtime_initialized", lambda: True)
 
 
 def test_no_peak_without_a_gpu(runtime_started, monkeypatch):

@@ -169,30 +169,40 @@ def _all_ended(proc: subprocess.Popen, handles: list[Any]) -> bool:
     return True
 
 
-def _wait_ended(proc: subprocess.Popen, handles: list[Any], seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
+def _wait_ended(
+    proc: subprocess.Popen, handles: list[Any], seconds: float, clock: Callable[[], float] = time.monotonic
+) -> bool:
+    """Whether everything ended within ``seconds`` of ``clock`` (polled every 50 ms)."""
+    deadline = clock() + seconds
     while True:
         if _all_ended(proc, handles):
             return True
-        if time.monotonic() >= deadline:
+        if clock() >= deadline:
             return False
         time.sleep(0.05)
 
 
-def stop_group(proc: subprocess.Popen, grace_s: float = 3.0, *, also: Iterable[int] = ()) -> int | None:
+def stop_group(
+    proc: subprocess.Popen,
+    grace_s: float = 3.0,
+    *,
+    also: Iterable[int] = (),
+    clock: Callable[[], float] = time.monotonic,
+) -> int | None:
     """End ``proc``, its process group and its descendants; return ``proc``'s exit code (None if it never ended).
 
     POSIX: SIGTERM to the group (and to descendants outside it, and to the pids in ``also``),
     then, after ``grace_s`` seconds, SIGKILL to whatever is left - including group members
     that outlived the leader. Windows: the leader and its descendants are killed. Safe to
-    call again, and on a process that already ended.
+    call again, and on a process that already ended. ``clock`` measures the grace periods
+    (a test passes one that it controls).
     """
     handles = _handles(descendants(proc.pid) | set(also))
     if os.name == "nt":
         _signal_all(handles, kill=True)
         if proc.poll() is None:
             proc.kill()
-        _wait_ended(proc, handles, grace_s)
+        _wait_ended(proc, handles, grace_s, clock)
     else:
         for sig in (signal.SIGTERM, signal.SIGKILL):
             if _all_ended(proc, handles):
@@ -203,7 +213,7 @@ def stop_group(proc: subprocess.Popen, grace_s: float = 3.0, *, also: Iterable[i
                 if proc.poll() is None:
                     proc.send_signal(sig)
             _signal_all(handles, kill=sig == signal.SIGKILL)
-            if _wait_ended(proc, handles, grace_s):
+            if _wait_ended(proc, handles, grace_s, clock):
                 break
     try:
         return proc.wait(timeout=grace_s)

@@ -296,11 +296,10 @@ def test_run_local_workers_refuses_a_zero_time_limit_and_a_missing_program(tmp_p
     assert not (tmp_path / "run").exists(), "nothing was started or written"
 
 
+@pytest.mark.timeout(120)  # catches a hang: workers that sleep 600 s, a limit of 1 s
 def test_workers_past_their_time_limit_are_all_stopped(tmp_path):
-    start = time.monotonic()
     with pytest.raises(WorkerError, match="did not finish within 1 s") as info:
         run_local_workers(program(tmp_path, SLEEPER), 2, folder=tmp_path / "run", timeout_s=1)
-    assert time.monotonic() - start < 30
     assert info.value.timed_out and "raise the time limit" in info.value.fix
     assert_nothing_left(tmp_path)
     assert {p.name for p in (tmp_path / "run").glob("worker-*.log")} == {"worker-0.log", "worker-1.log"}
@@ -394,23 +393,22 @@ STARTER = (
 
 
 @pytest.mark.skipif(os.name == "nt", reason="SIGKILL")
+@pytest.mark.timeout(120)  # catches workers that never start, or that outlive the process that started them
 def test_workers_end_when_the_kernel_that_started_them_is_killed(tmp_path):
-    """`kill -KILL` of notebook 07's kernel: its workers end by themselves within seconds, and each carries a
-    time limit of its own (the run's, plus a margin) in case nothing else stops it."""
+    """`kill -KILL` of notebook 07's kernel: its workers (sleeping 600 s, with a limit of 600 s) end by themselves,
+    long before either, and each carries a time limit of its own (the run's, plus a margin) in case nothing else
+    stops it."""
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
     folder = tmp_path / "run"
     starter = subprocess.Popen([sys.executable, "-c", STARTER, str(folder), str(program(tmp_path, SLEEPER))], env=env)
     try:
-        deadline = time.monotonic() + 60
         while len(workers := [pid for pid in leftover_processes(folder) if pid != starter.pid]) < 2:
-            assert time.monotonic() < deadline, "the workers did not start"
+            assert starter.poll() is None, "the starter ended before its workers started"
             time.sleep(0.1)
         limits = {psutil.Process(pid).environ().get("COURSE_TIME_LIMIT_S") for pid in workers}
         starter.kill()  # as `kill -KILL` of the kernel: no cleanup runs in it
         starter.wait()
-        deadline = time.monotonic() + 5
-        while leftover := leftover_processes(folder):
-            assert time.monotonic() < deadline, f"the workers {leftover} outlived the process that started them"
+        while leftover_processes(folder):  # until the workers' watchdogs have seen their parent go
             time.sleep(0.1)
         assert limits == {str(600 + distribute.WORKER_TIME_MARGIN_S)}
     finally:
