@@ -6,7 +6,7 @@ need it, so the course can set environment switches first.
 
 from importlib.metadata import PackageNotFoundError, version
 
-from course_utils.errors import (
+from course_utils.core.errors import (
     CheckpointError,
     ChildError,
     ConfigurationTooLateError,

@@ -12,9 +12,9 @@ import platform
 from dataclasses import dataclass
 from pathlib import Path
 
-from course_utils.errors import DeviceError, ParameterError
-from course_utils.i18n import translator
-from course_utils.tf_setup import quiet_tensorflow
+from course_utils.core.errors import DeviceError, ParameterError
+from course_utils.core.i18n import translator
+from course_utils.core.tf_setup import quiet_tensorflow
 
 _ = translator("course")
 

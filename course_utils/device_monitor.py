@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import psutil
 
-from course_utils.system.processes import start_in_group, stop_group
+from course_utils.core.processes import start_in_group, stop_group
 
 NVIDIA_SMI = ("nvidia-smi", "--query-gpu=index,utilization.gpu,memory.used", "--format=csv,noheader,nounits",
               "-lms", "500")

@@ -7,10 +7,10 @@ counters in view; the record only needs their peak at the end of a run.
 
 from __future__ import annotations
 
-from course_utils.errors import ParameterError
-from course_utils.gpu_config import runtime_initialized
-from course_utils.i18n import translator
-from course_utils.tf_setup import quiet_tensorflow
+from course_utils.core.errors import ParameterError
+from course_utils.core.gpu_config import runtime_initialized
+from course_utils.core.i18n import translator
+from course_utils.core.tf_setup import quiet_tensorflow
 
 MIB = 2**20
 _ = translator("course")

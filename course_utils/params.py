@@ -25,10 +25,10 @@ import re
 from collections.abc import Callable, Mapping, MutableMapping
 from typing import Any
 
-from course_utils import i18n
-from course_utils.errors import ParameterError
-from course_utils.i18n import translator
-from course_utils.system import variables
+from course_utils.core import i18n
+from course_utils.core.errors import ParameterError
+from course_utils.core.i18n import translator
+from course_utils.core import variables
 
 _ = translator("course")
 

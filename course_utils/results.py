@@ -31,10 +31,10 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from course_utils.system import variables
-from course_utils.system.files import write_json_atomic
-from course_utils.system.places import results_dir
-from course_utils.system.rss import peak_rss_mib
+from course_utils.core import variables
+from course_utils.core.files import write_json_atomic
+from course_utils.core.places import results_dir
+from course_utils.core.rss import peak_rss_mib
 
 __all__ = [
     "Recorder",

@@ -20,7 +20,7 @@ What "honest" means here:
   on CPUs bfloat16 with AMX only, since TensorFlow's guide says it runs slower without AMX.
   ``ladder(policy=...)`` measures a rung anyway, to check that on a machine.
 
-The command line around it (``course bench``) lives in ``course_utils.bench``.
+The command line around it (``course bench``) lives in ``course_utils.tools.bench``.
 """
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ from typing import Any
 
 import numpy as np
 
-from course_utils.errors import ParameterError
-from course_utils.i18n import translator
+from course_utils.core.errors import ParameterError
+from course_utils.core.i18n import translator
 from course_utils.pipeline import blog_arrays, image_dataset
 from course_utils.timing import epoch_timer, steady_state
 

@@ -50,9 +50,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import NamedTuple
 
-from course_utils.errors import CourseError
-from course_utils.i18n import translator
-from course_utils.system.places import log_base
+from course_utils.core.errors import CourseError
+from course_utils.core.i18n import translator
+from course_utils.core.places import log_base
 
 SPLITS = ("train", "validation")
 EVENT_PREFIX = "events.out.tfevents."

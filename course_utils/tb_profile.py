@@ -34,8 +34,8 @@ import os
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from course_utils.errors import CourseError, ParameterError
-from course_utils.i18n import translator
+from course_utils.core.errors import CourseError, ParameterError
+from course_utils.core.i18n import translator
 
 _ = translator("course")
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from course_utils.device import check_device
 from course_utils.doctor.troubleshooting import see
-from course_utils.i18n import translator
+from course_utils.core.i18n import translator
 
 _ = translator("course")
 

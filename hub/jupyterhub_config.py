@@ -32,7 +32,7 @@ import logging
 import sys
 from pathlib import Path
 
-from course_utils.classroom import hub
+from course_utils.tools.classroom import hub
 
 c = get_config()  # noqa: F821 - JupyterHub defines it when it reads this file
 log = logging.getLogger("JupyterHub")

@@ -44,7 +44,7 @@ THEME = Path(__file__).resolve().parent / "site_theme"
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from notebook_links import Release, release  # noqa: E402 - the one place that makes the Colab/Kaggle/Binder URLs
 
-from course_utils.i18n import CHINESE_CHARACTERS  # noqa: E402 - Chinese text's characters, one home
+from course_utils.core.i18n import CHINESE_CHARACTERS  # noqa: E402 - Chinese text's characters, one home
 
 # Sphinx pages that both languages have, whatever the course holds.
 SPECIAL_PAGES = frozenset({"search", "genindex"})

@@ -4,7 +4,7 @@
     python scripts/messages.py --check    # change nothing; exit 1 and list what is missing or out of date
 
 Extraction reads course_utils/ and sorts each message into its domain by the file it is in
-(course_utils.i18n: doctor/, exercises/, the rest). A new message enters the Chinese ``.po``
+(course_utils.core.i18n: doctor/, exercises/, the rest). A new message enters the Chinese ``.po``
 file with an empty translation; a message no longer in the code leaves it; every translation
 already made is kept. Translate the empty entries (``msgstr``), then run this again to compile.
 """
@@ -25,7 +25,7 @@ from babel.messages.pofile import read_po, write_po
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "course_utils"
 sys.path.insert(0, str(ROOT))
-from course_utils.i18n import DOMAINS, LOCALE_DIR  # noqa: E402 - the checkout's own package
+from course_utils.core.i18n import DOMAINS, LOCALE_DIR  # noqa: E402 - the checkout's own package
 
 LOCALES = ("zh_CN",)
 KEYWORDS = {"_": None, "N_": None}  # N_: gettext_noop - marked where a table defines it, translated where shown

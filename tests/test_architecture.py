@@ -115,7 +115,7 @@ def exception_classes(path: Path) -> list[tuple[str, list[str]]]:
 
 
 def test_every_course_exception_lives_in_errors_and_derives_from_course_error():
-    import course_utils.errors as errors
+    import course_utils.core.errors as errors
 
     outside = [(rel(p), name) for p in MODULES if rel(p) != "errors.py" for name, _ in exception_classes(p)]
     # BatchInterrupted is Ctrl-C carrying the finished runs (a KeyboardInterrupt), not an error to report.
@@ -170,8 +170,8 @@ def test_every_module_is_named_by_some_test():
 
 def test_importing_the_package_and_its_command_line_does_not_import_tensorflow():
     code = (
-        "import sys, course_utils, course_utils.cli, course_utils.batch.runner, course_utils.doctor, "
-        "course_utils.data, course_utils.system.child; print('tensorflow' in sys.modules)"
+        "import sys, course_utils, course_utils.tools.cli, course_utils.tools.batch.runner, course_utils.doctor, "
+        "course_utils.data, course_utils.core.child; print('tensorflow' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

@@ -12,7 +12,7 @@ import subprocess
 
 import pytest
 
-from course_utils.tb_server import proxy_url_hint
+from course_utils.tools.classroom.tb_server import proxy_url_hint
 
 from .conftest import ROOT
 

@@ -53,7 +53,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from course_utils.system.processes import free_port, start_in_group, stop_group
+from course_utils.core.processes import free_port, start_in_group, stop_group
 
 from .conftest import IN_CI, NOTEBOOKS, ROOT, ZH_NOTEBOOKS
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from course_utils import cli
+from course_utils.tools import cli
 
 
 def test_help_lists_every_tool(capsys):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from course_utils.device import CHOICES, check_device
-from course_utils.errors import ParameterError
+from course_utils.core.errors import ParameterError
 
 
 @pytest.mark.parametrize("value, expected", [("auto", "auto"), ("CPU", "cpu"), ("Gpu", "gpu")])
@@ -24,7 +24,7 @@ def test_the_notebooks_and_bench_share_it():
     import argparse
 
     from course_utils import device
-    from course_utils.bench import cli
+    from course_utils.tools.bench import cli
 
     with pytest.raises(ParameterError) as from_notebook:
         device.choose_device("tpu")

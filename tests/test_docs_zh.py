@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from course_utils.i18n import CHINESE_CHARACTERS
+from course_utils.core.i18n import CHINESE_CHARACTERS
 
 from .conftest import ROOT
 from .test_wsl2_guide import slug

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import course_utils
-from course_utils import errors
+from course_utils.core import errors
 
 
 def all_errors():

@@ -17,19 +17,19 @@ import textwrap
 
 import pytest
 
-from course_utils import gpu_config
-from course_utils.errors import CourseError, DeviceError, ParameterError
-from course_utils.gpu_config import Change, ConfigurationTooLateError, check_request
-from course_utils.system import variables
+from course_utils.core import gpu_config
+from course_utils.core.errors import CourseError, DeviceError, ParameterError
+from course_utils.core.gpu_config import Change, ConfigurationTooLateError, check_request
+from course_utils.core import variables
 
 from .conftest import isolated
 
 PRELUDE = """
 import json, os
-from course_utils import gpu_config
-from course_utils.errors import CourseError
-from course_utils.tf_setup import quiet_tensorflow
-from course_utils.system import variables
+from course_utils.core import gpu_config
+from course_utils.core.errors import CourseError
+from course_utils.core.tf_setup import quiet_tensorflow
+from course_utils.core import variables
 
 tf = quiet_tensorflow()
 out = {}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from course_utils import memory
-from course_utils.errors import ParameterError
+from course_utils.core.errors import ParameterError
 
 
 def test_gpu_names():

@@ -10,7 +10,7 @@ import pytest
 
 import course_utils
 from course_utils.device import choose_device
-from course_utils.errors import DeviceError, ParameterError
+from course_utils.core.errors import DeviceError, ParameterError
 from course_utils.notebook import CheckpointError, checkpoint, notebook_parameters
 from course_utils.results import read_results
 
@@ -83,7 +83,7 @@ SETUP_IN_A_FRESH_PROCESS = """
     cpu = tf.config.list_physical_devices("CPU")[0]
     tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
     print(len(tf.config.list_logical_devices("CPU")))
-    from course_utils.tf_setup import startup_log
+    from course_utils.core.tf_setup import startup_log
     print("captured", len(startup_log()) > 0)
     print("start-up done", file=sys.stderr, flush=True)
     import keras

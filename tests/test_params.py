@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from course_utils.errors import ParameterError
+from course_utils.core.errors import ParameterError
 from course_utils.params import apply_smoke, check_parameters, check_positive_int, settle_smoke, smoke_enabled
 
 from .conftest import NOTEBOOKS

@@ -1,4 +1,4 @@
-"""Chinese plot labels: course_utils.plot_fonts picks an installed Chinese font, or warns what to install.
+"""Chinese plot labels: course_utils.core.plot_fonts picks an installed Chinese font, or warns what to install.
 
 The rendering checks draw with matplotlib's Agg backend (what the notebooks' inline plots use) and
 compare pixels: DejaVu Sans draws every Chinese character as the same empty box, a Chinese font
@@ -20,7 +20,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402 - after choosing the backend
 
 import course_utils  # noqa: E402
-from course_utils import plot_fonts  # noqa: E402
+from course_utils.core import plot_fonts  # noqa: E402
 
 from .conftest import IN_CI  # noqa: E402
 

@@ -18,7 +18,7 @@ from course_utils.results import (
     read_all,
     read_results,
 )
-from course_utils.system import places
+from course_utils.core import places
 
 
 def test_record_writes_and_merges(tmp_path):

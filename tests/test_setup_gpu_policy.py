@@ -23,8 +23,8 @@ from .test_notebooks import code_cells, load, source
 
 CHILD = """
 import json, os, sys
-from course_utils.tf_setup import quiet_tensorflow
-from course_utils import gpu_config
+from course_utils.core.tf_setup import quiet_tensorflow
+from course_utils.core import gpu_config
 from course_utils.results import read_results
 
 tf = quiet_tensorflow()

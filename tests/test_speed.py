@@ -135,7 +135,7 @@ def test_ladder_measures_a_policy_asked_for_or_none():
     assert "as asked" in reason and "no AMX" in reason
     configs, reason = speed.ladder("/CPU:0", flags={"amx_bf16"}, policy=None)
     assert all(c.precision == "float32" for c in configs) and "off, as asked" in reason
-    from course_utils.errors import ParameterError
+    from course_utils.core.errors import ParameterError
 
     with pytest.raises(ParameterError, match="not understood"):
         speed.ladder("/CPU:0", flags={"avx2"}, policy="bfloat16")
@@ -201,7 +201,7 @@ def test_xla_trains_whole_batches_only_and_counts_what_it_trained():
 
 
 def test_benchmark_needs_an_epoch_after_warmup():
-    from course_utils.errors import ParameterError
+    from course_utils.core.errors import ParameterError
 
     with pytest.raises(ParameterError, match="warm-up"):
         speed.benchmark(speed.baseline_config(), tiny(32), tiny(32), epochs=1)

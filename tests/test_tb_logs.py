@@ -9,8 +9,8 @@ import os
 import numpy as np
 import pytest
 
-from course_utils.errors import CourseError
-from course_utils.system import variables
+from course_utils.core.errors import CourseError
+from course_utils.core import variables
 from course_utils.tb_logs import Scalar, event_dirs, log_root, main, read_scalars
 
 EPOCHS = 3
@@ -57,7 +57,7 @@ def test_missing_tensorboard_is_a_clear_error(monkeypatch, tmp_path):
 def logged(tmp_path_factory):
     """Two runs logged by Keras's own callback, one folder each: a small dense model, and the blog post's CNN
     with a profiled range."""
-    from course_utils.tf_setup import quiet_tensorflow
+    from course_utils.core.tf_setup import quiet_tensorflow
 
     quiet_tensorflow()
     import keras

@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 import json
 
-from course_utils.batch.notebook_run import run_notebook
+from course_utils.tools.batch.notebook_run import run_notebook
 
 from .conftest import ROOT
 
@@ -105,7 +105,7 @@ def test_on_a_hub_the_server_cell_sets_the_proxy_url_the_course_works_out(monkey
     """The cell's own line (its magics left out) against ``tb_server.proxy_url_hint``; a value the hub set is kept."""
     import os
 
-    from course_utils.tb_server import PROXY_ENV, proxy_url_hint
+    from course_utils.tools.classroom.tb_server import PROXY_ENV, proxy_url_hint
 
     (cell,) = [c for c in cells() if "%tensorboard" in "".join(c["source"])]
     code = "\n".join(line for line in "".join(cell["source"]).splitlines() if not line.strip().startswith("%"))

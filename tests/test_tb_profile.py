@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from course_utils.errors import CourseError, ParameterError
+from course_utils.core.errors import CourseError, ParameterError
 from course_utils.tb_profile import INPUT_EVENT, MAX_STEPS, MIN_START, STEP_EVENT, check_profile_batch, profiled_steps
 
 BATCHES_PER_EPOCH = 8  # 256 images, batch 32
@@ -58,7 +58,7 @@ def test_a_range_past_the_last_batch_is_refused():
 @pytest.fixture(scope="module")
 def profiled(tmp_path_factory):
     """The blog post's CNN trained for 2 epochs of 8 batches, with Keras's own callback: one run profiled, one not."""
-    from course_utils.tf_setup import quiet_tensorflow
+    from course_utils.core.tf_setup import quiet_tensorflow
 
     quiet_tensorflow()
     import keras

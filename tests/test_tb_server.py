@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from course_utils.tb_server import proxy_url_hint
+from course_utils.tools.classroom.tb_server import proxy_url_hint
 
 
 def test_proxy_url_on_a_hub_and_off_it():

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from course_utils.i18n import CHINESE_CHARACTERS
+from course_utils.core.i18n import CHINESE_CHARACTERS
 
 ROOT = Path(__file__).resolve().parents[1]  # not from .conftest: this file also runs as a script
 TERMS_FILE = ROOT / "docs" / "zh" / "terms.toml"

@@ -18,8 +18,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from course_utils.data.connect import open_url
-from course_utils.errors import DataError
-from course_utils.i18n import translator
+from course_utils.core.errors import DataError
+from course_utils.core.i18n import translator
 
 _ = translator("course")
 

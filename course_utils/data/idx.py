@@ -14,8 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
-from course_utils.errors import DataError
-from course_utils.i18n import translator
+from course_utils.core.errors import DataError
+from course_utils.core.i18n import translator
 
 UBYTE = 0x08
 BLOCK = 1 << 20  # bytes un-gzipped at a time

@@ -43,12 +43,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from course_utils import gpu_config
-from course_utils.errors import ParameterError, WorkerError
-from course_utils.i18n import translator
-from course_utils.system import variables
-from course_utils.system.child import Child, start_python
-from course_utils.system.processes import LOCALHOST, free_ports, processes_naming
+from course_utils.core import gpu_config
+from course_utils.core.errors import ParameterError, WorkerError
+from course_utils.core.i18n import translator
+from course_utils.core import variables
+from course_utils.core.child import Child, start_python
+from course_utils.core.processes import LOCALHOST, free_ports, processes_naming
 
 _ = translator("course")
 

@@ -21,7 +21,7 @@ grouped by what they look at. ``--log`` classifies each line of a TensorFlow log
 Exit status 0 unless a finding has severity "error" (then 1); 2 for a usage error. In the JSON,
 a recommendation's ``notes`` are ``{"code": ..., "text": ...}`` objects: match on the code.
 
-Language: ``COURSE_LANG=zh-CN course doctor`` reports in Simplified Chinese (``course_utils.i18n``,
+Language: ``COURSE_LANG=zh-CN course doctor`` reports in Simplified Chinese (``course_utils.core.i18n``,
 catalogue domain "doctor"). Codes, severities, verdicts, commands, version numbers and the tools' own
 words stay as they are. The JSON keeps its keys and structure in every language; its sentences for
 people (a finding's ``message`` and ``fix``, a note's ``text``, nvidia-smi ``problems``, a log
@@ -45,7 +45,7 @@ Where each part lives (this file is the package's face: it imports the names oth
 
 from __future__ import annotations
 
-from course_utils.doctor.cli import main
+from course_utils.tools.doctor_cli import main
 from course_utils.doctor.model import (
     MAIN_GROUP,
     NOTE_FINDINGS,

@@ -23,7 +23,7 @@ from functools import lru_cache
 from typing import Any
 
 from course_utils.doctor.versions import DATA_FILE, localized, parse_version, version_text
-from course_utils.i18n import translator
+from course_utils.core.i18n import translator
 
 _ = translator("doctor")
 

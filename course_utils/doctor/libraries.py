@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from course_utils.doctor.recommend import Note
-from course_utils.errors import ChildError
-from course_utils.i18n import translator
-from course_utils.system.child import run_python
+from course_utils.core.errors import ChildError
+from course_utils.core.i18n import translator
+from course_utils.core.child import run_python
 
 _ = translator("doctor")
 

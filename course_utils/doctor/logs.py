@@ -20,7 +20,7 @@ writes UTF-16 LE with a byte-order mark), CRLF, ANSI colour codes; an empty or b
 
 A rule's ``meaning`` and ``fix`` are English, marked ``N_`` (``course_utils.doctor.texts``); a
 ``LogEntry`` shows them, and the report its lines, in the language at that moment (``COURSE_LANG``, else the
-locale: ``course_utils.i18n.language``).
+locale: ``course_utils.core.i18n.language``).
 """
 
 from __future__ import annotations
@@ -33,8 +33,8 @@ from pathlib import Path
 from typing import Any
 
 from course_utils.doctor.log_rules import RULES, LogRule
-from course_utils.errors import InputError
-from course_utils.i18n import translator
+from course_utils.core.errors import InputError
+from course_utils.core.i18n import translator
 
 _ = translator("doctor")
 

@@ -19,7 +19,7 @@ from course_utils.doctor.recommend import Note, Recommendation, platform_name
 from course_utils.doctor.texts import N_, sentence
 from course_utils.doctor.troubleshooting import links, more_line
 from course_utils.doctor.versions import load
-from course_utils.i18n import translator
+from course_utils.core.i18n import translator
 
 _ = translator("doctor")
 

@@ -39,7 +39,7 @@ import re
 from dataclasses import asdict, dataclass, field
 
 from course_utils.doctor.logs import decode_text
-from course_utils.i18n import translator
+from course_utils.core.i18n import translator
 
 _ = translator("doctor")
 

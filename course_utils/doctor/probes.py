@@ -27,8 +27,8 @@ from course_utils.doctor.nvidia import (
 )
 from course_utils.doctor.recommend import normalize_python
 from course_utils.doctor.versions import check_platform
-from course_utils.i18n import translator
-from course_utils.tf_setup import quiet_tensorflow, startup_log
+from course_utils.core.i18n import translator
+from course_utils.core.tf_setup import quiet_tensorflow, startup_log
 
 _ = translator("doctor")
 

@@ -13,7 +13,7 @@ the build covers it. A TensorFlow built against NumPy 1 (before 2.18) is always 
 Each note on a recommendation is a ``Note(code, text)``: the ``code`` (kebab-case, listed in
 ``NOTE_CODES``) is what programs match on - the doctor turns notes into findings by code - and
 the ``text`` is for people, free to be reworded, and in the language at the time of the call
-(``COURSE_LANG``; ``course_utils.i18n``). ``PLATFORM_NAMES`` and the route names stay English
+(``COURSE_LANG``; ``course_utils.core.i18n``). ``PLATFORM_NAMES`` and the route names stay English
 (data: the JSON's values, the pickers' choices); ``platform_name`` and ``Recommendation.title``
 give them in the language now.
 """
@@ -36,7 +36,7 @@ from course_utils.doctor.gpus import QUERY_COMMAND, Generation, identify, known_
 from course_utils.doctor.texts import N_, join
 from course_utils.doctor.troubleshooting import links, more_text
 from course_utils.doctor.versions import Build, check_platform, load, parse_version, version_text
-from course_utils.i18n import translator
+from course_utils.core.i18n import translator
 
 _ = translator("doctor")
 

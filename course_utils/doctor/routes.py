@@ -19,7 +19,7 @@ from course_utils.doctor.recommend import (
 )
 from course_utils.doctor.texts import N_
 from course_utils.doctor.versions import check_platform, load, parse_version, version_text
-from course_utils.i18n import translator
+from course_utils.core.i18n import translator
 
 _ = translator("doctor")
 

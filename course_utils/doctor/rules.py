@@ -14,7 +14,7 @@ from course_utils.doctor.routes import routes
 from course_utils.doctor.rules_tensorflow import tensorflow_findings
 from course_utils.doctor.texts import join
 from course_utils.doctor.versions import load, parse_version
-from course_utils.i18n import translator
+from course_utils.core.i18n import translator
 
 _ = translator("doctor")
 

@@ -13,7 +13,7 @@ from course_utils.doctor.model import Finding, Machine, TensorFlowInfo, log_hint
 from course_utils.doctor.recommend import Recommendation
 from course_utils.doctor.texts import join
 from course_utils.doctor.versions import load, parse_version
-from course_utils.i18n import translator
+from course_utils.core.i18n import translator
 
 _ = translator("doctor")
 

@@ -1,6 +1,6 @@
 """The doctor's words in the student's language: the marker for table text, and sentence endings.
 
-Each doctor module takes the marker ``_ = translator("doctor")`` (``course_utils.i18n``) and
+Each doctor module takes the marker ``_ = translator("doctor")`` (``course_utils.core.i18n``) and
 translates a message where it builds it, so it follows ``COURSE_LANG`` at that moment. Text kept
 in a module-level table - a log rule's meaning and fix, a live check's fix - is built once, at
 import, when the language may not be chosen yet. It is marked ``N_("...")`` where the table
@@ -10,9 +10,9 @@ the English) and passed through ``_()`` where it is shown.
 
 from __future__ import annotations
 
-from course_utils.i18n import CHINESE, N_, language
+from course_utils.core.i18n import CHINESE, N_, language
 
-__all__ = ["N_", "join", "sentence"]  # N_'s home is course_utils.i18n
+__all__ = ["N_", "join", "sentence"]  # N_'s home is course_utils.core.i18n
 
 _ENDS = (".", "!", "?", "。", "！", "？")
 _WIDE_ENDS = ("。", "！", "？", "）", "；", "：")  # Chinese punctuation: the next sentence follows without a space

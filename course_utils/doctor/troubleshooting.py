@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from course_utils.i18n import CHINESE, ENGLISH, language, translator
+from course_utils.core.i18n import CHINESE, ENGLISH, language, translator
 
 _ = translator("doctor")
 

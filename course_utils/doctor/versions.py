@@ -7,7 +7,7 @@ public source. This module only reads and compares them; it never decides a vers
 code. ``recommend`` (``course_utils.doctor``) and notebook 01 are built on it.
 
 A rule's ``text`` is for people, so it is read in the student's language (``COURSE_LANG``,
-``course_utils.i18n``): next to the English, an entry holds ``"translations": {"zh-CN": {"text",
+``course_utils.core.i18n``): next to the English, an entry holds ``"translations": {"zh-CN": {"text",
 "en_sha256"}}``, where ``en_sha256`` is the first 16 hex digits of the SHA-256 of the English it
 translates. A changed English text no longer matches its translation, so the English is shown
 until the translation is redone (``stale_translations`` lists what needs it; a test fails on it).
@@ -24,7 +24,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from course_utils.i18n import ENGLISH, LANGUAGES, language
+from course_utils.core.i18n import ENGLISH, LANGUAGES, language
 
 DATA_FILE = Path(__file__).with_name("versions.json")
 PLATFORMS = ("linux", "wsl2", "windows", "macos")

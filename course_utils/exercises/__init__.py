@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from course_utils.i18n import translator
+from course_utils.core.i18n import translator
 
 RIGHT, WRONG, EMPTY = "right", "wrong", "not answered yet"
 MARKS = {RIGHT: "✅", WRONG: "❌", EMPTY: "✏️"}

@@ -15,7 +15,7 @@ from typing import Any
 
 from course_utils.distribute import batch_plan, tf_config
 from course_utils.exercises import Feedback, feedback, not_answered, unanswered
-from course_utils.i18n import translator
+from course_utils.core.i18n import translator
 
 _ = translator("exercises")
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from course_utils.batch import grid
-from course_utils.batch.grid import (
+from course_utils.tools.batch import grid
+from course_utils.tools.batch.grid import (
     InputError,
     check_parameters,
     discover,

@@ -6,7 +6,7 @@ import io
 
 import pytest
 
-from course_utils.batch.progress import Progress, clock_text
+from course_utils.tools.batch.progress import Progress, clock_text
 
 
 @pytest.mark.parametrize("seconds, text", [(0, "0s"), (59.9, "59s"), (65, "1m05s"), (3725, "1h02m")])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 
-from course_utils.batch.report import charts, comparisons, flat_results, key_results, write_report
+from course_utils.tools.batch.report import charts, comparisons, flat_results, key_results, write_report
 
 
 def run(name, notebook="05_cnn", status="ok", error=None, **parameters):

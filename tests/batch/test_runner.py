@@ -16,11 +16,11 @@ import psutil
 import pytest
 import yaml
 
-import course_utils.batch.runner as runner
-from course_utils.batch.grid import make_plan
-from course_utils.batch.notebook_run import run_notebook
-from course_utils.batch.runner import BatchInterrupted, main, run_batch
-from course_utils.system.processes import still_running
+import course_utils.tools.batch.runner as runner
+from course_utils.tools.batch.grid import make_plan
+from course_utils.tools.batch.notebook_run import run_notebook
+from course_utils.tools.batch.runner import BatchInterrupted, main, run_batch
+from course_utils.core.processes import still_running
 
 from ..conftest import ROOT
 
@@ -344,9 +344,9 @@ def test_the_make_target_uses_this_runner():
     makefile = (ROOT / "Makefile").read_text()
     recipe = makefile.split("\ncourse:", 1)[1].split("\n\n", 1)[0]
     assert "$(BIN)/course run --out $(OUT)" in recipe
-    from course_utils import cli
+    from course_utils.tools import cli
 
-    assert cli.COMMANDS["run"][0] == "course_utils.batch.runner"
+    assert cli.COMMANDS["run"][0] == "course_utils.tools.batch.runner"
 
 
 # --- one runner per --out; SIGTERM and a second Ctrl-C keep the report ----------------------------------------

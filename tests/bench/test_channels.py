@@ -9,7 +9,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from course_utils.bench.channels import (
+from course_utils.tools.bench.channels import (
     FEATURES,
     book_arrays,
     channel_datasets,
@@ -102,7 +102,7 @@ def test_noise_is_identical_in_another_process():
     code = textwrap.dedent(
         """
         import numpy as np, tensorflow as tf
-        from course_utils.bench.channels import extra_channels
+        from course_utils.tools.bench.channels import extra_channels
         noise = extra_channels(tf.constant([0, 1, 59999], tf.int64), "noise", 0).numpy()
         print(repr(float(np.sum(noise, dtype=np.float64))))
         """

@@ -10,13 +10,13 @@ import sys
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
-    return subprocess.run([sys.executable, "-m", "course_utils.bench", *args], capture_output=True, text=True, env=env)
+    return subprocess.run([sys.executable, "-m", "course_utils.tools.bench", *args], capture_output=True, text=True, env=env)
 
 
 def test_cli_cnn_json_contract(capsys):
-    # In this process (TensorFlow is imported here anyway); `python -m course_utils.bench` is run below.
+    # In this process (TensorFlow is imported here anyway); `python -m course_utils.tools.bench` is run below.
     # --no-xla: the XLA rung compiles for minutes on a CPU; notebook 05 runs it in every notebook tier
-    from course_utils.bench import cli
+    from course_utils.tools.bench import cli
 
     returncode = cli.main(["cnn", "--json", "--images", "128", "--epochs", "2", "--no-xla"])
     captured = capsys.readouterr()
@@ -34,7 +34,7 @@ def test_cli_cnn_json_contract(capsys):
 
 def test_cli_dense_memory_passes_its_options_and_prints_the_report(monkeypatch, capsys):
     # the measurement itself is tested in test_dense_memory.py; here only the command's wiring
-    from course_utils.bench import cli
+    from course_utils.tools.bench import cli
 
     calls = []
     report = {"benchmark": "dense-memory", "dataset": "mnist", "dataset_source": "sample", "images": 500,
@@ -50,13 +50,13 @@ def test_cli_dense_memory_passes_its_options_and_prints_the_report(monkeypatch, 
 
 
 def test_cli_refuses_what_it_cannot_measure(capsys):
-    # the two argument errors through `python -m course_utils.bench` (neither imports TensorFlow) ...
+    # the two argument errors through `python -m course_utils.tools.bench` (neither imports TensorFlow) ...
     proc = run_cli("cnn", "--json", "--epochs", "1")
     assert proc.returncode == 2 and "warm-up" in proc.stderr
-    proc = run_cli("dense-child", "--way", "book")  # gone: the children run through course_utils.system.child
+    proc = run_cli("dense-child", "--way", "book")  # gone: the children run through course_utils.core.child
     assert proc.returncode == 2 and "invalid choice: 'dense-child'" in proc.stderr
     # ... and the data's limit in this process: it is found after TensorFlow's import, which this process has done
-    from course_utils.bench import cli
+    from course_utils.tools.bench import cli
 
     assert cli.main(["cnn", "--json", "--images", "99999999", "--epochs", "2"]) == 1
     captured = capsys.readouterr()

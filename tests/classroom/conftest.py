@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from course_utils.classroom import preflight
+from course_utils.tools.classroom import preflight
 
 from ..conftest import isolated
 

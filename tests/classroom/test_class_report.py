@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from course_utils.classroom import class_report
-from course_utils.classroom.class_report import invalid_reason, read_record
+from course_utils.tools.classroom import class_report
+from course_utils.tools.classroom.class_report import invalid_reason, read_record
 
 HOSTILE_HOST = "<script>alert('x')</script>"
 HOSTILE_USER = 'eve" onmouseover="alert(1)'

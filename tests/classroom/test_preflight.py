@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from course_utils import cli
-from course_utils.classroom import preflight
-from course_utils.classroom.preflight import SCHEMA, default_out, in_range
-from course_utils.classroom.preflight_problems import find_problems
+from course_utils.tools import cli
+from course_utils.tools.classroom import preflight
+from course_utils.tools.classroom.preflight import SCHEMA, default_out, in_range
+from course_utils.tools.classroom.preflight_problems import find_problems
 
 from ..conftest import ROOT
 
@@ -205,5 +205,5 @@ def test_a_failed_write_prints_the_record_so_nothing_is_lost(real_run, tmp_path,
 
 
 def test_the_command_is_registered():
-    assert cli.COMMANDS["preflight"][0] == "course_utils.classroom.preflight"
-    assert cli.COMMANDS["class-report"][0] == "course_utils.classroom.class_report"
+    assert cli.COMMANDS["preflight"][0] == "course_utils.tools.classroom.preflight"
+    assert cli.COMMANDS["class-report"][0] == "course_utils.tools.classroom.class_report"

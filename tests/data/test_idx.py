@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from course_utils.data.idx import parse_idx, read_idx
-from course_utils.errors import DataError
+from course_utils.core.errors import DataError
 
 
 def idx_bytes(array: np.ndarray) -> bytes:

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from course_utils import data
-from course_utils.errors import ParameterError
+from course_utils.core.errors import ParameterError
 from course_utils.results import Recorder, open_record, opened_record, read_results
 
 from .test_loaders import write_fashion

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from course_utils import data
-from course_utils.errors import DataError
+from course_utils.core.errors import DataError
 
 from ..conftest import IN_CI, ROOT
 

@@ -30,7 +30,7 @@ from course_utils.distribute import (
     run_local_workers,
     tf_config,
 )
-from course_utils.errors import ParameterError
+from course_utils.core.errors import ParameterError
 
 from ..conftest import ROOT
 from ..exercises.solutions import cell_source
@@ -171,9 +171,9 @@ def test_batch_plan_errors_say_what_to_change():
 
 # The first part of the split_cpu_child process (conftest.py): it splits the CPU before the runtime starts.
 SPLIT_CPU = """
-    from course_utils.tf_setup import quiet_tensorflow
+    from course_utils.core.tf_setup import quiet_tensorflow
     from course_utils.distribute import split_cpu
-    from course_utils.errors import CourseError
+    from course_utils.core.errors import CourseError
     tf = quiet_tensorflow()
     names = split_cpu(tf, 2)
     strategy = tf.distribute.MirroredStrategy(names)
@@ -199,7 +199,7 @@ def test_split_cpu_happens_before_initialisation_and_says_so_after(split_cpu_chi
 # the course CNN's code and 64 random images, the same in every part (each part draws its own labels after them).
 TWO_CPUS = """
     import numpy as np
-    from course_utils.tf_setup import quiet_tensorflow
+    from course_utils.core.tf_setup import quiet_tensorflow
     from course_utils.distribute import split_cpu
     tf = quiet_tensorflow()
     devices = split_cpu(tf, 2)

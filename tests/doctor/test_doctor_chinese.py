@@ -21,7 +21,7 @@ from course_utils.doctor.routes import INTEL_MAC_ROUTE, METAL_ROUTE
 from course_utils.doctor.texts import join, sentence
 from course_utils.doctor.troubleshooting import ANCHORS, more_line, see
 from course_utils.doctor.versions import DATA_FILE, english_hash, load, localized, stale_translations
-from course_utils.system import variables
+from course_utils.core import variables
 
 from ..conftest import ROOT
 from .test_doctor import run_cli

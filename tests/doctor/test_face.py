@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import course_utils.doctor as doctor
-from course_utils.cli import COMMANDS
+from course_utils.tools.cli import COMMANDS
 from course_utils.doctor import cli, model, probes, rules, rules_tensorflow
 
 ROOMS = [model, probes, rules, rules_tensorflow, cli]

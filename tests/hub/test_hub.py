@@ -49,10 +49,10 @@ import psutil
 import pytest
 import requests
 
-from course_utils.classroom import hub
-from course_utils.errors import CourseError
-from course_utils.system import variables
-from course_utils.system.processes import descendants, free_ports, start_in_group, still_running, stop_group
+from course_utils.tools.classroom import hub
+from course_utils.core.errors import CourseError
+from course_utils.core import variables
+from course_utils.core.processes import descendants, free_ports, start_in_group, still_running, stop_group
 
 from ..conftest import IN_CI, ROOT
 from .kernel import RemoteKernel
@@ -460,7 +460,7 @@ def test_the_instructors_gpu_memory_switch_device_and_limits_reach_every_kernel(
     for student in klass.students:
         env = student.kernel.value(f"{{k: __import__('os').environ.get(k) for k in {names!r}}}")
         assert env[variables.GPU_MEMORY] == GPU_MEMORY
-        assert student.kernel.value("__import__('course_utils.gpu_config').gpu_config.memory_policy()") == 2048
+        assert student.kernel.value("__import__('course_utils.core.gpu_config').gpu_config.memory_policy()") == 2048
         assert env["CUDA_VISIBLE_DEVICES"] == hub.gpu_for_user(student.name, klass.gpus)
         assert env["MEM_LIMIT"] == str(3 * 1024**3) and float(env["CPU_LIMIT"]) == 1.5
         assert env["COURSE_RESULTS_DIR"] is None, "nothing of the test run's environment leaks to the students"

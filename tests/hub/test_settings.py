@@ -1,6 +1,6 @@
 """The hub's settings without a hub: what the instructor's variables become, and what each student gets.
 
-These run in the unit tier (no ``hub`` marker): ``course_utils.classroom.hub`` alone, then the shipped
+These run in the unit tier (no ``hub`` marker): ``course_utils.tools.classroom.hub`` alone, then the shipped
 ``hub/jupyterhub_config.py`` read by traitlets as JupyterHub reads it, then ``SystemdSpawner`` turning
 the limits into the unit properties systemd enforces (systemd itself replaced by a recorder).
 """
@@ -19,9 +19,9 @@ from types import SimpleNamespace
 import pytest
 from traitlets.config.loader import PyFileConfigLoader
 
-from course_utils.classroom import hub
-from course_utils.errors import CourseError, ParameterError
-from course_utils.system import variables
+from course_utils.tools.classroom import hub
+from course_utils.core.errors import CourseError, ParameterError
+from course_utils.core import variables
 
 from ..conftest import ROOT
 
@@ -77,7 +77,7 @@ def test_a_bad_value_stops_the_hub_with_a_message_naming_the_variable(variable, 
 def test_each_student_keeps_one_device_across_restarts_and_hash_seeds():
     chosen = hub.gpu_for_user("ana", DEVICES)
     assert chosen in DEVICES and hub.gpu_for_user("ana", DEVICES) == chosen
-    code = "from course_utils.classroom import hub; print(hub.gpu_for_user('ana', ['0', '1', '2', '3']))"
+    code = "from course_utils.tools.classroom import hub; print(hub.gpu_for_user('ana', ['0', '1', '2', '3']))"
     for seed in ("1", "2"):  # Python's own hash() would change with the seed; the choice must not
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                              env={**os.environ, "PYTHONHASHSEED": seed}).stdout.strip()

@@ -22,7 +22,7 @@ def environment(payload: list[str]) -> dict[str, str | None]:
 
 
 def course_error(payload: Any) -> None:
-    from course_utils.errors import DataError
+    from course_utils.core.errors import DataError
 
     raise DataError("The file mnist.npz is truncated.", "Delete it and download it again.")
 
@@ -61,7 +61,7 @@ def allocate(payload: dict[str, Any]) -> dict[str, float]:
     """Peak before and after holding ``payload["mib"]`` MiB; waits for ``payload["release"]`` to appear if given."""
     import numpy as np
 
-    from course_utils.system.rss import peak_rss_mib, rss_mib
+    from course_utils.core.rss import peak_rss_mib, rss_mib
 
     before = peak_rss_mib()
     block = np.ones(int(payload["mib"]) * 2**20 // 8)  # float64, touched: resident

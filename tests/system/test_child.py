@@ -15,8 +15,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from course_utils.errors import ChildError, CourseError
-from course_utils.system.child import (
+from course_utils.core.errors import ChildError, CourseError
+from course_utils.core.child import (
     EXIT_TIME_LIMIT,
     Child,
     ChildRun,
@@ -24,7 +24,7 @@ from course_utils.system.child import (
     run_python,
     start_python,
 )
-from course_utils.system.processes import processes_naming, still_running
+from course_utils.core.processes import processes_naming, still_running
 
 T = "tests.system.targets:"
 # No test here bounds how long a child takes to start, stop or end itself (a loaded CI machine is slow): each
@@ -207,7 +207,7 @@ def test_files_lie_in_the_folder_and_the_log_where_asked(tmp_path):
 
 PARENT = (
     "import sys, time\n"
-    "from course_utils.system.child import start_python\n"
+    "from course_utils.core.child import start_python\n"
     "payload = {'pids': sys.argv[1] + '/pids.json', 'marker': sys.argv[1] + '/grandchild'}\n"
     "child = start_python('tests.system.targets:sleep_with_grandchild', payload, log=sys.argv[1] + '/orphan.log',\n"
     "                     name='orphan')  # its payload and result in a temporary folder of its own\n"

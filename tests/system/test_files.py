@@ -12,8 +12,8 @@ import threading
 
 import pytest
 
-from course_utils.errors import CourseError, FolderInUseError
-from course_utils.system.files import FolderLock, write_json_atomic
+from course_utils.core.errors import CourseError, FolderInUseError
+from course_utils.core.files import FolderLock, write_json_atomic
 
 
 def test_writes_json_and_creates_the_folder(tmp_path):
@@ -83,7 +83,7 @@ def test_a_written_file_gets_the_mode_a_plain_open_gives(tmp_path, umask):
 
 HOLDER = (
     "import sys, time\n"
-    "from course_utils.system.files import FolderLock\n"
+    "from course_utils.core.files import FolderLock\n"
     "lock = FolderLock(sys.argv[1], name='.tool.lock').acquire()\n"
     "print('held', flush=True)\n"
     "time.sleep(120)\n"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import course_utils
-from course_utils.system import child, paths
+from course_utils.core import child, paths
 
 
 def test_the_project_root_holds_the_package_the_notebooks_and_pyproject():

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from course_utils.batch import runner
-from course_utils.errors import PlaceError
+from course_utils.tools.batch import runner
+from course_utils.core.errors import PlaceError
 from course_utils.results import Recorder
-from course_utils.system import places, variables
+from course_utils.core import places, variables
 from course_utils.tb_logs import log_root
 
 

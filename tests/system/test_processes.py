@@ -12,7 +12,7 @@ import time
 import psutil
 import pytest
 
-from course_utils.system.processes import (
+from course_utils.core.processes import (
     StopSignals,
     free_port,
     free_ports,

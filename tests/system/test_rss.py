@@ -9,9 +9,9 @@ from collections import namedtuple
 import psutil
 import pytest
 
-from course_utils.system import rss
-from course_utils.system.child import run_python, start_python
-from course_utils.system.rss import MIB, peak_rss_mib, rss_mib
+from course_utils.core import rss
+from course_utils.core.child import run_python, start_python
+from course_utils.core.rss import MIB, peak_rss_mib, rss_mib
 
 T = "tests.system.targets:"
 

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from course_utils.system import variables
+from course_utils.core import variables
 
 from ..conftest import ROOT
 
@@ -19,7 +19,7 @@ def test_contributing_shows_every_variable_as_the_module_lists_them():
     text = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
     table = re.search(r"<!-- variables:start -->\n(.*?)\n<!-- variables:end -->", text, re.S)
     assert table and table.group(1) == variables.markdown_table(), (
-        "CONTRIBUTING's table of variables differs from course_utils/system/variables.py; paste this between "
+        "CONTRIBUTING's table of variables differs from course_utils/core/variables.py; paste this between "
         "its markers:\n" + variables.markdown_table())
 
 

@@ -267,7 +267,7 @@ def controls() -> dict[str, str]:
 
 def child_report(payload: dict[str, Any]) -> dict[str, Any]:
     """A ``system.child`` target: print text cp1252 lacks, and say what the course's code sees in this process."""
-    from course_utils.system import processes, rss
+    from course_utils.core import processes, rss
 
     print(payload["text"], flush=True)
     return {
@@ -290,7 +290,7 @@ def _sleeper_with_grandchild() -> list[str]:
 
 
 def _processes() -> dict[str, Any]:
-    from course_utils.system import processes
+    from course_utils.core import processes
 
     POPEN_CALLS.clear()
     proc = processes.start_in_group(_sleeper_with_grandchild(), stdout=subprocess.PIPE)
@@ -308,8 +308,8 @@ def _processes() -> dict[str, Any]:
 
 
 def _children(folder: pathlib.Path) -> dict[str, Any]:
-    from course_utils.errors import ChildError
-    from course_utils.system import child
+    from course_utils.core.errors import ChildError
+    from course_utils.core import child
 
     run = child.run_python("windows_sim:child_report", {"text": NOT_CP1252}, timeout_s=120, what="The Windows child")
     found: dict[str, Any] = {"value": run.value, "printed": NOT_CP1252 in run.output}
@@ -330,7 +330,7 @@ def _children(folder: pathlib.Path) -> dict[str, Any]:
 TINY_NOTEBOOK_CELLS = [
     "X = 1  # parameters",
     "from course_utils.results import Recorder\n"
-    "from course_utils.system import rss\n"
+    "from course_utils.core import rss\n"
     f"print({NOT_CP1252!r})\n"
     "recorder = Recorder('99_windows_tiny', parameters={'X': X}, smoke=True)\n"
     "recorder.record(x=X, platform=rss.sys.platform, peak_seen_mib=rss.peak_rss_mib())",
@@ -340,7 +340,7 @@ TINY_NOTEBOOK_CELLS = [
 def _runner(folder: pathlib.Path) -> dict[str, Any]:
     import nbformat
 
-    from course_utils.batch import notebook_run
+    from course_utils.tools.batch import notebook_run
 
     nb = nbformat.v4.new_notebook(
         metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}
@@ -361,8 +361,8 @@ def _runner(folder: pathlib.Path) -> dict[str, Any]:
 
 def try_lock(payload: dict[str, Any]) -> dict[str, Any]:
     """A ``system.child`` target: take and release ``payload["folder"]``'s lock, or say who holds it."""
-    from course_utils.errors import FolderInUseError
-    from course_utils.system.files import FolderLock
+    from course_utils.core.errors import FolderInUseError
+    from course_utils.core.files import FolderLock
 
     try:
         with FolderLock(payload["folder"]):
@@ -373,7 +373,7 @@ def try_lock(payload: dict[str, Any]) -> dict[str, Any]:
 
 def _lock(folder: pathlib.Path) -> dict[str, Any]:
     """``course run``'s folder lock, the Windows way: held here, tried by a second process, then released."""
-    from course_utils.system import child, files
+    from course_utils.core import child, files
 
     locked = folder / "locked"
     locked.mkdir()
@@ -439,7 +439,7 @@ def scenario(folder_name: str) -> dict[str, Any]:
 
     from course_utils import speed
     from course_utils.doctor import detect_platform, wsl
-    from course_utils.system import rss
+    from course_utils.core import rss
 
     peak_before = rss.peak_rss_mib()
     big = np.ones(96 * MIB // 8)

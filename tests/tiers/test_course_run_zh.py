@@ -11,7 +11,7 @@ the English OUT with ``-zh`` added: ``build/ci/course-zh``), offline, as the Eng
 - its executed output is Chinese: CJK characters, and the checkpoint line in Chinese ("检查点通过",
   course_utils's catalogue), because the setup cell says ``language="zh-CN"``;
 - no plot drew boxes: matplotlib's "Glyph ... missing from font" warning appears in no output
-  (the Chinese font: course_utils.plot_fonts; CI installs fonts-wqy-microhei).
+  (the Chinese font: course_utils.core.plot_fonts; CI installs fonts-wqy-microhei).
 
 The browser tier shows one of these executed notebooks in JupyterLab (tests/test_browser.py).
 ``COURSE_CI_REUSE=1`` checks the results already in OUT instead of running again.

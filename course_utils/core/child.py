@@ -6,12 +6,12 @@ C++ core writes logs to the process's file descriptors. So the course runs such 
 child, and this module is how - for a notebook run, a fresh TensorFlow, a placement log,
 a benchmark, and each worker of a cluster::
 
-    run = run_python("course_utils.bench.dense_memory:_measure", request, timeout_s=300,
+    run = run_python("course_utils.tools.bench.dense_memory:_measure", request, timeout_s=300,
                      what="The fresh TensorFlow process")
     run.value    # what _fresh_child(request) returned
     run.output   # everything the process printed, C++ logs included
 
-How: the child is ``python -m course_utils.system.child TARGET PAYLOAD.json RESULT.json``,
+How: the child is ``python -m course_utils.core.child TARGET PAYLOAD.json RESULT.json``,
 the leader of a process group of its own (``system.processes``), its standard output and
 error both in one log file. ``main`` (the child side) imports TARGET's module
 (``"package.module:function"``), calls ``function(payload)`` and writes ``{"value": ...}`` to
@@ -54,12 +54,12 @@ from typing import Any
 
 import psutil
 
-from course_utils.errors import ChildError, CourseError
-from course_utils.i18n import translator
-from course_utils.system import variables
-from course_utils.system.files import write_json_atomic
-from course_utils.system.paths import PROJECT_ROOT
-from course_utils.system.processes import start_in_group, stop_group
+from course_utils.core.errors import ChildError, CourseError
+from course_utils.core.i18n import translator
+from course_utils.core import variables
+from course_utils.core.files import write_json_atomic
+from course_utils.core.paths import PROJECT_ROOT
+from course_utils.core.processes import start_in_group, stop_group
 
 _TARGET = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*")
 _ = translator("course")
@@ -291,7 +291,7 @@ def start_python(
         log_path = Path(log) if log is not None else where / f"{name}.log"
         log_path.parent.mkdir(parents=True, exist_ok=True)
         write_json_atomic(payload_file, payload)
-        cmd = [python or sys.executable, "-m", "course_utils.system.child", target, str(payload_file), str(result_file)]
+        cmd = [python or sys.executable, "-m", "course_utils.core.child", target, str(payload_file), str(result_file)]
         process = start_in_group(cmd, env=_environment(env), log_path=log_path)
     except BaseException:
         if temp_dir is not None:
@@ -452,10 +452,10 @@ def _watch(result_file: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """The child: ``python -m course_utils.system.child TARGET PAYLOAD.json RESULT.json`` (see the module docstring)."""
+    """The child: ``python -m course_utils.core.child TARGET PAYLOAD.json RESULT.json`` (see the module docstring)."""
     args = list(sys.argv[1:] if argv is None else argv)
     if len(args) != 3:
-        print("usage: python -m course_utils.system.child package.module:function PAYLOAD.json RESULT.json",
+        print("usage: python -m course_utils.core.child package.module:function PAYLOAD.json RESULT.json",
               file=sys.stderr)
         return 2
     target, payload_file, result_file = args

@@ -2,7 +2,7 @@
 
 ``course run [NOTEBOOK ...] [--smoke] [-p NAME VALUE ...] [--grid FILE.yaml]
 [--out DIR] [--timeout SECONDS] [--jobs N]``; on a cluster ``--shard I/N`` (or ``auto``) runs one shard of the
-runs and ``course run --merge OUT`` writes the report of all shards (course_utils.batch.shard).
+runs and ``course run --merge OUT`` writes the report of all shards (course_utils.tools.batch.shard).
 
 Every run executes in a fresh kernel (TensorFlow keeps device memory until its process
 ends), started by a runner process of its own (``batch.notebook_run``) with its own
@@ -17,10 +17,10 @@ two would overwrite each other's records and reports; a killed runner's lock doe
 (what the notebook recorded), ``logs/NAME.log``, ``tensorboard/NAME/`` (where a relative TensorBoard
 ``LOG_DIR`` starts: ``COURSE_LOG_DIR``), ``work/NAME/`` (scratch) - every file of a run inside ``OUT``, and
 its own, so runs at once never share a folder - and the report - ``report.md``,
-``report.html``, ``results.json`` (course_utils.batch.report). A failing run keeps its
+``report.html``, ``results.json`` (course_utils.tools.batch.report). A failing run keeps its
 executed notebook, names the failing cell and error, and the others still run. Exit
 status: 0 all passed, 1 something failed, 2 bad input (found before anything runs:
-course_utils.batch.grid).
+course_utils.tools.batch.grid).
 """
 
 from __future__ import annotations
@@ -39,17 +39,17 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from course_utils.batch import shard as shard_module
-from course_utils.batch.grid import NOTEBOOKS_DIR, InputError, Plan, discover, make_plan, parse_value
-from course_utils.batch.notebook_run import RunRecord, run_notebook
-from course_utils.batch.progress import Progress
-from course_utils.batch.report import write_report
-from course_utils.errors import FolderInUseError, ParameterError, PlaceError
-from course_utils.i18n import padded, translator
+from course_utils.tools.batch import shard as shard_module
+from course_utils.tools.batch.grid import NOTEBOOKS_DIR, InputError, Plan, discover, make_plan, parse_value
+from course_utils.tools.batch.notebook_run import RunRecord, run_notebook
+from course_utils.tools.batch.progress import Progress
+from course_utils.tools.batch.report import write_report
+from course_utils.core.errors import FolderInUseError, ParameterError, PlaceError
+from course_utils.core.i18n import padded, translator
 from course_utils.params import smoke_enabled
-from course_utils.system.files import FolderLock
-from course_utils.system.places import course_home
-from course_utils.system.processes import StopSignals
+from course_utils.core.files import FolderLock
+from course_utils.core.places import course_home
+from course_utils.core.processes import StopSignals
 
 __all__ = ["NOTEBOOKS_DIR", "RunRecord", "discover", "main", "run_batch", "run_notebook"]
 _ = translator("course")
@@ -196,7 +196,7 @@ def _parser() -> argparse.ArgumentParser:
         "--shard", metavar="I/N|auto",
         help="run only shard I of N (1 to N; run k of the plan goes to shard k mod N) and write OUT/shards/I-of-N.json "
         "instead of the report; auto: I and N from a Slurm array job or a Kubernetes Indexed Job "
-        "(course_utils.batch.shard)",
+        "(course_utils.tools.batch.shard)",
     )
     parser.add_argument(
         "--merge", type=Path, metavar="OUT",
@@ -208,7 +208,7 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = _parser().parse_args(argv)
-    if args.merge is not None:  # the shards' records hold the plan (course_utils.batch.shard)
+    if args.merge is not None:  # the shards' records hold the plan (course_utils.tools.batch.shard)
         return shard_module.merge_command(args, vars(_parser().parse_args([])))
     try:
         if args.jobs < 1:

@@ -16,9 +16,9 @@ from course_utils.data import (
     fetch_mnist,
     offline,
 )
-from course_utils.errors import CourseError, DataError
-from course_utils.i18n import translator
-from course_utils.system import variables
+from course_utils.core.errors import CourseError, DataError
+from course_utils.core.i18n import translator
+from course_utils.core import variables
 
 _ = translator("course")
 

@@ -35,7 +35,7 @@ HUB_GPUS = "COURSE_HUB_GPUS"
 HUB_STATE = "COURSE_HUB_STATE"
 # For a cluster (docs/class.md)
 SHARDS = "COURSE_SHARDS"
-# Set by the course for its own child processes (course_utils.system.child)
+# Set by the course for its own child processes (course_utils.core.child)
 PARENT_PID = "COURSE_PARENT_PID"
 TIME_LIMIT_S = "COURSE_TIME_LIMIT_S"
 CHILD_TEMP_DIR = "COURSE_CHILD_TEMP_DIR"

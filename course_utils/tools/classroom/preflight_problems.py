@@ -1,6 +1,6 @@
 """The problems ``course preflight`` finds in its record: each a ``code``, a ``severity``, a ``message``, a ``fix``.
 
-``find_problems(record, expect_cpu)`` reads the record that ``course_utils.classroom.preflight`` collected
+``find_problems(record, expect_cpu)`` reads the record that ``course_utils.tools.classroom.preflight`` collected
 (TensorFlow, the timed product, the folders, the data, the doctor's findings) and lists what stands in the way
 of the class; ``docs/class.md`` explains every code.
 """

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from typing import TextIO
 
-from course_utils.i18n import columns, translator
+from course_utils.core.i18n import columns, translator
 
 _ = translator("course")
 

@@ -16,8 +16,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from course_utils.errors import FolderInUseError
-from course_utils.i18n import translator
+from course_utils.core.errors import FolderInUseError
+from course_utils.core.i18n import translator
 
 _ = translator("course")
 

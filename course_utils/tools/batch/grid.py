@@ -43,10 +43,10 @@ from typing import Any
 import yaml
 from yaml.constructor import ConstructorError
 
-from course_utils.errors import InputError, ParameterError
-from course_utils.i18n import translator
+from course_utils.core.errors import InputError, ParameterError
+from course_utils.core.i18n import translator
 from course_utils.params import check_value
-from course_utils.system.paths import PROJECT_ROOT
+from course_utils.core.paths import PROJECT_ROOT
 
 _ = translator("course")
 

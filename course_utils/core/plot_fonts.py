@@ -18,7 +18,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Sequence
 
-from course_utils.i18n import translator
+from course_utils.core.i18n import translator
 
 _ = translator("course")
 

@@ -3,7 +3,7 @@
 ``run_notebook`` starts the runner process (``system.child``: ``_execute``) with the run's own environment
 (``COURSE_SMOKE``, ``COURSE_RESULTS_FILE``, ``COURSE_LOG_DIR``), watches the kernel's peak memory
 (``_KernelMemory``) and returns a ``RunRecord``: what the notebook recorded, how long it took, and for a failed
-run the failing cell and its error. ``course_utils.batch.runner`` runs many of these, and writes the report.
+run the failing cell and its error. ``course_utils.tools.batch.runner`` runs many of these, and writes the report.
 """
 
 from __future__ import annotations
@@ -19,12 +19,12 @@ from typing import Any
 
 import psutil
 
-from course_utils.errors import ChildError
-from course_utils.i18n import translator
+from course_utils.core.errors import ChildError
+from course_utils.core.i18n import translator
 from course_utils.results import read_results
-from course_utils.system import variables
-from course_utils.system.child import start_python
-from course_utils.system.rss import peak_rss_mib
+from course_utils.core import variables
+from course_utils.core.child import start_python
+from course_utils.core.rss import peak_rss_mib
 
 _ = translator("course")
 
@@ -95,7 +95,7 @@ def run_notebook(
     begin = time.perf_counter()
     interrupted = False
     with start_python(
-        "course_utils.batch.notebook_run:_execute", spec, env=env, log=log, name=f"run-{name}",
+        "course_utils.tools.batch.notebook_run:_execute", spec, env=env, log=log, name=f"run-{name}",
         what=_("The runner process of {name}").format(name=name),
     ) as child:  # leaving the block stops the runner process and its kernel, whatever happened
         while child.wait(None if stop is None else 0.2) is None:

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from types import ModuleType
 
-from course_utils.system import variables
+from course_utils.core import variables
 
 _STARTUP_LOG: str | None = None
 

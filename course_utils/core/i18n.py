@@ -41,7 +41,7 @@ import unicodedata
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from course_utils.system import variables
+from course_utils.core import variables
 
 # The locale variables after COURSE_LANG, in GNU gettext's order of precedence:
 # https://www.gnu.org/software/gettext/manual/html_node/Locale-Environment-Variables.html

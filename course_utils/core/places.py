@@ -23,10 +23,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from course_utils.errors import PlaceError
-from course_utils.i18n import translator
-from course_utils.system import variables
-from course_utils.system.paths import PROJECT_ROOT
+from course_utils.core.errors import PlaceError
+from course_utils.core.i18n import translator
+from course_utils.core import variables
+from course_utils.core.paths import PROJECT_ROOT
 
 APP_NAME = "tf-gpu-course"
 _ = translator("course")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from course_utils.i18n import translator
+from course_utils.core.i18n import translator
 
 _ = translator("course")
 
@@ -102,7 +102,7 @@ class PlaceError(CourseError):
 
 
 class ChildError(CourseError):
-    """A child Python process (``course_utils.system.child``) failed, crashed, ran past its time or reported nothing.
+    """A child Python process (``course_utils.core.child``) failed, crashed, ran past its time or reported nothing.
 
     ``what`` names the child, how it ended and the last lines of its log. Also kept apart:
     ``ended`` ("status 3", "signal SIGKILL", "timeout after 5 s", or "error" when the child's

@@ -3,7 +3,7 @@
 ``configure()`` sets, in one place: memory growth, a hard memory limit (or several virtual
 GPUs) per GPU, which GPUs TensorFlow may use, and a split of the CPU into logical devices::
 
-    from course_utils import gpu_config
+    from course_utils.core import gpu_config
     gpu_config.configure(memory_growth=True, cpu_devices=2)
 
 TensorFlow reads these settings once, when its runtime initialises - at the first tensor,
@@ -35,10 +35,10 @@ from dataclasses import dataclass
 from numbers import Integral
 from typing import Any
 
-from course_utils.errors import ConfigurationTooLateError, DeviceError, ParameterError
-from course_utils.i18n import padded, translator
-from course_utils.system import variables
-from course_utils.tf_setup import quiet_tensorflow
+from course_utils.core.errors import ConfigurationTooLateError, DeviceError, ParameterError
+from course_utils.core.i18n import padded, translator
+from course_utils.core import variables
+from course_utils.core.tf_setup import quiet_tensorflow
 
 _ = translator("course")
 

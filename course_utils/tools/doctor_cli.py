@@ -16,8 +16,8 @@ from course_utils.doctor.recommend import normalize_python
 from course_utils.doctor.rules import diagnose
 from course_utils.doctor.troubleshooting import links, page
 from course_utils.doctor.versions import PLATFORMS
-from course_utils.errors import InputError
-from course_utils.i18n import translator
+from course_utils.core.errors import InputError
+from course_utils.core.i18n import translator
 
 _ = translator("doctor")
 

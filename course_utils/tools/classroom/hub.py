@@ -18,12 +18,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from course_utils.errors import CourseError, ParameterError
-from course_utils.gpu_config import memory_policy
-from course_utils.i18n import translator
-from course_utils.system import variables
-from course_utils.system.paths import PROJECT_ROOT
-from course_utils.tb_server import proxy_url_hint
+from course_utils.core.errors import CourseError, ParameterError
+from course_utils.core.gpu_config import memory_policy
+from course_utils.core.i18n import translator
+from course_utils.core import variables
+from course_utils.core.paths import PROJECT_ROOT
+from course_utils.tools.classroom.tb_server import proxy_url_hint
 
 _ = translator("course")
 

@@ -1,3 +1,0 @@
-from course_utils.bench.cli import main
-
-raise SystemExit(main())

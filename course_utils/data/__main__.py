@@ -1,3 +1,0 @@
-from course_utils.data.cli import main
-
-raise SystemExit(main())
