@@ -32,16 +32,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from course_utils.device import DeviceChoice, choose_device, gpu_facts
 from course_utils.core.errors import CheckpointError
 from course_utils.core.gpu_config import apply_memory_policy, memory_policy
 from course_utils.core.i18n import CHINESE, set_language, translator
 from course_utils.core.i18n import language as current_language
+from course_utils.core.plot_fonts import use_chinese_font
+from course_utils.core.tf_setup import quiet_tensorflow, seed_everything
+from course_utils.device import DeviceChoice, choose_device, gpu_facts
 from course_utils.memory import peak_gpu_mib
 from course_utils.params import apply_smoke, check_language, settle_smoke, smoke_enabled
-from course_utils.core.plot_fonts import use_chinese_font
 from course_utils.results import Recorder, open_record
-from course_utils.core.tf_setup import quiet_tensorflow, seed_everything
 
 _ = translator("course")
 PARAMETER_TYPES = (bool, int, float, str, type(None), list, tuple, dict)

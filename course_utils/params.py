@@ -25,10 +25,9 @@ import re
 from collections.abc import Callable, Mapping, MutableMapping
 from typing import Any
 
-from course_utils.core import i18n
+from course_utils.core import i18n, variables
 from course_utils.core.errors import ParameterError
 from course_utils.core.i18n import translator
-from course_utils.core import variables
 
 _ = translator("course")
 

@@ -18,11 +18,11 @@ from __future__ import annotations
 import html
 from typing import Any
 
+from course_utils.core.errors import ParameterError
+from course_utils.core.i18n import N_, translator
 from course_utils.doctor.recommend import PLATFORM_NAMES, Recommendation
 from course_utils.doctor.routes import routes
 from course_utils.doctor.versions import parse_version
-from course_utils.core.errors import ParameterError
-from course_utils.core.i18n import N_, translator
 
 _ = translator("course")
 

@@ -12,9 +12,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from course_utils.core.i18n import translator
 from course_utils.device import check_device
 from course_utils.doctor.troubleshooting import see
-from course_utils.core.i18n import translator
 
 _ = translator("course")
 

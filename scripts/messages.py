@@ -3,9 +3,9 @@
     python scripts/messages.py            # extract every _("...") into the .po files, then compile the .mo files
     python scripts/messages.py --check    # change nothing; exit 1 and list what is missing or out of date
 
-Extraction reads course_utils/ and sorts each message into its domain by the file it is in
-(course_utils.core.i18n: doctor/, exercises/, the rest). A new message enters the Chinese ``.po``
-file with an empty translation; a message no longer in the code leaves it; every translation
+Extraction reads course_utils/ and sorts each message into the domain its file names when it takes
+its marker, ``_ = translator("doctor")`` (course_utils.core.i18n: doctor, exercises, course).
+A new message enters the Chinese ``.po`` file with an empty translation; a message no longer in the code leaves it; every translation
 already made is kept. Translate the empty entries (``msgstr``), then run this again to compile.
 """
 
@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import io
+import re
 import sys
 from pathlib import Path
 
@@ -32,10 +33,15 @@ KEYWORDS = {"_": None, "N_": None}  # N_: gettext_noop - marked where a table de
 FIXED_DATE = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)  # the same bytes on every run: no "now" in headers
 
 
+_MARKER = re.compile(r'^_ = translator\("(\w+)"\)', re.M)
+
+
 def domain_of(path: str) -> str:
-    """The domain of a file under course_utils/ (a path relative to it)."""
-    first = Path(path).parts[0]
-    return first if first in DOMAINS else "course"
+    """The domain of a file under course_utils/ (a path relative to it): the one its marker names."""
+    found = _MARKER.search((PACKAGE / path).read_text(encoding="utf-8"))
+    if found is None or found.group(1) not in DOMAINS:
+        raise SystemExit(f"course_utils/{path} marks messages but takes no _ = translator(DOMAIN) of {DOMAINS}")
+    return found.group(1)
 
 
 def extract() -> dict[str, Catalog]:

@@ -1,8 +1,8 @@
-"""The package's shape: lesson helpers in front, machinery in subpackages, one home for each concept.
+"""The package's shape: three bands (face, tools, core), small modules, one home for each concept.
 
 These checks read the source (syntax trees, not text), so a second implementation of a
 concept - another ``os.killpg``, another peak-memory reader, another exception class outside
-``errors.py`` - fails here with the name of its one home.
+``core/errors.py`` - fails here with the name of its one home.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from .conftest import NOTEBOOKS, ROOT
 
 PACKAGE = ROOT / "course_utils"
 MODULES = sorted(p for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts)
-MACHINERY = ("batch", "system", "bench")
 
 
 def rel(path: Path) -> str:
@@ -83,16 +82,16 @@ def uses(path: Path) -> set[str]:
 
 
 HOMES = {
-    "os.killpg()": {"system/processes.py"},
-    "subprocess.Popen()": {"system/processes.py"},
-    "start_new_session=": {"system/processes.py"},
-    "creationflags=": {"system/processes.py"},
-    "socket.socket()": {"system/processes.py"},
-    "python child": {"system/processes.py", "system/child.py"},
-    "VmHWM": {"system/rss.py"},
-    "import resource": {"system/rss.py"},
-    # an atomic JSON write (system/files.py); a verified download moves its checked file into place
-    "os.replace()": {"system/files.py", "data/download.py"},
+    "os.killpg()": {"core/processes.py"},
+    "subprocess.Popen()": {"core/processes.py"},
+    "start_new_session=": {"core/processes.py"},
+    "creationflags=": {"core/processes.py"},
+    "socket.socket()": {"core/processes.py"},
+    "python child": {"core/processes.py", "core/child.py"},
+    "VmHWM": {"core/rss.py"},
+    "import resource": {"core/rss.py"},
+    # an atomic JSON write (core/files.py); a verified download moves its checked file into place
+    "os.replace()": {"core/files.py", "data/download.py"},
 }
 
 
@@ -117,10 +116,10 @@ def exception_classes(path: Path) -> list[tuple[str, list[str]]]:
 def test_every_course_exception_lives_in_errors_and_derives_from_course_error():
     import course_utils.core.errors as errors
 
-    outside = [(rel(p), name) for p in MODULES if rel(p) != "errors.py" for name, _ in exception_classes(p)]
+    outside = [(rel(p), name) for p in MODULES if rel(p) != "core/errors.py" for name, _ in exception_classes(p)]
     # BatchInterrupted is Ctrl-C carrying the finished runs (a KeyboardInterrupt), not an error to report.
-    assert outside in ([], [("batch/runner.py", "BatchInterrupted")]), f"define these in errors.py: {outside}"
-    for name, _ in exception_classes(PACKAGE / "errors.py"):
+    assert outside in ([], [("tools/batch/runner.py", "BatchInterrupted")]), f"define these in errors.py: {outside}"
+    for name, _ in exception_classes(PACKAGE / "core" / "errors.py"):
         assert issubclass(getattr(errors, name), errors.CourseError), f"{name} must derive from CourseError"
         assert getattr(__import__("course_utils"), name) is getattr(errors, name), f"export {name} from course_utils"
 
@@ -145,10 +144,55 @@ def notebook_imports(path: Path) -> set[str]:
     return {name for name in found if name.startswith("course_utils")}
 
 
+# The three bands (CONTRIBUTING.md, "Layout"): the face is the package's top level - what notebooks import and what it
+# is made of; the core (course_utils/core/) is what everything is built on; the tools (course_utils/tools/) are the
+# `course` command. Notebooks import only the face; the core imports nothing above it; nothing imports the tools but
+# the tools themselves and `python -m course_utils`.
+BANDS = ("face", "tools", "core")
+MAY_IMPORT = {"face": {"face", "core"}, "core": {"core"}, "tools": {"tools", "face", "core"}}
+ENTRY_POINTS = {"course_utils.__main__"}
+
+
+def band(module: str) -> str:
+    """The band of a dotted course_utils module name."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and parts[1] in ("core", "tools") else "face"
+
+
+def band_violations(graph: dict[str, set[str]]) -> list[str]:
+    """Each import that crosses the bands the wrong way, in a graph {module: modules it imports}."""
+    return sorted(f"{a} ({band(a)}) imports {b} ({band(b)})" for a, deps in graph.items() if a not in ENTRY_POINTS
+                  for b in deps if band(b) not in MAY_IMPORT[band(a)])
+
+
+def notebook_violations(imports: set[str]) -> list[str]:
+    """The course_utils modules a notebook imports that are not the face."""
+    return sorted(m for m in imports if band(m) != "face")
+
+
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
-def test_notebooks_import_lesson_helpers_not_machinery(path):
-    machinery = [m for m in notebook_imports(path) if m.split(".")[1:2] and m.split(".")[1] in MACHINERY]
-    assert machinery == [], f"{path.name} imports machinery: {machinery}"
+def test_notebooks_import_only_the_face(path):
+    assert notebook_violations(notebook_imports(path)) == [], f"{path.name} imports below the face"
+
+
+def test_the_core_imports_nothing_above_it_and_nothing_imports_the_tools():
+    assert band_violations(import_graph()) == []
+
+
+def test_a_planted_import_across_the_bands_fails():
+    planted = {"course_utils.core.files": {"course_utils.notebook"},  # the core importing the face
+               "course_utils.speed": {"course_utils.tools.bench.cli"},  # the face importing a tool
+               "course_utils.core.i18n": {"course_utils.tools.cli"},  # the core importing a tool
+               "course_utils.tools.cli": {"course_utils.core.i18n", "course_utils.params"},  # allowed
+               "course_utils.__main__": {"course_utils.tools.cli"}}  # allowed: the entry point
+    assert band_violations(planted) == [
+        "course_utils.core.files (core) imports course_utils.notebook (face)",
+        "course_utils.core.i18n (core) imports course_utils.tools.cli (tools)",
+        "course_utils.speed (face) imports course_utils.tools.bench.cli (tools)",
+    ]
+    assert notebook_violations({"course_utils", "course_utils.data", "course_utils.core.gpu_config",
+                                "course_utils.tools.bench"}) == ["course_utils.core.gpu_config",
+                                                                  "course_utils.tools.bench"]
 
 
 def test_every_module_is_named_by_some_test():
@@ -192,10 +236,15 @@ def imports_of(path: Path) -> set[str]:
     return {name for name in found if name.startswith("course_utils")}
 
 
+def import_graph() -> dict[str, set[str]]:
+    """{module: the package's modules it imports}, imports inside functions included."""
+    names = {module_name(p): p for p in MODULES}
+    return {name: {m for m in imports_of(path) if m in names and m != name} for name, path in names.items()}
+
+
 def test_no_module_imports_one_that_imports_it_back():
     """No cycles, not even through imports inside functions (which hide them from a first reading)."""
-    names = {module_name(p): p for p in MODULES}
-    graph = {name: {m for m in imports_of(path) if m in names and m != name} for name, path in names.items()}
+    graph = import_graph()
     # a package's __init__ that imports its own submodules is not a cycle with them: drop package -> child edges
     graph = {n: {m for m in deps if not m.startswith(n + ".")} for n, deps in graph.items()}
     cycles, state, stack = [], {}, []
@@ -265,48 +314,67 @@ def test_an_import_inside_a_function_is_of_something_heavy():
     assert light == [], f"move these imports to the top of their module: {light}"
 
 
-def layout_tables() -> tuple[set[str], set[str]]:
-    """The names in CONTRIBUTING's two layout tables (front, behind): `notebook`, `system/`, `cli.py`, ..."""
+def layout_tables() -> dict[str, set[str]]:
+    """The names in CONTRIBUTING's three layout tables, one per band: `notebook`, `batch/`, `child`, ..."""
     text = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
-    tables = []
-    for head in ("| front (lessons import these) |", "| behind (no notebook imports these) |"):
+    tables = {}
+    for name in BANDS:
+        head = f"| {name}: "
         block = text[text.index(head):].split("\n\n", 1)[0]
         first_cells = [row.split("|")[1] for row in block.splitlines()[2:]]
         names = {re.sub(r"\.py$|/$", "", n) for cell in first_cells for n in re.findall(r"`([\w./]+)`", cell)}
-        tables.append({n for n in names if "." not in n})  # `exercises.nbNN` names a part, not a module
-    return tables[0], tables[1]
+        tables[name] = {n for n in names if "." not in n}  # `exercises.nbNN` names a part, not a module
+    return tables
 
 
-def test_contributings_layout_names_every_module_and_nothing_behind_is_imported_by_a_notebook():
-    front, behind = layout_tables()
-    top = {p.stem for p in PACKAGE.glob("*.py") if p.stem != "__init__"} | {
-        p.name for p in PACKAGE.iterdir() if p.is_dir() and list(p.glob("*.py"))}
-    assert top - (front | behind) == set(), "in no layout table of CONTRIBUTING.md"
-    assert (front | behind) - top == set(), "in CONTRIBUTING.md's layout, but not in the package"
-    imported = {m.split(".")[1] for path in NOTEBOOKS for m in notebook_imports(path) if m.count(".")}
-    assert imported & behind == set(), "CONTRIBUTING.md says no notebook imports these"
+def band_contents(folder: Path) -> set[str]:
+    """The modules and packages directly in a folder of the package."""
+    return {p.stem for p in folder.glob("*.py") if p.stem not in ("__init__", "__main__")} | {
+        p.name for p in folder.iterdir() if p.is_dir() and list(p.glob("*.py"))}
 
 
-# Small rooms: a module of at most MODULE_LINES lines, a function of at most FUNCTION_LINES. The doctor's parsers,
-# checks and rules are still larger (issue 25): each may shrink, none may grow, and no other may join them.
+def test_contributings_layout_is_the_code():
+    tables = layout_tables()
+    actual = {"face": band_contents(PACKAGE) - {"core", "tools"}, "core": band_contents(PACKAGE / "core"),
+              "tools": band_contents(PACKAGE / "tools")}
+    for name in BANDS:
+        assert actual[name] - tables[name] == set(), f"in no row of CONTRIBUTING.md's {name} table"
+        assert tables[name] - actual[name] == set(), f"in CONTRIBUTING.md's {name} table, but not in course_utils"
+
+
+# Small rooms: a module of at most MODULE_LINES lines, a function of at most FUNCTION_LINES.
 MODULE_LINES, FUNCTION_LINES = 500, 80
-LARGER_MODULES = {"doctor/checks.py": 784, "doctor/logs.py": 752, "doctor/recommend.py": 607, "doctor/nvidia.py": 540}
-LONGER_FUNCTIONS = {"doctor/recommend.py:recommend": 111, "doctor/checks.py:kernel_checks": 85,
-                    "doctor/rules_tensorflow.py:tensorflow_findings": 135, "doctor/rules.py:_driver_findings": 90,
-                    "doctor/rules.py:_route_findings": 85}
+
+
+def size_violations(paths: list[Path]) -> list[str]:
+    """Each module longer than MODULE_LINES and each function longer than FUNCTION_LINES, with its length."""
+    found = []
+    for path in paths:
+        text, name = path.read_text(encoding="utf-8"), f"{path.parent.name}/{path.name}"
+        if (lines := len(text.splitlines())) > MODULE_LINES:
+            found.append(f"{name}: {lines} lines")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                if (size := node.end_lineno - node.lineno + 1) > FUNCTION_LINES:
+                    found.append(f"{name}:{node.name}: {size} lines")
+    return found
 
 
 def test_modules_and_functions_are_small():
-    big, long = {}, {}
-    for path in MODULES:
-        name = rel(path)
-        lines = len(path.read_text(encoding="utf-8").splitlines())
-        if lines > LARGER_MODULES.get(name, MODULE_LINES):
-            big[name] = lines
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-                size = node.end_lineno - node.lineno + 1
-                if size > LONGER_FUNCTIONS.get(f"{name}:{node.name}", FUNCTION_LINES):
-                    long[f"{name}:{node.name}"] = size
-    assert big == {}, f"split these modules (at most {MODULE_LINES} lines): {big}"
-    assert long == {}, f"split these functions (at most {FUNCTION_LINES} lines): {long}"
+    assert size_violations(MODULES) == [], f"split these (modules <= {MODULE_LINES}, functions <= {FUNCTION_LINES})"
+
+
+def test_a_planted_large_module_and_long_function_fail(tmp_path):
+    long_function = "def f():\n" + "    x = 1\n" * FUNCTION_LINES
+    (tmp_path / "big.py").write_text("\n" * MODULE_LINES + "x = 1\n", encoding="utf-8")
+    (tmp_path / "long.py").write_text(long_function, encoding="utf-8")
+    (tmp_path / "fine.py").write_text("def f():\n" + "    x = 1\n" * (FUNCTION_LINES - 1), encoding="utf-8")
+    assert size_violations(sorted(tmp_path.glob("*.py"))) == [f"{tmp_path.name}/big.py: {MODULE_LINES + 1} lines",
+                                                               f"{tmp_path.name}/long.py:f: {FUNCTION_LINES + 1} lines"]
+
+
+def test_a_planted_second_home_is_found(tmp_path):
+    planted = tmp_path / "stopper.py"
+    planted.write_text("import os\nimport subprocess\n\nos.killpg(1, 9)\n"
+                       "subprocess.Popen(['x'], start_new_session=True)\n")
+    assert {"os.killpg()", "subprocess.Popen()", "start_new_session="} <= uses(planted)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from course_utils.device import CHOICES, check_device
 from course_utils.core.errors import ParameterError
+from course_utils.device import CHOICES, check_device
 
 
 @pytest.mark.parametrize("value, expected", [("auto", "auto"), ("CPU", "cpu"), ("Gpu", "gpu")])

@@ -17,10 +17,9 @@ import textwrap
 
 import pytest
 
-from course_utils.core import gpu_config
+from course_utils.core import gpu_config, variables
 from course_utils.core.errors import CourseError, DeviceError, ParameterError
 from course_utils.core.gpu_config import Change, ConfigurationTooLateError, check_request
-from course_utils.core import variables
 
 from .conftest import isolated
 

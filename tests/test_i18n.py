@@ -10,11 +10,10 @@ import warnings
 
 import pytest
 
-from course_utils.core import i18n
+from course_utils.core import i18n, variables
 from course_utils.core.errors import ParameterError
 from course_utils.notebook import checkpoint
 from course_utils.params import check_language
-from course_utils.core import variables
 
 from .conftest import ROOT
 

@@ -7,15 +7,14 @@ import re
 import pytest
 
 import course_utils
-from course_utils.core import i18n
+from course_utils.core import i18n, variables
+from course_utils.core.errors import CheckpointError, DataError, ParameterError, PlaceError
+from course_utils.core.places import writable
 from course_utils.data import offline
 from course_utils.data.idx import parse_idx
-from course_utils.core.errors import CheckpointError, DataError, ParameterError, PlaceError
 from course_utils.exercises import EMPTY, WRONG, nb04
 from course_utils.notebook import checkpoint
 from course_utils.params import check_value
-from course_utils.core import variables
-from course_utils.core.places import writable
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 

@@ -9,8 +9,8 @@ import textwrap
 import pytest
 
 import course_utils
-from course_utils.device import choose_device
 from course_utils.core.errors import DeviceError, ParameterError
+from course_utils.device import choose_device
 from course_utils.notebook import CheckpointError, checkpoint, notebook_parameters
 from course_utils.results import read_results
 

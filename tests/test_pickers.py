@@ -6,8 +6,8 @@ import html
 
 import pytest
 
-from course_utils.doctor.routes import routes
 from course_utils.core.errors import ParameterError
+from course_utils.doctor.routes import routes
 from course_utils.pickers import MARKERS, PYTHONS, InstallPicker, render, text, timeline
 
 

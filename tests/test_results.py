@@ -7,6 +7,7 @@ import json
 import numpy as np
 import pytest
 
+from course_utils.core import places
 from course_utils.data import LoadInfo
 from course_utils.results import (
     Recorder,
@@ -18,7 +19,6 @@ from course_utils.results import (
     read_all,
     read_results,
 )
-from course_utils.core import places
 
 
 def test_record_writes_and_merges(tmp_path):

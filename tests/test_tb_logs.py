@@ -9,9 +9,10 @@ import os
 import numpy as np
 import pytest
 
-from course_utils.core.errors import CourseError
 from course_utils.core import variables
-from course_utils.tb_logs import Scalar, event_dirs, log_root, main, read_scalars
+from course_utils.core.errors import CourseError
+from course_utils.tb_logs import log_root
+from course_utils.tools.logs import Scalar, event_dirs, main, read_scalars
 
 EPOCHS = 3
 IMAGES = 320  # 256 train (4 batches of 64) + 64 validation

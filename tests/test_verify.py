@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from course_utils.doctor import Finding
 from course_utils.core.errors import ParameterError
+from course_utils.doctor import Finding
 from course_utils.verify import TROUBLESHOOTING_INDEX, gpu_answer, short_device
 
 

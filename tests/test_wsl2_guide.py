@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from course_utils.tools import cli
 from course_utils.doctor import Machine, TensorFlowInfo, describe, diagnose
 from course_utils.doctor.nvidia import parse_nvidia_smi
 from course_utils.doctor.versions import load
+from course_utils.tools import cli
 
 from .conftest import ROOT
 from .doctor.test_doctor import cuda_tf

@@ -54,10 +54,10 @@ from typing import Any
 
 import psutil
 
-from course_utils.core.errors import ChildError, CourseError
-from course_utils.core.i18n import translator
 from course_utils.core import variables
+from course_utils.core.errors import ChildError, CourseError
 from course_utils.core.files import write_json_atomic
+from course_utils.core.i18n import translator
 from course_utils.core.paths import PROJECT_ROOT
 from course_utils.core.processes import start_in_group, stop_group
 

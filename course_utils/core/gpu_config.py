@@ -35,9 +35,9 @@ from dataclasses import dataclass
 from numbers import Integral
 from typing import Any
 
+from course_utils.core import variables
 from course_utils.core.errors import ConfigurationTooLateError, DeviceError, ParameterError
 from course_utils.core.i18n import padded, translator
-from course_utils.core import variables
 from course_utils.core.tf_setup import quiet_tensorflow
 
 _ = translator("course")

@@ -49,7 +49,7 @@ LOCALE_VARIABLES = ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG")
 ENGLISH, CHINESE = "en", "zh-CN"
 LANGUAGES = (ENGLISH, CHINESE)
 DOMAINS = ("course", "doctor", "exercises")
-LOCALE_DIR = Path(__file__).resolve().parent / "locale"
+LOCALE_DIR = Path(__file__).resolve().parents[1] / "locale"  # course_utils/locale
 # Chinese characters and full-width punctuation, as a regular-expression character range: between two of these,
 # a line break is no word space (the website and the tests of the Chinese documents use it).
 CHINESE_CHARACTERS = "\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef"

@@ -23,9 +23,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from course_utils.core import variables
 from course_utils.core.errors import PlaceError
 from course_utils.core.i18n import translator
-from course_utils.core import variables
 from course_utils.core.paths import PROJECT_ROOT
 
 APP_NAME = "tf-gpu-course"

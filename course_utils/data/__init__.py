@@ -41,12 +41,12 @@ from pathlib import Path
 
 import numpy as np
 
-from course_utils.data.download import fetch_verified, remove_stale_parts, sha256_of
-from course_utils.data.idx import parse_idx, read_bytes, unreadable
+from course_utils.core import variables
 from course_utils.core.errors import DataError, ParameterError
 from course_utils.core.i18n import translator
+from course_utils.data.download import fetch_verified, remove_stale_parts, sha256_of
+from course_utils.data.idx import parse_idx, read_bytes, unreadable
 from course_utils.results import note_data
-from course_utils.core import variables
 
 Arrays = tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
 

@@ -17,9 +17,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from course_utils.data.connect import open_url
 from course_utils.core.errors import DataError
 from course_utils.core.i18n import translator
+from course_utils.data.connect import open_url
 
 _ = translator("course")
 

@@ -43,11 +43,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from course_utils.core import gpu_config
+from course_utils.core import gpu_config, variables
+from course_utils.core.child import Child, start_python
 from course_utils.core.errors import ParameterError, WorkerError
 from course_utils.core.i18n import translator
-from course_utils.core import variables
-from course_utils.core.child import Child, start_python
 from course_utils.core.processes import LOCALHOST, free_ports, processes_naming
 
 _ = translator("course")

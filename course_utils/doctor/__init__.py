@@ -6,7 +6,7 @@ table (``course_utils.doctor.versions``). ``diagnose()`` inspects this machine -
 described by captured text, and returns ``Finding``s: a stable ``code``, a ``severity``
 (info, warning, error), a ``message`` and a ``fix``.
 
-Command line (a stable contract: other tools read its JSON)::
+Command line (``course_utils.tools.doctor_cli``; a stable contract: other tools read its JSON)::
 
     course doctor                       # this machine
     course doctor --nvidia-smi FILE [--nvcc FILE]
@@ -35,7 +35,6 @@ Where each part lives (this file is the package's face: it imports the names oth
 - ``probes``: looking at a machine - this one (``probe``, ``detect_platform``) or captured text (``describe``,
   ``guess_platform``);
 - ``rules`` and ``rules_tensorflow``: the rule families (driver, route, toolkit, installed TensorFlow) and ``diagnose``;
-- ``cli``: the command line (``main``, which ``course doctor`` calls);
 - ``recommend`` and ``versions`` (what to install, from the table; ``routes`` adds a platform's alternatives,
   ``commands`` spells the command lines), ``nvidia`` (reading ``nvidia-smi`` and ``nvcc``),
   ``gpus`` (a GPU's generation), ``checks`` (the live checks' findings and ``live_checks``, which runs ``libraries``,
@@ -45,7 +44,6 @@ Where each part lives (this file is the package's face: it imports the names oth
 
 from __future__ import annotations
 
-from course_utils.tools.doctor_cli import main
 from course_utils.doctor.model import (
     MAIN_GROUP,
     NOTE_FINDINGS,
@@ -75,7 +73,6 @@ __all__ = [
     "finding_groups",
     "guess_platform",
     "log_findings",
-    "main",
     "note_findings",
     "probe",
 ]

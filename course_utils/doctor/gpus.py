@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from course_utils.doctor.versions import DATA_FILE, localized, parse_version, version_text
 from course_utils.core.i18n import translator
+from course_utils.doctor.versions import DATA_FILE, localized, parse_version, version_text
 
 _ = translator("doctor")
 

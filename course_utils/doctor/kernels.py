@@ -18,8 +18,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from course_utils.doctor.recommend import Note
 from course_utils.core.i18n import translator
+from course_utils.doctor.recommend import Note
 
 _ = translator("doctor")
 

@@ -32,9 +32,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from course_utils.doctor.log_rules import RULES, LogRule
 from course_utils.core.errors import InputError
 from course_utils.core.i18n import translator
+from course_utils.doctor.log_rules import RULES, LogRule
 
 _ = translator("doctor")
 

@@ -11,6 +11,7 @@ import sys
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from course_utils.core.i18n import translator
 from course_utils.doctor.checks import CHECK_FINDINGS, GROUPS
 from course_utils.doctor.gpus import QUERY_COMMAND, build_targets, covered_by_build, identify
 from course_utils.doctor.logs import LogReport, classify
@@ -19,7 +20,6 @@ from course_utils.doctor.recommend import Note, Recommendation, platform_name
 from course_utils.doctor.texts import N_, sentence
 from course_utils.doctor.troubleshooting import links, more_line
 from course_utils.doctor.versions import load
-from course_utils.core.i18n import translator
 
 _ = translator("doctor")
 

@@ -38,8 +38,8 @@ import csv
 import re
 from dataclasses import asdict, dataclass, field
 
-from course_utils.doctor.logs import decode_text
 from course_utils.core.i18n import translator
+from course_utils.doctor.logs import decode_text
 
 _ = translator("doctor")
 

@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from course_utils.core.i18n import translator
+from course_utils.core.tf_setup import quiet_tensorflow, startup_log
 from course_utils.doctor.checks import live_checks
 from course_utils.doctor.model import Machine, TensorFlowInfo
 from course_utils.doctor.nvidia import (
@@ -27,8 +29,6 @@ from course_utils.doctor.nvidia import (
 )
 from course_utils.doctor.recommend import normalize_python
 from course_utils.doctor.versions import check_platform
-from course_utils.core.i18n import translator
-from course_utils.core.tf_setup import quiet_tensorflow, startup_log
 
 _ = translator("doctor")
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from course_utils.core.i18n import translator
 from course_utils.doctor.commands import (
     VERIFY,
     conda_recipe,
@@ -36,7 +37,6 @@ from course_utils.doctor.gpus import QUERY_COMMAND, Generation, identify, known_
 from course_utils.doctor.texts import N_, join
 from course_utils.doctor.troubleshooting import links, more_text
 from course_utils.doctor.versions import Build, check_platform, load, parse_version, version_text
-from course_utils.core.i18n import translator
 
 _ = translator("doctor")
 

@@ -7,6 +7,7 @@ commands; the doctor's diagnosis and notebook 01's picker ask this module.
 
 from __future__ import annotations
 
+from course_utils.core.i18n import translator
 from course_utils.doctor.commands import VERIFY, pip_install, pip_upgrade, venv
 from course_utils.doctor.recommend import (
     Note,
@@ -19,7 +20,6 @@ from course_utils.doctor.recommend import (
 )
 from course_utils.doctor.texts import N_
 from course_utils.doctor.versions import check_platform, load, parse_version, version_text
-from course_utils.core.i18n import translator
 
 _ = translator("doctor")
 

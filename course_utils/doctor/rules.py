@@ -5,6 +5,7 @@ live checks' notes."""
 
 from __future__ import annotations
 
+from course_utils.core.i18n import translator
 from course_utils.doctor.commands import pip_install
 from course_utils.doctor.model import Diagnosis, Finding, Machine, check_findings, note_findings
 from course_utils.doctor.nvidia import SmiReport
@@ -14,7 +15,6 @@ from course_utils.doctor.routes import routes
 from course_utils.doctor.rules_tensorflow import tensorflow_findings
 from course_utils.doctor.texts import join
 from course_utils.doctor.versions import load, parse_version
-from course_utils.core.i18n import translator
 
 _ = translator("doctor")
 

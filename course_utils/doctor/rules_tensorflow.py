@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 
+from course_utils.core.i18n import translator
 from course_utils.doctor.commands import pip_install
 from course_utils.doctor.gpus import covered_by_build, identify
 from course_utils.doctor.logs import classify
@@ -13,7 +14,6 @@ from course_utils.doctor.model import Finding, Machine, TensorFlowInfo, log_hint
 from course_utils.doctor.recommend import Recommendation
 from course_utils.doctor.texts import join
 from course_utils.doctor.versions import load, parse_version
-from course_utils.core.i18n import translator
 
 _ = translator("doctor")
 

@@ -23,10 +23,10 @@ from dataclasses import dataclass
 
 from packaging.requirements import InvalidRequirement, Requirement
 
+from course_utils.core.i18n import translator
 from course_utils.doctor.recommend import Recommendation, platform_name, recommend
 from course_utils.doctor.versions import Build, load, parse_version
 from course_utils.exercises import Feedback, feedback, is_empty, multiple_choice, not_answered
-from course_utils.core.i18n import translator
 
 _ = translator("exercises")
 

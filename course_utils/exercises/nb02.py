@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import ast
 
+from course_utils.core.i18n import translator
 from course_utils.doctor.gpus import build_targets, covered_by_build
 from course_utils.exercises import Feedback, feedback, is_empty, multiple_choice, not_a_dict, not_answered, unanswered
-from course_utils.core.i18n import translator
 
 _ = translator("exercises")
 

@@ -16,8 +16,8 @@ import math
 from collections.abc import Mapping
 from numbers import Real
 
-from course_utils.exercises import Feedback, feedback, is_empty, not_answered
 from course_utils.core.i18n import translator
+from course_utils.exercises import Feedback, feedback, is_empty, not_answered
 
 _ = translator("exercises")
 

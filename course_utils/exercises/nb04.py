@@ -14,8 +14,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from course_utils.exercises import Feedback, feedback, not_a_dict, not_answered, unanswered
 from course_utils.core.i18n import translator
+from course_utils.exercises import Feedback, feedback, not_a_dict, not_answered, unanswered
 
 _ = translator("exercises")
 

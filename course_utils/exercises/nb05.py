@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from course_utils.exercises import Feedback, feedback, is_empty, multiple_choice, not_a_dict, not_answered
 from course_utils.core.i18n import translator
+from course_utils.exercises import Feedback, feedback, is_empty, multiple_choice, not_a_dict, not_answered
 from course_utils.speed import gpu_policy
 
 _ = translator("exercises")

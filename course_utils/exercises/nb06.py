@@ -15,8 +15,8 @@ from __future__ import annotations
 import math
 
 from course_utils.core.errors import ParameterError
-from course_utils.exercises import Feedback, feedback, is_empty, not_a_dict, not_answered, unanswered
 from course_utils.core.i18n import translator
+from course_utils.exercises import Feedback, feedback, is_empty, not_a_dict, not_answered, unanswered
 from course_utils.tb_profile import MAX_STEPS, MIN_START, check_profile_batch
 
 _ = translator("exercises")

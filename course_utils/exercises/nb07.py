@@ -13,9 +13,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from course_utils.core.i18n import translator
 from course_utils.distribute import batch_plan, tf_config
 from course_utils.exercises import Feedback, feedback, not_answered, unanswered
-from course_utils.core.i18n import translator
 
 _ = translator("exercises")
 

@@ -11,24 +11,26 @@ import importlib.util
 import os
 import sys
 
+from course_utils.core import variables
 from course_utils.core.errors import ParameterError
 from course_utils.core.i18n import translator
 from course_utils.params import check_language
-from course_utils.core import variables
 
 PROG = "course"
 _ = translator("course")
 
-COMMANDS = {
-    "run": ("course_utils.tools.batch.runner", "run notebooks headless (papermill), over parameter grids; write a report"),
-    "doctor": ("course_utils.doctor", "diagnose this machine (or captured nvidia-smi/nvcc output): what to install"),
+COMMANDS = {  # command: (its module, what it does)
+    "run": ("course_utils.tools.batch.runner",
+            "run notebooks headless (papermill), over parameter grids; write a report"),
+    "doctor": ("course_utils.tools.doctor_cli",
+               "diagnose this machine (or captured nvidia-smi/nvcc output): what to install"),
     "data": ("course_utils.tools.data_cli", "fetch datasets for offline use, or show which source each would use"),
-    "bench": ("course_utils.tools.bench.cli", "measure the CNN's speed ladder, or notebook 04's memory, two ways (JSON)"),
-    "logs": (
-        "course_utils.tb_logs",
-        "read TensorBoard logs back as a table (CSV: run, split, tag, step, value, wall_time)",
-    ),
-    "preflight": ("course_utils.tools.classroom.preflight", "check this machine before a class: one JSON record, problems"),
+    "bench": ("course_utils.tools.bench.cli",
+              "measure the CNN's speed ladder, or notebook 04's memory, two ways (JSON)"),
+    "logs": ("course_utils.tools.logs",
+             "read TensorBoard logs back as a table (CSV: run, split, tag, step, value, wall_time)"),
+    "preflight": ("course_utils.tools.classroom.preflight",
+                  "check this machine before a class: one JSON record, problems"),
     "class-report": ("course_utils.tools.classroom.class_report", "the students' preflight records as one report"),
 }
 

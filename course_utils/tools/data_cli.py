@@ -7,6 +7,9 @@ import os
 import sys
 from pathlib import Path
 
+from course_utils.core import variables
+from course_utils.core.errors import CourseError, DataError
+from course_utils.core.i18n import translator
 from course_utils.data import (
     FASHION_DIR,
     _fashion_mnist,
@@ -16,9 +19,6 @@ from course_utils.data import (
     fetch_mnist,
     offline,
 )
-from course_utils.core.errors import CourseError, DataError
-from course_utils.core.i18n import translator
-from course_utils.core import variables
 
 _ = translator("course")
 

@@ -7,6 +7,8 @@ import json
 import sys
 from pathlib import Path
 
+from course_utils.core.errors import InputError
+from course_utils.core.i18n import translator
 from course_utils.doctor.gpus import QUERY_COMMAND
 from course_utils.doctor.logs import classify, decode_text, read_log
 from course_utils.doctor.model import log_findings
@@ -16,8 +18,6 @@ from course_utils.doctor.recommend import normalize_python
 from course_utils.doctor.rules import diagnose
 from course_utils.doctor.troubleshooting import links, page
 from course_utils.doctor.versions import PLATFORMS
-from course_utils.core.errors import InputError
-from course_utils.core.i18n import translator
 
 _ = translator("doctor")
 

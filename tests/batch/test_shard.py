@@ -24,12 +24,20 @@ import yaml
 
 import course_utils.tools.batch.runner as runner
 import course_utils.tools.batch.shard as shard_module
+from course_utils.core.errors import InputError
+from course_utils.core.files import FolderLock
 from course_utils.tools.batch.grid import Plan, RunSpec, make_plan
 from course_utils.tools.batch.notebook_run import RunRecord
 from course_utils.tools.batch.runner import _parser, main
-from course_utils.tools.batch.shard import Shard, ShardRun, fingerprint, from_environment, parse_shard, select, without_shard
-from course_utils.core.errors import InputError
-from course_utils.core.files import FolderLock
+from course_utils.tools.batch.shard import (
+    Shard,
+    ShardRun,
+    fingerprint,
+    from_environment,
+    parse_shard,
+    select,
+    without_shard,
+)
 
 from ..conftest import ROOT, isolated
 from .report_diff import differences

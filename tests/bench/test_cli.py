@@ -10,7 +10,8 @@ import sys
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
-    return subprocess.run([sys.executable, "-m", "course_utils.tools.bench", *args], capture_output=True, text=True, env=env)
+    return subprocess.run([sys.executable, "-m", "course_utils", "bench", *args], capture_output=True, text=True,
+                          env=env)
 
 
 def test_cli_cnn_json_contract(capsys):

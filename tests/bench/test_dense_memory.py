@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from course_utils.tools.bench import dense_memory as dm
 from course_utils.core.errors import ChildError
+from course_utils.tools.bench import dense_memory as dm
 
 
 def test_the_course_way_is_leaner_and_each_way_ran_in_its_own_process():

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from course_utils.data.download import fetch_verified, sha256_of
 from course_utils.core.errors import DataError
+from course_utils.data.download import fetch_verified, sha256_of
 
 GOOD = b"the real file " * 1000
 GOOD_SHA = hashlib.sha256(GOOD).hexdigest()

@@ -8,8 +8,8 @@ import struct
 import numpy as np
 import pytest
 
-from course_utils.data.idx import parse_idx, read_idx
 from course_utils.core.errors import DataError
+from course_utils.data.idx import parse_idx, read_idx
 
 
 def idx_bytes(array: np.ndarray) -> bytes:

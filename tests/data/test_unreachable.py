@@ -22,9 +22,9 @@ from collections.abc import Iterator
 import pytest
 
 from course_utils import data
+from course_utils.core.errors import DataError
 from course_utils.data import connect, download
 from course_utils.data.download import fetch_verified
-from course_utils.core.errors import DataError
 
 pytestmark = pytest.mark.timeout(120)  # a hang guard only: see the module docstring
 

@@ -21,6 +21,7 @@ import psutil
 import pytest
 
 from course_utils import distribute
+from course_utils.core.errors import ParameterError
 from course_utils.distribute import (
     WorkerError,
     batch_plan,
@@ -30,7 +31,6 @@ from course_utils.distribute import (
     run_local_workers,
     tf_config,
 )
-from course_utils.core.errors import ParameterError
 
 from ..conftest import ROOT
 from ..exercises.solutions import cell_source

@@ -14,6 +14,7 @@ import pytest
 from course_utils import doctor
 from course_utils.doctor import NOTE_FINDINGS, SEVERITIES, Finding, TensorFlowInfo, describe, diagnose, note_findings
 from course_utils.doctor.recommend import NOTE_CODES, Note, recommend
+from course_utils.tools import doctor_cli
 
 from ..conftest import ROOT
 
@@ -285,7 +286,7 @@ def test_rewording_every_note_changes_no_finding_code(monkeypatch, platform, pyt
 
 def test_json_notes_are_objects_with_code_and_text(capsys):
     args = ["--nvidia-smi", str(QA_SMI), "--platform", "windows", "--python", "3.12", "--json"]
-    assert doctor.main(args) == 0
+    assert doctor_cli.main(args) == 0
     data = json.loads(capsys.readouterr().out)
     recs = [data["recommended"], *data["alternatives"]]
     notes = [n for rec in recs for n in rec["notes"]]
@@ -433,7 +434,7 @@ def test_cli_live_machine_with_stub_tools(tmp_path):
 def test_cli_on_this_machine(capsys):
     # In this process: the live probe imports TensorFlow, which this process has imported anyway (a subprocess would
     # import it again, 3-4 CPU seconds). The command line as a subprocess is tested above, and live with stub tools.
-    returncode = doctor.main(["--json"])
+    returncode = doctor_cli.main(["--json"])
     out, err = capsys.readouterr()
     assert returncode in (0, 1), err
     data = json.loads(out)
@@ -460,7 +461,7 @@ def test_platform_guess_from_captured_text(name, platform):
 
 
 def doctor_json(capsys, path) -> dict:
-    assert doctor.main(["--nvidia-smi", str(path), "--python", "3.11", "--json"]) in (0, 1)
+    assert doctor_cli.main(["--nvidia-smi", str(path), "--python", "3.11", "--json"]) in (0, 1)
     return json.loads(capsys.readouterr().out)
 
 

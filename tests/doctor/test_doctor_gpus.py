@@ -7,9 +7,9 @@ import re
 
 import pytest
 
-from course_utils import doctor
 from course_utils.doctor import Finding, describe, diagnose
 from course_utils.doctor.gpus import QUERY_COMMAND
+from course_utils.tools import doctor_cli
 
 from ..conftest import ROOT
 
@@ -68,7 +68,7 @@ def test_a_captured_maxwell_card_is_warned_and_gets_the_last_tensorflow_with_its
 def test_the_query_output_is_read_and_its_compute_capability_used(tmp_path, capsys):
     path = tmp_path / "query.csv"
     path.write_text(P620_QUERY)
-    assert doctor.main(["--nvidia-smi", str(path), "--platform", "linux", "--python", "3.12", "--json"]) == 0
+    assert doctor_cli.main(["--nvidia-smi", str(path), "--platform", "linux", "--python", "3.12", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["driver_version"] == "580.173.02"
     [gpu] = data["gpus"]

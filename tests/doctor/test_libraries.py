@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from course_utils.core.errors import ChildError
 from course_utils.doctor import check_findings
 from course_utils.doctor import libraries as libraries_module
 from course_utils.doctor.libraries import find_pip_libraries, load_libraries, loader_conf_dirs, nvidia_library_checks
-from course_utils.core.errors import ChildError
 
 from .file_tree import codes, touch
 

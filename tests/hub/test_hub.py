@@ -49,10 +49,10 @@ import psutil
 import pytest
 import requests
 
-from course_utils.tools.classroom import hub
-from course_utils.core.errors import CourseError
 from course_utils.core import variables
+from course_utils.core.errors import CourseError
 from course_utils.core.processes import descendants, free_ports, start_in_group, still_running, stop_group
+from course_utils.tools.classroom import hub
 
 from ..conftest import IN_CI, ROOT
 from .kernel import RemoteKernel

@@ -19,9 +19,9 @@ from types import SimpleNamespace
 import pytest
 from traitlets.config.loader import PyFileConfigLoader
 
-from course_utils.tools.classroom import hub
-from course_utils.core.errors import CourseError, ParameterError
 from course_utils.core import variables
+from course_utils.core.errors import CourseError, ParameterError
+from course_utils.tools.classroom import hub
 
 from ..conftest import ROOT
 

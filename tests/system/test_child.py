@@ -15,7 +15,6 @@ from pathlib import Path
 import psutil
 import pytest
 
-from course_utils.core.errors import ChildError, CourseError
 from course_utils.core.child import (
     EXIT_TIME_LIMIT,
     Child,
@@ -24,6 +23,7 @@ from course_utils.core.child import (
     run_python,
     start_python,
 )
+from course_utils.core.errors import ChildError, CourseError
 from course_utils.core.processes import processes_naming, still_running
 
 T = "tests.system.targets:"

@@ -308,8 +308,8 @@ def _processes() -> dict[str, Any]:
 
 
 def _children(folder: pathlib.Path) -> dict[str, Any]:
-    from course_utils.core.errors import ChildError
     from course_utils.core import child
+    from course_utils.core.errors import ChildError
 
     run = child.run_python("windows_sim:child_report", {"text": NOT_CP1252}, timeout_s=120, what="The Windows child")
     found: dict[str, Any] = {"value": run.value, "printed": NOT_CP1252 in run.output}
@@ -438,8 +438,8 @@ def scenario(folder_name: str) -> dict[str, Any]:
     import numpy as np
 
     from course_utils import speed
-    from course_utils.doctor import detect_platform, wsl
     from course_utils.core import rss
+    from course_utils.doctor import detect_platform, wsl
 
     peak_before = rss.peak_rss_mib()
     big = np.ones(96 * MIB // 8)

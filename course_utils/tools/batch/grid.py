@@ -45,8 +45,8 @@ from yaml.constructor import ConstructorError
 
 from course_utils.core.errors import InputError, ParameterError
 from course_utils.core.i18n import translator
-from course_utils.params import check_value
 from course_utils.core.paths import PROJECT_ROOT
+from course_utils.params import check_value
 
 _ = translator("course")
 

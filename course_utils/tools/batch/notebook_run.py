@@ -19,12 +19,12 @@ from typing import Any
 
 import psutil
 
-from course_utils.core.errors import ChildError
-from course_utils.core.i18n import translator
-from course_utils.results import read_results
 from course_utils.core import variables
 from course_utils.core.child import start_python
+from course_utils.core.errors import ChildError
+from course_utils.core.i18n import translator
 from course_utils.core.rss import peak_rss_mib
+from course_utils.results import read_results
 
 _ = translator("course")
 

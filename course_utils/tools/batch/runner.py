@@ -39,17 +39,17 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
+from course_utils.core.errors import FolderInUseError, ParameterError, PlaceError
+from course_utils.core.files import FolderLock
+from course_utils.core.i18n import padded, translator
+from course_utils.core.places import course_home
+from course_utils.core.processes import StopSignals
+from course_utils.params import smoke_enabled
 from course_utils.tools.batch import shard as shard_module
 from course_utils.tools.batch.grid import NOTEBOOKS_DIR, InputError, Plan, discover, make_plan, parse_value
 from course_utils.tools.batch.notebook_run import RunRecord, run_notebook
 from course_utils.tools.batch.progress import Progress
 from course_utils.tools.batch.report import write_report
-from course_utils.core.errors import FolderInUseError, ParameterError, PlaceError
-from course_utils.core.i18n import padded, translator
-from course_utils.params import smoke_enabled
-from course_utils.core.files import FolderLock
-from course_utils.core.places import course_home
-from course_utils.core.processes import StopSignals
 
 __all__ = ["NOTEBOOKS_DIR", "RunRecord", "discover", "main", "run_batch", "run_notebook"]
 _ = translator("course")

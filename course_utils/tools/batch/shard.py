@@ -40,12 +40,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from course_utils.core import variables
+from course_utils.core.errors import FolderInUseError, InputError
+from course_utils.core.files import FolderLock, write_json_atomic
+from course_utils.core.i18n import padded, translator
 from course_utils.tools.batch.grid import Plan
 from course_utils.tools.batch.report import write_report
-from course_utils.core.errors import FolderInUseError, InputError
-from course_utils.core.i18n import padded, translator
-from course_utils.core import variables
-from course_utils.core.files import FolderLock, write_json_atomic
 
 _ = translator("course")
 

@@ -9,12 +9,12 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from course_utils.tools.bench import load_dataset
-from course_utils.tools.bench.channels import train_noise_vs_zeros
-from course_utils.core.i18n import translator
 from course_utils.core.child import run_python
+from course_utils.core.i18n import translator
 from course_utils.core.rss import peak_rss_mib
 from course_utils.core.tf_setup import quiet_tensorflow
+from course_utils.tools.bench import load_dataset
+from course_utils.tools.bench.channels import train_noise_vs_zeros
 
 _ = translator("course")
 
@@ -56,7 +56,8 @@ def dense_memory(*, dataset: str = "auto", images: int | None = None, epochs: in
     for way in ("book", "course"):
         payload = {"way": way, "dataset": dataset, "images": images, "epochs": epochs, "seed": seed}
         runs[way] = run_python(
-            "course_utils.tools.bench.dense_memory:_measure", payload, timeout_s=None, env={"TF_CPP_MIN_LOG_LEVEL": "2"},
+            "course_utils.tools.bench.dense_memory:_measure", payload, timeout_s=None,
+            env={"TF_CPP_MIN_LOG_LEVEL": "2"},
             what=_("The {way}-way training process").format(way=way), name=f"dense-{way}",
         ).value
     book_run, course_run = runs["book"], runs["course"]

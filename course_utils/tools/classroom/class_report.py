@@ -27,10 +27,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from course_utils.tools.batch.report import _CSS, _html_table, _md_table
-from course_utils.tools.classroom.preflight import SCHEMA
 from course_utils.core.errors import CourseError, InputError
 from course_utils.core.i18n import translator
+from course_utils.tools.batch.report import _CSS, _html_table, _md_table
+from course_utils.tools.classroom.preflight import SCHEMA
 
 _ = translator("course")
 

@@ -18,10 +18,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from course_utils.core import variables
 from course_utils.core.errors import CourseError, ParameterError
 from course_utils.core.gpu_config import memory_policy
 from course_utils.core.i18n import translator
-from course_utils.core import variables
 from course_utils.core.paths import PROJECT_ROOT
 from course_utils.tools.classroom.tb_server import proxy_url_hint
 

@@ -47,20 +47,20 @@ from packaging.version import InvalidVersion, Version
 
 import course_utils.doctor as doctor
 from course_utils.core import gpu_config
-from course_utils.tools.classroom.preflight_problems import find_problems
+from course_utils.core.errors import CourseError, InputError
+from course_utils.core.files import write_json_atomic
+from course_utils.core.i18n import translator
+from course_utils.core.paths import PROJECT_ROOT
+from course_utils.core.places import writable_places
+from course_utils.core.tf_setup import quiet_tensorflow
 from course_utils.data import data_dir_problem
-from course_utils.tools.data_cli import sources
 from course_utils.device import cpu_model
 from course_utils.doctor.gpus import identify
 from course_utils.doctor.logs import decode_text
 from course_utils.doctor.nvidia import parse_nvidia_smi
 from course_utils.doctor.troubleshooting import more_line
-from course_utils.core.errors import CourseError, InputError
-from course_utils.core.i18n import translator
-from course_utils.core.files import write_json_atomic
-from course_utils.core.paths import PROJECT_ROOT
-from course_utils.core.places import writable_places
-from course_utils.core.tf_setup import quiet_tensorflow
+from course_utils.tools.classroom.preflight_problems import find_problems
+from course_utils.tools.data_cli import sources
 from course_utils.verify import short_device
 
 _ = translator("course")
