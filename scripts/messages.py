@@ -6,7 +6,8 @@
 Extraction reads course_utils/ and sorts each message into the domain its file names when it takes
 its marker, ``_ = translator("doctor")`` (course_utils.core.i18n: doctor, exercises, course).
 A new message enters the Chinese ``.po`` file with an empty translation; a message no longer in
-the code leaves it; every translation already made is kept. Translate the empty entries (``msgstr``), then run this again to compile.
+the code leaves it; every translation already made is kept. Translate the empty entries (``msgstr``),
+then run this again to compile.
 """
 
 from __future__ import annotations
