@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 from course_utils import data
-from course_utils.data import cli as data_cli
+from course_utils.tools import data_cli
 
 from .test_loaders import fake_mnist_npz
 

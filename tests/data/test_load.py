@@ -117,7 +117,7 @@ def test_auto_records_only_the_dataset_it_used(monkeypatch, tmp_path, record):
 
 
 def test_data_status_looks_without_recording(record):
-    from course_utils.data import cli
+    from course_utils.tools import data_cli as cli
 
     assert any("bundled-sample" in line for line in cli.status())
     assert recorded_data(record) == {}

@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from course_utils.core import variables
-from course_utils.doctor import MAIN_GROUP, NOTE_FINDINGS, Machine, describe, diagnose, main
+from course_utils.doctor import MAIN_GROUP, NOTE_FINDINGS, Machine, describe, diagnose
 from course_utils.doctor.checks import CHECK_FINDINGS, GROUP_KERNELS, GROUP_WSL
 from course_utils.doctor.log_rules import RULES
 from course_utils.doctor.logs import classify
@@ -22,6 +22,7 @@ from course_utils.doctor.routes import INTEL_MAC_ROUTE, METAL_ROUTE
 from course_utils.doctor.texts import join, sentence
 from course_utils.doctor.troubleshooting import ANCHORS, more_line, see
 from course_utils.doctor.versions import DATA_FILE, english_hash, load, localized, stale_translations
+from course_utils.tools.doctor_cli import main
 
 from ..conftest import ROOT
 from .test_doctor import run_cli

@@ -12,10 +12,11 @@ from pathlib import Path
 import pytest
 
 from course_utils import InputError
-from course_utils.doctor import TensorFlowInfo, describe, diagnose, log_findings, main
+from course_utils.doctor import TensorFlowInfo, describe, diagnose, log_findings
 from course_utils.doctor import logs as logs_module
 from course_utils.doctor.log_rules import RULES
 from course_utils.doctor.logs import classify, decode_log, read_log, strip_prefix
+from course_utils.tools.doctor_cli import main
 
 from ..conftest import ROOT
 
