@@ -26,15 +26,15 @@ SITE ?= build/site
 TIER_TIMES ?=
 
 PYTEST := COURSE_OFFLINE=1 $(BIN)/python -m pytest -rs
-TIERS := lint unit papermill nbval browser hosted hub slurm
+TIERS := lint unit papermill nbval browser hosted class
 
 # `make test` runs the tiers in two lanes side by side, one per CPU core of a CI machine:
-# lint, unit, nbval, hub, slurm | papermill, browser, hosted (the browser tier shows what the papermill tier executed).
+# lint, unit, nbval, class | papermill, browser, hosted (the browser tier shows what the papermill tier executed).
 # Each tier's output is printed in one piece when its lane ends; every tier runs even when another fails.
-LANE1 := lint unit nbval hub slurm
+LANE1 := lint unit nbval class
 LANE2 := papermill browser hosted
 
-.PHONY: course site test lab venv clean help lane1 lane2 links slurm $(TIERS) FORCE
+.PHONY: course site test lab venv clean help lane1 lane2 links hub slurm $(TIERS) FORCE
 
 # $(call timed,COMMAND): run COMMAND, print the tier's elapsed seconds, keep COMMAND's exit status.
 # pytest's 5 (no tests collected) fails the tier like any other non-zero status.
@@ -56,11 +56,14 @@ help:
 	@echo "                 (never runs a notebook); view it: python -m http.server -d $(SITE)"
 	@echo "make test      - every tier below, each timed, in two lanes side by side: $(LANE1) | $(LANE2)"
 	@echo "make lint      - ruff check ."
-	@echo "make unit      - unit tests: pytest tests -m 'not notebook and not browser and not hub' (no course notebook runs)"
+	@echo "make unit      - unit tests: pytest tests -m 'not notebook and not browser and not hub' (no course notebook runs),"
+	@echo "                 the class tooling's tests left to make class"
 	@echo "make papermill - course run --smoke into $(CI_OUT), then checks on what each notebook recorded"
 	@echo "make nbval     - pytest --nbval in smoke mode (cell by cell): notebooks/, then notebooks/zh/"
 	@echo "make browser   - the notebooks in JupyterLab in headless Chromium (widgets live; others as papermill ran them);"
 	@echo "                 and the website built from the papermill tier's runs (tests/test_site.py)"
+	@echo "make class     - the class and cluster tooling (the class extra): tests/classroom, tests/hub (make hub) and"
+	@echo "                 make slurm (root)"
 	@echo "make hub       - JupyterHub with hub/jupyterhub_config.py, two real OS accounts, notebook 02 for each (root)"
 	@echo "make hosted    - every notebook again (smoke) with Colab's and Kaggle's TensorFlow and Keras, in $(HOSTED_VENV)"
 	@echo "                 (constraints/hosted.txt), after checking that installing the package keeps them"
@@ -112,7 +115,8 @@ lint: $(STAMP)
 	$(call timed,$(BIN)/ruff check .)
 
 unit: $(STAMP)
-	$(call timed,$(PYTEST) tests -m "not notebook and not browser and not hub" --durations=10)
+	$(call timed,$(PYTEST) tests -m "not notebook and not browser and not hub" $(CLASS_TESTS:%=--ignore=%) \
+	  --durations=10)
 
 papermill: $(STAMP)
 	$(call timed,COURSE_CI_OUT=$(CI_OUT) $(PYTEST) tests/tiers -m "notebook and not browser")
@@ -142,7 +146,12 @@ links: $(STAMP)
 browser: $(STAMP)
 	$(call timed,COURSE_CI_OUT=$(CI_OUT) $(PYTEST) tests -m browser)
 
-# Needs root (CI runs as root) and configurable-http-proxy (.ci/run installs it into build/npm): tests/hub/.
+# The class and cluster tooling (`pip install -e ".[class]"`): its unit tests, the real hub and the real Slurm.
+# Needs root (CI runs as root), configurable-http-proxy (.ci/run installs it into build/npm), slurm-wlm and munge.
+CLASS_TESTS := tests/classroom tests/hub
+class: $(STAMP)
+	$(call timed,$(PYTEST) $(CLASS_TESTS) && OUT=build/ci/slurm bash scripts/slurm_check.sh)
+
 hub: $(STAMP)
 	$(call timed,$(PYTEST) tests/hub -m hub)
 

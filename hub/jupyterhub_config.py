@@ -2,7 +2,7 @@
 # their own JupyterLab, which runs the course's Python. docs/class.md ("JupyterHub on a GPU server")
 # explains each setting; the hub test (make hub, tests/hub/) starts a real hub with this file.
 #
-# Start it as root, from the course's environment (the hub extra), in the course's checkout:
+# Start it as root, from the course's environment (the class extra), in the course's checkout:
 #
 #     .venv/bin/jupyterhub -f hub/jupyterhub_config.py
 #
