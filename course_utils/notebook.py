@@ -14,8 +14,8 @@ A notebook starts::
                                 key_results=["test_accuracy", "epoch_s"])
 
 and ends with ``course.checkpoint({...})``. ``setup`` applies the smoke switch, imports
-TensorFlow quietly, seeds everything, chooses the device and opens the results record
-(``course_utils.data.load`` then adds the dataset's source and size to it). It configures nothing out
+TensorFlow quietly, seeds everything, chooses the device and opens the results record;
+``course.load`` loads a dataset and adds its source and size to that record. It configures nothing out
 of sight: it prints each TensorFlow and Keras call it made (``setup_calls``), and the notebook then
 writes ``import tensorflow as tf`` itself.
 It does not initialise TensorFlow's runtime, so device configuration (memory growth,
@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import os
 import platform
-import shutil
 from collections.abc import Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,12 +35,13 @@ from course_utils.core.errors import CheckpointError
 from course_utils.core.gpu_config import apply_memory_policy, memory_policy
 from course_utils.core.i18n import CHINESE, set_language, translator
 from course_utils.core.i18n import language as current_language
+from course_utils.core.places import work_dir
 from course_utils.core.plot_fonts import use_chinese_font
 from course_utils.core.tf_setup import quiet_tensorflow, seed_everything
 from course_utils.device import DeviceChoice, choose_device, gpu_facts
 from course_utils.memory import peak_gpu_mib
 from course_utils.params import apply_smoke, check_language, settle_smoke, smoke_enabled
-from course_utils.results import Recorder, open_record
+from course_utils.results import Recorder
 
 _ = translator("course")
 PARAMETER_TYPES = (bool, int, float, str, type(None), list, tuple, dict)
@@ -73,23 +73,21 @@ class Course:
         shown = ", ".join(f"{k}={_short(v)}" for k, v in results.items())
         print(_("Recorded: {results}").format(results=shown))
 
+    def load(self, dataset: str, *, images: int | None = None) -> tuple[tuple[Any, Any], tuple[Any, Any]]:
+        """``data.load(dataset, images=images)``, its source and the images kept written into the record."""
+        from course_utils import data  # lazy: it imports numpy; `import course_utils` stays light
+
+        (train, test), info = data.load(dataset, images=images, with_info=True)
+        self.recorder.note_data(info, train_images_used=len(train[0]))
+        return train, test
+
     def checkpoint(self, checks: Mapping[str, bool]) -> None:
         """State and check what the student should have seen; raise if anything failed."""
         checkpoint(checks, recorder=self.recorder)
 
     def work_dir(self) -> Path:
-        """A fresh, empty folder for this run's own files (backups, checkpoints, worker logs); its path.
-
-        It lies under the run's own folder, next to the results folder and named like the record:
-        ``OUT/work/NAME/`` under ``course run``, ``build/work/NN_name/`` otherwise - not in the
-        system's temporary folder, where every run stopped half-way would leave one behind. Emptied
-        here, so a run starts clean; what a failed run left stays there to read until the next run.
-        """
-        folder = self.recorder.path.parent.parent / "work" / self.recorder.path.stem
-        if folder.is_dir():
-            shutil.rmtree(folder)
-        folder.mkdir(parents=True)
-        return folder
+        """A fresh, empty folder for this run's own files (backups, checkpoints, worker logs): ``places.work_dir``."""
+        return work_dir(self.recorder.path)
 
 
 def _short(value: Any) -> str:
@@ -176,7 +174,6 @@ def setup(
     memory_line = apply_memory_policy(policy) if policy is not None else None  # before the runtime starts
     device = choose_device(namespace.get("DEVICE", "auto"))
     recorder = Recorder(notebook, parameters=notebook_parameters(namespace), smoke=is_smoke, key_results=key_results)
-    open_record(recorder)  # helpers add to it: data.load records the dataset's source and size
     recorder.environment(
         tensorflow=tf.__version__,
         keras=keras.__version__,

@@ -14,11 +14,9 @@ Where it goes: ``$COURSE_RESULTS_FILE`` (the runner sets one per run), else
 the student's own checkout, or a folder of the student's own on a shared server (``system.places``).
 Each ``record`` call rewrites the file atomically.
 
-The setup cell makes its record the *open* one (``open_record``). Helpers then add to it
-without the notebook passing it along: ``course_utils.data.load`` calls ``note_data``, so
-every record says which dataset it used, where from, and how many images - and two
-machines' records show whether they trained on the same data. Without a setup (a test, a
-benchmark, a worker process), ``note_data`` does nothing.
+A notebook's data goes in through its ``course`` object: ``course.load(...)`` loads a dataset and
+writes its origin here (``Recorder.note_data``), so every record says which dataset it used, where
+from, and how many images - and two machines' records show whether they trained on the same data.
 """
 
 from __future__ import annotations
@@ -40,9 +38,6 @@ __all__ = [
     "Recorder",
     "data_summary",
     "default_results_path",
-    "note_data",
-    "open_record",
-    "opened_record",
     "read_all",
     "read_results",
 ]
@@ -107,6 +102,26 @@ class Recorder:
         data[dataset] = _plain(facts)
         self.environment(data=data)
 
+    def note_data(self, info: Any, *, train_images_used: int | None = None) -> None:
+        """Add a dataset's origin to the record (``course.load`` calls this).
+
+        ``info`` is a ``course_utils.data.LoadInfo``; ``train_images_used`` the training images kept
+        (``IMAGES``), when fewer than the dataset has. The entry, in ``environment["data"]``::
+
+            "mnist": {"source": "download", "location": "...", "train_images": 60000, "test_images": 10000,
+                      "train_images_used": 2000, "checksum": "verified"}
+        """
+        used = info.train_images if train_images_used is None else train_images_used
+        self.data_source(
+            info.dataset,
+            source=info.source,
+            location=info.location,
+            train_images=info.train_images,
+            test_images=info.test_images,
+            train_images_used=used,
+            checksum=info.checksum,
+        )
+
     def record(self, **results: Any) -> dict[str, Any]:
         """Record key results (numbers, strings, lists); returns everything recorded so far."""
         self.data["results"].update(_plain(results))
@@ -121,44 +136,6 @@ class Recorder:
                 self.data[name] = value
         self.data["updated"] = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
         write_json_atomic(self.path, self.data, sort_keys=True)
-
-
-_open_recorder: Recorder | None = None  # the record of the notebook's last setup cell, in this process
-
-
-def open_record(recorder: Recorder | None) -> None:
-    """Make ``recorder`` the record that helpers add to (``note_data``); None closes it. ``setup`` calls this."""
-    global _open_recorder
-    _open_recorder = recorder
-
-
-def opened_record() -> Recorder | None:
-    """The record ``open_record`` opened, or None when no setup cell ran in this process."""
-    return _open_recorder
-
-
-def note_data(info: Any, *, train_images_used: int | None = None) -> None:
-    """Add a dataset's origin to the open record, if there is one.
-
-    ``info`` is a ``course_utils.data.LoadInfo``; ``train_images_used`` the training images kept
-    (``IMAGES``), when fewer than the dataset has. The entry, in ``environment["data"]``::
-
-        "mnist": {"source": "download", "location": "...", "train_images": 60000, "test_images": 10000,
-                  "train_images_used": 2000, "checksum": "verified"}
-    """
-    recorder = opened_record()
-    if recorder is None:
-        return
-    used = info.train_images if train_images_used is None else train_images_used
-    recorder.data_source(
-        info.dataset,
-        source=info.source,
-        location=info.location,
-        train_images=info.train_images,
-        test_images=info.test_images,
-        train_images_used=used,
-        checksum=info.checksum,
-    )
 
 
 def data_summary(environment: Mapping[str, Any]) -> str:

@@ -29,8 +29,6 @@ def isolate(monkeypatch: pytest.MonkeyPatch, folder: Path) -> None:
     for variable in ("LANGUAGE", "LC_ALL", "LC_MESSAGES"):  # the course follows the locale: English here
         monkeypatch.delenv(variable, raising=False)
     monkeypatch.setenv("LANG", "C.UTF-8")
-    # no results record is open: a setup() run by one test must not collect another test's data loads
-    monkeypatch.setattr("course_utils.results._open_recorder", None)
 
 
 @pytest.fixture(autouse=True)

@@ -42,11 +42,9 @@ def test_setup_applies_smoke_records_and_reports(monkeypatch, tmp_path, capsys):
     assert read_results(course.recorder.path)["results"]["accuracy"] == 0.5
 
 
-def test_setup_opens_the_record_that_data_loads_write_their_source_into():
-    from course_utils import data
-
+def test_the_course_object_loads_data_into_its_own_record():
     course = course_utils.setup({"DEVICE": "cpu"}, "99_test")
-    data.load("mnist", images=100, quiet=True)
+    course.load("mnist", images=100)
     mnist = read_results(course.recorder.path)["environment"]["data"]["mnist"]
     assert (mnist["source"], mnist["train_images"], mnist["train_images_used"]) == ("bundled-sample", 8000, 100)
 

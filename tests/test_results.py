@@ -13,9 +13,6 @@ from course_utils.results import (
     Recorder,
     data_summary,
     default_results_path,
-    note_data,
-    open_record,
-    opened_record,
     read_all,
     read_results,
 )
@@ -64,15 +61,11 @@ SAMPLE = LoadInfo("mnist", "bundled-sample", "/pkg/mnist_sample.npz", 8000, 2000
 FASHION = LoadInfo("fashion-mnist", "download", "/home/a/.keras/datasets/fashion-mnist", 60000, 10000, "verified")
 
 
-def test_note_data_goes_into_the_open_record_one_entry_per_dataset(tmp_path):
+def test_note_data_keeps_one_entry_per_dataset_beside_the_other_facts(tmp_path):
     rec = Recorder("04_dense", parameters={}, smoke=False, path=tmp_path / "r.json")
     rec.environment(device="/CPU:0")
-    note_data(SAMPLE)  # no record open yet: nothing happens
-    assert "data" not in read_results(rec.path)["environment"]
-    open_record(rec)
-    assert opened_record() is rec
-    note_data(SAMPLE, train_images_used=2000)
-    note_data(FASHION)
+    rec.note_data(SAMPLE, train_images_used=2000)
+    rec.note_data(FASHION)
     env = read_results(rec.path)["environment"]
     assert env["device"] == "/CPU:0", "the other facts stay"
     assert env["data"] == {
@@ -82,9 +75,6 @@ def test_note_data_goes_into_the_open_record_one_entry_per_dataset(tmp_path):
                           "train_images": 60000, "test_images": 10000, "train_images_used": 60000,
                           "checksum": "verified"},
     }
-    open_record(None)
-    note_data(LoadInfo("mnist", "download", "/x", 60000, 10000, "verified"))
-    assert read_results(rec.path)["environment"]["data"]["mnist"]["source"] == "bundled-sample", "closed: unchanged"
 
 
 def test_data_summary_is_one_line_per_record():

@@ -18,6 +18,7 @@ cannot be written is a ``PlaceError`` naming the variable to set, never a bare `
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -140,3 +141,18 @@ def writable_places() -> list[dict[str, Any]]:
         places.append({"name": name, "variable": variable, "path": path, "writable": problem is None,
                        "problem": problem})
     return places
+
+
+def work_dir(record: Path) -> Path:
+    """A fresh, empty folder for the run whose results record is ``record``: its backups, checkpoints, logs.
+
+    It lies under the run's own folder, next to the results folder and named like the record:
+    ``OUT/work/NAME/`` under ``course run``, ``build/work/NN_name/`` otherwise - not in the
+    system's temporary folder, where every run stopped half-way would leave one behind. Emptied
+    here, so a run starts clean; what a failed run left stays there to read until the next run.
+    """
+    folder = record.parent.parent / "work" / record.stem
+    if folder.is_dir():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    return folder

@@ -22,8 +22,8 @@ number of images, and whether the checksum held.
 ``fashion-mnist/``, Debian's package folder ``/usr/share/datasets/fashion-mnist``, and then
 downloads into the Keras cache (offline: a ``DataError`` that says how to get it).
 
-After a notebook's setup cell, every load also goes into the notebook's results record
-(``course_utils.results.note_data``): the dataset, its source, the number of images.
+A notebook loads through its ``course`` object, ``course.load(name, images=...)``, which calls ``load``
+and writes the dataset, its source and the images kept into the notebook's results record.
 
 Command line (for instructors preparing an offline classroom)::
 
@@ -46,7 +46,6 @@ from course_utils.core.errors import DataError, ParameterError
 from course_utils.core.i18n import translator
 from course_utils.data.download import fetch_verified, remove_stale_parts, sha256_of
 from course_utils.data.idx import parse_idx, read_bytes, unreadable
-from course_utils.results import note_data
 
 Arrays = tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
 
@@ -205,9 +204,8 @@ def _announce(info: LoadInfo, quiet: bool) -> None:
     print(info.describe())
 
 
-def _noted(arrays: Arrays, info: LoadInfo, with_info: bool, train_images_used: int | None = None):
-    """Note ``info`` in the open results record (if any); the arrays, with the info when asked for."""
-    note_data(info, train_images_used=train_images_used)
+def _answer(arrays: Arrays, info: LoadInfo, with_info: bool):
+    """The arrays, with the info when asked for."""
     return (arrays, info) if with_info else arrays
 
 
@@ -216,7 +214,7 @@ def load_mnist(path: str | os.PathLike[str] | None = None, *, quiet: bool = Fals
 
     With ``with_info=True`` returns ``(arrays, LoadInfo)``. The source goes into the open results record.
     """
-    return _noted(*_mnist(path, quiet=quiet), with_info)
+    return _answer(*_mnist(path, quiet=quiet), with_info)
 
 
 def _mnist(path: str | os.PathLike[str] | None = None, *, quiet: bool = False) -> tuple[Arrays, LoadInfo]:
@@ -299,7 +297,7 @@ def load_fashion_mnist(*, quiet: bool = False, with_info: bool = False):
 
     With ``with_info=True`` returns ``(arrays, LoadInfo)``. The source goes into the open results record.
     """
-    return _noted(*_fashion_mnist(quiet=quiet), with_info)
+    return _answer(*_fashion_mnist(quiet=quiet), with_info)
 
 
 def _fashion_mnist(*, quiet: bool = False) -> tuple[Arrays, LoadInfo]:
@@ -380,7 +378,6 @@ def load(
     when MNIST is only the bundled sample). More ``images`` than the dataset holds: all of
     them, with a notice - or a ``ParameterError`` when ``strict``. Returns
     ``(x_train, y_train), (x_test, y_test)``, and the ``LoadInfo`` too with ``with_info``.
-    After a setup cell, the dataset, its source and the images kept go into the results record.
     """
     check_dataset(name)
     if images is not None and (isinstance(images, bool) or not isinstance(images, int) or images < 1):
@@ -405,4 +402,4 @@ def load(
                 images=images, dataset=info.dataset, have=len(x_train)))
     if images is not None:
         x_train, y_train = x_train[:images], y_train[:images]
-    return _noted(((x_train, y_train), test), info, with_info, train_images_used=len(x_train))
+    return _answer(((x_train, y_train), test), info, with_info)

@@ -8,7 +8,8 @@ import pytest
 
 from course_utils import data
 from course_utils.core.errors import ParameterError
-from course_utils.results import Recorder, open_record, opened_record, read_results
+from course_utils.notebook import Course
+from course_utils.results import Recorder, read_results
 
 from .test_loaders import write_fashion
 
@@ -62,62 +63,65 @@ def test_auto_prefers_full_size_fashion_mnist_when_mnist_is_only_the_sample(monk
 
 
 @pytest.fixture
-def record(tmp_path):
-    """An open results record, as a notebook's setup cell leaves it (conftest closes it after each test)."""
+def course(tmp_path):
+    """A notebook's ``course`` object as its setup cell hands it over, with a fresh results record."""
     recorder = Recorder("99_test", parameters={}, smoke=True, path=tmp_path / "record.json")
-    open_record(recorder)
-    return recorder
+    return Course(notebook="99_test", tf=None, device=None, smoke=True, recorder=recorder)
 
 
-def recorded_data(recorder: Recorder) -> dict:
-    return read_results(recorder.path)["environment"].get("data", {})
+def recorded_data(course: Course) -> dict:
+    return read_results(course.recorder.path)["environment"].get("data", {})
 
 
-def test_without_a_setup_a_load_records_nothing(tmp_path):
-    assert opened_record() is None
+def test_data_load_itself_records_nothing(tmp_path, course):
     data.load("mnist", images=100, quiet=True)
-    assert not list(tmp_path.rglob("*.json"))
+    data.load_mnist(quiet=True)
+    assert recorded_data(course) == {}
+    assert [p.name for p in tmp_path.rglob("*.json")] == ["record.json"]
 
 
-def test_load_records_the_dataset_its_source_and_the_images(record):
-    data.load("mnist", images=300, quiet=True)
-    mnist = recorded_data(record)["mnist"]
+def test_course_load_records_the_dataset_its_source_and_the_images(course):
+    (x_train, _), (x_test, _) = course.load("mnist", images=300)
+    assert (len(x_train), len(x_test)) == (300, 2000)
+    mnist = recorded_data(course)["mnist"]
     assert mnist.pop("location").endswith("mnist_sample.npz")
     assert mnist == {"source": "bundled-sample", "train_images": 8000, "test_images": 2000,
                      "train_images_used": 300, "checksum": "verified"}
 
 
-def test_load_mnist_called_directly_records_too_and_a_later_load_replaces_the_entry(record):
-    data.load_mnist(quiet=True)
-    assert recorded_data(record)["mnist"]["train_images_used"] == 8000
-    data.load("mnist", images=50, quiet=True)
-    assert recorded_data(record)["mnist"]["train_images_used"] == 50
+def test_a_later_load_replaces_the_entry(course):
+    course.load("mnist")
+    assert recorded_data(course)["mnist"]["train_images_used"] == 8000
+    course.load("mnist", images=50)
+    assert recorded_data(course)["mnist"]["train_images_used"] == 50
 
 
-def test_each_dataset_has_its_own_entry(monkeypatch, tmp_path, record):
+def test_each_dataset_has_its_own_entry(monkeypatch, tmp_path, course):
     hashes = write_fashion(tmp_path / "d" / "fashion-mnist")
     monkeypatch.setattr(data, "FASHION_FILES", hashes)
     monkeypatch.setenv("COURSE_DATA_DIR", str(tmp_path / "d"))
-    data.load("mnist", quiet=True)
-    data.load("fashion-mnist", quiet=True)
-    found = recorded_data(record)
+    course.load("mnist")
+    course.load("fashion-mnist")
+    found = recorded_data(course)
     assert sorted(found) == ["fashion-mnist", "mnist"]
     assert found["fashion-mnist"]["source"] == "COURSE_DATA_DIR"
     assert (found["fashion-mnist"]["train_images"], found["fashion-mnist"]["test_images"]) == (6, 4)
     assert found["fashion-mnist"]["location"] == str(tmp_path / "d" / "fashion-mnist")
 
 
-def test_auto_records_only_the_dataset_it_used(monkeypatch, tmp_path, record):
-    hashes = write_fashion(tmp_path / "cache" / "datasets" / "fashion-mnist")
-    monkeypatch.setattr(data, "FASHION_FILES", hashes)
-    monkeypatch.setenv("KERAS_HOME", str(tmp_path / "cache"))
-    data.load("auto", full_size=True, quiet=True)  # MNIST is only the sample here: Fashion-MNIST is used
-    assert list(recorded_data(record)) == ["fashion-mnist"]
-    assert recorded_data(record)["fashion-mnist"]["source"] == "keras-cache"
+def test_auto_is_recorded_as_the_dataset_it_used(course):
+    course.load("auto", images=10)
+    assert list(recorded_data(course)) == ["mnist"]
 
 
-def test_data_status_looks_without_recording(record):
+def test_course_load_checks_the_dataset_name(course):
+    with pytest.raises(ParameterError):
+        course.load("cifar10")
+    assert recorded_data(course) == {}
+
+
+def test_data_status_looks_without_recording(tmp_path, course):
     from course_utils.tools import data_cli as cli
 
     assert any("bundled-sample" in line for line in cli.status())
-    assert recorded_data(record) == {}
+    assert recorded_data(course) == {}
