@@ -7,7 +7,7 @@ which a kernel ran on it, and the memory used in MiB (``nvidia-smi --help-query-
 report reads ``[N/A]`` or ``[Not Supported]``; it becomes None here. The index keeps two GPUs apart (Kaggle's
 two T4s print two lines per sample). psutil's ``cpu_percent`` gives the whole machine's CPU use.
 
-``DeviceMonitor(command)`` starts the command (through ``system.processes``: its own process group, ended with
+``DeviceMonitor(command)`` starts the command (through ``core.processes``: its own process group, ended with
 everything it started) and a CPU sampler thread; ``stop`` ends both. ``with DeviceMonitor(...) as monitor:``
 stops them even when training fails. Without a command (no GPU) it samples the CPU only. If the parent dies
 without stopping it, nvidia-smi ends at its next line: nobody reads the pipe any more.

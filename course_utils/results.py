@@ -11,7 +11,7 @@ shows those, ``results`` keeps everything. ``peak_gpu_mib`` is there when the ru
 
 Where it goes: ``$COURSE_RESULTS_FILE`` (the runner sets one per run), else
 ``$COURSE_RESULTS_DIR/<notebook>.json``, else ``<course home>/results/<notebook>.json``: ``build/`` in
-the student's own checkout, or a folder of the student's own on a shared server (``system.places``).
+the student's own checkout, or a folder of the student's own on a shared server (``core.places``).
 Each ``record`` call rewrites the file atomically.
 
 A notebook's data goes in through its ``course`` object: ``course.load(...)`` loads a dataset and

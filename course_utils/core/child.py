@@ -12,7 +12,7 @@ a benchmark, and each worker of a cluster::
     run.output   # everything the process printed, C++ logs included
 
 How: the child is ``python -m course_utils.core.child TARGET PAYLOAD.json RESULT.json``,
-the leader of a process group of its own (``system.processes``), its standard output and
+the leader of a process group of its own (``core.processes``), its standard output and
 error both in one log file. ``main`` (the child side) imports TARGET's module
 (``"package.module:function"``), calls ``function(payload)`` and writes ``{"value": ...}`` to
 RESULT.json atomically. If the function raises, the traceback goes to the log,

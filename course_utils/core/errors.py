@@ -81,7 +81,7 @@ class WorkerError(CourseError):
 
 
 class FolderInUseError(CourseError):
-    """Another process holds a folder's lock (``system.files.FolderLock``): its ``folder`` and the holder's ``pid``.
+    """Another process holds a folder's lock (``core.files.FolderLock``): its ``folder`` and the holder's ``pid``.
 
     ``course run`` says so, for its ``--out``, as an ``InputError``.
     """

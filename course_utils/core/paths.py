@@ -1,4 +1,4 @@
-"""Where the course is. Where it writes is ``system.places`` (``COURSE_HOME``)."""
+"""Where the course is. Where it writes is ``core.places`` (``COURSE_HOME``)."""
 
 from __future__ import annotations
 

@@ -232,7 +232,7 @@ class StopSignals:
     After ``disarm()`` no signal raises (the program is finishing anyway). ``received`` lists the
     signals, as ``"Ctrl-C"``, ``"SIGTERM"``, ``"SIGHUP"``. Only the main thread can set signal
     handlers (https://docs.python.org/3/library/signal.html#signals-and-threads): elsewhere this does
-    nothing. SIGKILL cannot be caught; the course's children end by themselves then (``system.child``).
+    nothing. SIGKILL cannot be caught; the course's children end by themselves then (``core.child``).
     """
 
     def __init__(self, on_repeat: Callable[[str], None] | None = None) -> None:

@@ -7,7 +7,7 @@ what is not the lesson:
 - ``batch_plan``: global batch, per-replica batch and steps per epoch, checked.
 - ``tf_config`` / ``local_cluster``: the ``TF_CONFIG`` each worker of a cluster reads, validated.
 - ``run_local_workers``: start a worker program N times (each a child process of its own:
-  ``system.child``) on 127.0.0.1, each with its own ``TF_CONFIG``, wait for all, and stop every
+  ``core.child``) on 127.0.0.1, each with its own ``TF_CONFIG``, wait for all, and stop every
   one of them - on success, on failure and on timeout (each worker leads its own process group,
   which is stopped whatever happens). A worker also ends by itself when the process that started
   it has ended (a killed kernel) and after the run's time limit plus ``WORKER_TIME_MARGIN_S``;
@@ -275,7 +275,7 @@ def run_local_workers(
 ) -> LocalRun:
     """Start the worker ``program`` ``workers`` times on this machine, as ``python PROGRAM FOLDER``; wait for all.
 
-    Each worker runs in a child process of its own (``system.child``) with its own ``TF_CONFIG``
+    Each worker runs in a child process of its own (``core.child``) with its own ``TF_CONFIG``
     (127.0.0.1, free ports: ``LocalRun.tf_config(i)``); its log is ``FOLDER/worker-<i>.log``. The
     program finds its settings in FOLDER and writes its results there. The call returns when every
     worker has exited successfully, and raises ``WorkerError`` as soon as one fails, or when

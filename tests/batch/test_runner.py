@@ -17,10 +17,10 @@ import pytest
 import yaml
 
 import course_utils.tools.batch.runner as runner
+from course_utils.core.processes import still_running
 from course_utils.tools.batch.grid import make_plan
 from course_utils.tools.batch.notebook_run import run_notebook
 from course_utils.tools.batch.runner import BatchInterrupted, main, run_batch
-from course_utils.core.processes import still_running
 
 from ..conftest import ROOT
 

@@ -14,7 +14,7 @@ notebooks into ``~/tf-gpu-course/notebooks``). Then, in a kernel of each server 
 code cells of the student's copy of notebook 02 run in smoke mode through the server's REST API and
 the kernel websocket. The checks: each server runs as its student's account; each student has their
 own copies, in a folder of mode 0700; each record lands in the student's own folder
-(``~/.local/share/tf-gpu-course``, mode 0700, ``system.places``); the other student's kernel can
+(``~/.local/share/tf-gpu-course``, mode 0700, ``core.places``); the other student's kernel can
 read neither; the instructor's GPU memory switch, the device choice and the
 limits reach every kernel; and an HTTP server a kernel starts is reached through
 ``/user/<name>/proxy/<port>/`` with its owner's token only - the path ``%tensorboard`` links to. At

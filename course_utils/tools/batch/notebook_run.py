@@ -1,6 +1,6 @@
 """One notebook run in a fresh kernel: papermill in a runner process of its own, its record, its memory.
 
-``run_notebook`` starts the runner process (``system.child``: ``_execute``) with the run's own environment
+``run_notebook`` starts the runner process (``core.child``: ``_execute``) with the run's own environment
 (``COURSE_SMOKE``, ``COURSE_RESULTS_FILE``, ``COURSE_LOG_DIR``), watches the kernel's peak memory
 (``_KernelMemory``) and returns a ``RunRecord``: what the notebook recorded, how long it took, and for a failed
 run the failing cell and its error. ``course_utils.tools.batch.runner`` runs many of these, and writes the report.
@@ -146,7 +146,7 @@ def _died(err: ChildError, log: Path) -> str:
 
 
 class _KernelMemory(threading.Thread):
-    """Samples the peak resident memory (``system.rss``: Linux VmHWM) of this process's children: the kernel."""
+    """Samples the peak resident memory (``core.rss``: Linux VmHWM) of this process's children: the kernel."""
 
     def __init__(self, interval_s: float = 0.25) -> None:
         super().__init__(daemon=True)
@@ -198,7 +198,7 @@ def _cell_name(cell: dict[str, Any]) -> str:
 
 
 def _execute(spec: dict[str, Any]) -> dict[str, Any]:
-    """Body of a run's runner process (``system.child``): execute the notebook, watch the kernel's memory,
+    """Body of a run's runner process (``core.child``): execute the notebook, watch the kernel's memory,
     and return what happened - ``error`` and ``failed_cell`` when the run failed, ``kernel_peak_rss_mib``."""
 
     import papermill as pm

@@ -10,8 +10,8 @@ environment (``COURSE_SMOKE``, ``COURSE_RESULTS_FILE``), so up to ``--jobs`` run
 once without sharing settings. Ctrl-C, SIGTERM (``kill``) or a closing terminal's SIGHUP stops
 every runner process and its kernel and still writes the report - the finished runs kept, the
 stopped ones marked interrupted; a second Ctrl-C meanwhile does not cut that short
-(``system.processes.StopSignals``). One ``course run`` at a time uses an ``OUT`` folder (it is
-locked, ``system.files.FolderLock``): a second one is refused, naming the first one's pid, since
+(``core.processes.StopSignals``). One ``course run`` at a time uses an ``OUT`` folder (it is
+locked, ``core.files.FolderLock``): a second one is refused, naming the first one's pid, since
 two would overwrite each other's records and reports; a killed runner's lock does not block. In ``OUT``:
 ``executed/NAME.ipynb`` (NAME is the notebook and its parameters), ``results/NAME.json``
 (what the notebook recorded), ``logs/NAME.log``, ``tensorboard/NAME/`` (where a relative TensorBoard

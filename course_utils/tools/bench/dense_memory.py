@@ -1,6 +1,6 @@
 """Peak memory and time of notebook 04's training, two ways, each in a fresh child process.
 
-A fresh process per way (``system.child``), because a process's peak memory (VmHWM) only ever grows.
+A fresh process per way (``core.child``), because a process's peak memory (VmHWM) only ever grows.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ def dense_child(way: str, dataset: str, images: int | None, epochs: int, seed: i
 
 
 def _measure(payload: Mapping[str, Any]) -> dict[str, Any]:
-    """The child process's entry point (``system.child``): ``dense_child(**payload)``."""
+    """The child process's entry point (``core.child``): ``dense_child(**payload)``."""
     return dense_child(**payload)
 
 

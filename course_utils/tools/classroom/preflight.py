@@ -5,7 +5,7 @@ The record (schema ``course-preflight/1``) holds the platform and Python, the NV
 version is in the range the course supports), the doctor's findings, a timed 1024 x 1024 float32 matrix
 product on the CPU and on the first GPU TensorFlow sees (median of a few runs; where it ran is checked),
 the source each dataset would use now (``course data status``) and the folders the course writes
-(``system.places``). ``problems`` (``classroom.preflight_problems``) lists what stands in the way of the class,
+(``core.places``). ``problems`` (``classroom.preflight_problems``) lists what stands in the way of the class,
 each with a ``code``, a ``severity`` ("error" or "warning"), a ``message`` and a ``fix``; ``docs/class.md``
 explains every code.
 
@@ -265,7 +265,7 @@ def data_info() -> dict[str, Any]:
 
 
 def folders_info() -> list[dict[str, Any]]:
-    """Each folder the course writes, and whether it can be written (``system.places``)."""
+    """Each folder the course writes, and whether it can be written (``core.places``)."""
 
     return writable_places()
 

@@ -1,4 +1,4 @@
-"""system.rss: resident memory now and at its peak, for this process or another, on every platform."""
+"""core.rss: resident memory now and at its peak, for this process or another, on every platform."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from course_utils.core import rss
 from course_utils.core.child import run_python, start_python
 from course_utils.core.rss import MIB, peak_rss_mib, rss_mib
 
-T = "tests.system.targets:"
+T = "tests.core.targets:"
 
 
 def test_this_process():

@@ -1,4 +1,4 @@
-"""system.paths: the one home of the checkout's folder, which child processes import the package from."""
+"""core.paths: the one home of the checkout's folder, which child processes import the package from."""
 
 from __future__ import annotations
 

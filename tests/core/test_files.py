@@ -1,4 +1,4 @@
-"""system.files: a JSON file is replaced whole or not at all, no temporary file stays behind, and it is readable
+"""core.files: a JSON file is replaced whole or not at all, no temporary file stays behind, and it is readable
 as any file the user writes; a folder lock keeps a second tool out of a folder in use, but not a dead one's lock."""
 
 from __future__ import annotations

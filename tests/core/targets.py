@@ -1,4 +1,4 @@
-"""Functions that tests/system/test_child.py and test_rss.py run in child processes (``system.child`` targets)."""
+"""Functions that tests/core/test_child.py and test_rss.py run in child processes (``core.child`` targets)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Native Windows, simulated on Linux: what the course's code finds there (used by tests/system/test_windows.py).
+"""Native Windows, simulated on Linux: what the course's code finds there (used by tests/core/test_windows.py).
 
 No CI machine runs Windows, so the test runs the package in Python processes where, as on Windows:
 
@@ -19,7 +19,7 @@ No CI machine runs Windows, so the test runs the package in Python processes whe
   test can tell which counter a reading came from;
 - a Python whose output goes to a file or a pipe writes the ANSI code page (cp1252, strict), unless
   ``PYTHONIOENCODING`` says otherwise;
-- ``msvcrt.locking`` exists (for ``system.files.FolderLock``), played by POSIX record locks on the same
+- ``msvcrt.locking`` exists (for ``core.files.FolderLock``), played by POSIX record locks on the same
   byte range (``fcntl.lockf``, held per process and released when it ends, as Windows' ``LockFile``).
 
 ``install()`` sets all this up. ``sitecustomize.py`` in a folder on ``PYTHONPATH`` that imports this
@@ -266,7 +266,7 @@ def controls() -> dict[str, str]:
 
 
 def child_report(payload: dict[str, Any]) -> dict[str, Any]:
-    """A ``system.child`` target: print text cp1252 lacks, and say what the course's code sees in this process."""
+    """A ``core.child`` target: print text cp1252 lacks, and say what the course's code sees in this process."""
     from course_utils.core import processes, rss
 
     print(payload["text"], flush=True)
@@ -360,7 +360,7 @@ def _runner(folder: pathlib.Path) -> dict[str, Any]:
 
 
 def try_lock(payload: dict[str, Any]) -> dict[str, Any]:
-    """A ``system.child`` target: take and release ``payload["folder"]``'s lock, or say who holds it."""
+    """A ``core.child`` target: take and release ``payload["folder"]``'s lock, or say who holds it."""
     from course_utils.core.errors import FolderInUseError
     from course_utils.core.files import FolderLock
 

@@ -1,4 +1,4 @@
-"""system.variables: the one home of every COURSE_* name - used through its constants, listed in CONTRIBUTING."""
+"""core.variables: the one home of every COURSE_* name - used through its constants, listed in CONTRIBUTING."""
 
 from __future__ import annotations
 

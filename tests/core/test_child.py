@@ -1,4 +1,4 @@
-"""system.child: a function run in a fresh process - its value, its failures, and nothing left behind."""
+"""core.child: a function run in a fresh process - its value, its failures, and nothing left behind."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from course_utils.core.child import (
 from course_utils.core.errors import ChildError, CourseError
 from course_utils.core.processes import processes_naming, still_running
 
-T = "tests.system.targets:"
+T = "tests.core.targets:"
 # No test here bounds how long a child takes to start, stop or end itself (a loaded CI machine is slow): each
 # waits for what it checks, and this timeout only catches a hang.
 pytestmark = pytest.mark.timeout(120)
@@ -116,7 +116,7 @@ def test_a_result_that_is_not_json_fails_clearly():
 
 def test_unknown_targets():
     with pytest.raises(ValueError, match="package.module:function"):
-        start_python("tests.system.targets.echo", None)
+        start_python("tests.core.targets.echo", None)
     with pytest.raises(ChildError, match="ModuleNotFoundError"):
         run_python("no_such_module_here:f", None, timeout_s=60, what="The child")
     with pytest.raises(TypeError):  # the payload is checked before anything starts
@@ -209,7 +209,7 @@ PARENT = (
     "import sys, time\n"
     "from course_utils.core.child import start_python\n"
     "payload = {'pids': sys.argv[1] + '/pids.json', 'marker': sys.argv[1] + '/grandchild'}\n"
-    "child = start_python('tests.system.targets:sleep_with_grandchild', payload, log=sys.argv[1] + '/orphan.log',\n"
+    "child = start_python('tests.core.targets:sleep_with_grandchild', payload, log=sys.argv[1] + '/orphan.log',\n"
     "                     name='orphan')  # its payload and result in a temporary folder of its own\n"
     "time.sleep(120)\n"
 )

@@ -1,4 +1,4 @@
-"""system.processes: free ports, a process group per child, and stopping all of it - leader, group, strays."""
+"""core.processes: free ports, a process group per child, and stopping all of it - leader, group, strays."""
 
 from __future__ import annotations
 
