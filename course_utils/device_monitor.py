@@ -7,7 +7,8 @@ which a kernel ran on it, and the memory used in MiB (``nvidia-smi --help-query-
 report reads ``[N/A]`` or ``[Not Supported]``; it becomes None here. The index keeps two GPUs apart (Kaggle's
 two T4s print two lines per sample). psutil's ``cpu_percent`` gives the whole machine's CPU use.
 
-``DeviceMonitor(command)`` starts the command (through ``core.processes``: its own process group, ended with
+``DeviceMonitor(command)`` starts the command (``nvidia-smi`` found as the doctor finds it, WSL2's
+``/usr/lib/wsl/lib`` included; through ``core.processes``: its own process group, ended with
 everything it started) and a CPU sampler thread; ``stop`` ends both. ``with DeviceMonitor(...) as monitor:``
 stops them even when training fails. Without a command (no GPU) it samples the CPU only. If the parent dies
 without stopping it, nvidia-smi ends at its next line: nobody reads the pipe any more.
@@ -24,6 +25,7 @@ from dataclasses import dataclass, field
 import psutil
 
 from course_utils.core.processes import start_in_group, stop_group
+from course_utils.doctor.probes import find_nvidia_smi
 
 NVIDIA_SMI = ("nvidia-smi", "--query-gpu=index,utilization.gpu,memory.used", "--format=csv,noheader,nounits",
               "-lms", "500")
@@ -83,9 +85,11 @@ class DeviceMonitor:
         self.started_at = self.clock()
         self._threads = [threading.Thread(target=self._sample_cpu, daemon=True)]
         if self.command:
+            command = list(self.command)
+            if command[0] == "nvidia-smi":  # found as the doctor finds it: on PATH, or in WSL2's /usr/lib/wsl/lib
+                command[0] = find_nvidia_smi() or command[0]
             try:
-                self._process = start_in_group(list(self.command), stdout=subprocess.PIPE,
-                                               stderr=subprocess.DEVNULL)
+                self._process = start_in_group(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
             except OSError as error:  # nvidia-smi not installed, or not allowed to run
                 self.gpu_error = f"{self.command[0]}: {error.strerror or error}"
             else:

@@ -138,3 +138,21 @@ def test_the_plot_has_a_gpu_panel_only_with_gpu_samples_and_marks_each_run():
     fig = device_monitor.plot_samples(monitor, runs)
     assert len(fig.axes) == 3  # GPU utilisation, its memory axis, the CPU
     assert fig.axes[0].get_ylabel() == "GPU utilisation (%)" and fig.axes[0].get_legend() is not None
+
+
+def test_nvidia_smi_is_found_where_the_doctor_finds_it_wsl2_included(monkeypatch, tmp_path):
+    """WSL2 keeps nvidia-smi in /usr/lib/wsl/lib, which need not be on PATH: the monitor asks doctor.probes."""
+    from course_utils.doctor import probes
+
+    stand_in = tmp_path / "nvidia-smi"
+    stand_in.write_text(f"#!{sys.executable}\nprint('0, 97, 1234', flush=True)\n")
+    stand_in.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))  # not on PATH
+    monkeypatch.setattr(probes, "WSL_NVIDIA_SMI", stand_in)
+    with DeviceMonitor(NVIDIA_SMI, interval_s=0.01) as monitor:
+        monitor._process.wait()
+    assert monitor.gpu_error is None and [(s.index, s.utilization) for s in monitor.gpu] == [(0, 97.0)]
+    monkeypatch.setattr(probes, "WSL_NVIDIA_SMI", tmp_path / "nowhere")
+    with DeviceMonitor(NVIDIA_SMI, interval_s=0.01) as monitor:
+        pass
+    assert monitor.gpu == [] and monitor.gpu_error.startswith("nvidia-smi: ")
