@@ -10,11 +10,11 @@ A notebook starts::
 
     # setup
     import course_utils
-    course = course_utils.setup(globals(), "05_cnn", smoke={"EPOCHS": 1, "IMAGES": 2000},
-                                key_results=["test_accuracy", "epoch_s"])
+    course = course_utils.setup(globals(), "05_cnn_cpu_vs_gpu", language="en")
 
-and ends with ``course.checkpoint({...})``. ``setup`` applies the smoke switch, imports
-TensorFlow quietly, seeds everything, chooses the device and opens the results record;
+and ends with ``course.checkpoint({...})``. What else the notebook knows - its smoke caps, key results and what
+its parameters need - is in its lesson file, ``course_utils/lessons/nb05.py``. ``setup`` applies the smoke
+switch, imports TensorFlow quietly, seeds everything, chooses the device and opens the results record;
 ``course.load`` loads a dataset and adds its source and size to that record. It configures nothing out
 of sight: it prints each TensorFlow and Keras call it made (``setup_calls``), and the notebook then
 writes ``import tensorflow as tf`` itself.
@@ -24,14 +24,17 @@ logical devices) can still follow it.
 
 from __future__ import annotations
 
+import importlib
 import os
 import platform
+import re
 from collections.abc import Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
-from course_utils.core.errors import CheckpointError
+from course_utils.core.errors import CheckpointError, ParameterError
 from course_utils.core.gpu_config import apply_memory_policy, memory_policy
 from course_utils.core.i18n import CHINESE, set_language, translator
 from course_utils.core.i18n import language as current_language
@@ -40,11 +43,12 @@ from course_utils.core.plot_fonts import use_chinese_font
 from course_utils.core.tf_setup import quiet_tensorflow, seed_everything
 from course_utils.device import DeviceChoice, choose_device, gpu_facts
 from course_utils.memory import peak_gpu_mib
-from course_utils.params import apply_smoke, check_language, settle_smoke, smoke_enabled
+from course_utils.params import Needs, apply_smoke, check_language, settle_smoke, smoke_enabled
 from course_utils.results import Recorder
 
 _ = translator("course")
 PARAMETER_TYPES = (bool, int, float, str, type(None), list, tuple, dict)
+_NUMBER = re.compile(r"(\d\d)_")  # a course notebook's name starts with its number: 05_cnn_cpu_vs_gpu
 
 
 def notebook_parameters(namespace: Mapping[str, Any]) -> dict[str, Any]:
@@ -133,6 +137,46 @@ def setup_calls(policy: str | int | None, gpus: int, seed: int | None, determini
     return [call for call in calls if call]
 
 
+def lesson_file(notebook: str) -> ModuleType | None:
+    """The lesson file of a course notebook - ``05_...`` is ``course_utils.lessons.nb05`` - or None for a notebook
+    of one's own (a number no lesson has, or none).
+
+    A notebook with a lesson's number but another name is an error: it would run without the lesson's caps.
+    """
+    number = _NUMBER.match(notebook)
+    if number is None:
+        return None
+    name = f"course_utils.lessons.nb{number.group(1)}"
+    try:
+        lesson = importlib.import_module(name)  # lazy: lessons load their helpers; `import course_utils` stays light
+    except ModuleNotFoundError as error:
+        if error.name != name:
+            raise
+        return None
+    if lesson.NOTEBOOK != notebook:
+        raise ParameterError(
+            _("Notebook {notebook!r} has the number of the course's notebook {lesson!r}, but not its name.").format(
+                notebook=notebook, lesson=lesson.NOTEBOOK),
+            _("Give setup the name {lesson!r}; a notebook of your own takes a number no notebook of the course has "
+              "(course_utils/lessons/).").format(lesson=lesson.NOTEBOOK))
+    return lesson
+
+
+def _run_settings(notebook: str, smoke: Mapping[str, Any] | None,
+                  key_results: Sequence[str] | None) -> tuple[Mapping[str, Any], Sequence[str], Needs | None]:
+    """The smoke caps, key results and ``needs`` a notebook runs with: its lesson file's, else the setup call's."""
+    lesson = lesson_file(notebook)
+    if lesson is None:
+        return smoke or {}, key_results or (), None
+    if smoke is not None or key_results is not None:
+        raise ParameterError(
+            _("The smoke caps and key results of {notebook} live in its lesson file, not in the setup call.").format(
+                notebook=notebook),
+            _("Remove smoke= and key_results= from the setup call; change SMOKE and KEY_RESULTS in {path}.").format(
+                path=f"course_utils/lessons/{lesson.__name__.rpartition('.')[2]}.py"))
+    return lesson.SMOKE, lesson.KEY_RESULTS, getattr(lesson, "needs", None)
+
+
 def setup(
     namespace: MutableMapping[str, Any],
     notebook: str,
@@ -140,17 +184,19 @@ def setup(
     smoke: Mapping[str, Any] | None = None,
     deterministic: bool = False,
     gpu_memory: str | int | None = "course",
-    key_results: Sequence[str] = (),
+    key_results: Sequence[str] | None = None,
     language: str | None = None,
 ) -> Course:
     """Prepare a notebook: smoke caps, quiet TensorFlow, seeds, device, results record.
 
-    ``namespace`` is the notebook's ``globals()``; parameters named in ``smoke`` are
-    lowered to those caps when ``COURSE_SMOKE=1``, then all are checked (``params.check_parameters``).
+    ``namespace`` is the notebook's ``globals()``. A course notebook's smoke caps, key results and ``needs`` come
+    from its lesson file (``lesson_file``); ``smoke`` and ``key_results`` are for a notebook of one's own (a
+    test's, an instructor's). Parameters named in the smoke caps are lowered to those caps when
+    ``COURSE_SMOKE=1``, then all are checked (``params.check_parameters``, with the lesson's ``needs``).
     ``SEED`` (if defined) seeds everything; ``DEVICE`` (if defined: "auto", "cpu" or "gpu") chooses the device.
     ``gpu_memory``: "course" applies the course-wide policy ``COURSE_GPU_MEMORY`` (memory growth unless set
     otherwise, so notebooks open side by side share a GPU); "growth", "all" or MiB choose one here; None
-    leaves the GPUs alone (notebook 03 configures them itself). ``key_results``: the few recorded results
+    leaves the GPUs alone (notebook 03 configures them itself). Key results: the few recorded results
     that say what the notebook showed; reports show those (the record keeps every result). ``language``
     ("en" or "zh-CN"): the language of the course's messages from here on (``COURSE_LANG``, inherited by
     child processes); each notebook passes its own, so the Chinese edition speaks Chinese. In Chinese, plots
@@ -158,10 +204,11 @@ def setup(
     """
     if language is not None:
         set_language(check_language(language))
+    caps, key_results, needs = _run_settings(notebook, smoke, key_results)
     is_smoke = smoke_enabled()
-    changes = apply_smoke(namespace, smoke or {}, smoke=is_smoke)
+    changes = apply_smoke(namespace, caps, smoke=is_smoke)
     # before TensorFlow: a bad value fails here, at once; a smoke cap gives way to what the notebook needs
-    settle_smoke(lambda: notebook_parameters(namespace), namespace, changes, notebook)
+    settle_smoke(lambda: notebook_parameters(namespace), namespace, changes, needs)
     if current_language() == CHINESE:
         use_chinese_font()  # Chinese plot titles and labels; without a Chinese font, one warning says what to do
     policy = None if gpu_memory is None else memory_policy(None if gpu_memory == "course" else str(gpu_memory))

@@ -3,18 +3,19 @@
 Every notebook's first code cell (tagged ``parameters``) holds literal values that
 papermill can override. nbval cannot inject parameters, so the environment switch
 ``COURSE_SMOKE=1`` shortens every notebook the same way under both runners: each
-notebook declares *caps* (``{"EPOCHS": 1, "IMAGES": 2000}``) and in smoke mode a
+notebook has *caps* (``{"EPOCHS": 1, "IMAGES": 2000}``, its lesson file's ``SMOKE``) and in smoke mode a
 parameter is lowered to its cap, never raised - so a papermill grid over small values
 keeps its points.
 
-``check_parameters(values, notebook)`` - run by ``setup`` before anything else, so a bad
+``check_parameters(values, needs)`` - run by ``setup`` before anything else, so a bad
 value fails the setup cell instead of training to the end and failing the checkpoint - checks
 what each parameter's name promises in the course's vocabulary (CONTRIBUTING, "A notebook"):
 every number is finite (no NaN, no infinity); counts (``EPOCHS``, ``BATCH_SIZE``, ``IMAGES``,
 ``*_EPOCHS``, ``*_IMAGES``, ``*_SIZE``, ``REPEATS``, ``WORKERS``, ``*_DEVICES``, ``*_REPLICAS``)
 are whole numbers >= 1 (``IMAGES`` may be None: all); amounts (``*_RATE``, ``*_MB``, ``*_S``)
-are numbers > 0. Then what the notebook itself needs (``NEEDS``), such as the fewest images
-its checkpoint can be trusted with.
+are numbers > 0. Then what the notebook itself needs, such as the fewest images its checkpoint can be
+trusted with: the ``needs`` of its lesson file (``course_utils/lessons/nbNN.py``), built from ``too_few`` and
+``needs_split`` here.
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ from course_utils.core.i18n import translator
 
 _ = translator("course")
 
+# What a notebook needs beyond its names' promises: its lesson's ``needs`` (course_utils/lessons/nbNN.py).
+Needs = Callable[[Mapping[str, Any]], None]
 
 
 def check_language(value: object) -> str:
@@ -127,10 +130,11 @@ def check_value(name: str, value: Any) -> None:
             name=name, value=value), _change(name, _("number")))
 
 
-def _too_few(what: str, least: int, fix: str | None = None) -> ParameterError:
+def too_few(what: str, least: int, fix: str | None = None) -> ParameterError:
     """IMAGES below what a notebook needs: ``what`` says so (one whole sentence), the fix asks for ``least``.
 
-    The error keeps ``least``, so smoke mode can give way where its own cap was the cause (``settle_smoke``).
+    The error keeps ``least`` (``least_images``), so smoke mode can give way where its own cap was the cause
+    (``settle_smoke``). A lesson's ``needs`` raises it.
     """
     error = ParameterError(
         what, fix or _change("IMAGES", _("{least:,} or more, or None for all").format(least=least)))
@@ -138,123 +142,31 @@ def _too_few(what: str, least: int, fix: str | None = None) -> ParameterError:
     return error
 
 
-def _train_images(images: int, validation_split: float = 0.2) -> int:
+def train_images(images: int, validation_split: float = 0.2) -> int:
     """Training images left when the last ``validation_split`` validate (``bench.channels.validation_start``'s rule)."""
     return int(math.floor(images * (1.0 - validation_split)))
 
 
-def _needs_split(images: int | None) -> None:
-    if images is not None and (_train_images(images) < 1 or images - _train_images(images) < 1):
-        raise _too_few(_("Parameter IMAGES = {images:,} is too few for this notebook: it needs at least {least:,} - "
-                         "one image to train on and one to validate (the last 20% validate).").format(
-                             images=images, least=2), 2)
+def needs_split(images: int | None) -> None:
+    """Refuse IMAGES too few to leave one image to train on and one to validate (the last 20% validate)."""
+    if images is not None and (train_images(images) < 1 or images - train_images(images) < 1):
+        raise too_few(_("Parameter IMAGES = {images:,} is too few for this notebook: it needs at least {least:,} - "
+                        "one image to train on and one to validate (the last 20% validate).").format(
+                            images=images, least=2), 2)
 
 
-def _needs_04(values: Mapping[str, Any]) -> None:
-    images = values.get("IMAGES")
-    _needs_split(images)
-    # The checkpoint asks MNIST runs for zeros ahead of noise (the average of the last 3 epochs);
-    # docs/references.md#noise-gap lists the gaps measured, the smallest run being 4,000 images x 5 epochs (its
-    # smoke run). Fewer: unmeasured.
-    if images is not None and values.get("DATASET") == "mnist" and images < 4000:
-        raise _too_few(_("Parameter IMAGES = {images:,} is too few for this notebook: it needs at least {least:,} - "
-                         "its checkpoint's check that zeros beat noise was measured from 4,000 images (x 5 epochs) "
-                         "up (docs/references.md#noise-gap).").format(images=images, least=4000),
-                       4000)
-
-
-def _needs_05(values: Mapping[str, Any]) -> None:
-    epochs = values.get("EPOCHS", 2)
-    if epochs < 2:  # the device comparison leaves the first epoch out
-        raise ParameterError(
-            _("EPOCHS = {epochs} leaves no epoch to time: the first one is warm-up.").format(epochs=epochs),
-            _("Set EPOCHS >= 2."))
-    policy = values.get("MIXED_PRECISION", "auto")
-    from course_utils.speed import check_policy  # lazy: `import course_utils` loads no lesson helper
-
-    try:
-        check_policy(policy)
-    except ParameterError as error:
-        raise ParameterError(_("MIXED_PRECISION = {policy!r} is not understood.").format(policy=policy),
-                             error.fix) from None
-    target = values.get("TARGET_ACCURACY")
-    if target is not None and (isinstance(target, bool) or not isinstance(target, (int, float)) or not 0 < target < 1):
-        raise ParameterError(
-            _("TARGET_ACCURACY = {target!r} is not an accuracy between 0 and 1.").format(target=target),
-            _("Set TARGET_ACCURACY to a number such as 0.96, or None: one point below the test accuracy of "
-              "section 2."))
-    images = values.get("IMAGES")
-    # The short-run accuracy the checkpoint asks for (80% MNIST, 65% Fashion-MNIST) is verified by every smoke
-    # run of the course's tests, at 2,000 images x 3 epochs; fewer images are not known to reach it.
-    if images is not None and images < 2000:
-        raise _too_few(_("Parameter IMAGES = {images:,} is too few for this notebook: it needs at least {least:,} - "
-                         "its checkpoint's short-run test accuracy is verified at 2,000 images (x 3 epochs, its "
-                         "smoke run).").format(images=images, least=2000), 2000)
-
-
-def _needs_06(values: Mapping[str, Any]) -> None:
-    images, epochs, batch = values.get("IMAGES"), values.get("EPOCHS", 1), values.get("BATCH_SIZE", 1)
-    _needs_split(images)
-    from course_utils.tb_profile import check_profile_batch  # lazy: `import course_utils` loads no lesson helper
-
-    profile = check_profile_batch(values.get("PROFILE_BATCH"))
-    if images is None or profile is None:
-        return  # None: the whole dataset, thousands of images
-    stop = profile[1]
-    batches = math.ceil(_train_images(images) / batch) * epochs
-    if batches < stop:
-        per_epoch = math.ceil(stop / epochs)  # CNN batches an epoch must have for batch `stop` to come
-        least = math.ceil(((per_epoch - 1) * batch + 1) / (1.0 - 0.2))
-        while math.ceil(_train_images(least) / batch) < per_epoch:  # float rounding at the edge
-            least += 1
-        what = (_("Parameter IMAGES = {images:,} is too few for this notebook: it needs at least {least:,} - "
-                  "PROFILE_BATCH = {profile} profiles up to batch {stop}, and {images:,} images make {batches} CNN "
-                  "batches of {batch} in {epochs} epoch(s).") if batches != 1
-                else _("Parameter IMAGES = {images:,} is too few for this notebook: it needs at least {least:,} - "
-                       "PROFILE_BATCH = {profile} profiles up to batch {stop}, and {images:,} images make {batches} "
-                       "CNN batch of {batch} in {epochs} epoch(s)."))
-        raise _too_few(
-            what.format(images=images, least=least, profile=tuple(profile), stop=stop, batches=batches, batch=batch,
-                        epochs=epochs),
-            least,
-            _("Use IMAGES >= {least:,} (or more EPOCHS, a smaller BATCH_SIZE), or PROFILE_BATCH = None.").format(
-                least=least),
-        )
-
-
-def _needs_07(values: Mapping[str, Any]) -> None:
-    images, batch = values.get("IMAGES"), values.get("BATCH_SIZE", 1)
-    replicas = values.get("CPU_REPLICAS", 1)
-    # Run (c) trains with a global batch of BATCH_SIZE x replicas, whole batches only (drop_remainder): one step
-    # needs that many images. On several GPUs the replicas are the GPUs, known only after start-up (batch_plan).
-    if images is not None and values.get("DEVICE", "auto") != "gpu" and images < batch * replicas:
-        raise _too_few(_("Parameter IMAGES = {images:,} is too few for this notebook: it needs at least {least:,} - "
-                         "one step of its run (c), whose global batch is BATCH_SIZE x CPU_REPLICAS = {batch} x "
-                         "{replicas}.").format(images=images, least=batch * replicas, batch=batch, replicas=replicas),
-                       batch * replicas)
-
-
-# What each notebook needs beyond its names' promises, checked at setup. Keyed by the name setup() is given.
-NEEDS: dict[str, Callable[[Mapping[str, Any]], None]] = {
-    "04_dense_noise_vs_zeros": _needs_04,
-    "05_cnn_cpu_vs_gpu": _needs_05,
-    "06_tensorboard": _needs_06,
-    "07_beyond_one_gpu": _needs_07,
-}
-
-
-def check_parameters(values: Mapping[str, Any], notebook: str | None = None) -> None:
-    """Check a notebook's parameters (see the module docstring): ``ParameterError`` naming the first problem."""
+def check_parameters(values: Mapping[str, Any], needs: Needs | None = None) -> None:
+    """Check a notebook's parameters (see the module docstring), then ``needs`` (its lesson's): ``ParameterError``
+    naming the first problem."""
     for name, value in values.items():
         check_value(name, value)
-    need = NEEDS.get(notebook or "")
-    if need is not None:
-        need(values)
+    if needs is not None:
+        needs(values)
 
 
 def settle_smoke(values: Callable[[], Mapping[str, Any]], namespace: MutableMapping[str, Any],
-                 changes: dict[str, tuple], notebook: str | None = None) -> None:
-    """``check_parameters(values(), notebook)`` after ``apply_smoke``, where a smoke cap never makes a choice illegal.
+                 changes: dict[str, tuple], needs: Needs | None = None) -> None:
+    """``check_parameters(values(), needs)`` after ``apply_smoke``, where a smoke cap never makes a choice illegal.
 
     A cap on IMAGES can leave too few images for what the student chose (06's ``PROFILE_BATCH`` with
     ``EPOCHS = 1``: the profiled steps never come). The cap is the course's choice, not the student's, so
@@ -263,7 +175,7 @@ def settle_smoke(values: Callable[[], Mapping[str, Any]], namespace: MutableMapp
     """
     while True:
         try:
-            check_parameters(values(), notebook)
+            check_parameters(values(), needs)
             return
         except ParameterError as error:
             least, lowered = getattr(error, "least_images", None), changes.get("IMAGES")
@@ -273,7 +185,7 @@ def settle_smoke(values: Callable[[], Mapping[str, Any]], namespace: MutableMapp
             if chosen is not None and chosen < least:  # too few by the student's own choice: say so with it
                 namespace["IMAGES"] = chosen
                 del changes["IMAGES"]
-                check_parameters(values(), notebook)
+                check_parameters(values(), needs)
                 raise
             namespace["IMAGES"] = least
             if chosen == least:

@@ -6,7 +6,7 @@ A record is one JSON file per notebook run::
      "results": {"test_accuracy": 0.97, ...}, "key_results": ["test_accuracy", ...],
      "peak_rss_mib": 812.4, "peak_gpu_mib": 1536.0, "updated": "..."}
 
-``key_results`` are the few results the notebook declares (``setup(key_results=...)``): the report
+``key_results`` are the few results the notebook declares (its lesson file's ``KEY_RESULTS``): the report
 shows those, ``results`` keeps everything. ``peak_gpu_mib`` is there when the run used a GPU.
 
 Where it goes: ``$COURSE_RESULTS_FILE`` (the runner sets one per run), else

@@ -4,8 +4,8 @@
     python scripts/messages.py --check    # change nothing; exit 1 and list what is missing or out of date
 
 Extraction reads course_utils/ and sorts each message into the domain its file names when it takes
-its marker, ``_ = translator("doctor")`` (course_utils.core.i18n: doctor, exercises, course), else by its
-folder (doctor/, exercises/, the rest).
+its marker, ``_ = translator("doctor")`` (course_utils.core.i18n: doctor, lessons, course), else by its
+folder (doctor/, lessons/, the rest).
 A new message enters the Chinese ``.po`` file with an empty translation; a message no longer in
 the code leaves it; every translation already made is kept. Translate the empty entries (``msgstr``),
 then run this again to compile.

@@ -323,7 +323,7 @@ def layout_tables() -> dict[str, set[str]]:
         block = text[text.index(head):].split("\n\n", 1)[0]
         first_cells = [row.split("|")[1] for row in block.splitlines()[2:]]
         names = {re.sub(r"\.py$|/$", "", n) for cell in first_cells for n in re.findall(r"`([\w./]+)`", cell)}
-        tables[name] = {n for n in names if "." not in n}  # `exercises.nbNN` names a part, not a module
+        tables[name] = {n for n in names if "." not in n}  # `lessons.nbNN` names a part, not a module
     return tables
 
 

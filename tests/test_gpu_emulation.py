@@ -17,7 +17,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from .exercises.solutions import cell_source
+from .lessons.solutions import cell_source
 
 
 def functions_of_the_tf32_cell() -> dict:

@@ -12,7 +12,7 @@ from course_utils.core.errors import CheckpointError, DataError, ParameterError,
 from course_utils.core.places import writable
 from course_utils.data import offline
 from course_utils.data.idx import parse_idx
-from course_utils.exercises import EMPTY, WRONG, nb04
+from course_utils.lessons import EMPTY, WRONG, nb04, nb05
 from course_utils.notebook import checkpoint
 from course_utils.params import check_value
 
@@ -50,7 +50,7 @@ def test_a_too_small_images_value_is_one_chinese_sentence_with_every_number(chin
     from course_utils.params import check_parameters
 
     with pytest.raises(ParameterError) as info:
-        check_parameters({"IMAGES": 1500}, "05_cnn_cpu_vs_gpu")
+        check_parameters({"IMAGES": 1500}, nb05.needs)  # a lesson's own rule: the "lessons" catalogue
     assert CJK.search(info.value.what) and "1,500" in info.value.what and "2,000" in info.value.what
     assert "{" not in info.value.what + info.value.fix  # every field filled
 

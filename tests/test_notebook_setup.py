@@ -11,10 +11,11 @@ import pytest
 import course_utils
 from course_utils.core.errors import DeviceError, ParameterError
 from course_utils.device import choose_device
-from course_utils.notebook import CheckpointError, checkpoint, notebook_parameters
+from course_utils.notebook import CheckpointError, checkpoint, lesson_file, notebook_parameters
 from course_utils.results import read_results
 
 from .conftest import isolated
+from .lessons.solutions import declared_parameters
 
 
 def run_python(code: str, **env: str) -> subprocess.CompletedProcess:
@@ -171,10 +172,41 @@ def test_bad_parameters_fail_in_the_setup_cell_before_tensorflow_is_imported(mon
         raise AssertionError("TensorFlow was imported before the parameters were checked")
 
     monkeypatch.setattr(notebook, "quiet_tensorflow", not_imported)
-    for parameters in ({"LEARNING_RATE": float("nan"), "IMAGES": None}, {"IMAGES": 5, "EPOCHS": 10}):
+    for bad in ({"LEARNING_RATE": float("nan")}, {"IMAGES": 5, "EPOCHS": 10}):
         with pytest.raises(course_utils.ParameterError) as info:
-            course_utils.setup(parameters, "05_cnn_cpu_vs_gpu")
+            course_utils.setup({**declared_parameters("05_cnn_cpu_vs_gpu"), **bad}, "05_cnn_cpu_vs_gpu")
         assert "Change " in info.value.fix
+
+
+def test_a_course_notebook_runs_with_its_lesson_files_caps_and_key_results(monkeypatch):
+    from course_utils.lessons import nb02
+
+    monkeypatch.setenv("COURSE_SMOKE", "1")
+    ns = {**declared_parameters("02_verify_gpu"), "DEVICE": "cpu"}
+    course = course_utils.setup(ns, "02_verify_gpu")
+    assert {k: ns[k] for k in nb02.SMOKE} == nb02.SMOKE
+    assert read_results(course.recorder.path)["key_results"] == nb02.KEY_RESULTS
+
+
+@pytest.mark.parametrize("given", [{"smoke": {"IMAGES": 100}}, {"key_results": ["test_accuracy"]}])
+def test_a_course_notebook_keeps_its_caps_and_key_results_out_of_its_setup_call(given):
+    with pytest.raises(ParameterError) as info:
+        course_utils.setup(declared_parameters("05_cnn_cpu_vs_gpu"), "05_cnn_cpu_vs_gpu", **given)
+    assert "live in its lesson file" in info.value.what and "course_utils/lessons/nb05.py" in info.value.fix
+
+
+def test_setup_finds_a_lesson_file_by_the_notebooks_number_and_name():
+    assert lesson_file("05_cnn_cpu_vs_gpu").NOTEBOOK == "05_cnn_cpu_vs_gpu"
+    assert lesson_file("99_test") is None and lesson_file("scratch") is None  # a notebook of one's own
+    with pytest.raises(ParameterError) as info:
+        lesson_file("05_cnn")  # renamed, or an instructor's copy: it would run without 05's caps
+    assert "'05_cnn_cpu_vs_gpu'" in info.value.fix
+
+
+def test_importing_the_package_loads_no_lesson_file():
+    """``setup`` imports the notebook's lesson file; ``import course_utils`` stays light."""
+    result = run_python("import sys, course_utils; print(sorted(m for m in sys.modules if '.lessons' in m))")
+    assert result.returncode == 0 and result.stdout.strip() == "[]", result.stderr
 
 
 def test_setup_prints_each_call_it_made(monkeypatch, capsys):

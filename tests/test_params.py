@@ -1,19 +1,20 @@
-"""The smoke switch and parameter checks."""
+"""The smoke switch and parameter checks (what each notebook needs of its own: tests/lessons/)."""
 
 from __future__ import annotations
-
-import ast
-import json
-import math
-import re
 
 import pytest
 
 from course_utils.core.errors import ParameterError
-from course_utils.params import apply_smoke, check_parameters, check_positive_int, settle_smoke, smoke_enabled
-
-from .conftest import NOTEBOOKS
-from .exercises.solutions import cells, source
+from course_utils.params import (
+    apply_smoke,
+    check_parameters,
+    check_positive_int,
+    needs_split,
+    settle_smoke,
+    smoke_enabled,
+    too_few,
+    train_images,
+)
 
 
 @pytest.mark.parametrize("value, expected", [("1", True), ("true", True), ("YES", True), ("0", False), ("", False)])
@@ -59,26 +60,7 @@ def test_positive_int_accepts():
     check_positive_int("IMAGES", None, allow_none=True)
 
 
-# --- every notebook's parameters, checked at setup: what their names promise, and what each notebook needs ------
-
-
-def declared(path) -> tuple[dict, dict]:
-    """A notebook's parameters cell as values, and the smoke caps its setup cell (the next code cell) gives."""
-    cells = [c for c in json.loads(path.read_text(encoding="utf-8"))["cells"] if c["cell_type"] == "code"]
-    at = next(i for i, c in enumerate(cells) if "parameters" in c.get("metadata", {}).get("tags", []))
-    values: dict = {}
-    exec("".join(cells[at]["source"]), {}, values)  # literals only (CONTRIBUTING)
-    dicts = [n for n in ast.walk(ast.parse("".join(cells[at + 1]["source"]))) if isinstance(n, ast.Dict)]
-    return values, (ast.literal_eval(dicts[0]) if dicts else {})
-
-
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
-def test_every_notebook_passes_its_own_checks_as_shipped_and_in_smoke_mode(path):
-    values, caps = declared(path)
-    check_parameters(values, path.stem)
-    smoke = dict(values)
-    apply_smoke(smoke, caps, smoke=True)
-    check_parameters(smoke, path.stem)
+# --- what parameters' names promise, checked at setup ------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -108,115 +90,47 @@ def test_values_their_names_allow_pass():
                       "LEARNING_RATE": 1e-3, "EPOCHS": 1, "DEVICE": "auto", "LABEL": "x", "FLAG": True})
 
 
-@pytest.mark.parametrize(
-    "notebook, parameters, message",
-    [
-        ("04_dense_noise_vs_zeros", {"IMAGES": 5, "DATASET": "mnist"}, "at least 4,000"),
-        ("04_dense_noise_vs_zeros", {"IMAGES": 1, "DATASET": "fashion-mnist"}, "at least 2"),
-        ("05_cnn_cpu_vs_gpu", {"IMAGES": 5}, "at least 2,000"),
-        ("06_tensorboard", {"IMAGES": 5, "EPOCHS": 5, "BATCH_SIZE": 128, "PROFILE_BATCH": (10, 14)},
-         "IMAGES >= 322"),
-        ("06_tensorboard", {"IMAGES": 1, "EPOCHS": 5, "BATCH_SIZE": 128, "PROFILE_BATCH": None}, "at least 2"),
-        ("07_beyond_one_gpu", {"IMAGES": 5, "BATCH_SIZE": 128, "CPU_REPLICAS": 2, "DEVICE": "auto"}, "at least 256"),
-    ],
-)
-def test_too_few_images_for_what_a_notebook_does_is_refused_at_setup(notebook, parameters, message):
-    with pytest.raises(ParameterError) as info:
-        check_parameters(parameters, notebook)
-    assert "IMAGES = " in info.value.what and message in info.value.what + info.value.fix
+# --- smoke caps never turn a legal choice into an error (each notebook's own: tests/lessons/) ------------------
 
 
-@pytest.mark.parametrize(
-    "notebook, parameters, what, fix",
-    [
-        ("05_cnn_cpu_vs_gpu", {"EPOCHS": 1}, "EPOCHS = 1 leaves no epoch to time", "EPOCHS >= 2"),
-        ("05_cnn_cpu_vs_gpu", {"MIXED_PRECISION": "fp16"}, "MIXED_PRECISION = 'fp16' is not understood", "None"),
-        ("05_cnn_cpu_vs_gpu", {"TARGET_ACCURACY": 96}, "TARGET_ACCURACY = 96 is not an accuracy", "0.96, or None"),
-        ("05_cnn_cpu_vs_gpu", {"TARGET_ACCURACY": True}, "TARGET_ACCURACY = True is not an accuracy", "None"),
-    ],
-)
-def test_parameters_that_only_clash_with_each_other_are_refused_at_setup(notebook, parameters, what, fix):
-    """Checked with the others before TensorFlow loads, not in the cell that would fail minutes later."""
-    with pytest.raises(ParameterError) as info:
-        check_parameters(parameters, notebook)
-    assert what in info.value.what and fix in info.value.fix
+def needs_50(values) -> None:
+    """A lesson's ``needs`` that asks for 50 images."""
+    if values["IMAGES"] is not None and values["IMAGES"] < 50:
+        raise too_few("Parameter IMAGES is too few for this notebook.", 50)
 
 
-def test_the_clashing_parameters_pass_when_they_agree():
-    check_parameters({"EPOCHS": 2, "MIXED_PRECISION": None, "TARGET_ACCURACY": None}, "05_cnn_cpu_vs_gpu")
-    check_parameters({"EPOCHS": 3, "MIXED_PRECISION": "mixed_float16", "TARGET_ACCURACY": 0.96}, "05_cnn_cpu_vs_gpu")
+def test_too_few_keeps_the_least_images_for_settle_smoke_and_asks_for_them():
+    error = too_few("Too few.", 1_500)
+    assert error.least_images == 1_500 and "IMAGES" in error.fix and "1,500 or more" in error.fix
 
 
-def test_the_fewest_images_each_notebook_takes_are_accepted():
-    check_parameters({"IMAGES": 4000, "DATASET": "mnist"}, "04_dense_noise_vs_zeros")
-    check_parameters({"IMAGES": 2, "DATASET": "fashion-mnist"}, "04_dense_noise_vs_zeros")
-    check_parameters({"IMAGES": 2000}, "05_cnn_cpu_vs_gpu")
-    check_parameters({"IMAGES": 1000, "EPOCHS": 2, "BATCH_SIZE": 128, "PROFILE_BATCH": (10, 14)}, "06_tensorboard")
-    check_parameters({"IMAGES": 256, "BATCH_SIZE": 128, "CPU_REPLICAS": 2, "DEVICE": "cpu"}, "07_beyond_one_gpu")
-    check_parameters({"IMAGES": 5}, "03_memory")
+def test_needs_split_asks_for_one_image_to_train_on_and_one_to_validate():
+    assert train_images(10) == 8
+    needs_split(2)
+    needs_split(None)
+    with pytest.raises(ParameterError, match="at least 2") as info:
+        needs_split(1)
+    assert info.value.least_images == 2
 
 
-def test_the_06_minimum_is_the_smallest_that_reaches_the_profiled_batch():
-    for epochs, batch, stop in [(2, 128, 14), (5, 128, 14), (1, 32, 9), (3, 64, 10)]:
-        with pytest.raises(ParameterError) as info:
-            check_parameters({"IMAGES": 2, "EPOCHS": epochs, "BATCH_SIZE": batch, "PROFILE_BATCH": (stop - 4, stop)},
-                             "06_tensorboard")
-        least = int(info.value.fix.split("IMAGES >= ")[1].split()[0].replace(",", ""))
-        batches = [math.ceil(math.floor(n * (1.0 - 0.2)) / batch) * epochs for n in (least - 1, least)]
-        assert batches[1] >= stop > batches[0]
-        check_parameters({"IMAGES": least, "EPOCHS": epochs, "BATCH_SIZE": batch,
-                          "PROFILE_BATCH": (stop - 4, stop)}, "06_tensorboard")
-
-
-# --- smoke caps never turn a legal choice into an error --------------------------------------------------------
-
-
-def notebook_setup(name: str) -> tuple[dict, dict, list[tuple[str, object]]]:
-    """A notebook's parameters cell (as values), its setup call's smoke caps, and its header's parameters to try."""
-    notebook_cells = cells(name)
-    parameters: dict = {}
-    exec(next(source(c) for c in notebook_cells if "parameters" in c["metadata"].get("tags", [])), parameters)  # noqa: S102
-    parameters = {k: v for k, v in parameters.items() if k.isupper()}
-    setup = next(source(c) for c in notebook_cells if "course_utils.setup(" in source(c))
-    call = next(n for n in ast.walk(ast.parse(setup)) if isinstance(n, ast.Call) and "setup" in ast.unparse(n.func))
-    caps = next((ast.literal_eval(k.value) for k in call.keywords if k.arg == "smoke"), {})
-    header = next(s for s in map(source, notebook_cells) if "**Parameters to try**" in s)
-    tries = [(n, ast.literal_eval(v)) for n, v in re.findall(r"^- `([A-Z_]+) = ([^`]+)`", header, re.M)]
-    return parameters, caps, tries
-
-
-@pytest.mark.parametrize("name", [p.stem for p in NOTEBOOKS])
-def test_every_value_a_notebook_invites_passes_in_a_full_and_a_smoke_run(name):
-    parameters, caps, tries = notebook_setup(name)
-    assert tries or name == "01_install_versions", f"{name}'s header names no parameter to try"
-    for parameter, value in [(None, None), *tries]:
-        chosen = {**parameters, **({parameter: value} if parameter else {})}
-        check_parameters(chosen, name)  # a full run
-        namespace = dict(chosen)
-        changes = apply_smoke(namespace, caps, smoke=True)
-        settle_smoke(lambda namespace=namespace: namespace, namespace, changes, name)  # a smoke run
-        assert all(namespace[k] <= (chosen[k] if chosen[k] is not None else namespace[k]) for k in changes), changes
-
-
-def test_a_smoke_cap_gives_way_to_what_the_notebook_needs():
-    """`course run 06 --smoke -p EPOCHS 1`: the cap of 1,000 images leaves no step 10-14 to profile in one epoch."""
-    parameters, caps, _ = notebook_setup("06_tensorboard")
-    namespace = {**parameters, "EPOCHS": 1}
-    changes = apply_smoke(namespace, caps, smoke=True)
+def test_check_parameters_runs_the_lessons_needs_after_the_names_promises():
+    check_parameters({"IMAGES": 50}, needs_50)
     with pytest.raises(ParameterError, match="too few"):
-        check_parameters(namespace, "06_tensorboard")  # what happened before: the cap alone broke the run
-    settle_smoke(lambda: namespace, namespace, changes, "06_tensorboard")
-    least = namespace["IMAGES"]
-    assert caps["IMAGES"] < least < 4000 and changes["IMAGES"] == (parameters["IMAGES"], least)
-    check_parameters({**namespace, "IMAGES": least}, "06_tensorboard")
-    with pytest.raises(ParameterError):
-        check_parameters({**namespace, "IMAGES": least - 1}, "06_tensorboard")
+        check_parameters({"IMAGES": 49}, needs_50)
+    with pytest.raises(ParameterError, match="positive integer"):  # the name's promise comes first
+        check_parameters({"IMAGES": 0}, needs_50)
 
 
-def test_a_value_the_student_chose_that_is_too_few_still_fails_in_smoke_mode():
-    parameters, caps, _ = notebook_setup("06_tensorboard")
-    namespace = {**parameters, "EPOCHS": 1, "IMAGES": 1500}
-    changes = apply_smoke(namespace, caps, smoke=True)
-    with pytest.raises(ParameterError, match="IMAGES = 1,500 is too few"):
-        settle_smoke(lambda: namespace, namespace, changes, "06_tensorboard")
-    assert namespace["IMAGES"] == 1500 and "IMAGES" not in changes
+def test_a_smoke_cap_gives_way_to_the_least_images_the_lesson_needs():
+    namespace = {"IMAGES": None, "EPOCHS": 3}
+    changes = apply_smoke(namespace, {"IMAGES": 10}, smoke=True)
+    settle_smoke(lambda: namespace, namespace, changes, needs_50)
+    assert namespace["IMAGES"] == 50 and changes == {"IMAGES": (None, 50)}
+
+
+def test_images_the_student_chose_too_few_still_fail_in_smoke_mode():
+    namespace = {"IMAGES": 20}
+    changes = apply_smoke(namespace, {"IMAGES": 10}, smoke=True)
+    with pytest.raises(ParameterError, match="too few"):
+        settle_smoke(lambda: namespace, namespace, changes, needs_50)
+    assert namespace["IMAGES"] == 20 and changes == {}

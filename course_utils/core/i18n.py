@@ -20,7 +20,7 @@ Messages are marked with GNU gettext's standard marker, ``_("...")``, and transl
 message catalogues, one per *domain*:
 
 - ``doctor``: ``course_utils/doctor/`` (findings, fixes, the report);
-- ``exercises``: ``course_utils/exercises/`` (the feedback on a student's answer);
+- ``lessons``: ``course_utils/lessons/`` (a notebook's own parameter rules, the feedback on a student's answer);
 - ``course``: everything else (errors, parameter checks, setup and checkpoint lines).
 
 A module takes its domain's marker once: ``_ = translator("doctor")``. A message with values
@@ -48,7 +48,7 @@ from course_utils.core import variables
 LOCALE_VARIABLES = ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG")
 ENGLISH, CHINESE = "en", "zh-CN"
 LANGUAGES = (ENGLISH, CHINESE)
-DOMAINS = ("course", "doctor", "exercises")
+DOMAINS = ("course", "doctor", "lessons")
 LOCALE_DIR = Path(__file__).resolve().parents[1] / "locale"  # course_utils/locale
 # Chinese characters and full-width punctuation, as a regular-expression character range: between two of these,
 # a line break is no word space (the website and the tests of the Chinese documents use it).

@@ -33,7 +33,7 @@ from course_utils.distribute import (
 )
 
 from ..conftest import ROOT
-from ..exercises.solutions import cell_source
+from ..lessons.solutions import cell_source
 
 # One SGD step on the same global batch: two replicas (32 images each, gradients summed
 # by the all-reduce) against one replica (64 images). Only the order of floating-point

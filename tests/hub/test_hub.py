@@ -460,7 +460,8 @@ def test_the_instructors_gpu_memory_switch_device_and_limits_reach_every_kernel(
     for student in klass.students:
         env = student.kernel.value(f"{{k: __import__('os').environ.get(k) for k in {names!r}}}")
         assert env[variables.GPU_MEMORY] == GPU_MEMORY
-        assert student.kernel.value("__import__('course_utils.core.gpu_config').core.gpu_config.memory_policy()") == 2048
+        policy = "__import__('course_utils.core.gpu_config').core.gpu_config.memory_policy()"
+        assert student.kernel.value(policy) == 2048
         assert env["CUDA_VISIBLE_DEVICES"] == hub.gpu_for_user(student.name, klass.gpus)
         assert env["MEM_LIMIT"] == str(3 * 1024**3) and float(env["CPU_LIMIT"]) == 1.5
         assert env["COURSE_RESULTS_DIR"] is None, "nothing of the test run's environment leaks to the students"

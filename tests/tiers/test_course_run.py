@@ -20,7 +20,6 @@ of running the course again.
 
 from __future__ import annotations
 
-import ast
 import json
 import math
 import os
@@ -34,7 +33,11 @@ from typing import Any
 
 import pytest
 
+from course_utils.notebook import lesson_file
+from course_utils.params import apply_smoke
+
 from ..conftest import NOTEBOOKS, ROOT
+from ..lessons.solutions import declared_parameters
 
 OUT = Path(os.environ.get("COURSE_CI_OUT") or ROOT / "build" / "ci" / "course").resolve()
 REUSE = os.environ.get("COURSE_CI_REUSE", "") == "1"
@@ -187,23 +190,10 @@ def source(cell: dict[str, Any]) -> str:
 
 
 def smoke_values(path: Path) -> dict[str, Any]:
-    """The parameters a smoke run should record: each default lowered to the setup cell's smoke cap (params.py)."""
-    code = code_cells(json.loads(path.read_text()))
-    at = next(i for i, c in enumerate(code) if "parameters" in c["metadata"].get("tags", []))
-    params, setup = (ast.parse(source(c)) for c in code[at : at + 2])  # the hosted-setup cell comes before
-    defaults = {node.targets[0].id: ast.literal_eval(node.value) for node in params.body}
-    call = next(n for n in ast.walk(setup) if isinstance(n, ast.Call) and getattr(n.func, "attr", None) == "setup")
-    caps_node = next((k.value for k in call.keywords if k.arg == "smoke"), None)
-    if isinstance(caps_node, ast.Name):  # smoke=smoke_caps, assigned earlier in the setup cell
-        caps_node = next(
-            n.value
-            for n in setup.body
-            if isinstance(n, ast.Assign) and any(getattr(t, "id", None) == caps_node.id for t in n.targets)
-        )
-    caps = ast.literal_eval(caps_node) if caps_node is not None else {}
-    return {
-        name: cap if defaults[name] is None or defaults[name] > cap else defaults[name] for name, cap in caps.items()
-    }
+    """The parameters a smoke run should record: each default lowered to its lesson file's smoke cap."""
+    values, caps = declared_parameters(path.stem), lesson_file(path.stem).SMOKE
+    apply_smoke(values, caps, smoke=True)
+    return {name: values[name] for name in caps}
 
 
 def record(course_run: CourseRun, name: str) -> dict[str, Any]:

@@ -19,7 +19,6 @@ The browser tier shows one of these executed notebooks in JupyterLab (tests/test
 
 from __future__ import annotations
 
-import ast
 import json
 import os
 import re
@@ -27,6 +26,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from course_utils.notebook import lesson_file
 
 from ..conftest import NOTEBOOKS, ZH_NOTEBOOKS
 from .test_course_run import OUT as EN_OUT
@@ -72,14 +73,6 @@ def outputs_text(executed: dict[str, Any]) -> str:
     return "".join(parts)
 
 
-def declared_key_results(path: Path) -> list[str]:
-    code = "\n".join(source(c) for c in code_cells(json.loads(path.read_text(encoding="utf-8"))))
-    code = "\n".join("#" + line if line.lstrip().startswith(("%", "!")) else line for line in code.splitlines())
-    (call,) = [n for n in ast.walk(ast.parse(code)) if isinstance(n, ast.Call)
-               and getattr(n.func, "attr", None) == "setup" and getattr(n.func.value, "id", None) == "course_utils"]
-    return [ast.literal_eval(k.value) for k in call.keywords if k.arg == "key_results"][0]
-
-
 def test_course_run_of_the_chinese_notebooks_exits_0(zh_run):
     zh_run.check_exit_0()
 
@@ -116,5 +109,5 @@ def test_chinese_notebook_records_the_english_result_names(zh_run, english_runs,
     run = passed(zh_run, path.stem)
     english = english_runs.get(path.stem)
     assert english is not None, f"the English run in {EN_OUT} has no {path.stem}"
-    assert run["key_results"] == english["key_results"] == declared_key_results(path.parent.parent / path.name)
+    assert run["key_results"] == english["key_results"] == lesson_file(path.stem).KEY_RESULTS
     assert sorted(run["results"]) == sorted(english["results"]), "result names are data: never translated"

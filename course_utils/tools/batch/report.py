@@ -4,7 +4,7 @@
   error), time, device, the GPU (name, driver, peak GPU memory: runs on a GPU), peak host
   memory, TensorFlow version, data (each dataset the notebook loaded: its source and number
   of images, from the record's ``environment["data"]``), key results - the few the notebook
-  declares (``setup(key_results=...)``; every result stays in ``results.json``). Two
+  declares (its lesson file's ``KEY_RESULTS``; every result stays in ``results.json``). Two
   machines' reports then show whether their runs used the same GPU and the same data.
 - **Comparisons**: for each notebook run at several grid points, a table of the
   parameters that vary against its key results, and a chart per result (x: the first

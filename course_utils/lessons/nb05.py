@@ -1,4 +1,10 @@
-"""Notebook 05's exercises: a model and loss that agree, a precision policy per GPU, a utilisation figure explained.
+"""Notebook 05's lesson: what setup reads, and the exercises.
+
+Setup reads ``NOTEBOOK``, ``SMOKE``, ``KEY_RESULTS`` and ``needs``: an epoch to time after the warm-up, a
+precision policy ``speed.check_policy`` knows, a target accuracy between 0 and 1, and the 2,000 images its
+checkpoint's short-run accuracy is verified at.
+
+The exercises: a model and loss that agree, a precision policy per GPU, a utilisation figure explained.
 
 - 5.1 ``check_model_and_loss(model, loss)``: the blog post's CNN with its output and its loss made
   to agree. The check calls the model on four blank images (no training) to see whether it
@@ -12,15 +18,56 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
+from course_utils.core.errors import ParameterError
 from course_utils.core.i18n import translator
-from course_utils.exercises import Feedback, feedback, is_empty, multiple_choice, not_a_dict, not_answered
-from course_utils.speed import gpu_policy
+from course_utils.lessons import Feedback, feedback, is_empty, multiple_choice, not_a_dict, not_answered
+from course_utils.params import too_few
+from course_utils.speed import check_policy, gpu_policy
 
-_ = translator("exercises")
+_ = translator("lessons")
+
+# --------------------------------------------------------------------------- the run: what setup reads
+
+NOTEBOOK = "05_cnn_cpu_vs_gpu"  # the name the notebook gives setup
+SMOKE = {"IMAGES": 2000, "MAX_EPOCHS": 3, "REPEATS": 1, "TARGET_ACCURACY": 0.6}
+KEY_RESULTS = ["test_accuracy", "epoch_s", "target_accuracy", "ladder_best"]
+
+
+def needs(values: Mapping[str, Any]) -> None:
+    """Refuse parameters that clash: an epoch to time after the warm-up, a known precision policy, an accuracy
+    target between 0 and 1, and the 2,000 images the checkpoint's short-run accuracy is verified at."""
+    epochs = values.get("EPOCHS", 2)
+    if epochs < 2:  # the device comparison leaves the first epoch out
+        raise ParameterError(
+            _("EPOCHS = {epochs} leaves no epoch to time: the first one is warm-up.").format(epochs=epochs),
+            _("Set EPOCHS >= 2."))
+    policy = values.get("MIXED_PRECISION", "auto")
+    try:
+        check_policy(policy)
+    except ParameterError as error:
+        raise ParameterError(_("MIXED_PRECISION = {policy!r} is not understood.").format(policy=policy),
+                             error.fix) from None
+    target = values.get("TARGET_ACCURACY")
+    if target is not None and (isinstance(target, bool) or not isinstance(target, (int, float)) or not 0 < target < 1):
+        raise ParameterError(
+            _("TARGET_ACCURACY = {target!r} is not an accuracy between 0 and 1.").format(target=target),
+            _("Set TARGET_ACCURACY to a number such as 0.96, or None: one point below the test accuracy of "
+              "section 2."))
+    images = values.get("IMAGES")
+    # The short-run accuracy the checkpoint asks for (80% MNIST, 65% Fashion-MNIST) is verified by every smoke
+    # run of the course's tests, at 2,000 images x 3 epochs; fewer images are not known to reach it.
+    if images is not None and images < 2000:
+        raise too_few(_("Parameter IMAGES = {images:,} is too few for this notebook: it needs at least {least:,} - "
+                        "its checkpoint's short-run test accuracy is verified at 2,000 images (x 3 epochs, its "
+                        "smoke run).").format(images=images, least=2000), 2000)
+
+
+# --------------------------------------------------------------------------- the exercises
 
 MODEL_AND_LOSS = "Exercise 5.1"
 UTILISATION = "Exercise 5.2"

@@ -1,4 +1,5 @@
-"""Read exercises out of a notebook: the task cell and the solution shown under it.
+"""Read what the lesson tests check out of a notebook: its parameters, the values its header invites, and each
+exercise's task cell and the solution shown under it.
 
 Convention (CONTRIBUTING, "Exercises"): a markdown cell states "### Exercise N.M: title"; the code
 cell after it, tagged ``exercise``, holds the answer placeholders and the call to the check; a
@@ -15,9 +16,11 @@ markdown cell then holds the solution, collapsed:
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 from ..conftest import ROOT
 
@@ -40,6 +43,19 @@ def cell_source(notebook: str, cell_id: str) -> str:
     """The source of the notebook's cell ``cell_id``: the tests that run a lesson's own cell read it here."""
     (found,) = [source(c) for c in cells(notebook) if c["id"] == cell_id]
     return found
+
+
+def declared_parameters(notebook: str) -> dict[str, Any]:
+    """The notebook's parameters cell, as values (literals only: CONTRIBUTING, "A notebook")."""
+    namespace: dict = {}
+    exec(next(source(c) for c in cells(notebook) if "parameters" in c["metadata"].get("tags", [])), namespace)  # noqa: S102
+    return {k: v for k, v in namespace.items() if k.isupper()}
+
+
+def parameters_to_try(notebook: str) -> list[tuple[str, Any]]:
+    """The values the header's "Parameters to try" invites, such as ``("PROFILE_BATCH", (20, 24))``."""
+    header = next(s for s in map(source, cells(notebook)) if "**Parameters to try**" in s)
+    return [(n, ast.literal_eval(v)) for n, v in re.findall(r"^- `([A-Z_]+) = ([^`]+)`", header, re.M)]
 
 
 def solutions(notebook: str) -> dict[str, str]:

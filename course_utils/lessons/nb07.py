@@ -1,4 +1,8 @@
-"""Notebook 07's exercises: the global batch for four GPUs, and a two-machine cluster.
+"""Notebook 07's lesson: what setup reads, and the exercises.
+
+Setup reads ``NOTEBOOK``, ``SMOKE``, ``KEY_RESULTS`` and ``needs``: images enough for one step of run (c).
+
+The exercises: the global batch for four GPUs, and a two-machine cluster.
 
 - Exercise 7.1, ``check_global_batch(answer)``: one GPU trained well with a batch of 256; a machine with four
   such GPUs should give each the same work. The check compares with ``distribute.batch_plan`` and names the
@@ -11,13 +15,37 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from course_utils.core.i18n import translator
 from course_utils.distribute import batch_plan, tf_config
-from course_utils.exercises import Feedback, feedback, not_answered, unanswered
+from course_utils.lessons import Feedback, feedback, not_answered, unanswered
+from course_utils.params import too_few
 
-_ = translator("exercises")
+_ = translator("lessons")
+
+# --------------------------------------------------------------------------- the run: what setup reads
+
+NOTEBOOK = "07_beyond_one_gpu"  # the name the notebook gives setup
+SMOKE = {"EPOCHS": 2, "IMAGES": 1024, "BATCH_SIZE": 64}
+KEY_RESULTS = ["replicas", "workers_in_sync", "workers_vs_fit"]
+
+
+def needs(values: Mapping[str, Any]) -> None:
+    """Refuse fewer images than one step of run (c): its global batch, BATCH_SIZE x CPU_REPLICAS."""
+    images, batch = values.get("IMAGES"), values.get("BATCH_SIZE", 1)
+    replicas = values.get("CPU_REPLICAS", 1)
+    # Run (c) trains with a global batch of BATCH_SIZE x replicas, whole batches only (drop_remainder): one step
+    # needs that many images. On several GPUs the replicas are the GPUs, known only after start-up (batch_plan).
+    if images is not None and values.get("DEVICE", "auto") != "gpu" and images < batch * replicas:
+        raise too_few(_("Parameter IMAGES = {images:,} is too few for this notebook: it needs at least {least:,} - "
+                        "one step of its run (c), whose global batch is BATCH_SIZE x CPU_REPLICAS = {batch} x "
+                        "{replicas}.").format(images=images, least=batch * replicas, batch=batch, replicas=replicas),
+                      batch * replicas)
+
+
+# --------------------------------------------------------------------------- the exercises
 
 # Exercise 7.1: one GPU's batch, the GPUs of the new machine, the images of an epoch.
 ONE_GPU_BATCH, GPUS, PLAN_IMAGES = 256, 4, 60_000

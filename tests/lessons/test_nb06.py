@@ -1,12 +1,17 @@
-"""Notebook 06's exercise checks: the notebook's own solutions are right, wrong answers say what to look at."""
+"""Notebook 06's lesson file: parameters it cannot run with are refused at setup; in its exercise checks,
+the notebook's own solutions are right, wrong answers say what to look at."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
-from course_utils.exercises import EMPTY, RIGHT, WRONG, nb06
+from course_utils.core.errors import ParameterError
+from course_utils.lessons import EMPTY, RIGHT, WRONG, nb06
+from course_utils.params import apply_smoke, check_parameters, settle_smoke
 
-from .solutions import solved, task_cells
+from .solutions import declared_parameters, solved, task_cells
 
 NOTEBOOK = "06_tensorboard"
 
@@ -16,6 +21,56 @@ def test_the_notebook_has_the_two_exercises_each_calling_its_check():
     assert set(tasks) == {"Exercise 6.1", "Exercise 6.2"}
     assert "nb06.check_profile_range(answer)" in tasks["Exercise 6.1"]
     assert "nb06.check_input_bound(answer)" in tasks["Exercise 6.2"]
+
+
+# ----------------------------------------------------------------------------- what its parameters need
+
+
+@pytest.mark.parametrize(
+    "parameters, message",
+    [
+        ({"IMAGES": 5, "EPOCHS": 5, "BATCH_SIZE": 128, "PROFILE_BATCH": (10, 14)}, "IMAGES >= 322"),
+        ({"IMAGES": 1, "EPOCHS": 5, "BATCH_SIZE": 128, "PROFILE_BATCH": None}, "at least 2"),
+    ],
+)
+def test_too_few_images_for_what_it_profiles_are_refused_at_setup(parameters, message):
+    with pytest.raises(ParameterError) as info:
+        check_parameters(parameters, nb06.needs)
+    assert "IMAGES = " in info.value.what and message in info.value.what + info.value.fix
+
+
+def test_the_minimum_is_the_smallest_that_reaches_the_profiled_batch():
+    nb06.needs({"IMAGES": 1000, "EPOCHS": 2, "BATCH_SIZE": 128, "PROFILE_BATCH": (10, 14)})
+    for epochs, batch, stop in [(2, 128, 14), (5, 128, 14), (1, 32, 9), (3, 64, 10)]:
+        with pytest.raises(ParameterError) as info:
+            nb06.needs({"IMAGES": 2, "EPOCHS": epochs, "BATCH_SIZE": batch, "PROFILE_BATCH": (stop - 4, stop)})
+        least = int(info.value.fix.split("IMAGES >= ")[1].split()[0].replace(",", ""))
+        batches = [math.ceil(math.floor(n * (1.0 - 0.2)) / batch) * epochs for n in (least - 1, least)]
+        assert batches[1] >= stop > batches[0]
+        nb06.needs({"IMAGES": least, "EPOCHS": epochs, "BATCH_SIZE": batch, "PROFILE_BATCH": (stop - 4, stop)})
+
+
+def test_a_smoke_cap_gives_way_to_what_the_notebook_needs():
+    """`course run 06 --smoke -p EPOCHS 1`: the cap of 1,000 images leaves no step 10-14 to profile in one epoch."""
+    parameters = declared_parameters(NOTEBOOK)
+    namespace = {**parameters, "EPOCHS": 1}
+    changes = apply_smoke(namespace, nb06.SMOKE, smoke=True)
+    with pytest.raises(ParameterError, match="too few"):
+        check_parameters(namespace, nb06.needs)  # what happened before: the cap alone broke the run
+    settle_smoke(lambda: namespace, namespace, changes, nb06.needs)
+    least = namespace["IMAGES"]
+    assert nb06.SMOKE["IMAGES"] < least < 4000 and changes["IMAGES"] == (parameters["IMAGES"], least)
+    check_parameters({**namespace, "IMAGES": least}, nb06.needs)
+    with pytest.raises(ParameterError):
+        check_parameters({**namespace, "IMAGES": least - 1}, nb06.needs)
+
+
+def test_a_value_the_student_chose_that_is_too_few_still_fails_in_smoke_mode():
+    namespace = {**declared_parameters(NOTEBOOK), "EPOCHS": 1, "IMAGES": 1500}
+    changes = apply_smoke(namespace, nb06.SMOKE, smoke=True)
+    with pytest.raises(ParameterError, match="IMAGES = 1,500 is too few"):
+        settle_smoke(lambda: namespace, namespace, changes, nb06.needs)
+    assert namespace["IMAGES"] == 1500 and "IMAGES" not in changes
 
 
 # ----------------------------------------------------------------------------- Exercise 6.1

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from course_utils.doctor.versions import load
-from course_utils.exercises import EMPTY, RIGHT, WRONG, nb01
+from course_utils.lessons import EMPTY, RIGHT, WRONG, nb01
 
 from .solutions import solved, task_cells
 

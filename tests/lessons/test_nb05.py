@@ -1,11 +1,14 @@
-"""Notebook 05's exercise checks: the solutions shown in the notebook pass; wrong and empty answers say why."""
+"""Notebook 05's lesson file: parameters it cannot run with are refused at setup; in its exercise checks,
+the solutions shown in the notebook pass; wrong and empty answers say why."""
 
 from __future__ import annotations
 
 import pytest
 
-import course_utils.exercises.nb05 as nb05
-from course_utils.exercises import EMPTY, RIGHT, WRONG
+import course_utils.lessons.nb05 as nb05
+from course_utils.core.errors import ParameterError
+from course_utils.lessons import EMPTY, RIGHT, WRONG
+from course_utils.params import check_parameters
 
 from .solutions import solutions, task_cells
 
@@ -38,6 +41,37 @@ def messages(result) -> str:
 def test_every_exercise_has_its_task_and_solution():
     assert sorted(task_cells(NOTEBOOK)) == sorted(solutions(NOTEBOOK)) == ["Exercise 5.1", "Exercise 5.2",
                                                                          "Exercise 5.3"]
+
+
+# ----------------------------------------------------------------------------- what its parameters need
+
+
+def test_too_few_images_for_its_checkpoint_are_refused_at_setup():
+    with pytest.raises(ParameterError) as info:
+        check_parameters({"IMAGES": 5}, nb05.needs)
+    assert "IMAGES = 5 " in info.value.what and "at least 2,000" in info.value.what
+
+
+@pytest.mark.parametrize(
+    "parameters, what, fix",
+    [
+        ({"EPOCHS": 1}, "EPOCHS = 1 leaves no epoch to time", "EPOCHS >= 2"),
+        ({"MIXED_PRECISION": "fp16"}, "MIXED_PRECISION = 'fp16' is not understood", "None"),
+        ({"TARGET_ACCURACY": 96}, "TARGET_ACCURACY = 96 is not an accuracy", "0.96, or None"),
+        ({"TARGET_ACCURACY": True}, "TARGET_ACCURACY = True is not an accuracy", "None"),
+    ],
+)
+def test_parameters_that_only_clash_with_each_other_are_refused_at_setup(parameters, what, fix):
+    """Checked with the others before TensorFlow loads, not in the cell that would fail minutes later."""
+    with pytest.raises(ParameterError) as info:
+        check_parameters(parameters, nb05.needs)
+    assert what in info.value.what and fix in info.value.fix
+
+
+def test_the_clashing_parameters_pass_when_they_agree():
+    check_parameters({"EPOCHS": 2, "MIXED_PRECISION": None, "TARGET_ACCURACY": None}, nb05.needs)
+    check_parameters({"EPOCHS": 3, "MIXED_PRECISION": "mixed_float16", "TARGET_ACCURACY": 0.96}, nb05.needs)
+    nb05.needs({"IMAGES": 2000})
 
 
 # --------------------------------------------------------------------------- 5.1

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from course_utils.exercises import EMPTY, RIGHT, WRONG, feedback, is_empty, not_answered, unanswered
+from course_utils.lessons import EMPTY, RIGHT, WRONG, feedback, is_empty, not_answered, unanswered
 
 from ..conftest import NOTEBOOKS
 
@@ -78,7 +78,7 @@ def test_a_check_as_the_last_line_of_a_cell_shows_its_feedback_once(capsys):
 
 
 def test_a_letter_answer_is_read_in_any_usual_spelling_and_anything_else_says_the_letters():
-    from course_utils.exercises import multiple_choice
+    from course_utils.lessons import multiple_choice
 
     said = {"a": "Look at the clock."}
     for given in ("b", "B", "(b)", " c "):

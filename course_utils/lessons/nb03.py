@@ -1,4 +1,8 @@
-"""Notebook 03's exercises: two decisions about GPU memory.
+"""Notebook 03's lesson: what setup reads, and the exercises.
+
+Setup reads ``NOTEBOOK``, ``SMOKE`` (a smaller batch to measure) and ``KEY_RESULTS``.
+
+The exercises: two decisions about GPU memory.
 
 - Exercise 3.1, ``check_memory_setting(answer)``: which memory setting fits each of three situations - a class
   sharing one GPU under a cap, code for two GPUs on one Colab T4, and a program nobody can change. Each has one
@@ -17,9 +21,16 @@ from collections.abc import Mapping
 from numbers import Real
 
 from course_utils.core.i18n import translator
-from course_utils.exercises import Feedback, feedback, is_empty, not_answered
+from course_utils.lessons import Feedback, feedback, is_empty, not_answered
 
-_ = translator("exercises")
+_ = translator("lessons")
+
+# --------------------------------------------------------------------------- the run: what setup reads
+
+NOTEBOOK = "03_memory"  # the name the notebook gives setup
+SMOKE = {"BATCH_SIZE": 128}
+KEY_RESULTS = ["too_late_error", "step_kb_per_image", "largest_batch"]
+
 
 # ----------------------------------------------------------------------------- Exercise 3.1
 

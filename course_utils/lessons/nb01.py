@@ -1,4 +1,8 @@
-"""Notebook 01's exercises: choose the route for the Q&A post's machine, and write the pip command for two others.
+"""Notebook 01's lesson: what setup reads, and the exercises.
+
+Setup reads ``NOTEBOOK``, ``SMOKE`` (none: the notebook runs in seconds) and ``KEY_RESULTS``.
+
+The exercises: choose the route for the Q&A post's machine, and write the pip command for two others.
 
 The right answers are never written here: they come from the version table
 (``course_utils/doctor/versions.json``) through ``recommend()``, the function the doctor and the
@@ -26,9 +30,16 @@ from packaging.requirements import InvalidRequirement, Requirement
 from course_utils.core.i18n import translator
 from course_utils.doctor.recommend import Recommendation, platform_name, recommend
 from course_utils.doctor.versions import Build, load, parse_version
-from course_utils.exercises import Feedback, feedback, is_empty, multiple_choice, not_answered
+from course_utils.lessons import Feedback, feedback, is_empty, multiple_choice, not_answered
 
-_ = translator("exercises")
+_ = translator("lessons")
+
+# --------------------------------------------------------------------------- the run: what setup reads
+
+NOTEBOOK = "01_install_versions"  # the name the notebook gives setup
+SMOKE = {}  # nothing to shorten: the notebook runs in seconds
+KEY_RESULTS = ["qa_tensorflow"]
+
 
 @dataclass(frozen=True)
 class Machine:

@@ -1,4 +1,8 @@
-"""Notebook 02's exercises: three decisions about a GPU, each checked by reasoning, not by a table lookup.
+"""Notebook 02's lesson: what setup reads, and the exercises.
+
+Setup reads ``NOTEBOOK``, ``SMOKE`` (a smaller product, fewer timed runs) and ``KEY_RESULTS``.
+
+The exercises: three decisions about a GPU, each checked by reasoning, not by a table lookup.
 
 - Exercise 2.1, ``check_gpu_code(answer)``: which code of TF 2.21's wheel each of five GPUs runs - a
   ready-made cubin, PTX the driver compiles, or none. The check applies NVIDIA's binary-compatibility
@@ -15,9 +19,18 @@ import ast
 
 from course_utils.core.i18n import translator
 from course_utils.doctor.gpus import build_targets, covered_by_build
-from course_utils.exercises import Feedback, feedback, is_empty, multiple_choice, not_a_dict, not_answered, unanswered
+from course_utils.lessons import Feedback, feedback, is_empty, multiple_choice, not_a_dict, not_answered, unanswered
 
-_ = translator("exercises")
+_ = translator("lessons")
+
+# --------------------------------------------------------------------------- the run: what setup reads
+
+NOTEBOOK = "02_verify_gpu"  # the name the notebook gives setup
+SMOKE = {"MATMUL_SIZE": 256, "REPEATS": 3}
+KEY_RESULTS = ["gpus_visible", "gpu_usable", "matmul_ms", "copy_ms"]
+
+
+# --------------------------------------------------------------------------- the exercises
 
 # Exercise 2.1: the GPUs of the task, with their compute capability.
 GPUS = {"GeForce GTX 980": "5.2", "GeForce GTX 1080": "6.1", "Tesla T4": "7.5", "GeForce RTX 3060": "8.6",

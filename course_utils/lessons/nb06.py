@@ -1,4 +1,9 @@
-"""Notebook 06's exercises: two decisions about profiling a run on a GPU.
+"""Notebook 06's lesson: what setup reads, and the exercises.
+
+Setup reads ``NOTEBOOK``, ``SMOKE``, ``KEY_RESULTS`` and ``needs``: images enough to train and validate, and
+enough batches for ``PROFILE_BATCH`` to come.
+
+The exercises: two decisions about profiling a run on a GPU.
 
 - Exercise 6.1, ``check_profile_range(answer)``: ``profile_batch`` for 5 steps of the second epoch
   of a run with 3 epochs of 20 batches (its first epoch fills a cache, and on a GPU compiles). The check
@@ -13,13 +18,54 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from typing import Any
 
 from course_utils.core.errors import ParameterError
 from course_utils.core.i18n import translator
-from course_utils.exercises import Feedback, feedback, is_empty, not_a_dict, not_answered, unanswered
+from course_utils.lessons import Feedback, feedback, is_empty, not_a_dict, not_answered, unanswered
+from course_utils.params import needs_split, too_few, train_images
 from course_utils.tb_profile import MAX_STEPS, MIN_START, check_profile_batch
 
-_ = translator("exercises")
+_ = translator("lessons")
+
+# --------------------------------------------------------------------------- the run: what setup reads
+
+NOTEBOOK = "06_tensorboard"  # the name the notebook gives setup
+SMOKE = {"EPOCHS": 2, "IMAGES": 1000}
+KEY_RESULTS = ["input_ms", "input_share", "step_ms", "reader_matches_history"]
+
+
+def needs(values: Mapping[str, Any]) -> None:
+    """Refuse too few images: one to train on and one to validate, and enough batches to reach PROFILE_BATCH."""
+    images, epochs, batch = values.get("IMAGES"), values.get("EPOCHS", 1), values.get("BATCH_SIZE", 1)
+    needs_split(images)
+    profile = check_profile_batch(values.get("PROFILE_BATCH"))
+    if images is None or profile is None:
+        return  # None: the whole dataset, thousands of images
+    stop = profile[1]
+    batches = math.ceil(train_images(images) / batch) * epochs
+    if batches < stop:
+        per_epoch = math.ceil(stop / epochs)  # CNN batches an epoch must have for batch `stop` to come
+        least = math.ceil(((per_epoch - 1) * batch + 1) / (1.0 - 0.2))
+        while math.ceil(train_images(least) / batch) < per_epoch:  # float rounding at the edge
+            least += 1
+        what = (_("Parameter IMAGES = {images:,} is too few for this notebook: it needs at least {least:,} - "
+                  "PROFILE_BATCH = {profile} profiles up to batch {stop}, and {images:,} images make {batches} CNN "
+                  "batches of {batch} in {epochs} epoch(s).") if batches != 1
+                else _("Parameter IMAGES = {images:,} is too few for this notebook: it needs at least {least:,} - "
+                       "PROFILE_BATCH = {profile} profiles up to batch {stop}, and {images:,} images make {batches} "
+                       "CNN batch of {batch} in {epochs} epoch(s)."))
+        raise too_few(
+            what.format(images=images, least=least, profile=tuple(profile), stop=stop, batches=batches, batch=batch,
+                        epochs=epochs),
+            least,
+            _("Use IMAGES >= {least:,} (or more EPOCHS, a smaller BATCH_SIZE), or PROFILE_BATCH = None.").format(
+                least=least),
+        )
+
+
+# --------------------------------------------------------------------------- the exercises
 
 # Exercise 6.1: the run the student profiles.
 PROFILE_EPOCHS, BATCHES_PER_EPOCH, PROFILE_STEPS, PROFILE_EPOCH = 3, 20, 5, 2

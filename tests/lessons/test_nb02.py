@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from course_utils.exercises import EMPTY, RIGHT, WRONG, nb02
+from course_utils.lessons import EMPTY, RIGHT, WRONG, nb02
 
 from .solutions import solved, task_cells
 

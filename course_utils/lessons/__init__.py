@@ -1,10 +1,20 @@
-"""Exercises: a task in the notebook, a check the student runs, and a solution to reveal.
+"""Lessons: what one notebook knows, in one file per notebook, ``course_utils/lessons/nbNN.py``.
 
-Each notebook's checks live in ``course_utils.exercises.nbNN`` (``nb03.check_memory_setting(...)``).
-A check looks at the student's answer and returns ``Feedback``: right, wrong (with what to look
-at), or not answered yet. It prints the feedback too, so the notebook shows it. A wrong or empty
-answer never raises: a notebook run unattended (papermill, nbval, CI) leaves the answers empty
-and must still finish. The solution sits under the task in a collapsed ``<details>`` block.
+A lesson file holds, at its top, what ``setup`` reads (it finds the file by the notebook's number, ``05_...``):
+
+- ``NOTEBOOK``: the name the notebook gives ``setup`` (``"05_cnn_cpu_vs_gpu"``);
+- ``SMOKE``: the smoke caps, each parameter lowered to its cap when ``COURSE_SMOKE=1`` (``params.apply_smoke``;
+  ``{}``: nothing to shorten);
+- ``KEY_RESULTS``: the few recorded results that say what the notebook showed; reports show those;
+- ``needs(values)``, where the notebook needs more of its parameters than their names promise (``params``): it
+  raises ``ParameterError`` at setup, before TensorFlow loads; too few images with ``params.too_few``, so a smoke
+  cap can give way (``params.settle_smoke``).
+
+Then its exercises (``nb03.check_memory_setting(...)``): a task in the notebook, a check the student runs, and a
+solution to reveal. A check looks at the student's answer and returns ``Feedback``: right, wrong (with what to
+look at), or not answered yet. It prints the feedback too, so the notebook shows it. A wrong or empty answer never
+raises: a notebook run unattended (papermill, nbval, CI) leaves the answers empty and must still finish. The
+solution sits under the task in a collapsed ``<details>`` block. This module holds what the checks share.
 """
 
 from __future__ import annotations
@@ -16,7 +26,7 @@ from course_utils.core.i18n import translator
 
 RIGHT, WRONG, EMPTY = "right", "wrong", "not answered yet"
 MARKS = {RIGHT: "✅", WRONG: "❌", EMPTY: "✏️"}
-_ = translator("exercises")
+_ = translator("lessons")
 
 
 def status_text(status: str) -> str:

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from course_utils.exercises import EMPTY, RIGHT, WRONG, nb03
+from course_utils.lessons import EMPTY, RIGHT, WRONG, nb03
 
 from .solutions import cell_source, solved, task_cells
 

@@ -1,0 +1,97 @@
+"""Each lesson file against its notebook: setup finds it by the notebook's number; its smoke caps name the
+notebook's parameters, shorten them and keep every value the header invites legal; the notebook records its key
+results, in both editions."""
+
+from __future__ import annotations
+
+import ast
+import json
+
+import pytest
+
+from course_utils.core.errors import ParameterError
+from course_utils.notebook import lesson_file
+from course_utils.params import apply_smoke, check_parameters, check_value, settle_smoke
+
+from ..conftest import NOTEBOOKS, ROOT, ZH_NOTEBOOKS
+from .solutions import declared_parameters, parameters_to_try
+
+NAMES = [p.stem for p in NOTEBOOKS]
+
+
+def test_every_lesson_file_has_its_notebook():
+    files = sorted(p.stem for p in (ROOT / "course_utils" / "lessons").glob("nb*.py"))
+    assert files == [f"nb{name[:2]}" for name in NAMES]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_setup_finds_each_notebooks_lesson_file_by_its_number(name):
+    lesson = lesson_file(name)
+    assert lesson is not None and lesson.__name__ == f"course_utils.lessons.nb{name[:2]}" and lesson.NOTEBOOK == name
+    assert hasattr(lesson, "needs") == (name >= "04"), "04-07 need more of their parameters than their names promise"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_smoke_caps_name_parameters_the_notebook_defines_and_shorten_them(name):
+    caps, parameters = lesson_file(name).SMOKE, declared_parameters(name)
+    assert set(caps) <= set(parameters), f"caps on no parameter of {name}: {sorted(set(caps) - set(parameters))}"
+    for parameter, cap in caps.items():
+        check_value(parameter, cap)
+        assert parameters[parameter] is None or cap < parameters[parameter], f"{parameter}: its cap shortens nothing"
+
+
+# A value the header invites that the caps alone leave too few images for: the cap gives way (settle_smoke, the next
+# test). 06's PROFILE_BATCH = (20, 24) profiles up to batch 24, which 1,000 images in 2 epochs never reach.
+GIVES_WAY = {("06_tensorboard", "PROFILE_BATCH")}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_smoke_caps_pass_the_lessons_needs_for_every_value_its_header_invites(name):
+    lesson, parameters = lesson_file(name), declared_parameters(name)
+    needs = getattr(lesson, "needs", None)
+    for parameter, value in [(None, None), *parameters_to_try(name)]:
+        capped = {**parameters, **({parameter: value} if parameter else {})}
+        apply_smoke(capped, lesson.SMOKE, smoke=True)
+        if (name, parameter) not in GIVES_WAY:
+            check_parameters(capped, needs)
+            continue
+        with pytest.raises(ParameterError) as info:
+            check_parameters(capped, needs)
+        assert getattr(info.value, "least_images", None), "only too few images may make a cap give way"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_value_a_notebook_invites_passes_in_a_full_and_a_smoke_run(name):
+    lesson, parameters, tries = lesson_file(name), declared_parameters(name), parameters_to_try(name)
+    needs = getattr(lesson, "needs", None)
+    assert tries or name == "01_install_versions", f"{name}'s header names no parameter to try"
+    for parameter, value in [(None, None), *tries]:
+        chosen = {**parameters, **({parameter: value} if parameter else {})}
+        check_parameters(chosen, needs)  # a full run
+        namespace = dict(chosen)
+        changes = apply_smoke(namespace, lesson.SMOKE, smoke=True)
+        settle_smoke(lambda namespace=namespace: namespace, namespace, changes, needs)  # a smoke run
+        assert all(namespace[k] <= (chosen[k] if chosen[k] is not None else namespace[k]) for k in changes), changes
+
+
+# --- key results: the report shows what KEY_RESULTS names, so each edition of the notebook must record each one --
+
+
+def edition_id(path) -> str:
+    return f"zh/{path.stem}" if path.parent.name == "zh" else path.stem
+
+
+def python(path) -> str:
+    """A notebook's code as Python: IPython's magics and shell lines become comments."""
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
+    return "\n".join("#" + line if line.lstrip().startswith(("%", "!")) else line for line in code.splitlines())
+
+
+@pytest.mark.parametrize("path", [*NOTEBOOKS, *ZH_NOTEBOOKS], ids=edition_id)
+def test_declares_a_few_key_results_that_it_records(path):
+    declared = lesson_file(path.stem).KEY_RESULTS
+    assert 1 <= len(declared) <= 4, "a few key results: the rest stays in results.json"
+    recorded = {k.arg for n in ast.walk(ast.parse(python(path))) if isinstance(n, ast.Call)
+                and getattr(n.func, "attr", None) == "record" for k in n.keywords}
+    assert set(declared) <= recorded, f"declared but never recorded: {sorted(set(declared) - recorded)}"
