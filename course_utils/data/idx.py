@@ -112,8 +112,3 @@ def parse_idx(payload: bytes, *, source: str | os.PathLike[str] = "<bytes>", ndi
                   "{size} bytes."))
         raise DataError(what.format(path=path, shape=shape, expected=expected, size=len(payload)), _fix_for(path))
     return np.frombuffer(payload, dtype=np.uint8, offset=header).reshape(shape).copy()
-
-
-def read_idx(path: str | os.PathLike[str], *, ndim: int | None = None) -> np.ndarray:
-    """Read and check one IDX file (optionally .gz)."""
-    return parse_idx(read_bytes(path), source=path, ndim=ndim)

@@ -14,10 +14,29 @@ from course_utils.tools.bench.channels import (
     book_arrays,
     channel_datasets,
     extra_channels,
-    noise_reference,
     train_noise_vs_zeros,
     validation_start,
 )
+
+
+def noise_reference(index: int, seed: int) -> np.ndarray:
+    """The noise of one image computed again in NumPy, from the hash's published constants (lowbias32, Chris
+    Wellons' hash-prospector): what ``extra_channels`` must return, bit for bit."""
+    mix1, mix2, golden = 0x7FEB352D, 0x846CA68B, 0x9E3779B9
+
+    def mix(x: np.ndarray) -> np.ndarray:
+        x = x ^ (x >> np.uint32(16))
+        x = x * np.uint32(mix1)
+        x = x ^ (x >> np.uint32(15))
+        x = x * np.uint32(mix2)
+        return x ^ (x >> np.uint32(16))
+
+    with np.errstate(over="ignore"):
+        key = mix(np.array((seed ^ golden) & 0xFFFFFFFF, dtype=np.uint32))
+        image = mix(key ^ np.uint32(index & 0xFFFFFFFF))
+        channel = np.arange(784, dtype=np.uint32) * np.uint32(golden)
+        bits = mix(mix(image + channel))
+    return (bits >> np.uint32(8)).astype(np.float32) * np.float32(1.0 / (1 << 24))
 
 
 def numbered_images(n: int) -> np.ndarray:

@@ -9,7 +9,12 @@ import numpy as np
 import pytest
 
 from course_utils.core.errors import DataError
-from course_utils.data.idx import parse_idx, read_idx
+from course_utils.data.idx import parse_idx, read_bytes
+
+
+def read_idx(path, *, ndim=None):
+    """One IDX file (optionally .gz) read and checked, as the loaders read theirs."""
+    return parse_idx(read_bytes(path), source=path, ndim=ndim)
 
 
 def idx_bytes(array: np.ndarray) -> bytes:

@@ -96,24 +96,6 @@ def extra_channels(indices, kind: str, seed: int):
         return tf.cast(tf.bitwise.right_shift(bits, 8), tf.float32) * (1.0 / (1 << 24))
 
 
-def noise_reference(index: int, seed: int) -> np.ndarray:
-    """The noise of one image, computed in NumPy: what ``extra_channels`` must return (for tests)."""
-
-    def mix(x: np.ndarray) -> np.ndarray:
-        x = x ^ (x >> np.uint32(16))
-        x = x * np.uint32(_MIX1)
-        x = x ^ (x >> np.uint32(15))
-        x = x * np.uint32(_MIX2)
-        return x ^ (x >> np.uint32(16))
-
-    with np.errstate(over="ignore"):
-        key = mix(np.array((seed ^ _GOLDEN) & 0xFFFFFFFF, dtype=np.uint32))
-        image = mix(key ^ np.uint32(index & 0xFFFFFFFF))
-        channel = np.arange(EXTRA_CHANNELS, dtype=np.uint32) * np.uint32(_GOLDEN)
-        bits = mix(mix(image + channel))
-    return (bits >> np.uint32(8)).astype(np.float32) * np.float32(1.0 / (1 << 24))
-
-
 @dataclass
 class ChannelData:
     """The two datasets of one variant, and how much the pipeline keeps in memory."""
