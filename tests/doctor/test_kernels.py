@@ -69,26 +69,23 @@ def test_a_kernel_named_python_runs_the_jupyter_on_path(tmp_path):
     jupyter.chmod(0o755)
     kernels = tmp_path / "kernels"
     kernel(kernels, "python3", "python")
-    notes = kernel_checks(
-        [kernels],
-        executable=str(here),
-        prefix=str(here.parent.parent),
-        path_env=str(bin_dir),
-        home=tmp_path / "home",
-        tensorflow_here=True,
-    )
+
+    def check():  # this environment, the kernels above, the `jupyter` on PATH in bin_dir
+        return kernel_checks(
+            [kernels],
+            executable=str(here),
+            prefix=str(here.parent.parent),
+            path_env=str(bin_dir),
+            home=tmp_path / "home",
+            tensorflow_here=True,
+        )
+
+    notes = check()
     assert codes(notes) == ["jupyter-runs-elsewhere", "kernel-without-tensorflow", "no-kernel-for-this-environment"]
     assert str(jupyter) in notes[0].text and "the Python of the `jupyter` on PATH" in notes[1].text
     assert f"{here} -m jupyter lab" in check_findings(notes, python=str(here))[0].fix
     jupyter.write_text(f"#!{here}\n")  # Jupyter started from this environment: its python3 kernel is this one
-    notes = kernel_checks(
-        [kernels],
-        executable=str(here),
-        prefix=str(here.parent.parent),
-        path_env=str(bin_dir),
-        home=tmp_path / "home",
-        tensorflow_here=True,
-    )
+    notes = check()
     assert codes(notes) == ["kernel-uses-this-environment"]
 
 
