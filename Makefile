@@ -59,7 +59,7 @@ help:
 	@echo "make unit      - unit tests: pytest tests -m 'not notebook and not browser and not hub' (no course notebook runs),"
 	@echo "                 the class tooling's tests left to make class"
 	@echo "make papermill - course run --smoke into $(CI_OUT), then checks on what each notebook recorded"
-	@echo "make nbval     - pytest --nbval in smoke mode (cell by cell): notebooks/, then notebooks/zh/"
+	@echo "make nbval     - pytest --nbval in smoke mode (cell by cell) on notebooks/, each notebook twice in one kernel"
 	@echo "make browser   - the notebooks in JupyterLab in headless Chromium (widgets live; others as papermill ran them);"
 	@echo "                 and the website built from the papermill tier's runs (tests/test_site.py)"
 	@echo "make class     - the class and cluster tooling (the class extra): tests/classroom, tests/hub (make hub) and"
@@ -121,14 +121,13 @@ unit: $(STAMP)
 papermill: $(STAMP)
 	$(call timed,COURSE_CI_OUT=$(CI_OUT) $(PYTEST) tests/tiers -m "notebook and not browser")
 
-# The English notebooks, then the Chinese ones (notebooks/zh/), each edition with its own results and logs (their
-# records have the same names); the tier fails when either fails.
-NBVAL = COURSE_OFFLINE=1 COURSE_SMOKE=1 $(BIN)/python -m pytest --nbval
+# nbval runs each English notebook cell by cell, as a student does, and then again in the same kernel, as a student
+# does after changing a parameter (tests/tiers/nbval_again.py; each run's checkpoint must pass). The Chinese notebooks
+# run the same code (tests/test_translations.py compares it) and the papermill tier runs them whole.
 nbval: $(STAMP)
 	$(call timed,COURSE_RESULTS_DIR=$(CURDIR)/build/ci/nbval/results COURSE_LOG_DIR=$(CURDIR)/build/ci/nbval/tb-logs \
-	  $(NBVAL) notebooks/ --ignore=notebooks/zh; en=$$?; \
-	  COURSE_RESULTS_DIR=$(CURDIR)/build/ci/nbval-zh/results COURSE_LOG_DIR=$(CURDIR)/build/ci/nbval-zh/tb-logs \
-	  $(NBVAL) notebooks/zh; zh=$$?; (exit $$(( en ? en : zh ))))
+	  COURSE_OFFLINE=1 COURSE_SMOKE=1 $(BIN)/python -m pytest --nbval -p tests.tiers.nbval_again notebooks/ \
+	  --ignore=notebooks/zh)
 
 # A second environment with the hosted runtimes' versions (scripts/hosted.sh); the course's .venv is not used.
 HOSTED_VENV ?= .venv-hosted

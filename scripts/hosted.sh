@@ -6,7 +6,8 @@
 # 1. VENV gets the hosted runtime's packages, at exactly the versions constraints/hosted.txt lists.
 # 2. The course package goes in the way the notebooks' Colab/Kaggle setup cell installs it:
 #    pip install PACKAGE "tensorflow==<installed>" "keras==<installed>". Every package hosted.txt lists
-#    must keep its version: the check fails and names the package otherwise (OUT/hosted-install.txt).
+#    must keep its version: the check fails and names the package otherwise (OUT/hosted-install.txt). This step
+#    is always pip, as on Colab; steps 1 and 3 use uv when UV names it (CI), the same versions faster.
 # 3. The runner's tools go in (the lab extra, pytest), the package is made editable, and the papermill
 #    tier's checks run every notebook in smoke mode (pytest tests/tiers/test_course_run.py, COURSE_CI_OUT=OUT).
 # Steps 1-3 are skipped when VENV was made from the same constraints/hosted.txt and pyproject.toml.
@@ -22,6 +23,13 @@ want=$(cat constraints/hosted.txt pyproject.toml | cksum)
 listed() {
     sed -e 's/#.*//' -e '/^ *$/d' constraints/hosted.txt | tr 'A-Z_' 'a-z-' | sort
 }
+put() {  # pip install --quiet ARGS into VENV; UV=PATH (optional, CI sets it): uv at PATH does it, faster
+    if [ -n "${UV:-}" ]; then
+        "$UV" pip install --quiet --python "$VENV/bin/python" "$@"
+    else
+        "$VENV/bin/python" -m pip install --quiet "$@"
+    fi
+}
 installed() {  # the same names, at the versions VENV has now
     listed | sed 's/==.*//' | while read -r name; do
         version=$("$VENV/bin/python" -c "from importlib.metadata import version; print(version('$name'))" 2>/dev/null ||
@@ -35,7 +43,7 @@ if [ ! -f "$STAMP" ] || [ "$(cat "$STAMP")" != "$want" ]; then
     "$PYTHON" -m venv "$VENV"
     "$VENV/bin/python" -m pip install --quiet --upgrade pip
     echo "hosted 1/3: the runtime's packages (constraints/hosted.txt)"
-    "$VENV/bin/python" -m pip install --quiet -r constraints/hosted.txt
+    put -r constraints/hosted.txt
     mkdir -p "$OUT"
     installed > "$OUT/hosted-before.txt"
     echo "hosted 2/3: the course package, installed as the notebooks' Colab/Kaggle setup cell does"
@@ -57,8 +65,7 @@ if [ ! -f "$STAMP" ] || [ "$(cat "$STAMP")" != "$want" ]; then
 assert "site-packages" in data.__file__ and len(x) > 0, data.__file__
 print(f"   the installed package loads its bundled sample: {len(x):,} training images")')
     echo "hosted 3/3: the runner's tools (lab extra, pytest) and an editable install for the tests"
-    "$VENV/bin/python" -m pip install --quiet -c constraints/hosted.txt -e ".[lab]" \
-        "pytest>=9,<10" "pytest-timeout>=2.4,<3"
+    put -c constraints/hosted.txt -e ".[lab]" "pytest>=9,<10" "pytest-timeout>=2.4,<3"
     installed > "$OUT/hosted-final.txt"
     if ! diff -u "$OUT/hosted-before.txt" "$OUT/hosted-final.txt" >&2; then
         echo "The runner's tools changed the hosted runtime's packages (above); the tier would not test them." >&2

@@ -19,7 +19,7 @@ import pytest
 from .conftest import ROOT
 from .test_wsl2_guide import accepted_pythons, code_blocks
 
-MAKE_VARIABLES = ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "PYTHON", "GPU", "EXTRAS", "VENV")
+MAKE_VARIABLES = ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "PYTHON", "GPU", "EXTRAS", "VENV", "UV")
 
 FAKE_PYTHON = """#!/bin/sh
 # A stand-in for Python {version}: logs each call; `-m venv DIR` makes a stand-in environment (python, jupyter, course).
@@ -169,6 +169,20 @@ def test_the_first_make_makes_the_environment_and_the_next_does_nothing(machine)
     again = machine.make("venv")
     assert again.returncode == 0 and machine.installs() == [] and machine.venvs_made() == []
     assert again.stdout == "", "nothing to do, nothing said"
+
+
+def test_uv_installs_the_same_pins_when_uv_is_named(machine):
+    machine.python("3.12", "python3")
+    uv = machine.root / "bin" / "uv"
+    uv.write_text(f'#!/bin/sh\necho "uv $*" >> "{machine.log}"\n', encoding="utf-8")
+    uv.chmod(0o755)
+    done = machine.make("venv", f"UV={uv}")
+    assert done.returncode == 0, done.stderr
+    uv_calls = [line for line in machine.calls() if line.startswith("uv ")]
+    python = machine.venv / "bin" / "python"
+    assert uv_calls == [f"uv pip install --quiet --python {python} -c constraints/course.txt -e .[dev]"]
+    assert machine.installs() == [] and not any(" -m pip " in line for line in machine.calls()), "uv instead of pip"
+    assert machine.stamp.read_text(encoding="utf-8") == "python 3.12\nextras dev\n"
 
 
 def test_gpu_1_installs_the_gpu_extra_into_the_environment_there_is_and_it_stays(machine):

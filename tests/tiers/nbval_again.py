@@ -1,0 +1,60 @@
+"""Run All twice in one kernel, under nbval: what a student does after changing a parameter ("run it again").
+
+``make nbval`` loads this plugin (``pytest --nbval -p tests.tiers.nbval_again notebooks/``). nbval makes one
+test per code cell and runs a notebook's cells in one kernel. After them, this plugin adds a check of the
+notebook's checkpoint, then every cell again, then the check again. So the second run meets what the first
+left in the kernel - TensorFlow started, a policy set, files written, a warning already shown - and must
+pass as the first did.
+
+The check reads ``$COURSE_RESULTS_DIR/<notebook>.json``, the record the notebook writes, and removes it, so
+the second run writes its own. It relies on nbval 0.11's items (``IPyNbFile``, ``IPyNbCell.from_parent``);
+pyproject.toml pins nbval to 0.11.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from nbval.plugin import IPyNbCell, IPyNbFile
+
+
+class CheckpointPassed(pytest.Item):
+    """The notebook's record says its checkpoint passed; the record is removed for the next run."""
+
+    def runtest(self) -> None:
+        folder = os.environ.get("COURSE_RESULTS_DIR")
+        if not folder:
+            raise pytest.UsageError("tests.tiers.nbval_again needs COURSE_RESULTS_DIR: the folder the records go to")
+        record = Path(folder) / f"{self.path.stem}.json"
+        assert record.is_file(), f"{self.path.name} wrote no record ({record}): a cell before the checkpoint failed"
+        results = json.loads(record.read_text(encoding="utf-8"))["results"]
+        record.unlink()
+        assert results.get("checkpoint_passed") is True, f"{self.name}: the checkpoint did not pass: {results}"
+
+    def reportinfo(self) -> tuple[Path, None, str]:
+        return self.path, None, self.name
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Each notebook's cells, its checkpoint, its cells again and its checkpoint again, in that order."""
+    cells: dict[IPyNbFile, list[IPyNbCell]] = {}
+    for item in items:
+        if isinstance(item, IPyNbCell):
+            cells.setdefault(item.parent, []).append(item)
+    again: list[pytest.Item] = []
+    for item in items:
+        if not isinstance(item, IPyNbCell):
+            again.append(item)
+            continue
+        notebook = item.parent
+        if notebook not in cells:
+            continue  # its items are in already
+        first = cells.pop(notebook)
+        second = [IPyNbCell.from_parent(notebook, name=f"{cell.name} again", cell_num=cell.cell_num, cell=cell.cell,
+                                        options=cell.options) for cell in first]
+        again += [*first, CheckpointPassed.from_parent(notebook, name="checkpoint, first run"),
+                  *second, CheckpointPassed.from_parent(notebook, name="checkpoint, second run")]
+    items[:] = again
