@@ -23,7 +23,7 @@ from functools import lru_cache
 from typing import Any
 
 from course_utils.core.i18n import translator
-from course_utils.doctor.versions import DATA_FILE, localized, parse_version, version_text
+from course_utils.doctor.versions import DATA_FILE, Build, load, localized, parse_version, version_text
 
 _ = translator("doctor")
 
@@ -285,6 +285,30 @@ def build_targets(tensorflow: str) -> tuple[str, ...]:
         f"the table has no CUDA target list for TensorFlow {tensorflow!r} (it has: {known}); read the installed "
         "wheel's own list with tf.sysconfig.get_build_info()['cuda_compute_capabilities']"
     )
+
+
+def ptx_driver(generation: Generation | None, build: Build, platform: str) -> tuple[str, str] | None:
+    """For a GPU that ``build`` covers only through PTX: the driver that can compile that PTX on ``platform`` and
+    why, in words (rule 'ptx-driver': a driver of the build's CUDA version). None when cubins cover the GPU, or
+    when its generation, the build's targets or the driver for the build's CUDA is not known."""
+    if generation is None or not generation.known:
+        return None
+    try:
+        coverage = covered_by_build(generation.compute_capability, build_targets(build.minor), build.tensorflow)
+    except ValueError:  # no target list for this release: no claim
+        return None
+    rule = load().rule("ptx-driver")
+    drivers = rule["drivers"].get(build.cuda)
+    if not (coverage.covered and coverage.jit) or drivers is None:
+        return None
+    minimum = drivers["windows" if platform in ("windows", "wsl2") else "linux"]
+    text = _(
+        "{name} (compute capability {cc}) runs TF {tensorflow} only through the build's {target} PTX. {rule} "
+        "TF {tensorflow} was built with CUDA {cuda}, so this GPU needs a driver for CUDA {cuda} or newer: "
+        ">= {minimum} (nvidia-smi's 'CUDA Version' {cuda} or higher), not only the CUDA {major} minimum ({source})"
+    ).format(name=generation.name, cc=generation.compute_capability, tensorflow=build.minor, target=coverage.via,
+             rule=rule["text"], cuda=build.cuda, minimum=minimum, major=build.cuda_major, source=drivers["source"])
+    return minimum, text
 
 
 def binary_compatibility() -> dict[str, str]:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from course_utils.core.i18n import translator
-from course_utils.doctor.recommend import Note
+from course_utils.doctor.texts import Note
 
 _ = translator("doctor")
 

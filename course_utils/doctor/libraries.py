@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 from course_utils.core.child import run_python
 from course_utils.core.errors import ChildError
 from course_utils.core.i18n import translator
-from course_utils.doctor.recommend import Note
+from course_utils.doctor.texts import Note
 
 _ = translator("doctor")
 

@@ -16,8 +16,8 @@ from course_utils.doctor.checks import CHECK_FINDINGS, GROUPS
 from course_utils.doctor.gpus import QUERY_COMMAND, build_targets, covered_by_build, identify
 from course_utils.doctor.logs import LogReport, classify
 from course_utils.doctor.nvidia import Gpu, NvccReport, SmiReport
-from course_utils.doctor.recommend import Note, Recommendation, platform_name
-from course_utils.doctor.texts import N_, sentence
+from course_utils.doctor.recommend import Recommendation, platform_name
+from course_utils.doctor.texts import N_, Note, sentence
 from course_utils.doctor.troubleshooting import links, more_line
 from course_utils.doctor.versions import load
 
@@ -86,6 +86,12 @@ NOTE_FINDINGS: dict[str, NoteFinding] = {
             "Until a TensorFlow release supports this GPU, train on the CPU or on a hosted GPU (Colab, Kaggle); "
             "the issue threads say when that changes."
         ),
+    ),
+    "ptx-driver": NoteFinding(
+        "ptx-driver",
+        "info",
+        N_("Keep the NVIDIA driver at {rec.driver_min} or newer (nvidia-smi's 'CUDA Version' {rec.build.cuda} or "
+           "higher)."),
     ),
     "gpu-generation-unknown": NoteFinding(
         "gpu-generation-unknown",

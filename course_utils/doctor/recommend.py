@@ -10,12 +10,11 @@ the build covers it. A TensorFlow built against NumPy 1 (before 2.18) is always 
 ``"numpy<2"``. The doctor, notebook 01's picker and the tests all call this one function; ``routes``
 (``course_utils.doctor.routes``) adds a platform's alternatives, and ``commands`` spells the command lines.
 
-Each note on a recommendation is a ``Note(code, text)``: the ``code`` (kebab-case, listed in
-``NOTE_CODES``) is what programs match on - the doctor turns notes into findings by code - and
-the ``text`` is for people, free to be reworded, and in the language at the time of the call
-(``COURSE_LANG``; ``course_utils.core.i18n``). ``PLATFORM_NAMES`` and the route names stay English
-(data: the JSON's values, the pickers' choices); ``platform_name`` and ``Recommendation.title``
-give them in the language now.
+Each note on a recommendation is a ``Note(code, text)`` (``course_utils.doctor.texts``): the ``code`` is what
+programs match on - the doctor turns notes into findings by code - and the ``text`` is for people, free to be
+reworded, and in the language at the time of the call (``COURSE_LANG``; ``course_utils.core.i18n``).
+``PLATFORM_NAMES`` and the route names stay English (data: the JSON's values, the pickers' choices);
+``platform_name`` and ``Recommendation.title`` give them in the language now.
 """
 
 from __future__ import annotations
@@ -33,8 +32,8 @@ from course_utils.doctor.commands import (
     tensorflow_requirement,
     venv,
 )
-from course_utils.doctor.gpus import QUERY_COMMAND, Generation, identify, known_failure
-from course_utils.doctor.texts import N_, join
+from course_utils.doctor.gpus import QUERY_COMMAND, Generation, identify, known_failure, ptx_driver
+from course_utils.doctor.texts import N_, Note, join
 from course_utils.doctor.troubleshooting import links, more_text
 from course_utils.doctor.versions import Build, check_platform, load, parse_version, version_text
 
@@ -46,58 +45,6 @@ PLATFORM_NAMES = {"linux": N_("Linux"), "wsl2": N_("WSL2"), "windows": N_("nativ
 def platform_name(platform: str) -> str:
     """``"windows"`` -> ``"native Windows"``, in the language now."""
     return _(PLATFORM_NAMES[platform])
-
-
-# Every note code ``recommend()`` and ``routes()`` give, and what it means. A code whose text is a rule of
-# versions.json (``table.rule(code)["text"]``) is named after that rule.
-NOTE_CODES: dict[str, str] = {
-    "python-unreadable": "the Python version given is not a version; any supported Python is assumed",
-    "no-gpu-build-for-python": "no tested build supports the Python asked for; the commands use a tested Python",
-    "python-limits-tensorflow": "the Python asked for gets an older TensorFlow than the newest tested one",
-    "tested-python-range": "no Python was asked for: the Pythons the recommended build was tested with",
-    "macos": "rule 'macos': no CUDA on macOS; TensorFlow, and the course, run on the CPU there",
-    "macos-metal": "rule 'macos-metal': Apple's Metal plugin needs TF <= 2.18 and Python 3.9-3.12, in its own env",
-    "macos-no-metal-for-python": "tensorflow-metal has no wheel for the Python asked for: no Metal GPU with it",
-    "macos-intel": "rule 'macos-intel': TF 2.16 was the last release for Intel Macs",
-    "intel-mac-python": "TF 2.16 (Intel Macs) does not support the Python asked for; the commands use a tested one",
-    "windows-native-gpu-last": "rule 'windows-native-gpu-last', plus the build's tested CUDA, cuDNN and Python",
-    "system-cuda-needed": "the build predates tensorflow[and-cuda]: CUDA and cuDNN must be installed on the system",
-    "pip-symlink-step": "rule 'pip-symlink-step': the pip guide's symlink step if the GPU is still not found",
-    "wsl2": "rule 'wsl2': the Windows build and Windows NVIDIA driver WSL2 needs",
-    "wsl2-no-linux-driver": "rule 'wsl2-no-linux-driver': no Linux NVIDIA driver inside WSL2",
-    "cpu-only-install": "no NVIDIA GPU on the machine: the CPU-only wheel",
-    "numpy-2": "rule 'numpy-2': the commands pin numpy<2 for a TensorFlow built against NumPy 1",
-    "keras-2-only": "rule 'keras-2-only': the TensorFlow offered (or its fallback) has Keras 2; the course needs 3",
-    "gpu-too-old": "the GPU's generation is older than the newest builds cover: what still covers it, or what to do",
-    "gpu-known-failure": "the GPU's generation is a known failure with the current wheels (issue threads)",
-    "gpu-generation-unknown": "the GPU's name does not tell its generation: how to read its compute capability",
-    "driver-unreadable": "the driver version given is not a version; the route's minimum is stated",
-    "driver-minimum": "no driver version given: the minimum NVIDIA driver the route needs",
-    "driver-too-old": "the driver given is older than the route needs; names the fallback build if one runs",
-}
-
-
-def _is_kebab(code: str) -> bool:
-    """'no-gpu-build-for-python' yes; 'No_GPU', 'a--b', '-a', '' no."""
-    return all(part and part.isascii() and part.isalnum() and part == part.lower() for part in code.split("-"))
-
-
-@dataclass(frozen=True)
-class Note:
-    """A note on a recommendation: ``code`` is stable (programs match on it), ``text`` is for people."""
-
-    code: str  # kebab-case, one of NOTE_CODES
-    text: str
-
-    def __post_init__(self) -> None:
-        if not _is_kebab(self.code):
-            raise ValueError(f"note code {self.code!r} is not kebab-case")
-
-    def __str__(self) -> str:
-        return self.text
-
-    def to_dict(self) -> dict[str, str]:
-        return {"code": self.code, "text": self.text}
 
 
 @dataclass
@@ -217,8 +164,8 @@ def _generation(gpu: bool | str | None, compute_capability: str | None) -> Gener
     return identify(name, compute_capability)
 
 
-def _gpu_notes(generation: Generation | None, build: Build, capped: bool) -> list[Note]:
-    """What the GPU's generation means for ``build``: too old, a known failure, or unknown."""
+def _gpu_notes(generation: Generation | None, build: Build, capped: bool, platform: str) -> list[Note]:
+    """What the GPU's generation means for ``build`` on ``platform``: too old, a known failure, or unknown."""
     if generation is None:
         return []
     table = load()
@@ -238,8 +185,15 @@ def _gpu_notes(generation: Generation | None, build: Build, capped: bool) -> lis
     fields = {"name": generation.name, "generation": generation.describe(), "rule": rule["text"]}
     fields.update(tensorflow=build.minor, since=rule["since"], minimum=rule["min_compute_capability"])
     notes = []
-    too_old = parse_version(generation.compute_capability) < parse_version(rule["min_compute_capability"])
-    if too_old and parse_version(build.minor) >= parse_version(rule["since"]):
+    cc, wsl = parse_version(generation.compute_capability), table.rule("wsl2-gpu-generations")
+    too_old = cc < parse_version(rule["min_compute_capability"])
+    if platform == "wsl2" and cc < parse_version(wsl["min_compute_capability"]):
+        text = _(
+            "{name} has {generation}. {wsl} TensorFlow in WSL2 will use only the CPU - on this GPU use native "
+            "Linux, or a hosted GPU such as Colab's or Kaggle's"
+        )
+        notes.append(Note("gpu-too-old", text.format(wsl=wsl["text"], **fields)))
+    elif too_old and parse_version(build.minor) >= parse_version(rule["since"]):
         text = _(
             "{name} has {generation}. {rule} No tested build known to the course covers it: TensorFlow will use "
             "only the CPU - use a GPU of compute capability {minimum} or newer, or a hosted GPU such as Colab's or "
@@ -263,8 +217,9 @@ def _gpu_notes(generation: Generation | None, build: Build, capped: bool) -> lis
 
 
 def _cap_for_gpu(generation: Generation | None, platform: str) -> str | None:
-    """On Linux and WSL2, a Maxwell (5.x) GPU caps TensorFlow below 2.17, the first release without 5.x kernels."""
-    if generation is None or not generation.known or platform not in ("linux", "wsl2"):
+    """On Linux, a Maxwell (5.x) GPU caps TensorFlow below 2.17, the first release without 5.x kernels (WSL2 runs
+    no GPU older than Pascal: rule 'wsl2-gpu-generations')."""
+    if generation is None or not generation.known or platform != "linux":
         return None
     rule = load().rule("compute-capability-5-dropped")
     cc = parse_version(generation.compute_capability)
@@ -328,7 +283,7 @@ def recommend(
             tensorflow=build.minor, low=build.python_min, high=build.python_max
         )
         notes.append(Note("tested-python-range", tested))
-    notes += _gpu_notes(generation, build, capped=before is not None)
+    notes += _gpu_notes(generation, build, capped=before is not None, platform=platform)
     if not use_gpu:
         notes.append(Note("cpu-only-install", _("CPU-only install: no NVIDIA GPU on this machine")))
 
@@ -337,7 +292,11 @@ def recommend(
     )
     if use_gpu:
         rec.driver_min = _driver_min(build, platform)
-        _check_driver(rec, driver, driver_cuda, before)
+        ptx = ptx_driver(generation, build, platform)
+        if ptx:  # the driver compiles the build's PTX for this GPU: it must know the build's CUDA
+            rec.driver_min = max(rec.driver_min, ptx[0], key=parse_version)
+            rec.notes.append(Note("ptx-driver", ptx[1]))
+        _check_driver(rec, driver, driver_cuda, before, ptx is not None)
     return rec
 
 
@@ -429,7 +388,11 @@ def metal_supports(python: str) -> bool:
     return parse_version(low) <= parse_version(python) <= parse_version(high)
 
 
-def _check_driver(rec: Recommendation, driver: str | None, driver_cuda: str | None, before: str | None) -> None:
+def _check_driver(
+    rec: Recommendation, driver: str | None, driver_cuda: str | None, before: str | None, ptx: bool = False
+) -> None:
+    """Is the driver new enough (its CUDA family, or with ``ptx`` its CUDA version), and if not, which older tested
+    build it runs; the notes say so. Through PTX no older build is offered: the course knows no older target list."""
     table = load()
     build = rec.build
     version = parse_version(driver) if driver else None
@@ -447,7 +410,8 @@ def _check_driver(rec: Recommendation, driver: str | None, driver_cuda: str | No
     rec.driver = driver
     cuda_ok = True
     if driver_cuda and parse_version(driver_cuda):
-        cuda_ok = parse_version(driver_cuda)[0] >= build.cuda_major
+        need = parse_version(build.cuda)[:2] if ptx else (build.cuda_major,)
+        cuda_ok = parse_version(driver_cuda)[: len(need)] >= need
     rec.driver_ok = version >= parse_version(rec.driver_min) and cuda_ok
     if rec.driver_ok:
         return
@@ -455,7 +419,7 @@ def _check_driver(rec: Recommendation, driver: str | None, driver_cuda: str | No
     if driver_cuda and parse_version(driver_cuda):
         major = min(major or 0, parse_version(driver_cuda)[0]) or None
     fallback = None
-    for candidate in table.builds(rec.platform) if major else ():
+    for candidate in table.builds(rec.platform) if major and not ptx else ():
         if rec.python and not candidate.supports_python(rec.python):
             continue
         if before is not None and parse_version(candidate.minor) >= parse_version(before):

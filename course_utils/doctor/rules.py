@@ -111,11 +111,17 @@ def _no_driver(m: Machine, rec: Recommendation) -> Finding:
         fix = _("Install or update the NVIDIA driver on Windows (>= {minimum}); {rule}").format(
             minimum=minimum, rule=table.rule("wsl2-no-linux-driver")["text"]
         )
-    else:
+    elif rec.gpu:
         fix = _(
             "If this machine has an NVIDIA GPU, install NVIDIA's driver (>= {minimum}) and reboot; "
             "without one, TensorFlow runs on the CPU (every notebook of this course still works)."
         ).format(minimum=rec.driver_min)
+    else:
+        fix = _(
+            "The commands above are the CPU install: every notebook of this course works with it. If this machine "
+            "has an NVIDIA GPU, install NVIDIA's driver (>= {minimum}), reboot, and run the doctor again for the GPU "
+            "install."
+        ).format(minimum=recommend(m.platform, m.python).driver_min)
     said = smi.message or _("no output")
     return Finding("no-nvidia-driver", severity, what.format(said=said, platform=platform_name(m.platform)), fix)
 
@@ -347,7 +353,9 @@ def diagnose(machine: Machine | None = None) -> Diagnosis:
     smi = m.smi
     driver = smi.driver_version if smi and smi.status == "ok" else None
     driver_cuda = smi.driver_cuda if smi and smi.status == "ok" else None
-    gpu: bool | str | None = False if (smi and smi.status == "no-devices" and m.live) else None
+    # No nvidia-smi at all: the CPU route (the driver finding says how to get the GPU one); no GPU found live: too
+    gpu: bool | str | None = False if smi and (smi.status == "missing" or (smi.status == "no-devices" and m.live)) \
+        else None
     reported = None
     if gpu is None:  # the GPU's name and compute capability: TensorFlow's view first, then nvidia-smi's
         seen = [(g["name"], g["compute_capability"]) for g in (m.tensorflow.gpus if m.tensorflow else [])]

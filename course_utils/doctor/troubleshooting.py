@@ -40,6 +40,7 @@ ANCHORS: dict[str, str] = {
     "windows-native-gpu-last": "windows-no-gpu",
     # driver
     "driver-too-old": "driver-too-old",
+    "ptx-driver": "driver-too-old",
     "no-nvidia-driver": "nvidia-smi-not-found",
     # WSL2
     "wsl2": "wsl2-no-gpu",

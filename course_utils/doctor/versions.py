@@ -208,8 +208,7 @@ class Table:
 
     def min_driver(self, cuda_major: int, platform: str) -> str | None:
         """The minimum driver for a CUDA major family on this platform: NVIDIA's (WSL2 runs the Windows driver),
-        raised for CUDA 12 and later to the one TensorFlow's pip guide asks for on Linux and WSL2 - so WSL2 has
-        one minimum, 528.33, wherever the doctor states it (NVIDIA's 527.41 is the native-Windows number)."""
+        raised for CUDA 12 and later to the one TensorFlow's pip guide asks for on Linux and WSL2."""
         row = self.driver_minimum(cuda_major, platform)
         if row is None:
             return None

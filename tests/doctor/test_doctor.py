@@ -13,7 +13,8 @@ import pytest
 
 from course_utils import doctor
 from course_utils.doctor import NOTE_FINDINGS, SEVERITIES, Finding, TensorFlowInfo, describe, diagnose, note_findings
-from course_utils.doctor.recommend import NOTE_CODES, Note, recommend
+from course_utils.doctor.recommend import recommend
+from course_utils.doctor.texts import NOTE_CODES, Note
 from course_utils.tools import doctor_cli
 
 from ..conftest import ROOT
@@ -159,6 +160,15 @@ def test_cpu_only_build_is_information_without_a_gpu():
     assert finding(diagnose(machine), "cpu-only-build").severity == "info"
 
 
+@pytest.mark.parametrize("platform", ["linux", "wsl2", "windows"])
+def test_no_nvidia_smi_at_all_gets_the_cpu_install_and_how_to_get_the_gpu_one(platform):
+    result = diagnose(describe(platform, "3.11", smi("smi_missing_command_not_found.txt")))
+    rec = result.recommendation
+    assert rec.gpu is False and rec.tensorflow == "tensorflow==2.21.*" and "and-cuda" not in " ".join(rec.commands)
+    fix = finding(result, "no-nvidia-driver").fix
+    assert "driver" in fix and ("CPU install" in fix if platform != "wsl2" else "Windows" in fix)
+
+
 def test_installed_tf_2_11_plus_on_native_windows_cannot_use_the_gpu():
     machine = describe(
         "windows", "3.11", smi("smi_windows_517.48_2x_wddm.txt"), tensorflow=cuda_tf(built_with_cuda=False)
@@ -248,6 +258,7 @@ def test_note_findings_map_registered_note_codes_to_valid_findings():
         "gpu-too-old",
         "gpu-known-failure",
         "gpu-generation-unknown",
+        "ptx-driver",
     }
     assert all(how.severity in SEVERITIES for how in NOTE_FINDINGS.values())
 

@@ -153,3 +153,52 @@ def test_macos_with_python_3_12_offers_metal_only_as_a_separate_route():
     [metal] = [a for a in result.alternatives if a.route == "Apple silicon, Metal GPU"]
     assert any('"tensorflow-metal==1.2.*"' in c for c in metal.commands)
     assert "macOS (Apple silicon, Metal GPU): tensorflow==2.18.*" in result.report()
+
+
+# ----------------------------------------------------------------- Hopper runs TF 2.21 only through PTX
+
+
+def test_an_h100_on_a_driver_older_than_the_builds_cuda_is_told_to_update_it():
+    # 535.161.08 supports CUDA 12.2: above the CUDA 12 minimum 525.60.13, below the 12.5 TF 2.21's PTX was made with
+    result = diagnose(describe("linux", "3.12", (FIXTURES / "smi_linux_535.161.08_8x_h100.txt").read_text()))
+    rec = result.recommendation
+    assert (rec.driver_min, rec.driver_ok, rec.fallback) == ("555.42.06", False, None)
+    old = finding(result, "driver-too-old")
+    assert old.severity == "error" and "555.42.06" in old.message
+    ptx = finding(result, "ptx-driver")
+    assert "compute_90 PTX" in ptx.message and "CUDA 12.5" in ptx.message and "525.60.13" not in ptx.message
+
+
+def test_an_h200_on_a_driver_of_cuda_12_8_gets_the_ptx_note_and_no_driver_error():
+    result = diagnose(describe("linux", "3.12", (FIXTURES / "smi_linux_570.158.01_8x_h200.txt").read_text()))
+    assert (result.recommendation.driver_min, result.recommendation.driver_ok) == ("555.42.06", True)
+    assert "ptx-driver" in result.codes() and "driver-too-old" not in result.codes()
+    assert "error" not in {f.severity for f in result.findings}
+
+
+@pytest.mark.parametrize(("driver_cuda", "ok"), [("12.4", False), ("12.5", True), ("13.0", True)])
+def test_through_ptx_the_drivers_cuda_version_decides_not_only_its_family(driver_cuda, ok):
+    from course_utils.doctor.recommend import recommend
+
+    # the driver number alone passes (555.99 >= 555.85); nvidia-smi's "CUDA Version" is what the driver runs
+    rec = recommend("wsl2", "3.12", "555.99", "NVIDIA H100 PCIe", driver_cuda=driver_cuda)
+    assert rec.driver_min == "555.85" and rec.driver_ok is ok
+
+
+def test_an_ampere_gpu_has_cubins_and_keeps_the_cuda_12_minimum():
+    from course_utils.doctor.recommend import recommend
+
+    rec = recommend("linux", "3.12", "535.161.08", "NVIDIA A100-SXM4-80GB", driver_cuda="12.2")
+    assert (rec.driver_min, rec.driver_ok) == ("525.60.13", True) and "ptx-driver" not in rec.note_codes()
+
+
+# ----------------------------------------------------------------- WSL2 runs Pascal and newer
+
+
+def test_a_maxwell_gpu_under_wsl2_is_told_wsl2_cannot_use_it_and_linux_still_gets_tf_2_16():
+    wsl = diagnose(describe("wsl2", "3.11", GTX_960_SMI))
+    too_old = finding(wsl, "gpu-too-old")
+    assert "Pascal" in too_old.message and "only the CPU" in too_old.message
+    assert wsl.recommendation.tensorflow != "tensorflow[and-cuda]==2.16.*"  # no cap that would not help
+    linux = diagnose(describe("linux", "3.11", GTX_960_SMI))
+    assert linux.recommendation.tensorflow == "tensorflow[and-cuda]==2.16.*"

@@ -57,6 +57,10 @@ SMI = {
         [(0, "NVIDIA GeForce RTX 5070", 12227, None)],
         "'CUDA Version: N/A'",
     ),
+    "smi_linux_535.161.08_8x_h100.txt": (
+        "ok", "535.161.08", "12.2", [(i, "NVIDIA H100 80GB HBM3", 81559, None) for i in range(8)], None),
+    "smi_linux_570.158.01_8x_h200.txt": (
+        "ok", "570.158.01", "12.8", [(i, "NVIDIA H200", 143771, None) for i in range(8)], None),
     "smi_linux_580.126.09_2x_a100.txt": (
         "ok",
         "580.126.09",
@@ -135,8 +139,10 @@ def test_every_fixture_is_expected_here_and_sourced():
     for name in files:
         row = next((line for line in sources.splitlines() if line.startswith(f"| `{name}` |")), None)
         assert row is not None, f"{name} is not listed in SOURCES.md"
-        # a real capture names its thread; a constructed file names the public source of what it is built from
-        assert re.search(r"https://github\.com/\S+/(issues|pull)/\d+|docs/sources\.md|captured with|"
+        # a real capture names its thread or its file at a commit; a constructed file names the public source of
+        # what it is built from
+        assert re.search(r"https://github\.com/\S+/((issues|pull)/\d+|blob/[0-9a-f]{40}/\S+)|docs/sources\.md|"
+                         r"captured with|"
                          r"\*\*constructed\*\*.*https://\S+", row), row
 
 
