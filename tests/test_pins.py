@@ -121,7 +121,7 @@ def test_gpu_extra_has_the_tensorflow_range():
 def test_environment_yml_installs_with_the_course_constraints():
     env = yaml.safe_load((ROOT / "environment.yml").read_text())
     pip_section = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
-    assert pip_section == ["-c constraints/course.txt", "-e .[dev]"]
+    assert pip_section == ["-c constraints/course.txt", "-e .[lab]"]  # what a student needs, not the dev tools
     python = next(d for d in env["dependencies"] if isinstance(d, str) and d.startswith("python="))
     assert python == "python=3.11"
 
