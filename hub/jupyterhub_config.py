@@ -32,6 +32,9 @@ import logging
 import sys
 from pathlib import Path
 
+from jupyterhub.auth import PAMAuthenticator
+
+from course_utils.core import variables
 from course_utils.tools.classroom import hub
 
 c = get_config()  # noqa: F821 - JupyterHub defines it when it reads this file
@@ -50,13 +53,28 @@ c.JupyterHub.cookie_secret_file = str(settings.state_dir / "jupyterhub_cookie_se
 c.ConfigurableHTTPProxy.pid_file = str(settings.state_dir / "jupyterhub-proxy.pid")
 c.ConfigurableHTTPProxy.command = hub.proxy_command()
 
-# Users: real OS accounts, checked with PAM (their own password).
-c.JupyterHub.authenticator_class = "pam"
-if settings.users:
-    c.Authenticator.allowed_users = set(settings.users)
-else:
+# Users: real OS accounts, checked with PAM (their own password). The settings above are the whole class at every
+# start: a name taken out of COURSE_HUB_USERS (or out of the group) or out of COURSE_HUB_ADMINS loses its access.
+
+
+class ClassAuthenticator(PAMAuthenticator):
+    """PAM, where a name the settings no longer allow is not valid: with delete_invalid_users, the hub deletes such
+    a user from its database when it starts - their API tokens, cookies' sessions and server with them."""
+
+    def validate_username(self, username):
+        return super().validate_username(username) and self.check_allowed(username, None)
+
+
+c.JupyterHub.authenticator_class = ClassAuthenticator
+c.Authenticator.allowed_users = set(settings.users) | set(settings.admins)  # admins log in too
+if not settings.users:
     c.PAMAuthenticator.allowed_groups = {settings.group}
-c.Authenticator.admin_users = set(settings.admins)
+c.Authenticator.allow_existing_users = False  # JupyterHub's default with a user list is True: a removed name stays
+c.Authenticator.delete_invalid_users = True
+# Admins through the admin role: JupyterHub sets the role's members to exactly this list at every start (admin_users
+# only ever adds). An admin can see every user, stop and start their servers, and open a student's server - run
+# code there as that student (docs/class.md, "What an admin can do").
+c.JupyterHub.load_roles = [{"name": "admin", "users": sorted(settings.admins)}]
 
 # Each student's server: the course's jupyterhub-singleuser (its kernels run the course's Python),
 # as a systemd unit with enforced limits. hub/start-student first copies the notebooks into the
@@ -73,8 +91,10 @@ c.SystemdSpawner.disable_user_sudo = True
 c.Spawner.env_keep = ["JUPYTERHUB_SINGLEUSER_APP", "LANG", "LC_ALL", *hub.PASSED_ON]
 c.Spawner.environment = {
     **hub.student_environment(settings, Path(sys.executable).parent),
-    # %tensorboard links through jupyter-server-proxy: /user/<name>/proxy/<port>/
-    "TENSORBOARD_PROXY_URL": lambda spawner: hub.proxy_url_for(spawner.server.base_url),
+    # Each student's TensorBoard is at /user/<name>/tensorboard/, on a Unix socket only they can reach
+    # (course_utils/tools/classroom/tb_server.py); it shows this folder. No TENSORBOARD_PROXY_URL: %tensorboard
+    # would listen on a TCP port that every classmate's process can reach.
+    variables.LOG_DIR: lambda spawner: hub.log_dir_for(spawner.user.name),
 }
 if settings.gpus:
     c.Spawner.environment["CUDA_VISIBLE_DEVICES"] = lambda spawner: hub.gpu_for_user(spawner.user.name, settings.gpus)

@@ -116,3 +116,25 @@ def test_on_a_hub_the_server_cell_sets_the_proxy_url_the_course_works_out(monkey
     monkeypatch.setenv(PROXY_ENV, "/hub/set/this/%PORT%/")
     exec(code, {"LAUNCH_TENSORBOARD": True, "root": "logs"})  # noqa: S102
     assert os.environ[PROXY_ENV] == "/hub/set/this/%PORT%/"
+
+
+def test_on_the_class_server_the_server_cell_links_to_the_private_tensorboard(monkeypatch):
+    """COURSE_SHARED_SERVER=1 (the class hub): a link to <server>/tensorboard/, and no %tensorboard on a TCP port."""
+    import os
+
+    import IPython.display
+
+    from course_utils.tools.classroom.tb_server import PROXY_ENV
+
+    (cell,) = [c for c in cells() if "%tensorboard" in "".join(c["source"])]
+    code = "\n".join(line for line in "".join(cell["source"]).splitlines() if not line.strip().startswith("%"))
+    shown = []
+    monkeypatch.setattr(IPython.display, "display", lambda *objects: shown.extend(objects))
+    monkeypatch.setenv("COURSE_SHARED_SERVER", "1")
+    monkeypatch.setenv("JUPYTERHUB_SERVICE_PREFIX", "/user/ada/")
+    monkeypatch.setenv("COURSE_LOG_DIR", "/home/ada/tf-gpu-course/logs")
+    monkeypatch.delenv(PROXY_ENV, raising=False)
+    exec(code, {"LAUNCH_TENSORBOARD": True, "root": "logs"})  # noqa: S102 - the notebook's own cell
+    (link,) = shown
+    assert "](/user/ada/tensorboard/)" in link.data and "/home/ada/tf-gpu-course/logs" in link.data
+    assert PROXY_ENV not in os.environ, "no proxy address for a TensorBoard on a TCP port"

@@ -249,6 +249,11 @@ class Child:
         self.close()
 
 
+def python_command(module: str, *args: str) -> list[str]:
+    """``python -m MODULE ARGS`` with this Python: a command line for a tool that starts the process itself."""
+    return [sys.executable, "-m", module, *args]
+
+
 def start_python(
     target: str,
     payload: Any,

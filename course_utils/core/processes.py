@@ -58,17 +58,19 @@ def start_in_group(
     stdout: IO[Any] | int | None = None,
     stderr: IO[Any] | int | None = subprocess.STDOUT,
     cwd: str | os.PathLike[str] | None = None,
+    stdin: int = subprocess.DEVNULL,
 ) -> subprocess.Popen:
     """Start ``cmd`` as the leader of a process group of its own; ``stop_group`` ends it and all it started.
 
     Output goes to ``log_path`` (stdout and stderr together, the file is truncated first), or
     to the ``stdout`` / ``stderr`` handles given (stderr follows stdout by default); with
-    neither it is inherited. Standard input is closed: nobody types into these processes.
+    neither it is inherited. Standard input is closed - nobody types into these processes - unless
+    ``stdin=subprocess.PIPE``: a pipe whose end tells the child that this process is done with it, or gone.
     ``env`` is the child's whole environment (default: this process's).
     """
     if log_path is not None and stdout is not None:
         raise ValueError("give log_path or stdout, not both")
-    kwargs: dict[str, Any] = {"stdin": subprocess.DEVNULL, "env": dict(env) if env is not None else None, "cwd": cwd}
+    kwargs: dict[str, Any] = {"stdin": stdin, "env": dict(env) if env is not None else None, "cwd": cwd}
     if os.name == "nt":
         kwargs["creationflags"] = subprocess.CREATE_NEW_PROCESS_GROUP  # type: ignore[attr-defined]
     else:

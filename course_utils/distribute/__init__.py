@@ -22,8 +22,10 @@ the running workers. The host in ``TF_CONFIG`` (or a ``ClusterSpec``) only names
 dial; ``tf.distribute.Server``'s ``ServerDef`` can change the port and the protocol, not the address;
 ``TF_GRPC_DEFAULT_OPTIONS`` sets options of the client channels. The worker service has no
 authentication. So while the workers run, their ports are open to the network: on a shared or
-public network, run notebook 07 behind a firewall. What the course does: the servers live only as
-long as the workers, and no worker outlives its run, its kernel or its time limit.
+public network, run notebook 07 behind a firewall. What the course does: where Linux allows it, the
+workers of a run share a network namespace of their own (``private_net``), so no other process on the
+machine reaches their ports; on a shared server (the class hub) the run needs one. And the servers live
+only as long as the workers: no worker outlives its run, its kernel or its time limit.
 
 Sources: tensorflow.org/guide/distributed_training, tensorflow.org/tutorials/distribute/keras,
 tensorflow.org/tutorials/distribute/multi_worker_with_keras and .../multi_worker_with_ctl.
@@ -48,6 +50,7 @@ from course_utils.core.child import Child, start_python
 from course_utils.core.errors import ParameterError, WorkerError
 from course_utils.core.i18n import translator
 from course_utils.core.processes import LOCALHOST, free_ports, processes_naming
+from course_utils.distribute.private_net import PrivateNetwork
 
 _ = translator("course")
 
@@ -166,6 +169,7 @@ class LocalRun:
     duration_s: float
     folder: Path
     logs: list[Path] = field(default_factory=list)
+    network: str = "host"  # "private": the workers had a network namespace of their own (private_net)
 
     def tf_config(self, index: int) -> dict[str, Any]:
         """The ``TF_CONFIG`` worker ``index`` was started with."""
@@ -263,6 +267,23 @@ def _workers_timed_out(count: int, seconds: float, waiting: list[int], log: Path
     )
 
 
+def _network(stack: ExitStack, folder: Path, python: str | None, private: bool | None) -> tuple[str | None, str]:
+    """The interpreter the workers run and their network: ``"private"`` (a namespace of their own), else ``"host"``.
+
+    ``private``: True requires the private network, False never uses it, None uses it where it can be made - and
+    requires it on a shared server (``COURSE_SHARED_SERVER``), where classmates' processes could reach the ports.
+    """
+    if private is False:
+        return python, "host"
+    try:
+        net = stack.enter_context(PrivateNetwork(folder, python))  # entered first: it ends after the workers
+    except WorkerError:
+        if private or variables.flag(variables.SHARED_SERVER):
+            raise
+        return python, "host"
+    return net.python(), "private"
+
+
 def run_local_workers(
     program: str | os.PathLike[str],
     workers: int = 2,
@@ -272,6 +293,7 @@ def run_local_workers(
     hide_gpus: bool = True,
     python: str | None = None,
     poll_s: float = 0.2,
+    private_network: bool | None = None,
 ) -> LocalRun:
     """Start the worker ``program`` ``workers`` times on this machine, as ``python PROGRAM FOLDER``; wait for all.
 
@@ -285,7 +307,8 @@ def run_local_workers(
     names the worker (``worker``), the last exception line of its log (``last_error``) and whether
     the time limit passed (``timed_out``). ``hide_gpus`` gives the workers no GPU, as local workers
     would otherwise compete for the same one (TensorFlow's tutorial does the same).
-    ``python`` is the interpreter (default: this one).
+    ``python`` is the interpreter (default: this one). ``private_network`` (``_network``): the workers share a
+    network namespace of their own, so no other process on the machine reaches their ports (``LocalRun.network``).
     """
     program = Path(program).resolve()
     if not program.is_file():
@@ -302,6 +325,7 @@ def run_local_workers(
     children: list[Child] = []
     start = time.monotonic()
     with ExitStack() as stack:  # leaving it stops every worker's process group, whatever happened
+        interpreter, network = _network(stack, folder, python, private_network)
         for i in range(workers):
             env: dict[str, str | None] = {"TF_CONFIG": json.dumps(tf_config(addresses, i))}
             env[variables.RESULTS_FILE] = None  # a worker keeps no record of its own
@@ -310,7 +334,8 @@ def run_local_workers(
                 env["CUDA_VISIBLE_DEVICES"] = "-1"
             child = start_python(
                 "course_utils.distribute:run_program", payload, folder=folder, env=env, log=logs[i],
-                name=f"worker-{i}", what=_("Worker {index} of {count}").format(index=i, count=workers), python=python,
+                name=f"worker-{i}", what=_("Worker {index} of {count}").format(index=i, count=workers),
+                python=interpreter,
                 time_limit_s=timeout_s + WORKER_TIME_MARGIN_S,  # and it ends when this process ends
             )
             children.append(stack.enter_context(child))
@@ -329,4 +354,4 @@ def run_local_workers(
                 stack.close()
                 raise _workers_timed_out(workers, timeout_s, waiting, logs[waiting[0]])
             time.sleep(poll_s)
-    return LocalRun(addresses, round(time.monotonic() - start, 1), folder, logs)
+    return LocalRun(addresses, round(time.monotonic() - start, 1), folder, logs, network)

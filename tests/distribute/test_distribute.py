@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import textwrap
@@ -246,6 +247,7 @@ def test_two_replicas_take_the_same_step_as_one_on_the_same_global_batch(split_c
 # --- local workers -----------------------------------------------------------------------------
 
 SLEEPER = "import time\ntime.sleep(600)\n"  # a worker that never finishes
+QUICK = "print('done')\n"  # a worker that finishes at once
 # A cluster in which worker 1 fails while worker 0 waits for it, as a synchronous peer does.
 CRASHER = """import json, os, time
 if json.loads(os.environ["TF_CONFIG"])["task"]["index"] == 1:
@@ -434,3 +436,58 @@ def test_of_two_workers_failing_at_once_the_first_to_fail_is_named(tmp_path):
     assert distribute.first_to_fail([0], logs) == 0
     logs[1].unlink()
     assert distribute.first_to_fail([0, 1], logs) == 0, "a worker without a log cannot be shown as the cause"
+
+
+# --- a network of their own: no other process reaches the workers' ports -------------------------------------
+
+LISTENER = """
+import json, os, socket, sys, time
+from pathlib import Path
+folder, config = Path(sys.argv[1]), json.loads(os.environ["TF_CONFIG"])
+mine = config["task"]["index"]
+host, port = config["cluster"]["worker"][mine].split(":")
+server = socket.create_server((host, int(port)))  # as a worker's server, on its TF_CONFIG port
+peer_host, peer_port = config["cluster"]["worker"][1 - mine].split(":")
+while True:  # the peer is reachable inside the run's network
+    try:
+        socket.create_connection((peer_host, int(peer_port)), timeout=5).close()
+        break
+    except OSError:
+        time.sleep(0.05)
+(folder / f"listening-{mine}").write_text(port)
+while not (folder / "probed").exists():  # until the test has tried from outside
+    time.sleep(0.05)
+"""
+
+
+@pytest.mark.timeout(120)  # catches a hang: workers that never see each other, or a probe that never ends
+def test_the_workers_reach_each_other_and_no_other_process_reaches_them(tmp_path):
+    folder, done = tmp_path / "run", {}
+    run = threading.Thread(target=lambda: done.update(run=run_local_workers(
+        program(tmp_path, LISTENER), 2, folder=folder, timeout_s=100, private_network=True)))
+    run.start()
+    try:
+        while len(ports := [p.read_text() for p in folder.glob("listening-*")]) < 2:
+            assert run.is_alive(), "the run ended before its workers listened"
+            time.sleep(0.05)
+        for port in ports:  # this process is outside the workers' network: nothing listens there for it
+            with pytest.raises(ConnectionRefusedError):
+                socket.create_connection(("127.0.0.1", int(port)), timeout=5)
+    finally:
+        (folder / "probed").write_text("")
+        run.join()
+    assert done["run"].network == "private"
+    assert_nothing_left(tmp_path)
+
+
+def test_without_a_private_network_a_shared_server_refuses_and_a_machine_of_ones_own_goes_on(tmp_path, monkeypatch):
+    from course_utils.distribute import private_net
+
+    monkeypatch.setattr(private_net.shutil, "which", lambda tool: None)  # as a system without util-linux
+    monkeypatch.setenv("COURSE_SHARED_SERVER", "1")
+    with pytest.raises(WorkerError, match="cannot get a network of their own") as info:
+        run_local_workers(program(tmp_path, QUICK), 2, folder=tmp_path / "shared", timeout_s=60)
+    assert "util-linux" in info.value.fix
+    assert not list((tmp_path / "shared").glob("worker-*.log")), "no worker started on the open network"
+    monkeypatch.delenv("COURSE_SHARED_SERVER")
+    assert run_local_workers(program(tmp_path, QUICK), 2, folder=tmp_path / "own", timeout_s=60).network == "host"

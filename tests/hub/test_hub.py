@@ -16,9 +16,13 @@ the kernel websocket. The checks: each server runs as its student's account; eac
 own copies, in a folder of mode 0700; each record lands in the student's own folder
 (``~/.local/share/tf-gpu-course``, mode 0700, ``core.places``); the other student's kernel can
 read neither; the instructor's GPU memory switch, the device choice and the
-limits reach every kernel; and an HTTP server a kernel starts is reached through
-``/user/<name>/proxy/<port>/`` with its owner's token only - the path ``%tensorboard`` links to. At
-the end the hub is stopped and no process started here (hub, proxy, servers, kernels) is left.
+limits reach every kernel; each student's TensorBoard (``/user/<name>/tensorboard/``, on a Unix socket) opens
+for its owner only, through the hub and on the machine; notebook 07's workers, started by one student, are out
+of reach of the other student's processes and proxy (a network namespace of their own); the admin (the first
+student) sees everyone and reaches a student's server, a student sees no one else. Last, the hub starts again
+with the second student and the admin taken out of the settings: that student's login and API token are refused,
+and the admin is an admin no more. At the end the hub is stopped and no process started here (hub, proxy,
+servers, kernels) is left.
 
 Without root or without the proxy it is skipped locally and fails in CI. An instructor installs the
 course where every account can read it (docs/class.md). A test machine may not have: CI's Python
@@ -197,12 +201,13 @@ class Hub:
                                 timeout=30, **kwargs)
 
 
-def hub_environment(state: Path, names: list[str], gpus: list[str]) -> dict[str, str]:
+def hub_environment(state: Path, names: list[str], gpus: list[str], admins: list[str]) -> dict[str, str]:
     """The environment an instructor starts the hub with: the course's settings, nothing of this test run's."""
     env = {key: os.environ[key] for key in ("PATH", "LANG", "LC_ALL") if key in os.environ}
     env.update({
         "HOME": str(state),
         variables.HUB_USERS: ",".join(names),
+        variables.HUB_ADMINS: ",".join(admins),
         variables.HUB_STATE: str(state),
         variables.HUB_MEM_LIMIT: MEM_LIMIT,
         variables.HUB_CPU_LIMIT: CPU_LIMIT,
@@ -215,7 +220,7 @@ def hub_environment(state: Path, names: list[str], gpus: list[str]) -> dict[str,
     return env
 
 
-def start_hub(state: Path, names: list[str], gpus: list[str]) -> Hub:
+def start_hub(state: Path, names: list[str], gpus: list[str], admins: list[str]) -> Hub:
     public, internal, proxy_api = free_ports(3)
     command = [
         sys.executable, "-m", "jupyterhub", "-f", str(CONFIG),
@@ -225,7 +230,9 @@ def start_hub(state: Path, names: list[str], gpus: list[str]) -> Hub:
         "--JupyterHub.spawner_class=localprocess",  # no systemd in a container
     ]
     LOG.parent.mkdir(parents=True, exist_ok=True)
-    process = start_in_group(command, cwd=state, env=hub_environment(state, names, gpus), log_path=LOG)
+    if LOG.exists():  # a restart: keep the first hub's log beside the new one
+        LOG.rename(LOG.with_suffix(".before-restart.log"))
+    process = start_in_group(command, cwd=state, env=hub_environment(state, names, gpus, admins), log_path=LOG)
     server = Hub(f"http://127.0.0.1:{public}", process)
     deadline = time.monotonic() + START_TIMEOUT_S
     while True:
@@ -317,6 +324,32 @@ class Class:
     def other(self, student: Student) -> Student:
         return next(s for s in self.students if s is not student)
 
+    def restart(self, names: list[str], admins: list[str]) -> None:
+        """Stop the hub (it stops every server) and start it again on the same state with other settings."""
+        for student in self.students:
+            if student.kernel is not None:
+                student.kernel.close()
+                student.kernel = None
+        self.hub.remember_children()
+        stop_hub(self.hub)
+        seen = self.hub.seen | {self.hub.process.pid}
+        self.hub = start_hub(self.state, names, self.gpus, admins)
+        self.hub.seen |= seen
+
+
+def stop_hub(server: Hub) -> list[str]:
+    """SIGTERM, as an instructor's Ctrl+C: the hub stops every server and the proxy; what went wrong."""
+    problems = []
+    server.remember_children()
+    if server.process.poll() is None:
+        server.process.send_signal(signal.SIGTERM)
+        try:
+            server.process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            problems.append("JupyterHub did not stop within 60 s of SIGTERM")
+    stop_group(server.process, grace_s=10.0, also=server.seen)
+    return problems
+
 
 @pytest.fixture(scope="module")
 def klass() -> Iterator[Class]:
@@ -327,12 +360,13 @@ def klass() -> Iterator[Class]:
     plain: list[Path] = []
     students: list[Student] = []
     server: Hub | None = None
+    klass: Class | None = None
     try:
         for first in ("alice", "bob"):
             students.append(add_account(f"{first}{suffix}", secrets.token_urlsafe(18)))
         plain = let_through([s.name for s in students], closed)
         gpus = gpu_list()
-        server = start_hub(state, [s.name for s in students], gpus)
+        server = start_hub(state, [s.name for s in students], gpus, admins=[students[0].name])
         for student in students:
             session = log_in(server, student)
             student.token = take_token(server, student, session)
@@ -346,21 +380,16 @@ def klass() -> Iterator[Class]:
             for future in [pool.submit(run_notebook, s) for s in students]:
                 future.result()
         server.remember_children()
-        yield Class(server, students, gpus, state)
+        klass = Class(server, students, gpus, state)
+        yield klass
     finally:
         problems = []
         for student in students:
             if student.kernel is not None:
                 student.kernel.close()
+        server = klass.hub if klass is not None else server  # the hub now running, after a restart
         if server is not None:
-            server.remember_children()
-            if server.process.poll() is None:
-                server.process.send_signal(signal.SIGTERM)  # the hub stops every server and the proxy
-                try:
-                    server.process.wait(timeout=60)
-                except subprocess.TimeoutExpired:
-                    problems.append("JupyterHub did not stop within 60 s of SIGTERM")
-            stop_group(server.process, grace_s=10.0, also=server.seen)
+            problems += stop_hub(server)
             left = still_running(server.seen | {server.process.pid})
             left += [p.pid for p in processes_of({s.uid for s in students}) if p.pid not in left]
             if left:
@@ -473,6 +502,97 @@ def test_the_instructors_gpu_memory_switch_device_and_limits_reach_every_kernel(
             assert line == "GPU memory: no GPU here, nothing to set"
 
 
+def tensorboard_socket(student: Student) -> tuple[psutil.Process, str]:
+    """The student's private TensorBoard process (started by their server's proxy) and its Unix socket."""
+    for proc in processes_of({student.uid}):
+        try:
+            cmdline = proc.cmdline()
+        except psutil.Error:
+            continue
+        if "course_utils.tools.classroom.tb_server" in cmdline and "--socket" in cmdline:
+            return proc, cmdline[cmdline.index("--socket") + 1]
+    raise AssertionError(f"no TensorBoard process of {student.name}")
+
+
+def test_a_students_tensorboard_is_reached_by_its_owner_only(klass):
+    alice, bob = klass.students
+    url = f"{klass.hub.url}/user/{alice.name}/tensorboard/"
+    own = requests.get(url, headers={"Authorization": f"token {alice.token}"}, timeout=120)  # starts it
+    assert own.status_code == 200 and "tensorboard" in own.text.lower(), f"{own.status_code}: {own.text[:300]}"
+    board, path = tensorboard_socket(alice)
+    assert alice.kernel.value("__import__('os').environ['COURSE_LOG_DIR']") == hub.log_dir_for(alice.name)
+    assert "--logdir" not in board.cmdline(), "the student's log folder comes from COURSE_LOG_DIR"
+    listening = [c for c in board.net_connections(kind="inet") if c.status == psutil.CONN_LISTEN]
+    assert not listening, f"TensorBoard must not listen on a TCP port a classmate reaches: {listening}"
+    for token in (bob.token, None):  # through the hub: alice's address refuses everyone else
+        headers = {"Authorization": f"token {token}"} if token else {}
+        other = requests.get(url, headers=headers, allow_redirects=False, timeout=30)
+        assert other.status_code in (302, 403) and "tensorboard" not in other.text.lower()
+    # on the machine: bob's own process cannot open the socket (a folder only alice may enter)
+    tried = bob.kernel.run(f"import socket\nsocket.socket(socket.AF_UNIX).connect({path!r})")
+    assert tried.error is not None and tried.error["ename"] == "PermissionError", tried.describe()
+    assert stat.S_IMODE(Path(path).parent.stat().st_mode) == 0o700
+
+
+# --------------------------------------------------------------------------- notebook 07's workers, out of reach
+
+WORKER_MARKER = "a-worker-of-alice"
+WORKER = """
+import http.server, json, os, socket, sys, threading, time
+from pathlib import Path
+folder, config = Path(sys.argv[1]), json.loads(os.environ["TF_CONFIG"])
+mine = config["task"]["index"]
+host, port = config["cluster"]["worker"][mine].split(":")
+
+
+class Marker(http.server.BaseHTTPRequestHandler):  # answers whoever reaches it: the test looks for the marker
+    def do_GET(self):
+        body = b"MARKER"
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+server = http.server.ThreadingHTTPServer((host, int(port)), Marker)  # a worker's server, on its TF_CONFIG port
+threading.Thread(target=server.serve_forever, daemon=True).start()
+peer_host, peer_port = config["cluster"]["worker"][1 - mine].split(":")
+while True:  # alice's two workers reach each other
+    try:
+        socket.create_connection((peer_host, int(peer_port)), timeout=5).close()
+        break
+    except OSError:
+        time.sleep(0.05)
+(folder / f"listening-{mine}").write_text(port)
+while not (folder / "probed").exists():
+    time.sleep(0.05)
+""".replace("MARKER", WORKER_MARKER)
+START_WORKERS = """
+import pathlib, threading
+from course_utils.distribute import run_local_workers
+_folder = pathlib.Path.home() / "hub-test-workers"
+_folder.mkdir(exist_ok=True)
+(_folder / "worker.py").write_text({program!r})
+_runs = {{}}
+
+
+def _run():
+    try:
+        _runs["run"] = run_local_workers(_folder / "worker.py", 2, folder=_folder / "run", timeout_s=120)
+    except BaseException as error:  # shown by the test
+        _runs["error"] = str(error)
+
+
+_thread = threading.Thread(target=_run)
+_thread.start()
+"""
+WORKER_PORTS = "(sorted(int(p.read_text()) for p in (_folder / 'run').glob('listening-*')), _runs.get('error'))"
+CONNECT = """
+import socket
+socket.create_connection(("127.0.0.1", {port}), timeout=10)
+"""
+
+
 SERVE = """
 import http.server, threading
 class _Marker(http.server.BaseHTTPRequestHandler):
@@ -488,18 +608,58 @@ print(_server.server_address[1])
 """
 
 
-def test_a_server_the_kernel_starts_is_reached_through_the_hub_by_its_owner_only(klass):
+def test_a_students_workers_are_out_of_reach_of_another_students_processes(klass):
     alice, bob = klass.students
-    proxy_url = alice.kernel.value("__import__('os').environ['TENSORBOARD_PROXY_URL']")
-    assert proxy_url == f"/user/{alice.name}/proxy/%PORT%/"
-    marker = f"course-hub-{secrets.token_hex(8)}"
-    started = alice.kernel.run(SERVE.format(marker=marker))
+    # the control: a server bob starts on the machine's network is reached through his own proxy
+    control = bob.kernel.run(SERVE.format(marker="bob-own"))
+    assert control.error is None, control.describe()
+    own = requests.get(f"{klass.hub.url}/user/{bob.name}/proxy/{int(control.stdout.split()[-1])}/", timeout=30,
+                       headers={"Authorization": f"token {bob.token}"})
+    assert own.status_code == 200 and own.text == "bob-own", own.status_code
+    started = alice.kernel.run(START_WORKERS.format(program=WORKER))
     assert started.error is None, started.describe()
-    port = int(started.stdout.split()[-1])
-    url = klass.hub.url + proxy_url.replace("%PORT%", str(port))
-    own = requests.get(url, headers={"Authorization": f"token {alice.token}"}, timeout=30)
-    assert own.status_code == 200 and own.text == marker
-    for token in (bob.token, None):
-        headers = {"Authorization": f"token {token}"} if token else {}
-        other = requests.get(url, headers=headers, allow_redirects=False, timeout=30)
-        assert other.status_code in (302, 403) and marker not in other.text
+    deadline = time.monotonic() + 60
+    while len((found := alice.kernel.value(WORKER_PORTS))[0]) < 2:
+        assert found[1] is None, f"alice's workers failed: {found[1]}"
+        assert time.monotonic() < deadline, "alice's workers did not start listening within 60 s"
+        time.sleep(0.2)
+    ports = found[0]
+    try:
+        for port in ports:
+            tried = bob.kernel.run(CONNECT.format(port=port))  # bob's own process, on the same machine
+            assert tried.error is not None and tried.error["ename"] == "ConnectionRefusedError", tried.describe()
+            through = requests.get(f"{klass.hub.url}/user/{bob.name}/proxy/{port}/", timeout=30,
+                                   headers={"Authorization": f"token {bob.token}"})  # bob's proxy, on his server
+            assert through.status_code >= 500 and WORKER_MARKER not in through.text, through.status_code
+    finally:
+        alice.kernel.run("(_folder / 'run' / 'probed').write_text('')")
+        finished = alice.kernel.run("_thread.join(); print(_runs['run'].network if 'run' in _runs else _runs)")
+    assert finished.error is None and finished.stdout.strip() == "private", finished.describe()
+
+
+# --------------------------------------------------------------------------- the settings decide, at every start
+
+
+def test_an_admin_sees_every_student_and_can_open_their_server(klass):
+    alice, bob = klass.students  # alice is the admin (COURSE_HUB_ADMINS)
+    assert klass.hub.api("GET", f"/users/{alice.name}", alice.token).json()["admin"] is True
+    assert klass.hub.api("GET", f"/users/{bob.name}", bob.token).json()["admin"] is False
+    assert klass.hub.api("GET", "/users", bob.token).status_code == 403, "a student does not see the others"
+    # an admin reaches a student's own server - the power docs/class.md names: code would run as that student
+    status = requests.get(f"{klass.hub.url}/user/{bob.name}/api/status",
+                          headers={"Authorization": f"token {alice.token}"}, timeout=30)
+    assert status.status_code == 200, status.text
+
+
+def test_a_name_taken_out_of_the_settings_loses_its_access_at_the_next_start(klass):
+    alice, bob = klass.students
+    klass.restart(names=[alice.name], admins=[])  # bob leaves the class; alice stays, as a student
+    server = klass.hub
+    assert server.api("GET", "/user", bob.token).status_code == 403, "bob's API token is gone with bob"
+    session = requests.Session()
+    session.get(f"{server.url}/hub/login", timeout=30)
+    refused = session.post(f"{server.url}/hub/login", allow_redirects=False, timeout=60,
+                           data={"username": bob.name, "password": bob.password, "_xsrf": session.cookies["_xsrf"]})
+    assert refused.status_code == 403 and "jupyterhub-hub-login" not in session.cookies
+    assert server.api("GET", f"/users/{alice.name}", alice.token).json()["admin"] is False, "no admin any more"
+    log_in(server, alice)  # the one still in the class logs in as before

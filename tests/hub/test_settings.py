@@ -17,6 +17,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from jupyterhub.auth import PAMAuthenticator
 from traitlets.config.loader import PyFileConfigLoader
 
 from course_utils.core import variables
@@ -98,9 +99,18 @@ def test_no_device_list_means_no_choice():
     assert hub.gpu_for_user("ana", ["MIG-only"]) == "MIG-only"
 
 
-def test_tensorboard_links_through_the_students_own_server_prefix():
-    assert hub.proxy_url_for("/user/ana/") == "/user/ana/proxy/%PORT%/"
-    assert hub.proxy_url_for("/course/user/ana/lab-2/") == "/course/user/ana/lab-2/proxy/%PORT%/"
+def test_each_students_logs_go_to_a_folder_in_their_own_home():
+    root = os.path.expanduser("~root")
+    assert hub.log_dir_for("root") == str(Path(root) / "tf-gpu-course" / "logs")
+
+
+def test_the_private_tensorboard_listens_on_a_unix_socket_the_proxy_picks():
+    from course_utils.tools.classroom.tb_server import tensorboard_server
+
+    server = tensorboard_server()
+    assert server["unix_socket"] is True and "{unix_socket}" in server["command"]
+    assert server["command"][:3] == [sys.executable, "-m", "course_utils.tools.classroom.tb_server"]
+    assert "{port}" not in " ".join(server["command"]), "no TCP port: classmates' processes would reach it"
 
 
 # --------------------------------------------------------------------------- what students can reach, the proxy
@@ -177,8 +187,11 @@ def fake_spawner(name: str) -> SimpleNamespace:
 
 def test_the_shipped_config_with_the_defaults(hub_env, tmp_path):
     c = load_config()
-    assert c.JupyterHub.authenticator_class == "pam" and c.JupyterHub.spawner_class == "systemdspawner.SystemdSpawner"
-    assert c.PAMAuthenticator.allowed_groups == {"tf-course"} and "allowed_users" not in c.Authenticator
+    assert issubclass(c.JupyterHub.authenticator_class, PAMAuthenticator)
+    assert c.JupyterHub.spawner_class == "systemdspawner.SystemdSpawner"
+    assert c.PAMAuthenticator.allowed_groups == {"tf-course"} and c.Authenticator.allowed_users == set()
+    assert c.Authenticator.allow_existing_users is False and c.Authenticator.delete_invalid_users is True
+    assert c.JupyterHub.load_roles == [{"name": "admin", "users": []}] and "admin_users" not in c.Authenticator
     assert c.JupyterHub.bind_url == "http://127.0.0.1:8000", "never open to the network before TLS is set up"
     assert c.JupyterHub.db_url == f"sqlite:///{tmp_path / 'state' / 'jupyterhub.sqlite'}"
     assert (tmp_path / "state").stat().st_mode & 0o777 == 0o700
@@ -190,7 +203,9 @@ def test_the_shipped_config_with_the_defaults(hub_env, tmp_path):
     environment = c.Spawner.environment
     assert environment[variables.GPU_MEMORY] == "growth"
     assert environment["PATH"].split(":")[0] == str(Path(sys.executable).parent)
-    assert environment["TENSORBOARD_PROXY_URL"](fake_spawner("ana")) == "/user/ana/proxy/%PORT%/"
+    assert "TENSORBOARD_PROXY_URL" not in environment, "%tensorboard's TCP port would be open to classmates"
+    assert environment[variables.LOG_DIR](fake_spawner("root")) == hub.log_dir_for("root")
+    assert environment[variables.SHARED_SERVER] == "1"
     assert "CUDA_VISIBLE_DEVICES" not in environment
     assert {"COURSE_OFFLINE", "COURSE_SMOKE", "COURSE_DATA_DIR"} <= set(c.Spawner.env_keep)
     assert "COURSE_RESULTS_DIR" not in c.Spawner.env_keep and "COURSE_HOME" not in c.Spawner.env_keep
@@ -203,8 +218,12 @@ def test_the_shipped_config_with_the_instructors_choices(hub_env):
     hub_env.setenv(variables.HUB_MEM_LIMIT, "none")
     hub_env.setenv(variables.GPU_MEMORY, "3072")
     c = load_config()
-    assert c.Authenticator.allowed_users == {"ana", "ben"} and c.Authenticator.admin_users == {"teach"}
+    assert c.Authenticator.allowed_users == {"ana", "ben", "teach"}, "an admin logs in too"
+    assert c.JupyterHub.load_roles == [{"name": "admin", "users": ["teach"]}]
     assert "allowed_groups" not in c.PAMAuthenticator
+    # a name the settings do not allow is invalid: the hub deletes it from its database when it starts
+    authenticator = c.JupyterHub.authenticator_class(allowed_users=c.Authenticator.allowed_users)
+    assert [authenticator.validate_username(name) for name in ("ana", "teach", "eve")] == [True, True, False]
     assert "mem_limit" not in c.Spawner and c.Spawner.cpu_limit == 2.0
     assert c.Spawner.environment[variables.GPU_MEMORY] == "3072"
     for name in ("ana", "ben"):

@@ -23,7 +23,6 @@ from course_utils.core.errors import CourseError, ParameterError
 from course_utils.core.gpu_config import memory_policy
 from course_utils.core.i18n import translator
 from course_utils.core.paths import PROJECT_ROOT
-from course_utils.tools.classroom.tb_server import proxy_url_hint
 
 _ = translator("course")
 
@@ -116,17 +115,18 @@ def gpu_for_user(name: str, devices: Sequence[str]) -> str | None:
     return devices[int.from_bytes(digest[:8], "big") % len(devices)]
 
 
-def proxy_url_for(prefix: str) -> str:
-    """``TENSORBOARD_PROXY_URL`` for a server at ``prefix`` (``/user/<name>/``): ``%tensorboard`` links through it."""
-    hint = proxy_url_hint({"JUPYTERHUB_SERVICE_PREFIX": prefix})
-    assert hint is not None  # a prefix is given
-    return hint
+def log_dir_for(name: str) -> str:
+    """``COURSE_LOG_DIR`` for student ``name``: ``~/tf-gpu-course/logs``, the folder their private TensorBoard shows
+    (``tb_server``) and where notebook 06's relative ``LOG_DIR`` starts."""
+    return str(Path(os.path.expanduser(f"~{name}")) / "tf-gpu-course" / "logs")
 
 
 def student_environment(settings: HubSettings, python_bin: Path) -> dict[str, str]:
     """The variables every student's server gets whatever their name (the per-user ones come from the spawner)."""
     system_path = "/usr/local/bin:/usr/bin:/bin"
-    return {variables.GPU_MEMORY: settings.gpu_memory, "PATH": f"{python_bin}:{system_path}"}
+    # SHARED_SERVER: classmates' processes run here too (notebook 07's workers then need a network of their own)
+    return {variables.GPU_MEMORY: settings.gpu_memory, variables.SHARED_SERVER: "1",
+            "PATH": f"{python_bin}:{system_path}"}
 
 
 def proxy_command(environ: Mapping[str, str] | None = None) -> list[str]:
