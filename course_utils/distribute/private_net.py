@@ -102,7 +102,8 @@ class PrivateNetwork:
         script.write_text(
             "#!/bin/sh\n# Runs Python in the network namespace of process "
             f"{self.holder.pid} (course_utils.distribute.private_net).\n"
-            f'exec nsenter --target {self.holder.pid} --user --net --preserve-credentials -- "{self.interpreter}" "$@"\n',
+            f"exec nsenter --target {self.holder.pid} --user --net --preserve-credentials -- "
+            f'"{self.interpreter}" "$@"\n',
             encoding="utf-8")
         script.chmod(0o700)
         return str(script)
