@@ -79,6 +79,7 @@ EDITIONS = (EN, ZH)
 WORDS: dict[str, dict[str, str]] = {
     "en": {
         "title": "Training deep-learning models on the GPU with TensorFlow",
+        "authors": "the tf-gpu-course authors",
         "licence": "the tf-gpu-course authors. Code: MIT licence. Text and notebooks: CC BY 4.0",
         "notebooks": "Notebooks",
         "guides": "Guides",
@@ -105,6 +106,7 @@ WORDS: dict[str, dict[str, str]] = {
     },
     "zh": {
         "title": "用 TensorFlow 在 GPU 上训练深度学习模型",
+        "authors": "tf-gpu-course 的作者们",
         "licence": "tf-gpu-course 的作者们。代码：MIT 许可证。文字和笔记本：CC BY 4.0",
         "notebooks": "笔记本",
         "guides": "指南",
@@ -418,6 +420,7 @@ def write_conf(src: Path, edition: Edition, other_pages: set[str], rel: Release)
         "edition": edition.code,
         "language": edition.language,
         "title": WORDS[edition.code]["title"],
+        "authors": WORDS[edition.code]["authors"],
         "licence": WORDS[edition.code]["licence"],
         "repository": rel.repository,
         "other_pages": sorted(other_pages),
@@ -445,6 +448,7 @@ def sphinx_settings(conf_file: str) -> dict[str, Any]:
     return {
         "project": settings["title"],
         "html_title": settings["title"],
+        "author": settings["authors"],  # the footer's "By ..." (without it: "By Author name not set")
         "copyright": settings["licence"],  # the footer of every page: (C) Copyright <this>
         "language": settings["language"],
         "extensions": ["myst_nb"],
@@ -473,6 +477,7 @@ def sphinx_settings(conf_file: str) -> dict[str, Any]:
             "home_page_in_toc": True,
             "show_navbar_depth": 1,
             "article_header_end": ["lang-switch.html", "article-header-buttons.html"],
+            "navbar_persistent": [],  # the sidebar has the one search field (the theme would add a second one)
         },
         "course_site": settings,
     }

@@ -494,3 +494,26 @@ def test_the_english_home_page_shows_the_readme(built_site: Path, served: Served
     finally:
         visit.close()
 
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize(("path", "by"), [("notebooks/02_verify_gpu.html", "By the tf-gpu-course authors"),
+                                          ("zh/notebooks/02_verify_gpu.html", "作者： tf-gpu-course 的作者们")],
+                         ids=["en", "zh"])
+def test_a_page_names_its_authors_has_one_search_field_and_wraps_long_outputs(
+        built_site: Path, served: Served, chromium, path: str, by: str):
+    visit = Visit(chromium, served, path)
+    try:
+        page = visit.page
+        text = " ".join(page.locator("body").inner_text().split())
+        assert "Author name not set" not in text and by in text, text[-400:]
+        fields = page.locator(".search-button-field")
+        visible = [i for i in range(fields.count()) if fields.nth(i).is_visible()]
+        assert len(visible) == 1, f"{len(visible)} search fields on the page"
+        # every output fits its column: a line longer than the column wraps instead of scrolling sideways
+        widths = page.locator("div.cell_output pre").evaluate_all(
+            "blocks => blocks.map(b => [b.scrollWidth, b.clientWidth, b.textContent.length])")
+        assert widths and max(length for *_, length in widths) > 200, "a long output line is on the page"
+        assert all(scroll <= client + 1 for scroll, client, _ in widths), widths
+    finally:
+        visit.close()
