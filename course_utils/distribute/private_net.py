@@ -31,7 +31,7 @@ from types import TracebackType
 
 from course_utils.core.errors import WorkerError
 from course_utils.core.i18n import translator
-from course_utils.core.processes import start_in_group
+from course_utils.core.processes import start_in_group, stop_group
 
 _ = translator("course")
 
@@ -116,11 +116,7 @@ class PrivateNetwork:
         for stream in (holder.stdin, holder.stdout, holder.stderr):
             if stream is not None:
                 stream.close()
-        try:
-            holder.wait(timeout=START_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            holder.kill()
-            holder.wait()
+        stop_group(holder, grace_s=START_TIMEOUT_S)
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
         self.close()

@@ -35,6 +35,7 @@ from course_utils.distribute import (
 
 from ..conftest import ROOT
 from ..lessons.solutions import cell_source
+from .stand_in import WORKER
 
 # One SGD step on the same global batch: two replicas (32 images each, gradients summed
 # by the all-reduce) against one replica (64 images). Only the order of floating-point
@@ -440,31 +441,11 @@ def test_of_two_workers_failing_at_once_the_first_to_fail_is_named(tmp_path):
 
 # --- a network of their own: no other process reaches the workers' ports -------------------------------------
 
-LISTENER = """
-import json, os, socket, sys, time
-from pathlib import Path
-folder, config = Path(sys.argv[1]), json.loads(os.environ["TF_CONFIG"])
-mine = config["task"]["index"]
-host, port = config["cluster"]["worker"][mine].split(":")
-server = socket.create_server((host, int(port)))  # as a worker's server, on its TF_CONFIG port
-peer_host, peer_port = config["cluster"]["worker"][1 - mine].split(":")
-while True:  # the peer is reachable inside the run's network
-    try:
-        socket.create_connection((peer_host, int(peer_port)), timeout=5).close()
-        break
-    except OSError:
-        time.sleep(0.05)
-(folder / f"listening-{mine}").write_text(port)
-while not (folder / "probed").exists():  # until the test has tried from outside
-    time.sleep(0.05)
-"""
-
-
 @pytest.mark.timeout(120)  # catches a hang: workers that never see each other, or a probe that never ends
 def test_the_workers_reach_each_other_and_no_other_process_reaches_them(tmp_path):
     folder, done = tmp_path / "run", {}
     run = threading.Thread(target=lambda: done.update(run=run_local_workers(
-        program(tmp_path, LISTENER), 2, folder=folder, timeout_s=100, private_network=True)))
+        program(tmp_path, WORKER), 2, folder=folder, timeout_s=100, private_network=True)))
     run.start()
     try:
         while len(ports := [p.read_text() for p in folder.glob("listening-*")]) < 2:

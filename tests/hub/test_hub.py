@@ -59,6 +59,7 @@ from course_utils.core.processes import descendants, free_ports, start_in_group,
 from course_utils.tools.classroom import hub
 
 from ..conftest import IN_CI, ROOT
+from ..distribute.stand_in import WORKER, WORKER_MARKER
 from .kernel import RemoteKernel
 
 CONFIG = ROOT / "hub" / "jupyterhub_config.py"
@@ -536,37 +537,6 @@ def test_a_students_tensorboard_is_reached_by_its_owner_only(klass):
 
 # --------------------------------------------------------------------------- notebook 07's workers, out of reach
 
-WORKER_MARKER = "a-worker-of-alice"
-WORKER = """
-import http.server, json, os, socket, sys, threading, time
-from pathlib import Path
-folder, config = Path(sys.argv[1]), json.loads(os.environ["TF_CONFIG"])
-mine = config["task"]["index"]
-host, port = config["cluster"]["worker"][mine].split(":")
-
-
-class Marker(http.server.BaseHTTPRequestHandler):  # answers whoever reaches it: the test looks for the marker
-    def do_GET(self):
-        body = b"MARKER"
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-
-server = http.server.ThreadingHTTPServer((host, int(port)), Marker)  # a worker's server, on its TF_CONFIG port
-threading.Thread(target=server.serve_forever, daemon=True).start()
-peer_host, peer_port = config["cluster"]["worker"][1 - mine].split(":")
-while True:  # alice's two workers reach each other
-    try:
-        socket.create_connection((peer_host, int(peer_port)), timeout=5).close()
-        break
-    except OSError:
-        time.sleep(0.05)
-(folder / f"listening-{mine}").write_text(port)
-while not (folder / "probed").exists():
-    time.sleep(0.05)
-""".replace("MARKER", WORKER_MARKER)
 START_WORKERS = """
 import pathlib, threading
 from course_utils.distribute import run_local_workers
