@@ -42,6 +42,7 @@ ROOT = Path(__file__).resolve().parents[1]
 THEME = Path(__file__).resolve().parent / "site_theme"
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import doctor_page  # noqa: E402 - the page "Check your machine"
 from notebook_links import Release, release  # noqa: E402 - the one place that makes the Colab/Kaggle/Binder URLs
 
 from course_utils.core.i18n import CHINESE_CHARACTERS  # noqa: E402 - Chinese text's characters, one home
@@ -555,6 +556,11 @@ def assemble(edition: Edition, run: Path, src: Path, rel: Release, root: Path = 
     src.mkdir(parents=True)
     notebooks = [p for p in mine if p.endswith(".ipynb")]
     docs = [p for p in mine if p.startswith(edition.docs + "/")]
+    trouble = mine[f"{edition.docs}/troubleshooting.md"]
+    base = "../" * edition.prefix.count("/") + doctor_page.FOLDER + "/"
+    (src / f"{doctor_page.PAGE}.md").write_text(
+        doctor_page.page_source(edition.code, base, lambda anchor: f"{trouble}.html#{label(trouble, anchor)}"),
+        encoding="utf-8")
     for path, page in mine.items():
         target = src / source_name(path, page)
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -563,7 +569,8 @@ def assemble(edition: Edition, run: Path, src: Path, rel: Release, root: Path = 
             if page == "index":
                 text += "\n" + TOCTREE.format(caption=words["notebooks"],
                                               entries="\n".join(mine[p] for p in notebooks))
-                text += "\n" + TOCTREE.format(caption=words["guides"], entries="\n".join(mine[p] for p in docs))
+                text += "\n" + TOCTREE.format(caption=words["guides"],
+                                              entries="\n".join([doctor_page.PAGE, *(mine[p] for p in docs)]))
             target.write_text(text, encoding="utf-8")
         else:
             name = Path(path).name
@@ -574,7 +581,7 @@ def assemble(edition: Edition, run: Path, src: Path, rel: Release, root: Path = 
     for image in linker.images:
         (src / image).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(root / image, src / image)
-    write_conf(src, edition, set(pages[other(edition).code].values()), rel)
+    write_conf(src, edition, {doctor_page.PAGE, *pages[other(edition).code].values()}, rel)
 
 
 def sphinx_build(src: Path, out: Path) -> None:
@@ -618,6 +625,7 @@ def build_site(run: Path, out: Path, src: Path, zh_run: Path | None = None, root
         assemble(edition, folder, src / edition.code, rel, root)
         sphinx_build(src / edition.code, out / edition.prefix)
     prune(out)
+    doctor_page.write_assets(out, root)
     (out / ".nojekyll").write_text("")  # GitHub Pages: serve the _static folders as they are
     return time.monotonic() - started
 
@@ -635,7 +643,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         seconds = build_site(args.run.resolve(), args.out.resolve(), args.src.resolve(),
                              args.zh_from.resolve() if args.zh_from else None)
-    except SiteError as error:
+    except (SiteError, doctor_page.PageError) as error:
         print(f"course_site: {error}", file=sys.stderr)
         return 2
     print(f"course_site: the site is in {args.out} ({seconds:.0f} s). "

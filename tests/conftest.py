@@ -81,3 +81,7 @@ def http_server() -> Iterator[_Server]:
         server.shutdown()
         server.server_close()
         thread.join(timeout=5)
+
+
+# The course website for the browser tests, built once per session (tests/test_site.py, tests/test_doctor_page.py).
+from .site_served import built_site, chromium, served  # noqa: E402, F401 - fixtures

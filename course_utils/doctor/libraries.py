@@ -20,7 +20,6 @@ from glob import glob
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from course_utils.core.child import run_python
 from course_utils.core.errors import ChildError
 from course_utils.core.i18n import translator
 from course_utils.doctor.texts import Note
@@ -135,6 +134,8 @@ def load_libraries(paths: Sequence[str], *, timeout_s: float = 120) -> list[dict
     Returns ``[{"path", "ok", "error", "crashed"}]``. If the child crashes, each library is loaded
     in a child of its own, so the one that crashes is named.
     """
+    from course_utils.core.child import run_python  # lazy: needs psutil, which the website's doctor (Pyodide) lacks
+
     what = "The library-loading check"
     target = "course_utils.doctor.libraries:_load_libraries"
     try:

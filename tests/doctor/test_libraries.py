@@ -73,7 +73,7 @@ def test_a_crash_while_loading_names_the_library_and_does_not_raise(monkeypatch)
             raise ChildError("the child died", "fix", ended="signal SIGSEGV", returncode=-11)
         return type("Run", (), {"value": [{"path": p, "ok": True, "error": None} for p in payload["paths"]]})()
 
-    monkeypatch.setattr(libraries_module, "run_python", fake_run_python)
+    monkeypatch.setattr("course_utils.core.child.run_python", fake_run_python)  # imported when the check runs
     results = load_libraries(["/a/libcudart.so.12", "/b/libcrash.so.9"])
     assert calls == [["/a/libcudart.so.12", "/b/libcrash.so.9"], ["/a/libcudart.so.12"], ["/b/libcrash.so.9"]]
     assert [r["ok"] for r in results] == [True, False]

@@ -1,0 +1,145 @@
+"""The course website served for the browser tests (tests/test_site.py, tests/test_doctor_page.py).
+
+The fixtures - ``built_site`` (the site from the papermill tier's runs, built once), ``served`` (it on 127.0.0.1) and
+``chromium`` (Debian's Chromium, headless, driven by Playwright) - are session-wide (tests/conftest.py imports them), so
+the site is built once for both test modules. ``Visit`` opens one page and keeps its console errors, page errors and
+requests outside the site (which are refused).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import os
+import subprocess
+import sys
+import threading
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from .conftest import IN_CI, ROOT
+from .test_browser import CHROMIUM, CHROMIUM_ARGS, VIEWPORT, _require_browser
+
+
+def load_builder() -> ModuleType:
+    """scripts/course_site.py as a module (scripts/ is not a package)."""
+    spec = importlib.util.spec_from_file_location("course_site", ROOT / "scripts" / "course_site.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("course_site", module)
+    spec.loader.exec_module(module)
+    return module
+
+
+site = load_builder()
+
+CI_OUT = Path(os.environ.get("COURSE_CI_OUT") or ROOT / "build" / "ci" / "course")
+SITE = ROOT / "build" / "ci" / "site"
+
+
+@pytest.fixture(scope="session")
+def built_site() -> Path:
+    """The site from the papermill tier's two runs, built once for these tests."""
+    runs = [CI_OUT, CI_OUT.with_name(CI_OUT.name + "-zh")]
+    missing = [str(r) for r in runs if not (r / "executed").is_dir()]
+    if missing:
+        message = f"no course run in {', '.join(missing)}: run the papermill tier first (make papermill)"
+        if IN_CI:
+            pytest.fail(message)
+        pytest.skip(message)
+    seconds = site.build_site(runs[0], SITE, ROOT / "build" / "ci" / "site-src", runs[1])
+    size = subprocess.run(["du", "-sh", str(SITE)], capture_output=True, text=True).stdout.split()[0]
+    print(f"\nthe site: built in {seconds:.1f} s, {size} ({SITE})")
+    return SITE
+
+
+class Served:
+    """The site on 127.0.0.1, with every request's path and status remembered."""
+
+    def __init__(self, folder: Path) -> None:
+        self.statuses: dict[str, int] = {}
+        served = self
+
+        class Handler(SimpleHTTPRequestHandler):
+            def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+                served.statuses[self.path] = int(code) if str(code).isdigit() else 0
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Handler, directory=str(folder)))
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def served(built_site: Path) -> Iterator[Served]:
+    server = Served(built_site)
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+@pytest.fixture(scope="session")
+def chromium():
+    _require_browser()
+    from playwright.sync_api import sync_playwright
+
+    playwright = sync_playwright().start()
+    browser = None
+    try:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        yield browser
+    finally:
+        try:
+            if browser is not None:
+                browser.close()
+        finally:
+            playwright.stop()
+
+
+class Visit:
+    """One page in a fresh browser context: console errors, page errors and requests outside the site kept."""
+
+    def __init__(self, chromium, served: Served, path: str) -> None:
+        self.errors: list[str] = []
+        self.outside: list[str] = []
+        self.context = chromium.new_context(viewport=VIEWPORT)
+        self.context.route("**/*", self._route)
+        self.page = self.context.new_page()
+        self.page.on("console", lambda m: self.errors.append(f"console: {m.text}") if m.type == "error" else None)
+        self.page.on("pageerror", lambda e: self.errors.append(f"page error: {e}"))
+        self.served = served
+        response = self.page.goto(served.url + path, wait_until="load")
+        assert response is not None and response.status == 200, f"{path}: {response and response.status}"
+
+    def _route(self, route) -> None:
+        if route.request.url.startswith(self.served.url):
+            route.continue_()
+        else:
+            self.outside.append(route.request.url)
+            route.abort()
+
+    def close(self) -> None:
+        self.context.close()
+
+
+def fetch(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=20) as response:
+            body = response.read().decode("utf-8", "replace") if url.endswith(".html") else ""
+            return response.status, body
+    except urllib.error.HTTPError as error:
+        return error.code, ""

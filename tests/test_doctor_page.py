@@ -1,0 +1,305 @@
+"""The website's page "Check your machine" (scripts/doctor_page.py): the course's doctor in the browser, by Pyodide.
+
+Unit tests: the bundle holds what ``course doctor`` imports and runs on the standard library alone, in a Python
+started without site-packages (as in Pyodide, where psutil and the course's other dependencies do not exist), with
+the same JSON as the command line; the Pyodide pin is checked; the page's source has its form and its links.
+
+Browser tests (marker ``browser``; the site that tests/test_site.py builds from the papermill tier's runs): the page
+loads Pyodide from the site in headless Chromium, and for every ``nvidia-smi`` capture in tests/fixtures/nvidia
+(the Q&A post's Windows machine first), with an ``nvcc`` capture, a platform and a Python, its JSON is the JSON of
+``course doctor --json`` (``doctor_cli.main``) for the same input. Odd input - Windows line ends, a cut table,
+another language, a UTF-16 file, nothing at all - gets the doctor's answer and never a JavaScript error. The Chinese
+page answers in Chinese. The page's timings go to build/ci/doctor-page-timing.json (reported, never asserted).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import statistics
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+from urllib.parse import urldefrag, urljoin
+
+import pytest
+
+from course_utils.doctor.logs import decode_text
+from course_utils.doctor.troubleshooting import ANCHORS
+from course_utils.tools import doctor_cli
+
+from .conftest import ROOT
+from .site_served import Visit, fetch, site
+from .test_browser import SCREENSHOTS
+
+page_builder = site.doctor_page  # scripts/doctor_page.py, which the site builder imports
+sys.path.insert(0, str(page_builder.ASSETS))
+import course_doctor_page  # noqa: E402 - the page's glue, scripts/site_theme/doctor/
+
+NVIDIA = ROOT / "tests" / "fixtures" / "nvidia"
+QA_SMI = NVIDIA / "smi_qa_post_windows_512.77_wddm.txt"
+QA_NVCC = NVIDIA / "nvcc_qa_post_windows_11.7.txt"
+TF_LOG = ROOT / "tests" / "fixtures" / "tf_logs" / "cudnn_mismatch_composed.txt"
+
+
+def cli_json(*arguments: str, language: str = "en") -> dict:
+    """What ``course doctor ARGUMENTS`` prints, parsed (its main, in this process, in ``language``)."""
+    out = io.StringIO()
+    before = os.environ.get("COURSE_LANG")
+    os.environ["COURSE_LANG"] = language
+    try:
+        with contextlib.redirect_stdout(out):
+            doctor_cli.main([*arguments, "--json"])
+    finally:
+        if before is None:
+            os.environ.pop("COURSE_LANG", None)
+        else:
+            os.environ["COURSE_LANG"] = before
+    return json.loads(out.getvalue())
+
+
+# --------------------------------------------------------------------------- the bundle and the page's source
+
+
+def test_the_bundle_holds_the_doctors_modules_and_not_the_lessons():
+    modules = page_builder.doctor_modules()
+    assert {"course_utils.tools.doctor_cli", "course_utils.doctor.rules", "course_utils.doctor.nvidia",
+            "course_utils.core.i18n"} <= set(modules)
+    assert "course_utils" not in modules  # the face, which imports the lessons' helpers: a stub in the bundle
+    assert not [m for m in modules if m.startswith(("course_utils.tools.batch", "course_utils.lessons"))]
+    names = zipfile.ZipFile(io.BytesIO(page_builder.bundle())).namelist()
+    assert "course_utils/doctor/versions.json" in names and "course_doctor_page.py" in names
+    assert "course_utils/locale/zh_CN/LC_MESSAGES/doctor.mo" in names
+    assert "course_utils/notebook.py" not in names
+    assert page_builder.bundle() == page_builder.bundle()  # the same bytes from the same code
+
+
+def test_the_bundle_runs_on_the_standard_library_alone_and_answers_as_the_command_line(tmp_path: Path):
+    zipfile.ZipFile(io.BytesIO(page_builder.bundle())).extractall(tmp_path)
+    request = {"language": "en", "nvidia_smi": QA_SMI.read_text(encoding="utf-8"),
+               "nvcc": QA_NVCC.read_text(encoding="utf-8"), "platform": "", "python": "3.11"}
+    program = (
+        "import json, sys\n"
+        "sys.modules['psutil'] = None  # not in Pyodide\n"
+        f"sys.path.insert(0, {str(tmp_path)!r})\n"
+        "import course_doctor_page\n"
+        "print(course_doctor_page.answer(sys.stdin.read()))\n"
+        "outside = [m.__file__ for m in list(sys.modules.values()) if (getattr(m, '__file__', None) or '')"
+        ".startswith(" + repr(str(ROOT)) + ")]\n"
+        "assert not outside, outside\n"
+    )
+    # -I -S: no site-packages, no PYTHONPATH, no user folder: the bundle and the standard library only
+    done = subprocess.run([sys.executable, "-I", "-S", "-c", program], input=json.dumps(request),
+                          capture_output=True, text=True, cwd=tmp_path, check=False)
+    assert done.returncode == 0, done.stderr
+    answer = json.loads(done.stdout)
+    assert answer["command"] == "course doctor --nvidia-smi nvidia-smi.txt --nvcc nvcc.txt --python 3.11"
+    assert json.loads(answer["machine"]["stdout"]) == cli_json("--nvidia-smi", str(QA_SMI), "--nvcc", str(QA_NVCC),
+                                                               "--python", "3.11")
+    assert "Install:" in answer["report"]["stdout"]
+
+
+def test_the_glue_runs_the_log_mode_and_reports_usage_errors_as_the_command_line_does():
+    answer = json.loads(course_doctor_page.answer(json.dumps({
+        "language": "en", "nvidia_smi": QA_SMI.read_text(encoding="utf-8"), "log": TF_LOG.read_text(encoding="utf-8"),
+        "platform": "windows", "python": "3.10"})))
+    assert answer["log_command"] == "course doctor --log tensorflow-log.txt --nvidia-smi nvidia-smi.txt"
+    assert json.loads(answer["log"]["stdout"]) == cli_json("--log", str(TF_LOG), "--nvidia-smi", str(QA_SMI))
+    assert answer["log"]["exit"] == 1  # the log has the problem line
+    wrong = json.loads(course_doctor_page.answer(json.dumps({"language": "en", "python": "three"})))
+    assert wrong["machine"]["exit"] == 2 and "is not a version like 3.11" in wrong["machine"]["stderr"]
+    assert course_doctor_page.decode((NVIDIA / "smi_windows_517.48_2x_wddm_utf16le.txt").read_bytes()) == decode_text(
+        (NVIDIA / "smi_windows_517.48_2x_wddm_utf16le.txt").read_bytes())
+
+
+def test_the_page_source_has_its_form_words_and_a_link_for_every_explained_code():
+    source = page_builder.page_source("zh", "../_doctor/", lambda anchor: f"docs/troubleshooting.html#x-{anchor}")
+    for element in ("course-doctor-smi", "course-doctor-nvcc", "course-doctor-log", "course-doctor-platform",
+                    "course-doctor-python", "course-doctor-check", "../_doctor/pyodide/pyodide.js",
+                    "../_doctor/doctor.js", 'data-language="zh-CN"'):
+        assert element in source
+    words = json.loads(source.split('id="course-doctor-words">')[1].split("</script>")[0])
+    assert words["links"] == {code: f"docs/troubleshooting.html#x-{a}" for code, a in ANCHORS.items()}
+    assert words["platforms"]["windows"] == "原生 Windows"  # the doctor's own translation
+    assert set(page_builder.WORDS["zh"]) == set(page_builder.WORDS["en"]) <= set(words)
+    assert "3.13" in page_builder.pythons()
+
+
+def test_pyodide_is_the_pinned_tarball_or_the_build_says_what_to_do(tmp_path: Path, monkeypatch):
+    monkeypatch.setattr(page_builder.shutil, "which", lambda name: None)
+    with pytest.raises(page_builder.PageError, match="Install Node.js"):
+        page_builder.pyodide_tarball(tmp_path)
+    planted = tmp_path / "build" / "npm" / f"pyodide-{page_builder.PYODIDE_VERSION}.tgz"
+    planted.parent.mkdir(parents=True)
+    planted.write_bytes(b"not pyodide")
+    with pytest.raises(page_builder.PageError, match="Delete it"):
+        page_builder.pyodide_tarball(tmp_path)
+    assert page_builder.integrity(b"") == (
+        "sha512-z4PhNX7vuL3xVChQ1m2AB9Yg5AULVxXcg/SpIdNs6c5H0NE8XYXysP+DGNKHfuwvY7kxvUdBeoGlODJ6+SfaPg==")
+
+
+# --------------------------------------------------------------------------- the page in a browser
+
+PLATFORM_CHOICES = ("", "linux", "wsl2", "windows", "macos")
+PYTHON_CHOICES = ("", "3.12", "3.10", "3.13", "3.14", "3.9")
+
+
+def captures() -> list[tuple[Path, Path | None, str, str]]:
+    """Every nvidia-smi capture with an nvcc capture, a platform and a Python: the Q&A post's machine first, as its
+    student gave it; then the others, the choices taken in turn so that each one is met."""
+    smis = [QA_SMI] + sorted(p for p in NVIDIA.glob("*") if p.name.startswith(("smi_", "query_")) and p != QA_SMI)
+    nvccs = sorted(NVIDIA.glob("nvcc_*.txt"))
+    cases = [(QA_SMI, QA_NVCC, "", "")]
+    for i, smi in enumerate(smis[1:]):
+        nvcc = nvccs[i % len(nvccs)] if i % 3 else None
+        cases.append((smi, nvcc, PLATFORM_CHOICES[i % len(PLATFORM_CHOICES)], PYTHON_CHOICES[i % len(PYTHON_CHOICES)]))
+    return cases
+
+
+def arguments(smi: Path, nvcc: Path | None, platform: str, python: str) -> list[str]:
+    out = ["--nvidia-smi", str(smi)] + (["--nvcc", str(nvcc)] if nvcc else [])
+    return out + (["--platform", platform] if platform else []) + (["--python", python] if python else [])
+
+
+class CheckPage:
+    """The page "Check your machine" in Chromium, ready to answer."""
+
+    def __init__(self, chromium, served, path: str) -> None:
+        self.visit = Visit(chromium, served, path)
+        self.page = self.visit.page
+        self.page.wait_for_function("window.courseDoctor && (window.courseDoctor.ready || window.courseDoctor.error)",
+                                    timeout=180_000)
+        state = self.page.evaluate("window.courseDoctor")
+        assert state["ready"], f"{path}: the doctor did not load: {state['error']}"
+
+    def ask(self, smi: str = "", nvcc: str = "", platform: str = "", python: str = "", log: str = "") -> None:
+        before = self.page.evaluate("window.courseDoctor.answers")
+        self.page.fill("#course-doctor-smi", smi)
+        self.page.fill("#course-doctor-nvcc", nvcc)
+        if log:  # the log's box is in a closed <details> until the student opens it
+            self.page.evaluate("document.querySelector('details.course-doctor-log').open = true")
+            self.page.fill("#course-doctor-log", log)
+        else:
+            self.page.evaluate("document.getElementById('course-doctor-log').value = ''")
+        self.page.select_option("#course-doctor-platform", platform)
+        self.page.select_option("#course-doctor-python", python)
+        self.page.click("#course-doctor-check")
+        self.page.wait_for_function(f"window.courseDoctor.answers > {before}")
+        crash = self.page.locator(".course-doctor-crash")
+        assert crash.count() == 0, crash.inner_text()
+
+    def screenshot(self, name: str) -> None:
+        """The whole page, from its top, with no element focused (the theme's skip link shows on focus)."""
+        self.page.evaluate("document.activeElement && document.activeElement.blur(); window.scrollTo(0, 0)")
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        self.page.screenshot(path=str(SCREENSHOTS / name), full_page=True)
+
+    def json(self, element: str = "#course-doctor-json") -> dict:
+        return json.loads(self.page.locator(element).text_content())
+
+    def problems(self) -> list[str]:
+        self.page.wait_for_timeout(100)
+        return self.visit.errors + [f"asked for {u} (outside the site)" for u in self.visit.outside]
+
+
+@pytest.mark.browser
+@pytest.mark.timeout(900)
+def test_the_page_answers_every_capture_as_course_doctor_does(built_site: Path, served, chromium):
+    check = CheckPage(chromium, served, "check.html")
+    try:
+        differ = []
+        for smi, nvcc, platform, python in captures():
+            pasted = decode_text(smi.read_bytes())  # what a browser hands over: text (a UTF-16 file decoded)
+            check.ask(pasted, decode_text(nvcc.read_bytes()) if nvcc else "", platform, python)
+            if check.json() != cli_json(*arguments(smi, nvcc, platform, python)):
+                differ.append(f"{smi.name} + {nvcc and nvcc.name} ({platform or 'guessed'}, {python or 'no'} Python)")
+            if smi == QA_SMI:
+                check.screenshot("site_check_qa_post.png")
+        assert not differ, "the page's JSON is not course doctor's for: " + "; ".join(differ)
+        # the answer's links lead to entries of the troubleshooting page
+        hrefs = check.page.eval_on_selector_all("#course-doctor-answer a[href]", "as => as.map(a => a.href)")
+        for href in set(hrefs):
+            url, anchor = urldefrag(href)
+            status, body = fetch(url)
+            assert status == 200 and f'id="{anchor}"' in body, href
+        timing = check.page.evaluate("window.courseDoctor")
+        assert check.problems() == []
+    finally:
+        check.visit.close()
+    record = {"ready_ms": round(timing["readyMs"]), "answers": len(timing["answerTimes"]),
+              "answer_ms_median": round(statistics.median(timing["answerTimes"]), 1),
+              "answer_ms_max": round(max(timing["answerTimes"]), 1),
+              "browser": "headless Chromium (Debian), tests/test_doctor_page.py"}
+    out = ROOT / "build" / "ci" / "doctor-page-timing.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    print(f"\nthe doctor page: {record}")
+
+
+ODD = {
+    "Windows line ends": QA_SMI.read_text(encoding="utf-8").replace("\n", "\r\n"),
+    "a table cut short": "\n".join(QA_SMI.read_text(encoding="utf-8").splitlines()[:7]),
+    "another language": (NVIDIA / "smi_missing_windows_cmd_zh.txt").read_text(encoding="utf-8"),
+    "not nvidia-smi at all": "Привет 你好 \x00\x07 ☃ " * 50,
+    "nothing": "",
+}
+
+
+@pytest.mark.browser
+@pytest.mark.timeout(600)
+def test_odd_input_gets_the_doctors_answer_and_never_a_javascript_error(built_site: Path, served, chromium,
+                                                                         tmp_path: Path):
+    check = CheckPage(chromium, served, "check.html")
+    try:
+        for name, text in ODD.items():
+            check.ask(text, "nvcc: command not found" if name == "nothing" else "")
+            # a browser's text box holds "\n" line ends; the command line reads the file as it is
+            path = tmp_path / "smi.txt"
+            path.write_bytes(text.encode("utf-8"))
+            assert check.json() == cli_json("--nvidia-smi", str(path), *(
+                ["--nvcc", str(_write(tmp_path / "nvcc.txt", "nvcc: command not found"))] if name == "nothing" else [])
+            ), name
+        # a file saved by PowerShell's ">" (UTF-16) through the file chooser
+        utf16 = NVIDIA / "smi_windows_517.48_2x_wddm_utf16le.txt"
+        check.page.fill("#course-doctor-nvcc", "")
+        check.page.set_input_files("#course-doctor-smi-file", str(utf16))
+        check.page.wait_for_function("document.getElementById('course-doctor-smi').value.includes('NVIDIA-SMI')")
+        # the text box holds the decoded text, its line ends made "\n" as in every text box
+        assert check.page.input_value("#course-doctor-smi") == decode_text(utf16.read_bytes()).replace("\r\n", "\n")
+        before = check.page.evaluate("window.courseDoctor.answers")
+        check.page.click("#course-doctor-check")
+        check.page.wait_for_function(f"window.courseDoctor.answers > {before}")
+        assert check.json() == cli_json("--nvidia-smi", str(utf16))
+        # a TensorFlow log beside the machine
+        check.ask(QA_SMI.read_text(encoding="utf-8"), log=TF_LOG.read_text(encoding="utf-8"))
+        assert check.json("#course-doctor-log-json") == cli_json("--log", str(TF_LOG), "--nvidia-smi", str(QA_SMI))
+        assert check.problems() == []
+    finally:
+        check.visit.close()
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.mark.browser
+@pytest.mark.timeout(600)
+def test_the_chinese_page_answers_in_chinese(built_site: Path, served, chromium):
+    check = CheckPage(chromium, served, "zh/check.html")
+    try:
+        check.ask(QA_SMI.read_text(encoding="utf-8"), QA_NVCC.read_text(encoding="utf-8"))
+        answer = check.json()
+        assert answer == cli_json("--nvidia-smi", str(QA_SMI), "--nvcc", str(QA_NVCC), language="zh-CN")
+        assert all(any("\u4e00" <= ch <= "\u9fff" for ch in f["message"]) for f in answer["findings"])
+        text = check.page.inner_text("#course-doctor-answer")
+        assert "要安装什么" in text and "原生 Windows" in text
+        link = check.page.locator("#course-doctor-answer a[href]").first.get_attribute("href")
+        assert urljoin(served.url + "zh/check.html", link).startswith(served.url + "zh/docs/troubleshooting.html#")
+        check.screenshot("site_zh_check_qa_post.png")
+        assert check.problems() == []
+    finally:
+        check.visit.close()
