@@ -224,6 +224,9 @@ class Linker:
 
     def target(self, source: str, link: str) -> tuple[str, bool]:
         """The link for the site, and whether it must be written as raw HTML (a page of the other language)."""
+        if self.rel.website and link.startswith(self.rel.website):  # a page of the published site: this site's page
+            here = f"{self.edition.prefix}{self.pages[self.edition.code][source]}"
+            return posixpath.relpath(link[len(self.rel.website):] or "index.html", posixpath.dirname(here) or "."), True
         if re.match(r"^[a-z][a-z0-9+.-]*:", link, re.I) or link.startswith("//"):
             return link, False  # http:, https:, mailto: ...
         path, _, anchor = link.partition("#")

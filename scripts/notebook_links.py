@@ -93,6 +93,7 @@ class Release:
     repository: str  # https://github.com/OWNER/REPO
     slug: str  # OWNER/REPO
     tag: str  # vX.Y.Z
+    website: str = ""  # where the course website is published, ending in "/" (Website in pyproject.toml)
 
     def urls(self, notebook: str) -> tuple[str, str, str]:
         """Colab, Kaggle and Binder links that open ``notebooks/<notebook>`` at the tag."""
@@ -128,7 +129,10 @@ def release(root: Path) -> Release:
     if not found:
         raise LinksError(f"{path}: Repository must be https://github.com/OWNER/REPO, not {url!r}")
     slug = found["slug"]
-    return Release(repository=f"https://github.com/{slug}", slug=slug, tag=f"v{version}")
+    website = project["urls"].get("Website", "")
+    if website and not website.endswith("/"):
+        raise LinksError(f"{path}: Website must end with '/' (the folder of the site's pages), not {website!r}")
+    return Release(repository=f"https://github.com/{slug}", slug=slug, tag=f"v{version}", website=website)
 
 
 def notebooks(root: Path) -> list[Path]:

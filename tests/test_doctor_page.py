@@ -303,3 +303,41 @@ def test_the_chinese_page_answers_in_chinese(built_site: Path, served, chromium)
         assert check.problems() == []
     finally:
         check.visit.close()
+
+
+# --------------------------------------------------------------------------- the way to the page
+
+
+def test_the_readmes_first_screen_and_notebook_01_lead_students_without_an_environment_to_the_page():
+    rel = site.release(ROOT)
+    assert rel.website == "https://tf-gpu-course.github.io/tf-gpu-course/"
+    for path, page in (("README.md", "check.html"), ("README.zh-CN.md", "zh/check.html")):
+        first_screen = "\n".join((ROOT / path).read_text(encoding="utf-8").splitlines()[:12])
+        assert f"]({rel.website}{page})" in first_screen, path
+    for notebook, page in (("notebooks/01_install_versions.ipynb", "check.html"),
+                           ("notebooks/zh/01_install_versions.ipynb", "zh/check.html")):
+        header = "".join(json.loads((ROOT / notebook).read_text(encoding="utf-8"))["cells"][1]["source"])
+        assert f"]({rel.website}{page})" in header, notebook
+
+
+def test_on_the_website_a_link_to_the_published_site_leads_to_its_own_page():
+    rel = site.release(ROOT)
+    pages = {e.code: site.page_map(e) for e in site.EDITIONS}
+    for edition, source, link, expected in (
+            (site.EN, "README.md", "check.html", "check.html"),
+            (site.EN, "notebooks/01_install_versions.ipynb", "check.html", "../check.html"),
+            (site.ZH, "README.zh-CN.md", "zh/check.html", "check.html"),
+            (site.ZH, "notebooks/zh/01_install_versions.ipynb", "zh/check.html", "../check.html")):
+        linker = site.Linker(edition, pages, {}, rel)
+        assert linker.rewrite(f"[x]({rel.website}{link})", source) == f'<a href="{expected}">x</a>', source
+
+
+def test_a_website_address_must_name_a_folder(tmp_path: Path):
+    text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    (tmp_path / "pyproject.toml").write_text(text.replace('io/tf-gpu-course/"', 'io/tf-gpu-course"'), encoding="utf-8")
+    with pytest.raises(sys.modules["notebook_links"].LinksError, match="must end with '/'"):
+        site.release(tmp_path)
+
+
+def test_ci_fetches_the_pinned_pyodide():
+    assert f"pyodide_version={page_builder.PYODIDE_VERSION}\n" in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
