@@ -273,6 +273,17 @@ def test_odd_input_gets_the_doctors_answer_and_never_a_javascript_error(built_si
         check.page.click("#course-doctor-check")
         check.page.wait_for_function(f"window.courseDoctor.answers > {before}")
         assert check.json() == cli_json("--nvidia-smi", str(utf16))
+        # a file in the Chinese Windows console's code page (GBK), not UTF-8: read as the command line reads it
+        gbk = _write_bytes(tmp_path / "smi-gbk.txt", ODD["another language"].encode("gbk"))
+        check.page.set_input_files("#course-doctor-smi-file", str(gbk))
+        check.page.wait_for_function("document.getElementById('course-doctor-smi').value.includes('nvidia-smi')")
+        before = check.page.evaluate("window.courseDoctor.answers")
+        check.page.click("#course-doctor-check")
+        check.page.wait_for_function(f"window.courseDoctor.answers > {before}")
+        assert check.json() == cli_json("--nvidia-smi", str(gbk))
+        # a "log" that is not text: the command line's own message, no JavaScript error
+        check.ask(QA_SMI.read_text(encoding="utf-8"), log="\x00\x01\x02\x03" * 40)
+        assert "is not a text log" in check.page.inner_text(".course-doctor-usage")
         # a TensorFlow log beside the machine
         check.ask(QA_SMI.read_text(encoding="utf-8"), log=TF_LOG.read_text(encoding="utf-8"))
         assert check.json("#course-doctor-log-json") == cli_json("--log", str(TF_LOG), "--nvidia-smi", str(QA_SMI))
@@ -283,6 +294,11 @@ def test_odd_input_gets_the_doctors_answer_and_never_a_javascript_error(built_si
 
 def _write(path: Path, text: str) -> Path:
     path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _write_bytes(path: Path, data: bytes) -> Path:
+    path.write_bytes(data)
     return path
 
 
@@ -297,6 +313,13 @@ def test_the_chinese_page_answers_in_chinese(built_site: Path, served, chromium)
         assert all(any("\u4e00" <= ch <= "\u9fff" for ch in f["message"]) for f in answer["findings"])
         text = check.page.inner_text("#course-doctor-answer")
         assert "要安装什么" in text and "原生 Windows" in text
+        # "Copy the JSON" copies the command line's JSON
+        check.visit.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=served.url.rstrip("/"))
+        check.page.evaluate("document.querySelector('details.course-doctor-json').open = true")
+        check.page.click("details.course-doctor-json .course-doctor-copy")
+        check.page.wait_for_function("document.querySelector('details.course-doctor-json .course-doctor-copy')"
+                                     ".textContent === '已复制'")
+        assert json.loads(check.page.evaluate("navigator.clipboard.readText()")) == answer
         link = check.page.locator("#course-doctor-answer a[href]").first.get_attribute("href")
         assert urljoin(served.url + "zh/check.html", link).startswith(served.url + "zh/docs/troubleshooting.html#")
         check.screenshot("site_zh_check_qa_post.png")

@@ -128,11 +128,15 @@
     ];
   }
 
+  function usage(message) {
+    return el("div", { class: "course-doctor-usage" }, el("p", {}, words.usage), el("pre", {}, message));
+  }
+
   function render(answer) {
     const out = byId("course-doctor-answer");
     const parts = [];
     if (answer.machine.exit === 2 || !answer.machine.stdout.trim()) {
-      parts.push(el("p", { class: "course-doctor-usage" }, words.usage + " ", el("code", {}, answer.machine.stderr)));
+      parts.push(usage(answer.machine.stderr));
     } else {
       const data = JSON.parse(answer.machine.stdout);
       const count = (severity) => data.findings.filter((f) => f.severity === severity).length;
@@ -150,11 +154,15 @@
         raw(answer.command, { report: answer.report.stdout, json: answer.machine.stdout }, "course-doctor-json"));
     }
     if (answer.log) {
-      const log = JSON.parse(answer.log.stdout);
-      parts.push(el("h3", {}, words.log_title),
-        log.log.problem ? null : el("p", {}, words.no_problem),
-        findings(log.findings),
-        raw(answer.log_command, { report: answer.log_report.stdout, json: answer.log.stdout }, "course-doctor-log-json"));
+      parts.push(el("h3", {}, words.log_title));
+      if (answer.log.exit === 2 || !answer.log.stdout.trim()) { // not a log: the command line's message says why
+        parts.push(usage(answer.log.stderr));
+      } else {
+        const log = JSON.parse(answer.log.stdout);
+        parts.push(log.log.problem ? null : el("p", {}, words.no_problem), findings(log.findings),
+          raw(answer.log_command, { report: answer.log_report.stdout, json: answer.log.stdout },
+            "course-doctor-log-json"));
+      }
     }
     out.replaceChildren(...parts.flat(3).filter(Boolean));
     out.dataset.answers = String(state.answers);
