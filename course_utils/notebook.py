@@ -162,8 +162,8 @@ def lesson_file(notebook: str) -> ModuleType | None:
     return lesson
 
 
-def _run_settings(notebook: str, smoke: Mapping[str, Any] | None,
-                  key_results: Sequence[str] | None) -> tuple[Mapping[str, Any], Sequence[str], Needs | None]:
+def _run_settings(notebook: str, smoke: Mapping[str, Any] | None, key_results: Sequence[str] | None,
+                  ) -> tuple[Mapping[str, Any], Sequence[str] | Mapping[str, str], Needs | None]:
     """The smoke caps, key results and ``needs`` a notebook runs with: its lesson file's, else the setup call's."""
     lesson = lesson_file(notebook)
     if lesson is None:
@@ -220,7 +220,8 @@ def setup(
         seed_everything(seed, deterministic=deterministic)
     memory_line = apply_memory_policy(policy) if policy is not None else None  # before the runtime starts
     device = choose_device(namespace.get("DEVICE", "auto"))
-    recorder = Recorder(notebook, parameters=notebook_parameters(namespace), smoke=is_smoke, key_results=key_results)
+    recorder = Recorder(notebook, parameters=notebook_parameters(namespace), smoke=is_smoke, key_results=key_results,
+                        smoke_changes=changes)
     recorder.environment(
         tensorflow=tf.__version__,
         keras=keras.__version__,

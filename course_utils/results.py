@@ -2,12 +2,14 @@
 
 A record is one JSON file per notebook run::
 
-    {"notebook": "05_cnn", "smoke": true, "parameters": {...}, "environment": {...},
-     "results": {"test_accuracy": 0.97, ...}, "key_results": ["test_accuracy", ...],
+    {"notebook": "05_cnn", "smoke": true, "parameters": {...}, "smoke_changes": {"IMAGES": [null, 2000]},
+     "environment": {...}, "results": {"test_accuracy": 0.97, ...}, "key_results": ["test_accuracy", ...],
+     "key_meanings": {"test_accuracy": "test accuracy of the fixed model on the chosen device", ...},
      "peak_rss_mib": 812.4, "peak_gpu_mib": 1536.0, "updated": "..."}
 
-``key_results`` are the few results the notebook declares (its lesson file's ``KEY_RESULTS``): the report
-shows those, ``results`` keeps everything. ``peak_gpu_mib`` is there when the run used a GPU.
+``key_results`` are the few results the notebook declares, ``key_meanings`` what each means (its lesson file's
+``KEY_RESULTS``): the report shows those, ``results`` keeps everything. ``smoke_changes``: in smoke mode, each
+parameter the smoke caps lowered, from its value to the cap. ``peak_gpu_mib`` is there when the run used a GPU.
 
 Where it goes: ``$COURSE_RESULTS_FILE`` (the runner sets one per run), else
 ``$COURSE_RESULTS_DIR/<notebook>.json``, else ``<course home>/results/<notebook>.json``: ``build/`` in
@@ -75,7 +77,8 @@ class Recorder:
         parameters: Mapping[str, Any],
         smoke: bool,
         path: Path | None = None,
-        key_results: Sequence[str] = (),
+        key_results: Sequence[str] | Mapping[str, str] = (),
+        smoke_changes: Mapping[str, tuple[Any, Any]] | None = None,
     ):
         self.path = Path(path) if path else default_results_path(notebook)
         self.data: dict[str, Any] = {
@@ -84,7 +87,11 @@ class Recorder:
             "parameters": _plain(dict(parameters)),
             "environment": {},
             "results": {},
-            "key_results": list(key_results),  # the few results a report shows for this notebook
+            "key_results": list(key_results),  # the few results a report shows for this notebook, in order
+            # what each means (a lesson file's KEY_RESULTS says it; a notebook of one's own may not)
+            "key_meanings": dict(key_results) if isinstance(key_results, Mapping) else {},
+            # in smoke mode, each parameter the smoke caps lowered: [its value, the cap]
+            "smoke_changes": {name: _plain(list(change)) for name, change in (smoke_changes or {}).items()},
             "started": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         }
         # Measured again at every save, e.g. {"peak_gpu_mib": ...}; a probe that returns None is left out.

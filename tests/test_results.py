@@ -87,3 +87,16 @@ def test_data_summary_is_one_line_per_record():
     )
     assert data_summary({}) == "" and data_summary({"data": None}) == ""
     assert data_summary({"data": {"mnist": {"source": "keras-cache"}}}) == "mnist: keras-cache"
+
+
+def test_the_record_keeps_the_key_results_in_order_with_their_meanings_and_the_smoke_changes(tmp_path):
+    path = tmp_path / "r.json"
+    declared = {"zeta": "the last letter, declared first", "alpha": "the first letter"}
+    Recorder("05_x", parameters={"IMAGES": 2000}, smoke=True, path=path, key_results=declared,
+             smoke_changes={"IMAGES": (None, 2000)})
+    data = json.loads(path.read_text())
+    assert data["key_results"] == ["zeta", "alpha"], "the order the lesson declares, though the file sorts its keys"
+    assert data["key_meanings"] == declared and data["smoke_changes"] == {"IMAGES": [None, 2000]}
+    Recorder("99_mine", parameters={}, smoke=False, path=path, key_results=["acc"])  # a notebook of one's own
+    data = json.loads(path.read_text())
+    assert data["key_results"] == ["acc"] and data["key_meanings"] == {} and data["smoke_changes"] == {}

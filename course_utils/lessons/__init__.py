@@ -5,7 +5,8 @@ A lesson file holds, at its top, what ``setup`` reads (it finds the file by the 
 - ``NOTEBOOK``: the name the notebook gives ``setup`` (``"05_cnn_cpu_vs_gpu"``);
 - ``SMOKE``: the smoke caps, each parameter lowered to its cap when ``COURSE_SMOKE=1`` (``params.apply_smoke``;
   ``{}``: nothing to shorten);
-- ``KEY_RESULTS``: the few recorded results that say what the notebook showed; reports show those;
+- ``KEY_RESULTS``: the few recorded results that say what the notebook showed, each with what it means; reports
+  show those, with their meanings;
 - ``needs(values)``, where the notebook needs more of its parameters than their names promise (``params``): it
   raises ``ParameterError`` at setup, before TensorFlow loads; too few images with ``params.too_few``, so a smoke
   cap can give way (``params.settle_smoke``).

@@ -38,7 +38,9 @@ _ = translator("lessons")
 
 NOTEBOOK = "01_install_versions"  # the name the notebook gives setup
 SMOKE = {}  # nothing to shorten: the notebook runs in seconds
-KEY_RESULTS = ["qa_tensorflow"]
+KEY_RESULTS = {  # name: what it means, as the run report explains it
+    "qa_tensorflow": "the TensorFlow the doctor recommends for the Q&A post's machine (expected: tensorflow<2.11)",
+}
 
 
 @dataclass(frozen=True)

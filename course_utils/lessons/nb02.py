@@ -27,7 +27,12 @@ _ = translator("lessons")
 
 NOTEBOOK = "02_verify_gpu"  # the name the notebook gives setup
 SMOKE = {"MATMUL_SIZE": 256, "REPEATS": 3}
-KEY_RESULTS = ["gpus_visible", "gpu_usable", "matmul_ms", "copy_ms"]
+KEY_RESULTS = {  # name: what it means, as the run report explains it
+    "gpus_visible": "GPUs that TensorFlow lists (0 on a machine without a usable GPU)",
+    "gpu_usable": "whether an operation really ran on a GPU",
+    "matmul_ms": "one matrix product on each device, median milliseconds",
+    "copy_ms": "copying the product from each device to main memory, median milliseconds",
+}
 
 
 # --------------------------------------------------------------------------- the exercises

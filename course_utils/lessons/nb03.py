@@ -29,7 +29,11 @@ _ = translator("lessons")
 
 NOTEBOOK = "03_memory"  # the name the notebook gives setup
 SMOKE = {"BATCH_SIZE": 128}
-KEY_RESULTS = ["too_late_error", "step_kb_per_image", "largest_batch"]
+KEY_RESULTS = {  # name: what it means, as the run report explains it
+    "too_late_error": "the error for a memory setting made after TensorFlow started (expected: RuntimeError)",
+    "step_kb_per_image": "memory that one more image adds to a training step, kB",
+    "largest_batch": "the largest batch estimated to fit in 5,000 MiB of GPU memory",
+}
 
 
 # ----------------------------------------------------------------------------- Exercise 3.1

@@ -30,7 +30,11 @@ _ = translator("lessons")
 
 NOTEBOOK = "04_dense_noise_vs_zeros"  # the name the notebook gives setup
 SMOKE = {"EPOCHS": 5, "IMAGES": 4000}
-KEY_RESULTS = ["zeros_minus_noise_points", "step_ms"]
+KEY_RESULTS = {  # name: what it means, as the run report explains it
+    "zeros_minus_noise_points": "validation accuracy at the last epoch with zero channels added, minus with "
+                                "noise channels, in points (1 point = 1% of the images)",
+    "step_ms": "milliseconds per training step, with noise channels and with zero channels",
+}
 
 
 def needs(values: Mapping[str, Any]) -> None:

@@ -29,7 +29,11 @@ _ = translator("lessons")
 
 NOTEBOOK = "07_beyond_one_gpu"  # the name the notebook gives setup
 SMOKE = {"EPOCHS": 2, "IMAGES": 1024, "BATCH_SIZE": 64}
-KEY_RESULTS = ["replicas", "workers_in_sync", "workers_vs_fit"]
+KEY_RESULTS = {  # name: what it means, as the run report explains it
+    "replicas": "copies of the model that trained in step (GPUs, or logical CPUs on a machine without one)",
+    "workers_in_sync": "whether the two workers ended with the same weights (expected: True)",
+    "workers_vs_fit": "relative difference between the workers' first loss and model.fit's (expected: near 0)",
+}
 
 
 def needs(values: Mapping[str, Any]) -> None:

@@ -80,8 +80,9 @@ def test_the_report_files_agree_with_the_records(tmp_path):
 
     md = paths["md"].read_text()
     assert md.startswith("# Batch sizes\n") and "4 of 4 run(s), 3 ok, 1 failed" in md
-    first = "| 1 | 05_cnn__BATCH_SIZE-32 | 05_cnn | BATCH_SIZE=32, EPOCHS=1 | ok | 10.32 | /CPU:0 |  | 532 | 2.21.0 |"
-    assert first in md, "the GPU column is empty on the CPU"
+    first = "| 1 | 05_cnn | full | BATCH_SIZE=32, EPOCHS=1 | ok | passed | 10.32 | CPU | 532 | 2.21.0 |"
+    assert first in md
+    assert "| failed: cell In [3]: ResourceExhaustedError: OOM \\| x | not reached |" in md
     assert "test_accuracy=0.9032, epoch_s (median)=1.875" in md
     assert "failed: cell In [3]: ResourceExhaustedError: OOM \\| x" in md, "a | in an error must not break the table"
     assert "## Failures" in md and "model.fit(x)" in md
@@ -144,3 +145,36 @@ def test_a_run_on_a_gpu_names_the_gpu_its_driver_and_peak_gpu_memory(tmp_path):
     assert "NVIDIA GeForce RTX 3060 (driver 560.94), peak 1,000 MiB" in report
     cpu_report = write_report(GRID, tmp_path / "cpu", {"title": "t"})["md"].read_text()
     assert "driver" not in cpu_report and "peak GPU memory" not in cpu_report
+
+
+def test_each_column_of_the_runs_table_says_something_of_its_own(tmp_path):
+    """Mode, the parameters set and lowered, the checkpoint, the device with its GPU, the key results' meanings."""
+    lowered = {"IMAGES": [None, 2000], "BATCH_SIZE": [128, 64]}
+    gpu = dict(run("05_cnn", BATCH_SIZE=64), smoke=True, smoke_changes=lowered,
+               peak_gpu_mib=1536.0, key_results=["test_accuracy", "epoch_s"],
+               key_meanings={"test_accuracy": "test accuracy of the `fixed` model", "epoch_s": ""},
+               environment={"device_kind": "GPU", "gpu": {"name": "NVIDIA A100", "driver": "550.54.15"}})
+    cpu = dict(run("07_beyond_one_gpu", notebook="07_beyond_one_gpu"), smoke=True, smoke_changes={"EPOCHS": [5, 2]},
+               environment={"device_kind": "CPU", "device_description": "AMD EPYC"})
+    cpu["results"] = {"checkpoint_passed": False, "checkpoint_failed": ["the workers stayed in step"]}
+    paths = write_report([gpu, cpu], tmp_path, {"smoke": True})
+    md = paths["md"].read_text()
+    assert "| # | notebook | mode | parameters | status | checkpoint | time (s) | device |" in md
+    assert "| 1 | 05_cnn | smoke | BATCH_SIZE=64; smoke: IMAGES None -> 2000 |" in md, "a set parameter is no cap"
+    assert "| GPU: NVIDIA A100 (driver 550.54.15), peak 1,536 MiB |" in md
+    assert "| 2 | 07_beyond_one_gpu | smoke | smoke: EPOCHS 5 -> 2 | ok | failed: the workers stayed in step |" in md
+    assert "| CPU (AMD EPYC) |" in md and "smoke mode (short runs)" in md
+    assert "Key results of 05_cnn:\n\n- `test_accuracy`: test accuracy of the `fixed` model\n\n" in md
+    assert "epoch_s`:" not in md, "a result it says nothing about has no line"
+    page = paths["html"].read_text()
+    assert "<li><code>test_accuracy</code>: test accuracy of the `fixed` model</li>" in page
+    assert "full runs" in write_report([dict(run("02_verify_gpu"), smoke=False)], tmp_path / "full", {})[
+        "md"].read_text()
+
+
+def test_html_cells_show_code_spans_as_code_and_escape_the_rest():
+    from course_utils.tools.batch.report import html_text
+
+    assert html_text("run `pip install \"x<2\"` <b>now</b>") == (
+        "run <code>pip install &quot;x&lt;2&quot;</code> &lt;b&gt;now&lt;/b&gt;")
+    assert html_text("a lone ` stays") == "a lone ` stays"

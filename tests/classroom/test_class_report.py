@@ -24,7 +24,8 @@ def planted(base: dict, user: str, host: str, problems: list[dict], **changes) -
 
 
 def problem(code: str, severity: str) -> dict:
-    return {"code": code, "severity": severity, "message": f"{code} found", "fix": f"fix {code}", "source": "x"}
+    return {"code": code, "severity": severity, "message": f"{code} found", "fix": f"fix {code} with `course doctor`",
+            "source": "x"}
 
 
 @pytest.fixture
@@ -82,9 +83,11 @@ def test_the_report_lists_every_record_problems_first(real_run, class_folder, tm
     printed = capsys.readouterr().out.splitlines()
     real = real_run.record
     real_errors = any(p["severity"] == "error" for p in real["problems"])
-    assert printed == [
+    real_warnings = any(p["severity"] == "warning" for p in real["problems"])
+    assert printed == [  # bob has an error and a warning: he counts under both
         str(out / "class-report.md"),
-        f"7 records: {3 + real_errors} with errors, 1 with warnings, 5 unreadable",
+        f"7 records: {3 + real_errors} with errors, {2 + real_warnings} with warnings, "
+        f"{2 + (not real['problems'])} fine, 5 unreadable",
     ]
     hostile = (HOSTILE_USER, f"{HOSTILE_USER}@&lt;script&gt;alert('x')&lt;/script&gt;")
     real_row = (real["user"], f"{real['user']}@{real['host']}")
@@ -112,7 +115,11 @@ def test_the_summary_counts_versions_platforms_problems_and_repeats(class_folder
     assert "| TensorFlow 2.10.1 | 1 |" in markdown
     assert "| platform windows | 1 |" in markdown
     assert "| files that are no record | 5 |" in markdown
-    assert re.search(r"\| driver-too-old \| error \| 1 \| alice@gpu-box \| fix driver-too-old \|", markdown)
+    assert re.search(r"\| driver-too-old \| error \| 1 \| alice@gpu-box \| fix driver-too-old with `course doctor` \|",
+                     markdown)
+    # the HTML shows the fix's command as code, not as Markdown's backticks
+    page = written["html"].read_text(encoding="utf-8")
+    assert "<td>fix driver-too-old with <code>course doctor</code></td>" in page and "`course doctor`" not in page
     assert "| gpu-slower-than-cpu | warning | 1 | carol@pc1 |" in markdown
     assert "Sent more than one record: dave@pc2 (dave.json, room-b/dave-again.json)." in markdown
     assert "Tesla T4, 15360 MiB" in markdown and "470.57.02" in markdown
@@ -141,7 +148,7 @@ def test_a_missing_or_empty_folder_is_bad_input(tmp_path, capsys):
 def test_only_bad_files_still_writes_the_report_but_exits_2(tmp_path, capsys):
     (tmp_path / "a.json").write_text("{")
     assert class_report.main([str(tmp_path)]) == 2
-    assert "0 records: 0 with errors, 0 with warnings, 1 unreadable" in capsys.readouterr().out
+    assert "0 records: 0 with errors, 0 with warnings, 0 fine, 1 unreadable" in capsys.readouterr().out
     assert "a.json" in (tmp_path / "class-report.md").read_text()
 
 

@@ -171,9 +171,15 @@ def test_each_run_shows_the_key_results_its_notebook_declares(course_run):
         assert run["key_results"], f"{run['name']} declares no key results"
         missing = [name for name in run["key_results"] if name not in run["results"]]
         assert not missing, f"{run['name']} declared but did not record {missing}"
-        row = next(line for line in md.splitlines() if line.startswith(f"| {i} | {run['name']} |"))
+        row = next(line for line in md.splitlines() if line.startswith(f"| {i} | {run['notebook']} | smoke |"))
+        assert "| ok | passed |" in row, f"{run['name']}: status and checkpoint: {row}"
         shown = {name for name in run["results"] if re.search(rf"(?:^|[ ,|]){re.escape(name)}(?:=|\[| \()", row)}
         assert shown == set(run["key_results"]), f"{run['name']}: the report shows {shown}"
+        assert set(run["key_meanings"]) == set(run["key_results"]) and all(run["key_meanings"].values())
+        assert all(f"- `{name}`: {meaning}" in md for name, meaning in run["key_meanings"].items())
+        lowered = {name: cap for name, (_, cap) in run["smoke_changes"].items()}
+        assert lowered == {k: v for k, v in run["recorded_parameters"].items() if k in lowered}
+        assert all(f"{name} " in row for name in lowered), f"{run['name']}: the smoke caps are not shown: {row}"
         if run["device"] == "/CPU:0":  # no GPU here: no GPU facts, no GPU peak
             assert "gpu" not in run["environment"] and run["peak_gpu_mib"] is None
 

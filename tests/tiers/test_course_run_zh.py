@@ -109,5 +109,6 @@ def test_chinese_notebook_records_the_english_result_names(zh_run, english_runs,
     run = passed(zh_run, path.stem)
     english = english_runs.get(path.stem)
     assert english is not None, f"the English run in {EN_OUT} has no {path.stem}"
-    assert run["key_results"] == english["key_results"] == lesson_file(path.stem).KEY_RESULTS
+    assert run["key_results"] == english["key_results"] == list(lesson_file(path.stem).KEY_RESULTS)
+    assert run["key_meanings"] == english["key_meanings"] == lesson_file(path.stem).KEY_RESULTS
     assert sorted(run["results"]) == sorted(english["results"]), "result names are data: never translated"

@@ -53,6 +53,8 @@ class RunRecord:
     log: str = ""
     recorded_parameters: dict[str, Any] = field(default_factory=dict)  # as the notebook ran them (smoke caps applied)
     key_results: list[str] = field(default_factory=list)  # the results the notebook declares; the report shows those
+    key_meanings: dict[str, str] = field(default_factory=dict)  # what each of them means
+    smoke_changes: dict[str, list[Any]] = field(default_factory=dict)  # smoke mode: parameter -> [its value, cap]
     peak_gpu_mib: float | None = None  # the most GPU memory TensorFlow held in the kernel (runs on a GPU)
 
 
@@ -132,6 +134,8 @@ def run_notebook(
         log=str(log),
         recorded_parameters=record.get("parameters", {}),
         key_results=record.get("key_results", []),
+        key_meanings=record.get("key_meanings") or {},
+        smoke_changes=record.get("smoke_changes") or {},
         peak_gpu_mib=record.get("peak_gpu_mib"),
     )
 

@@ -1,10 +1,11 @@
 """The report of a batch run: ``report.md``, a self-contained ``report.html`` and ``results.json``.
 
-- **Runs**: one row per run - notebook, parameters, status (a failure names its cell and
-  error), time, device, the GPU (name, driver, peak GPU memory: runs on a GPU), peak host
-  memory, TensorFlow version, data (each dataset the notebook loaded: its source and number
-  of images, from the record's ``environment["data"]``), key results - the few the notebook
-  declares (its lesson file's ``KEY_RESULTS``; every result stays in ``results.json``). Two
+- **Runs**: one row per run - notebook, smoke or full, the parameters the batch set and those smoke mode
+  lowered, status (a failure names its cell and error), the checkpoint (passed, failed with what was not seen,
+  or not reached), time, device (the CPU, or the GPU with its driver and peak GPU memory), peak host memory,
+  TensorFlow version, data (each dataset the notebook loaded: its source and number of images, from the
+  record's ``environment["data"]``), key results - the few the notebook declares (its lesson file's
+  ``KEY_RESULTS``; every result stays in ``results.json``), with what each means under the table. Two
   machines' reports then show whether their runs used the same GPU and the same data.
 - **Comparisons**: for each notebook run at several grid points, a table of the
   parameters that vary against its key results, and a chart per result (x: the first
@@ -164,8 +165,29 @@ def _params(parameters: Mapping[str, Any]) -> str:
     return ", ".join(f"{k}={_text(v)}" for k, v in parameters.items())
 
 
+def _parameters(run: Mapping[str, Any]) -> str:
+    """The parameters the batch set (``EPOCHS=1``), then those smoke mode lowered (``smoke: IMAGES None -> 2000``);
+    "as in the notebook" when neither."""
+    parts = [_params(run["parameters"])] if run["parameters"] else []
+    capped = {k: v for k, v in (run.get("smoke_changes") or {}).items() if k not in run["parameters"]}
+    if capped:
+        shown = (f"{k} {'None' if old is None else _text(old)} -> {_text(new)}" for k, (old, new) in capped.items())
+        parts.append("smoke: " + ", ".join(shown))
+    return "; ".join(parts) or "as in the notebook"
+
+
 def _status(run: Mapping[str, Any]) -> str:
     return f"failed: {run['error']}" if run["status"] != "ok" else "ok"
+
+
+def _checkpoint(run: Mapping[str, Any]) -> str:
+    """``passed``, ``failed: <what was not seen>`` or ``not reached`` (the run stopped before it)."""
+    results = run.get("results") or {}
+    if "checkpoint_passed" not in results:
+        return "not reached"
+    if results["checkpoint_passed"]:
+        return "passed"
+    return "failed: " + "; ".join(str(c) for c in results.get("checkpoint_failed") or [])
 
 
 def _rel(path: str, out: Path) -> str:
@@ -177,13 +199,13 @@ def _rel(path: str, out: Path) -> str:
 
 RUN_COLUMNS = [
     "#",
-    "run",
     "notebook",
+    "mode",
     "parameters",
     "status",
+    "checkpoint",
     "time (s)",
     "device",
-    "GPU",
     "peak host memory (MiB)",
     "TensorFlow",
     "data",
@@ -194,13 +216,13 @@ RUN_COLUMNS = [
 def _run_row(i: int, run: Mapping[str, Any]) -> list[str]:
     return [
         str(i),
-        run["name"],
         run["notebook"],
-        _params(run["parameters"]),
+        "smoke" if run.get("smoke") else "full",
+        _parameters(run),
         _status(run),
+        _checkpoint(run),
         _text(run["duration_s"]),
-        _text(run["device"]),
-        _gpu(run),
+        _device(run),
         _text(run["peak_rss_mib"]),
         _text(run["tensorflow"]),
         data_summary(run.get("environment") or {}),
@@ -208,17 +230,32 @@ def _run_row(i: int, run: Mapping[str, Any]) -> list[str]:
     ]
 
 
-def _gpu(run: Mapping[str, Any]) -> str:
-    """``NVIDIA A100 (driver 550.54), peak 1,536 MiB``: the GPU a run used, from its record; '' on the CPU."""
-    gpu = (run.get("environment") or {}).get("gpu") or {}
-    if not gpu and run.get("peak_gpu_mib") is None:
-        return ""
-    text = str(gpu.get("name") or "GPU")
-    if gpu.get("driver"):
-        text += f" (driver {gpu['driver']})"
-    if run.get("peak_gpu_mib") is not None:
-        text += f", peak {run['peak_gpu_mib']:,.0f} MiB"
-    return text
+def _device(run: Mapping[str, Any]) -> str:
+    """Where the run computed: ``GPU: NVIDIA A100 (driver 550.54), peak 1,536 MiB`` or ``CPU (AMD EPYC)``."""
+    environment = run.get("environment") or {}
+    gpu = environment.get("gpu") or {}
+    if gpu or run.get("peak_gpu_mib") is not None or environment.get("device_kind") == "GPU":
+        text = "GPU: " + str(gpu.get("name") or run.get("device") or "a GPU")
+        if gpu.get("driver"):
+            text += f" (driver {gpu['driver']})"
+        if run.get("peak_gpu_mib") is not None:
+            text += f", peak {run['peak_gpu_mib']:,.0f} MiB"
+        return text
+    if environment.get("device_kind") == "CPU" or str(run.get("device") or "").upper().endswith("CPU:0"):
+        described = environment.get("device_description")
+        return f"CPU ({described})" if described else "CPU"
+    return _text(run.get("device"))
+
+
+def meanings(runs: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, str]]:
+    """Per notebook, the key results it declares with what each means (those it says nothing about left out)."""
+    found: dict[str, dict[str, str]] = {}
+    for run in runs:
+        said = run.get("key_meanings") or {}
+        described = {name: said[name] for name in run.get("key_results") or [] if said.get(name)}
+        if described:
+            found.setdefault(run["notebook"], described)
+    return found
 
 
 def _summary(runs: Sequence[Mapping[str, Any]], meta: Mapping[str, Any]) -> str:
@@ -227,8 +264,7 @@ def _summary(runs: Sequence[Mapping[str, Any]], meta: Mapping[str, Any]) -> str:
     parts = [f"{len(runs)} of {planned} run(s), {len(runs) - failed} ok, {failed} failed"]
     if meta.get("interrupted"):
         parts.append("interrupted")
-    if meta.get("smoke"):
-        parts.append("smoke mode")
+    parts.append("smoke mode (short runs)" if meta.get("smoke") else "full runs")
     if meta.get("duration_s") is not None:
         parts.append(f"{meta['duration_s']} s in all, {meta.get('jobs', 1)} at a time")
     return "; ".join(parts) + "."
@@ -263,6 +299,8 @@ def render_markdown(runs, meta, tables, chart_files, out: Path) -> str:
     lines = [f"# {meta.get('title') or 'Course run report'}", "", _summary(runs, meta), ""]
     lines += [f"Command: `{meta.get('command', '')}`  ", _started(meta, out), ""]
     lines += ["## Runs", ""] + _md_table(RUN_COLUMNS, [_run_row(i, r) for i, r in enumerate(runs, 1)]) + [""]
+    for notebook, described in meanings(runs).items():
+        lines += [f"Key results of {notebook}:", ""] + [f"- `{k}`: {v}" for k, v in described.items()] + [""]
     failed = [r for r in runs if r["status"] != "ok"]
     if failed:
         lines += ["## Failures", ""]
@@ -292,12 +330,17 @@ pre{background:#f6f6f6;padding:.5em;overflow-x:auto}img{margin:.5em 1em .5em 0;b
 .meta{color:#555}code{background:#f3f3f3;padding:0 .2em}"""
 
 
+def html_text(text: str) -> str:
+    """Text for HTML: escaped, and its `code` spans (the Markdown that messages and fixes use) as <code>."""
+    return re.sub(r"`([^`\n]+)`", r"<code>\1</code>", html.escape(text))
+
+
 def _html_table(header: Sequence[str], rows: Sequence[Sequence[str]], classes: Sequence[str] = ()) -> str:
     head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
     body = []
     for i, row in enumerate(rows):
         cls = f' class="{classes[i]}"' if i < len(classes) and classes[i] else ""
-        body.append(f"<tr{cls}>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>")
+        body.append(f"<tr{cls}>" + "".join(f"<td>{html_text(c)}</td>" for c in row) + "</tr>")
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
@@ -314,6 +357,9 @@ def render_html(runs, meta, tables, chart_pngs, out: Path) -> str:
     ]
     classes = ["failed" if r["status"] != "ok" else "" for r in runs]
     parts.append(_html_table(RUN_COLUMNS, [_run_row(i, r) for i, r in enumerate(runs, 1)], classes))
+    for notebook, described in meanings(runs).items():
+        items = "".join(f"<li><code>{esc(k)}</code>: {esc(v)}</li>" for k, v in described.items())
+        parts.append(f"<p>Key results of {esc(notebook)}:</p><ul>{items}</ul>")
     failed = [r for r in runs if r["status"] != "ok"]
     if failed:
         parts.append("<h2>Failures</h2>")

@@ -3,9 +3,9 @@
 Reads every ``*.json`` file under FOLDER (sub-folders too) and writes ``class-report.md`` and a
 self-contained ``class-report.html`` into ``--out`` (default: FOLDER):
 
-- **Summary**: how many records, with errors, with warnings, fine, files that are no record; how many
-  machines have a GPU TensorFlow can use; the TensorFlow versions and platforms; students who sent more
-  than one record.
+- **Summary**: how many records, with errors, with warnings (a record with both counts under both), fine,
+  files that are no record; how many machines have a GPU TensorFlow can use; the TensorFlow versions and
+  platforms; students who sent more than one record.
 - **Problems by code**: each problem code, its severity, how many records have it, who, and the fix.
 - **Students**: one row per record - errors first, then warnings, then fine; by user within a group.
 - **Files that are no record**: empty, cut short, not JSON, not an object, another schema - each with why.
@@ -212,23 +212,29 @@ def ordered(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 # --------------------------------------------------------------------------- the class
 
 
+def severity_counts(records: Sequence[dict[str, Any]]) -> Counter[str]:
+    """How many records have each severity: a record with an error and a warning counts under both."""
+    return Counter(severity for r in records for severity in {p["severity"] for p in r["problems"]})
+
+
 def summary_line(records: Sequence[dict[str, Any]], bad: Sequence[tuple[str, str]]) -> str:
-    """``"40 records: 3 with errors, 5 with warnings, 2 unreadable"``."""
-    counts = Counter(group(r) for r in records)
+    """``"40 records: 3 with errors, 5 with warnings, 33 fine, 2 unreadable"``."""
+    counts = severity_counts(records)
+    fine = sum(not r["problems"] for r in records)
     return (
-        f"{len(records)} record{'' if len(records) == 1 else 's'}: {counts['errors']} with errors, "
-        f"{counts['warnings']} with warnings, {len(bad)} unreadable"
+        f"{len(records)} record{'' if len(records) == 1 else 's'}: {counts['error']} with errors, "
+        f"{counts['warning']} with warnings, {fine} fine, {len(bad)} unreadable"
     )
 
 
 def counts_rows(records: Sequence[dict[str, Any]], bad: Sequence[tuple[str, str]]) -> list[list[str]]:
     """The summary table: what, how many."""
-    groups = Counter(group(r) for r in records)
+    counts = severity_counts(records)
     rows = [
         ["records", str(len(records))],
-        ["with errors", str(groups["errors"])],
-        ["with warnings (no error)", str(groups["warnings"])],
-        ["fine", str(groups["fine"])],
+        ["with errors", str(counts["error"])],
+        ["with warnings", str(counts["warning"])],
+        ["fine (no problem)", str(sum(not r["problems"] for r in records))],
         ["files that are no record", str(len(bad))],
         ["a GPU TensorFlow sees", str(sum(bool(_list(_dict(r.get("tensorflow")).get("gpus"))) for r in records))],
     ]
