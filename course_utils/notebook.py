@@ -42,6 +42,7 @@ from course_utils.core.places import work_dir
 from course_utils.core.plot_fonts import use_chinese_font
 from course_utils.core.tf_setup import quiet_tensorflow, seed_everything
 from course_utils.device import DeviceChoice, choose_device, gpu_facts
+from course_utils.lessons import Feedback
 from course_utils.memory import peak_gpu_mib
 from course_utils.params import Needs, apply_smoke, check_language, settle_smoke, smoke_enabled
 from course_utils.results import Recorder
@@ -84,6 +85,20 @@ class Course:
         (train, test), info = data.load(dataset, images=images, with_info=True)
         self.recorder.note_data(info, train_images_used=len(train[0]))
         return train, test
+
+    def check(self, exercise: str, *answers: Any) -> Feedback:
+        """Check an answer to exercise ``exercise`` (``"3.1"``) with the notebook's own check (its lesson file's
+        ``CHECKS``), print the feedback, and record the outcome and the attempt in the student's record."""
+        lesson = lesson_file(self.notebook)
+        checks = getattr(lesson, "CHECKS", {})
+        if exercise not in checks:
+            known = ", ".join(checks) or _("none")
+            raise ParameterError(
+                _("{notebook} has no exercise {exercise!r}.").format(notebook=self.notebook, exercise=exercise),
+                _("Give the number of one of its exercises: {known}.").format(known=known))
+        result = checks[exercise](*answers)
+        self.recorder.exercise(exercise, result.status)
+        return result
 
     def checkpoint(self, checks: Mapping[str, bool]) -> None:
         """State and check what the student should have seen; raise if anything failed."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import textwrap
@@ -15,7 +16,7 @@ from course_utils.notebook import CheckpointError, checkpoint, lesson_file, note
 from course_utils.results import read_results
 
 from .conftest import isolated
-from .lessons.solutions import declared_parameters
+from .lessons.solutions import declared_parameters, solved
 
 
 def run_python(code: str, **env: str) -> subprocess.CompletedProcess:
@@ -226,3 +227,22 @@ def test_setup_prints_each_call_it_made(monkeypatch, capsys):
     assert "tf.config.experimental.enable_op_determinism()" in limit
     assert limit[-1].endswith("[tf.config.LogicalDeviceConfiguration(memory_limit=1024)])")
     assert not any("memory" in call for call in setup_calls("growth", 0, None, False) + setup_calls("all", 1, 0, False))
+
+
+def test_course_check_runs_the_lessons_check_and_records_outcomes_and_attempts(tmp_path, capsys):
+    from course_utils.notebook import Course
+    from course_utils.results import Recorder
+
+    path = tmp_path / "03.json"
+    course = Course("03_memory", tf=None, device=None, smoke=True,
+                    recorder=Recorder("03_memory", parameters={}, smoke=True, path=path))
+    assert course.check("3.2", None).status == "not answered yet"  # an empty answer is no attempt
+    assert course.check("3.2", 3).status == "wrong"
+    assert "Exercise 3.2" in capsys.readouterr().out, "the feedback is printed"
+    right = solved("03_memory", "Exercise 3.2")["answer"]
+    assert course.check("3.2", right).ok and not course.check("3.2", 3).ok
+    exercises = json.loads(path.read_text())["exercises"]
+    assert exercises == {"3.2": {"status": "wrong", "attempts": 3, "right_at": 2}}
+    with pytest.raises(ParameterError, match="no exercise '9.9'") as error:
+        course.check("9.9", 1)
+    assert "3.1, 3.2" in error.value.fix

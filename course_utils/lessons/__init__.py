@@ -12,7 +12,9 @@ A lesson file holds, at its top, what ``setup`` reads (it finds the file by the 
   cap can give way (``params.settle_smoke``).
 
 Then its exercises (``nb03.check_memory_setting(...)``): a task in the notebook, a check the student runs, and a
-solution to reveal. A check looks at the student's answer and returns ``Feedback``: right, wrong (with what to
+solution to reveal. ``CHECKS`` maps each exercise's number to its check; the task cell calls it through the
+course object, ``course.check("3.1", answer)``, which also records the outcome and the attempts in the student's
+record. A check looks at the student's answer and returns ``Feedback``: right, wrong (with what to
 look at), or not answered yet. It prints the feedback too, so the notebook shows it. A wrong or empty answer never
 raises: a notebook run unattended (papermill, nbval, CI) leaves the answers empty and must still finish. The
 solution sits under the task in a collapsed ``<details>`` block. This module holds what the checks share.

@@ -266,3 +266,11 @@ def check_laptop_install(answer: object, *, show: bool = True) -> Feedback:
 def check_server_install(answer: object, *, show: bool = True) -> Feedback:
     """Exercise 1.3: the pip command that installs TensorFlow with its GPU on the old Linux server."""
     return check_install("Exercise 1.3", SERVER, answer, show=show)
+
+
+# The notebook's exercises, by number: its task cells call ``course.check("1.1", answer)``.
+CHECKS = {
+    "1.1": check_route,
+    "1.2": check_laptop_install,
+    "1.3": check_server_install,
+}

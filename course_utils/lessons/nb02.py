@@ -148,3 +148,11 @@ def check_tf32_off(answer: object, *, show: bool = True) -> Feedback:
     right = _("Right. Run it before the products. The results then match the CPU's to float32 rounding, and "
               "matrix products run slower on that GPU.")
     return feedback(name, [], right=right, show=show)
+
+
+# The notebook's exercises, by number: its task cells call ``course.check("2.1", answer)``.
+CHECKS = {
+    "2.1": check_gpu_code,
+    "2.2": check_timing,
+    "2.3": check_tf32_off,
+}

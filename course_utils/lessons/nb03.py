@@ -163,3 +163,10 @@ def check_largest_batch(answer: object, *, show: bool = True) -> Feedback:
     else:
         hint = _("Far too large. A float32 number takes 4 bytes, and each layer's output counts twice.")
     return feedback(BATCH, [_("{answer:,} is not it. {hint}").format(answer=answer, hint=hint)], right="", show=show)
+
+
+# The notebook's exercises, by number: its task cells call ``course.check("3.1", answer)``.
+CHECKS = {
+    "3.1": check_memory_setting,
+    "3.2": check_largest_batch,
+}

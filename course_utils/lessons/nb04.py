@@ -190,3 +190,10 @@ def check_gpu_speed(answer: Any, *, show: bool = True) -> Feedback:
               "larger steps, or several steps per call (compile(steps_per_execution=...)), cut that cost.").format(
         gflop=truth, ms=truth / T4_TFLOPS)
     return feedback(SPEED, problems, right=right, show=show)
+
+
+# The notebook's exercises, by number: its task cells call ``course.check("4.1", answer)``.
+CHECKS = {
+    "4.1": check_memory,
+    "4.2": check_gpu_speed,
+}

@@ -216,3 +216,11 @@ def check_utilisation(answer: Any, *, show: bool = True) -> Feedback:
     right = _("Right: at batch 32 each step is small, and the GPU waits for Python and for the next launch. Batch 256 "
               "makes eight times fewer steps, each with more work. A prefetched tf.data pipeline helps too.")
     return multiple_choice(UTILISATION, answer, CHOICES, said, right=right, show=show)
+
+
+# The notebook's exercises, by number: its task cells call ``course.check("5.1", answer)``.
+CHECKS = {
+    "5.1": check_model_and_loss,
+    "5.2": check_utilisation,
+    "5.3": check_policies,
+}

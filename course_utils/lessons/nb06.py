@@ -179,3 +179,10 @@ def check_profile_range(answer: object, *, show: bool = True) -> Feedback:
     return feedback(name, problems, right=_("({start}, {stop}) profiles batches {start} to {stop}: {steps} steps of "
                                             "epoch {epoch}.").format(start=start, stop=stop, steps=PROFILE_STEPS,
                                                                      epoch=PROFILE_EPOCH), show=show)
+
+
+# The notebook's exercises, by number: its task cells call ``course.check("6.1", answer)``.
+CHECKS = {
+    "6.1": check_profile_range,
+    "6.2": check_input_bound,
+}

@@ -202,3 +202,10 @@ def check_cluster(answer: object, *, show: bool = True) -> Feedback:
                                             "index 1. {machines} workers with {gpus} GPUs each: {replicas} replicas "
                                             "in sync.").format(machines=len(CLUSTER), gpus=GPUS_PER_MACHINE,
                                                                replicas=len(CLUSTER) * GPUS_PER_MACHINE), show=show)
+
+
+# The notebook's exercises, by number: its task cells call ``course.check("7.1", answer)``.
+CHECKS = {
+    "7.1": check_global_batch,
+    "7.2": check_cluster,
+}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from course_utils.lessons import EMPTY, RIGHT, WRONG, feedback, is_empty, not_answered, unanswered
@@ -54,16 +56,23 @@ def test_every_notebook_exercise_has_a_task_cell_and_a_solution():
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
-def test_each_task_cell_as_shipped_runs_unattended_and_is_not_answered_yet(path, capsys):
-    """What papermill, nbval and CI run: the task cells in order in one namespace (the first imports the checks),
-    answers empty. Each says it is not answered yet - never wrong, never an error."""
+def test_each_task_cell_as_shipped_runs_unattended_and_is_not_answered_yet(path, capsys, tmp_path):
+    """What papermill, nbval and CI run: the task cells in order in one namespace, with the notebook's ``course``,
+    answers empty. Each says it is not answered yet - never wrong, never an error - and counts no attempt."""
+    from course_utils.notebook import Course
+    from course_utils.results import Recorder
+
     from .solutions import task_cells
 
-    namespace: dict = {}
+    record = tmp_path / "record.json"
+    recorder = Recorder(path.stem, parameters={}, smoke=True, path=record)
+    namespace: dict = {"course": Course(path.stem, tf=None, device=None, smoke=True, recorder=recorder)}
     for exercise, source in task_cells(path.stem).items():
         exec(source, namespace)  # noqa: S102 - the notebook's own task cell, unanswered
         out = capsys.readouterr().out
         assert f"✏️ {exercise}: not answered yet" in out and "wrong" not in out, out
+    exercises = json.loads(record.read_text(encoding="utf-8"))["exercises"]
+    assert exercises and all(e == {"status": EMPTY, "attempts": 0, "right_at": None} for e in exercises.values())
 
 
 def test_a_check_as_the_last_line_of_a_cell_shows_its_feedback_once(capsys):

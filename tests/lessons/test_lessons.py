@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 
 import pytest
 
@@ -95,3 +96,32 @@ def test_declares_a_few_key_results_that_it_records(path):
     recorded = {k.arg for n in ast.walk(ast.parse(python(path))) if isinstance(n, ast.Call)
                 and getattr(n.func, "attr", None) == "record" for k in n.keywords}
     assert set(declared) <= recorded, f"declared but never recorded: {sorted(set(declared) - recorded)}"
+
+
+# --- exercises: each task cell calls course.check with its own number; the course records the outcome -----------
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS + ZH_NOTEBOOKS, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_each_task_cell_calls_the_check_of_its_own_exercise_through_the_course(path):
+    lesson = lesson_file(path.stem)
+    tasks = [c for c in json.loads(path.read_text(encoding="utf-8"))["cells"]
+             if "exercise" in c.get("metadata", {}).get("tags", [])]
+    called = []
+    for cell in tasks:
+        source = "".join(cell["source"])
+        calls = [node for node in ast.walk(ast.parse(source)) if isinstance(node, ast.Call)
+                 and ast.unparse(node.func) == "course.check"]
+        assert len(calls) == 1, f"{path.name}: a task cell makes one course.check call:\n{source}"
+        number = calls[0].args[0].value
+        first_line = source.splitlines()[0]
+        assert re.match(rf"# (Exercise|练习) {re.escape(number)}\b", first_line), f"{path.name}: {first_line!r}"
+        called.append(number)
+    assert called == list(lesson.CHECKS), f"{path.name}: CHECKS lists {list(lesson.CHECKS)}"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_each_check_is_registered_under_the_exercise_it_gives_feedback_on(name):
+    lesson = lesson_file(name)
+    for number, check in lesson.CHECKS.items():
+        empty = (None,) * (check.__code__.co_argcount)
+        assert check(*empty, show=False).exercise == f"Exercise {number}", check.__name__

@@ -15,9 +15,9 @@ NOTEBOOK = "01_install_versions"
 def test_the_notebook_has_the_three_exercises_each_calling_its_check():
     tasks = task_cells(NOTEBOOK)
     assert set(tasks) == {"Exercise 1.1", "Exercise 1.2", "Exercise 1.3"}
-    assert "nb01.check_route(answer)" in tasks["Exercise 1.1"]
-    assert "nb01.check_laptop_install(answer)" in tasks["Exercise 1.2"]
-    assert "nb01.check_server_install(answer)" in tasks["Exercise 1.3"]
+    assert 'course.check("1.1", answer)' in tasks["Exercise 1.1"]
+    assert 'course.check("1.2", answer)' in tasks["Exercise 1.2"]
+    assert 'course.check("1.3", answer)' in tasks["Exercise 1.3"]
     for source in tasks.values():
         assert "= None" in source, "the task starts with empty answers"
 

@@ -14,9 +14,9 @@ NOTEBOOK = "02_verify_gpu"
 def test_the_notebook_has_the_three_exercises_each_calling_its_check():
     tasks = task_cells(NOTEBOOK)
     assert set(tasks) == {"Exercise 2.1", "Exercise 2.2", "Exercise 2.3"}
-    assert "nb02.check_gpu_code(answer)" in tasks["Exercise 2.1"]
-    assert "nb02.check_timing(answer)" in tasks["Exercise 2.2"]
-    assert "nb02.check_tf32_off(answer)" in tasks["Exercise 2.3"]
+    assert 'course.check("2.1", answer)' in tasks["Exercise 2.1"]
+    assert 'course.check("2.2", answer)' in tasks["Exercise 2.2"]
+    assert 'course.check("2.3", answer)' in tasks["Exercise 2.3"]
 
 
 # ----------------------------------------------------------------------------- Exercise 2.1

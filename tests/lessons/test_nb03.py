@@ -16,8 +16,8 @@ NOTEBOOK = "03_memory"
 def test_the_notebook_has_the_two_exercises_each_calling_its_check():
     tasks = task_cells(NOTEBOOK)
     assert set(tasks) == {"Exercise 3.1", "Exercise 3.2"}
-    assert "nb03.check_memory_setting(answer)" in tasks["Exercise 3.1"]
-    assert "nb03.check_largest_batch(answer)" in tasks["Exercise 3.2"]
+    assert 'course.check("3.1", answer)' in tasks["Exercise 3.1"]
+    assert 'course.check("3.2", answer)' in tasks["Exercise 3.2"]
 
 
 # ----------------------------------------------------------------------------- Exercise 3.1

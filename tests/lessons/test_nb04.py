@@ -18,8 +18,8 @@ ONE, HELD = nb04.array_bytes() / 1e6, nb04.during_fit_bytes() / 1e6  # 752.64 MB
 def test_the_notebook_has_both_exercises_each_calling_its_check():
     tasks = task_cells(NOTEBOOK)
     assert set(tasks) == {"Exercise 4.1", "Exercise 4.2"}
-    assert "nb04.check_memory(answer)" in tasks["Exercise 4.1"]
-    assert "nb04.check_gpu_speed(answer)" in tasks["Exercise 4.2"]
+    assert 'course.check("4.1", answer)' in tasks["Exercise 4.1"]
+    assert 'course.check("4.2", answer)' in tasks["Exercise 4.2"]
 
 
 # ----------------------------------------------------------------------------- what its parameters need

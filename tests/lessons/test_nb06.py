@@ -19,8 +19,8 @@ NOTEBOOK = "06_tensorboard"
 def test_the_notebook_has_the_two_exercises_each_calling_its_check():
     tasks = task_cells(NOTEBOOK)
     assert set(tasks) == {"Exercise 6.1", "Exercise 6.2"}
-    assert "nb06.check_profile_range(answer)" in tasks["Exercise 6.1"]
-    assert "nb06.check_input_bound(answer)" in tasks["Exercise 6.2"]
+    assert 'course.check("6.1", answer)' in tasks["Exercise 6.1"]
+    assert 'course.check("6.2", answer)' in tasks["Exercise 6.2"]
 
 
 # ----------------------------------------------------------------------------- what its parameters need

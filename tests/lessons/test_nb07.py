@@ -22,9 +22,9 @@ def test_the_notebook_has_the_two_exercises_each_calling_its_check():
     tasks = task_cells(NOTEBOOK)
     assert set(tasks) == {"Exercise 7.1", "Exercise 7.2"}
     assert 'answer = {"global_batch": None, "steps_per_epoch": None}' in tasks["Exercise 7.1"]
-    assert "nb07.check_global_batch(answer)" in tasks["Exercise 7.1"]
+    assert 'course.check("7.1", answer)' in tasks["Exercise 7.1"]
     assert 'answer = {"TF_CONFIG": None, "replicas": None}' in tasks["Exercise 7.2"]
-    assert "nb07.check_cluster(answer)" in tasks["Exercise 7.2"]
+    assert 'course.check("7.2", answer)' in tasks["Exercise 7.2"]
 
 
 def test_the_notebooks_code_does_not_give_worker_1s_config_away():
