@@ -49,7 +49,8 @@ def _create_exclusive(folder: Path, stem: str) -> tuple[int, Path]:
 
 
 def write_json_atomic(
-    path: str | os.PathLike[str], data: Any, *, indent: int | None = 2, sort_keys: bool = False
+    path: str | os.PathLike[str], data: Any, *, indent: int | None = 2, sort_keys: bool = False,
+    mode: int | None = None,
 ) -> Path:
     """Write ``data`` as JSON to ``path`` atomically; return the path.
 
@@ -58,12 +59,15 @@ def write_json_atomic(
     file, or the next run after a crash - sees the old file or the new one, never a part.
     If ``data`` cannot be written (not JSON-able, a full disk), ``path`` is left as it was
     and the temporary file is removed. The parent folder is created if needed. The file's
-    permissions are those of any file the user creates (``0o666`` less the umask).
+    permissions are those of any file the user creates (``0o666`` less the umask), or ``mode``
+    (POSIX), set before anything is written.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = _create_exclusive(path.parent, path.name)
     try:
+        if mode is not None and hasattr(os, "fchmod"):
+            os.fchmod(fd, mode)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             json.dump(data, fh, indent=indent, sort_keys=sort_keys)
             fh.write("\n")

@@ -34,6 +34,7 @@ HUB_CPU_LIMIT = "COURSE_HUB_CPU_LIMIT"
 HUB_GPUS = "COURSE_HUB_GPUS"
 HUB_STATE = "COURSE_HUB_STATE"
 SHARED_SERVER = "COURSE_SHARED_SERVER"
+HANDIN_DIR = "COURSE_HANDIN_DIR"
 # For a cluster (docs/class.md)
 SHARDS = "COURSE_SHARDS"
 # Set by the course for its own child processes (course_utils.core.child)
@@ -75,6 +76,8 @@ VARIABLES = (
     Variable(HUB_STATE, "instructor", "the hub: the folder of its own files (user database, cookie secret)"),
     Variable(SHARED_SERVER, "the course", "`1`: other people's processes run on this machine (the class hub sets it); "
                                           "notebook 07's workers then need a network of their own"),
+    Variable(HANDIN_DIR, "instructor", "the folder `course hand-in` writes each student's progress into (the class hub "
+                                       "makes it and passes it on; default there: `/srv/tf-gpu-course-hand-in`)"),
     Variable(SHARDS, "instructor", "a Kubernetes Indexed Job: the number of shards of `course run --shard auto`"),
     Variable(PARENT_PID, "the course", "a child process ends when this process has ended"),
     Variable(TIME_LIMIT_S, "the course", "a child process ends after this many seconds"),

@@ -32,6 +32,10 @@ COMMANDS = {  # command: (its module, what it does)
     "preflight": ("course_utils.tools.classroom.preflight",
                   "check this machine before a class: one JSON record, problems"),
     "class-report": ("course_utils.tools.classroom.class_report", "the students' preflight records as one report"),
+    "hand-in": ("course_utils.tools.classroom.handin",
+                "hand in your progress (each notebook's exercises and checkpoint) to your instructor"),
+    "progress": ("course_utils.tools.classroom.progress",
+                 "the students' hand-ins as one report: who is done, stuck or not started"),
 }
 
 

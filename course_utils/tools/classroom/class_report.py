@@ -30,6 +30,7 @@ from typing import Any
 from course_utils.core.errors import CourseError, InputError
 from course_utils.core.i18n import translator
 from course_utils.tools.batch.report import _CSS, _html_table, _md_table
+from course_utils.tools.classroom.handin import SCHEMA as PROGRESS_SCHEMA
 from course_utils.tools.classroom.preflight import SCHEMA
 
 _ = translator("course")
@@ -59,6 +60,8 @@ def invalid_reason(data: Any) -> str | None:
         return f"a JSON {type(data).__name__}, not a preflight record (a JSON object)"
     if "schema" not in data:
         return 'no "schema" key: not a preflight record'
+    if data["schema"] == PROGRESS_SCHEMA:
+        return "a progress record (course hand-in), not a preflight record: `course progress` reports those"
     if data["schema"] != SCHEMA:
         return f"schema {str(data['schema'])[:60]!r}, expected {SCHEMA!r} (another tool, or another version)"
     for key in ("user", "host"):
