@@ -16,6 +16,8 @@
 #   COURSE_HUB_GPUS     optional: devices to share out, one per student, e.g. "0,1,2,3" or MIG UUIDs
 #   COURSE_GPU_MEMORY   how much GPU memory each notebook may take: growth (default), all, or a number of MiB
 #   COURSE_HUB_STATE    the hub's own files: user database, cookie secret (default /srv/tf-gpu-course-hub)
+#   COURSE_HANDIN_DIR   where students hand in their progress (default /srv/tf-gpu-course-hand-in): they write,
+#                       the admins read (course progress FOLDER)
 #   COURSE_OFFLINE, COURSE_SMOKE, COURSE_DATA_DIR  passed on to every student when set here
 #
 # Any JupyterHub setting can also be changed on the command line, which wins over this file, e.g.
@@ -96,6 +98,11 @@ c.Spawner.environment = {
     # would listen on a TCP port that every classmate's process can reach.
     variables.LOG_DIR: lambda spawner: hub.log_dir_for(spawner.user.name),
 }
+# The hand-in folder: `course hand-in` writes each student's progress there, for the admins to read with
+# `course progress FOLDER` (course_utils/tools/classroom/handin.py and progress.py); no student reads another's.
+for problem in hub.prepare_hand_in(settings.handin_dir, sorted(settings.admins)):
+    log.warning("The hand-in folder: %s", problem)
+c.Spawner.environment[variables.HANDIN_DIR] = str(settings.handin_dir)
 if settings.gpus:
     c.Spawner.environment["CUDA_VISIBLE_DEVICES"] = lambda spawner: hub.gpu_for_user(spawner.user.name, settings.gpus)
 

@@ -210,6 +210,7 @@ def hub_environment(state: Path, names: list[str], gpus: list[str], admins: list
         variables.HUB_USERS: ",".join(names),
         variables.HUB_ADMINS: ",".join(admins),
         variables.HUB_STATE: str(state),
+        variables.HANDIN_DIR: str(hand_in_folder(state)),
         variables.HUB_MEM_LIMIT: MEM_LIMIT,
         variables.HUB_CPU_LIMIT: CPU_LIMIT,
         variables.HUB_GPUS: ",".join(gpus),
@@ -219,6 +220,12 @@ def hub_environment(state: Path, names: list[str], gpus: list[str], admins: list
         "PYTHONUNBUFFERED": "1",
     })
     return env
+
+
+def hand_in_folder(state: Path) -> Path:
+    """The class's hand-in folder, beside the hub's state in /tmp (which every account passes through); the hub
+    makes it."""
+    return state.with_name(state.name + "-hand-in")
 
 
 def start_hub(state: Path, names: list[str], gpus: list[str], admins: list[str]) -> Hub:
@@ -403,6 +410,7 @@ def klass() -> Iterator[Class]:
             if trouble:
                 problems.append(trouble)
         shutil.rmtree(state, ignore_errors=True)
+        shutil.rmtree(hand_in_folder(state), ignore_errors=True)
         assert not problems, "; ".join(problems)
 
 
@@ -608,6 +616,39 @@ def test_a_students_workers_are_out_of_reach_of_another_students_processes(klass
 
 
 # --------------------------------------------------------------------------- the settings decide, at every start
+
+
+HAND_IN = "(lambda done: done.stdout + done.stderr)(__import__('subprocess').run([__import__('sys').executable, " \
+          "'-m', 'course_utils', 'hand-in'], capture_output=True, text=True))"
+
+
+def test_a_hand_in_reaches_the_instructor_and_no_other_student(klass, tmp_path):
+    alice, bob = klass.students  # alice is the admin: the instructor
+    folder = hand_in_folder(klass.state)
+    for student in klass.students:
+        assert "other students cannot" in student.kernel.value(HAND_IN), f"{student.name}'s hand-in"
+    files = {student.name: folder / f"{student.name}.json" for student in klass.students}
+    for student in klass.students:
+        info = files[student.name].stat()
+        assert info.st_uid == student.uid and stat.S_IMODE(info.st_mode) & 0o007 == 0, oct(info.st_mode)
+    progress = json.loads(files[bob.name].read_text(encoding="utf-8"))["notebooks"]["02_verify_gpu"]
+    assert progress["checkpoint"]["passed"] is True and set(progress["exercises"]) == {"2.1", "2.2", "2.3"}
+    # the instructor reads bob's hand-in from her own server; bob reads neither hers nor the folder's list
+    assert alice.kernel.value(f"__import__('json').loads(open({str(files[bob.name])!r}).read())['user']") == bob.name
+    for code in (f"open({str(files[alice.name])!r}).read()", f"__import__('os').listdir({str(folder)!r})"):
+        attempt = bob.kernel.run(code)
+        assert attempt.error is not None and attempt.error["ename"] == "PermissionError", attempt.describe()
+    # nor can bob put a file of his in the place of hers (the folder is sticky)
+    swap = (f"p = __import__('pathlib').Path({str(folder)!r}); (p / 'x.json').write_text('{{}}'); "
+            f"__import__('os').replace(p / 'x.json', p / {alice.name + '.json'!r})")
+    attempt = bob.kernel.run(swap)
+    assert attempt.error is not None and attempt.error["ename"] == "PermissionError", attempt.describe()
+    (folder / "x.json").unlink(missing_ok=True)
+    # the class's report counts both
+    from course_utils.tools.classroom.progress import write_progress
+
+    written = write_progress(folder, tmp_path)
+    assert set(written["records"]) == {alice.name, bob.name} and dict(written["bad"]) == {}
 
 
 def test_an_admin_sees_every_student_and_can_open_their_server(klass):

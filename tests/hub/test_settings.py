@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import os
+import pwd
+import stat
 import subprocess
 import sys
 import tempfile
@@ -171,6 +173,7 @@ def hub_env(monkeypatch, tmp_path):
     for name in VARIABLES:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv(variables.HUB_STATE, str(tmp_path / "state"))
+    monkeypatch.setenv(variables.HANDIN_DIR, str(tmp_path / "hand-in"))
     proxy = tmp_path / "configurable-http-proxy"
     proxy.write_text("#!/bin/sh\n")
     monkeypatch.setattr(hub, "LOCAL_PROXY", proxy)
@@ -206,6 +209,8 @@ def test_the_shipped_config_with_the_defaults(hub_env, tmp_path):
     assert "TENSORBOARD_PROXY_URL" not in environment, "%tensorboard's TCP port would be open to classmates"
     assert environment[variables.LOG_DIR](fake_spawner("root")) == hub.log_dir_for("root")
     assert environment[variables.SHARED_SERVER] == "1"
+    assert environment[variables.HANDIN_DIR] == str(tmp_path / "hand-in")
+    assert stat.S_IMODE((tmp_path / "hand-in").stat().st_mode) == hub.HANDIN_MODE
     assert "CUDA_VISIBLE_DEVICES" not in environment
     assert {"COURSE_OFFLINE", "COURSE_SMOKE", "COURSE_DATA_DIR"} <= set(c.Spawner.env_keep)
     assert "COURSE_RESULTS_DIR" not in c.Spawner.env_keep and "COURSE_HOME" not in c.Spawner.env_keep
@@ -292,3 +297,22 @@ def test_the_start_script_copies_the_notebooks_once_and_keeps_the_students_work(
     start_student(home)
     assert (mine / course[0].name).read_text() == "my answers", "a student's own copy is never replaced"
     assert (mine / course[1].name).read_bytes() == course[1].read_bytes(), "a missing notebook comes back"
+
+
+def test_the_hand_in_folder_lets_students_write_and_the_admins_of_this_start_read(tmp_path):
+    folder = tmp_path / "hand-in"
+    (tmp_path / "hand-in").mkdir()
+    (folder / "ana.json").write_text("{}")
+    me = pwd.getpwuid(os.getuid()).pw_name
+    assert hub.prepare_hand_in(folder, [me]) == []
+    mode = stat.S_IMODE(folder.stat().st_mode)  # with an ACL, the group bits show its mask
+    assert mode & 0o7707 == 0o3703, f"setgid, sticky; others write and pass, never list: {oct(mode)}"
+    acl = subprocess.run(["getfacl", "-p", str(folder)], capture_output=True, text=True, check=True).stdout
+    assert f"user:{me}:rwx" in acl and f"default:user:{me}:r--" in acl
+    on_file = subprocess.run(["getfacl", "-p", str(folder / "ana.json")], capture_output=True, text=True).stdout
+    assert f"user:{me}:r--" in on_file, "a hand-in from before this start is readable by this start's admins"
+    assert hub.prepare_hand_in(folder, []) == []  # the admin taken out of the settings
+    acl = subprocess.run(["getfacl", "-p", str(folder)], capture_output=True, text=True, check=True).stdout
+    on_file = subprocess.run(["getfacl", "-p", str(folder / "ana.json")], capture_output=True, text=True).stdout
+    assert f"user:{me}" not in acl and f"user:{me}" not in on_file
+    assert stat.S_IMODE(folder.stat().st_mode) == hub.HANDIN_MODE

@@ -13,6 +13,7 @@ import os
 import re
 import shutil
 import stat
+import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -28,6 +29,10 @@ _ = translator("course")
 
 DEFAULT_GROUP = "tf-course"
 DEFAULT_STATE = "/srv/tf-gpu-course-hub"
+DEFAULT_HANDIN = "/srv/tf-gpu-course-hand-in"
+# The hand-in folder: setgid (a file takes the folder's group, root, not a group students share), sticky (no one
+# renames or removes another's file), and others may write and pass but not list it (-wx).
+HANDIN_MODE = 0o3733
 DEFAULT_MEM_LIMIT = "8G"
 DEFAULT_CPU_LIMIT = 2.0
 # Course switches passed on from the hub's environment to every student, when set there.
@@ -51,6 +56,7 @@ class HubSettings:
     gpus: tuple[str, ...]  # empty: every student sees every GPU
     gpu_memory: str  # COURSE_GPU_MEMORY as given ("growth" when unset)
     state_dir: Path
+    handin_dir: Path  # where `course hand-in` puts each student's progress (COURSE_HANDIN_DIR)
 
 
 def _names(text: str) -> list[str]:
@@ -99,6 +105,7 @@ def read_settings(environ: Mapping[str, str] | None = None) -> HubSettings:
         gpus=tuple(_names(env.get(variables.HUB_GPUS, ""))),
         gpu_memory=gpu_memory,
         state_dir=Path(env.get(variables.HUB_STATE, "").strip() or DEFAULT_STATE),
+        handin_dir=Path(env.get(variables.HANDIN_DIR, "").strip() or DEFAULT_HANDIN),
     )
 
 
@@ -119,6 +126,33 @@ def log_dir_for(name: str) -> str:
     """``COURSE_LOG_DIR`` for student ``name``: ``~/tf-gpu-course/logs``, the folder their private TensorBoard shows
     (``tb_server``) and where notebook 06's relative ``LOG_DIR`` starts."""
     return str(Path(os.path.expanduser(f"~{name}")) / "tf-gpu-course" / "logs")
+
+
+def prepare_hand_in(folder: Path, admins: Sequence[str]) -> list[str]:
+    """Make the class's hand-in folder at the hub's start (as root): each student writes their own file there,
+    which they and the admins read, and no other student (``HANDIN_MODE``, and a POSIX ACL entry per admin - on the
+    folder, as the default for new files, and on the files already there). The admins are exactly ``admins`` at
+    every start: an admin taken out of the settings reads no hand-in any more. Returns the problems, to log."""
+    folder.mkdir(parents=True, exist_ok=True)
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        os.chown(folder, 0, 0)
+    folder.chmod(HANDIN_MODE)
+    setfacl = shutil.which("setfacl")
+    if setfacl is None:
+        return [_("setfacl was not found (Debian and Ubuntu: the package acl), so only root reads the hand-ins in "
+                  "{folder}.").format(folder=folder)] if admins else []
+    files = [str(p) for p in folder.iterdir() if p.is_file()]
+    commands = [[setfacl, "-b", str(folder), *files]]  # every named entry gone: the admins of this start only
+    for name in sorted(admins):
+        # rwx: an admin lists and reads, and hands in too (a named entry replaces "others" -wx for that account)
+        commands += [[setfacl, "-m", f"u:{name}:rwx", str(folder)], [setfacl, "-d", "-m", f"u:{name}:r", str(folder)]]
+        commands += [[setfacl, "-m", f"u:{name}:r", *files]] if files else []
+    problems = []
+    for command in commands:
+        done = subprocess.run(command, capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            problems.append(f"{' '.join(command[:4])}: {done.stderr.strip()}")
+    return problems
 
 
 def student_environment(settings: HubSettings, python_bin: Path) -> dict[str, str]:
