@@ -32,7 +32,7 @@ from collections.abc import Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from course_utils.core.errors import CheckpointError, ParameterError
 from course_utils.core.gpu_config import apply_memory_policy, memory_policy
@@ -42,10 +42,12 @@ from course_utils.core.places import work_dir
 from course_utils.core.plot_fonts import use_chinese_font
 from course_utils.core.tf_setup import quiet_tensorflow, seed_everything
 from course_utils.device import DeviceChoice, choose_device, gpu_facts
-from course_utils.lessons import Feedback
 from course_utils.memory import peak_gpu_mib
 from course_utils.params import Needs, apply_smoke, check_language, settle_smoke, smoke_enabled
 from course_utils.results import Recorder
+
+if TYPE_CHECKING:  # `import course_utils` loads no lesson module: a check loads its own
+    from course_utils.lessons import Feedback
 
 _ = translator("course")
 PARAMETER_TYPES = (bool, int, float, str, type(None), list, tuple, dict)
@@ -96,8 +98,10 @@ class Course:
             raise ParameterError(
                 _("{notebook} has no exercise {exercise!r}.").format(notebook=self.notebook, exercise=exercise),
                 _("Give the number of one of its exercises: {known}.").format(known=known))
+        from course_utils.lessons import EMPTY  # lazy: `import course_utils` loads no lesson module
+
         result = checks[exercise](*answers)
-        self.recorder.exercise(exercise, result.status)
+        self.recorder.exercise(exercise, result.status, answered=result.status != EMPTY, right=result.ok)
         return result
 
     def checkpoint(self, checks: Mapping[str, bool]) -> None:

@@ -35,7 +35,6 @@ from course_utils.core import variables
 from course_utils.core.files import write_json_atomic
 from course_utils.core.places import results_dir
 from course_utils.core.rss import peak_rss_mib
-from course_utils.lessons import EMPTY, RIGHT
 
 __all__ = [
     "Recorder",
@@ -130,8 +129,9 @@ class Recorder:
             checksum=info.checksum,
         )
 
-    def exercise(self, number: str, status: str) -> dict[str, Any]:
-        """Count an attempt at exercise ``number`` (``"3.1"``) and keep its outcome (right, wrong, not answered yet).
+    def exercise(self, number: str, status: str, *, answered: bool, right: bool) -> dict[str, Any]:
+        """Count an attempt at exercise ``number`` (``"3.1"``) and keep its outcome (``status``: the check's words,
+        right, wrong or not answered yet; ``answered``: an answer was given; ``right``: it was right).
 
         ``exercises[number]``: ``{"status": the last outcome, "attempts": checks with an answer, "right_at": the
         attempt that was first right (None until then)}``. A check of an empty answer is no attempt.
@@ -139,9 +139,9 @@ class Recorder:
         entry = self.data.setdefault("exercises", {}).setdefault(number, {"status": status, "attempts": 0,
                                                                            "right_at": None})
         entry["status"] = status
-        if status != EMPTY:
+        if answered:
             entry["attempts"] += 1
-            if status == RIGHT and entry["right_at"] is None:
+            if right and entry["right_at"] is None:
                 entry["right_at"] = entry["attempts"]
         self._save()
         return dict(entry)

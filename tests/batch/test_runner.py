@@ -186,8 +186,9 @@ def test_a_smoke_grid_over_two_notebooks_runs_every_point_and_reports_it(tmp_pat
     # The report agrees with the records.
     md = (out / "report.md").read_text()
     assert md.startswith("# Fixture grid") and "4 of 4 run(s), 4 ok, 0 failed" in md
-    for name, run in runs.items():
-        assert f"| {name} | {run['notebook']} | N={run['parameters']['N']} | ok |" in md
+    for run in runs.values():
+        checkpoint = "passed" if run["notebook"] == "curve" else "none"  # the other fixture has no checkpoint
+        assert f"| {run['notebook']} | smoke | N={run['parameters']['N']} | ok | {checkpoint} |" in md
     comparison = {t["notebook"]: t for t in data["comparisons"]}["curve"]
     assert [row["N"] for row in comparison["rows"]] == [1, 2]
     assert [row["score"] for row in comparison["rows"]] == [runs[f"curve__N-{n}"]["results"]["score"] for n in (1, 2)]
@@ -198,7 +199,7 @@ def test_a_smoke_grid_over_two_notebooks_runs_every_point_and_reports_it(tmp_pat
     assert page.count("<tr>") + page.count("<tr ") >= 1 + 4 + 2 * 3  # runs table and two comparison tables
     sources = re.findall(r"src='([^']*)'", page)
     assert sources and all(s.startswith("data:image/png;base64,") for s in sources), "self-contained"
-    assert "0.6667" in page and "curve__N-2" in page
+    assert "0.6667" in page and "<td>curve</td><td>smoke</td><td>N=2</td><td>ok</td><td>passed</td>" in page
 
 
 def test_a_failing_notebook_gets_its_row_and_the_batch_goes_on(tmp_path, capsys):
@@ -215,8 +216,8 @@ def test_a_failing_notebook_gets_its_row_and_the_batch_goes_on(tmp_path, capsys)
     assert runs[1]["results"] == {"doubled": 6} and runs[2]["results"]["scaled"] == 4.5
     assert errors_in(out / "executed" / "fails__N-3.ipynb"), "the failing run's executed notebook is kept"
     md = (out / "report.md").read_text()
-    assert "| fails__N-3 | fails | N=3 | failed: cell In [3]: ValueError: deliberate failure with N=3 |" in md
-    assert "## Failures" in md and "executed/fails__N-3.ipynb" in md and "| ok__N-3 | ok | N=3 | ok |" in md
+    assert "| fails | full | N=3 | failed: cell In [3]: ValueError: deliberate failure with N=3 | not reached |" in md
+    assert "## Failures" in md and "executed/fails__N-3.ipynb" in md and "| ok | full | N=3 | ok | none |" in md
     assert '<tr class="failed">' in (out / "report.html").read_text()
 
 

@@ -279,7 +279,7 @@ def test_two_shards_merged_make_the_report_an_unsharded_run_makes(real, tmp_path
     assert [(r["name"], r["status"]) for r in data["runs"]] == list(zip(PLAN_NAMES, statuses, strict=True))
     assert data["runs"][1]["results"]["scaled"] == 3 and data["comparisons"][0]["notebook"] == "curve"
     md = (real.parts / "report.md").read_text()
-    assert "| fails__N-2 | fails | N=2 | failed: cell In [3]: ValueError: deliberate failure with N=2 |" in md
+    assert "| fails | full | N=2 | failed: cell In [3]: ValueError: deliberate failure with N=2 | not reached |" in md
     assert "executed notebook [executed/fails__N-1.ipynb](executed/fails__N-1.ipynb)" in md
     # The comparison would see a difference that is not a time or a memory peak.
     changed = tmp_path / "changed"
