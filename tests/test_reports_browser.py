@@ -30,7 +30,7 @@ def show(chromium, page_file: Path, screenshot: str) -> tuple[object, list[str]]
         page = context.new_page()
         page.on("console", lambda m: problems.append(f"console: {m.text}") if m.type == "error" else None)
         page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
-        page.goto(page_file.as_uri())
+        page.goto(page_file.resolve().as_uri())  # COURSE_CI_OUT may be relative (the Makefile gives build/ci/course)
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(SCREENSHOTS / screenshot), full_page=True)
         return page.inner_text("body"), problems
