@@ -23,7 +23,7 @@ import html
 import json
 import sys
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -78,15 +78,17 @@ def invalid_reason(data: Any) -> str | None:
     return None
 
 
-def read_record(path: Path) -> tuple[dict[str, Any] | None, str | None]:
-    """``(record, None)``, or ``(None, why the file is no record)``; never raises for a bad file."""
+def read_record(path: Path, validate: Callable[[Any], str | None] = invalid_reason,
+                max_bytes: int = MAX_BYTES) -> tuple[dict[str, Any] | None, str | None]:
+    """``(record, None)``, or ``(None, why the file is no record)``; never raises for a bad file. ``validate`` says
+    why parsed JSON is not the record wanted (default: a preflight record; ``progress`` passes its own)."""
     try:
         if not path.is_file():
             return None, "not a regular file"
         size = path.stat().st_size
         if size == 0:
             return None, "empty file"
-        if size > MAX_BYTES:
+        if size > max_bytes:
             return None, f"too large ({size:,} bytes; a record is a few kB)"
         raw = path.read_bytes()
     except OSError as error:
@@ -103,7 +105,7 @@ def read_record(path: Path) -> tuple[dict[str, Any] | None, str | None]:
         return None, f"not valid JSON: {error.msg} (line {error.lineno}, column {error.colno}); cut short or edited?"
     except (ValueError, RecursionError) as error:
         return None, f"not valid JSON ({type(error).__name__})"
-    reason = invalid_reason(data)
+    reason = validate(data)
     return (None, reason) if reason else (data, None)
 
 
@@ -331,19 +333,27 @@ def render_html(records: Sequence[dict[str, Any]], bad: Sequence[tuple[str, str]
     return "\n".join(parts) + "\n"
 
 
-def write_class_report(folder: Path, out: Path) -> dict[str, Any]:
-    """Read ``folder``, write ``out``/class-report.md and .html; return their paths, the records and the bad files."""
-    records, bad = load_folder(folder)
+def write_pages(out: Path, pages: Mapping[str, tuple[str, str]]) -> dict[str, Path]:
+    """Write a report's pages into ``out`` - ``{"md": (file name, text), "html": ...}`` - and return their paths;
+    ``InputError`` when ``out`` cannot be written."""
     try:
         out.mkdir(parents=True, exist_ok=True)
-        paths = {"md": out / "class-report.md", "html": out / "class-report.html"}
-        paths["md"].write_text(render_markdown(records, bad, str(folder)), encoding="utf-8")
-        paths["html"].write_text(render_html(records, bad, str(folder)), encoding="utf-8")
+        paths = {kind: out / name for kind, (name, _text) in pages.items()}
+        for kind, (_name, text) in pages.items():
+            paths[kind].write_text(text, encoding="utf-8")
     except OSError as error:
         raise InputError(
             _("The report cannot be written into {out} ({reason}).").format(out=out, reason=error.strerror or error),
             _("Pass --out with a folder you can write."),
         ) from None
+    return paths
+
+
+def write_class_report(folder: Path, out: Path) -> dict[str, Any]:
+    """Read ``folder``, write ``out``/class-report.md and .html; return their paths, the records and the bad files."""
+    records, bad = load_folder(folder)
+    paths = write_pages(out, {"md": ("class-report.md", render_markdown(records, bad, str(folder))),
+                              "html": ("class-report.html", render_html(records, bad, str(folder)))})
     return {**paths, "records": records, "bad": bad}
 
 

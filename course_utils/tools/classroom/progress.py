@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import html
 import importlib
-import json
 import pkgutil
 import sys
 from collections.abc import Mapping, Sequence
@@ -32,6 +31,7 @@ from course_utils.core.errors import CourseError, InputError
 from course_utils.core.i18n import translator
 from course_utils.lessons import RIGHT
 from course_utils.tools.batch.report import _CSS, _html_table, _md_table
+from course_utils.tools.classroom.class_report import read_record, write_pages
 from course_utils.tools.classroom.handin import SCHEMA
 
 _ = translator("course")
@@ -89,16 +89,9 @@ def load_folder(folder: Path) -> tuple[dict[str, dict[str, Any]], list[tuple[str
     bad: list[tuple[str, str]] = []
     for path in sorted(folder.rglob("*.json")):
         name = path.relative_to(folder).as_posix()
-        try:
-            if path.stat().st_size > MAX_BYTES:
-                raise ValueError(_("too big for a progress record"))
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as error:
-            bad.append((name, _("cannot be read as JSON: {reason}").format(reason=error)))
-            continue
-        why = invalid_reason(data)
+        data, why = read_record(path, invalid_reason, MAX_BYTES)
         wrote = owner(path)
-        if why is None and wrote not in (None, "root", data["user"]):
+        if data is not None and wrote not in (None, "root", data["user"]):
             why = _("written by the account {owner}, not by {user}").format(owner=wrote, user=data["user"])
         if why is not None:
             bad.append((name, why))
@@ -213,15 +206,8 @@ def render_html(records, rows, bad, folder: str) -> str:
 def write_progress(folder: Path, out: Path) -> dict[str, Any]:
     records, bad = load_folder(folder)
     rows = table(records)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        paths = {"md": out / "progress.md", "html": out / "progress.html"}
-        paths["md"].write_text(render_markdown(records, rows, bad, str(folder)), encoding="utf-8")
-        paths["html"].write_text(render_html(records, rows, bad, str(folder)), encoding="utf-8")
-    except OSError as error:
-        raise InputError(
-            _("The report cannot be written into {out} ({reason}).").format(out=out, reason=error.strerror or error),
-            _("Pass --out with a folder you can write.")) from None
+    paths = write_pages(out, {"md": ("progress.md", render_markdown(records, rows, bad, str(folder))),
+                              "html": ("progress.html", render_html(records, rows, bad, str(folder)))})
     return {**paths, "records": records, "rows": rows, "bad": bad}
 
 
