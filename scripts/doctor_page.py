@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from course_utils.core import variables
 from course_utils.core.i18n import CHINESE, ENGLISH
 from course_utils.doctor.gpus import QUERY_COMMAND
 from course_utils.doctor.recommend import platform_name
@@ -298,15 +299,15 @@ LANGUAGE = {"en": ENGLISH, "zh": CHINESE}
 @contextmanager
 def speaking(code: str) -> Iterator[None]:
     """The doctor's messages in the language of edition ``code`` for a while (its catalogues name the platforms)."""
-    before = os.environ.get("COURSE_LANG")
-    os.environ["COURSE_LANG"] = LANGUAGE[code]
+    before = os.environ.get(variables.LANG)
+    os.environ[variables.LANG] = LANGUAGE[code]
     try:
         yield
     finally:
         if before is None:
-            os.environ.pop("COURSE_LANG", None)
+            os.environ.pop(variables.LANG, None)
         else:
-            os.environ["COURSE_LANG"] = before
+            os.environ[variables.LANG] = before
 
 
 def pythons() -> list[str]:
