@@ -36,6 +36,8 @@ COMMANDS = {  # command: (its module, what it does)
                 "hand in your progress (each notebook's exercises and checkpoint) to your instructor"),
     "progress": ("course_utils.tools.classroom.progress",
                  "the students' hand-ins as one report: who is done, stuck or not started"),
+    "grading": ("course_utils.tools.classroom.grading",
+                "write the exercises as an nbgrader course: graded by the course's own checks"),
 }
 
 
