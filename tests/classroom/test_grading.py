@@ -129,6 +129,14 @@ def test_a_lesson_the_export_cannot_read_is_refused_with_what_to_do(tmp_path, ca
     assert not (tmp_path / "course" / "source").exists() or not list((tmp_path / "course" / "source").rglob("*.ipynb"))
 
 
+def test_the_course_folder_holds_the_solutions_so_it_is_made_private(tmp_path, capsys):
+    assert grading.main([str(tmp_path / "mine")]) == 0
+    assert (tmp_path / "mine").stat().st_mode & 0o777 == 0o700 and "Warning" not in capsys.readouterr().err
+    (tmp_path / "open").mkdir(mode=0o755)
+    assert grading.main([str(tmp_path / "open")]) == 0
+    assert "chmod 700" in capsys.readouterr().err
+
+
 def test_a_folder_without_lessons_is_refused(tmp_path, capsys):
     assert grading.main([str(tmp_path / "course"), "--notebooks", str(tmp_path)]) == 2
     assert "There are no lesson notebooks" in capsys.readouterr().err

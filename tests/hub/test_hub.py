@@ -39,6 +39,7 @@ import pwd
 import secrets
 import shutil
 import signal
+import sqlite3
 import stat
 import subprocess
 import sys
@@ -649,6 +650,60 @@ def test_a_hand_in_reaches_the_instructor_and_no_other_student(klass, tmp_path):
 
     written = write_progress(folder, tmp_path)
     assert set(written["records"]) == {alice.name, bob.name} and dict(written["bad"]) == {}
+
+
+def nbgrader_in(student: Student, folder: Path, exchange: Path, *args: str) -> str:
+    """Run nbgrader in ``student``'s kernel (their account), in ``folder``; what it printed. Fails on an error."""
+    command = [*args, f"--Exchange.root={exchange}", "--CourseDirectory.course_id=tf-gpu-course"]
+    code = (f"(lambda d: [d.returncode, d.stdout + d.stderr])(__import__('subprocess').run([__import__('sys')"
+            f".executable, '-m', 'nbgrader', *{command!r}], cwd={str(folder)!r}, capture_output=True, text=True))")
+    returncode, printed = student.kernel.value(code, timeout=300)
+    assert returncode == 0 and "| ERROR]" not in printed, f"{student.name}: nbgrader {args}:\n{printed[-3000:]}"
+    return printed
+
+
+def test_nbgrader_releases_collects_grades_and_returns_feedback_between_two_accounts(klass):
+    alice, bob = klass.students  # alice: the instructor
+    exchange = klass.state.with_name(klass.state.name + "-exchange")  # as /usr/local/share/nbgrader/exchange
+    exchange.mkdir(mode=0o777)
+    exchange.chmod(0o777)  # docs/class.md: made once by root, open to every account
+    course = alice.home / "grades"
+    try:
+        made = alice.kernel.value(f"__import__('subprocess').run([__import__('sys').executable, '-m', 'course_utils', "
+                                  f"'grading', {str(course)!r}], capture_output=True, text=True).returncode")
+        assert made == 0 and course.stat().st_uid == alice.uid
+        for step in ("generate_assignment", "release_assignment"):
+            nbgrader_in(alice, course, exchange, step, "nb03")
+        # bob fetches, answers 3.1 right and 3.2 wrong, and submits
+        nbgrader_in(bob, bob.home, exchange, "fetch_assignment", "nb03")
+        copy = bob.home / "nb03" / "03_memory.ipynb"
+        solution = json.loads((course / "source" / "nb03" / "03_memory.ipynb").read_text(encoding="utf-8"))
+        right = next("".join(c["source"]) for c in solution["cells"] if c["id"] == "answer-3_1")
+        answers = {"answer-3_1": right.replace("### BEGIN SOLUTION\n", "").replace("### END SOLUTION", ""),
+                   "answer-3_2": "answer = 1000"}
+        edit = bob.kernel.run(f"import json; p = {str(copy)!r}; nb = json.load(open(p))\n"
+                              f"for c in nb['cells']: c['source'] = {answers!r}.get(c['id'], c['source'])\n"
+                              "json.dump(nb, open(p, 'w'))")
+        assert edit.error is None and copy.stat().st_uid == bob.uid, edit.describe()
+        nbgrader_in(bob, bob.home, exchange, "submit", "nb03")
+        # bob cannot see what others submitted, nor the instructor's solutions
+        for code in (f"__import__('os').listdir({str(exchange / 'tf-gpu-course' / 'inbound')!r})",
+                     f"open({str(course / 'source' / 'nb03' / '03_memory.ipynb')!r}).read()"):
+            attempt = bob.kernel.run(code)
+            assert attempt.error is not None and attempt.error["ename"] == "PermissionError", attempt.describe()
+        for step in ("collect", "autograde", "generate_feedback", "release_feedback"):
+            nbgrader_in(alice, course, exchange, step, "nb03")
+        with sqlite3.connect(course / "gradebook.db") as db:
+            (score,) = db.execute("SELECT SUM(grade.auto_score) FROM grade JOIN submitted_notebook ON "
+                                  "grade.notebook_id = submitted_notebook.id JOIN submitted_assignment ON "
+                                  "submitted_notebook.assignment_id = submitted_assignment.id WHERE "
+                                  "submitted_assignment.student_id = ?", (bob.name,)).fetchone()
+        assert score == 1, score
+        nbgrader_in(bob, bob.home, exchange, "fetch_feedback", "nb03")
+        (feedback,) = (bob.home / "nb03" / "feedback").glob("*/03_memory.html")
+        assert feedback.stat().st_uid == bob.uid and "is not it" in feedback.read_text(encoding="utf-8")
+    finally:
+        shutil.rmtree(exchange, ignore_errors=True)
 
 
 def test_an_admin_sees_every_student_and_can_open_their_server(klass):

@@ -11,6 +11,8 @@ check per exercise:
   ``### END SOLUTION`` (nbgrader removes it from the students' copies);
 - a locked test cell worth one point that asserts the course's own check: ``nb03.CHECKS["3.1"](answer).ok``.
 
+FOLDER holds the solutions, so a folder it makes is open to its owner only (and it warns about one that is not).
+
 A solution that uses a name the lesson defines (``blog_cnn`` in 05) gets that definition and the imports it needs,
 copied from the lesson into a locked first cell. Checkpoints are not graded: they depend on the student's machine.
 """
@@ -21,6 +23,7 @@ import argparse
 import ast
 import builtins
 import json
+import os
 import posixpath
 import re
 import sys
@@ -242,6 +245,7 @@ def write_course(folder: Path, language: str = "en", notebooks: Path | None = No
         raise InputError(_("There are no lesson notebooks in {folder}.").format(folder=lessons),
                          _("Run the command in the course folder, or pass --notebooks."))
     blob, written = release_blob(), []
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)  # it holds the solutions: its owner's only
     for path in paths:
         lesson = path.relative_to(root.parent).as_posix()
         notebook = assignment(path, lesson, blob)
@@ -268,6 +272,9 @@ def main(argv: list[str] | None = None) -> int:
         print("course grading: " + _("{what}\nWhat to do: {fix}").format(what=error.what, fix=error.fix),
               file=sys.stderr)
         return 2
+    if hasattr(os, "getuid") and args.folder.stat().st_mode & 0o077:
+        print(_("Warning: other accounts can open {folder}, and it holds the solutions. Make it yours only: "
+                "chmod 700 {folder}").format(folder=args.folder), file=sys.stderr)
     print(_("Written: {count} assignments in {folder}. Next, in that folder: nbgrader generate_assignment nb01 "
             "(and each other), then release them to the class.").format(count=len(written), folder=args.folder))
     return 0
