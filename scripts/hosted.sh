@@ -1,20 +1,22 @@
 #!/bin/sh
 # `make hosted`: the course under the versions Colab and Kaggle run (constraints/hosted.txt).
 #
-#   VENV=.venv-hosted OUT=build/ci/hosted sh scripts/hosted.sh      (the Makefile passes these)
+#   VENV=.venv-hosted OUT=build/ci/hosted CI_OUT=build/ci/course sh scripts/hosted.sh   (the Makefile passes these)
 #
 # 1. VENV gets the hosted runtime's packages, at exactly the versions constraints/hosted.txt lists.
 # 2. The course package goes in the way the notebooks' Colab/Kaggle setup cell installs it:
 #    pip install PACKAGE "tensorflow==<installed>" "keras==<installed>". Every package hosted.txt lists
 #    must keep its version: the check fails and names the package otherwise (OUT/hosted-install.txt). This step
 #    is always pip, as on Colab; steps 1 and 3 use uv when UV names it (CI), the same versions faster.
-# 3. The runner's tools go in (the lab extra, pytest), the package is made editable, and the papermill
-#    tier's checks run every notebook in smoke mode (pytest tests/tiers/test_course_run.py, COURSE_CI_OUT=OUT).
+# 3. The runner's tools go in (the lab extra, pytest), the package is made editable, and the Chinese notebooks run
+#    in smoke mode, checked as tests/tiers/test_course_run_zh.py checks them, beside the papermill tier's English run
+#    (CI_OUT, default build/ci/course: run make papermill first).
 # Steps 1-3 are skipped when VENV was made from the same constraints/hosted.txt and pyproject.toml.
 set -eu
 
 VENV=${VENV:-.venv-hosted}
 OUT=${OUT:-build/ci/hosted}
+CI_OUT=${CI_OUT:-build/ci/course}  # the papermill tier's English run (make papermill first); Chinese: CI_OUT-zh
 PYTHON=${PYTHON:-python3}
 STAMP=$VENV/.hosted-installed
 want=$(cat constraints/hosted.txt pyproject.toml | cksum)
@@ -74,7 +76,9 @@ print(f"   the installed package loads its bundled sample: {len(x):,} training i
     printf '%s\n' "$want" > "$STAMP"
 fi
 
-echo "hosted: every notebook in smoke mode with $("$VENV/bin/python" -c \
+echo "hosted: every Chinese notebook in smoke mode with $("$VENV/bin/python" -c \
     'import tensorflow as tf, keras; print(f"TensorFlow {tf.__version__}, Keras {keras.__version__}")' 2>/dev/null)"
-COURSE_OFFLINE=1 COURSE_CI_OUT="$PWD/$OUT/course" "$VENV/bin/python" -m pytest tests/tiers/test_course_run.py \
+# One run per edition: the papermill tier ran the English notebooks with the course's versions into CI_OUT; the
+# Chinese ones run here, into CI_OUT-zh, and record what the English ones recorded (the code is the same).
+COURSE_OFFLINE=1 COURSE_CI_OUT="$PWD/$CI_OUT" "$VENV/bin/python" -m pytest tests/tiers/test_course_run_zh.py \
     -m "notebook and not browser" -p no:cacheprovider

@@ -44,7 +44,7 @@ SITE = ROOT / "build" / "ci" / "site"
 
 @pytest.fixture(scope="session")
 def built_site() -> Path:
-    """The site from the papermill tier's two runs, built once for these tests."""
+    """The site from the English (papermill tier) and Chinese (hosted tier) runs, built once for these tests."""
     runs = [CI_OUT, CI_OUT.with_name(CI_OUT.name + "-zh")]
     missing = [str(r) for r in runs if not (r / "executed").is_dir()]
     if missing:

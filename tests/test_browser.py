@@ -21,7 +21,7 @@ text such as a warning is not an error), every code cell ran, and the key output
 plot (a decoded ``img`` in an output area) when the notebook draws one, a widget
 (``.jupyter-widgets`` with its ``.widget-*`` controls) when it shows one.
 
-A second test opens one Chinese notebook (notebooks/zh/, as the papermill tier executed it into
+A second test opens one Chinese notebook (notebooks/zh/, as the hosted tier executed it into
 ``$COURSE_CI_OUT-zh``): its Chinese text and its plots (with Chinese labels) rendered; screenshot
 ``build/screenshots/zh_<notebook>.png``.
 
@@ -557,7 +557,7 @@ CHINESE = r"""() => {
 
 @pytest.fixture(scope="module")
 def executed_chinese() -> Path:
-    """The papermill tier's executed copy of ZH_SHOWN (or one made now), copied under the server's root."""
+    """The hosted tier's executed copy of ZH_SHOWN (or one made now), copied under the server's root."""
     assert ZH_SHOWN in ZH_NOTEBOOKS, f"no {ZH_SHOWN.relative_to(ROOT)}"
     folder = ZH_CI_OUT / "executed"
     if not ((folder / ZH_SHOWN.name).is_file() and code_sources(folder / ZH_SHOWN.name) == code_sources(ZH_SHOWN)):

@@ -176,8 +176,7 @@ def solution_of(course: Path, assignment: str, cell_id: str) -> str:
 def test_nbgrader_autogrades_a_planted_class_with_the_course_checks(tmp_path):
     course = tmp_path / "course"
     grading.write_course(course)
-    for assignment in ("nb03", "nb05"):
-        nbgrader(course, "generate_assignment", assignment)
+    nbgrader(course, "generate_assignment", "nb03")  # nb05's context cell (TensorFlow) runs in the test above
     right = {cell: solution_of(course, "nb03", cell) for cell in ("answer-3_1", "answer-3_2")}
     wrong = {"answer-3_1": 'answer = {"a class of four": "growth", "two GPUs on one T4": "limit", '
                            '"a program you cannot change": "default"}',
@@ -187,10 +186,7 @@ def test_nbgrader_autogrades_a_planted_class_with_the_course_checks(tmp_path):
     plant(course, "chen", "nb03", wrong)
     plant(course, "dina", "nb03", {})  # handed in as released
     plant(course, "eli", "nb03", wrong, tamper=True)
-    plant(course, "ada", "nb05", {cell: solution_of(course, "nb05", cell)
-                                  for cell in ("answer-5_1", "answer-5_2", "answer-5_3")})
-    for assignment in ("nb03", "nb05"):
-        nbgrader(course, "autograde", assignment)
+    nbgrader(course, "autograde", "nb03")
     with sqlite3.connect(course / "gradebook.db") as db:  # nbgrader's gradebook: each submission's points
         scores = dict(db.execute(
             "SELECT student.id || ' ' || assignment.name, SUM(COALESCE(grade.manual_score, grade.auto_score)) "
@@ -198,7 +194,7 @@ def test_nbgrader_autogrades_a_planted_class_with_the_course_checks(tmp_path):
             "JOIN submitted_assignment ON submitted_notebook.assignment_id = submitted_assignment.id "
             "JOIN student ON submitted_assignment.student_id = student.id "
             "JOIN assignment ON submitted_assignment.assignment_id = assignment.id GROUP BY 1"))
-    assert scores == {"ada nb03": 2, "ben nb03": 1, "chen nb03": 0, "dina nb03": 0, "eli nb03": 0, "ada nb05": 3}
+    assert scores == {"ada nb03": 2, "ben nb03": 1, "chen nb03": 0, "dina nb03": 0, "eli nb03": 0}
     tampered = cells(next((course / "autograded" / "eli" / "nb03").glob("*.ipynb")))
     assert "assert True" not in json.dumps(tampered)  # nbgrader put the locked checks back
 
@@ -208,4 +204,4 @@ def test_nbgrader_autogrades_a_planted_class_with_the_course_checks(tmp_path):
     nbgrader(course, "export")
     with (course / "grades.csv").open(encoding="utf-8") as table:
         exported = {(row["student_id"], row["assignment"]): float(row["score"]) for row in csv.DictReader(table)}
-    assert exported[("ben", "nb03")] == 1 and exported[("ada", "nb05")] == 3
+    assert exported[("ada", "nb03")] == 2 and exported[("ben", "nb03")] == 1

@@ -1,6 +1,7 @@
-"""The papermill tier, Chinese edition: every notebooks/zh/ notebook runs once, and speaks Chinese.
+"""The Chinese edition: every notebooks/zh/ notebook runs once, and speaks Chinese.
 
-``make papermill`` runs this after tests/tiers/test_course_run.py (the English run). A module-scoped
+``make hosted`` runs this, in its environment with Colab's and Kaggle's versions (scripts/hosted.sh), after the
+papermill tier's English run (tests/tiers/test_course_run.py): one run per edition. A module-scoped
 fixture runs ``course run --smoke notebooks/zh/*.ipynb --out OUT`` (OUT: ``$COURSE_CI_ZH_OUT``, else
 the English OUT with ``-zh`` added: ``build/ci/course-zh``), offline, as the English run is. Then:
 
@@ -57,8 +58,8 @@ def english_runs() -> dict[str, dict[str, Any]]:
     """The English run's records (this tier's first module wrote them), by notebook."""
     report = EN_OUT / "results.json"
     if not report.is_file():
-        pytest.fail(f"no English run in {EN_OUT} to compare with: run the whole tier (make papermill), or "
-                    f"pytest tests/tiers/test_course_run.py first")
+        pytest.fail(f"no English run in {EN_OUT} to compare with: run make papermill (or "
+                    f"pytest tests/tiers/test_course_run.py) first")
     return {run["notebook"]: run for run in json.loads(report.read_text())["runs"]}
 
 
