@@ -2,14 +2,13 @@
 
 ``load(name, images=...)`` is the one dataset switch of the course (notebooks, ``course
 bench``, the distributed workers): it checks the name, loads, and keeps the first ``images``
-training images. ``load_mnist()`` returns exactly what ``keras.datasets.mnist.load_data()`` returns
+training images. ``load("mnist")`` returns what ``keras.datasets.mnist.load_data()`` returns
 (``(x_train, y_train), (x_test, y_test)``, uint8) and looks in this order:
 
-1. an explicit ``path``;
-2. ``$COURSE_DATA_DIR/mnist.npz``;
-3. the Keras cache ``~/.keras/datasets/mnist.npz`` (``$KERAS_HOME`` respected);
-4. a download into that cache (skipped when offline: ``COURSE_OFFLINE=1``);
-5. the bundled 10,000-digit sample shipped in this package, with a visible notice.
+1. ``$COURSE_DATA_DIR/mnist.npz``;
+2. the Keras cache ``~/.keras/datasets/mnist.npz`` (``$KERAS_HOME`` respected);
+3. a download into that cache (skipped when offline: ``COURSE_OFFLINE=1``);
+4. the bundled 10,000-digit sample shipped in this package, with a visible notice.
 
 Every file found is SHA-256 verified; a corrupt or unreadable one raises ``DataError`` naming
 the file and the fix (its ``problem`` says which), and is never used. A ``.gz`` file is read
@@ -18,7 +17,7 @@ bomb") is refused without filling the memory. ``COURSE_DATA_DIR`` set to a folde
 not exist is said once (the search goes on). Every load prints one line: the source, the
 number of images, and whether the checksum held.
 
-``load_fashion_mnist()`` looks in ``$COURSE_DATA_DIR/fashion-mnist/``, the Keras cache's
+``load("fashion-mnist")`` looks in ``$COURSE_DATA_DIR/fashion-mnist/``, the Keras cache's
 ``fashion-mnist/``, Debian's package folder ``/usr/share/datasets/fashion-mnist``, and then
 downloads into the Keras cache (offline: a ``DataError`` that says how to get it).
 
@@ -209,23 +208,9 @@ def _answer(arrays: Arrays, info: LoadInfo, with_info: bool):
     return (arrays, info) if with_info else arrays
 
 
-def load_mnist(path: str | os.PathLike[str] | None = None, *, quiet: bool = False, with_info: bool = False):
-    """MNIST as ``keras.datasets.mnist.load_data()`` returns it; see the module docstring for the order.
-
-    With ``with_info=True`` returns ``(arrays, LoadInfo)``. The source goes into the open results record.
-    """
-    return _answer(*_mnist(path, quiet=quiet), with_info)
-
-
-def _mnist(path: str | os.PathLike[str] | None = None, *, quiet: bool = False) -> tuple[Arrays, LoadInfo]:
-    """``load_mnist`` without the record: the arrays and where they came from."""
+def _mnist(*, quiet: bool = False) -> tuple[Arrays, LoadInfo]:
+    """MNIST: the arrays and where they came from (COURSE_DATA_DIR, the Keras cache, a download, the sample)."""
     candidates: list[tuple[str, Path]] = []
-    if path is not None:
-        explicit = Path(path)
-        if not explicit.is_file():
-            raise DataError(_("{path} does not exist.").format(path=explicit),
-                            _("Pass the path of a mnist.npz file, or no path at all."))
-        candidates.append(("path", explicit))
     data_dir = _data_dir(quiet)
     if data_dir is not None:
         candidates.append((variables.DATA_DIR, data_dir / MNIST_FILE))
@@ -292,16 +277,8 @@ def _read_fashion_dir(folder: Path) -> Arrays:
     return (x_train, y_train), (x_test, y_test)
 
 
-def load_fashion_mnist(*, quiet: bool = False, with_info: bool = False):
-    """Fashion-MNIST (60,000 + 10,000) from COURSE_DATA_DIR, the Keras cache, Debian's package, or a download.
-
-    With ``with_info=True`` returns ``(arrays, LoadInfo)``. The source goes into the open results record.
-    """
-    return _answer(*_fashion_mnist(quiet=quiet), with_info)
-
-
 def _fashion_mnist(*, quiet: bool = False) -> tuple[Arrays, LoadInfo]:
-    """``load_fashion_mnist`` without the record: the arrays and where they came from."""
+    """Fashion-MNIST (60,000 + 10,000) from COURSE_DATA_DIR, the Keras cache, Debian's package, or a download."""
     candidates: list[tuple[str, Path]] = []
     data_dir = _data_dir(quiet)
     if data_dir is not None:

@@ -3,7 +3,6 @@
 Notebook 07 writes the TensorFlow itself (the strategies, the worker program); this module keeps
 what is not the lesson:
 
-- ``split_cpu``: the CPU split into logical devices (the tests' two replicas without a GPU).
 - ``batch_plan``: global batch, per-replica batch and steps per epoch, checked.
 - ``tf_config`` / ``local_cluster``: the ``TF_CONFIG`` each worker of a cluster reads, validated.
 - ``run_local_workers``: start a worker program N times (each a child process of its own:
@@ -45,7 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from course_utils.core import gpu_config, variables
+from course_utils.core import variables
 from course_utils.core.child import Child, start_python
 from course_utils.core.errors import ParameterError, WorkerError
 from course_utils.core.i18n import translator
@@ -57,18 +56,6 @@ _ = translator("course")
 WORKER_TIME_MARGIN_S = 30  # a worker ends by itself this long after the run's time limit, if nothing stopped it
 
 # --- one machine: devices and batches -------------------------------------------------------------
-
-
-def split_cpu(tf: Any, devices: int = 2) -> list[str]:
-    """Split the physical CPU into ``devices`` logical devices (``gpu_config.configure``); return their names.
-
-    Must run before TensorFlow's runtime initialises (before the first tensor). The same
-    split again is harmless (a re-run notebook cell); a different one once the runtime is
-    up raises ``gpu_config.ConfigurationTooLateError``, which says to restart the kernel.
-    """
-
-    gpu_config.configure(cpu_devices=devices, quiet=True)
-    return [d.name for d in tf.config.list_logical_devices("CPU")]
 
 
 @dataclass(frozen=True)

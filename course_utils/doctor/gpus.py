@@ -309,9 +309,3 @@ def ptx_driver(generation: Generation | None, build: Build, platform: str) -> tu
     ).format(name=generation.name, cc=generation.compute_capability, tensorflow=build.minor, target=coverage.via,
              rule=rule["text"], cuda=build.cuda, minimum=minimum, major=build.cuda_major, source=drivers["source"])
     return minimum, text
-
-
-def binary_compatibility() -> dict[str, str]:
-    """NVIDIA's rule in words (in the language now), with its source."""
-    rule = _data()["binary_compatibility"]
-    return {"text": localized(rule), "source": rule["source"]}

@@ -16,7 +16,7 @@ from .test_loaders import write_fashion
 
 def test_load_keeps_the_first_images_and_the_whole_test_set(capsys):
     (x_train, y_train), (x_test, y_test) = data.load("mnist", images=300)
-    (all_x, all_y), (test_x, _) = data.load_mnist(quiet=True)
+    (all_x, all_y), (test_x, _) = data.load("mnist", quiet=True)
     assert x_train.shape == (300, 28, 28) and x_train.dtype == np.uint8
     assert np.array_equal(x_train, all_x[:300]) and np.array_equal(y_train, all_y[:300])
     assert len(x_test) == len(test_x) == len(y_test)
@@ -75,7 +75,7 @@ def recorded_data(course: Course) -> dict:
 
 def test_data_load_itself_records_nothing(tmp_path, course):
     data.load("mnist", images=100, quiet=True)
-    data.load_mnist(quiet=True)
+    data.load("mnist", quiet=True)
     assert recorded_data(course) == {}
     assert [p.name for p in tmp_path.rglob("*.json")] == ["record.json"]
 

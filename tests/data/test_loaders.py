@@ -40,7 +40,7 @@ def fake_mnist_npz(path: Path, n_train: int = 12, n_test: int = 5) -> str:
 
 
 def test_offline_load_uses_the_bundled_sample_and_says_so(capsys):
-    (x_train, y_train), (x_test, y_test) = data.load_mnist()
+    (x_train, y_train), (x_test, y_test) = data.load("mnist")
     out = capsys.readouterr().out
     assert "NOTICE" in out and "bundled sample" in out
     assert "10,000 images (8,000 train / 2,000 test) from bundled-sample" in out
@@ -51,7 +51,7 @@ def test_offline_load_uses_the_bundled_sample_and_says_so(capsys):
 
 
 def test_sample_is_real_stratified_mnist():
-    ((x_train, y_train), (x_test, y_test)), info = data.load_mnist(quiet=True, with_info=True)
+    ((x_train, y_train), (x_test, y_test)), info = data.load("mnist", quiet=True, with_info=True)
     assert info.is_sample and info.train_images + info.test_images == 10_000
     train_counts, test_counts = np.bincount(y_train, minlength=10), np.bincount(y_test, minlength=10)
     assert (train_counts > 0).all() and (test_counts > 0).all(), "every class in both splits"
@@ -68,7 +68,7 @@ def test_sample_checksum_is_checked(monkeypatch, tmp_path):
     broken.write_bytes(data.SAMPLE_PATH.read_bytes()[:-100])
     monkeypatch.setattr(data, "SAMPLE_PATH", broken)
     with pytest.raises(DataError, match="bundled MNIST sample"):
-        data.load_mnist()
+        data.load("mnist")
 
 
 def test_sample_rebuilds_byte_for_byte(tmp_path):
@@ -90,25 +90,23 @@ def test_sample_rebuilds_byte_for_byte(tmp_path):
 def test_keras_cache_is_used_when_verified(monkeypatch, capsys):
     cache = data.keras_cache_dir() / "mnist.npz"
     monkeypatch.setattr(data, "MNIST_SHA256", fake_mnist_npz(cache))
-    (x_train, _), _ = data.load_mnist()
+    (x_train, _), _ = data.load("mnist")
     assert x_train.shape == (12, 28, 28)
     out = capsys.readouterr().out
     assert "from keras-cache" in out and "NOTICE" not in out
 
 
-def test_explicit_path_then_data_dir_then_cache(monkeypatch, tmp_path):
+def test_data_dir_then_cache(monkeypatch, tmp_path):
     cache_sha = fake_mnist_npz(data.keras_cache_dir() / "mnist.npz", n_train=12)
     data_dir = tmp_path / "course-data"
     dir_sha = fake_mnist_npz(data_dir / "mnist.npz", n_train=13)
-    explicit_sha = fake_mnist_npz(tmp_path / "mine.npz", n_train=14)
     # Each candidate must pass the checksum; let each test accept the file it expects.
-    for expected, sha in ((14, explicit_sha), (13, dir_sha), (12, cache_sha)):
+    for expected, sha in ((13, dir_sha), (12, cache_sha)):
         monkeypatch.setattr(data, "MNIST_SHA256", sha)
         monkeypatch.setenv("COURSE_DATA_DIR", str(data_dir))
-        path = tmp_path / "mine.npz" if expected == 14 else None
         if expected == 12:
             monkeypatch.delenv("COURSE_DATA_DIR")
-        (x, _), _ = data.load_mnist(path, quiet=True)
+        (x, _), _ = data.load("mnist", quiet=True)
         assert len(x) == expected
 
 
@@ -116,14 +114,9 @@ def test_corrupt_cache_is_an_error_not_a_silent_fallback(tmp_path):
     cache = data.keras_cache_dir() / "mnist.npz"
     fake_mnist_npz(cache)  # a file whose hash is not MNIST's
     with pytest.raises(DataError) as info:
-        data.load_mnist()
+        data.load("mnist")
     assert str(cache) in info.value.what and "It was not used" in info.value.what
     assert f"Delete {cache}" in info.value.fix
-
-
-def test_missing_explicit_path():
-    with pytest.raises(DataError, match="does not exist"):
-        data.load_mnist("/nonexistent/mnist.npz")
 
 
 def test_offline_never_touches_the_network(monkeypatch):
@@ -131,7 +124,7 @@ def test_offline_never_touches_the_network(monkeypatch):
         raise AssertionError("network used while COURSE_OFFLINE=1")
 
     monkeypatch.setattr(data, "fetch_verified", boom)
-    _, info = data.load_mnist(quiet=True, with_info=True)
+    _, info = data.load("mnist", quiet=True, with_info=True)
     assert info.source == "bundled-sample"
 
 
@@ -142,7 +135,7 @@ def test_online_download_goes_to_the_cache(monkeypatch, http_server, tmp_path):
     monkeypatch.setenv("COURSE_OFFLINE", "0")
     monkeypatch.setattr(data, "KERAS_ORIGIN", http_server.url + "/")
     monkeypatch.setattr(data, "MNIST_SHA256", sha)
-    _, info = data.load_mnist(quiet=True, with_info=True)
+    _, info = data.load("mnist", quiet=True, with_info=True)
     assert info.source == "download"
     assert (data.keras_cache_dir() / "mnist.npz").read_bytes() == body_path.read_bytes()
 
@@ -150,7 +143,7 @@ def test_online_download_goes_to_the_cache(monkeypatch, http_server, tmp_path):
 def test_failed_download_falls_back_loudly(monkeypatch, http_server, capsys):
     monkeypatch.setenv("COURSE_OFFLINE", "0")
     monkeypatch.setattr(data, "KERAS_ORIGIN", http_server.url + "/nothing-here/")
-    _, info = data.load_mnist(with_info=True)
+    _, info = data.load("mnist", with_info=True)
     assert info.source == "bundled-sample"
     out = capsys.readouterr().out
     assert "Download of full MNIST failed" in out and "NOTICE" in out
@@ -160,7 +153,7 @@ def test_failed_download_falls_back_loudly(monkeypatch, http_server, capsys):
 def test_bad_offline_switch(monkeypatch):
     monkeypatch.setenv("COURSE_OFFLINE", "maybe")
     with pytest.raises(DataError, match="COURSE_OFFLINE"):
-        data.load_mnist()
+        data.load("mnist")
 
 
 # -- Fashion-MNIST -------------------------------------------------------------------
@@ -187,7 +180,7 @@ def test_fashion_from_data_dir(monkeypatch, tmp_path, capsys):
     hashes = write_fashion(tmp_path / "d" / "fashion-mnist")
     monkeypatch.setattr(data, "FASHION_FILES", hashes)
     monkeypatch.setenv("COURSE_DATA_DIR", str(tmp_path / "d"))
-    (x_train, y_train), (x_test, y_test) = data.load_fashion_mnist()
+    (x_train, y_train), (x_test, y_test) = data.load("fashion-mnist")
     assert x_train.shape == (6, 28, 28) and x_test.shape == (4, 28, 28) and y_train.dtype == np.uint8
     assert "fashion-mnist: 10 images (6 train / 4 test) from COURSE_DATA_DIR" in capsys.readouterr().out
 
@@ -198,13 +191,13 @@ def test_fashion_wrong_content_is_rejected(monkeypatch, tmp_path):
     monkeypatch.setattr(data, "FASHION_FILES", hashes)
     monkeypatch.setenv("COURSE_DATA_DIR", str(tmp_path / "d"))
     with pytest.raises(DataError, match="t10k-labels-idx1-ubyte.gz is not a good copy"):
-        data.load_fashion_mnist()
+        data.load("fashion-mnist")
 
 
 def test_fashion_offline_without_any_copy_says_what_to_install(monkeypatch, tmp_path):
     monkeypatch.setattr(data, "DEBIAN_FASHION_DIR", tmp_path / "absent")
     with pytest.raises(DataError) as info:
-        data.load_fashion_mnist()
+        data.load("fashion-mnist")
     assert "dataset-fashion-mnist" in info.value.fix
 
 
@@ -224,7 +217,7 @@ def test_debian_fashion_mnist_full_size():
         if IN_CI:
             pytest.fail("CI must install Debian's dataset-fashion-mnist (.ci/run does)")
         pytest.skip("Debian's dataset-fashion-mnist is not installed")
-    ((x_train, y_train), (x_test, y_test)), info = data.load_fashion_mnist(quiet=True, with_info=True)
+    ((x_train, y_train), (x_test, y_test)), info = data.load("fashion-mnist", quiet=True, with_info=True)
     assert info.source == "debian"
     assert x_train.shape == (60000, 28, 28) and x_test.shape == (10000, 28, 28)
     assert np.bincount(y_train).tolist() == [6000] * 10 and np.bincount(y_test).tolist() == [1000] * 10
@@ -255,7 +248,7 @@ def test_an_unreadable_dataset_file_is_a_data_error_naming_it(monkeypatch):
     monkeypatch.setattr(data, "MNIST_SHA256", fake_mnist_npz(cache))
     make_unreadable(monkeypatch, cache)
     with pytest.raises(DataError) as info:
-        data.load_mnist()
+        data.load("mnist")
     assert str(cache) in info.value.what and "Permission denied" in info.value.what
     assert info.value.path == cache and info.value.problem.startswith("unreadable")
     assert "chmod" in info.value.fix and "It was not used" in info.value.what
@@ -274,7 +267,7 @@ def test_a_gzip_bomb_is_refused_after_reading_no_more_than_its_dataset_holds(mon
     tracemalloc.start()
     try:
         with pytest.raises(DataError) as info:
-            data.load_fashion_mnist(quiet=True)
+            data.load("fashion-mnist", quiet=True)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
@@ -285,8 +278,8 @@ def test_a_gzip_bomb_is_refused_after_reading_no_more_than_its_dataset_holds(mon
 
 def test_a_data_dir_that_does_not_exist_is_named_once(monkeypatch, tmp_path, capsys):
     monkeypatch.setenv("COURSE_DATA_DIR", str(tmp_path / "typo"))
-    data.load_mnist()
-    data.load_mnist()
+    data.load("mnist")
+    data.load("mnist")
     out = capsys.readouterr().out
     assert out.count("Note: COURSE_DATA_DIR=") == 1 and str(tmp_path / "typo") in out and "does not exist" in out
     assert "bundled-sample" in out, "the load goes on from the next place"

@@ -139,7 +139,7 @@ def dns_fails(monkeypatch) -> str:
 
 def load_mnist(monkeypatch, origin: str) -> data.LoadInfo:
     monkeypatch.setattr(data, "KERAS_ORIGIN", origin)
-    _, info = data.load_mnist(with_info=True)
+    _, info = data.load("mnist", with_info=True)
     return info
 
 

@@ -171,40 +171,15 @@ def test_batch_plan_errors_say_what_to_change():
         batch_plan(0, 2, 100)
 
 
-# The first part of the split_cpu_child process (conftest.py): it splits the CPU before the runtime starts.
-SPLIT_CPU = """
-    from course_utils.core.tf_setup import quiet_tensorflow
-    from course_utils.distribute import split_cpu
-    from course_utils.core.errors import CourseError
-    tf = quiet_tensorflow()
-    names = split_cpu(tf, 2)
-    strategy = tf.distribute.MirroredStrategy(names)
-    tf.constant(1.0) + 1  # the runtime is up now
-    again = split_cpu(tf, 2)  # a re-run notebook cell: harmless
-    try:
-        split_cpu(tf, 3)
-        late = None
-    except CourseError as exc:
-        late = exc.fix
-    return {"names": names, "replicas": strategy.num_replicas_in_sync, "again": again, "late": late}
-"""
-
-
-def test_split_cpu_happens_before_initialisation_and_says_so_after(split_cpu_child):
-    out = split_cpu_child["split_cpu"]
-    assert out["names"] == ["/device:CPU:0", "/device:CPU:1"] == out["again"]
-    assert out["replicas"] == 2
-    assert out["late"] and "Restart the kernel" in out["late"]
-
-
-# How each later part of the split_cpu_child process starts: split_cpu again (harmless) gives the two devices;
-# the course CNN's code and 64 random images, the same in every part (each part draws its own labels after them).
+# How the split_cpu_child process starts: the CPU split in two logical devices before the runtime starts
+# (tests/test_gpu_config.py checks the split itself); the course CNN's code and 64 random images.
 TWO_CPUS = """
     import numpy as np
+    from course_utils.core import gpu_config
     from course_utils.core.tf_setup import quiet_tensorflow
-    from course_utils.distribute import split_cpu
     tf = quiet_tensorflow()
-    devices = split_cpu(tf, 2)
+    gpu_config.configure(cpu_devices=2, quiet=True)
+    devices = [d.name for d in tf.config.list_logical_devices("CPU")]
     import keras
     from course_utils.models import build_blog_cnn
     keras.utils.set_random_seed(0)
