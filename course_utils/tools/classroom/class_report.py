@@ -377,8 +377,7 @@ def main(argv: list[str] | None = None) -> int:
             )
         written = write_class_report(args.folder, args.out or args.folder)
     except CourseError as error:
-        print("course class-report: " + _("{what}\nWhat to do: {fix}").format(what=error.what, fix=error.fix),
-              file=sys.stderr)
+        print(f"course class-report: {error}", file=sys.stderr)  # CourseError says what, then what to do
         return 2
     print(written["md"])
     print(summary_line(written["records"], written["bad"]))

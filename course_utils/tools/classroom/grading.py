@@ -153,10 +153,14 @@ def _definitions(notebook: dict[str, Any]) -> dict[str, tuple[int, str, ast.stmt
             continue
         for statement in tree.body:
             order += 1
-            if isinstance(statement, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.ClassDef)):
-                for name in _names(statement, loads=False) if not isinstance(
-                        statement, (ast.FunctionDef, ast.ClassDef)) else {statement.name}:
-                    found.setdefault(name, (order, ast.get_source_segment(code, statement) or "", statement))
+            if isinstance(statement, (ast.FunctionDef, ast.ClassDef)):
+                names = {statement.name}  # not its arguments and locals
+            elif isinstance(statement, (ast.Import, ast.ImportFrom)):
+                names = _names(statement, loads=False)
+            else:
+                continue
+            for name in names:
+                found.setdefault(name, (order, ast.get_source_segment(code, statement) or "", statement))
     return found
 
 
@@ -269,8 +273,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         written = write_course(args.folder, args.language, args.notebooks)
     except CourseError as error:
-        print("course grading: " + _("{what}\nWhat to do: {fix}").format(what=error.what, fix=error.fix),
-              file=sys.stderr)
+        print(f"course grading: {error}", file=sys.stderr)  # CourseError says what, then what to do
         return 2
     if hasattr(os, "getuid") and args.folder.stat().st_mode & 0o077:
         print(_("Warning: other accounts can open {folder}, and it holds the solutions. Make it yours only: "

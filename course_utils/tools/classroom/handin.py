@@ -112,8 +112,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         path, data = hand_in(args.out)
     except CourseError as error:
-        print("course hand-in: " + _("{what}\nWhat to do: {fix}").format(what=error.what, fix=error.fix),
-              file=sys.stderr)
+        print(f"course hand-in: {error}", file=sys.stderr)  # CourseError says what, then what to do
         return 2
     notebooks = len(data["notebooks"])
     if os.environ.get(variables.HANDIN_DIR) and args.out is None:

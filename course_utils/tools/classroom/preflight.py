@@ -415,8 +415,7 @@ def main(argv: list[str] | None = None) -> int:
                     path=args.nvidia_smi, reason=error.strerror or error),
                     _("Pass a file saved from `nvidia-smi > FILE`, or leave --nvidia-smi out.")) from None
     except CourseError as error:
-        print("course preflight: " + _("{what}\nWhat to do: {fix}").format(what=error.what, fix=error.fix),
-              file=sys.stderr)
+        print(f"course preflight: {error}", file=sys.stderr)  # CourseError says what, then what to do
         return 2
     record = collect(
         expect_cpu=args.expect_cpu,

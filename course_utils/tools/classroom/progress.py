@@ -225,8 +225,7 @@ def main(argv: list[str] | None = None) -> int:
                              _("Pass the folder that holds the students' progress records."))
         written = write_progress(args.folder, args.out or args.folder)
     except CourseError as error:
-        print("course progress: " + _("{what}\nWhat to do: {fix}").format(what=error.what, fix=error.fix),
-              file=sys.stderr)
+        print(f"course progress: {error}", file=sys.stderr)  # CourseError says what, then what to do
         return 2
     print(written["md"])
     print(summary(written["records"], written["rows"]))
