@@ -1,20 +1,11 @@
 """Checks on a live machine, where real machines fail: libraries that do not load, WSL2's plumbing, kernels.
 
-Each check returns ``Note(code, text)``s (``course_utils.doctor.recommend.Note``): the ``code`` is
-what programs match on, and ``CHECK_FINDINGS`` (here) turns a code into a finding's severity, fix and
-report group - never the wording. The checks live in a module each, named for what they look at;
-every place a check looks is a parameter, so tests build the machine as a file tree:
-
-- ``libraries.nvidia_library_checks``: the pip ``nvidia-*`` wheels' libraries load, and no system CUDA
-  on the loader's path is loaded instead of them;
-- ``wsl.wsl_checks``: on WSL2, ``/dev/dxg`` and the Windows driver's ``/usr/lib/wsl/lib/libcuda.so*``
-  are there, and no Linux NVIDIA driver is installed inside;
-- ``kernels.kernel_checks``: the Jupyter kernels' Pythons, and whether TensorFlow is installed where they run;
-- ``python_wheel_check`` (here): whether the course's TensorFlow has a wheel for this Python at all.
-
-``live_checks(platform, gpu=...)`` runs them all with this machine's paths. A note's text is in the
-language at the time of the check (``COURSE_LANG``); a rule's fix and group are English, marked ``N_``,
-and translated where a finding or the report shows them.
+Each check returns ``Note(code, text)``s; ``CHECK_FINDINGS`` turns a code (never the wording) into a finding's
+severity, fix and report group. The checks live in a module each, named for what they look at - ``libraries``
+(the pip ``nvidia-*`` wheels load, no system CUDA shadows them), ``wsl`` (``/dev/dxg``, the Windows driver's
+libcuda, no Linux driver inside), ``kernels`` (the Jupyter kernels' Pythons) - plus ``python_wheel_check`` here.
+Every place a check looks is a parameter, so tests build the machine as a file tree; ``live_checks`` runs them all
+with this machine's paths.
 """
 
 from __future__ import annotations
@@ -33,14 +24,14 @@ from course_utils.doctor.wsl import is_wsl, wsl_checks
 _ = translator("doctor")
 
 
-class CheckRule(NamedTuple):
-    """How a check's note becomes a finding: severity, fix and report group. The fix's ``{python}`` is this
-    Python, ``{wsl_driver_min}`` and ``{wsl_windows_build}`` come from versions.json's "wsl2" rule; fix and group
-    are English (translated where they are shown)."""
+class FindingRule(NamedTuple):
+    """How a note becomes a finding, by its code: the severity, the fix (English, marked ``N_``: translated and filled
+    in when the finding is made), a live check's report group, and the finding's code where it is not the note's."""
 
     severity: str
     fix: str
-    group: str
+    group: str | None = None
+    code: str | None = None
 
 
 # The groups' names are English (the JSON's "group"); the report shows them translated.
@@ -49,10 +40,10 @@ GROUP_WSL = N_("WSL2")
 GROUP_KERNELS = N_("Jupyter kernels")
 GROUP_PYTHON = N_("Python")
 
-# The fixes are English templates, marked N_ and translated where a finding is made (doctor.check_findings).
-CHECK_FINDINGS: dict[str, CheckRule] = {
-    "nvidia-libs-load": CheckRule("info", N_("Nothing to do."), GROUP_LIBRARIES),
-    "nvidia-lib-fails-to-load": CheckRule(
+# In the fixes {python} is this Python; {wsl_driver_min} and {wsl_windows_build} come from versions.json's "wsl2" rule.
+CHECK_FINDINGS: dict[str, FindingRule] = {
+    "nvidia-libs-load": FindingRule("info", N_("Nothing to do."), GROUP_LIBRARIES),
+    "nvidia-lib-fails-to-load": FindingRule(
         "error",
         N_(
             "Reinstall the wheel it comes from: `{python} -m pip install --force-reinstall --no-deps PACKAGE` for "
@@ -61,7 +52,7 @@ CHECK_FINDINGS: dict[str, CheckRule] = {
         ),
         GROUP_LIBRARIES,
     ),
-    "nvidia-lib-load-crashed": CheckRule(
+    "nvidia-lib-load-crashed": FindingRule(
         "error",
         N_(
             "Reinstall the wheel it comes from: `{python} -m pip install --force-reinstall --no-deps PACKAGE` for "
@@ -69,7 +60,7 @@ CHECK_FINDINGS: dict[str, CheckRule] = {
         ),
         GROUP_LIBRARIES,
     ),
-    "nvidia-libs-not-installed": CheckRule(
+    "nvidia-libs-not-installed": FindingRule(
         "warning",
         N_(
             '`{python} -m pip install "tensorflow[and-cuda]"` (Linux, WSL2): it brings CUDA and cuDNN as pip '
@@ -77,7 +68,7 @@ CHECK_FINDINGS: dict[str, CheckRule] = {
         ),
         GROUP_LIBRARIES,
     ),
-    "system-cuda-shadows-pip": CheckRule(
+    "system-cuda-shadows-pip": FindingRule(
         "warning",
         N_(
             "Take the system CUDA folders out of LD_LIBRARY_PATH before starting Python or Jupyter (`unset "
@@ -86,7 +77,7 @@ CHECK_FINDINGS: dict[str, CheckRule] = {
         ),
         GROUP_LIBRARIES,
     ),
-    "system-cuda-on-library-path": CheckRule(
+    "system-cuda-on-library-path": FindingRule(
         "info",
         N_(
             "Nothing to do while the pip libraries load. If TensorFlow reports a library it cannot load, make sure "
@@ -94,8 +85,8 @@ CHECK_FINDINGS: dict[str, CheckRule] = {
         ),
         GROUP_LIBRARIES,
     ),
-    "wsl2-gpu-plumbing": CheckRule("info", N_("Nothing to do."), GROUP_WSL),
-    "wsl2-no-dxg": CheckRule(
+    "wsl2-gpu-plumbing": FindingRule("info", N_("Nothing to do."), GROUP_WSL),
+    "wsl2-no-dxg": FindingRule(
         "error",
         N_(
             "In Windows: `wsl --update`, and `wsl -l -v` must show VERSION 2 for this distribution (`wsl "
@@ -104,7 +95,7 @@ CHECK_FINDINGS: dict[str, CheckRule] = {
         ),
         GROUP_WSL,
     ),
-    "wsl2-no-libcuda": CheckRule(
+    "wsl2-no-libcuda": FindingRule(
         "error",
         N_(
             "Install or update the NVIDIA driver in Windows (not in WSL) - the TensorFlow pip guide asks for "
@@ -113,7 +104,7 @@ CHECK_FINDINGS: dict[str, CheckRule] = {
         ),
         GROUP_WSL,
     ),
-    "wsl2-linux-driver-installed": CheckRule(
+    "wsl2-linux-driver-installed": FindingRule(
         "error",
         N_(
             "Remove the Linux NVIDIA driver from WSL2 (e.g. `sudo apt-get remove --purge PACKAGE` for the packages "
@@ -123,8 +114,8 @@ CHECK_FINDINGS: dict[str, CheckRule] = {
         ),
         GROUP_WSL,
     ),
-    "kernel-uses-this-environment": CheckRule("info", N_("Nothing to do."), GROUP_KERNELS),
-    "kernel-python-missing": CheckRule(
+    "kernel-uses-this-environment": FindingRule("info", N_("Nothing to do."), GROUP_KERNELS),
+    "kernel-python-missing": FindingRule(
         "warning",
         N_(
             "Remove the stale kernel (`jupyter kernelspec remove NAME`) or register it again from the environment "
@@ -133,7 +124,7 @@ CHECK_FINDINGS: dict[str, CheckRule] = {
         ),
         GROUP_KERNELS,
     ),
-    "kernel-without-tensorflow": CheckRule(
+    "kernel-without-tensorflow": FindingRule(
         "warning",
         N_(
             "In Jupyter pick a kernel that runs the environment with TensorFlow (Kernel > Change Kernel). To add "
@@ -143,7 +134,7 @@ CHECK_FINDINGS: dict[str, CheckRule] = {
         ),
         GROUP_KERNELS,
     ),
-    "jupyter-runs-elsewhere": CheckRule(
+    "jupyter-runs-elsewhere": FindingRule(
         "warning",
         N_(
             "Start Jupyter from this environment (`{python} -m jupyter lab`), or register this environment as a "
@@ -153,7 +144,7 @@ CHECK_FINDINGS: dict[str, CheckRule] = {
         ),
         GROUP_KERNELS,
     ),
-    "no-kernel-for-this-environment": CheckRule(
+    "no-kernel-for-this-environment": FindingRule(
         "info",
         N_(
             'Register it: `{python} -m ipykernel install --user --name course-tf --display-name "Python '
@@ -162,10 +153,10 @@ CHECK_FINDINGS: dict[str, CheckRule] = {
         ),
         GROUP_KERNELS,
     ),
-    "kernels-unreadable": CheckRule(
+    "kernels-unreadable": FindingRule(
         "info", N_("Run `jupyter kernelspec list` to see what is wrong with the kernelspecs."), GROUP_KERNELS
     ),
-    "no-tensorflow-wheel-for-python": CheckRule(
+    "no-tensorflow-wheel-for-python": FindingRule(
         "error",
         N_(
             "Create the environment with one of those Pythons (e.g. `python3.12 -m venv .venv`, or `uv python "

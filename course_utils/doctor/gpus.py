@@ -169,10 +169,8 @@ class KnownFailure:
     """A generation the rules cover but the current wheels fail on, with the issue threads that show it (``text``:
     in the language at the time it was looked up)."""
 
-    id: str
     text: str
     issues: tuple[str, ...]
-    tensorflow_checked: str
 
 
 @dataclass(frozen=True)
@@ -186,20 +184,6 @@ class Coverage:
     reason: str
     known_failure: KnownFailure | None = None
 
-    @property
-    def works(self) -> bool:
-        """Covered, and not a generation known to fail with the current wheels."""
-        return self.covered and self.known_failure is None
-
-    @property
-    def status(self) -> str:
-        """``"cubin"``, ``"ptx"``, ``"not-covered"`` or ``"known-failure"``."""
-        if self.known_failure is not None:
-            return "known-failure"
-        if not self.covered:
-            return "not-covered"
-        return "ptx" if self.jit else "cubin"
-
 
 def known_failure(cc: str | tuple[int, int], tensorflow: str | None = None) -> KnownFailure | None:
     """The known failure for this compute capability (for ``tensorflow`` up to the release it was checked on)."""
@@ -211,7 +195,7 @@ def known_failure(cc: str | tuple[int, int], tensorflow: str | None = None) -> K
         if version is not None and version[:2] > parse_version(row["tensorflow_checked"])[:2]:
             continue  # a newer TensorFlow than the one the failure was checked on: no claim
         if low <= have < below:
-            return KnownFailure(row["id"], localized(row), tuple(row["issues"]), row["tensorflow_checked"])
+            return KnownFailure(localized(row), tuple(row["issues"]))
     return None
 
 

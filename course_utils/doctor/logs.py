@@ -1,26 +1,12 @@
 """Reading a pasted TensorFlow log: which lines are harmless, which one is the problem, and what to do.
 
-TensorFlow prints many lines at start-up that look like failures and are not ("Unable to register
-cuDNN factory", NUMA, TensorRT, oneDNN, CPU instructions), and a few that are the real reason the
-GPU is not used. ``classify(text)`` gives each line a verdict from ``RULES``
-(``course_utils.doctor.log_rules``) - one regular expression (or a few) per ``code``, with what
-the line means, the fix and a public source:
+TensorFlow prints many start-up lines that look like failures and are not, and a few that are the real reason the GPU
+is not used. ``classify(text, gpu=...)`` gives each line a verdict by ``log_rules.RULES``: ``harmless``, ``problem``,
+``depends`` (the problem only on a machine with an NVIDIA GPU: ``gpu``, or a line only such a machine prints, settles
+it) or ``unknown`` (no rule knows it). ``read_log`` reads a pasted file (UTF-8 or UTF-16, ANSI colours removed); an
+empty or binary one is an ``InputError`` that says what to do. ``course doctor --log FILE`` is the command.
 
-- ``harmless``: nothing to do;
-- ``problem``: this line is why it fails;
-- ``depends``: harmless on a machine without an NVIDIA GPU, the problem on one that has it
-  ("Could not find cuda drivers on your machine" is both). ``classify(text, gpu=...)`` settles it;
-  without ``gpu`` a line that only a machine with a GPU prints (a NUMA read, a created GPU device)
-  settles it, else the verdict stays ``depends``;
-- ``unknown``: a TensorFlow log line no rule knows - read it yourself.
-
-``read_log(data)`` turns the bytes of a pasted file into text: UTF-8 or UTF-16 (PowerShell's ``>``
-writes UTF-16 LE with a byte-order mark), CRLF, ANSI colour codes; an empty or binary file is an
-``InputError`` that says what happened and what to do. ``course doctor --log FILE`` is the command.
-
-A rule's ``meaning`` and ``fix`` are English, marked ``N_`` (``course_utils.doctor.texts``); a
-``LogEntry`` shows them, and the report its lines, in the language at that moment (``COURSE_LANG``, else the
-locale: ``course_utils.core.i18n.language``).
+A rule's ``meaning`` and ``fix`` are English, marked ``N_``; a ``LogEntry`` shows them in the language now.
 """
 
 from __future__ import annotations
@@ -37,8 +23,6 @@ from course_utils.core.i18n import translator
 from course_utils.doctor.log_rules import RULES, LogRule
 
 _ = translator("doctor")
-
-VERDICTS = ("problem", "depends", "harmless", "unknown")
 
 # Where a log line's own text starts: after an absl/glog prefix ("I0000 00:00:17.1  123 file.cc:31] ",
 # "2024-05-10 11:33:14.068255: I tensorflow/core/file.cc:210] ") or a Python logger's ("WARNING:tensorflow:").

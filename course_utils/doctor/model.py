@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from course_utils.core.i18n import translator
-from course_utils.doctor.checks import CHECK_FINDINGS, GROUPS
+from course_utils.doctor.checks import CHECK_FINDINGS, GROUPS, FindingRule
 from course_utils.doctor.gpus import QUERY_COMMAND, build_targets, covered_by_build, identify
 from course_utils.doctor.logs import LogReport, classify
 from course_utils.doctor.nvidia import Gpu, NvccReport, SmiReport
@@ -44,92 +44,75 @@ class Finding:
         return asdict(self)
 
 
-@dataclass(frozen=True)
-class NoteFinding:
-    """How a recommendation note becomes a finding: its code, severity and fix (English, marked ``N_``; translated,
-    then ``{rec.python}`` etc. and ``{command}`` filled in, when the finding is made)."""
-
-    code: str
-    severity: str
-    fix: str
-
-
 # The recommendation notes that become findings, keyed by the note's code - never by its wording; the
-# finding's message is the note's text. Other notes stay with the recommendation only, or a finding is
-# built from structured fields instead (driver-too-old from ``rec.driver_ok``, macos-no-cuda from the platform).
-NOTE_FINDINGS: dict[str, NoteFinding] = {
-    "no-gpu-build-for-python": NoteFinding(
-        "python-unsupported",
+# finding's message is the note's text, its fix is filled in with ``{rec.python}`` etc. and ``{command}``. Other notes
+# stay with the recommendation only, or a finding is built from structured fields instead (driver-too-old from
+# ``rec.driver_ok``, macos-no-cuda from the platform).
+NOTE_FINDINGS: dict[str, FindingRule] = {
+    "no-gpu-build-for-python": FindingRule(
         "warning",
         N_("Use Python {rec.python} for TensorFlow (the commands create that environment)."),
+        code="python-unsupported",
     ),
-    "python-limits-tensorflow": NoteFinding(
-        "python-limits-tensorflow", "warning", N_("Use a newer Python for the newest TensorFlow.")
-    ),
-    "keras-2-only": NoteFinding(
-        "keras-2-only",
+    "python-limits-tensorflow": FindingRule("warning", N_("Use a newer Python for the newest TensorFlow.")),
+    "keras-2-only": FindingRule(
         "warning",
         N_(
             "For this course use TensorFlow 2.16 or newer (Keras 3): WSL2 or Linux with the current TensorFlow, "
             "or the CPU."
         ),
     ),
-    "gpu-too-old": NoteFinding(
-        "gpu-too-old",
+    "gpu-too-old": FindingRule(
         "warning",
         N_("Install what the commands above say, or use a GPU of compute capability 6.0 or newer (or a hosted GPU)."),
     ),
-    "gpu-known-failure": NoteFinding(
-        "gpu-known-failure",
+    "gpu-known-failure": FindingRule(
         "warning",
         N_(
             "Until a TensorFlow release supports this GPU, train on the CPU or on a hosted GPU (Colab, Kaggle); "
             "the issue threads say when that changes."
         ),
     ),
-    "ptx-driver": NoteFinding(
-        "ptx-driver",
+    "ptx-driver": FindingRule(
         "info",
         N_("Keep the NVIDIA driver at {rec.driver_min} or newer (nvidia-smi's 'CUDA Version' {rec.build.cuda} or "
            "higher)."),
     ),
-    "gpu-generation-unknown": NoteFinding(
-        "gpu-generation-unknown",
+    "gpu-generation-unknown": FindingRule(
         "info",
         N_("Run `{command}` and give its output to the doctor (--nvidia-smi FILE)."),
     ),
 }
 
-
-def note_findings(rec: Recommendation) -> list[Finding]:
-    """The findings ``rec``'s notes give, by ``NOTE_FINDINGS`` (their codes decide, their wording does not)."""
-    out = []
-    for note in rec.notes:
-        how = NOTE_FINDINGS.get(note.code)
-        if how is not None:
-            fix = _(how.fix).format(rec=rec, command=QUERY_COMMAND)
-            out.append(Finding(how.code, how.severity, sentence(note.text), fix))
-    return out
-
-
 MAIN_GROUP = N_("Install, driver and TensorFlow")  # English, like the live checks' groups; translated in the report
 
 
+def _findings(notes: list[Note], rules: dict[str, FindingRule], **fields: Any) -> list[Finding]:
+    """The findings ``notes`` give by ``rules`` (their codes decide, their wording does not): the note's text as the
+    message, the rule's fix translated and filled in with ``fields``."""
+    return [
+        Finding(rule.code or note.code, rule.severity, sentence(note.text), _(rule.fix).format(**fields))
+        for note in notes
+        if (rule := rules.get(note.code)) is not None
+    ]
+
+
+def note_findings(rec: Recommendation) -> list[Finding]:
+    """The findings ``rec``'s notes give, by ``NOTE_FINDINGS``."""
+    return _findings(rec.notes, NOTE_FINDINGS, rec=rec, command=QUERY_COMMAND)
+
+
 def check_findings(notes: list[Note], python: str | None = None) -> list[Finding]:
-    """The findings the live checks' notes give, by ``checks.CHECK_FINDINGS`` (codes decide, wording does not);
-    ``python`` fills ``{python}`` in the fixes (default: this Python)."""
-    out = []
-    for note in notes:
-        how = CHECK_FINDINGS.get(note.code)
-        if how is not None:
-            wsl2 = load().rule("wsl2")
-            fix = _(how.fix).format(
-                python=python or sys.executable,
-                wsl_driver_min=wsl2["driver_min"],
-                wsl_windows_build=wsl2["windows_build_min"],
-            )
-            out.append(Finding(note.code, how.severity, sentence(note.text), fix))
-    return out
+    """The findings the live checks' notes give, by ``checks.CHECK_FINDINGS``; ``python`` fills ``{python}`` in the
+    fixes (default: this Python)."""
+    wsl2 = load().rule("wsl2")
+    return _findings(
+        notes,
+        CHECK_FINDINGS,
+        python=python or sys.executable,
+        wsl_driver_min=wsl2["driver_min"],
+        wsl_windows_build=wsl2["windows_build_min"],
+    )
 
 
 def finding_groups(findings: list[Finding]) -> dict[str, list[Finding]]:
@@ -198,6 +181,17 @@ class Machine:
     live: bool = False
     platform_note: str | None = None  # how the platform was decided, when it was guessed
     checks: list[Note] | None = None  # the live checks' notes (course_utils.doctor.checks); None: not run
+
+    @property
+    def driver(self) -> str | None:
+        """The NVIDIA driver's version, when nvidia-smi reached a driver."""
+        return self.smi.driver_version if self.smi and self.smi.status == "ok" else None
+
+    @property
+    def gpus(self) -> list[tuple[str, str | None]]:
+        """Each GPU's name and compute capability: TensorFlow's view first, then nvidia-smi's."""
+        seen = [(g["name"], g["compute_capability"]) for g in (self.tensorflow.gpus if self.tensorflow else [])]
+        return seen + [(g.name, g.compute_capability) for g in (self.smi.gpus if self.smi else [])]
 
 
 # --------------------------------------------------------------------------- the diagnosis

@@ -1,32 +1,11 @@
 """Read what NVIDIA's tools print: ``nvidia-smi`` (driver, the CUDA it supports, GPUs) and ``nvcc --version``.
 
-The parsers take text - pasted from a forum post, saved to a file, or captured live -
-and never raise: what they cannot read becomes a ``status`` and a list of ``problems``
-that the doctor turns into findings. They read
-
-- the ``nvidia-smi`` table in the layouts of the real outputs in ``tests/fixtures/nvidia``:
-  the narrow one (drivers 346-525; Windows ``TCC/WDDM`` or Linux ``Persistence-M``), the
-  wider one (535-538), the one with a wider bus-id column (550-595), and the one that says
-  ``KMD Version`` and ``CUDA UMD Version`` (610); with one GPU or many; cut-off pastes;
-  indented pastes;
-- ``nvidia-smi -q`` / ``-a`` (the "NVSMI LOG" format);
-- ``nvidia-smi --query-gpu=... --format=csv`` with or without header and units - also as the
-  whole input of ``parse_nvidia_smi`` (``--query-gpu=name,compute_cap,driver_version``, the
-  command the doctor asks for when a GPU's name does not tell its generation);
-- the messages for "No devices were found", a driver it cannot talk to, and a missing
-  command - in any language, by the shape each shell gives it (see ``_MISSING_SHAPES``);
-  text that is none of these is "unreadable", with its first line quoted;
-- ``nvcc --version``.
-
-Saved files are read as Windows writes them too: UTF-16 (Windows PowerShell 5.1's ``>``),
-CRLF. A capture cut inside a version number ("Driver Version: 53", the paste ending there) is
-not read as that version: a driver or CUDA version always has a dot part, so a value without
-one is reported as a cut capture. ``windows_evidence`` says what in a capture shows it comes
-from native Windows (the doctor's platform guess).
-
-On a live machine ``probes.probe_nvidia_smi()`` runs the table (for the driver and its CUDA
-version) and ``--query-gpu`` with ``QUERY_FIELDS`` (for untruncated GPU names, memory and compute
-capability); this module only reads text.
+The parsers take text - pasted, saved to a file, or captured live (``probes`` runs the tools) - and never raise:
+what they cannot read becomes a ``status`` and a list of ``problems`` that the doctor turns into findings. They read
+the ``nvidia-smi`` table in the layouts of the real outputs in ``tests/fixtures/nvidia`` (SOURCES.md lists them),
+``nvidia-smi -q``, ``--query-gpu=... --format=csv``, a missing command or driver in any language (by the shape each
+shell prints it: ``_MISSING_SHAPES``) and ``nvcc --version``; saved files in UTF-16 and CRLF too. A version cut
+where the text ends ("Driver Version: 53") is reported as a cut capture, never read as a version.
 
 The ``problems`` are sentences for people, in the language at the time of parsing (``COURSE_LANG``);
 the tools' own words (``message``, a quoted first line) stay as the tools printed them.
@@ -128,11 +107,6 @@ class Gpu:
     driver_model: str | None = None  # "WDDM" or "TCC" on Windows; None elsewhere
     compute_capability: str | None = None  # only from --query-gpu on drivers that know the field
 
-    @property
-    def name_truncated(self) -> bool:
-        """nvidia-smi's table cuts long names ("NVIDIA GeForce ..."); --query-gpu does not."""
-        return self.name.endswith("...")
-
 
 @dataclass
 class SmiReport:
@@ -151,12 +125,6 @@ class SmiReport:
     layout: str | None = None  # "table", "nvsmi-log" or "query"
     problems: list[str] = field(default_factory=list)
     message: str | None = None  # the tool's own words when it failed
-
-    def to_dict(self) -> dict:
-        data = asdict(self)
-        for gpu, raw in zip(self.gpus, data["gpus"], strict=True):
-            raw["name_truncated"] = gpu.name_truncated
-        return data
 
 
 @dataclass

@@ -1,20 +1,14 @@
 """What to install: the TensorFlow requirement and the exact commands for a platform, Python, driver and GPU.
 
-``recommend(platform, python, driver, gpu)`` reads every version fact from the table in
-``course_utils/doctor/versions.json`` (through ``course_utils.doctor.versions``): the newest tested
-build for the Python, the platform's install route (``tensorflow[and-cuda]`` on Linux and
-WSL2 since 2.14; the conda recipe and ``tensorflow<2.11`` on native Windows; the CPU wheel on
-macOS, with Apple's Metal plugin and the Intel-Mac line as alternatives), the NVIDIA driver that
-route needs, and - when the GPU's generation is known (``course_utils.doctor.gpus``) - whether
-the build covers it. A TensorFlow built against NumPy 1 (before 2.18) is always installed with
-``"numpy<2"``. The doctor, notebook 01's picker and the tests all call this one function; ``routes``
-(``course_utils.doctor.routes``) adds a platform's alternatives, and ``commands`` spells the command lines.
+``recommend(platform, python, driver, gpu)`` reads every version fact from ``versions.json`` (through
+``course_utils.doctor.versions``): the newest tested build for the Python, the platform's install route, the NVIDIA
+driver it needs and - when the GPU's generation is known (``course_utils.doctor.gpus``) - whether the build covers
+it. The doctor, notebook 01's picker and the tests all call this one function; ``routes`` adds a platform's
+alternatives, ``commands`` spells the command lines.
 
-Each note on a recommendation is a ``Note(code, text)`` (``course_utils.doctor.texts``): the ``code`` is what
-programs match on - the doctor turns notes into findings by code - and the ``text`` is for people, free to be
-reworded, and in the language at the time of the call (``COURSE_LANG``; ``course_utils.core.i18n``).
-``PLATFORM_NAMES`` and the route names stay English (data: the JSON's values, the pickers' choices);
-``platform_name`` and ``Recommendation.title`` give them in the language now.
+A recommendation's notes are ``Note(code, text)``s (``course_utils.doctor.texts``): programs - the doctor's
+findings too - match on the code; the text is for people, in the language at the time of the call.
+``PLATFORM_NAMES`` and the route names stay English (data); ``platform_name`` and ``Recommendation.title`` translate.
 """
 
 from __future__ import annotations
@@ -116,11 +110,6 @@ def normalize_python(python: str | None) -> str | None:
     return version_text(version[:2]) if version and len(version) >= 2 else None
 
 
-def _driver_min(build: Build, platform: str) -> str:
-    """The minimum driver for the build's CUDA family on this platform (one number per platform and family)."""
-    return load().min_driver(build.cuda_major, platform)
-
-
 def rule_note(name: str) -> Note:
     """The note whose text is the versions.json rule ``name``; its code is the rule's name."""
     return Note(name, load().rule(name)["text"])
@@ -144,24 +133,6 @@ def _keras_note(minor: str, fallback: bool = False) -> Note:
     else:
         text = _("TF {tensorflow} comes with Keras 2. {rule}")
     return Note("keras-2-only", text.format(tensorflow=minor, rule=rule["text"]))
-
-
-def _python_limits_note(asked: str, build: Build, newest: Build) -> Note:
-    """The student's Python keeps them on an older TensorFlow line than the newest."""
-    return Note(
-        "python-limits-tensorflow",
-        _("Python {python} limits you to TensorFlow {tensorflow}; Python {low}-{high} gets {newest}").format(
-            python=asked, tensorflow=build.minor, low=newest.python_min, high=newest.python_max, newest=newest.minor
-        ),
-    )
-
-
-def _generation(gpu: bool | str | None, compute_capability: str | None) -> Generation | None:
-    """The GPU's generation from its name and/or reported compute capability; None when neither is given."""
-    name = gpu if isinstance(gpu, str) and gpu.strip() else None
-    if name is None and not compute_capability:
-        return None
-    return identify(name, compute_capability)
 
 
 def _gpu_notes(generation: Generation | None, build: Build, capped: bool, platform: str) -> list[Note]:
@@ -256,7 +227,8 @@ def recommend(
     if platform == "macos":
         return _macos(asked, notes)
     use_gpu = gpu is not False
-    generation = _generation(gpu, compute_capability) if use_gpu else None
+    name = gpu if isinstance(gpu, str) and gpu.strip() else None  # a GPU's name tells its generation
+    generation = identify(name, compute_capability) if use_gpu and (name or compute_capability) else None
     before = _cap_for_gpu(generation, platform)
     if before is None:
         unsupported = _(
@@ -291,7 +263,7 @@ def recommend(
         platform, requirement, commands, build, env_python, use_gpu, generation=generation, notes=notes
     )
     if use_gpu:
-        rec.driver_min = _driver_min(build, platform)
+        rec.driver_min = load().min_driver(build.cuda_major, platform)
         ptx = ptx_driver(generation, build, platform)
         if ptx:  # the driver compiles the build's PTX for this GPU: it must know the build's CUDA
             rec.driver_min = max(rec.driver_min, ptx[0], key=parse_version)
@@ -314,8 +286,11 @@ def _build_for_python(
         fields = {"python": asked, "platform": platform_name(platform), "low": low, "high": high, "before": before}
         text = unsupported.format(env_python=newest.python_max, **fields)
         return newest, newest.python_max, [Note("no-gpu-build-for-python", text)]
-    if asked and build is not newest:
-        return build, asked, [_python_limits_note(asked, build, newest)]
+    if asked and build is not newest:  # the student's Python keeps them on an older line than the newest
+        text = _("Python {python} limits you to TensorFlow {tensorflow}; Python {low}-{high} gets {newest}").format(
+            python=asked, tensorflow=build.minor, low=newest.python_min, high=newest.python_max, newest=newest.minor
+        )
+        return build, asked, [Note("python-limits-tensorflow", text)]
     return build, asked, []
 
 
@@ -424,7 +399,8 @@ def _check_driver(
             continue
         if before is not None and parse_version(candidate.minor) >= parse_version(before):
             continue
-        if candidate.cuda_major <= major and version >= parse_version(_driver_min(candidate, rec.platform)):
+        minimum = table.min_driver(candidate.cuda_major, rec.platform)
+        if candidate.cuda_major <= major and version >= parse_version(minimum):
             fallback = candidate
             break
     if fallback is not None:

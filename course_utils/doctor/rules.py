@@ -157,7 +157,7 @@ def _native_windows(m: Machine, alternatives: list[Recommendation]) -> Finding:
     recipe = table.rule("windows-native-recipe")
     build = table.newest("windows")
     wsl = next((a for a in alternatives if a.platform == "wsl2"), None) or recommend("wsl2", m.python)
-    driver = smi.driver_version if smi and smi.status == "ok" else None
+    driver = m.driver
     installed_cpu_only = bool(
         tf is not None and tf.installed and tf.version and parse_version(tf.version)[:2] > parse_version(last)[:2]
     )
@@ -280,8 +280,7 @@ def _toolkit_findings(m: Machine, rec: Recommendation) -> list[Finding]:
     nvcc, smi, table, out = m.nvcc, m.smi, load(), []
     if nvcc is None or nvcc.status != "ok":
         return out
-    toolkit = parse_version(nvcc.release)
-    driver = smi.driver_version if smi and smi.status == "ok" else None
+    toolkit, driver = parse_version(nvcc.release), m.driver
     if smi and smi.driver_cuda:
         limit, limit_text = parse_version(smi.driver_cuda), smi.driver_cuda
     elif driver and table.driver_cuda_major(driver, m.platform):
@@ -351,17 +350,14 @@ def diagnose(machine: Machine | None = None) -> Diagnosis:
     """Diagnose a machine (default: this one, probed live) and say what to install."""
     m = machine if machine is not None else probe()
     smi = m.smi
-    driver = smi.driver_version if smi and smi.status == "ok" else None
     driver_cuda = smi.driver_cuda if smi and smi.status == "ok" else None
     # No nvidia-smi at all: the CPU route (the driver finding says how to get the GPU one); no GPU found live: too
     gpu: bool | str | None = False if smi and (smi.status == "missing" or (smi.status == "no-devices" and m.live)) \
         else None
     reported = None
     if gpu is None:  # the GPU's name and compute capability: TensorFlow's view first, then nvidia-smi's
-        seen = [(g["name"], g["compute_capability"]) for g in (m.tensorflow.gpus if m.tensorflow else [])]
-        seen += [(g.name, g.compute_capability) for g in (smi.gpus if smi and smi.status == "ok" else [])]
-        gpu, reported = seen[0] if seen else (None, None)
-    options = routes(m.platform, m.python, driver, gpu, driver_cuda=driver_cuda, compute_capability=reported)
+        gpu, reported = m.gpus[0] if m.gpus else (None, None)
+    options = routes(m.platform, m.python, m.driver, gpu, driver_cuda=driver_cuda, compute_capability=reported)
     rec, alternatives = options[0], options[1:]
     findings: list[Finding] = []
     if m.platform_note:

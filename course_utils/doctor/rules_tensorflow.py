@@ -33,11 +33,7 @@ def tensorflow_findings(m: Machine, rec: Recommendation) -> list[Finding]:
         out = [_sees_no_gpu(m, rec, nvidia_gpu)]
     out += _cudnn_findings(tf)
     if tf.built_with_cuda and tf.compute_capabilities:
-        out += _coverage_findings(
-            tf,
-            [(g["name"], g["compute_capability"]) for g in tf.gpus]
-            + [(g.name, g.compute_capability) for g in (smi.gpus if smi else [])],
-        )
+        out += _coverage_findings(tf, m.gpus)
     out += _tensorboard_findings(tf)
     return out
 

@@ -10,7 +10,7 @@ A rule's ``text`` is for people, so it is read in the student's language (``COUR
 ``course_utils.core.i18n``): next to the English, an entry holds ``"translations": {"zh-CN": {"text",
 "en_sha256"}}``, where ``en_sha256`` is the first 16 hex digits of the SHA-256 of the English it
 translates. A changed English text no longer matches its translation, so the English is shown
-until the translation is redone (``stale_translations`` lists what needs it; a test fails on it).
+until the translation is redone (a test lists what needs it).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from course_utils.core.i18n import ENGLISH, LANGUAGES, language
+from course_utils.core.i18n import language
 
 DATA_FILE = Path(__file__).with_name("versions.json")
 PLATFORMS = ("linux", "wsl2", "windows", "macos")
@@ -82,35 +82,6 @@ class Row(Mapping[str, Any]):
         return f"Row({dict(self.raw)!r})"
 
 
-def _texts(node: Any, where: str) -> Iterator[tuple[str, dict[str, Any]]]:
-    """Every entry of the data with a ``text`` for people, and where it is (``rules[wsl2]``)."""
-    if isinstance(node, dict):
-        if isinstance(node.get("text"), str):
-            yield where, node
-        for key, value in node.items():
-            if key != "translations":
-                yield from _texts(value, f"{where}.{key}" if where else key)
-    elif isinstance(node, list):
-        for n, value in enumerate(node):
-            name = value.get("id", n) if isinstance(value, dict) else n
-            yield from _texts(value, f"{where}[{name}]")
-
-
-def stale_translations(path: Path | None = None) -> list[str]:
-    """Each ``text`` in versions.json without a current translation into every language the course speaks."""
-    data = json.loads(Path(path or DATA_FILE).read_text(encoding="utf-8"))
-    found = []
-    for where, entry in _texts(data, ""):
-        for lang in (lang for lang in LANGUAGES if lang != ENGLISH):
-            translation = entry.get("translations", {}).get(lang)
-            want = english_hash(entry["text"])
-            if not translation or not translation.get("text"):
-                found.append(f"{where}: no {lang} translation")
-            elif translation.get("en_sha256") != want:
-                found.append(f"{where}: the {lang} translation is of an older English text (en_sha256 now {want})")
-    return found
-
-
 @dataclass(frozen=True)
 class Build:
     """One tested build configuration: a TensorFlow release and what it was built and tested with."""
@@ -143,7 +114,6 @@ class DriverMinimum:
     cuda_major: int
     linux: str
     windows: str
-    source: str
 
 
 @dataclass(frozen=True)
@@ -153,10 +123,8 @@ class Table:
     linux: tuple[Build, ...]
     windows: tuple[Build, ...]
     driver_minimums: tuple[DriverMinimum, ...]
-    driver_rule: Row  # "text" in the language now, "source"
-    cudnn_rule: Row
+    cudnn_rule: Row  # "text" in the language now, "source"
     rules: dict[str, Row]
-    checked: str
 
     def builds(self, platform: str) -> tuple[Build, ...]:
         """Tested GPU builds for a platform, newest first (WSL2 uses the Linux builds; macOS has none)."""
@@ -171,21 +139,11 @@ class Table:
         """The rule ``rule_id`` of versions.json; its ``"text"`` in the language now."""
         return self.rules[rule_id]
 
-    def newest(
-        self,
-        platform: str,
-        python: str | None = None,
-        *,
-        cuda_major_max: int | None = None,
-        before: str | None = None,
-    ) -> Build | None:
-        """The newest GPU build for ``platform`` whose Python range holds ``python`` (any if None), whose CUDA
-        major family is at most ``cuda_major_max`` (any if None) and whose release is older than ``before``
-        (``"2.17"``; any if None)."""
+    def newest(self, platform: str, python: str | None = None, *, before: str | None = None) -> Build | None:
+        """The newest GPU build for ``platform`` whose Python range holds ``python`` (any if None) and whose release
+        is older than ``before`` (``"2.17"``; any if None)."""
         for build in self.builds(platform):
             if python is not None and not build.supports_python(python):
-                continue
-            if cuda_major_max is not None and build.cuda_major > cuda_major_max:
                 continue
             if before is not None and parse_version(build.minor) >= parse_version(before):
                 continue
@@ -200,16 +158,10 @@ class Table:
             version_text(max(parse_version(b.python_max) for b in builds)),
         )
 
-    def driver_minimum(self, cuda_major: int, platform: str) -> DriverMinimum | None:
-        for row in self.driver_minimums:
-            if row.cuda_major == cuda_major:
-                return row
-        return None
-
     def min_driver(self, cuda_major: int, platform: str) -> str | None:
         """The minimum driver for a CUDA major family on this platform: NVIDIA's (WSL2 runs the Windows driver),
         raised for CUDA 12 and later to the one TensorFlow's pip guide asks for on Linux and WSL2."""
-        row = self.driver_minimum(cuda_major, platform)
+        row = next((row for row in self.driver_minimums if row.cuda_major == cuda_major), None)
         if row is None:
             return None
         platform = check_platform(platform)
@@ -272,10 +224,8 @@ def load(path: str | None = None) -> Table:
         linux=tuple(_build(r, "linux") for r in data["linux_gpu"]),
         windows=tuple(_build(r, "windows") for r in data["windows_native_gpu"]),
         driver_minimums=tuple(
-            DriverMinimum(r["cuda_major"], r["linux"], r["windows"], r["source"]) for r in data["driver_minimums"]
+            DriverMinimum(r["cuda_major"], r["linux"], r["windows"]) for r in data["driver_minimums"]
         ),
-        driver_rule=Row(data["driver_rule"]),
         cudnn_rule=Row(data["cudnn_rule"]),
         rules={r["id"]: Row(r) for r in data["rules"]},
-        checked=data["checked"],
     )

@@ -1,4 +1,4 @@
-"""``course doctor``: the command line (the module docstring of ``course_utils.doctor`` describes it and its JSON)."""
+"""``course doctor``: the command line (docs/instructors.md describes it and its JSON)."""
 
 from __future__ import annotations
 

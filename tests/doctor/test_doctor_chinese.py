@@ -8,10 +8,14 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 
 from course_utils.core import variables
+from course_utils.core.i18n import ENGLISH, LANGUAGES
 from course_utils.doctor import MAIN_GROUP, NOTE_FINDINGS, Machine, describe, diagnose
 from course_utils.doctor.checks import CHECK_FINDINGS, GROUP_KERNELS, GROUP_WSL
 from course_utils.doctor.log_rules import RULES
@@ -21,7 +25,7 @@ from course_utils.doctor.recommend import PLATFORM_NAMES, Note
 from course_utils.doctor.routes import INTEL_MAC_ROUTE, METAL_ROUTE
 from course_utils.doctor.texts import join, sentence
 from course_utils.doctor.troubleshooting import ANCHORS, more_line, see
-from course_utils.doctor.versions import DATA_FILE, english_hash, load, localized, stale_translations
+from course_utils.doctor.versions import DATA_FILE, english_hash, load, localized
 from course_utils.tools.doctor_cli import main
 
 from ..conftest import ROOT
@@ -194,6 +198,35 @@ def test_sentences_end_in_the_language_now(monkeypatch):
 
 
 # ----------------------------------------------------------------- the version table's texts
+
+
+def _texts(node: Any, where: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Every entry of the data with a ``text`` for people, and where it is (``rules[wsl2]``)."""
+    if isinstance(node, dict):
+        if isinstance(node.get("text"), str):
+            yield where, node
+        for key, value in node.items():
+            if key != "translations":
+                yield from _texts(value, f"{where}.{key}" if where else key)
+    elif isinstance(node, list):
+        for n, value in enumerate(node):
+            name = value.get("id", n) if isinstance(value, dict) else n
+            yield from _texts(value, f"{where}[{name}]")
+
+
+def stale_translations(path: Path | None = None) -> list[str]:
+    """Each ``text`` in versions.json without a current translation into every language the course speaks."""
+    data = json.loads(Path(path or DATA_FILE).read_text(encoding="utf-8"))
+    found = []
+    for where, entry in _texts(data, ""):
+        for lang in (lang for lang in LANGUAGES if lang != ENGLISH):
+            translation = entry.get("translations", {}).get(lang)
+            want = english_hash(entry["text"])
+            if not translation or not translation.get("text"):
+                found.append(f"{where}: no {lang} translation")
+            elif translation.get("en_sha256") != want:
+                found.append(f"{where}: the {lang} translation is of an older English text (en_sha256 now {want})")
+    return found
 
 
 def test_every_text_of_the_version_table_has_a_current_chinese_translation():

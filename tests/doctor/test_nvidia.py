@@ -171,7 +171,7 @@ def test_failures_keep_the_tools_own_words():
 def test_tool_version_is_not_the_driver_version():
     report = parse_nvidia_smi((FIXTURES / "smi_wsl2_555.99_rtx4070.txt").read_text())
     assert (report.tool_version, report.driver_version) == ("555.52.01", "555.99")
-    assert report.gpus[0].name_truncated and report.to_dict()["gpus"][0]["name_truncated"] is True
+    assert report.gpus[0].name.endswith("...")  # the table cuts long names
 
 
 @pytest.mark.parametrize("name", sorted(NVCC))
@@ -313,7 +313,7 @@ def test_a_utf16_capture_reads_like_the_original():
     """Windows PowerShell 5.1's `nvidia-smi > smi.txt` writes UTF-16 LE with a byte-order mark."""
     original = parse_nvidia_smi((FIXTURES / "smi_windows_517.48_2x_wddm.txt").read_bytes())
     saved = parse_nvidia_smi((FIXTURES / "smi_windows_517.48_2x_wddm_utf16le.txt").read_bytes())
-    assert saved.to_dict() == original.to_dict() and saved.status == "ok"
+    assert saved == original and saved.status == "ok"
     no_bom = (FIXTURES / "smi_windows_517.48_2x_wddm_utf16le.txt").read_bytes()[2:]
     assert parse_nvidia_smi(no_bom).driver_version == "517.48", "UTF-16 without its byte-order mark too"
 

@@ -12,8 +12,10 @@ from packaging.version import Version
 from course_utils.doctor.commands import VERIFY
 from course_utils.doctor.recommend import Recommendation, recommend
 from course_utils.doctor.routes import routes
-from course_utils.doctor.texts import NOTE_CODES, Note
+from course_utils.doctor.texts import Note
 from course_utils.doctor.versions import load
+
+from .note_codes import NOTE_CODES
 
 
 def note(rec: Recommendation, code: str) -> Note:
@@ -201,12 +203,9 @@ def test_a_note_from_a_versions_rule_is_named_after_the_rule():
                 assert load().rule(n.code)["text"] in n.text, n
 
 
-def test_note_reads_as_its_text_and_rejects_a_code_that_is_not_kebab_case():
+def test_note_reads_as_its_text():
     n = Note("python-limits-tensorflow", "any words")
     assert str(n) == "any words" and n.to_dict() == {"code": "python-limits-tensorflow", "text": "any words"}
-    for bad in ("Python limits", "python_limits", "-python", "python--limits", ""):
-        with pytest.raises(ValueError):
-            Note(bad, "text")
     rec = recommend("linux", "3.9")
     assert all(f"  note: {n.text}" in rec.text() for n in rec.notes)
 
