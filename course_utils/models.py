@@ -16,7 +16,6 @@ from __future__ import annotations
 import keras
 from keras import layers
 
-DENSE_PARAMS = 808_458
 CNN_PARAMS = 93_322
 
 

@@ -40,7 +40,7 @@ from course_utils.core.i18n import CHINESE, set_language, translator
 from course_utils.core.i18n import language as current_language
 from course_utils.core.places import work_dir
 from course_utils.core.plot_fonts import use_chinese_font
-from course_utils.core.tf_setup import quiet_tensorflow, seed_everything
+from course_utils.core.tf_setup import quiet_tensorflow
 from course_utils.device import DeviceChoice, choose_device, gpu_facts
 from course_utils.memory import peak_gpu_mib
 from course_utils.params import Needs, apply_smoke, check_language, settle_smoke, smoke_enabled
@@ -138,15 +138,13 @@ def checkpoint(checks: Mapping[str, bool], *, recorder: Recorder | None = None) 
     print(_("Checkpoint passed: {passed} of {total} checks.").format(passed=len(checks), total=len(checks)))
 
 
-def setup_calls(policy: str | int | None, gpus: int, seed: int | None, deterministic: bool) -> list[str]:
+def setup_calls(policy: str | int | None, gpus: int, seed: int | None) -> list[str]:
     """What ``setup`` did, written as the TensorFlow and Keras calls it made, so nothing is configured out of sight."""
     level = os.environ.get("TF_CPP_MIN_LOG_LEVEL")
     calls = [f'os.environ["TF_CPP_MIN_LOG_LEVEL"] = "{level}"  # ' + _("before the import: fewer C++ start-up lines")
              if level else "", "import tensorflow as tf", "import keras"]
     if seed is not None:
         calls.append(f"keras.utils.set_random_seed({seed})  # " + _("Python, NumPy and TensorFlow"))
-        if deterministic:
-            calls.append("tf.config.experimental.enable_op_determinism()")
     if gpus and policy == "growth":
         calls.append('for gpu in tf.config.list_physical_devices("GPU"): '
                      "tf.config.experimental.set_memory_growth(gpu, True)")
@@ -201,7 +199,6 @@ def setup(
     notebook: str,
     *,
     smoke: Mapping[str, Any] | None = None,
-    deterministic: bool = False,
     gpu_memory: str | int | None = "course",
     key_results: Sequence[str] | None = None,
     language: str | None = None,
@@ -236,7 +233,7 @@ def setup(
 
     seed = namespace.get("SEED")
     if seed is not None:
-        seed_everything(seed, deterministic=deterministic)
+        keras.utils.set_random_seed(seed)  # Python, NumPy and TensorFlow
     memory_line = apply_memory_policy(policy) if policy is not None else None  # before the runtime starts
     device = choose_device(namespace.get("DEVICE", "auto"))
     recorder = Recorder(notebook, parameters=notebook_parameters(namespace), smoke=is_smoke, key_results=key_results,
@@ -254,7 +251,7 @@ def setup(
     if device.kind == "GPU":  # which GPU, driver and memory; and the most of it this run's TensorFlow held
         recorder.environment(gpu=gpu_facts(tf))
         recorder.measures["peak_gpu_mib"] = peak_gpu_mib
-    calls = setup_calls(policy, len(tf.config.get_visible_devices("GPU")), seed, deterministic)
+    calls = setup_calls(policy, len(tf.config.get_visible_devices("GPU")), seed)
     lines = [
         f"TensorFlow {tf.__version__} (Keras {keras.__version__}), Python {platform.python_version()}",
         _("setup() made these calls:"),

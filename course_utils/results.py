@@ -40,7 +40,6 @@ __all__ = [
     "Recorder",
     "data_summary",
     "default_results_path",
-    "read_all",
     "read_results",
 ]
 
@@ -103,31 +102,20 @@ class Recorder:
         self.data["environment"].update(_plain(values))
         self._save()
 
-    def data_source(self, dataset: str, **facts: Any) -> None:
-        """Record where ``dataset`` came from under ``environment["data"][dataset]`` (one entry per dataset)."""
-        data = dict(self.data["environment"].get("data", {}))
-        data[dataset] = _plain(facts)
-        self.environment(data=data)
-
-    def note_data(self, info: Any, *, train_images_used: int | None = None) -> None:
-        """Add a dataset's origin to the record (``course.load`` calls this).
+    def note_data(self, info: Any, *, train_images_used: int) -> None:
+        """Add a dataset's origin to the record (``course.load`` calls this), one entry per dataset.
 
         ``info`` is a ``course_utils.data.LoadInfo``; ``train_images_used`` the training images kept
-        (``IMAGES``), when fewer than the dataset has. The entry, in ``environment["data"]``::
+        (``IMAGES``). The entry, in ``environment["data"]``::
 
             "mnist": {"source": "download", "location": "...", "train_images": 60000, "test_images": 10000,
                       "train_images_used": 2000, "checksum": "verified"}
         """
-        used = info.train_images if train_images_used is None else train_images_used
-        self.data_source(
-            info.dataset,
-            source=info.source,
-            location=info.location,
-            train_images=info.train_images,
-            test_images=info.test_images,
-            train_images_used=used,
-            checksum=info.checksum,
-        )
+        data = dict(self.data["environment"].get("data", {}))
+        data[info.dataset] = {"source": info.source, "location": info.location, "train_images": info.train_images,
+                              "test_images": info.test_images, "train_images_used": train_images_used,
+                              "checksum": info.checksum}
+        self.environment(data=data)
 
     def exercise(self, number: str, status: str, *, answered: bool, right: bool) -> dict[str, Any]:
         """Count an attempt at exercise ``number`` (``"3.1"``) and keep its outcome (``status``: the check's words,
@@ -182,8 +170,3 @@ def read_results(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Read one record file (as written by ``Recorder``)."""
     with open(path, encoding="utf-8") as fh:
         return json.load(fh)
-
-
-def read_all(folder: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
-    """Every record in ``folder``, keyed by file stem."""
-    return {p.stem: read_results(p) for p in sorted(Path(folder).glob("*.json"))}

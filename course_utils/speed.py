@@ -61,12 +61,6 @@ def cpu_flags(cpuinfo: str | None = None) -> set[str]:
     return set()
 
 
-def cpu_has_amx(flags: set[str] | None = None) -> bool:
-    """True when the CPU has AMX for bfloat16 (Linux flag ``amx_bf16``): what the mixed-precision guide names."""
-    flags = cpu_flags() if flags is None else flags
-    return "amx_bf16" in flags
-
-
 MIXED_PRECISION_GUIDE = "https://www.tensorflow.org/guide/mixed_precision"
 LOSS_SCALE_OPTIMIZER_DOCS = "https://keras.io/api/mixed_precision/loss_scale_optimizer/"
 POLICIES = ("mixed_float16", "mixed_bfloat16")
@@ -140,7 +134,7 @@ def mixed_precision_policy(device: str, *, flags: set[str] | None = None) -> tup
         details = tf.config.experimental.get_device_details(gpus[index])
         return gpu_policy(details.get("device_name"), details.get("compute_capability"))
     flags = cpu_flags() if flags is None else flags
-    if cpu_has_amx(flags):
+    if "amx_bf16" in flags:  # AMX for bfloat16, the Linux flag
         return "mixed_bfloat16", "this CPU has AMX (amx_bf16): the guide expects bfloat16 to be faster"
     also = " It has avx512_bf16, but the guide names only AMX." if "avx512_bf16" in flags else ""
     return None, f"this CPU has no AMX: the guide says mixed_bfloat16 runs slower without it.{also}"
@@ -263,9 +257,6 @@ class Result:
     learning_rate: float
     weights_device: str  # model.weights[0].value.device after training
     note: str = ""
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def _fit_and_evaluate(model: Any, config: Config, train: Arrays, test: Arrays, *, epochs: int, seed: int,
@@ -398,7 +389,7 @@ def summarize(results: Sequence[Result], *, tolerance: float = ACCURACY_TOLERANC
     baseline = results[0]
     configs = []
     for r in results:
-        row = r.as_dict()
+        row = asdict(r)
         row["speedup_vs_baseline"] = r.images_per_s / baseline.images_per_s
         row["keeps_accuracy"] = r.test_accuracy >= baseline.test_accuracy - tolerance
         configs.append(row)

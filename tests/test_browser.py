@@ -53,7 +53,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from course_utils.core.processes import free_port, start_in_group, stop_group
+from course_utils.core.processes import free_ports, start_in_group, stop_group
 
 from .conftest import IN_CI, NOTEBOOKS, ROOT, ZH_NOTEBOOKS
 
@@ -198,7 +198,7 @@ def server(scratch: Path) -> Iterator[Server]:
     _require_browser()
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     write_lab_settings(scratch / "settings")
-    port, token = free_port(), secrets.token_hex(16)
+    port, token = free_ports(1)[0], secrets.token_hex(16)
     log = SCREENSHOTS / "jupyter-server.log"
     command = [
         sys.executable, "-m", "jupyterlab",

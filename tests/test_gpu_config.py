@@ -136,7 +136,7 @@ def test_growth_contradicting_the_environment_variable_is_rejected(monkeypatch):
 def test_unparseable_environment_variable_is_reported(monkeypatch, capsys):
     monkeypatch.setenv("TF_FORCE_GPU_ALLOW_GROWTH", "1")
     report = gpu_config.configure(cpu_devices=None)  # changes nothing, so safe in this process
-    assert not report.changed
+    assert not report.changes
     assert any("neither 'true' nor 'false'" in note for note in report.notes)
     assert "TensorFlow ignores it" in capsys.readouterr().out
 
@@ -362,7 +362,8 @@ class FakeConfig:
 )
 def test_the_policy_configures_every_visible_gpu(monkeypatch, policy, call, said):
     calls = []
-    monkeypatch.setattr(gpu_config, "_tf", lambda: type("TF", (), {"config": FakeConfig(["GPU:0", "GPU:1"])}))
+    fake_tf = type("TF", (), {"config": FakeConfig(["GPU:0", "GPU:1"])})
+    monkeypatch.setattr(gpu_config, "quiet_tensorflow", lambda: fake_tf)
     monkeypatch.setattr(gpu_config, "configure", lambda **kw: calls.append(kw))
     assert said in gpu_config.apply_memory_policy(policy)
     assert calls == ([call] if call else [])
@@ -370,6 +371,6 @@ def test_the_policy_configures_every_visible_gpu(monkeypatch, policy, call, said
 
 def test_without_a_gpu_the_policy_sets_nothing(monkeypatch):
     calls = []
-    monkeypatch.setattr(gpu_config, "_tf", lambda: type("TF", (), {"config": FakeConfig([])}))
+    monkeypatch.setattr(gpu_config, "quiet_tensorflow", lambda: type("TF", (), {"config": FakeConfig([])}))
     monkeypatch.setattr(gpu_config, "configure", lambda **kw: calls.append(kw))
     assert gpu_config.apply_memory_policy("growth") == "GPU memory: no GPU here, nothing to set" and calls == []

@@ -220,14 +220,13 @@ def test_setup_prints_each_call_it_made(monkeypatch, capsys):
     assert "setup() made these calls:\n" in out and "    import tensorflow as tf\n" in out
     assert "    keras.utils.set_random_seed(7)  # Python, NumPy and TensorFlow\n" in out
     monkeypatch.setenv("TF_CPP_MIN_LOG_LEVEL", "1")
-    growth = setup_calls("growth", 2, None, deterministic=False)
+    growth = setup_calls("growth", 2, None)
     assert growth[0].startswith('os.environ["TF_CPP_MIN_LOG_LEVEL"] = "1"')
     assert growth[-1] == ('for gpu in tf.config.list_physical_devices("GPU"): '
                           "tf.config.experimental.set_memory_growth(gpu, True)")
-    limit = setup_calls(1024, 1, 0, deterministic=True)
-    assert "tf.config.experimental.enable_op_determinism()" in limit
+    limit = setup_calls(1024, 1, 0)
     assert limit[-1].endswith("[tf.config.LogicalDeviceConfiguration(memory_limit=1024)])")
-    assert not any("memory" in call for call in setup_calls("growth", 0, None, False) + setup_calls("all", 1, 0, False))
+    assert not any("memory" in call for call in setup_calls("growth", 0, None) + setup_calls("all", 1, 0))
 
 
 def test_course_check_runs_the_lessons_check_and_records_outcomes_and_attempts(tmp_path, capsys):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import fields
+from dataclasses import asdict, fields
 
 import numpy as np
 import pytest
@@ -21,7 +21,7 @@ def tiny(n: int = 96, seed: int = 0):
 def test_cpu_flags_and_amx_detection():
     flags = speed.cpu_flags(AMD_FLAGS)
     assert {"avx512f", "avx512_bf16"} <= flags
-    assert speed.cpu_has_amx({"amx_bf16", "amx_tile"}) and not speed.cpu_has_amx(flags)
+    assert "amx_bf16" not in flags
     assert speed.cpu_flags("no flags here") == set()
 
 
@@ -186,7 +186,7 @@ def test_progress_says_each_rung_and_each_epoch():
 
 def test_benchmark_numpy_input_and_its_result_structure():
     result = speed.benchmark(speed.baseline_config(), tiny(64), tiny(32, seed=1), epochs=2)
-    row = result.as_dict()
+    row = asdict(result)
     for key in ("name", "device", "batch_size", "images_per_s", "epoch_s", "test_accuracy"):
         assert key in row
     assert row["input"] == "numpy" and row["batch_size"] == 32 and len(row["steady_epoch_s"]) == 1

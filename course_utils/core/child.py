@@ -108,7 +108,6 @@ class Child:
         what: str,
         log: Path,
         keep_log: bool,
-        payload_file: Path,
         result_file: Path,
         temp_dir: Path | None,
     ) -> None:
@@ -117,13 +116,8 @@ class Child:
         self.what = what
         self.log = log
         self.keep_log = keep_log  # the caller chose the log (or its folder): name it in messages
-        self.payload_file = payload_file
         self.result_file = result_file
         self.temp_dir = temp_dir
-        self.started = time.monotonic()
-
-    def __repr__(self) -> str:
-        return f"<Child {self.target} pid={self.pid} returncode={self.returncode}>"
 
     @property
     def pid(self) -> int:
@@ -133,11 +127,6 @@ class Child:
     def returncode(self) -> int | None:
         """The exit status once it ended (negative: the signal that ended it), else None."""
         return self.process.returncode
-
-    @property
-    def seconds(self) -> float:
-        """Seconds since it was started."""
-        return time.monotonic() - self.started
 
     def poll(self) -> int | None:
         """The exit status if it has ended, else None (never waits)."""
@@ -308,7 +297,6 @@ def start_python(
         what=what or _("The child process {name!r} ({target})").format(name=name, target=target),
         log=log_path,
         keep_log=log is not None or folder is not None,
-        payload_file=payload_file,
         result_file=result_file,
         temp_dir=temp_dir,
     )
@@ -316,12 +304,10 @@ def start_python(
 
 @dataclass
 class ChildRun:
-    """A child that delivered: its function's value, everything it printed, its exit status and duration."""
+    """A child that delivered: its function's value and everything it printed."""
 
     value: Any
     output: str
-    returncode: int
-    seconds: float
 
 
 def run_python(
@@ -334,7 +320,6 @@ def run_python(
     log: str | os.PathLike[str] | None = None,
     folder: str | os.PathLike[str] | None = None,
     name: str = "child",
-    python: str | None = None,
 ) -> ChildRun:
     """Run ``target(payload)`` in a new Python process, wait for it, and return what it delivered.
 
@@ -343,13 +328,11 @@ def run_python(
     ``timeout_s`` seconds (None: no limit). Whatever happens - a timeout, Ctrl-C, an
     exception here - the child's process group is stopped before this returns or raises.
     """
-    with start_python(target, payload, folder=folder, env=env, log=log, name=name, what=what, python=python) as child:
-        code = child.wait(timeout_s)
-        if code is None:
+    with start_python(target, payload, folder=folder, env=env, log=log, name=name, what=what) as child:
+        if child.wait(timeout_s) is None:
             child.stop()
             raise child.failure(timeout_s=timeout_s)
-        value = child.result()
-        return ChildRun(value, child.log_text(), code, round(child.seconds, 3))
+        return ChildRun(child.result(), child.log_text())
 
 
 # --- the child side --------------------------------------------------------------------------------

@@ -116,21 +116,16 @@ def runtime_initialized() -> bool | None:
         return None
 
 
-def _tf():
-    return quiet_tensorflow()
-
-
 def current(tf: Any = None) -> Settings:
     """Read the device configuration without starting TensorFlow's runtime."""
-    tf = tf or _tf()
+    tf = tf or quiet_tensorflow()
     physical = tf.config.list_physical_devices("GPU")
     visible = tf.config.get_visible_devices("GPU")
     cpu = tf.config.list_physical_devices("CPU")[0]
     growth, limits = {}, {}
     for gpu in visible:
         growth[short_name(gpu)] = bool(tf.config.experimental.get_memory_growth(gpu))
-        config = tf.config.get_logical_device_configuration(gpu)
-        limits[short_name(gpu)] = [c.memory_limit for c in config] if config else None
+        limits[short_name(gpu)] = _logical_limits(tf.config.get_logical_device_configuration(gpu))
     return Settings(
         physical_gpus=[short_name(g) for g in physical],
         visible_gpus=[short_name(g) for g in visible],
@@ -288,10 +283,6 @@ class ConfigReport:
     notes: list[str]
     settings: Settings
 
-    @property
-    def changed(self) -> bool:
-        return bool(self.changes)
-
     def __str__(self) -> str:
         if self.changes:
             head = _("configure: applied before TensorFlow's runtime started")
@@ -389,7 +380,7 @@ def configure(
         visible_gpus=visible_gpus,
         cpu_devices=cpu_devices,
     )
-    tf = _tf()
+    tf = quiet_tensorflow()
     physical = tf.config.list_physical_devices("GPU")
     cpu = tf.config.list_physical_devices("CPU")[0]
     now_visible = tf.config.get_visible_devices("GPU")
@@ -470,7 +461,7 @@ def apply_memory_policy(policy: str | int) -> str:
     if policy == "all":
         return _("GPU memory: TensorFlow's default, nearly all of each GPU ({variable}=all)").format(
             variable=variables.GPU_MEMORY)
-    gpus = _tf().config.get_visible_devices("GPU")
+    gpus = quiet_tensorflow().config.get_visible_devices("GPU")
     if not gpus:
         return _("GPU memory: no GPU here, nothing to set")
     if policy == "growth":

@@ -45,11 +45,6 @@ def free_ports(count: int, host: str = LOCALHOST) -> list[int]:
             s.close()
 
 
-def free_port(host: str = LOCALHOST) -> int:
-    """One TCP port nobody listens on right now on ``host``."""
-    return free_ports(1, host)[0]
-
-
 def start_in_group(
     cmd: Sequence[str],
     *,

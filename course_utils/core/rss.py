@@ -28,17 +28,6 @@ def _vmhwm_mib(pid: int | None) -> float | None:
     return None  # a zombie or a kernel thread has no memory lines
 
 
-def _peak_working_set_mib(pid: int | None) -> float:
-    """Windows: psutil's ``peak_wset``, the process's peak working set (the resident memory Windows counts).
-
-    psutil documents ``memory_info()``'s Windows fields (rss, vms, num_page_faults, peak_wset, wset, ...)
-    at https://psutil.readthedocs.io/en/latest/#psutil.Process.memory_info - they are Windows'
-    PROCESS_MEMORY_COUNTERS (PeakWorkingSetSize is peak_wset).
-    """
-
-    return psutil.Process(pid).memory_info().peak_wset / MIB
-
-
 def peak_rss_mib(pid: int | None = None) -> float:
     """The peak resident memory of process ``pid`` (default: this process) so far, in MiB.
 
@@ -49,8 +38,8 @@ def peak_rss_mib(pid: int | None = None) -> float:
     not readable there, so its current resident memory stands in. Raises
     ``psutil.NoSuchProcess`` when ``pid`` is gone.
     """
-    if sys.platform == "win32":
-        return _peak_working_set_mib(pid)
+    if sys.platform == "win32":  # peak_wset is Windows' PeakWorkingSetSize (psutil's memory_info docs)
+        return psutil.Process(pid).memory_info().peak_wset / MIB
     this = pid is None or pid == os.getpid()
     if sys.platform.startswith("linux"):
         found = _vmhwm_mib(None if this else pid)
@@ -64,10 +53,4 @@ def peak_rss_mib(pid: int | None = None) -> float:
         if resource is not None:
             peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
             return peak / MIB if sys.platform == "darwin" else peak / 1024  # bytes on macOS, KiB elsewhere
-    return rss_mib(pid)
-
-
-def rss_mib(pid: int | None = None) -> float:
-    """The resident memory of process ``pid`` (default: this process) now, in MiB (psutil)."""
-
-    return psutil.Process(pid).memory_info().rss / MIB
+    return psutil.Process(pid).memory_info().rss / MIB  # its resident memory now

@@ -1,4 +1,4 @@
-"""Import TensorFlow quietly and seed it - the two things every notebook does first.
+"""Import TensorFlow quietly - the first thing every notebook does.
 
 TensorFlow's C++ start-up messages (oneDNN notices, CUDA probing, "Could not find cuda
 drivers") go to the process's stderr, which Jupyter shows and stores. In TF 2.21 most of
@@ -65,19 +65,3 @@ def quiet_tensorflow(level: str = "2") -> ModuleType:
 def startup_log() -> str:
     """What TensorFlow wrote to stderr while ``quiet_tensorflow`` imported it ("" if nothing)."""
     return _STARTUP_LOG or ""
-
-
-def seed_everything(seed: int, *, deterministic: bool = False) -> None:
-    """Seed Python, NumPy, TensorFlow and Keras; optionally make TensorFlow ops deterministic.
-
-    ``deterministic=True`` calls ``tf.config.experimental.enable_op_determinism()``:
-    bit-identical reruns at some cost in speed (and an error for ops that have no
-    deterministic kernel).
-    """
-    import keras
-
-    keras.utils.set_random_seed(seed)
-    if deterministic:
-        import tensorflow as tf
-
-        tf.config.experimental.enable_op_determinism()

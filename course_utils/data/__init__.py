@@ -75,9 +75,6 @@ FASHION_SIZES = {
     "t10k-images-idx3-ubyte.gz": 16 + 10_000 * 28 * 28,
     "t10k-labels-idx1-ubyte.gz": 8 + 10_000,
 }
-FASHION_CLASSES = (
-    "T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot",
-)
 DATASETS = ("mnist", "fashion-mnist")
 _NAMED_DATA_DIRS: set[str] = set()  # COURSE_DATA_DIR values already said to be missing (once each)
 _ = translator("course")
@@ -104,11 +101,10 @@ class LoadInfo:
         return self.source == "bundled-sample"
 
     def describe(self) -> str:
-        checksum = _("verified") if self.checksum == "verified" else self.checksum
         return _("{dataset}: {total:,} images ({train:,} train / {test:,} test) from {source} ({location}), "
                  "SHA-256 {checksum}").format(
             dataset=self.dataset, total=self.train_images + self.test_images, train=self.train_images,
-            test=self.test_images, source=self.source, location=self.location, checksum=checksum)
+            test=self.test_images, source=self.source, location=self.location, checksum=_("verified"))
 
 
 def offline() -> bool:
@@ -203,11 +199,6 @@ def _announce(info: LoadInfo, quiet: bool) -> None:
     print(info.describe())
 
 
-def _answer(arrays: Arrays, info: LoadInfo, with_info: bool):
-    """The arrays, with the info when asked for."""
-    return (arrays, info) if with_info else arrays
-
-
 def _mnist(*, quiet: bool = False) -> tuple[Arrays, LoadInfo]:
     """MNIST: the arrays and where they came from (COURSE_DATA_DIR, the Keras cache, a download, the sample)."""
     candidates: list[tuple[str, Path]] = []
@@ -231,10 +222,6 @@ def _mnist(*, quiet: bool = False) -> tuple[Arrays, LoadInfo]:
             if not quiet:
                 print(_("Download of full MNIST failed ({error}); falling back to the bundled sample.").format(
                     error=exc.what))
-    return _mnist_sample(quiet=quiet)
-
-
-def _mnist_sample(*, quiet: bool = False) -> tuple[Arrays, LoadInfo]:
     _verify(SAMPLE_PATH, SAMPLE_SHA256, _("the bundled MNIST sample"))
     return _finish("mnist", "bundled-sample", SAMPLE_PATH, _read_npz(SAMPLE_PATH), quiet)
 
@@ -379,4 +366,5 @@ def load(
                 images=images, dataset=info.dataset, have=len(x_train)))
     if images is not None:
         x_train, y_train = x_train[:images], y_train[:images]
-    return _answer(((x_train, y_train), test), info, with_info)
+    arrays = (x_train, y_train), test
+    return (arrays, info) if with_info else arrays

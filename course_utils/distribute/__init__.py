@@ -111,7 +111,7 @@ def parse_address(address: str) -> tuple[str, int]:
     return host, port
 
 
-def tf_config(workers: Sequence[str], index: int, *, task_type: str = "worker") -> dict[str, Any]:
+def tf_config(workers: Sequence[str], index: int) -> dict[str, Any]:
     """The ``TF_CONFIG`` of worker ``index`` in a cluster of ``workers`` ("host:port" each).
 
     Every worker gets the same ``cluster`` and its own ``task``; worker 0 is the chief
@@ -125,16 +125,13 @@ def tf_config(workers: Sequence[str], index: int, *, task_type: str = "worker") 
     if len(set(workers)) != len(workers):
         raise ParameterError(_("The worker addresses {workers} repeat.").format(workers=workers),
                              _("Give every worker its own host:port."))
-    if task_type != "worker":
-        raise ParameterError(_("Task type {task_type!r} is not supported here.").format(task_type=task_type),
-                             _("Use task_type='worker'."))
     if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < len(workers):
         raise ParameterError(
             _("Task index {index!r} is not a worker of this {count}-worker cluster.").format(
                 index=index, count=len(workers)),
             _("Use an index from 0 to {last}.").format(last=len(workers) - 1),
         )
-    return {"cluster": {"worker": workers}, "task": {"type": task_type, "index": index}}
+    return {"cluster": {"worker": workers}, "task": {"type": "worker", "index": index}}
 
 
 def local_cluster(workers: int) -> list[str]:
@@ -254,20 +251,20 @@ def _workers_timed_out(count: int, seconds: float, waiting: list[int], log: Path
     )
 
 
-def _network(stack: ExitStack, folder: Path, python: str | None, private: bool | None) -> tuple[str | None, str]:
+def _network(stack: ExitStack, folder: Path, private: bool | None) -> tuple[str | None, str]:
     """The interpreter the workers run and their network: ``"private"`` (a namespace of their own), else ``"host"``.
 
     ``private``: True requires the private network, False never uses it, None uses it where it can be made - and
     requires it on a shared server (``COURSE_SHARED_SERVER``), where classmates' processes could reach the ports.
     """
     if private is False:
-        return python, "host"
+        return None, "host"
     try:
-        net = stack.enter_context(PrivateNetwork(folder, python))  # entered first: it ends after the workers
+        net = stack.enter_context(PrivateNetwork(folder))  # entered first: it ends after the workers
     except WorkerError:
         if private or variables.flag(variables.SHARED_SERVER):
             raise
-        return python, "host"
+        return None, "host"
     return net.python(), "private"
 
 
@@ -277,9 +274,6 @@ def run_local_workers(
     *,
     folder: str | os.PathLike[str],
     timeout_s: float = 300,
-    hide_gpus: bool = True,
-    python: str | None = None,
-    poll_s: float = 0.2,
     private_network: bool | None = None,
 ) -> LocalRun:
     """Start the worker ``program`` ``workers`` times on this machine, as ``python PROGRAM FOLDER``; wait for all.
@@ -292,10 +286,10 @@ def run_local_workers(
     returns (nothing is left running); and should this process be killed, each worker ends by itself
     within a second, or at the latest ``WORKER_TIME_MARGIN_S`` after ``timeout_s``. The ``WorkerError``
     names the worker (``worker``), the last exception line of its log (``last_error``) and whether
-    the time limit passed (``timed_out``). ``hide_gpus`` gives the workers no GPU, as local workers
-    would otherwise compete for the same one (TensorFlow's tutorial does the same).
-    ``python`` is the interpreter (default: this one). ``private_network`` (``_network``): the workers share a
-    network namespace of their own, so no other process on the machine reaches their ports (``LocalRun.network``).
+    the time limit passed (``timed_out``). The workers get no GPU, as local workers would otherwise
+    compete for the same one (TensorFlow's tutorial does the same). ``private_network`` (``_network``): the
+    workers share a network namespace of their own, so no other process on the machine reaches their ports
+    (``LocalRun.network``).
     """
     program = Path(program).resolve()
     if not program.is_file():
@@ -312,13 +306,12 @@ def run_local_workers(
     children: list[Child] = []
     start = time.monotonic()
     with ExitStack() as stack:  # leaving it stops every worker's process group, whatever happened
-        interpreter, network = _network(stack, folder, python, private_network)
+        interpreter, network = _network(stack, folder, private_network)
         for i in range(workers):
             env: dict[str, str | None] = {"TF_CONFIG": json.dumps(tf_config(addresses, i))}
             env[variables.RESULTS_FILE] = None  # a worker keeps no record of its own
             env["TF_CPP_MIN_LOG_LEVEL"] = os.environ.get("TF_CPP_MIN_LOG_LEVEL", "2")
-            if hide_gpus:
-                env["CUDA_VISIBLE_DEVICES"] = "-1"
+            env["CUDA_VISIBLE_DEVICES"] = "-1"
             child = start_python(
                 "course_utils.distribute:run_program", payload, folder=folder, env=env, log=logs[i],
                 name=f"worker-{i}", what=_("Worker {index} of {count}").format(index=i, count=workers),
@@ -340,5 +333,5 @@ def run_local_workers(
                 waiting = [i for i, code in enumerate(codes) if code is None]
                 stack.close()
                 raise _workers_timed_out(workers, timeout_s, waiting, logs[waiting[0]])
-            time.sleep(poll_s)
+            time.sleep(0.2)
     return LocalRun(addresses, round(time.monotonic() - start, 1), folder, logs, network)

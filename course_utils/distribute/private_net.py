@@ -52,12 +52,11 @@ sys.stdin.read()
 class PrivateNetwork:
     """A network namespace with only loopback, alive inside ``with``; ``python()`` is an interpreter inside it.
 
-    ``folder``: where the wrapper script goes (the run's folder). ``python``: the interpreter the workers run.
+    ``folder``: where the wrapper script goes (the run's folder).
     """
 
-    def __init__(self, folder: str | os.PathLike[str], python: str | None = None) -> None:
+    def __init__(self, folder: str | os.PathLike[str]) -> None:
         self.folder = Path(folder)
-        self.interpreter = python or sys.executable
         self.holder: subprocess.Popen | None = None
 
     def __enter__(self) -> PrivateNetwork:
@@ -103,7 +102,7 @@ class PrivateNetwork:
             "#!/bin/sh\n# Runs Python in the network namespace of process "
             f"{self.holder.pid} (course_utils.distribute.private_net).\n"
             f"exec nsenter --target {self.holder.pid} --user --net --preserve-credentials -- "
-            f'"{self.interpreter}" "$@"\n',
+            f'"{sys.executable}" "$@"\n',
             encoding="utf-8")
         script.chmod(0o700)
         return str(script)

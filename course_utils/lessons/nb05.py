@@ -152,7 +152,6 @@ def check_model_and_loss(model: Any, loss: Any, *, show: bool = True) -> Feedbac
 
 # The GPUs of the task: the name TensorFlow reports (get_device_details) and the compute capability.
 GPUS = {"GeForce RTX 3060": (8, 6), "Tesla T4": (7, 5), "GeForce GTX 1660 Ti": (7, 5), "GeForce GTX 1080": (6, 1)}
-NO_POLICY = (None, "float32")
 
 
 def _policy(value: Any) -> str | None:

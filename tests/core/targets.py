@@ -60,12 +60,13 @@ def sleep_with_grandchild(payload: dict[str, Any]) -> None:
 def allocate(payload: dict[str, Any]) -> dict[str, float]:
     """Peak before and after holding ``payload["mib"]`` MiB; waits for ``payload["release"]`` to appear if given."""
     import numpy as np
+    import psutil
 
-    from course_utils.core.rss import peak_rss_mib, rss_mib
+    from course_utils.core.rss import MIB, peak_rss_mib
 
     before = peak_rss_mib()
     block = np.ones(int(payload["mib"]) * 2**20 // 8)  # float64, touched: resident
-    after, rss = peak_rss_mib(), rss_mib()
+    after, rss = peak_rss_mib(), psutil.Process().memory_info().rss / MIB
     if payload.get("ready"):
         Path(payload["ready"]).write_text("allocated")
         deadline = time.monotonic() + 60

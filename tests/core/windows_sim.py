@@ -436,6 +436,7 @@ def scenario(folder_name: str) -> dict[str, Any]:
 
     # memory readings: the process's memory now and its peak (notebook 04 and every record)
     import numpy as np
+    import psutil
 
     from course_utils import speed
     from course_utils.core import rss
@@ -443,7 +444,7 @@ def scenario(folder_name: str) -> dict[str, Any]:
 
     peak_before = rss.peak_rss_mib()
     big = np.ones(96 * MIB // 8)
-    current = rss.rss_mib()
+    current = psutil.Process().memory_info().rss / MIB
     del big
     out["memory"] = {
         "current_mib": current,

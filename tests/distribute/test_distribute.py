@@ -136,11 +136,6 @@ def test_tf_config_rejects_what_a_cluster_cannot_use(workers, index, match):
     assert info.value.fix
 
 
-def test_tf_config_only_knows_workers():
-    with pytest.raises(ParameterError, match="'ps'"):
-        tf_config(["127.0.0.1:2222"], 0, task_type="ps")
-
-
 def test_parse_address():
     assert parse_address("10.0.0.2:12345") == ("10.0.0.2", 12345)
     assert parse_address("[::1]:80") == ("[::1]", 80)

@@ -96,13 +96,11 @@ def test_an_empty_or_odd_memory_answer():
 
 
 def test_the_speed_solution_is_right_and_counts_the_model_s_weights():
-    from course_utils.models import DENSE_PARAMS
-
     answer = solved(NOTEBOOK, "Exercise 4.2")["answer"]
     result = nb04.check_gpu_speed(answer, show=False)
     assert result.status == RIGHT and "0.62 GFLOP takes a T4 about 0.08 ms" in result.messages[0]
     weights = 1568 * 512 + 512 * 10
-    assert weights == DENSE_PARAMS - 512 - 10, "the weights of the notebook's model, without its biases"
+    assert weights == 808_458 - 512 - 10, "the weights of the notebook's model, without its biases"
     assert answer["gflop_per_step"] == pytest.approx(nb04.step_gflop()) == pytest.approx(0.6204, abs=1e-4)
 
 
