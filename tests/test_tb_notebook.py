@@ -17,6 +17,7 @@ from course_utils.tools.batch.notebook_run import run_notebook
 from .conftest import ROOT
 
 NOTEBOOK = ROOT / "notebooks" / "06_tensorboard.ipynb"
+PROXY_ENV = "TENSORBOARD_PROXY_URL"
 
 
 def cells():
@@ -102,17 +103,15 @@ def test_papermill_skips_the_tagged_server_cell_even_with_the_switch_on(tmp_path
 
 
 def test_on_a_hub_the_server_cell_sets_the_proxy_url_the_course_works_out(monkeypatch):
-    """The cell's own line (its magics left out) against ``tb_server.proxy_url_hint``; a value the hub set is kept."""
+    """The cell's own line (its magics left out) sets binder/start's address; a value the hub set is kept."""
     import os
-
-    from course_utils.tools.classroom.tb_server import PROXY_ENV, proxy_url_hint
 
     (cell,) = [c for c in cells() if "%tensorboard" in "".join(c["source"])]
     code = "\n".join(line for line in "".join(cell["source"]).splitlines() if not line.strip().startswith("%"))
     monkeypatch.setenv("JUPYTERHUB_SERVICE_PREFIX", "/user/ada/")
     monkeypatch.delenv(PROXY_ENV, raising=False)
     exec(code, {"LAUNCH_TENSORBOARD": True, "root": "logs"})  # noqa: S102 - the notebook's own cell
-    assert os.environ[PROXY_ENV] == proxy_url_hint() == "/user/ada/proxy/%PORT%/"
+    assert os.environ[PROXY_ENV] == "/user/ada/proxy/%PORT%/"
     monkeypatch.setenv(PROXY_ENV, "/hub/set/this/%PORT%/")
     exec(code, {"LAUNCH_TENSORBOARD": True, "root": "logs"})  # noqa: S102
     assert os.environ[PROXY_ENV] == "/hub/set/this/%PORT%/"
@@ -123,8 +122,6 @@ def test_on_the_class_server_the_server_cell_links_to_the_private_tensorboard(mo
     import os
 
     import IPython.display
-
-    from course_utils.tools.classroom.tb_server import PROXY_ENV
 
     (cell,) = [c for c in cells() if "%tensorboard" in "".join(c["source"])]
     code = "\n".join(line for line in "".join(cell["source"]).splitlines() if not line.strip().startswith("%"))

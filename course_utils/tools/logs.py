@@ -21,8 +21,8 @@ details"). TensorBoard's reader stops at the first record that fails a check, si
 drops every record after it. Here each file is checked record by record first: a record that
 fails its checksum is skipped, a damaged length is stepped over to the next whole record, and
 a file cut off inside its last record (a writer killed mid-write, or one still writing) keeps
-its whole records. What was skipped is reported as an ``EventFileDamage`` - in the
-``damaged`` list the reader is given, else as a warning - so nothing is dropped unsaid.
+its whole records. What was skipped is reported as an ``EventFileDamage`` in the
+``damaged`` list the reader is given, so nothing is dropped unsaid.
 
 Command line: ``course logs LOG_DIR [--tag TAG]`` prints the table as CSV, and names on
 standard error each damaged file and what was skipped in it.
@@ -36,7 +36,6 @@ import os
 import struct
 import sys
 import tempfile
-import warnings
 from collections.abc import Iterable
 from pathlib import Path
 from typing import NamedTuple
@@ -133,11 +132,6 @@ class EventFileDamage(NamedTuple):
         """The file ends inside a record: its writer was stopped mid-write, or is writing still."""
         return self.cut_bytes > 0
 
-    @property
-    def lost_bytes(self) -> int:
-        """Bytes that are no whole record."""
-        return self.skipped_bytes + self.cut_bytes
-
     def describe(self) -> str:
         """One line for a person: the file, what was read, what was skipped and why."""
         read = (_("{path}: {records} whole records read") if self.records != 1
@@ -201,7 +195,7 @@ def _next_record(data: bytes, at: int) -> int:
     return size
 
 
-def _accumulator(folder: Path, damaged: list[EventFileDamage] | None = None):
+def _accumulator(folder: Path, damaged: list[EventFileDamage]):
     """TensorBoard's EventAccumulator over ``folder``; over a checked copy of its event files when one is damaged."""
     require_tensorboard()
     from tensorboard.backend.event_processing import event_accumulator as ea
@@ -215,12 +209,7 @@ def _accumulator(folder: Path, damaged: list[EventFileDamage] | None = None):
         acc = ea.EventAccumulator(str(folder), size_guidance=guidance)
         acc.Reload()
         return acc
-    for damage in found:
-        if damaged is None:
-            warnings.warn(_("damaged TensorBoard event file: {damage}").format(damage=damage.describe()), UserWarning,
-                          stacklevel=3)
-        else:
-            damaged.append(damage)
+    damaged += found
     with tempfile.TemporaryDirectory(prefix="course-logs-") as checked:
         for path, records, _damage in scanned:  # the whole records, each framed again with its checksums
             with open(Path(checked) / path.name, "wb") as out:
@@ -235,16 +224,16 @@ def _accumulator(folder: Path, damaged: list[EventFileDamage] | None = None):
 
 def read_scalars(
     log_dir: str | os.PathLike[str],
+    damaged: list[EventFileDamage],
     *,
     runs: Iterable[str] | None = None,
     tags: Iterable[str] | None = None,
-    damaged: list[EventFileDamage] | None = None,
 ) -> list[Scalar]:
     """Every scalar under ``log_dir`` as a tidy table, sorted by run, split, tag and step.
 
     Reads TF2 tensor summaries of the scalars plugin (``.Tensors`` + ``make_ndarray``) and
     legacy ``simple_value`` scalars (``.Scalars``), so it works for logs from any writer.
-    Damaged event files: see the module docstring (``damaged`` collects them; without it, a warning each).
+    Damaged event files: see the module docstring (``damaged`` collects them).
     """
     from tensorboard.util import tensor_util
 
@@ -282,7 +271,7 @@ def main(argv: list[str] | None = None) -> int:
         print(_("error: {path} is not a folder").format(path=args.log_dir), file=sys.stderr)
         return 2
     damaged: list[EventFileDamage] = []
-    rows = read_scalars(args.log_dir, runs=args.run, tags=args.tag, damaged=damaged)
+    rows = read_scalars(args.log_dir, damaged, runs=args.run, tags=args.tag)
     writer = csv.writer(sys.stdout)
     writer.writerow(Scalar._fields)
     writer.writerows(rows)

@@ -92,7 +92,6 @@ def test_notebooks_resolve_by_path_name_or_number(tmp_path, monkeypatch):
     for name in ("02_verify_gpu.ipynb", "05_cnn.ipynb"):
         (folder / name).write_text("{}")
     monkeypatch.setattr(grid, "NOTEBOOKS_DIR", folder)
-    monkeypatch.setattr(grid.discover, "__defaults__", (folder,))
     assert [p.name for p in discover()] == ["02_verify_gpu.ipynb", "05_cnn.ipynb"]
     assert resolve_notebook("05").name == "05_cnn.ipynb"
     assert resolve_notebook(5).name == "05_cnn.ipynb"  # YAML reads 05 as 5

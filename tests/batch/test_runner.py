@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import re
@@ -143,7 +142,7 @@ def test_ctrl_c_stops_the_batch_its_runner_processes_and_kernels(tmp_path):
     presser = threading.Thread(target=press_ctrl_c, daemon=True)
     presser.start()
     with pytest.raises(BatchInterrupted) as info:
-        run_batch(plan, tmp_path / "out", stream=io.StringIO())
+        run_batch(plan, tmp_path / "out")
     presser.join()
     assert len(seen) >= 2, "a runner process and its kernel were running"
     assert ended(seen), "Ctrl-C stopped the runner process and its kernel before run_batch returned"

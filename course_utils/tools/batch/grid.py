@@ -93,9 +93,9 @@ class Plan:
     skipped: dict[str, list[str]] = field(default_factory=dict)  # --if-declared: notebook -> parameters left out
 
 
-def discover(folder: Path = NOTEBOOKS_DIR) -> list[Path]:
+def discover() -> list[Path]:
     """The course notebooks in order: ``NN_name.ipynb``."""
-    return sorted(p for p in folder.glob("[0-9][0-9]_*.ipynb"))
+    return sorted(p for p in NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb"))
 
 
 def resolve_notebook(name: str | int, *, base: Path | None = None) -> Path:

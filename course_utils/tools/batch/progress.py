@@ -2,7 +2,7 @@
 
 On a terminal a status line at the bottom is redrawn every second; each start and finish
 is printed above it. Elsewhere (CI logs, a file) only the start and finish lines are
-printed, plus a "still running" line every ``heartbeat_s`` seconds.
+printed, plus a "still running" line every ``HEARTBEAT_S`` seconds.
 """
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ from typing import TextIO
 from course_utils.core.i18n import columns, translator
 
 _ = translator("course")
+
+HEARTBEAT_S = 60.0
 
 
 def clock_text(seconds: float) -> str:
@@ -38,13 +40,11 @@ class Progress:
         *,
         stream: TextIO | None = None,
         live: bool | None = None,
-        heartbeat_s: float = 60.0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.total = total
         self.stream = stream or sys.stdout
         self.live = self.stream.isatty() if live is None else live
-        self.heartbeat_s = heartbeat_s
         self.clock = clock
         self.began = clock()
         self.running: dict[int, tuple[str, float]] = {}  # run number -> (label, start)
@@ -119,7 +119,7 @@ class Progress:
                 if self.live:
                     self.stream.write(f"\r\033[K{self._live_line()}")
                     self.stream.flush()
-                elif self.running and self.clock() - last_beat >= self.heartbeat_s:
+                elif self.running and self.clock() - last_beat >= HEARTBEAT_S:
                     last_beat = self.clock()
                     self.stream.write(f"  ... {self.status_line()}\n")
                     self.stream.flush()

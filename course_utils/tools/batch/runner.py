@@ -77,7 +77,7 @@ class _Stop(threading.Event):
 
 
 def run_batch(
-    plan: Plan, out: Path, *, jobs: int = 1, stream: Any = None, signals: StopSignals | None = None
+    plan: Plan, out: Path, *, jobs: int = 1, signals: StopSignals | None = None
 ) -> list[RunRecord]:
     """Run every run of ``plan``, up to ``jobs`` at once, with a progress display; records in plan order.
 
@@ -119,7 +119,7 @@ def run_batch(
         progress.finish(i + 1, record.status, record.duration_s, record.error or "")
         return record
 
-    with Progress(len(plan.runs), stream=stream) as progress:
+    with Progress(len(plan.runs)) as progress:
         pool = ThreadPoolExecutor(max_workers=jobs)
         futures: dict[Any, int] = {}
         try:

@@ -22,7 +22,6 @@ augmentation, not as a fixed distraction the model can memorise.)
 
 from __future__ import annotations
 
-import contextlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,7 +29,6 @@ import numpy as np
 
 KINDS = ("noise", "zeros")
 EXTRA_CHANNELS = 784
-FEATURES = 784 + EXTRA_CHANNELS  # 1,568 inputs, as in the Q&A post
 
 
 def check_kind(kind: str) -> None:
@@ -107,11 +105,6 @@ class ChannelData:
     validation_images: int
     stored_bytes: int  # what the pipeline holds: the uint8 pixels and the labels
 
-    @property
-    def book_bytes(self) -> int:
-        """What the book's float64 array of the same images takes."""
-        return (self.train_images + self.validation_images) * FEATURES * 8
-
 
 def channel_datasets(
     images: np.ndarray,
@@ -169,9 +162,7 @@ def train_noise_vs_zeros(
     *,
     way: str = "course",
     epochs: int = 10,
-    batch_size: int = 128,
     seed: int = 0,
-    device: str | None = None,
 ) -> dict[str, dict[str, list[float]]]:
     """Train the Q&A post's model on both variants; return each variant's ``history.history``.
 
@@ -180,36 +171,29 @@ def train_noise_vs_zeros(
     time. Both seed the weights identically for each variant.
     """
     import keras
-    import tensorflow as tf
 
     from course_utils.models import build_dense
 
     if way not in ("book", "course"):
         raise ValueError(f"way must be 'book' or 'course', not {way!r}")
 
-    def placed():
-        return tf.device(device) if device else contextlib.nullcontext()
-
     histories: dict[str, dict[str, list[float]]] = {}
     if way == "book":
         arrays = {kind: book_arrays(images, kind, seed=seed) for kind in KINDS}  # as the book: both up front
         for kind in KINDS:
             keras.utils.set_random_seed(seed)
-            with placed():
-                model = build_dense()
-                compile_dense(model)
-                history = model.fit(
-                    arrays[kind], labels, epochs=epochs, batch_size=batch_size, validation_split=0.2, verbose=0
-                )
+            model = build_dense()
+            compile_dense(model)
+            history = model.fit(arrays[kind], labels, epochs=epochs, batch_size=128, validation_split=0.2,
+                                verbose=0)
             histories[kind] = history.history
         return histories
     for kind in KINDS:
-        data = channel_datasets(images, labels, kind, seed=seed, batch_size=batch_size)
+        data = channel_datasets(images, labels, kind, seed=seed)
         keras.utils.set_random_seed(seed)
-        with placed():
-            model = build_dense()
-            compile_dense(model)
-            history = model.fit(data.train, validation_data=data.validation, epochs=epochs, shuffle=False, verbose=0)
+        model = build_dense()
+        compile_dense(model)
+        history = model.fit(data.train, validation_data=data.validation, epochs=epochs, shuffle=False, verbose=0)
         histories[kind] = history.history
         del data, model
     return histories

@@ -350,11 +350,36 @@ def write_pages(out: Path, pages: Mapping[str, tuple[str, str]]) -> dict[str, Pa
 
 
 def write_class_report(folder: Path, out: Path) -> dict[str, Any]:
-    """Read ``folder``, write ``out``/class-report.md and .html; return their paths, the records and the bad files."""
+    """Read ``folder``, write ``out``/class-report.md and .html; return their paths, the records, the bad files and
+    the summary line. ``InputError`` when ``folder`` holds no ``*.json`` file."""
     records, bad = load_folder(folder)
+    if not records and not bad:
+        raise InputError(
+            _("{folder} holds no *.json file.").format(folder=folder),
+            _("Collect the students' preflight-*.json files (from `course preflight`) into it first."),
+        )
     paths = write_pages(out, {"md": ("class-report.md", render_markdown(records, bad, str(folder))),
                               "html": ("class-report.html", render_html(records, bad, str(folder)))})
-    return {**paths, "records": records, "bad": bad}
+    return {**paths, "records": records, "bad": bad, "summary": summary_line(records, bad)}
+
+
+def report_main(prog: str, folder: Path, fix: str, write: Callable[[], dict[str, Any]], none_read: str) -> int:
+    """``course class-report`` and ``course progress`` once their options are read: ``write()`` the report of
+    ``folder`` (``fix``: what to do when it is no folder), print where and its summary; 2 when it cannot be written
+    or no file is a record (``none_read`` says so)."""
+    try:
+        if not folder.is_dir():
+            raise InputError(_("{folder} is not a folder.").format(folder=folder), fix)
+        written = write()
+    except CourseError as error:
+        print(f"{prog}: {error}", file=sys.stderr)  # CourseError says what, then what to do
+        return 2
+    print(written["md"])
+    print(written["summary"])
+    if not written["records"]:
+        print(f"{prog}: {none_read}", file=sys.stderr)
+        return 2
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -366,26 +391,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("folder", type=Path, help="the folder with the collected preflight-*.json files")
     parser.add_argument("--out", metavar="DIR", type=Path, help="where to write the report (default: FOLDER)")
     args = parser.parse_args(argv)
-    try:
-        if not args.folder.is_dir():
-            raise InputError(_("{folder} is not a folder.").format(folder=args.folder),
-                             _("Pass the folder that holds the students' records."))
-        if not any(args.folder.rglob("*.json")):
-            raise InputError(
-                _("{folder} holds no *.json file.").format(folder=args.folder),
-                _("Collect the students' preflight-*.json files (from `course preflight`) into it first."),
-            )
-        written = write_class_report(args.folder, args.out or args.folder)
-    except CourseError as error:
-        print(f"course class-report: {error}", file=sys.stderr)  # CourseError says what, then what to do
-        return 2
-    print(written["md"])
-    print(summary_line(written["records"], written["bad"]))
-    if not written["records"]:
-        print("course class-report: " + _("no file is a valid preflight record (the report lists why)."),
-              file=sys.stderr)
-        return 2
-    return 0
+    return report_main("course class-report", args.folder, _("Pass the folder that holds the students' records."),
+                       lambda: write_class_report(args.folder, args.out or args.folder),
+                       _("no file is a valid preflight record (the report lists why)."))
 
 
 if __name__ == "__main__":

@@ -178,9 +178,9 @@ def proxy_command(environ: Mapping[str, str] | None = None) -> list[str]:
     )
 
 
-def singleuser_command(python: str | None = None) -> list[str]:
+def singleuser_command() -> list[str]:
     """Each student's server: ``jupyterhub-singleuser`` of the environment the hub runs in (the course's)."""
-    return [str(Path(python or sys.executable).parent / "jupyterhub-singleuser")]
+    return [str(Path(sys.executable).parent / "jupyterhub-singleuser")]
 
 
 def _blocked(path: Path, *, executable: bool) -> str | None:

@@ -110,8 +110,8 @@ def check_out(path: Path) -> Path:
 # --------------------------------------------------------------------------- what the record holds
 
 
-def supported_range(package: str = "tensorflow") -> str | None:
-    """The version range of ``package`` the course supports: the installed course-utils' requirement, else the
+def supported_range() -> str | None:
+    """The version range of TensorFlow the course supports: the installed course-utils' requirement, else the
     checkout's pyproject.toml; None when neither says."""
 
 
@@ -124,7 +124,7 @@ def supported_range(package: str = "tensorflow") -> str | None:
             requirement = Requirement(text)
         except InvalidRequirement:
             continue
-        if requirement.name == package and requirement.marker is None:
+        if requirement.name == "tensorflow" and requirement.marker is None:
             return str(requirement.specifier) or None
     return None
 
@@ -208,20 +208,20 @@ def tensorflow_info(info: Any) -> dict[str, Any] | None:
     }
 
 
-def time_matmul(tf: Any, device: str, size: int = MATMUL_SIZE, repeats: int = MATMUL_REPEATS) -> dict[str, Any]:
-    """The median time of a ``size`` x ``size`` float32 product on ``device``, and the device that produced it.
+def time_matmul(tf: Any, device: str) -> dict[str, Any]:
+    """The median time of a float32 product of ``MATMUL_SIZE`` square matrices on ``device``, and where it ran.
 
     The first product is not timed (kernels load, memory is allocated). Each timed product ends by copying
     one element to Python: GPU ops run asynchronously, so without it the clock would stop too early.
     """
 
     with tf.device(device):
-        a = tf.random.uniform((size, size), dtype=tf.float32)
-        b = tf.random.uniform((size, size), dtype=tf.float32)
+        a = tf.random.uniform((MATMUL_SIZE, MATMUL_SIZE), dtype=tf.float32)
+        b = tf.random.uniform((MATMUL_SIZE, MATMUL_SIZE), dtype=tf.float32)
         product = tf.linalg.matmul(a, b)
         product[0, 0].numpy()
         times = []
-        for _repeat in range(repeats):
+        for _repeat in range(MATMUL_REPEATS):
             start = time.perf_counter()
             product = tf.linalg.matmul(a, b)
             product[0, 0].numpy()

@@ -21,17 +21,15 @@ import argparse
 import html
 import importlib
 import pkgutil
-import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from course_utils import lessons
-from course_utils.core.errors import CourseError, InputError
 from course_utils.core.i18n import translator
 from course_utils.lessons import RIGHT
 from course_utils.tools.batch.report import _CSS, _html_table, _md_table
-from course_utils.tools.classroom.class_report import read_record, write_pages
+from course_utils.tools.classroom.class_report import read_record, report_main, write_pages
 from course_utils.tools.classroom.handin import SCHEMA
 
 _ = translator("course")
@@ -208,7 +206,7 @@ def write_progress(folder: Path, out: Path) -> dict[str, Any]:
     rows = table(records)
     paths = write_pages(out, {"md": ("progress.md", render_markdown(records, rows, bad, str(folder))),
                               "html": ("progress.html", render_html(records, rows, bad, str(folder)))})
-    return {**paths, "records": records, "rows": rows, "bad": bad}
+    return {**paths, "records": records, "rows": rows, "bad": bad, "summary": summary(records, rows)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -219,21 +217,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("folder", type=Path, help="the hand-in folder, or a folder of collected progress-*.json files")
     parser.add_argument("--out", metavar="DIR", type=Path, help="where to write the report (default: FOLDER)")
     args = parser.parse_args(argv)
-    try:
-        if not args.folder.is_dir():
-            raise InputError(_("{folder} is not a folder.").format(folder=args.folder),
-                             _("Pass the folder that holds the students' progress records."))
-        written = write_progress(args.folder, args.out or args.folder)
-    except CourseError as error:
-        print(f"course progress: {error}", file=sys.stderr)  # CourseError says what, then what to do
-        return 2
-    print(written["md"])
-    print(summary(written["records"], written["rows"]))
-    if not written["records"]:
-        print("course progress: " + _("no file is a progress record; students make one with `course hand-in`."),
-              file=sys.stderr)
-        return 2
-    return 0
+    return report_main("course progress", args.folder, _("Pass the folder that holds the students' progress records."),
+                       lambda: write_progress(args.folder, args.out or args.folder),
+                       _("no file is a progress record; students make one with `course hand-in`."))
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Reaching TensorBoard on a hub: Binder's proxy address, and the class hub's private TensorBoard.
+"""Reaching TensorBoard on a hub: the class hub's private TensorBoard.
 
 ``%tensorboard`` (notebook 06) starts a server on the session's ``localhost``. On JupyterHub or Binder
 the browser cannot reach that; ``jupyter-server-proxy`` serves it at ``<hub prefix>proxy/<port>/``, and
@@ -19,31 +19,13 @@ log folder (``COURSE_LOG_DIR``, which the hub sets).
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from course_utils.core.child import python_command
 from course_utils.core.places import log_base
-
-PROXY_ENV = "TENSORBOARD_PROXY_URL"
-HUB_PREFIX_ENV = "JUPYTERHUB_SERVICE_PREFIX"
-
-
-def proxy_url_hint(environ: Mapping[str, str] | None = None) -> str | None:
-    """The ``TENSORBOARD_PROXY_URL`` a JupyterHub/Binder session needs, or ``None`` off a hub.
-
-    ``${JUPYTERHUB_SERVICE_PREFIX:-/}proxy/%PORT%/`` (docs/references.md#tensorboard-proxy): ``%tensorboard``
-    puts its port in place of ``%PORT%``. Needs ``jupyter-server-proxy`` in the hub's environment.
-    """
-    env = os.environ if environ is None else environ
-    prefix = env.get(HUB_PREFIX_ENV)
-    if prefix is None:
-        return None
-    prefix = prefix or "/"
-    return prefix + ("" if prefix.endswith("/") else "/") + "proxy/%PORT%/"
 
 
 def tensorboard_server() -> dict[str, Any]:
