@@ -7,6 +7,8 @@ must admit both pins and nothing older than the hosted one or newer than the cou
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import tomllib
 
 import pytest
@@ -161,3 +163,11 @@ def test_the_licences_are_stated_where_a_reuser_looks():
     for readme in ("README.md", "README.zh-CN.md"):
         text = (ROOT / readme).read_text(encoding="utf-8")
         assert "](LICENSE)" in text and "](LICENSE-CONTENT.md)" in text and "CC BY 4.0" in text, readme
+
+
+def test_reading_a_notebook_builds_no_iri_grammar():
+    """jsonschema 4.25+ imports rfc3987-syntax, which builds a parser at import: about 1.2 s of CPU in every process
+    that reads a notebook (papermill, nbval, Jupyter). The pinned jsonschema must not (constraints/course.txt)."""
+    done = subprocess.run([sys.executable, "-c", "import sys, nbformat; print('rfc3987_syntax' in sys.modules)"],
+                          capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False", "jsonschema imports rfc3987_syntax: pin a jsonschema older than 4.25"
