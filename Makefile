@@ -26,13 +26,13 @@ SITE ?= build/site
 TIER_TIMES ?=
 
 PYTEST := COURSE_OFFLINE=1 $(BIN)/python -m pytest -rs
-TIERS := lint unit papermill nbval browser hosted class
+TIERS := lint unit papermill nbval browser hosted class slurm
 
 # `make test` runs the tiers in two lanes side by side, one per CPU core of a CI machine:
-# lint, unit, nbval | papermill, hosted, browser, class. The hosted tier runs the Chinese notebooks after the papermill
+# lint, unit, nbval, slurm | papermill, hosted, browser, class. The hosted tier runs the Chinese notebooks after the papermill
 # tier's English ones (it compares their records), and the browser tier shows what both executed.
 # Each tier's output is printed in one piece when its lane ends; every tier runs even when another fails.
-LANE1 := lint unit nbval
+LANE1 := lint unit nbval slurm
 LANE2 := papermill hosted browser class
 
 .PHONY: course site test lab venv clean help lane1 lane2 links hub slurm $(TIERS) FORCE
@@ -63,8 +63,7 @@ help:
 	@echo "make nbval     - pytest --nbval in smoke mode (cell by cell) on notebooks/, each notebook twice in one kernel"
 	@echo "make browser   - the notebooks in JupyterLab in headless Chromium (widgets live; others as papermill ran them);"
 	@echo "                 and the website built from the papermill tier's runs (tests/test_site.py)"
-	@echo "make class     - the class and cluster tooling (the class extra): tests/classroom, tests/hub (make hub) and"
-	@echo "                 make slurm (root)"
+	@echo "make class     - the class tooling (the class extra): tests/classroom and tests/hub (make hub; root)"
 	@echo "make hub       - JupyterHub with hub/jupyterhub_config.py, two real OS accounts, notebook 02 for each (root)"
 	@echo "make hosted    - every notebook again (smoke) with Colab's and Kaggle's TensorFlow and Keras, in $(HOSTED_VENV)"
 	@echo "                 (constraints/hosted.txt), after checking that installing the package keeps them"
@@ -149,11 +148,11 @@ links: $(STAMP)
 browser: $(STAMP)
 	$(call timed,COURSE_CI_OUT=$(CI_OUT) $(PYTEST) tests -m browser)
 
-# The class and cluster tooling (`pip install -e ".[class]"`): its unit tests, the real hub and the real Slurm.
-# Needs root (CI runs as root), configurable-http-proxy (.ci/run installs it into build/npm), slurm-wlm and munge.
+# The class tooling (`pip install -e ".[class]"`): its unit tests and the real hub (make slurm is the cluster's tier).
+# Needs root (CI runs as root) and configurable-http-proxy (.ci/run installs it into build/npm).
 CLASS_TESTS := tests/classroom tests/hub
 class: $(STAMP)
-	$(call timed,$(PYTEST) $(CLASS_TESTS) && OUT=build/ci/slurm bash scripts/slurm_check.sh)
+	$(call timed,$(PYTEST) $(CLASS_TESTS))
 
 hub: $(STAMP)
 	$(call timed,$(PYTEST) tests/hub -m hub)
