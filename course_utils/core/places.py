@@ -38,10 +38,9 @@ __all__ = [
 ]
 
 
-def is_checkout(root: Path | None = None) -> bool:
+def is_checkout() -> bool:
     """True when the package runs from the course's checkout (not from an installed copy)."""
-    root = PROJECT_ROOT if root is None else root
-    return (root / "pyproject.toml").is_file() and (root / "notebooks").is_dir()
+    return (PROJECT_ROOT / "pyproject.toml").is_file() and (PROJECT_ROOT / "notebooks").is_dir()
 
 
 def is_own_and_writable(folder: Path) -> bool:

@@ -40,13 +40,6 @@ CHINESE_FONTS = (
 )
 
 
-def installed_fonts() -> set[str]:
-    """The family names of the fonts matplotlib knows."""
-    from matplotlib import font_manager
-
-    return {font.name for font in font_manager.fontManager.ttflist}
-
-
 def _rescan() -> None:
     """Add system fonts installed after matplotlib built its font cache (it reads the cache, not the disk)."""
     from matplotlib import font_manager
@@ -62,8 +55,10 @@ def _rescan() -> None:
 
 def find_chinese_font(candidates: Sequence[str] = CHINESE_FONTS) -> str | None:
     """The first of ``candidates`` that is installed, or None."""
+    from matplotlib import font_manager
+
     for attempt in range(2):
-        names = installed_fonts()
+        names = {font.name for font in font_manager.fontManager.ttflist}
         found = next((name for name in candidates if name in names), None)
         if found is not None or attempt:
             return found

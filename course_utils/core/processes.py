@@ -93,24 +93,9 @@ def group_alive(pgid: int) -> bool:
 def descendants(pid: int) -> set[int]:
     """The pids of every process ``pid`` started, and they started, that is running now (best effort)."""
     try:
-        import psutil
-
         return {p.pid for p in psutil.Process(pid).children(recursive=True)}
     except Exception:  # gone already, or not allowed to look
         return set()
-
-
-def still_running(pids: Iterable[int]) -> list[int]:
-    """Those of ``pids`` whose process still runs (a zombie has ended: it only waits to be reaped)."""
-
-    alive = []
-    for pid in sorted(set(pids)):
-        try:
-            if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
-                alive.append(pid)
-        except psutil.Error:
-            pass
-    return alive
 
 
 def processes_naming(text: str | os.PathLike[str]) -> list[int]:

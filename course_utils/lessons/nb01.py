@@ -91,20 +91,10 @@ def check_route(answer: object, *, show: bool = True) -> Feedback:
 _PACKAGES = ("tensorflow", "tensorflow-gpu", "tensorflow-cpu", "tf-nightly")
 
 
-def _expected(rec: Recommendation) -> tuple[str, bool, str | None]:
-    """(release, [and-cuda] expected, numpy pin or None) of a recommendation."""
-    table = load()
-    return rec.build.minor, "[and-cuda]" in rec.tensorflow, table.numpy_pin(rec.build.minor)
-
-
-def _next_minor(minor: str) -> str:
-    major, number = parse_version(minor)[:2]
-    return f"{major}.{number + 1}.0"
-
-
 def _selects(specifier, minor: str) -> bool:
     """True when a version pin allows release ``minor`` ('2.21': 2.21.0) and nothing of the next one."""
-    return specifier.contains(f"{minor}.0") and not specifier.contains(_next_minor(minor))
+    major, number = parse_version(minor)[:2]
+    return specifier.contains(f"{minor}.0") and not specifier.contains(f"{major}.{number + 1}.0")
 
 
 def _newest_allowed(specifier) -> Build | None:
@@ -167,8 +157,8 @@ def check_install(name: str, machine: Machine, answer: object, *, show: bool = T
         return feedback(name, [_("`answer` is not text (it is {answer!r}). Write the command as text, in "
                                  "quotes.").format(answer=answer)], right="", show=show)
     rec = machine.recommendation()
-    minor, and_cuda, numpy_pin = _expected(rec)
     build = rec.build
+    minor, and_cuda, numpy_pin = build.minor, "[and-cuda]" in rec.tensorflow, load().numpy_pin(build.minor)
     words, problem = _words(answer)
     requirements, problem = _requirements(words) if words is not None else ([], problem)
     if problem:
@@ -219,9 +209,10 @@ def check_install(name: str, machine: Machine, answer: object, *, show: bool = T
         since = load().rule("numpy-2")["since"]
         problems.append(_("TF {minor} works with NumPy 2: the pin \"numpy<2\" is only for TensorFlow "
                           "before {since}. Leave it out.").format(minor=minor, since=since))
+    command = next(c for c in rec.commands if c.startswith("pip install") and "tensorflow" in c)
     right = _("This is the command for {machine}: {command}. TF {minor} was tested with Python "
               "{python_min}-{python_max}, CUDA {cuda} and cuDNN {cudnn}.").format(
-        machine=_(machine.words), command=_command(rec), minor=minor, python_min=build.python_min,
+        machine=_(machine.words), command=command, minor=minor, python_min=build.python_min,
         python_max=build.python_max, cuda=build.cuda, cudnn=build.cudnn)
     if not and_cuda:
         right += " " + _("Install CUDA {cuda} and cuDNN {cudnn} on the system too.").format(
@@ -230,10 +221,6 @@ def check_install(name: str, machine: Machine, answer: object, *, show: bool = T
         right += " " + _("TF {minor} comes with Keras 2, so the course's notebooks (Keras 3) do not run on it.").format(
             minor=minor)
     return feedback(name, problems, right=right, show=show)
-
-
-def _command(rec: Recommendation) -> str:
-    return next(c for c in rec.commands if c.startswith("pip install") and "tensorflow" in c)
 
 
 def _wrong_release(specifier, machine: Machine, minor: str) -> str:

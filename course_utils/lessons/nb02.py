@@ -113,11 +113,6 @@ def _call(answer: str) -> ast.Call | None:
     return tree.body if isinstance(tree.body, ast.Call) else None
 
 
-def _name(call: ast.Call) -> str:
-    """'tf.config.experimental.enable_tensor_float_32_execution' for that call's function."""
-    return ast.unparse(call.func)
-
-
 def check_tf32_off(answer: object, *, show: bool = True) -> Feedback:
     """Exercise 2.3: the call that switches TensorFloat-32 off, written as text."""
     name = "Exercise 2.3"
@@ -127,7 +122,7 @@ def check_tf32_off(answer: object, *, show: bool = True) -> Feedback:
     if call is None:
         return feedback(name, [_("Write one call, as text in quotes, for example \"tf.something(...)\".")],
                         right="", show=show)
-    function = _name(call)
+    function = ast.unparse(call.func)  # 'tf.config.experimental.enable_tensor_float_32_execution'
     if function.endswith("set_global_policy"):
         return feedback(name, [_("A Keras dtype policy chooses the type of the variables and the results. TF32 is "
                                  "inside the GPU's float32 products, so the policy \"float32\" still uses it.")],

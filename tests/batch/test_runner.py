@@ -16,12 +16,12 @@ import pytest
 import yaml
 
 import course_utils.tools.batch.runner as runner
-from course_utils.core.processes import still_running
 from course_utils.tools.batch.grid import make_plan
 from course_utils.tools.batch.notebook_run import run_notebook
 from course_utils.tools.batch.runner import BatchInterrupted, main, run_batch
 
 from ..conftest import ROOT
+from ..process_checks import still_running
 
 FIXTURES = ROOT / "tests" / "fixtures"
 # No test here bounds how long a run, a start or a stop takes (a loaded CI machine is slow): each waits for what

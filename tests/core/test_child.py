@@ -24,7 +24,9 @@ from course_utils.core.child import (
     start_python,
 )
 from course_utils.core.errors import ChildError, CourseError
-from course_utils.core.processes import processes_naming, still_running
+from course_utils.core.processes import processes_naming
+
+from ..process_checks import still_running
 
 T = "tests.core.targets:"
 # No test here bounds how long a child takes to start, stop or end itself (a loaded CI machine is slow): each

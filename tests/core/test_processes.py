@@ -18,9 +18,10 @@ from course_utils.core.processes import (
     group_alive,
     processes_naming,
     start_in_group,
-    still_running,
     stop_group,
 )
+
+from ..process_checks import still_running
 
 # No test here bounds how long a start or a stop takes (a loaded CI machine is slow): each waits for what it
 # checks, and the timeout below only catches a hang.

@@ -291,6 +291,7 @@ def _sleeper_with_grandchild() -> list[str]:
 
 def _processes() -> dict[str, Any]:
     from course_utils.core import processes
+    from tests.process_checks import still_running
 
     POPEN_CALLS.clear()
     proc = processes.start_in_group(_sleeper_with_grandchild(), stdout=subprocess.PIPE)
@@ -303,7 +304,7 @@ def _processes() -> dict[str, Any]:
         "alive_before_stop": alive,
         "alive_after_stop": processes.group_alive(proc.pid),
         "exit_code": code,
-        "still_running": processes.still_running([proc.pid, grandchild]),
+        "still_running": still_running([proc.pid, grandchild]),
     }
 
 

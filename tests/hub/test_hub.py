@@ -56,11 +56,12 @@ import requests
 
 from course_utils.core import variables
 from course_utils.core.errors import CourseError
-from course_utils.core.processes import descendants, free_ports, start_in_group, still_running, stop_group
+from course_utils.core.processes import descendants, free_ports, start_in_group, stop_group
 from course_utils.tools.classroom import hub
 
 from ..conftest import IN_CI, ROOT
 from ..distribute.stand_in import WORKER, WORKER_MARKER
+from ..process_checks import still_running
 from .kernel import RemoteKernel
 
 CONFIG = ROOT / "hub" / "jupyterhub_config.py"
