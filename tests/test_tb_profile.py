@@ -64,7 +64,7 @@ def profiled(tmp_path_factory):
     import keras
 
     from course_utils.models import build_blog_cnn
-    from course_utils.pipeline import image_dataset
+    from course_utils.tools.bench.ladder import image_dataset
 
     root = tmp_path_factory.mktemp("logs")
     rng = np.random.default_rng(0)

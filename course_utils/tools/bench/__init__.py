@@ -1,6 +1,6 @@
 """``course bench``: the course's benchmarks from the command line (JSON with ``--json``).
 
-- ``cnn``: the blog post's CNN, its own way and the speed ladder (``course_utils.speed``).
+- ``cnn``: the blog post's CNN, its own way and the speed ladder (``course_utils.tools.bench.ladder``).
 - ``dense-memory``: notebook 04's training, peak memory and time, two ways, each in a fresh
   process (``course_utils.tools.bench.dense_memory``).
 

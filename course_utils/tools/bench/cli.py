@@ -18,9 +18,9 @@ from course_utils.core.errors import CourseError, ParameterError
 from course_utils.core.i18n import translator
 from course_utils.core.tf_setup import quiet_tensorflow
 from course_utils.device import check_device, choose_device
-from course_utils.speed import ladder, run_ladder, summarize
 from course_utils.tools.bench import load_dataset
 from course_utils.tools.bench.dense_memory import dense_memory
+from course_utils.tools.bench.ladder import ladder, run_ladder, summarize
 
 _ = translator("course")
 
