@@ -20,6 +20,7 @@ CI_OUT=${CI_OUT:-build/ci/course}  # the papermill tier's English run (make pape
 PYTHON=${PYTHON:-python3}
 STAMP=$VENV/.hosted-installed
 want=$(cat constraints/hosted.txt pyproject.toml | cksum)
+start=$(date +%s)
 
 # the names (lower case, '_' as '-') and versions hosted.txt lists, as "name==version" lines
 listed() {
@@ -76,9 +77,13 @@ print(f"   the installed package loads its bundled sample: {len(x):,} training i
     printf '%s\n' "$want" > "$STAMP"
 fi
 
+install_s=$(( $(date +%s) - start ))
 echo "hosted: every Chinese notebook in smoke mode with $("$VENV/bin/python" -c \
     'import tensorflow as tf, keras; print(f"TensorFlow {tf.__version__}, Keras {keras.__version__}")' 2>/dev/null)"
 # One run per edition: the papermill tier ran the English notebooks with the course's versions into CI_OUT; the
 # Chinese ones run here, into CI_OUT-zh, and record what the English ones recorded (the code is the same).
+status=0
 COURSE_OFFLINE=1 COURSE_CI_OUT="$PWD/$CI_OUT" "$VENV/bin/python" -m pytest tests/tiers/test_course_run_zh.py \
-    -m "notebook and not browser" -p no:cacheprovider
+    -m "notebook and not browser" -p no:cacheprovider || status=$?
+echo "hosted: installs $install_s s (0 when $VENV was up to date), notebooks and checks $(( $(date +%s) - start - install_s )) s"
+exit $status
