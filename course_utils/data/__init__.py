@@ -101,10 +101,11 @@ class LoadInfo:
         return self.source == "bundled-sample"
 
     def describe(self) -> str:
+        checksum = _("verified") if self.checksum == "verified" else self.checksum
         return _("{dataset}: {total:,} images ({train:,} train / {test:,} test) from {source} ({location}), "
                  "SHA-256 {checksum}").format(
             dataset=self.dataset, total=self.train_images + self.test_images, train=self.train_images,
-            test=self.test_images, source=self.source, location=self.location, checksum=_("verified"))
+            test=self.test_images, source=self.source, location=self.location, checksum=checksum)
 
 
 def offline() -> bool:
