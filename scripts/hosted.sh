@@ -27,8 +27,8 @@ listed() {
     sed -e 's/#.*//' -e '/^ *$/d' constraints/hosted.txt | tr 'A-Z_' 'a-z-' | sort
 }
 put() {  # pip install --quiet ARGS into VENV; UV=PATH (optional, CI sets it): uv at PATH does it, faster
-    if [ -n "${UV:-}" ]; then
-        "$UV" pip install --quiet --python "$VENV/bin/python" "$@"
+    if [ -n "${UV:-}" ]; then  # with the .pyc files pip writes (scripts/venv.sh says why)
+        "$UV" pip install --quiet --compile-bytecode --python "$VENV/bin/python" "$@"
     else
         "$VENV/bin/python" -m pip install --quiet "$@"
     fi
