@@ -171,7 +171,7 @@ def test_the_first_make_makes_the_environment_and_the_next_does_nothing(machine)
     assert again.stdout == "", "nothing to do, nothing said"
 
 
-def test_uv_installs_the_same_pins_when_uv_is_named(machine):
+def test_uv_installs_the_same_pins_and_their_bytecode_when_uv_is_named(machine):
     machine.python("3.12", "python3")
     uv = machine.root / "bin" / "uv"
     uv.write_text(f'#!/bin/sh\necho "uv $*" >> "{machine.log}"\n', encoding="utf-8")
@@ -180,7 +180,8 @@ def test_uv_installs_the_same_pins_when_uv_is_named(machine):
     assert done.returncode == 0, done.stderr
     uv_calls = [line for line in machine.calls() if line.startswith("uv ")]
     python = machine.venv / "bin" / "python"
-    assert uv_calls == [f"uv pip install --quiet --python {python} -c constraints/course.txt -e .[dev]"]
+    wanted = f"uv pip install --quiet --compile-bytecode --python {python} -c constraints/course.txt -e .[dev]"
+    assert uv_calls == [wanted]
     assert machine.installs() == [] and not any(" -m pip " in line for line in machine.calls()), "uv instead of pip"
     assert machine.stamp.read_text(encoding="utf-8") == "python 3.12\nextras dev\n"
 
