@@ -1,4 +1,4 @@
-"""Where a notebook writes its TensorBoard logs (``course logs``, in ``course_utils.tools.logs``, reads them back).
+"""Where a notebook writes its TensorBoard logs (notebook 06 reads them back with TensorBoard's own reader).
 
 Where logs go (``log_root``): a notebook's ``LOG_DIR`` parameter. A relative ``LOG_DIR`` starts in
 the current folder - the kernel's working folder, which JupyterLab and ``course run`` set to the

@@ -16,7 +16,7 @@ from course_utils.tools import cli
 def test_help_lists_every_tool(capsys):
     assert cli.main(["--help"]) == 0
     out = capsys.readouterr().out
-    for command in ("run", "doctor", "data", "bench", "logs"):
+    for command in ("run", "doctor", "data", "bench", "class-report"):
         assert f"\n  {command} " in out
     assert out.startswith("usage: course COMMAND")
 

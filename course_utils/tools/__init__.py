@@ -4,7 +4,7 @@
 - ``batch/``: ``course run`` (notebooks run headless, grids, shards, the report);
 - ``bench/``: ``course bench``;
 - ``classroom/``: ``course preflight``, ``course class-report`` and the JupyterHub settings;
-- ``doctor_cli``, ``data_cli``, ``logs``: ``course doctor``, ``course data`` and ``course logs``.
+- ``doctor_cli``, ``data_cli``: ``course doctor`` and ``course data``.
 
 Tools import the face (the package's top level) and the core; ``tests/test_architecture.py`` keeps it that way.
 """

@@ -27,8 +27,6 @@ COMMANDS = {  # command: (its module, what it does)
     "data": ("course_utils.tools.data_cli", "fetch datasets for offline use, or show which source each would use"),
     "bench": ("course_utils.tools.bench.cli",
               "measure the CNN's speed ladder, or notebook 04's memory, two ways (JSON)"),
-    "logs": ("course_utils.tools.logs",
-             "read TensorBoard logs back as a table (CSV: run, split, tag, step, value, wall_time)"),
     "preflight": ("course_utils.tools.classroom.preflight",
                   "check this machine before a class: one JSON record, problems"),
     "class-report": ("course_utils.tools.classroom.class_report", "the students' preflight records as one report"),
