@@ -21,12 +21,13 @@ _ = translator("course")
 CHOICES = ("auto", "cpu", "gpu")
 
 
-def check_device(value: object, name: str = "DEVICE") -> str:
+def check_device(value: object) -> str:
     """The one check of a DEVICE choice: ``value`` lower-cased if it is "auto", "cpu" or "gpu".
 
-    Notebooks, ``course bench --device`` and the distribution helpers all call this, so a
-    typo gets the same message everywhere (a ``ParameterError``).
+    Notebooks and the distribution helpers all call this, so a typo gets the same message everywhere
+    (a ``ParameterError``).
     """
+    name = "DEVICE"
     choice = value.lower() if isinstance(value, str) else value
     if choice not in CHOICES:
         raise ParameterError(

@@ -2,8 +2,8 @@
 
 Mixed precision goes on GPUs with Tensor Cores (``tensor_cores``: compute capability 7.0 and newer, except the
 GeForce GTX 16 series) - bfloat16 from compute capability 8.0, which needs no loss scaling, float16 on 7.x - and on
-CPUs as bfloat16 with AMX only, since TensorFlow's guide says it runs slower without AMX. The speed ladder of
-``course bench cnn`` (``course_utils.tools.bench.ladder``) measures a rung anyway, to check that on a machine.
+CPUs as bfloat16 with AMX only, since TensorFlow's guide says it runs slower without AMX. Notebook 05's speed
+ladder measures what the chosen policy gives on the machine at hand.
 """
 
 from __future__ import annotations

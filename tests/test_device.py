@@ -16,18 +16,13 @@ def test_choices_are_case_insensitive(value, expected):
 @pytest.mark.parametrize("value", ["tpu", "cuda", "", None, 0, "/GPU:0"])
 def test_anything_else_is_a_parameter_error_naming_the_parameter(value):
     with pytest.raises(ParameterError) as info:
-        check_device(value, "--device")
-    assert info.value.what.startswith(f"--device = {value!r}") and all(c in info.value.fix for c in CHOICES)
+        check_device(value)
+    assert info.value.what.startswith(f"DEVICE = {value!r}") and all(c in info.value.fix for c in CHOICES)
 
 
-def test_the_notebooks_and_bench_share_it():
-    import argparse
-
+def test_choose_device_refuses_a_typo_with_the_same_message():
     from course_utils import device
-    from course_utils.tools.bench import cli
 
     with pytest.raises(ParameterError) as from_notebook:
         device.choose_device("tpu")
     assert from_notebook.value.what == "DEVICE = 'tpu' is not a device choice."
-    with pytest.raises(argparse.ArgumentTypeError, match="--device = 'tpu' is not a device choice"):
-        cli._device("tpu")

@@ -1,10 +1,8 @@
-"""``course bench``: the course's benchmarks from the command line (JSON with ``--json``).
+"""``course bench``: the course's benchmark from the command line (JSON with ``--json``).
 
-- ``cnn``: the blog post's CNN, its own way and the speed ladder (``course_utils.tools.bench.ladder``).
-- ``dense-memory``: notebook 04's training, peak memory and time, two ways, each in a fresh
-  process (``course_utils.tools.bench.dense_memory``).
-
-The command line is in ``course_utils.tools.bench.cli``.
+``dense-memory``: notebook 04's training, peak memory and time, two ways, each in a fresh process
+(``course_utils.tools.bench.dense_memory``); the command line is in ``course_utils.tools.bench.cli``.
+Speed is measured by notebook 05 itself (its speed ladder), which ``course run`` runs headless.
 """
 
 from __future__ import annotations
