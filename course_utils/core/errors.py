@@ -133,7 +133,7 @@ class ChildError(CourseError):
 class ConfigurationTooLateError(CourseError):
     """TensorFlow's runtime is already initialised, so its device configuration can no longer change.
 
-    ``changes`` are the settings that were refused (``gpu_config.Change``), ``fix`` says how to restart.
+    ``changes`` are the settings that were refused (each says what it would have changed), ``fix`` how to restart.
     """
 
     def __init__(self, changes: Sequence[object], fix: str, tf_message: str | None = None) -> None:

@@ -166,14 +166,14 @@ def test_batch_plan_errors_say_what_to_change():
         batch_plan(0, 2, 100)
 
 
-# How the split_cpu_child process starts: the CPU split in two logical devices before the runtime starts
-# (tests/test_gpu_config.py checks the split itself); the course CNN's code and 64 random images.
+# How the split_cpu_child process starts: the CPU split in two logical devices before the runtime starts, as
+# notebook 07 does it; the course CNN's code and 64 random images.
 TWO_CPUS = """
     import numpy as np
-    from course_utils.core import gpu_config
     from course_utils.core.tf_setup import quiet_tensorflow
     tf = quiet_tensorflow()
-    gpu_config.configure(cpu_devices=2, quiet=True)
+    cpu = tf.config.list_physical_devices("CPU")[0]
+    tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration() for _ in range(2)])
     devices = [d.name for d in tf.config.list_logical_devices("CPU")]
     import keras
     from course_utils.models import build_blog_cnn

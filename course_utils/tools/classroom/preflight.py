@@ -247,7 +247,7 @@ def compute(tf: Any, gpu: bool) -> dict[str, Any]:
     try:
         if gpu:
             try:
-                gpu_config.configure(memory_growth=True, quiet=True)
+                gpu_config.apply_memory_policy("growth")
             except CourseError:  # the runtime already started (a second call in one process): keep its settings
                 pass
         found["cpu"] = time_matmul(tf, "/CPU:0")
