@@ -98,21 +98,20 @@ def choose_device(prefer: str = "auto") -> DeviceChoice:
     return DeviceChoice("/CPU:0", "CPU", cpu_model(), _("no GPU visible: {reason}").format(reason=reason))
 
 
-def gpu_facts(tf, *, smi=None) -> dict[str, object]:
+def gpu_facts(tf) -> dict[str, object]:
     """The first GPU as a run's record states it: name, compute capability, memory, driver, CUDA of the build.
 
-    TensorFlow names the GPU and its compute capability; ``nvidia-smi`` (``smi``: a ``doctor.nvidia.SmiReport``,
-    probed here when not given) adds the driver and the memory. Two records then say whether they ran on the same GPU.
+    TensorFlow names the GPU and its compute capability; ``nvidia-smi`` adds the driver and the memory. Two
+    records then say whether they ran on the same GPU.
     """
     gpus = tf.config.list_physical_devices("GPU")
     if not gpus:
         return {}
     details = tf.config.experimental.get_device_details(gpus[0])
     cc = details.get("compute_capability")
-    if smi is None:
-        from course_utils.doctor.probes import probe_nvidia_smi  # lazy: `import course_utils` loads no doctor
+    from course_utils.doctor.probes import probe_nvidia_smi  # lazy: `import course_utils` loads no doctor
 
-        smi = probe_nvidia_smi(timeout=10)
+    smi = probe_nvidia_smi(timeout=10)
     first = smi.gpus[0] if smi.status == "ok" and smi.gpus else None
     build = tf.sysconfig.get_build_info()
     return {

@@ -7,26 +7,14 @@ counters in view; the record only needs their peak at the end of a run.
 
 from __future__ import annotations
 
-from course_utils.core.errors import ParameterError
 from course_utils.core.gpu_config import runtime_initialized
-from course_utils.core.i18n import translator
 from course_utils.core.tf_setup import quiet_tensorflow
 
 MIB = 2**20
-_ = translator("course")
 
 
-def gpu_name(device: str) -> str:
-    """The name ``get_memory_info`` wants: "/GPU:0" or "/device:GPU:0" -> "GPU:0"."""
-    text = str(device).upper().rsplit("DEVICE:", 1)[-1].lstrip("/")
-    if not text.startswith("GPU"):
-        raise ParameterError(_("{device!r} is not a GPU device name.").format(device=device),
-                             _("Use a name like '/GPU:0' or 'GPU:1'."))
-    return text if ":" in text else f"{text}:0"
-
-
-def peak_gpu_mib(device: str = "GPU:0") -> float | None:
-    """The GPU's peak in MiB, or None: no such GPU, or TensorFlow's runtime not started yet.
+def peak_gpu_mib() -> float | None:
+    """The first GPU's peak in MiB, or None: no GPU, or TensorFlow's runtime not started yet.
 
     Asking would start the runtime, and fix the device configuration a notebook may still be about to
     make (notebooks 03 and 07 make theirs after setup), so the record of a run asks only once it has started.
@@ -39,6 +27,6 @@ def peak_gpu_mib(device: str = "GPU:0") -> float | None:
     if not tf.config.get_visible_devices("GPU"):
         return None
     try:
-        return round(tf.config.experimental.get_memory_info(gpu_name(device))["peak"] / MIB, 1)
+        return round(tf.config.experimental.get_memory_info("GPU:0")["peak"] / MIB, 1)
     except (ValueError, RuntimeError):  # no such logical GPU
         return None

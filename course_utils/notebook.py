@@ -199,7 +199,7 @@ def setup(
     notebook: str,
     *,
     smoke: Mapping[str, Any] | None = None,
-    gpu_memory: str | int | None = "course",
+    gpu_memory: str | None = "course",
     key_results: Sequence[str] | None = None,
     language: str | None = None,
 ) -> Course:
@@ -211,8 +211,8 @@ def setup(
     ``COURSE_SMOKE=1``, then all are checked (``params.check_parameters``, with the lesson's ``needs``).
     ``SEED`` (if defined) seeds everything; ``DEVICE`` (if defined: "auto", "cpu" or "gpu") chooses the device.
     ``gpu_memory``: "course" applies the course-wide policy ``COURSE_GPU_MEMORY`` (memory growth unless set
-    otherwise, so notebooks open side by side share a GPU); "growth", "all" or MiB choose one here; None
-    leaves the GPUs alone (notebook 03 configures them itself). Key results: the few recorded results
+    otherwise, so notebooks open side by side share a GPU); None leaves the GPUs alone (notebook 03 configures
+    them itself). Key results: the few recorded results
     that say what the notebook showed; reports show those (the record keeps every result). ``language``
     ("en" or "zh-CN"): the language of the course's messages from here on (``COURSE_LANG``, inherited by
     child processes); each notebook passes its own, so the Chinese edition speaks Chinese. In Chinese, plots
@@ -227,7 +227,7 @@ def setup(
     settle_smoke(lambda: notebook_parameters(namespace), namespace, changes, needs)
     if current_language() == CHINESE:
         use_chinese_font()  # Chinese plot titles and labels; without a Chinese font, one warning says what to do
-    policy = None if gpu_memory is None else memory_policy(None if gpu_memory == "course" else str(gpu_memory))
+    policy = None if gpu_memory is None else memory_policy()
     tf = quiet_tensorflow()
     import keras
 

@@ -123,11 +123,6 @@ class Child:
     def pid(self) -> int:
         return self.process.pid
 
-    @property
-    def returncode(self) -> int | None:
-        """The exit status once it ended (negative: the signal that ended it), else None."""
-        return self.process.returncode
-
     def poll(self) -> int | None:
         """The exit status if it has ended, else None (never waits)."""
         return self.process.poll()
@@ -177,7 +172,7 @@ class Child:
         """The ``ChildError`` that says how this child ended (``timeout_s``: it ran past that and was stopped)."""
         record = record if record is not None else self._record()
         error = record.get("error") if record else None
-        code = self.returncode
+        code = self.process.returncode  # negative: the signal that ended it
         fix = _("Read the last lines of its log above; run `course doctor` if they mention CUDA or the GPU.")
         if timeout_s is not None:
             ended = f"timeout after {timeout_s:g} s"
@@ -190,8 +185,6 @@ class Child:
             ended = "error"
             how = _("{subject} raised {type}: {message}.")
             fix = error.get("fix") or _("Read the traceback at the end of its log above.")
-        elif code is None:
-            ended, how = "running", _("{subject} has not finished.")
         elif code < 0:
             ended = exit_description(code)
             how = _("{subject} was ended by {ended} before it reported.")
@@ -220,7 +213,6 @@ class Child:
             returncode=code,
             error=error if isinstance(error, dict) else None,
             tail=tail,
-            log=str(self.log) if self.keep_log else None,
         )
 
     def close(self) -> None:

@@ -81,24 +81,22 @@ class WorkerError(CourseError):
 
 
 class FolderInUseError(CourseError):
-    """Another process holds a folder's lock (``core.files.FolderLock``): its ``folder`` and the holder's ``pid``.
+    """Another process holds a folder's lock (``core.files.FolderLock``): the holder's ``pid``.
 
     ``course run`` says so, for its ``--out``, as an ``InputError``.
     """
 
-    def __init__(self, what: str, fix: str, *, folder: object = None, pid: int | None = None) -> None:
+    def __init__(self, what: str, fix: str, *, pid: int | None = None) -> None:
         super().__init__(what, fix)
-        self.folder = folder
         self.pid = pid
 
 
 class PlaceError(CourseError):
-    """A folder the course must write into cannot be used: ``path``, and the ``variable`` that chose it or moves it."""
+    """A folder the course must write into cannot be used: ``path``; its fix names the variable that moves it."""
 
-    def __init__(self, what: str, fix: str, *, path: object = None, variable: str | None = None) -> None:
+    def __init__(self, what: str, fix: str, *, path: object = None) -> None:
         super().__init__(what, fix)
         self.path = path
-        self.variable = variable
 
 
 class ChildError(CourseError):
@@ -107,8 +105,8 @@ class ChildError(CourseError):
     ``what`` names the child, how it ended and the last lines of its log. Also kept apart:
     ``ended`` ("status 3", "signal SIGKILL", "timeout after 5 s", or "error" when the child's
     function raised), ``returncode`` (None if it had to be stopped), ``error`` (the child's
-    exception as ``{"type", "message", "what", "fix", "traceback"}``, when it wrote one),
-    ``tail`` (the last lines of its log) and ``log`` (the log's path, when it is kept).
+    exception as ``{"type", "message", "what", "fix", "traceback"}``, when it wrote one) and
+    ``tail`` (the last lines of its log).
     """
 
     def __init__(
@@ -120,14 +118,12 @@ class ChildError(CourseError):
         returncode: int | None = None,
         error: dict[str, str | None] | None = None,
         tail: str = "",
-        log: str | None = None,
     ) -> None:
         super().__init__(what, fix)
         self.ended = ended
         self.returncode = returncode
         self.error = error
         self.tail = tail
-        self.log = log
 
 
 class ConfigurationTooLateError(CourseError):

@@ -112,7 +112,6 @@ class FolderLock:
                 _("{folder} is in use by another process (pid {pid}).").format(
                     folder=self.folder, pid=pid or _("unknown")),
                 _("Wait for it to finish, or use another folder."),
-                folder=self.folder,
                 pid=pid,
             ) from None
         os.lseek(fd, 0, os.SEEK_SET)

@@ -85,7 +85,6 @@ def writable(folder: Path, variable: str, *, private: bool = False) -> Path:
               "(Windows: `set {variable}=%USERPROFILE%\\course-work`), then start Jupyter or the command "
               "again.").format(variable=variable),
             path=folder,
-            variable=variable,
         ) from None
     return folder
 

@@ -26,16 +26,15 @@ ANSWER_DEADLINE_S = 10.0
 READ_TIMEOUT_S = 30.0
 
 
-def open_url(url: str, *, deadline: float | None = None, read_timeout: float | None = None) -> HTTPResponse:
-    """``urllib.request.urlopen(url)`` once the headers have arrived; ``TimeoutError`` after ``deadline`` s.
+def open_url(url: str) -> HTTPResponse:
+    """``urllib.request.urlopen(url)`` once the headers have arrived; ``TimeoutError`` after ``ANSWER_DEADLINE_S``.
 
-    The opening runs in a daemon thread that the caller waits for no longer than ``deadline``
-    (default ``ANSWER_DEADLINE_S``); a late answer is closed by that thread. Each later read on the
-    response waits at most ``read_timeout`` s (default ``READ_TIMEOUT_S``). Errors of the opening
-    (``URLError``, ``HTTPError``, ...) are raised here as ``urlopen`` raises them.
+    The opening runs in a daemon thread that the caller waits for no longer than ``ANSWER_DEADLINE_S``;
+    a late answer is closed by that thread. Each later read on the response waits at most
+    ``READ_TIMEOUT_S``. Errors of the opening (``URLError``, ``HTTPError``, ...) are raised here as
+    ``urlopen`` raises them.
     """
-    deadline = ANSWER_DEADLINE_S if deadline is None else deadline
-    read_timeout = READ_TIMEOUT_S if read_timeout is None else read_timeout
+    deadline, read_timeout = ANSWER_DEADLINE_S, READ_TIMEOUT_S
     lock = threading.Lock()
     outcome: dict[str, object] = {}
 

@@ -44,16 +44,14 @@ def fetch_verified(
     sha256: str,
     *,
     digest_of: Callable[[Path], str] = sha256_of,
-    deadline: float | None = None,
-    read_timeout: float | None = None,
 ) -> Path:
     """Download ``url`` to ``dest`` if its digest equals ``sha256``; return ``dest``.
 
     ``digest_of`` computes the digest of the downloaded temporary file (default: the
     file's own SHA-256; pass another to check, say, the un-gzipped content). Raises
     DataError, leaving ``dest`` untouched, when the transfer fails, is shorter than the
-    server announced, or the digest does not match. ``deadline`` bounds the time to the
-    server's first answer, ``read_timeout`` each wait for more bytes (``connect.open_url``).
+    server announced, or the digest does not match. How long it waits for the server:
+    ``connect.open_url``.
     """
     dest = Path(dest)
     _make_folder(dest.parent)
@@ -65,7 +63,7 @@ def fetch_verified(
         received = 0
         with os.fdopen(fd, "wb") as out:
             try:
-                with open_url(url, deadline=deadline, read_timeout=read_timeout) as response:
+                with open_url(url) as response:
                     expected = response.headers.get("Content-Length")
                     for block in iter(lambda: response.read(CHUNK), b""):
                         out.write(block)

@@ -14,35 +14,8 @@ Where each part lives (this file only imports the names other code uses): ``mode
 
 from __future__ import annotations
 
-from course_utils.doctor.model import (
-    MAIN_GROUP,
-    NOTE_FINDINGS,
-    SEVERITIES,
-    Finding,
-    Machine,
-    TensorFlowInfo,
-    check_findings,
-    finding_groups,
-    log_findings,
-    note_findings,
-)
-from course_utils.doctor.probes import describe, detect_platform, guess_platform, probe
+from course_utils.doctor.model import Finding, Machine, TensorFlowInfo
+from course_utils.doctor.probes import describe, detect_platform, probe
 from course_utils.doctor.rules import diagnose
 
-__all__ = [
-    "MAIN_GROUP",
-    "NOTE_FINDINGS",
-    "SEVERITIES",
-    "Finding",
-    "Machine",
-    "TensorFlowInfo",
-    "check_findings",
-    "describe",
-    "detect_platform",
-    "diagnose",
-    "finding_groups",
-    "guess_platform",
-    "log_findings",
-    "note_findings",
-    "probe",
-]
+__all__ = ["Finding", "Machine", "TensorFlowInfo", "describe", "detect_platform", "diagnose", "probe"]

@@ -177,12 +177,10 @@ class KnownFailure:
 class Coverage:
     """The answer of ``covered_by_build``: whether the build has code for the GPU, how, and why."""
 
-    compute_capability: str
     covered: bool  # the binary-compatibility rules give this GPU code from the build
     via: str | None  # the target that does it: "sm_86"... or "compute_90"
     jit: bool  # True: only PTX covers it, the driver compiles it at first use
     reason: str
-    known_failure: KnownFailure | None = None
 
 
 def known_failure(cc: str | tuple[int, int], tensorflow: str | None = None) -> KnownFailure | None:
@@ -227,7 +225,7 @@ def covered_by_build(
             ).format(target=best.text, major=best.major, first=f"{best.major}.{best.minor}")
         else:
             reason = _("covered by the build's {target} code").format(target=best.text)
-        coverage = Coverage(text, True, best.text, False, reason)
+        coverage = Coverage(True, best.text, False, reason)
     elif ptx:
         best = max(ptx, key=lambda t: (t.major, t.minor))
         if have[0] > best.major:
@@ -241,20 +239,20 @@ def covered_by_build(
                 "covered by the build's {target} PTX, which the driver compiles for compute capability {cc} "
                 "when it is first loaded (a slower first start)"
             ).format(target=best.text, cc=text)
-        coverage = Coverage(text, True, best.text, True, reason)
+        coverage = Coverage(True, best.text, True, reason)
     else:
         why = _(
             "not covered: no code in the build ({listed}) runs on compute capability {cc} - a cubin runs only "
             "on GPUs of its own major version ({major}.x here) with an equal or higher minor version, and PTX "
             "only on its own compute capability and newer ones"
         ).format(listed=listed, cc=text, major=have[0])
-        return Coverage(text, False, None, False, why)
+        return Coverage(False, None, False, why)
     if failure is not None:
         reason = _(
             "by the binary-compatibility rules {reason}; but compute capability {cc} is a known "
             "failure with the current wheels: {failure} ({links})"
         ).format(reason=coverage.reason, cc=text, failure=failure.text, links=", ".join(failure.issues))
-        return Coverage(text, True, coverage.via, coverage.jit, reason, failure)
+        return Coverage(True, coverage.via, coverage.jit, reason)
     return coverage
 
 

@@ -73,13 +73,11 @@ def decode_text(data: bytes) -> str:
     return data.decode("utf-8", errors="replace")
 
 
-def decode_log(data: bytes, name: str | None = None) -> str:
-    """The text of a pasted log (``decode_text``), ANSI colours removed; ``name`` starts the error messages
-    (default: "the log", in the language now).
+def decode_log(data: bytes, name: str) -> str:
+    """The text of a pasted log (``decode_text``), ANSI colours removed; ``name`` starts the error messages.
 
     Raises ``InputError`` for an empty file or one that is not text.
     """
-    name = name or _("the log")
     how = _("Save the output as plain text - e.g. `python train.py > log.txt 2>&1` - and pass that file.")
     if not data.strip():
         raise InputError(_("{name} is empty: there is no log to read.").format(name=name), how)
@@ -186,13 +184,9 @@ class LogReport:
         """When no line is certainly the problem: the first that is, if the machine has an NVIDIA GPU."""
         return next((e for e in self.entries if e.verdict == "depends"), None)
 
-    def codes(self, verdict: str | None = None) -> list[str]:
-        """The rule codes found, in order, each once (only those with ``verdict`` if given)."""
-        out: list[str] = []
-        for e in self.entries:
-            if e.code and e.code not in out and (verdict is None or e.verdict == verdict):
-                out.append(e.code)
-        return out
+    def codes(self) -> list[str]:
+        """The rule codes found, in order, each once."""
+        return list(dict.fromkeys(e.code for e in self.entries if e.code))
 
     def to_dict(self) -> dict[str, Any]:
         problem = self.problem

@@ -24,9 +24,6 @@ from course_utils.doctor.versions import load
 _ = translator("doctor")
 
 
-SEVERITIES = ("info", "warning", "error")
-
-
 @dataclass(frozen=True)
 class Finding:
     """One thing the doctor found: ``code`` is stable (tools match on it), the rest is for people."""
@@ -35,10 +32,6 @@ class Finding:
     severity: str  # "info", "warning" or "error"
     message: str
     fix: str
-
-    def __post_init__(self) -> None:
-        if self.severity not in SEVERITIES:
-            raise ValueError(f"severity {self.severity!r} is not one of {SEVERITIES}")
 
     def to_dict(self) -> dict[str, str]:
         return asdict(self)
@@ -102,14 +95,14 @@ def note_findings(rec: Recommendation) -> list[Finding]:
     return _findings(rec.notes, NOTE_FINDINGS, rec=rec, command=QUERY_COMMAND)
 
 
-def check_findings(notes: list[Note], python: str | None = None) -> list[Finding]:
-    """The findings the live checks' notes give, by ``checks.CHECK_FINDINGS``; ``python`` fills ``{python}`` in the
-    fixes (default: this Python)."""
+def check_findings(notes: list[Note]) -> list[Finding]:
+    """The findings the live checks' notes give, by ``checks.CHECK_FINDINGS``; this Python fills ``{python}`` in the
+    fixes."""
     wsl2 = load().rule("wsl2")
     return _findings(
         notes,
         CHECK_FINDINGS,
-        python=python or sys.executable,
+        python=sys.executable,
         wsl_driver_min=wsl2["driver_min"],
         wsl_windows_build=wsl2["windows_build_min"],
     )

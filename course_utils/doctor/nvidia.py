@@ -122,7 +122,6 @@ class SmiReport:
     driver_cuda: str | None = None  # the newest CUDA the driver supports, as printed
     gpus: list[Gpu] = field(default_factory=list)
     tool_version: str | None = None  # "NVIDIA-SMI x" - can differ from the driver (WSL2)
-    layout: str | None = None  # "table", "nvsmi-log" or "query"
     problems: list[str] = field(default_factory=list)
     message: str | None = None  # the tool's own words when it failed
 
@@ -251,7 +250,7 @@ def _parse_table(text: str) -> SmiReport:
     driver = _DRIVER.search(text)
     cuda = _CUDA.search(text)
     tool = _SMI_TOOL.search(text)
-    report = SmiReport("ok", layout="table", tool_version=tool.group(1) if tool else None, problems=problems)
+    report = SmiReport("ok", tool_version=tool.group(1) if tool else None, problems=problems)
     if driver is None:
         problems.append(_("no readable 'Driver Version' in the header"))
     else:  # "Driver Version" or, from driver 610 on, "KMD Version"
@@ -289,7 +288,7 @@ def _parse_log(text: str) -> SmiReport:
     problems: list[str] = []
     driver = _LOG_DRIVER.search(text)
     cuda = _LOG_CUDA.search(text)
-    report = SmiReport("ok", layout="nvsmi-log", problems=problems)
+    report = SmiReport("ok", problems=problems)
     if driver is None:
         problems.append(_("no readable 'Driver Version'"))
     else:
@@ -339,7 +338,7 @@ def _parse_query(text: str) -> SmiReport | None:
     for row in rows:
         if "gpu_name" in row and "name" not in row:
             row["name"] = row["gpu_name"]
-    report = SmiReport("ok", layout="query", gpus=gpus_from_query(rows), problems=problems)
+    report = SmiReport("ok", gpus=gpus_from_query(rows), problems=problems)
     drivers = {row.get("driver_version") for row in rows} - {None}
     report.driver_version = sorted(drivers)[0] if drivers else None
     if "driver_version" not in fields:

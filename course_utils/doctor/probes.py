@@ -142,11 +142,8 @@ def probe_tensorflow() -> TensorFlowInfo:
     return info
 
 
-def probe(
-    platform: str | None = None, python: str | None = None, *, tensorflow: bool = True, checks: bool = True
-) -> Machine:
-    """This machine: platform, Python, nvidia-smi, nvcc, (unless ``tensorflow=False``) TensorFlow and (unless
-    ``checks=False``) the live checks."""
+def probe(platform: str | None = None, python: str | None = None) -> Machine:
+    """This machine: platform, Python, nvidia-smi, nvcc, TensorFlow and the live checks."""
     where = check_platform(platform) if platform else detect_platform()
     smi = probe_nvidia_smi()
     gpu = smi.status == "ok" and bool(smi.gpus)
@@ -155,9 +152,9 @@ def probe(
         python=normalize_python(python) or normalize_python(_platform.python_version()),
         smi=smi,
         nvcc=probe_nvcc(),
-        tensorflow=probe_tensorflow() if tensorflow else None,
+        tensorflow=probe_tensorflow(),
         live=True,
-        checks=live_checks(where, gpu=gpu) if checks else None,
+        checks=live_checks(where, gpu=gpu),
     )
 
 

@@ -217,9 +217,9 @@ def _build(row: dict[str, Any], platform: str) -> Build:
 
 
 @lru_cache(maxsize=1)
-def load(path: str | None = None) -> Table:
+def load() -> Table:
     """Read versions.json (cached): the course's single source of version facts."""
-    data = json.loads(Path(path or DATA_FILE).read_text(encoding="utf-8"))
+    data = json.loads(DATA_FILE.read_text(encoding="utf-8"))
     return Table(
         linux=tuple(_build(r, "linux") for r in data["linux_gpu"]),
         windows=tuple(_build(r, "windows") for r in data["windows_native_gpu"]),

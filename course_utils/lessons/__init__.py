@@ -64,25 +64,23 @@ class Feedback:
         return "\n".join([head, *(f"   - {m}" for m in self.messages)])
 
 
-def feedback(exercise: str, problems: Iterable[str], *, right: str, show: bool = True) -> Feedback:
-    """Feedback from a list of problems: none means right (with ``right`` as the message)."""
+def feedback(exercise: str, problems: Iterable[str], *, right: str) -> Feedback:
+    """Feedback from a list of problems, printed: none means right (with ``right`` as the message)."""
     problems = tuple(problems)
     result = Feedback(exercise, WRONG, problems) if problems else Feedback(exercise, RIGHT, (right,))
-    if show:
-        print(result)
+    print(result)
     return result
 
 
-def not_answered(exercise: str, hint: str, *, show: bool = True) -> Feedback:
-    """Feedback for an answer still empty (None, "" or ...): what to do next."""
+def not_answered(exercise: str, hint: str) -> Feedback:
+    """Feedback for an answer still empty (None, "" or ...), printed: what to do next."""
     result = Feedback(exercise, EMPTY, (hint,))
-    if show:
-        print(result)
+    print(result)
     return result
 
 
-def multiple_choice(exercise: str, answer: object, letters: Iterable[str], said: Mapping[str, str], *, right: str,
-                    show: bool = True) -> Feedback:
+def multiple_choice(exercise: str, answer: object, letters: Iterable[str], said: Mapping[str, str], *,
+                    right: str) -> Feedback:
     """A question answered by a letter: ``said`` has what to look at for each wrong letter; any other is right.
 
     The letter may come as "B", "(b)" or " b "; anything that is not one of ``letters`` is wrong, and says so.
@@ -90,19 +88,18 @@ def multiple_choice(exercise: str, answer: object, letters: Iterable[str], said:
     letters = tuple(letters)
     listed = ", ".join(f'"{letter}"' for letter in letters)
     if is_empty(answer):
-        return not_answered(exercise, _("Set `answer` to one of {letters}. Then run the cell.").format(letters=listed),
-                            show=show)
+        return not_answered(exercise, _("Set `answer` to one of {letters}. Then run the cell.").format(letters=listed))
     given = str(answer).strip().lower().strip("()")
     if given not in letters:
         return feedback(exercise, [_("{answer!r} is not one of {letters}.").format(answer=answer, letters=listed)],
-                        right="", show=show)
-    return feedback(exercise, [said[given]] if given in said else [], right=right, show=show)
+                        right="")
+    return feedback(exercise, [said[given]] if given in said else [], right=right)
 
 
-def not_a_dict(exercise: str, answer: object, example: str, *, show: bool = True) -> Feedback:
+def not_a_dict(exercise: str, answer: object, example: str) -> Feedback:
     """Wrong: a task that asks for a dict got something else; ``example`` shows the dict's first entry."""
     return feedback(exercise, [_("`answer` should be a dict, such as {example}; it is {answer!r}.").format(
-        example=example, answer=answer)], right="", show=show)
+        example=example, answer=answer)], right="")
 
 
 def unanswered(answer: object) -> bool:

@@ -67,7 +67,7 @@ SERVER = Machine("linux", "3.8", "535.183.01", _("Linux, Python 3.8, NVIDIA driv
 ROUTES = ("a", "b", "c", "d")
 
 
-def check_route(answer: object, *, show: bool = True) -> Feedback:
+def check_route(answer: object) -> Feedback:
     """Exercise 1.1: the route for the Q&A post's machine (native Windows 11, driver 512.77) to run this course
     on its GPU: "b", WSL2 with current TensorFlow after a driver update. The reasons come from the table."""
     table = load()
@@ -83,7 +83,7 @@ def check_route(answer: object, *, show: bool = True) -> Feedback:
     }
     right = _("Right: WSL2 runs the Linux build, whose [and-cuda] extra brings CUDA and cuDNN as pip packages. Only "
               "the Windows driver is needed, {wsl2} or newer: 512.77 is too old.").format(wsl2=wsl2)
-    return multiple_choice("Exercise 1.1", answer, ROUTES, said, right=right, show=show)
+    return multiple_choice("Exercise 1.1", answer, ROUTES, said, right=right)
 
 
 # ----------------------------------------------------------------------------- Exercises 1.2 and 1.3
@@ -147,22 +147,22 @@ def _requirements(words: list[str]) -> tuple[list, str | None]:
     return found, None
 
 
-def check_install(name: str, machine: Machine, answer: object, *, show: bool = True) -> Feedback:
+def check_install(name: str, machine: Machine, answer: object) -> Feedback:
     """Check one pip command against what ``recommend()`` says for ``machine``."""
     if is_empty(answer):
         return not_answered(
             name, _("Write the pip command as text, for example "
-                    "answer = 'pip install \"tensorflow==2.99.*\"'. Then run the cell."), show=show)
+                    "answer = 'pip install \"tensorflow==2.99.*\"'. Then run the cell."))
     if not isinstance(answer, str):
         return feedback(name, [_("`answer` is not text (it is {answer!r}). Write the command as text, in "
-                                 "quotes.").format(answer=answer)], right="", show=show)
+                                 "quotes.").format(answer=answer)], right="")
     rec = machine.recommendation()
     build = rec.build
     minor, and_cuda, numpy_pin = build.minor, "[and-cuda]" in rec.tensorflow, load().numpy_pin(build.minor)
     words, problem = _words(answer)
     requirements, problem = _requirements(words) if words is not None else ([], problem)
     if problem:
-        return feedback(name, [problem], right="", show=show)
+        return feedback(name, [problem], right="")
 
     problems = []
     tensorflow = [r for r in requirements if r.name.lower().replace("_", "-") in _PACKAGES]
@@ -220,7 +220,7 @@ def check_install(name: str, machine: Machine, answer: object, *, show: bool = T
     if load().keras_2(minor):
         right += " " + _("TF {minor} comes with Keras 2, so the course's notebooks (Keras 3) do not run on it.").format(
             minor=minor)
-    return feedback(name, problems, right=right, show=show)
+    return feedback(name, problems, right=right)
 
 
 def _wrong_release(specifier, machine: Machine, minor: str) -> str:
@@ -245,14 +245,14 @@ def _wrong_release(specifier, machine: Machine, minor: str) -> str:
         pin=specifier, chosen=chosen.minor)
 
 
-def check_laptop_install(answer: object, *, show: bool = True) -> Feedback:
+def check_laptop_install(answer: object) -> Feedback:
     """Exercise 1.2: the pip command that installs TensorFlow with its GPU on the WSL2 laptop."""
-    return check_install("Exercise 1.2", LAPTOP, answer, show=show)
+    return check_install("Exercise 1.2", LAPTOP, answer)
 
 
-def check_server_install(answer: object, *, show: bool = True) -> Feedback:
+def check_server_install(answer: object) -> Feedback:
     """Exercise 1.3: the pip command that installs TensorFlow with its GPU on the old Linux server."""
-    return check_install("Exercise 1.3", SERVER, answer, show=show)
+    return check_install("Exercise 1.3", SERVER, answer)
 
 
 # The notebook's exercises, by number: its task cells call ``course.check("1.1", answer)``.

@@ -52,14 +52,14 @@ def code_kind(compute_capability: str, tensorflow: str = "2.21") -> str:
     return "ptx" if coverage.jit else "cubin"
 
 
-def check_gpu_code(answer: object, *, show: bool = True) -> Feedback:
+def check_gpu_code(answer: object) -> Feedback:
     """Exercise 2.1: a dict {GPU name: "cubin" | "ptx" | "none"} for the five GPUs of ``GPUS``."""
     name = "Exercise 2.1"
     if unanswered(answer):
         return not_answered(name, _("Replace each None in the dict with \"cubin\", \"ptx\" or \"none\". Then run "
-                                    "the cell."), show=show)
+                                    "the cell."))
     if not isinstance(answer, dict):
-        return not_a_dict(name, answer, '{"Tesla T4": "cubin", ...}', show=show)
+        return not_a_dict(name, answer, '{"Tesla T4": "cubin", ...}')
     problems = []
     for gpu, cc in GPUS.items():
         given = str(answer.get(gpu, "")).strip().lower()
@@ -80,7 +80,7 @@ def check_gpu_code(answer: object, *, show: bool = True) -> Feedback:
             }[want].format(gpu=gpu, cc=cc))
     right = _("Right. The T4 (7.5) runs sm_70 code: a cubin serves every later minor version of its major "
               "version. The H100 needs the driver to compile the PTX, so its driver must know CUDA 12.5.")
-    return feedback(name, problems, right=right, show=show)
+    return feedback(name, problems, right=right)
 
 
 # ----------------------------------------------------------------------------- Exercise 2.2
@@ -88,7 +88,7 @@ def check_gpu_code(answer: object, *, show: bool = True) -> Feedback:
 TIMING_CHOICES = ("a", "b", "c")
 
 
-def check_timing(answer: object, *, show: bool = True) -> Feedback:
+def check_timing(answer: object) -> Feedback:
     """Exercise 2.2: the letter of what a timing without a sync measured: the time to queue the work ("b")."""
     said = {
         "a": _("2,700 TFLOP/s is far more than any GPU can do, so the product cannot have finished. Without a sync, "
@@ -98,7 +98,7 @@ def check_timing(answer: object, *, show: bool = True) -> Feedback:
     }
     right = _("Right: the GPU had only received the work. Add tf.test.experimental.sync_devices() before you stop "
               "the clock.")
-    return multiple_choice("Exercise 2.2", answer, TIMING_CHOICES, said, right=right, show=show)
+    return multiple_choice("Exercise 2.2", answer, TIMING_CHOICES, said, right=right)
 
 
 # ----------------------------------------------------------------------------- Exercise 2.3
@@ -113,36 +113,36 @@ def _call(answer: str) -> ast.Call | None:
     return tree.body if isinstance(tree.body, ast.Call) else None
 
 
-def check_tf32_off(answer: object, *, show: bool = True) -> Feedback:
+def check_tf32_off(answer: object) -> Feedback:
     """Exercise 2.3: the call that switches TensorFloat-32 off, written as text."""
     name = "Exercise 2.3"
     if is_empty(answer):
-        return not_answered(name, _("Write the call as text, in quotes. Then run the cell."), show=show)
+        return not_answered(name, _("Write the call as text, in quotes. Then run the cell."))
     call = _call(answer) if isinstance(answer, str) else None
     if call is None:
         return feedback(name, [_("Write one call, as text in quotes, for example \"tf.something(...)\".")],
-                        right="", show=show)
+                        right="")
     function = ast.unparse(call.func)  # 'tf.config.experimental.enable_tensor_float_32_execution'
     if function.endswith("set_global_policy"):
         return feedback(name, [_("A Keras dtype policy chooses the type of the variables and the results. TF32 is "
                                  "inside the GPU's float32 products, so the policy \"float32\" still uses it.")],
-                        right="", show=show)
+                        right="")
     if function.split(".")[-1] != "enable_tensor_float_32_execution":
         return feedback(name, [_("Look for the TensorFlow function that turns TensorFloat-32 execution on or off: "
-                                 "it is in tf.config.experimental.")], right="", show=show)
+                                 "it is in tf.config.experimental.")], right="")
     if function not in ("tf.config.experimental.enable_tensor_float_32_execution",
                         "tensorflow.config.experimental.enable_tensor_float_32_execution"):
         return feedback(name, [_("The function lives in tf.config.experimental: write its whole name, so the line "
-                                 "runs after `import tensorflow as tf`.")], right="", show=show)
+                                 "runs after `import tensorflow as tf`.")], right="")
     values = [*call.args, *(k.value for k in call.keywords if k.arg == "enabled")]
     if len(values) != 1 or not isinstance(values[0], ast.Constant) or values[0].value not in (True, False):
-        return feedback(name, [_("Give it one value, True or False: whether TF32 may be used.")], right="", show=show)
+        return feedback(name, [_("Give it one value, True or False: whether TF32 may be used.")], right="")
     if values[0].value is True:
         return feedback(name, [_("True keeps TF32 on, which is already the default. You want full float32.")],
-                        right="", show=show)
+                        right="")
     right = _("Right. Run it before the products. The results then match the CPU's to float32 rounding, and "
               "matrix products run slower on that GPU.")
-    return feedback(name, [], right=right, show=show)
+    return feedback(name, [], right=right)
 
 
 # The notebook's exercises, by number: its task cells call ``course.check("2.1", answer)``.

@@ -80,14 +80,14 @@ def why_not(situation: str, given: str) -> str:
              "before the program starts.")
 
 
-def check_memory_setting(answer: object, *, show: bool = True) -> Feedback:
+def check_memory_setting(answer: object) -> Feedback:
     """Exercise 3.1: a dict {situation: choice} for the three situations of ``SITUATIONS``."""
     if is_empty(answer) or (isinstance(answer, Mapping) and all(is_empty(answer.get(s)) for s in SITUATIONS)):
         return not_answered(SETTING, _("Replace each None with one of the five choices, as a string. Then run the "
-                                       "cell."), show=show)
+                                       "cell."))
     if not isinstance(answer, Mapping):
         return feedback(SETTING, [_("`answer` should be the dict with the three situations, not {answer!r}.").format(
-            answer=answer)], right="", show=show)
+            answer=answer)], right="")
     problems = []
     for situation in SITUATIONS:
         given = answer.get(situation)
@@ -102,7 +102,7 @@ def check_memory_setting(answer: object, *, show: bool = True) -> Feedback:
                 situation=situation, given=setting, why=why_not(situation, setting)))
     right = _("Right. Only a limit caps a process. Logical GPUs make one card look like several. The variable works "
               "without code, if it is set before the program starts.")
-    return feedback(SETTING, problems, right=right, show=show)
+    return feedback(SETTING, problems, right=right)
 
 
 # ----------------------------------------------------------------------------- Exercise 3.2
@@ -132,14 +132,13 @@ def largest_batch() -> int:
     return int((BUDGET_MIB * 2**20 - fixed_bytes()) / per_image_bytes())
 
 
-def check_largest_batch(answer: object, *, show: bool = True) -> Feedback:
+def check_largest_batch(answer: object) -> Feedback:
     """Exercise 3.2: the largest batch size of the CNN, trained with Adam, in 5000 MiB of GPU memory."""
     if is_empty(answer):
-        return not_answered(BATCH, _("Set `answer` to a number of images, such as 1000. Then run the cell."),
-                            show=show)
+        return not_answered(BATCH, _("Set `answer` to a number of images, such as 1000. Then run the cell."))
     if isinstance(answer, bool) or not isinstance(answer, Real) or not math.isfinite(answer) or answer < 1:
         return feedback(BATCH, [_("`answer` should be a number of images, 1 or more, not {answer!r}.").format(
-            answer=answer)], right="", show=show)
+            answer=answer)], right="")
     estimate = largest_batch()
     low, high = math.ceil(LOW * estimate), math.floor(HIGH * estimate)
     ratio = float(answer) / estimate
@@ -148,7 +147,7 @@ def check_largest_batch(answer: object, *, show: bool = True) -> Feedback:
                   "{image:.0f} kB. The check accepts {low:,} to {high:,}: workspace, rounding and XLA change a real "
                   "run.").format(
             estimate=estimate, fixed=fixed_bytes() / 1e6, image=per_image_bytes() / 1e3, low=low, high=high)
-        return feedback(BATCH, [], right=right, show=show)
+        return feedback(BATCH, [], right=right)
     if ratio < 0.01:
         hint = _("Far too small. 5000 MB here is 5000 x 2**20 bytes: work in bytes throughout.")
     elif ratio < LOW:
@@ -162,7 +161,7 @@ def check_largest_batch(answer: object, *, show: bool = True) -> Feedback:
                  "twice.")
     else:
         hint = _("Far too large. A float32 number takes 4 bytes, and each layer's output counts twice.")
-    return feedback(BATCH, [_("{answer:,} is not it. {hint}").format(answer=answer, hint=hint)], right="", show=show)
+    return feedback(BATCH, [_("{answer:,} is not it. {hint}").format(answer=answer, hint=hint)], right="")
 
 
 # The notebook's exercises, by number: its task cells call ``course.check("3.1", answer)``.

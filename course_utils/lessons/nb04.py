@@ -93,14 +93,14 @@ def _yes_no(value: Any) -> bool | None:
     return None
 
 
-def check_memory(answer: Any, *, show: bool = True) -> Feedback:
+def check_memory(answer: Any) -> Feedback:
     """Exercise 4.1: {"float64_mb": one float64 array, "during_fit_mb": the data during the first fit,
     "fits": whether that fits in 2 GB beside TensorFlow}, for 60,000 images."""
     if unanswered(answer):
         return not_answered(MEMORY, _("Replace each None in the dict: two sizes in MB, then True or False. Then run "
-                                      "the cell."), show=show)
+                                      "the cell."))
     if not isinstance(answer, dict):
-        return not_a_dict(MEMORY, answer, '{"float64_mb": 100, ...}', show=show)
+        return not_a_dict(MEMORY, answer, '{"float64_mb": 100, ...}')
     problems = []
     one = _number(answer.get("float64_mb"))
     if one is None:
@@ -141,7 +141,7 @@ def check_memory(answer: Any, *, show: bool = True) -> Feedback:
     right = _("Right. The data alone is about 1,900 MB, and TensorFlow needs several hundred MB more: the post's "
               "code does not fit in 2 GB. In float32, one variant at a time as section 2 builds them, the data is "
               "376 MB.")
-    return feedback(MEMORY, problems, right=right, show=show)
+    return feedback(MEMORY, problems, right=right)
 
 
 # ----------------------------------------------------------------------------- Exercise 4.2
@@ -149,13 +149,13 @@ def check_memory(answer: Any, *, show: bool = True) -> Feedback:
 PREDICTIONS = ("a", "b", "c")
 
 
-def check_gpu_speed(answer: Any, *, show: bool = True) -> Feedback:
+def check_gpu_speed(answer: Any) -> Feedback:
     """Exercise 4.2: {"gflop_per_step": the arithmetic of one training step at batch 128, "prediction": "b"}."""
     if unanswered(answer):
         return not_answered(SPEED, _("Replace each None in the dict: a number of GFLOP, then \"a\", \"b\" or \"c\". "
-                                     "Then run the cell."), show=show)
+                                     "Then run the cell."))
     if not isinstance(answer, dict):
-        return not_a_dict(SPEED, answer, '{"gflop_per_step": 1.0, ...}', show=show)
+        return not_a_dict(SPEED, answer, '{"gflop_per_step": 1.0, ...}')
     problems = []
     truth = step_gflop()
     gflop = _number(answer.get("gflop_per_step"))
@@ -189,7 +189,7 @@ def check_gpu_speed(answer: Any, *, show: bool = True) -> Feedback:
     right = _("Right. {gflop:.2f} GFLOP takes a T4 about {ms:.2f} ms, far less than the fixed cost of a step. Fewer, "
               "larger steps, or several steps per call (compile(steps_per_execution=...)), cut that cost.").format(
         gflop=truth, ms=truth / T4_TFLOPS)
-    return feedback(SPEED, problems, right=right, show=show)
+    return feedback(SPEED, problems, right=right)
 
 
 # The notebook's exercises, by number: its task cells call ``course.check("4.1", answer)``.

@@ -114,16 +114,16 @@ def _outputs(model: Any) -> tuple[Any, str | None]:
     return out, None
 
 
-def check_model_and_loss(model: Any, loss: Any, *, show: bool = True) -> Feedback:
+def check_model_and_loss(model: Any, loss: Any) -> Feedback:
     """Right when the model's output and the loss agree: logits + from_logits=True, or softmax + False."""
     if is_empty(model) or is_empty(loss):
         return not_answered(MODEL_AND_LOSS, _("Set `my_model` to the fixed keras.Sequential([...]) and `my_loss` "
-                                              "to its loss, then run the cell."), show=show)
+                                              "to its loss, then run the cell."))
     import keras
 
     if not isinstance(model, keras.Model):
         return feedback(MODEL_AND_LOSS, [_("`my_model` is a {type}: build it with keras.Sequential([...])").format(
-            type=type(model).__name__)], right="", show=show)
+            type=type(model).__name__)], right="")
     problems = []
     from_logits, problem = _loss_reads_logits(loss)
     if problem:
@@ -135,7 +135,7 @@ def check_model_and_loss(model: Any, loss: Any, *, show: bool = True) -> Feedbac
         problems.append(_("the model has {count:,} parameters, the blog post's has {blog:,}: keep its layers and "
                           "change only what the output needs").format(count=model.count_params(), blog=CNN_PARAMS))
     if problems or out is None or from_logits is None:
-        return feedback(MODEL_AND_LOSS, problems, right="", show=show)
+        return feedback(MODEL_AND_LOSS, problems, right="")
     probabilities = bool(np.all(out >= 0) and np.allclose(out.sum(axis=-1), 1.0, atol=1e-4))
     if probabilities and from_logits:
         problems.append(_("the model outputs probabilities (its last layer applies softmax), but the loss has "
@@ -145,7 +145,7 @@ def check_model_and_loss(model: Any, loss: Any, *, show: bool = True) -> Feedbac
                           "read raw scores as probabilities"))
     right = (_("They agree: a softmax output with from_logits=False.") if probabilities
              else _("They agree: a logits output with from_logits=True."))
-    return feedback(MODEL_AND_LOSS, problems, right=right, show=show)
+    return feedback(MODEL_AND_LOSS, problems, right=right)
 
 
 # --------------------------------------------------------------------------- 5.2
@@ -159,14 +159,14 @@ def _policy(value: Any) -> str | None:
     return None if text in (None, "", "none", "float32") else text
 
 
-def check_policies(answer: Any, *, show: bool = True) -> Feedback:
+def check_policies(answer: Any) -> Feedback:
     """Right when each GPU of ``GPUS`` gets the policy worth trying: mixed_bfloat16 or mixed_float16, or None."""
 
     if is_empty(answer) or (isinstance(answer, dict) and all(v is Ellipsis for v in answer.values())):
         return not_answered(POLICIES, _("Replace each ... with \"mixed_bfloat16\", \"mixed_float16\" or None. "
-                                        "Then run the cell."), show=show)
+                                        "Then run the cell."))
     if not isinstance(answer, dict):
-        return not_a_dict(POLICIES, answer, '{"Tesla T4": None, ...}', show=show)
+        return not_a_dict(POLICIES, answer, '{"Tesla T4": None, ...}')
     problems = []
     for gpu, cc in GPUS.items():
         shown = f"{gpu} ({cc[0]}.{cc[1]})"
@@ -194,7 +194,7 @@ def check_policies(answer: Any, *, show: bool = True) -> Feedback:
     right = _("Right. The RTX 3060 (8.6) runs bfloat16 with no loss scaling; float16 works too, with loss scaling. "
               "The T4 needs mixed_float16, and model.fit scales the loss by itself. A custom training loop wraps "
               "its optimizer in keras.optimizers.LossScaleOptimizer.")
-    return feedback(POLICIES, problems, right=right, show=show)
+    return feedback(POLICIES, problems, right=right)
 
 
 # --------------------------------------------------------------------------- 5.3
@@ -202,7 +202,7 @@ def check_policies(answer: Any, *, show: bool = True) -> Feedback:
 CHOICES = ("a", "b", "c", "d")
 
 
-def check_utilisation(answer: Any, *, show: bool = True) -> Feedback:
+def check_utilisation(answer: Any) -> Feedback:
     """Right for "b": batch 256 instead of 32 - eight times fewer steps, so the GPU waits less between them."""
     said = {
         "a": _("Mixed precision makes the GPU's work faster. The GPU then waits even longer between steps, so its "
@@ -214,7 +214,7 @@ def check_utilisation(answer: Any, *, show: bool = True) -> Feedback:
     }
     right = _("Right: at batch 32 each step is small, and the GPU waits for Python and for the next launch. Batch 256 "
               "makes eight times fewer steps, each with more work. A prefetched tf.data pipeline helps too.")
-    return multiple_choice(UTILISATION, answer, CHOICES, said, right=right, show=show)
+    return multiple_choice(UTILISATION, answer, CHOICES, said, right=right)
 
 
 # The notebook's exercises, by number: its task cells call ``course.check("5.1", answer)``.

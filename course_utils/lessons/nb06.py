@@ -97,14 +97,14 @@ def _verdict_given(value: object) -> str | None:
     return first if first in VERDICTS else None
 
 
-def check_input_bound(answer: object, *, show: bool = True) -> Feedback:
+def check_input_bound(answer: object) -> Feedback:
     """Exercise 6.2: a dict {run: "highly" | "moderately" | "not"} for the runs of ``PROFILES``."""
     name = "Exercise 6.2"
     if unanswered(answer):
         return not_answered(name, _("Replace each None with \"highly\", \"moderately\" or \"not\". Then run the "
-                                    "cell."), show=show)
+                                    "cell."))
     if not isinstance(answer, dict):
-        return not_a_dict(name, answer, '{"A": "highly", ...}', show=show)
+        return not_a_dict(name, answer, '{"A": "highly", ...}')
     problems = []
     for run, (step, waiting) in PROFILES.items():
         given = answer.get(run)
@@ -121,7 +121,7 @@ def check_input_bound(answer: object, *, show: bool = True) -> Feedback:
                 run=run, waiting=waiting, step=step, share=waiting / step))
     right = _("Right. A and C wait about as long, but C's step is much longer: input-bound is a share of the step, "
               "not a time. A faster device makes the same input weigh more.")
-    return feedback(name, problems, right=right, show=show)
+    return feedback(name, problems, right=right)
 
 
 # ----------------------------------------------------------------------------------------------- Exercise 6.1
@@ -132,22 +132,21 @@ def _epoch_of(batch: int) -> int:
     return math.ceil(batch / BATCHES_PER_EPOCH)
 
 
-def check_profile_range(answer: object, *, show: bool = True) -> Feedback:
+def check_profile_range(answer: object) -> Feedback:
     """Exercise 6.1: ``(start, stop)`` for 5 steps of epoch 2 of a run of 3 epochs x 20 batches."""
 
     name = "Exercise 6.1"
     first = (PROFILE_EPOCH - 1) * BATCHES_PER_EPOCH + 1
     last = PROFILE_EPOCH * BATCHES_PER_EPOCH
     if is_empty(answer):
-        return not_answered(name, _("Write `answer = (start, stop)`: two batch numbers. Then run the cell."),
-                            show=show)
+        return not_answered(name, _("Write `answer = (start, stop)`: two batch numbers. Then run the cell."))
     if (
         not isinstance(answer, (tuple, list))
         or len(answer) != 2
         or not all(isinstance(b, int) and not isinstance(b, bool) for b in answer)
     ):
         return feedback(name, [_("`answer` = {answer!r} is not two whole numbers. Write `(start, stop)`, "
-                                 "for example (4, 8).").format(answer=answer)], right="", show=show)
+                                 "for example (4, 8).").format(answer=answer)], right="")
     start, stop = answer
     problems = []
     steps = stop - start + 1
@@ -178,7 +177,7 @@ def check_profile_range(answer: object, *, show: bool = True) -> Feedback:
                                                    epoch=PROFILE_EPOCH))
     return feedback(name, problems, right=_("({start}, {stop}) profiles batches {start} to {stop}: {steps} steps of "
                                             "epoch {epoch}.").format(start=start, stop=stop, steps=PROFILE_STEPS,
-                                                                     epoch=PROFILE_EPOCH), show=show)
+                                                                     epoch=PROFILE_EPOCH))
 
 
 # The notebook's exercises, by number: its task cells call ``course.check("6.1", answer)``.

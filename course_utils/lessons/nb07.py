@@ -71,12 +71,12 @@ def _whole(value: object) -> int | None:
     return None
 
 
-def check_global_batch(answer: object, *, show: bool = True) -> Feedback:
+def check_global_batch(answer: object) -> Feedback:
     """Exercise 7.1: ``{"global_batch": ..., "steps_per_epoch": ...}`` for four GPUs that each keep one GPU's work."""
 
     name = "Exercise 7.1"
     if unanswered(answer) or not isinstance(answer, dict):
-        return not_answered(name, _("Set both values of `answer` to whole numbers. Then run the cell."), show=show)
+        return not_answered(name, _("Set both values of `answer` to whole numbers. Then run the cell."))
     plan = batch_plan(ONE_GPU_BATCH * GPUS, GPUS, PLAN_IMAGES)
     dropped = PLAN_IMAGES - plan.images_per_epoch
     problems = []
@@ -107,8 +107,7 @@ def check_global_batch(answer: object, *, show: bool = True) -> Feedback:
     return feedback(name, problems, right=_("A global batch of {batch} gives each of the {gpus} GPUs {share} images, "
                                             "as one GPU had. An epoch has {steps} steps; the last {dropped} images "
                                             "are dropped.").format(
-        batch=plan.global_batch, gpus=GPUS, share=plan.per_replica, steps=plan.steps_per_epoch, dropped=dropped),
-        show=show)
+        batch=plan.global_batch, gpus=GPUS, share=plan.per_replica, steps=plan.steps_per_epoch, dropped=dropped))
 
 
 def _config_problems(config: dict[str, Any]) -> list[str]:
@@ -174,13 +173,13 @@ def _replica_problems(replicas: object) -> list[str]:
         machines=len(CLUSTER), gpus=GPUS_PER_MACHINE)]
 
 
-def check_cluster(answer: object, *, show: bool = True) -> Feedback:
+def check_cluster(answer: object) -> Feedback:
     """Exercise 7.2: ``{"TF_CONFIG": ..., "replicas": ...}`` for worker 1 of ``CLUSTER``, two GPUs on each machine."""
 
     name = "Exercise 7.2"
     if unanswered(answer) or not isinstance(answer, dict):
         return not_answered(name, _("Write worker 1's TF_CONFIG as a dict: {example}, and the number of replicas. "
-                                    "Then run the cell.").format(example='`{"cluster": ..., "task": ...}`'), show=show)
+                                    "Then run the cell.").format(example='`{"cluster": ..., "task": ...}`'))
     config, problems = answer.get("TF_CONFIG"), []
     if isinstance(config, str):
         try:
@@ -201,7 +200,7 @@ def check_cluster(answer: object, *, show: bool = True) -> Feedback:
     return feedback(name, problems, right=_("Worker 1 gets the same cluster list as worker 0 and its own task, "
                                             "index 1. {machines} workers with {gpus} GPUs each: {replicas} replicas "
                                             "in sync.").format(machines=len(CLUSTER), gpus=GPUS_PER_MACHINE,
-                                                               replicas=len(CLUSTER) * GPUS_PER_MACHINE), show=show)
+                                                               replicas=len(CLUSTER) * GPUS_PER_MACHINE))
 
 
 # The notebook's exercises, by number: its task cells call ``course.check("7.1", answer)``.

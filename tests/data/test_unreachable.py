@@ -224,27 +224,30 @@ class Trickle:
 BODY = bytes(range(256)) * 64
 
 
-def test_a_slow_download_that_keeps_moving_is_not_cut_off(tmp_path):
+def test_a_slow_download_that_keeps_moving_is_not_cut_off(tmp_path, monkeypatch):
     """40 pieces 0.05 s apart: nearly 2 s in all, longer than the deadline and the read timeout (1 s each), and
     each gap a twentieth of the read timeout, so that a slow machine does not make a gap look like a stall."""
+    monkeypatch.setattr(connect, "ANSWER_DEADLINE_S", 1.0)
+    monkeypatch.setattr(connect, "READ_TIMEOUT_S", 1.0)
     server = Trickle(BODY, pieces=40, gap=0.05)
     try:
-        dest = fetch_verified(server.url, tmp_path / "file.bin", hashlib.sha256(BODY).hexdigest(),
-                              deadline=1.0, read_timeout=1.0)
+        dest = fetch_verified(server.url, tmp_path / "file.bin", hashlib.sha256(BODY).hexdigest())
     finally:
         server.close()
     assert dest.read_bytes() == BODY
 
 
-def test_a_download_that_stalls_ends_after_the_read_timeout_and_keeps_the_old_file(tmp_path):
+def test_a_download_that_stalls_ends_after_the_read_timeout_and_keeps_the_old_file(tmp_path, monkeypatch):
     """The server sends half the file, then holds the connection silent until the test ends: only the read
     timeout can end the download (a missing one would hang, for the test's timeout to catch)."""
     dest = tmp_path / "file.bin"
     dest.write_bytes(b"previous good copy")
+    monkeypatch.setattr(connect, "ANSWER_DEADLINE_S", 60.0)
+    monkeypatch.setattr(connect, "READ_TIMEOUT_S", 0.5)
     server = Trickle(BODY, pieces=4, gap=0.0, stop_after=2)
     try:
         with pytest.raises(DataError) as info:
-            fetch_verified(server.url, dest, hashlib.sha256(BODY).hexdigest(), deadline=60.0, read_timeout=0.5)
+            fetch_verified(server.url, dest, hashlib.sha256(BODY).hexdigest())
     finally:
         server.close()
     assert "failed after" in info.value.what and "timed out" in info.value.what
@@ -252,7 +255,7 @@ def test_a_download_that_stalls_ends_after_the_read_timeout_and_keeps_the_old_fi
     assert sorted(p.name for p in tmp_path.iterdir()) == ["file.bin"]  # no temporary file left
 
 
-def test_an_answer_after_the_deadline_is_closed_not_leaked():
+def test_an_answer_after_the_deadline_is_closed_not_leaked(monkeypatch):
     """The server answers once open_url has given up; its thread closes the response, and the server sees that."""
     server = socket.create_server(("127.0.0.1", 0))
     gave_up, closed = threading.Event(), threading.Event()
@@ -268,10 +271,12 @@ def test_an_answer_after_the_deadline_is_closed_not_leaked():
                 pass
             closed.set()
 
+    monkeypatch.setattr(connect, "ANSWER_DEADLINE_S", 0.3)
+    monkeypatch.setattr(connect, "READ_TIMEOUT_S", HOUR)
     threading.Thread(target=answer_late, daemon=True).start()
     try:
         with pytest.raises(TimeoutError, match="no answer within 0.3 s"):
-            connect.open_url(f"http://127.0.0.1:{server.getsockname()[1]}/", deadline=0.3, read_timeout=HOUR)
+            connect.open_url(f"http://127.0.0.1:{server.getsockname()[1]}/")
         gave_up.set()
         assert closed.wait(HOUR), "the late response was left open"  # the test's timeout catches a leak
     finally:

@@ -28,7 +28,6 @@ from course_utils.distribute import (
     batch_plan,
     leftover_processes,
     local_cluster,
-    parse_address,
     run_local_workers,
     tf_config,
 )
@@ -116,31 +115,6 @@ def test_tf_config_gives_every_worker_the_cluster_and_its_own_task():
     json.dumps(configs[0])  # what goes into the environment variable
 
 
-@pytest.mark.parametrize(
-    ("workers", "index", "match"),
-    [
-        (["127.0.0.1:2222", "127.0.0.1:2223"], 2, "Task index 2"),
-        (["127.0.0.1:2222"], -1, "Task index -1"),
-        (["127.0.0.1:2222"], True, "Task index True"),
-        (["127.0.0.1:2222", "127.0.0.1:2222"], 0, "repeat"),
-        (["127.0.0.1:0"], 0, "out of range"),
-        (["127.0.0.1:70000"], 0, "out of range"),
-        (["127.0.0.1"], 0, "not a worker address"),
-        (["127.0.0.1:http"], 0, "not a worker address"),
-        ([], 0, "at least one worker"),
-    ],
-)
-def test_tf_config_rejects_what_a_cluster_cannot_use(workers, index, match):
-    with pytest.raises(ParameterError, match=match) as info:
-        tf_config(workers, index)
-    assert info.value.fix
-
-
-def test_parse_address():
-    assert parse_address("10.0.0.2:12345") == ("10.0.0.2", 12345)
-    assert parse_address("[::1]:80") == ("[::1]", 80)
-
-
 def test_local_cluster_is_distinct_loopback_ports():
     cluster = local_cluster(2)
     assert all(a.startswith("127.0.0.1:") for a in cluster) and len(set(cluster)) == 2
@@ -162,8 +136,6 @@ def test_batch_plan_errors_say_what_to_change():
         batch_plan(130, 4, 1000)
     with pytest.raises(ParameterError, match="do not fill one global batch"):
         batch_plan(128, 2, 100)
-    with pytest.raises(ParameterError):
-        batch_plan(0, 2, 100)
 
 
 # How the split_cpu_child process starts: the CPU split in two logical devices before the runtime starts, as
@@ -260,9 +232,7 @@ def test_worker_log_tail_names_the_error(tmp_path):
     assert distribute._tail(tmp_path / "missing.log") == "(no log)"
 
 
-def test_run_local_workers_refuses_a_zero_time_limit_and_a_missing_program(tmp_path):
-    with pytest.raises(ParameterError, match="cannot finish"):
-        run_local_workers(program(tmp_path, SLEEPER), 2, folder=tmp_path / "run", timeout_s=0)
+def test_run_local_workers_refuses_a_missing_program(tmp_path):
     with pytest.raises(ParameterError, match="cnn_worker.py does not exist") as info:
         run_local_workers(tmp_path / "cnn_worker.py", 2, folder=tmp_path / "run")
     assert "%%writefile" in info.value.fix
@@ -322,7 +292,7 @@ def test_after_a_crash_the_notebooks_program_resumes_from_the_checkpoint_in_step
     # TF_CONFIG says: GrpcServer::Init binds "0.0.0.0:<port>" (tensorflow/core/distributed_runtime/rpc/
     # grpc_server_lib.cc), which gRPC opens as a dual-stack [::] socket. Nothing in TF_CONFIG, the ServerDef or
     # tf.distribute.Server chooses the address, so the course says so (distribute's docstring, notebook 07).
-    ports = {parse_address(address)[1] for address in again.addresses}
+    ports = {int(address.rpartition(":")[2]) for address in again.addresses}
     seen = {host for host, port in listening.seen if port in ports}
     assert ports <= {port for _, port in listening.seen}, "every worker's server was seen listening"
     assert seen and seen <= WILDCARD, (

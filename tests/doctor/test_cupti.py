@@ -10,8 +10,8 @@ import pytest
 
 from course_utils.core import variables
 from course_utils.core.i18n import LOCALE_VARIABLES
-from course_utils.doctor import log_findings
 from course_utils.doctor.logs import classify
+from course_utils.doctor.model import log_findings
 from course_utils.doctor.troubleshooting import see
 from course_utils.tools.doctor_cli import main
 

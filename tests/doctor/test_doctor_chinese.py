@@ -16,10 +16,11 @@ import pytest
 
 from course_utils.core import variables
 from course_utils.core.i18n import ENGLISH, LANGUAGES
-from course_utils.doctor import MAIN_GROUP, NOTE_FINDINGS, Machine, describe, diagnose
+from course_utils.doctor import Machine, describe, diagnose
 from course_utils.doctor.checks import CHECK_FINDINGS, GROUP_KERNELS, GROUP_WSL
 from course_utils.doctor.log_rules import RULES
 from course_utils.doctor.logs import classify
+from course_utils.doctor.model import MAIN_GROUP, NOTE_FINDINGS
 from course_utils.doctor.nvidia import parse_nvidia_smi
 from course_utils.doctor.recommend import PLATFORM_NAMES, Note
 from course_utils.doctor.routes import INTEL_MAC_ROUTE, METAL_ROUTE

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
-from course_utils.doctor import check_findings, finding_groups
 from course_utils.doctor.checks import GROUP_KERNELS
 from course_utils.doctor.kernels import env_prefix, has_tensorflow, kernel_checks
+from course_utils.doctor.model import check_findings, finding_groups
 
 from .file_tree import codes, touch
 
@@ -55,9 +56,9 @@ def test_kernels_are_checked_against_the_environment_tensorflow_is_in(tmp_path):
     ]
     without = next(n for n in notes if n.code == "kernel-without-tensorflow")
     assert "'Base'" in without.text and str(tmp_path / "envs/base") in without.text
-    findings = {f.code: f for f in check_findings(notes, python=str(here))}
+    findings = {f.code: f for f in check_findings(notes)}
     assert findings["kernel-without-tensorflow"].severity == "warning"
-    assert f"{here} -m ipykernel install --user" in findings["kernel-without-tensorflow"].fix
+    assert f"{sys.executable} -m ipykernel install --user" in findings["kernel-without-tensorflow"].fix
     assert finding_groups(list(findings.values())).keys() == {GROUP_KERNELS}
 
 
@@ -83,7 +84,7 @@ def test_a_kernel_named_python_runs_the_jupyter_on_path(tmp_path):
     notes = check()
     assert codes(notes) == ["jupyter-runs-elsewhere", "kernel-without-tensorflow", "no-kernel-for-this-environment"]
     assert str(jupyter) in notes[0].text and "the Python of the `jupyter` on PATH" in notes[1].text
-    assert f"{here} -m jupyter lab" in check_findings(notes, python=str(here))[0].fix
+    assert f"{sys.executable} -m jupyter lab" in check_findings(notes)[0].fix
     jupyter.write_text(f"#!{here}\n")  # Jupyter started from this environment: its python3 kernel is this one
     notes = check()
     assert codes(notes) == ["kernel-uses-this-environment"]

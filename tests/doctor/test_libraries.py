@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from course_utils.core.errors import ChildError
-from course_utils.doctor import check_findings
 from course_utils.doctor import libraries as libraries_module
 from course_utils.doctor.libraries import find_pip_libraries, load_libraries, loader_conf_dirs, nvidia_library_checks
+from course_utils.doctor.model import check_findings
 
 from .file_tree import codes, touch
 
@@ -48,8 +48,8 @@ def test_a_library_that_does_not_load_is_named_with_its_package(tmp_path):
         "libcudnn.so.9" in cudnn.text and "package nvidia-cudnn-cu12" in cudnn.text and "does not load:" in cudnn.text
     )
     assert "wheel folder nvidia/cublas" in cublas.text
-    [finding, _] = check_findings(notes, python="/env/bin/python")
-    assert finding.severity == "error" and "/env/bin/python -m pip install --force-reinstall" in finding.fix
+    [finding, _] = check_findings(notes)
+    assert finding.severity == "error" and f"{sys.executable} -m pip install --force-reinstall" in finding.fix
 
 
 @pytest.mark.skipif(not ON_LINUX, reason="the pip NVIDIA wheels and this check exist on Linux only")

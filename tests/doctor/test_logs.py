@@ -12,10 +12,11 @@ from pathlib import Path
 import pytest
 
 from course_utils import InputError
-from course_utils.doctor import TensorFlowInfo, describe, diagnose, log_findings
+from course_utils.doctor import TensorFlowInfo, describe, diagnose
 from course_utils.doctor import logs as logs_module
 from course_utils.doctor.log_rules import RULES
 from course_utils.doctor.logs import classify, decode_log, read_log, strip_prefix
+from course_utils.doctor.model import log_findings
 from course_utils.tools.doctor_cli import main
 
 from ..conftest import ROOT
@@ -69,7 +70,7 @@ def test_without_gpu_the_captured_tf_2_21_log_is_all_harmless():
     text = fixture("linux_no_gpu_tf2.21_captured.txt")
     unknown = classify(text)
     assert unknown.problem is None and unknown.problem_if_gpu.code == "cuda-drivers-not-found"
-    assert {"cuda-drivers-not-found", "cuinit-failed"} <= set(unknown.codes("depends"))
+    assert {"cuda-drivers-not-found", "cuinit-failed"} <= {e.code for e in unknown.entries if e.verdict == "depends"}
     no_gpu = classify(text, gpu=False)
     assert {e.verdict for e in no_gpu.entries} == {"harmless"}
     with_gpu = classify(text, gpu=True)
@@ -151,7 +152,7 @@ def test_the_startup_log_quotes_problem_lines_not_the_harmless_ones():
 
 def test_utf16_crlf_and_colours_read_the_same_as_plain_text():
     text = fixture("linux_gpu_missing_cudnn_composed.txt")
-    plain = [(e.code, e.verdict, e.lines) for e in classify(decode_log(text.encode("utf-8"))).entries]
+    plain = [(e.code, e.verdict, e.lines) for e in classify(decode_log(text.encode("utf-8"), "the log")).entries]
     coloured = "".join(f"\x1b[1;31m{line}\x1b[0m\n" for line in text.splitlines())
     variants = [
         codecs.BOM_UTF16_LE + text.replace("\n", "\r\n").encode("utf-16-le"),  # PowerShell 5.1: `>` / Out-File
@@ -161,7 +162,7 @@ def test_utf16_crlf_and_colours_read_the_same_as_plain_text():
         coloured.encode("utf-8"),
     ]
     for data in variants:
-        decoded = decode_log(data)
+        decoded = decode_log(data, "the log")
         assert "\x1b" not in decoded and "\ufeff" not in decoded
         assert [(e.code, e.verdict, e.lines) for e in classify(decoded).entries] == plain
 

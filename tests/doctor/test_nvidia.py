@@ -272,12 +272,7 @@ P620_QUERY = "name, compute_cap, driver_version\nQuadro P620, 6.1, 580.173.02\n"
 
 def test_query_csv_as_nvidia_smi_text_gives_driver_and_compute_capability():
     report = parse_nvidia_smi(P620_QUERY)
-    assert (report.status, report.layout, report.driver_version, report.driver_cuda) == (
-        "ok",
-        "query",
-        "580.173.02",
-        None,
-    )
+    assert (report.status, report.driver_version, report.driver_cuda) == ("ok", "580.173.02", None)
     assert [(g.index, g.name, g.compute_capability) for g in report.gpus] == [(0, "Quadro P620", "6.1")]
     assert report.problems == []
 
@@ -290,7 +285,7 @@ def test_query_csv_with_units_several_gpus_and_no_header():
     read = [(g.index, g.compute_capability, g.memory_mib) for g in report.gpus]
     assert read == [(0, "9.0", 81559), (1, "9.0", 81559)]
     bare = parse_nvidia_smi("NVIDIA GeForce RTX 5090, 12.0, 575.57.08\n")
-    assert (bare.layout, bare.driver_version, bare.gpus[0].compute_capability) == ("query", "575.57.08", "12.0")
+    assert (bare.status, bare.driver_version, bare.gpus[0].compute_capability) == ("ok", "575.57.08", "12.0")
 
 
 def test_query_csv_without_driver_version_or_rows_says_what_is_missing():
@@ -303,7 +298,7 @@ def test_query_csv_without_driver_version_or_rows_says_what_is_missing():
 
 @pytest.mark.parametrize("text", ["a, b, c\nd, e, f\n", "GeForce, fast, new\n", "name\n"])
 def test_csv_that_is_not_the_query_output_is_not_read_as_it(text):
-    assert parse_nvidia_smi(text).layout != "query"
+    assert parse_nvidia_smi(text).status == "unreadable"
 
 
 # --- captures as people really save and paste them (issue 17) ------------------------------------------------------

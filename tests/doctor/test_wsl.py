@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from course_utils.doctor import check_findings
+from course_utils.doctor.model import check_findings
 from course_utils.doctor.versions import load
 from course_utils.doctor.wsl import installed_driver_packages, is_wsl, wsl_checks
 

@@ -91,10 +91,10 @@ def test_a_letter_answer_is_read_in_any_usual_spelling_and_anything_else_says_th
 
     said = {"a": "Look at the clock."}
     for given in ("b", "B", "(b)", " c "):
-        assert multiple_choice("Exercise 9.9", given, "abc", said, right="Yes.", show=False).ok, given
-    wrong = multiple_choice("Exercise 9.9", "(A)", "abc", said, right="Yes.", show=False)
+        assert multiple_choice("Exercise 9.9", given, "abc", said, right="Yes.").ok, given
+    wrong = multiple_choice("Exercise 9.9", "(A)", "abc", said, right="Yes.")
     assert wrong.status == WRONG and wrong.messages == ("Look at the clock.",)
-    other = multiple_choice("Exercise 9.9", "e", "abc", said, right="Yes.", show=False)
+    other = multiple_choice("Exercise 9.9", "e", "abc", said, right="Yes.")
     assert other.status == WRONG and other.messages == ("""'e' is not one of "a", "b", "c".""",)
-    empty = multiple_choice("Exercise 9.9", None, "abc", said, right="Yes.", show=False)
+    empty = multiple_choice("Exercise 9.9", None, "abc", said, right="Yes.")
     assert empty.status == EMPTY and 'one of "a", "b", "c"' in empty.messages[0]

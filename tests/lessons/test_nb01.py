@@ -38,12 +38,12 @@ def test_the_route_solution_is_right_and_names_the_wsl2_driver(capsys):
     ("e", "'e' is not one of"),
 ])
 def test_each_wrong_route_says_why(answer, message):
-    result = nb01.check_route(answer, show=False)
+    result = nb01.check_route(answer)
     assert result.status == WRONG and message in result.messages[0], result
 
 
 def test_an_empty_route_is_not_answered_yet():
-    assert nb01.check_route(None, show=False).status == EMPTY
+    assert nb01.check_route(None).status == EMPTY
 
 
 # ----------------------------------------------------------------------------- Exercises 1.2 and 1.3
@@ -53,7 +53,7 @@ def test_the_install_solutions_are_right_and_are_what_recommend_says():
     for exercise, check, machine in (("Exercise 1.2", nb01.check_laptop_install, nb01.LAPTOP),
                                      ("Exercise 1.3", nb01.check_server_install, nb01.SERVER)):
         answer = solved(NOTEBOOK, exercise)["answer"]
-        result = check(answer, show=False)
+        result = check(answer)
         assert result.status == RIGHT, result
         requirement = answer.split('"')[1].split("==")[0]
         assert requirement in " ".join(machine.recommendation().commands), "the doctor's own requirement"
@@ -66,7 +66,7 @@ def test_the_install_solutions_are_right_and_are_what_recommend_says():
     "pip3 install 'tensorflow[and-cuda]~=2.21.0'",
 ])
 def test_other_spellings_of_the_laptop_command_are_right(answer):
-    assert nb01.check_laptop_install(answer, show=False).ok
+    assert nb01.check_laptop_install(answer).ok
 
 
 LAPTOP_WRONG = [
@@ -88,7 +88,7 @@ LAPTOP_WRONG = [
 
 @pytest.mark.parametrize(("answer", "message"), LAPTOP_WRONG)
 def test_a_wrong_laptop_command_says_what_is_wrong(answer, message):
-    result = nb01.check_laptop_install(answer, show=False)
+    result = nb01.check_laptop_install(answer)
     assert result.status == WRONG and any(message in m for m in result.messages), result
 
 
@@ -100,7 +100,7 @@ def test_a_wrong_laptop_command_says_what_is_wrong(answer, message):
     ('pip install "tensorflow==2.21.*"', "It was tested with Python 3.10-3.13, not 3.8"),
 ])
 def test_a_wrong_server_command_says_what_is_wrong(answer, message):
-    result = nb01.check_server_install(answer, show=False)
+    result = nb01.check_server_install(answer)
     assert result.status == WRONG and any(message in m for m in result.messages), result
 
 
@@ -114,8 +114,8 @@ def test_an_empty_command_is_not_answered_yet(answer, capsys):
 def test_the_expected_answer_follows_the_table(monkeypatch):
     """The checks read the answer from recommend(): a machine the table places elsewhere changes it."""
     monkeypatch.setattr(nb01, "LAPTOP", nb01.Machine("wsl2", "3.9", "560.94", "a WSL2 laptop with Python 3.9"))
-    assert nb01.check_laptop_install('pip install "tensorflow[and-cuda]==2.20.*"', show=False).ok
-    assert not nb01.check_laptop_install('pip install "tensorflow[and-cuda]==2.21.*"', show=False).ok
+    assert nb01.check_laptop_install('pip install "tensorflow[and-cuda]==2.20.*"').ok
+    assert not nb01.check_laptop_install('pip install "tensorflow[and-cuda]==2.21.*"').ok
 
 
 @pytest.mark.parametrize(("check", "answer"), [
@@ -125,21 +125,21 @@ def test_the_expected_answer_follows_the_table(monkeypatch):
     (nb01.check_server_install, 'pip install "tensorflow==2.13.*" "numpy<2"'),  # the pin is harmless
 ])
 def test_every_correct_command_is_right(check, answer):
-    assert check(answer, show=False).ok, check(answer, show=False)
+    assert check(answer).ok, check(answer)
 
 
 def test_a_release_that_does_not_cap_numpy_still_needs_the_pin(monkeypatch):
     """TF 2.11 and older let pip install NumPy 2 beside them: there the pin is required."""
     monkeypatch.setattr(nb01, "SERVER", nb01.Machine("linux", "3.7", "535.183.01", "a server with Python 3.7"))
-    result = nb01.check_server_install('pip install "tensorflow==2.11.*"', show=False)
+    result = nb01.check_server_install('pip install "tensorflow==2.11.*"')
     assert result.status == WRONG and any('Add "numpy<2"' in m for m in result.messages), result
-    assert nb01.check_server_install('pip install "tensorflow==2.11.*" "numpy<2"', show=False).ok
+    assert nb01.check_server_install('pip install "tensorflow==2.11.*" "numpy<2"').ok
 
 
 def test_no_pin_is_wrong_where_pip_would_take_another_release(monkeypatch):
     """Without a pin pip takes the newest release for the Python; when that is not the one the table gives, say so."""
     older = next(b for b in load().linux if b.minor == "2.20")
     monkeypatch.setattr(nb01, "_newest_for_python", lambda python: older)
-    result = nb01.check_laptop_install('pip install "tensorflow[and-cuda]"', show=False)
+    result = nb01.check_laptop_install('pip install "tensorflow[and-cuda]"')
     assert result.status == WRONG and any("pip takes the newest TensorFlow for Python 3.12: TF 2.20" in m
                                           for m in result.messages), result

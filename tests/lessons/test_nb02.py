@@ -25,7 +25,7 @@ def test_the_notebook_has_the_three_exercises_each_calling_its_check():
 def test_the_gpu_code_solution_is_right():
     answer = solved(NOTEBOOK, "Exercise 2.1")["answer"]
     assert set(answer) == set(nb02.GPUS)
-    assert nb02.check_gpu_code(answer, show=False).status == RIGHT
+    assert nb02.check_gpu_code(answer).status == RIGHT
 
 
 def test_the_kinds_follow_nvidia_s_rules_on_the_wheel_s_list():
@@ -37,7 +37,7 @@ def test_the_kinds_follow_nvidia_s_rules_on_the_wheel_s_list():
 
 def test_a_wrong_kind_says_which_rule_to_apply():
     answer = {**solved(NOTEBOOK, "Exercise 2.1")["answer"], "Tesla T4": "ptx", "H100": "cubin"}
-    result = nb02.check_gpu_code(answer, show=False)
+    result = nb02.check_gpu_code(answer)
     assert result.status == WRONG and len(result.messages) == 2
     t4, h100 = result.messages
     assert t4.startswith("Tesla T4 (7.5): look for an sm_ entry of the same major version")
@@ -50,26 +50,26 @@ def test_a_wrong_kind_says_which_rule_to_apply():
     ("cubin", "`answer` should be a dict"),
 ])
 def test_an_incomplete_or_odd_answer_says_so(answer, message):
-    result = nb02.check_gpu_code(answer, show=False)
+    result = nb02.check_gpu_code(answer)
     assert result.status == WRONG and any(message in m for m in result.messages), result.messages
 
 
 def test_the_skeleton_dict_counts_as_not_answered():
-    assert nb02.check_gpu_code(dict.fromkeys(nb02.GPUS), show=False).status == EMPTY
+    assert nb02.check_gpu_code(dict.fromkeys(nb02.GPUS)).status == EMPTY
     spelled = {gpu: kind.upper() + " " for gpu, kind in solved(NOTEBOOK, "Exercise 2.1")["answer"].items()}
-    assert nb02.check_gpu_code(spelled, show=False).ok  # case and spaces do not matter
+    assert nb02.check_gpu_code(spelled).ok  # case and spaces do not matter
 
 
 # ----------------------------------------------------------------------------- Exercise 2.2
 
 
 def test_the_timing_solution_is_right_and_each_wrong_choice_is_explained():
-    assert nb02.check_timing(solved(NOTEBOOK, "Exercise 2.2")["answer"], show=False).ok
+    assert nb02.check_timing(solved(NOTEBOOK, "Exercise 2.2")["answer"]).ok
     for letter, reason in (("a", "far more than any GPU can do"), ("c", "never calls .numpy()")):
-        result = nb02.check_timing(letter, show=False)
+        result = nb02.check_timing(letter)
         assert result.status == WRONG and reason in result.messages[0]
-    assert nb02.check_timing(" (B) ", show=False).ok
-    assert nb02.check_timing("d", show=False).status == WRONG
+    assert nb02.check_timing(" (B) ").ok
+    assert nb02.check_timing("d").status == WRONG
 
 
 # ----------------------------------------------------------------------------- Exercise 2.3
@@ -81,14 +81,14 @@ def test_the_timing_solution_is_right_and_each_wrong_choice_is_explained():
     "  tensorflow.config.experimental.enable_tensor_float_32_execution( False ) ",
 ])
 def test_every_spelling_of_switching_tf32_off_is_right(answer):
-    assert nb02.check_tf32_off(answer, show=False).ok
+    assert nb02.check_tf32_off(answer).ok
 
 
 def test_the_tf32_solution_is_right_and_runs():
     import tensorflow as tf
 
     answer = solved(NOTEBOOK, "Exercise 2.3")["answer"]
-    assert nb02.check_tf32_off(answer, show=False).ok
+    assert nb02.check_tf32_off(answer).ok
     try:
         eval(answer, {"tf": tf})  # noqa: S307 - the notebook's own solution: it is a real TensorFlow call
         assert tf.config.experimental.tensor_float_32_execution_enabled() is False
@@ -106,5 +106,5 @@ def test_the_tf32_solution_is_right_and_runs():
     (False, "Write one call"),
 ])
 def test_a_wrong_line_says_what_to_look_at(answer, message):
-    result = nb02.check_tf32_off(answer, show=False)
+    result = nb02.check_tf32_off(answer)
     assert result.status == WRONG and message in result.messages[0], result.messages

@@ -26,7 +26,7 @@ def test_the_notebook_has_the_two_exercises_each_calling_its_check():
 def test_the_setting_solution_is_right():
     answer = solved(NOTEBOOK, "Exercise 3.1")["answer"]
     assert set(answer) == set(nb03.SITUATIONS)
-    assert nb03.check_memory_setting(answer, show=False).status == RIGHT
+    assert nb03.check_memory_setting(answer).status == RIGHT
 
 
 def test_the_task_cell_names_the_situations_the_check_knows():
@@ -56,7 +56,7 @@ def test_the_usual_spellings_of_a_setting_are_understood(spelled, meant):
 ])
 def test_each_wrong_setting_says_what_it_does_there(situation, given, reason):
     answer = {**solved(NOTEBOOK, "Exercise 3.1")["answer"], situation: given}
-    result = nb03.check_memory_setting(answer, show=False)
+    result = nb03.check_memory_setting(answer)
     assert result.status == WRONG and len(result.messages) == 1
     assert result.messages[0].startswith(f"{situation}: not {given!r}.") and reason in result.messages[0]
 
@@ -67,13 +67,13 @@ def test_each_wrong_setting_says_what_it_does_there(situation, given, reason):
     ("limit", "`answer` should be the dict"),
 ])
 def test_an_incomplete_or_odd_setting_answer_says_so(answer, message):
-    result = nb03.check_memory_setting(answer, show=False)
+    result = nb03.check_memory_setting(answer)
     assert result.status == WRONG and any(message in m for m in result.messages), result.messages
 
 
 def test_the_skeleton_dict_counts_as_not_answered():
-    assert nb03.check_memory_setting(dict.fromkeys(nb03.SITUATIONS), show=False).status == EMPTY
-    assert nb03.check_memory_setting(None, show=False).status == EMPTY
+    assert nb03.check_memory_setting(dict.fromkeys(nb03.SITUATIONS)).status == EMPTY
+    assert nb03.check_memory_setting(None).status == EMPTY
 
 
 # ----------------------------------------------------------------------------- Exercise 3.2
@@ -83,7 +83,7 @@ def test_the_batch_solution_is_right_and_matches_the_check_s_estimate():
     namespace = solved(NOTEBOOK, "Exercise 3.2")
     assert namespace["weights"] == nb03.WEIGHTS and namespace["activations"] == nb03.ACTIVATIONS
     assert namespace["answer"] == nb03.largest_batch() == 17_420
-    assert nb03.check_largest_batch(namespace["answer"], show=False).status == RIGHT
+    assert nb03.check_largest_batch(namespace["answer"]).status == RIGHT
 
 
 def test_the_check_s_model_is_the_notebook_s_cnn():
@@ -103,7 +103,7 @@ def test_the_check_s_model_is_the_notebook_s_cnn():
 def test_every_careful_estimate_is_accepted(answer):
     """With the input counted (17,064), with MB read as 10**6 bytes (16,613), or near what this CPU measures: each
     image there takes up to 1.2 times the formula's bytes (13,500)."""
-    assert nb03.check_largest_batch(answer, show=False).status == RIGHT
+    assert nb03.check_largest_batch(answer).status == RIGHT
 
 
 @pytest.mark.parametrize(("answer", "hint"), [
@@ -115,17 +115,17 @@ def test_every_careful_estimate_is_accepted(answer):
     (5, "work in bytes"),
 ])
 def test_a_wrong_estimate_names_the_usual_slip(answer, hint):
-    result = nb03.check_largest_batch(answer, show=False)
+    result = nb03.check_largest_batch(answer)
     assert result.status == WRONG and hint in result.messages[0], result.messages
     assert f"{answer:,}" in result.messages[0] and "17,420" not in result.messages[0], "no answer given away"
 
 
 @pytest.mark.parametrize("answer", ["many", True, -3, 0, float("nan"), float("inf"), [1000]])
 def test_a_batch_that_is_not_a_count_says_so(answer):
-    result = nb03.check_largest_batch(answer, show=False)
+    result = nb03.check_largest_batch(answer)
     assert result.status == WRONG and "should be a number of images" in result.messages[0]
 
 
 def test_an_empty_batch_answer_is_not_answered_yet():
-    assert nb03.check_largest_batch(None, show=False).status == EMPTY
-    assert nb03.check_largest_batch("", show=False).status == EMPTY
+    assert nb03.check_largest_batch(None).status == EMPTY
+    assert nb03.check_largest_batch("").status == EMPTY

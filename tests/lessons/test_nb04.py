@@ -47,7 +47,7 @@ def test_the_memory_solution_is_right_and_its_numbers_are_the_arrays():
     import numpy as np
 
     answer = solved(NOTEBOOK, "Exercise 4.1")["answer"]
-    assert nb04.check_memory(answer, show=False).status == RIGHT
+    assert nb04.check_memory(answer).status == RIGHT
     assert answer["float64_mb"] == pytest.approx(ONE) and answer["during_fit_mb"] == pytest.approx(HELD)
     # the sizes are what NumPy allocates: the book's recipe is float64, Keras's copy float32 (1,000 images here)
     book = np.concatenate([np.zeros((1000, 784), np.float32), np.random.random((1000, 784))], axis=1)
@@ -61,7 +61,7 @@ def test_the_memory_solution_is_right_and_its_numbers_are_the_arrays():
     {"float64_mb": ONE * 1e6 / 2**20, "during_fit_mb": HELD * 1e6 / 2**20, "fits": False},  # MiB
 ])
 def test_every_correct_spelling_of_the_memory_answer_is_right(answer):
-    assert nb04.check_memory(answer, show=False).ok
+    assert nb04.check_memory(answer).ok
 
 
 @pytest.mark.parametrize(("changes", "message"), [
@@ -79,16 +79,16 @@ def test_every_correct_spelling_of_the_memory_answer_is_right(answer):
 ])
 def test_a_wrong_memory_answer_says_what_to_look_at(changes, message):
     answer = {**solved(NOTEBOOK, "Exercise 4.1")["answer"], **changes}
-    result = nb04.check_memory(answer, show=False)
+    result = nb04.check_memory(answer)
     assert result.status == WRONG and len(result.messages) == 1 and message in result.messages[0], result.messages
 
 
 def test_an_empty_or_odd_memory_answer():
-    assert nb04.check_memory(None, show=False).status == EMPTY
-    assert nb04.check_memory(dict.fromkeys(("float64_mb", "during_fit_mb", "fits")), show=False).status == EMPTY
-    result = nb04.check_memory(752.6, show=False)
+    assert nb04.check_memory(None).status == EMPTY
+    assert nb04.check_memory(dict.fromkeys(("float64_mb", "during_fit_mb", "fits"))).status == EMPTY
+    result = nb04.check_memory(752.6)
     assert result.status == WRONG and "`answer` should be a dict" in result.messages[0]
-    partial = nb04.check_memory({"float64_mb": ONE}, show=False)  # the other keys missing: named, never a crash
+    partial = nb04.check_memory({"float64_mb": ONE})  # the other keys missing: named, never a crash
     assert partial.status == WRONG and len(partial.messages) == 2
 
 
@@ -97,7 +97,7 @@ def test_an_empty_or_odd_memory_answer():
 
 def test_the_speed_solution_is_right_and_counts_the_model_s_weights():
     answer = solved(NOTEBOOK, "Exercise 4.2")["answer"]
-    result = nb04.check_gpu_speed(answer, show=False)
+    result = nb04.check_gpu_speed(answer)
     assert result.status == RIGHT and "0.62 GFLOP takes a T4 about 0.08 ms" in result.messages[0]
     weights = 1568 * 512 + 512 * 10
     assert weights == 808_458 - 512 - 10, "the weights of the notebook's model, without its biases"
@@ -110,7 +110,7 @@ def test_the_speed_solution_is_right_and_counts_the_model_s_weights():
     {"gflop_per_step": 0.621, "prediction": "b"},  # the biases counted too: the same to two digits
 ])
 def test_every_correct_spelling_of_the_speed_answer_is_right(answer):
-    assert nb04.check_gpu_speed(answer, show=False).ok
+    assert nb04.check_gpu_speed(answer).ok
 
 
 @pytest.mark.parametrize(("changes", "message"), [
@@ -128,12 +128,12 @@ def test_every_correct_spelling_of_the_speed_answer_is_right(answer):
 ])
 def test_a_wrong_speed_answer_says_what_to_look_at(changes, message):
     answer = {**solved(NOTEBOOK, "Exercise 4.2")["answer"], **changes}
-    result = nb04.check_gpu_speed(answer, show=False)
+    result = nb04.check_gpu_speed(answer)
     assert result.status == WRONG and len(result.messages) == 1 and message in result.messages[0], result.messages
 
 
 def test_an_empty_or_odd_speed_answer():
-    assert nb04.check_gpu_speed(None, show=False).status == EMPTY
-    assert nb04.check_gpu_speed({"gflop_per_step": None, "prediction": None}, show=False).status == EMPTY
-    result = nb04.check_gpu_speed("b", show=False)
+    assert nb04.check_gpu_speed(None).status == EMPTY
+    assert nb04.check_gpu_speed({"gflop_per_step": None, "prediction": None}).status == EMPTY
+    result = nb04.check_gpu_speed("b")
     assert result.status == WRONG and "`answer` should be a dict" in result.messages[0]

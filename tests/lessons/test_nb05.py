@@ -90,17 +90,17 @@ def test_5_1_the_other_fix_is_right_too():
 
     for loss in (keras.losses.SparseCategoricalCrossentropy(), "sparse_categorical_crossentropy",
                  keras.losses.sparse_categorical_crossentropy):
-        result = nb05.check_model_and_loss(blog_cnn("softmax"), loss, show=False)
+        result = nb05.check_model_and_loss(blog_cnn("softmax"), loss)
         assert result.status == RIGHT and "softmax output with from_logits=False" in messages(result)
     softmax_layer = keras.Sequential([*blog_cnn(None).layers, keras.layers.Softmax()])
-    assert nb05.check_model_and_loss(softmax_layer, "sparse_categorical_crossentropy", show=False).ok
+    assert nb05.check_model_and_loss(softmax_layer, "sparse_categorical_crossentropy").ok
 
 
 def test_5_1_the_blog_posts_pair_is_wrong():
     import keras
 
     loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
-    result = nb05.check_model_and_loss(blog_cnn("softmax"), loss, show=False)
+    result = nb05.check_model_and_loss(blog_cnn("softmax"), loss)
     assert result.status == WRONG and "outputs probabilities" in messages(result)
     assert "blog post's mismatch" in messages(result)
 
@@ -108,7 +108,7 @@ def test_5_1_the_blog_posts_pair_is_wrong():
 def test_5_1_logits_with_from_logits_false_is_wrong():
     import keras
 
-    result = nb05.check_model_and_loss(blog_cnn(None), keras.losses.SparseCategoricalCrossentropy(), show=False)
+    result = nb05.check_model_and_loss(blog_cnn(None), keras.losses.SparseCategoricalCrossentropy())
     assert result.status == WRONG and "outputs logits" in messages(result) and "from_logits=False" in messages(result)
 
 
@@ -117,19 +117,18 @@ def test_5_1_other_layers_or_losses_are_named():
 
     small = keras.Sequential([keras.Input((28, 28, 1)), keras.layers.Flatten(), keras.layers.Dense(10)])
     loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
-    assert "7,850 parameters" in messages(nb05.check_model_and_loss(small, loss, show=False))
-    wrong_loss = nb05.check_model_and_loss(blog_cnn(None), keras.losses.CategoricalCrossentropy(from_logits=True),
-                                           show=False)
+    assert "7,850 parameters" in messages(nb05.check_model_and_loss(small, loss))
+    wrong_loss = nb05.check_model_and_loss(blog_cnn(None), keras.losses.CategoricalCrossentropy(from_logits=True))
     assert wrong_loss.status == WRONG and "SparseCategoricalCrossentropy" in messages(wrong_loss)
     flat = keras.Sequential([keras.Input((784,)), keras.layers.Dense(10)])
-    broken = nb05.check_model_and_loss(flat, loss, show=False)
+    broken = nb05.check_model_and_loss(flat, loss)
     assert broken.status == WRONG and "cannot take a batch of 28x28x1 images" in messages(broken)
-    not_a_model = nb05.check_model_and_loss("Dense(10)", loss, show=False)
+    not_a_model = nb05.check_model_and_loss("Dense(10)", loss)
     assert not_a_model.status == WRONG and "keras.Sequential" in messages(not_a_model)
 
 
 def test_5_1_a_model_without_its_loss_is_not_answered_yet():
-    assert nb05.check_model_and_loss(blog_cnn(None), None, show=False).status == EMPTY
+    assert nb05.check_model_and_loss(blog_cnn(None), None).status == EMPTY
 
 
 # --------------------------------------------------------------------------- 5.2
@@ -138,7 +137,7 @@ def test_5_1_a_model_without_its_loss_is_not_answered_yet():
 def test_5_2_the_solution_shown_is_right(shown):
     ns: dict = {}
     exec(shown["Exercise 5.2"], ns)
-    result = nb05.check_utilisation(ns["answer"], show=False)
+    result = nb05.check_utilisation(ns["answer"])
     assert result.status == RIGHT and "eight times fewer steps" in messages(result)
 
 
@@ -148,14 +147,14 @@ def test_5_2_the_solution_shown_is_right(shown):
     ("d", "runs on the GPU already"),
 ])
 def test_5_2_each_wrong_choice_says_why(answer, says):
-    result = nb05.check_utilisation(answer, show=False)
+    result = nb05.check_utilisation(answer)
     assert result.status == WRONG and says in messages(result)
 
 
 def test_5_2_spellings_and_odd_answers():
-    assert nb05.check_utilisation(" (B) ", show=False).ok
-    assert nb05.check_utilisation("e", show=False).status == WRONG
-    assert nb05.check_utilisation("", show=False).status == EMPTY
+    assert nb05.check_utilisation(" (B) ").ok
+    assert nb05.check_utilisation("e").status == WRONG
+    assert nb05.check_utilisation("").status == EMPTY
 
 
 # --------------------------------------------------------------------------- 5.3
@@ -165,7 +164,7 @@ def test_5_3_the_solution_shown_is_right(shown):
     ns: dict = {}
     exec(shown["Exercise 5.3"], ns)
     assert set(ns["answer"]) == set(nb05.GPUS)
-    result = nb05.check_policies(ns["answer"], show=False)
+    result = nb05.check_policies(ns["answer"])
     assert result.status == RIGHT and "LossScaleOptimizer" in messages(result)
 
 
@@ -181,7 +180,7 @@ def test_5_3_every_correct_answer_is_accepted():
     """float16 on an 8.x GPU is right too (with loss scaling); "float32" and "None" mean no policy."""
     answer = {"GeForce RTX 3060": "mixed_float16", "Tesla T4": " Mixed_Float16 ", "GeForce GTX 1660 Ti": "float32",
               "GeForce GTX 1080": "None"}
-    assert nb05.check_policies(answer, show=False).ok
+    assert nb05.check_policies(answer).ok
 
 
 @pytest.mark.parametrize(("gpu", "given", "says"), [
@@ -195,12 +194,12 @@ def test_5_3_every_correct_answer_is_accepted():
 def test_5_3_a_wrong_policy_says_what_to_look_at(shown, gpu, given, says):
     ns: dict = {}
     exec(shown["Exercise 5.3"], ns)
-    result = nb05.check_policies({**ns["answer"], gpu: given}, show=False)
+    result = nb05.check_policies({**ns["answer"], gpu: given})
     assert result.status == WRONG and len(result.messages) == 1
     assert result.messages[0].startswith(gpu) and says in result.messages[0]
 
 
 def test_5_3_missing_gpus_and_odd_answers():
-    partial = nb05.check_policies({"Tesla T4": "mixed_float16"}, show=False)
+    partial = nb05.check_policies({"Tesla T4": "mixed_float16"})
     assert partial.status == WRONG and "GeForce RTX 3060 (8.6) has no answer." in partial.messages
-    assert "should be a dict" in messages(nb05.check_policies("mixed_float16", show=False))
+    assert "should be a dict" in messages(nb05.check_policies("mixed_float16"))

@@ -89,7 +89,7 @@ def test_the_profile_range_solution_is_right_and_passes_the_course_rules(capsys)
 
 @pytest.mark.parametrize("answer", [(21, 25), (30, 34), (36, 40), [25, 29]])
 def test_any_five_batches_of_epoch_2_are_right(answer):
-    assert nb06.check_profile_range(answer, show=False).ok
+    assert nb06.check_profile_range(answer).ok
 
 
 @pytest.mark.parametrize(("answer", "message"), [
@@ -106,13 +106,13 @@ def test_any_five_batches_of_epoch_2_are_right(answer):
     ((21.0, 25.0), "is not two whole numbers"),
 ])
 def test_a_wrong_profile_range_says_what_is_wrong(answer, message):
-    result = nb06.check_profile_range(answer, show=False)
+    result = nb06.check_profile_range(answer)
     assert result.status == WRONG and any(message in m for m in result.messages), result
 
 
 def test_an_empty_profile_range_is_not_answered_yet():
-    assert nb06.check_profile_range(None, show=False).status == EMPTY
-    assert nb06.check_profile_range((), show=False).status == EMPTY
+    assert nb06.check_profile_range(None).status == EMPTY
+    assert nb06.check_profile_range(()).status == EMPTY
 
 
 # ----------------------------------------------------------------------------- Exercise 6.2
@@ -142,11 +142,11 @@ def test_the_verdicts_follow_xprofs_limits_on_the_share_not_the_time():
     {"A": "highly", "B": "Not", "C": "moderately-bound", "D": "ignored"},
 ])
 def test_every_spelling_of_the_right_verdicts_is_accepted(answer):
-    assert nb06.check_input_bound(answer, show=False).ok
+    assert nb06.check_input_bound(answer).ok
 
 
 def test_a_wrong_verdict_shows_the_share_and_the_limits():
-    result = nb06.check_input_bound({"A": "highly", "B": "not", "C": "highly"}, show=False)
+    result = nb06.check_input_bound({"A": "highly", "B": "not", "C": "highly"})
     assert result.status == WRONG and len(result.messages) == 1
     (message,) = result.messages
     assert message.startswith("C: 6.8 ms of a 110.0 ms step is 6% of the step.")
@@ -155,9 +155,9 @@ def test_a_wrong_verdict_shows_the_share_and_the_limits():
 
 def test_judging_by_the_wait_alone_is_caught():
     """The mistake the exercise is about: A and C wait as long, so a student calls both highly input-bound."""
-    result = nb06.check_input_bound({"A": "highly", "B": "not", "C": "highly"}, show=False)
+    result = nb06.check_input_bound({"A": "highly", "B": "not", "C": "highly"})
     assert not result.ok
-    result = nb06.check_input_bound({"A": "moderately", "B": "not", "C": "moderately"}, show=False)
+    result = nb06.check_input_bound({"A": "moderately", "B": "not", "C": "moderately"})
     assert [m.split(":")[0] for m in result.messages] == ["A"]
 
 
@@ -170,11 +170,11 @@ def test_judging_by_the_wait_alone_is_caught():
     (["highly", "not", "moderately"], "`answer` should be a dict"),
 ])
 def test_an_incomplete_or_odd_answer_says_so(answer, message):
-    result = nb06.check_input_bound(answer, show=False)
+    result = nb06.check_input_bound(answer)
     assert result.status == WRONG and any(message in m for m in result.messages), result
 
 
 def test_an_empty_answer_is_not_answered_yet():
-    assert nb06.check_input_bound(None, show=False).status == EMPTY
-    assert nb06.check_input_bound({"A": None, "B": None, "C": None}, show=False).status == EMPTY
-    assert nb06.check_input_bound({}, show=False).status == EMPTY
+    assert nb06.check_input_bound(None).status == EMPTY
+    assert nb06.check_input_bound({"A": None, "B": None, "C": None}).status == EMPTY
+    assert nb06.check_input_bound({}).status == EMPTY

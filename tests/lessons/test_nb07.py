@@ -70,14 +70,14 @@ def test_the_global_batch_solution_is_right_and_is_batch_plan(capsys):
     (1024, 58.5, "`steps_per_epoch` = 58.5 is not a whole number of steps."),
 ])
 def test_a_wrong_global_batch_names_the_slip(batch, steps, message):
-    result = nb07.check_global_batch({"global_batch": batch, "steps_per_epoch": steps}, show=False)
+    result = nb07.check_global_batch({"global_batch": batch, "steps_per_epoch": steps})
     assert result.status == WRONG and any(message in m for m in result.messages), result
 
 
 def test_whole_floats_count_and_an_unfilled_answer_is_not_answered_yet():
-    assert nb07.check_global_batch({"global_batch": 1024.0, "steps_per_epoch": 58.0}, show=False).ok
-    assert nb07.check_global_batch({"global_batch": None, "steps_per_epoch": None}, show=False).status == EMPTY
-    assert nb07.check_global_batch(None, show=False).status == EMPTY
+    assert nb07.check_global_batch({"global_batch": 1024.0, "steps_per_epoch": 58.0}).ok
+    assert nb07.check_global_batch({"global_batch": None, "steps_per_epoch": None}).status == EMPTY
+    assert nb07.check_global_batch(None).status == EMPTY
 
 
 # ----------------------------------------------------------------------------- Exercise 7.2
@@ -92,9 +92,9 @@ def test_the_cluster_solution_is_right_and_is_what_the_course_builds(capsys):
 
 
 def test_the_json_text_and_a_tuple_of_addresses_are_right_too():
-    assert nb07.check_cluster({"TF_CONFIG": json.dumps(WORKER_1), "replicas": 4}, show=False).ok
+    assert nb07.check_cluster({"TF_CONFIG": json.dumps(WORKER_1), "replicas": 4}).ok
     as_tuple = {"cluster": {"worker": tuple(nb07.CLUSTER)}, "task": {"type": "worker", "index": 1}}
-    assert nb07.check_cluster({"TF_CONFIG": as_tuple, "replicas": 4}, show=False).ok, "a tuple makes the same JSON"
+    assert nb07.check_cluster({"TF_CONFIG": as_tuple, "replicas": 4}).ok, "a tuple makes the same JSON"
 
 
 def config(workers=("10.0.0.1:12345", "10.0.0.2:12345"), task_type="worker", index=1):
@@ -120,7 +120,7 @@ def config(workers=("10.0.0.1:12345", "10.0.0.2:12345"), task_type="worker", ind
     (["10.0.0.1:12345", "10.0.0.2:12345"], "`answer[\"TF_CONFIG\"]` is list."),
 ])
 def test_a_wrong_tf_config_says_what_is_wrong(tf_config, message):
-    result = nb07.check_cluster({"TF_CONFIG": tf_config, "replicas": 4}, show=False)
+    result = nb07.check_cluster({"TF_CONFIG": tf_config, "replicas": 4})
     assert result.status == WRONG and any(message in m for m in result.messages), result
 
 
@@ -131,10 +131,10 @@ def test_a_wrong_tf_config_says_what_is_wrong(tf_config, message):
     ("4", "`replicas` = '4' is not a whole number."),
 ])
 def test_a_wrong_replica_count_says_what_to_count(replicas, message):
-    result = nb07.check_cluster({"TF_CONFIG": WORKER_1, "replicas": replicas}, show=False)
+    result = nb07.check_cluster({"TF_CONFIG": WORKER_1, "replicas": replicas})
     assert result.status == WRONG and any(message in m for m in result.messages), result
 
 
 def test_an_unfilled_cluster_answer_is_not_answered_yet():
-    assert nb07.check_cluster({"TF_CONFIG": None, "replicas": None}, show=False).status == EMPTY
-    assert nb07.check_cluster(None, show=False).status == EMPTY
+    assert nb07.check_cluster({"TF_CONFIG": None, "replicas": None}).status == EMPTY
+    assert nb07.check_cluster(None).status == EMPTY

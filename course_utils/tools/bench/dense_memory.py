@@ -9,11 +9,11 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from course_utils import data
 from course_utils.core.child import run_python
 from course_utils.core.i18n import translator
 from course_utils.core.rss import peak_rss_mib
 from course_utils.core.tf_setup import quiet_tensorflow
-from course_utils.tools.bench import load_dataset
 from course_utils.tools.bench.channels import train_noise_vs_zeros
 
 _ = translator("course")
@@ -24,7 +24,7 @@ def dense_child(way: str, dataset: str, images: int | None, epochs: int, seed: i
 
     The dataset comes first: a request it cannot meet (too many ``images``) fails fast, before TensorFlow's import.
     """
-    (x, y), _, info = load_dataset(dataset, images=images, full_size=True)
+    ((x, y), _test), info = data.load(dataset, images=images, strict=True, full_size=True, quiet=True, with_info=True)
 
     quiet_tensorflow()
     start = time.perf_counter()
