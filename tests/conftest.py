@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import http.server
 import os
+import signal
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -65,6 +66,20 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
     def log_message(self, *args) -> None:
         pass
+
+
+@pytest.fixture
+def ctrl_c() -> Iterator[None]:
+    """Ctrl-C raises KeyboardInterrupt, as in a terminal, also where pytest started with SIGINT ignored.
+
+    A script's background job (``.ci/run &`` in a shell without job control) starts with SIGINT ignored,
+    and then neither ``_thread.interrupt_main()`` nor a SIGINT reaches Python.
+    """
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 @pytest.fixture

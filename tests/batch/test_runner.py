@@ -128,7 +128,7 @@ def test_a_runner_process_killed_by_a_signal_fails_the_run_and_says_so(tmp_path)
 
 @pytest.mark.skipif(os.name == "nt", reason="POSIX signals")
 @pytest.mark.timeout(180)  # catches a hang - and a stop that waited for the 600 s cell
-def test_ctrl_c_stops_the_batch_its_runner_processes_and_kernels(tmp_path):
+def test_ctrl_c_stops_the_batch_its_runner_processes_and_kernels(tmp_path, ctrl_c):
     plan = make_plan([str(FIXTURES / "sleeps.ipynb")], parameters={"SECONDS": 600})
     executed = tmp_path / "out" / "executed" / "sleeps__SECONDS-600.ipynb"
     seen: list[int] = []

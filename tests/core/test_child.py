@@ -156,7 +156,7 @@ def test_a_timeout_leaves_nothing_behind(tmp_path, monkeypatch):
     assert processes_naming(tmp_path) == []
 
 
-def test_ctrl_c_in_the_parent_stops_the_child(tmp_path):
+def test_ctrl_c_in_the_parent_stops_the_child(tmp_path, ctrl_c):
     pids = tmp_path / "pids.json"
     payload = {"pids": str(pids), "marker": str(tmp_path / "grandchild")}
 
