@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import ast
+
 import numpy as np
 import pytest
 
 from course_utils.tools.bench.channels import book_arrays, float32_array, train_noise_vs_zeros
+
+from ..conftest import NOTEBOOKS
+from ..test_notebooks import code_cells, load, source
 
 FEATURES = 784 + 784  # 1,568 inputs, as in the Q&A post
 
@@ -28,6 +33,22 @@ def test_the_course_way_is_notebook_04s_float32_array():
     zeros = float32_array(images, "zeros")
     assert not zeros[:, 784:].any()
     np.testing.assert_array_equal(zeros[:, :784], noise[:, :784])
+
+
+def notebook_recipe():
+    """Notebook 04's own ``with_extra_channels``, taken from its code cell."""
+    path = next(p for p in NOTEBOOKS if p.name.startswith("04_"))
+    cell = next(source(c) for c in code_cells(load(path)) if "def with_extra_channels(" in source(c))
+    [function] = [n for n in ast.parse(cell).body if getattr(n, "name", None) == "with_extra_channels"]
+    return ast.get_source_segment(cell, function)
+
+
+@pytest.mark.parametrize("kind", ["noise", "zeros"])
+def test_the_benchmark_builds_what_notebook_04_builds(kind):
+    images = numbered_images(50)
+    namespace = {"np": np, "n": len(images), "train_images": images, "SEED": 7}
+    exec(notebook_recipe(), namespace)
+    np.testing.assert_array_equal(float32_array(images, kind, seed=7), namespace["with_extra_channels"](kind))
 
 
 def test_memory_the_course_way_is_half_the_books():
