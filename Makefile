@@ -8,7 +8,13 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 # What .venv holds - its Python and extras - is recorded in the stamp and compared with what is asked for.
 STAMP := $(VENV)/.course-installed
-EXTRAS ?= dev
+# EXTRAS=...: the extras to install. By default each command installs what its user needs: make lab, make venv and
+# make course the lab extra (JupyterLab and the runner: a student's or an instructor's), make site the site extra,
+# the test commands dev (the tests' tools, the class tooling, the site and the profiler). Extras installed before stay.
+EXTRAS ?=
+EXTRAS_FOR := dev
+lab venv course: EXTRAS_FOR := lab
+site: EXTRAS_FOR := site
 # GPU=1: also the gpu extra - tensorflow[and-cuda], CUDA and cuDNN as pip wheels (Linux, WSL2); it then stays.
 GPU ?= 0
 ifeq ($(filter 0 1,$(GPU)),)
@@ -16,7 +22,9 @@ $(error GPU=$(GPU) is not a switch: write GPU=1 to install the gpu extra)
 endif
 empty :=
 comma := ,
-INSTALL_EXTRAS := $(subst $(empty) $(empty),$(comma),$(sort $(subst $(comma), ,$(EXTRAS)) $(if $(filter 1,$(GPU)),gpu)))
+# Expanded where it is used, so a command's own EXTRAS_FOR counts.
+INSTALL_EXTRAS = $(subst $(empty) $(empty),$(comma),$(sort $(subst $(comma), ,$(or $(EXTRAS),$(EXTRAS_FOR))) \
+  $(if $(filter 1,$(GPU)),gpu)))
 OUT ?= build/course
 CI_OUT ?= build/ci/course
 # make site: the course run it shows (the Chinese run is beside it, with -zh added), and where the site goes.
@@ -26,6 +34,12 @@ SITE ?= build/site
 TIER_TIMES ?=
 
 PYTEST := COURSE_OFFLINE=1 $(BIN)/python -m pytest -rs
+# TensorFlow's CPU kernels differ by CPU: oneDNN is on by default on Linux only where the CPU has AVX-512 VNNI/BF16,
+# AVX-VNNI or AMX, and most students' CPUs have none. Each tier that runs notebooks sets it, whatever CI's CPU is:
+# off (as on those CPUs) for nbval's two Run Alls, the hosted tier's Chinese run and the browser; on for papermill's
+# English run and the Slurm job (docs/maintainers.md, "Two kinds of CPU").
+ONEDNN_OFF := TF_ENABLE_ONEDNN_OPTS=0
+ONEDNN_ON := TF_ENABLE_ONEDNN_OPTS=1
 TIERS := lint unit papermill nbval browser hosted class slurm
 
 # `make test` runs the tiers in two lanes side by side, one per CPU core of a CI machine:
@@ -78,7 +92,8 @@ help:
 	@echo "GPU=1          - with any of them (make lab GPU=1, make venv GPU=1): also install the gpu extra"
 	@echo "                 (CUDA and cuDNN as pip wheels, Linux and WSL2); it stays installed"
 	@echo "PYTHON=...     - make $(VENV) with this Python, e.g. make venv PYTHON=python3.12 (accepted: $(PYTHONS))"
-	@echo "EXTRAS=...     - the extras to install into $(VENV) (default $(EXTRAS)), e.g. make venv EXTRAS=lab"
+	@echo "EXTRAS=...     - the extras to install into $(VENV) (default: lab for make lab, venv and course; site for"
+	@echo "                 make site; dev for the tests), e.g. make venv EXTRAS=class"
 	@echo "OUT=DIR        - where make course writes (default $(OUT); the Chinese run: $(OUT)-zh)"
 	@echo "EDITIONS=en    - make course runs the English notebooks only (default: $(EDITIONS); make site needs both)"
 	@echo "SMOKE=1        - make course runs the short versions (so does COURSE_SMOKE=1 make course)"
@@ -120,14 +135,14 @@ unit: $(STAMP)
 
 # The English notebooks, run by `course run` (the Chinese ones run in the hosted tier: one run per edition).
 papermill: $(STAMP)
-	$(call timed,COURSE_CI_OUT=$(CI_OUT) $(PYTEST) tests/tiers -m "notebook and not browser" \
+	$(call timed,$(ONEDNN_ON) COURSE_CI_OUT=$(CI_OUT) $(PYTEST) tests/tiers -m "notebook and not browser" \
 	  --ignore=tests/tiers/test_course_run_zh.py)
 
 # nbval runs each English notebook cell by cell, as a student does, and then again in the same kernel, as a student
 # does after changing a parameter (tests/tiers/nbval_again.py; each run's checkpoint must pass). The Chinese notebooks
 # run the same code (tests/test_translations.py compares it) and the hosted tier runs them whole.
 nbval: $(STAMP)
-	$(call timed,COURSE_RESULTS_DIR=$(CURDIR)/build/ci/nbval/results COURSE_LOG_DIR=$(CURDIR)/build/ci/nbval/tb-logs \
+	$(call timed,$(ONEDNN_OFF) COURSE_RESULTS_DIR=$(CURDIR)/build/ci/nbval/results COURSE_LOG_DIR=$(CURDIR)/build/ci/nbval/tb-logs \
 	  COURSE_OFFLINE=1 COURSE_SMOKE=1 $(BIN)/python -m pytest --nbval -p tests.tiers.nbval_again notebooks/ \
 	  --ignore=notebooks/zh)
 
@@ -135,18 +150,18 @@ nbval: $(STAMP)
 # It runs the Chinese notebooks into $(CI_OUT)-zh and compares their records with the papermill tier's English run.
 HOSTED_VENV ?= .venv-hosted
 hosted:
-	$(call timed,VENV=$(HOSTED_VENV) OUT=build/ci/hosted CI_OUT=$(CI_OUT) PYTHON=$(PYTHON) sh scripts/hosted.sh)
+	$(call timed,$(ONEDNN_OFF) VENV=$(HOSTED_VENV) OUT=build/ci/hosted CI_OUT=$(CI_OUT) PYTHON=$(PYTHON) sh scripts/hosted.sh)
 
 # Root, Debian/Ubuntu: a one-node Slurm on this machine runs the shipped sbatch script (scripts/slurm_check.sh;
 # about 40 s once slurm-wlm and munge are installed, which .ci/run does).
 slurm: $(STAMP)
-	$(call timed,OUT=build/ci/slurm bash scripts/slurm_check.sh)
+	$(call timed,$(ONEDNN_ON) OUT=build/ci/slurm bash scripts/slurm_check.sh)
 
 links: $(STAMP)
 	$(BIN)/python scripts/notebook_links.py
 
 browser: $(STAMP)
-	$(call timed,COURSE_CI_OUT=$(CI_OUT) $(PYTEST) tests -m browser)
+	$(call timed,$(ONEDNN_OFF) COURSE_CI_OUT=$(CI_OUT) $(PYTEST) tests -m browser)
 
 # The class tooling (`pip install -e ".[class]"`): its unit tests and the real hub (make slurm is the cluster's tier).
 # Needs root (CI runs as root) and configurable-http-proxy (.ci/run installs it into build/npm).

@@ -40,7 +40,7 @@ from course_utils.core.i18n import CHINESE, set_language, translator
 from course_utils.core.i18n import language as current_language
 from course_utils.core.places import work_dir
 from course_utils.core.plot_fonts import use_chinese_font
-from course_utils.core.tf_setup import quiet_tensorflow
+from course_utils.core.tf_setup import onednn_on, quiet_tensorflow
 from course_utils.device import DeviceChoice, choose_device, gpu_facts
 from course_utils.memory import peak_gpu_mib
 from course_utils.params import Needs, apply_smoke, check_language, settle_smoke, smoke_enabled
@@ -246,6 +246,7 @@ def setup(
         device=device.name,
         device_kind=device.kind,
         device_description=device.description,
+        onednn=onednn_on(),
         gpu_memory=memory_line,
     )
     if device.kind == "GPU":  # which GPU, driver and memory; and the most of it this run's TensorFlow held

@@ -110,9 +110,9 @@ def dry_run(*args: str) -> str:
 @pytest.mark.parametrize(
     ("args", "extras"),
     [
-        ((), "dev"),
-        (("GPU=1",), "dev,gpu"),
-        (("GPU=0",), "dev"),
+        ((), "lab"),  # a student's and an instructor's commands: JupyterLab and the runner, no test or class tools
+        (("GPU=1",), "gpu,lab"),
+        (("GPU=0",), "lab"),
         (("GPU=1", "EXTRAS=dev,profile"), "dev,gpu,profile"),
         (("GPU=1", "EXTRAS=dev,gpu"), "dev,gpu"),  # once
     ],
@@ -124,6 +124,13 @@ def test_gpu_1_adds_the_gpu_extra_to_what_each_command_installs(target, args, ex
     follows = {"venv": None, "lab": "jupyter lab notebooks/", "course": "course run --out build/course"}[target]
     if follows:
         assert out.rstrip().endswith(follows), out  # the environment first, then the command
+
+
+@pytest.mark.parametrize(("target", "extras"), [("test", "dev"), ("unit", "dev"), ("site", "site"),
+                                               ("lab", "lab")])
+def test_each_command_installs_the_extra_its_user_needs(target, extras):
+    """The tests need the dev extra; a student's make lab gets none of it (no hub, Sphinx, Playwright or XProf)."""
+    assert f"EXTRAS='{extras}' sh scripts/venv.sh" in dry_run(target)
 
 
 def test_a_python_given_to_make_is_passed_on_as_given():
@@ -163,8 +170,8 @@ def test_the_first_make_makes_the_environment_and_the_next_does_nothing(machine)
     machine.python("3.12", "python3")
     first = machine.make("venv")
     assert first.returncode == 0, first.stderr
-    assert machine.venvs_made() == ["3.12"] and machine.installs() == ["dev"]
-    assert machine.stamp.read_text(encoding="utf-8") == "python 3.12\nextras dev\n"
+    assert machine.venvs_made() == ["3.12"] and machine.installs() == ["lab"]
+    assert machine.stamp.read_text(encoding="utf-8") == "python 3.12\nextras lab\n"
     assert "Environment ready:" in first.stdout and "TensorFlow 2.21.0" in first.stdout
     again = machine.make("venv")
     assert again.returncode == 0 and machine.installs() == [] and machine.venvs_made() == []
@@ -180,10 +187,10 @@ def test_uv_installs_the_same_pins_and_their_bytecode_when_uv_is_named(machine):
     assert done.returncode == 0, done.stderr
     uv_calls = [line for line in machine.calls() if line.startswith("uv ")]
     python = machine.venv / "bin" / "python"
-    wanted = f"uv pip install --quiet --compile-bytecode --python {python} -c constraints/course.txt -e .[dev]"
+    wanted = f"uv pip install --quiet --compile-bytecode --python {python} -c constraints/course.txt -e .[lab]"
     assert uv_calls == [wanted]
     assert machine.installs() == [] and not any(" -m pip " in line for line in machine.calls()), "uv instead of pip"
-    assert machine.stamp.read_text(encoding="utf-8") == "python 3.12\nextras dev\n"
+    assert machine.stamp.read_text(encoding="utf-8") == "python 3.12\nextras lab\n"
 
 
 def test_gpu_1_installs_the_gpu_extra_into_the_environment_there_is_and_it_stays(machine):
@@ -192,10 +199,10 @@ def test_gpu_1_installs_the_gpu_extra_into_the_environment_there_is_and_it_stays
     done = machine.make("lab", "GPU=1")
     assert done.returncode == 0, done.stderr
     assert machine.venvs_made() == [], "the same Python: the environment is kept"
-    assert machine.installs() == ["dev,gpu"]
+    assert machine.installs() == ["gpu,lab"]
     assert machine.calls()[-1] == "jupyter lab notebooks/"
-    assert machine.stamp.read_text(encoding="utf-8") == "python 3.12\nextras dev,gpu\n"
-    ready = "(TensorFlow 2.21.0; Python 3.12, extras dev,gpu)"
+    assert machine.stamp.read_text(encoding="utf-8") == "python 3.12\nextras gpu,lab\n"
+    ready = "(TensorFlow 2.21.0; Python 3.12, extras gpu,lab)"
     assert f"Environment ready: {machine.venv} {ready}" in done.stdout
     assert f"Environment ready: .venv {ready}" in (ROOT / "docs" / "wsl2.md").read_text(encoding="utf-8"), "step 8"
     # later commands without GPU=1 keep it: nothing to install
@@ -203,7 +210,7 @@ def test_gpu_1_installs_the_gpu_extra_into_the_environment_there_is_and_it_stays
     assert machine.make("course").returncode == 0 and machine.installs() == []
     # asking for another extra installs it beside the ones there
     assert machine.make("venv", "EXTRAS=dev,profile").returncode == 0
-    assert machine.installs() == ["dev,gpu,profile"]
+    assert machine.installs() == ["dev,gpu,lab,profile"]
 
 
 def test_a_pyproject_newer_than_the_stamp_reinstalls_with_every_extra_installed(machine):
@@ -211,7 +218,7 @@ def test_a_pyproject_newer_than_the_stamp_reinstalls_with_every_extra_installed(
     assert machine.make("venv", "GPU=1").returncode == 0
     os.utime(machine.stamp, (0, 0))  # as if pyproject.toml had changed since
     assert machine.make("venv").returncode == 0
-    assert machine.installs() == ["dev,gpu"], "the gpu extra is refreshed too"
+    assert machine.installs() == ["gpu,lab"], "the gpu extra is refreshed too"
     assert machine.venvs_made() == []
 
 
@@ -221,9 +228,9 @@ def test_another_python_makes_a_new_environment_and_keeps_the_extras(machine):
     assert machine.make("venv", "GPU=1").returncode == 0
     done = machine.make("venv", f"PYTHON={python313}")
     assert done.returncode == 0, done.stderr
-    assert machine.venvs_made() == ["3.13"] and machine.installs() == ["dev,gpu"]
+    assert machine.venvs_made() == ["3.13"] and machine.installs() == ["gpu,lab"]
     assert "has Python 3.12, and PYTHON=" in done.stdout
-    assert machine.stamp.read_text(encoding="utf-8") == "python 3.13\nextras dev,gpu\n"
+    assert machine.stamp.read_text(encoding="utf-8") == "python 3.13\nextras gpu,lab\n"
     # the same PYTHON again, or none: nothing to do
     assert machine.make("venv", f"PYTHON={python313}").returncode == 0
     assert machine.installs() == [] and machine.venvs_made() == []
@@ -238,6 +245,17 @@ def test_an_environment_whose_python_changed_underneath_is_made_again(machine):
     assert done.returncode == 0, done.stderr
     assert machine.venvs_made() == ["3.12"] and machine.installs() == ["dev"]
     assert "made with Python 3.11 but now runs Python 3.12" in done.stdout
+
+
+def test_a_students_command_after_the_tests_extra_installs_nothing(machine):
+    """dev brings lab, class, site and profile along (pyproject.toml): make lab finds lab there already."""
+    machine.python("3.12", "python3")
+    assert machine.make("venv", "EXTRAS=dev").returncode == 0 and machine.installs() == ["dev"]
+    for target in ("lab", "course", "venv"):
+        assert machine.make(target).returncode == 0 and machine.installs() == [], target
+    assert machine.stamp.read_text(encoding="utf-8") == "python 3.12\nextras dev\n"
+    assert machine.make("venv", "EXTRAS=lab,profile").returncode == 0 and machine.installs() == []
+    assert machine.make("venv", "EXTRAS=gpu").returncode == 0 and machine.installs() == ["dev,gpu"]
 
 
 def test_an_empty_stamp_from_before_is_taken_as_dev_installed(machine):
@@ -286,7 +304,7 @@ def test_an_environment_made_with_an_unsupported_python_is_not_reused(machine):
     machine.python("3.12", "python3")  # now python3 is a Python the course accepts: it replaces the old one
     done = machine.make("venv")
     assert done.returncode == 0, done.stderr
-    assert machine.venvs_made() == ["3.12"] and machine.installs() == ["dev"]
+    assert machine.venvs_made() == ["3.12"] and machine.installs() == ["lab"]
     assert "making it again with python3 (Python 3.12)" in done.stdout
 
 

@@ -84,7 +84,7 @@ SETUP_IN_A_FRESH_PROCESS = """
     tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
     print(len(tf.config.list_logical_devices("CPU")))
     from course_utils.core.tf_setup import startup_log
-    print("captured", len(startup_log()) > 0)
+    print("captured", len(startup_log()) > 0, "oneDNN", course.recorder.data["environment"]["onednn"])
     print("start-up done", file=sys.stderr, flush=True)
     import keras
     m = keras.Sequential([keras.Input((4,)), keras.layers.Dense(3)])
@@ -97,15 +97,16 @@ def two_fresh_setups(tmp_path_factory) -> list[subprocess.CompletedProcess]:
     """The same first cell in two fresh processes (TensorFlow's import is 3-4 CPU seconds each):
     each is checked for quiet start-up, and the two are compared for the seed."""
     with isolated(tmp_path_factory.mktemp("setup")):
-        return [run_python(SETUP_IN_A_FRESH_PROCESS) for _ in range(2)]
+        # one process with oneDNN's CPU kernels off (most laptops), one with them on (CPUs with AVX-512 VNNI, AMX)
+        return [run_python(SETUP_IN_A_FRESH_PROCESS, TF_ENABLE_ONEDNN_OPTS=onednn) for onednn in ("0", "1")]
 
 
 def test_setup_keeps_tensorflow_quiet_and_uninitialised(two_fresh_setups):
     # A fresh process: the C++ start-up logs must not reach stderr, and device configuration
     # (which fails once the runtime is initialised) must still be possible after setup.
-    for result in two_fresh_setups:
+    for result, onednn in zip(two_fresh_setups, (False, True), strict=True):
         assert result.returncode == 0, result.stderr
-        assert result.stdout.strip().splitlines()[-3:-1] == ["2", "captured True"]
+        assert result.stdout.strip().splitlines()[-3:-1] == ["2", f"captured True oneDNN {onednn}"]
         start_up = result.stderr.split("start-up done")[0]
         assert "oneDNN" not in start_up and "cuda" not in start_up.lower()
 

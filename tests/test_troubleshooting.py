@@ -46,6 +46,8 @@ REQUIRED = {
     "oom": "OOM when allocating tensor",
     "cudnn-init-failed": "Failed to get convolution algorithm",
     "too-late": "Physical devices cannot be modified after being initialized",
+    "cuinit-303": "failed call to cuInit: INTERNAL: CUDA error: Failed call to cuInit: UNKNOWN ERROR (303)",
+    "cpu-memory-stats": "Allocator stats not available for device 'CPU:0'",
     "variable-device": "AttributeError: 'Variable' object has no attribute 'device'",
     "softmax-from-logits": "`output` argument was produced by a Softmax activation and thus does not represent logits",
     "cupti-privileges": "failed with error CUPTI_ERROR_INSUFFICIENT_PRIVILEGES",

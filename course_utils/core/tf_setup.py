@@ -65,3 +65,15 @@ def quiet_tensorflow(level: str = "2") -> ModuleType:
 def startup_log() -> str:
     """What TensorFlow wrote to stderr while ``quiet_tensorflow`` imported it ("" if nothing)."""
     return _STARTUP_LOG or ""
+
+
+ONEDNN_ON_LINE = "oneDNN custom operations are on"
+
+
+def onednn_on() -> bool | None:
+    """Whether this TensorFlow runs oneDNN's CPU kernels, as its start-up log said; None: the log was not captured.
+
+    It decides which CPU kernels run, and with them speed, memory statistics and the last digits of results
+    (docs/troubleshooting.md#cpu-memory-stats): a run's record keeps it beside the device.
+    """
+    return ONEDNN_ON_LINE in _STARTUP_LOG if _STARTUP_LOG is not None else None

@@ -157,13 +157,15 @@ def test_each_column_of_the_runs_table_says_something_of_its_own(tmp_path):
     cpu = dict(run("07_beyond_one_gpu", notebook="07_beyond_one_gpu"), smoke=True, smoke_changes={"EPOCHS": [5, 2]},
                environment={"device_kind": "CPU", "device_description": "AMD EPYC"})
     cpu["results"] = {"checkpoint_passed": False, "checkpoint_failed": ["the workers stayed in step"]}
-    paths = write_report([gpu, cpu], tmp_path, {"smoke": True})
+    laptop = dict(run("03_memory", notebook="03_memory"), environment={"device_kind": "CPU", "onednn": False})
+    paths = write_report([gpu, cpu, laptop], tmp_path, {"smoke": True})
     md = paths["md"].read_text()
     assert "| # | notebook | mode | parameters | status | checkpoint | time (s) | device |" in md
     assert "| 1 | 05_cnn | smoke | BATCH_SIZE=64; smoke: IMAGES None -> 2000 |" in md, "a set parameter is no cap"
     assert "| GPU: NVIDIA A100 (driver 550.54.15), peak 1,536 MiB |" in md
     assert "| 2 | 07_beyond_one_gpu | smoke | smoke: EPOCHS 5 -> 2 | ok | failed: the workers stayed in step |" in md
     assert "| CPU (AMD EPYC) |" in md and "smoke mode (short runs)" in md
+    assert "| CPU (oneDNN off) |" in md, "which CPU kernels ran: speed and memory statistics depend on it"
     assert "Key results of 05_cnn:\n\n- `test_accuracy`: test accuracy of the `fixed` model\n\n" in md
     assert "epoch_s`:" not in md, "a result it says nothing about has no line"
     page = paths["html"].read_text()

@@ -30,9 +30,14 @@ class CheckpointPassed(pytest.Item):
             raise pytest.UsageError("tests.tiers.nbval_again needs COURSE_RESULTS_DIR: the folder the records go to")
         record = Path(folder) / f"{self.path.stem}.json"
         assert record.is_file(), f"{self.path.name} wrote no record ({record}): a cell before the checkpoint failed"
-        results = json.loads(record.read_text(encoding="utf-8"))["results"]
+        written = json.loads(record.read_text(encoding="utf-8"))
         record.unlink()
+        results = written["results"]
         assert results.get("checkpoint_passed") is True, f"{self.name}: the checkpoint did not pass: {results}"
+        wanted = os.environ.get("TF_ENABLE_ONEDNN_OPTS")  # make nbval sets it: the kind of CPU this run stands for
+        if wanted in ("0", "1"):
+            ran = written["environment"].get("onednn")
+            assert ran is (wanted == "1"), f"{self.name}: TF_ENABLE_ONEDNN_OPTS={wanted}, but oneDNN on is {ran}"
 
     def reportinfo(self) -> tuple[Path, None, str]:
         return self.path, None, self.name

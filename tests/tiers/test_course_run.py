@@ -182,6 +182,11 @@ def test_each_run_shows_the_key_results_its_notebook_declares(course_run):
         assert all(f"{name} " in row for name in lowered), f"{run['name']}: the smoke caps are not shown: {row}"
         if run["device"] == "/CPU:0":  # no GPU here: no GPU facts, no GPU peak
             assert "gpu" not in run["environment"] and run["peak_gpu_mib"] is None
+        wanted = os.environ.get("TF_ENABLE_ONEDNN_OPTS")  # make papermill sets it: the tier's kind of CPU
+        if wanted in ("0", "1"):
+            on = wanted == "1"
+            assert run["environment"]["onednn"] is on, f"{run['name']}: oneDNN {run['environment']['onednn']}"
+            assert f"oneDNN {'on' if on else 'off'}" in row, f"{run['name']}: the report hides the CPU's kernels: {row}"
 
 
 # --- every notebook ---------------------------------------------------------------------------

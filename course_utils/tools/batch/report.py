@@ -231,8 +231,11 @@ def _run_row(i: int, run: Mapping[str, Any]) -> list[str]:
     ]
 
 
+_ONEDNN = {True: "oneDNN on", False: "oneDNN off"}  # which CPU kernels ran (core.tf_setup.onednn_on)
+
+
 def _device(run: Mapping[str, Any]) -> str:
-    """Where the run computed: ``GPU: NVIDIA A100 (driver 550.54), peak 1,536 MiB`` or ``CPU (AMD EPYC)``."""
+    """Where the run computed: ``GPU: NVIDIA A100 (driver 550.54), peak 1,536 MiB`` or ``CPU (AMD EPYC, oneDNN on)``."""
     environment = run.get("environment") or {}
     gpu = environment.get("gpu") or {}
     if gpu or run.get("peak_gpu_mib") is not None or environment.get("device_kind") == "GPU":
@@ -243,8 +246,9 @@ def _device(run: Mapping[str, Any]) -> str:
             text += f", peak {run['peak_gpu_mib']:,.0f} MiB"
         return text
     if environment.get("device_kind") == "CPU" or str(run.get("device") or "").upper().endswith("CPU:0"):
-        described = environment.get("device_description")
-        return f"CPU ({described})" if described else "CPU"
+        about = [environment.get("device_description"), _ONEDNN.get(environment.get("onednn"))]
+        about = [a for a in about if a]
+        return f"CPU ({', '.join(about)})" if about else "CPU"
     return _text(run.get("device"))
 
 
