@@ -99,7 +99,7 @@ def test_the_bundle_runs_on_the_standard_library_alone_and_answers_as_the_comman
     assert answer["command"] == "course doctor --nvidia-smi nvidia-smi.txt --nvcc nvcc.txt --python 3.11"
     assert json.loads(answer["machine"]["stdout"]) == cli_json("--nvidia-smi", str(QA_SMI), "--nvcc", str(QA_NVCC),
                                                                "--python", "3.11")
-    assert "Install:" in answer["report"]["stdout"]
+    assert answer["report"]["stdout"].startswith("Verdict: ") and "\nInstall (WSL2): " in answer["report"]["stdout"]
 
 
 def test_the_glue_runs_the_log_mode_and_reports_usage_errors_as_the_command_line_does():

@@ -137,13 +137,14 @@ def test_what_the_guide_forbids_the_doctor_forbids_too(capsys):
 
 def test_the_guides_doctor_output_is_what_the_doctor_prints_for_its_example_machine():
     """The guide's sample `course doctor` report (an excerpt: "..." ends a line early or skips lines) is, line by
-    line and in order, the report the doctor writes for that machine: the RTX 4070 under WSL2, TensorFlow seeing it."""
-    samples = [block for block in code_blocks(text(GUIDE)) if block.startswith("This machine: ")]
+    line and in order, the short report the doctor prints by default for that machine: the RTX 4070 under WSL2,
+    TensorFlow seeing it."""
+    samples = [block for block in code_blocks(text(GUIDE)) if block.startswith("Verdict: ")]
     assert len(samples) == 1
     machine = Machine(
         "wsl2", guide_python(), smi=parse_nvidia_smi(WSL2_SMI.read_text()), tensorflow=gpu_tensorflow(), live=True
     )
-    report = diagnose(machine).report().splitlines()
+    report = diagnose(machine).summary().splitlines()
     at = 0
     for line in samples[0].splitlines():
         if line.strip() == "...":

@@ -419,9 +419,11 @@ RULES: tuple[LogRule, ...] = (
             "expected."
         ),
         N_(
-            "With a GPU: install the CUDA 11.2 / cuDNN 8.1 pair TF 2.10 was built with (`conda install -c conda-forge "
-            'cudatoolkit=11.2 cudnn=8.1.0`, then `pip install "tensorflow<2.11"`), or use WSL2 for current '
-            "TensorFlow; never download DLLs from third-party sites."
+            "With a GPU: use WSL2, where the current TensorFlow uses it (TF 2.10, the last native-Windows GPU "
+            "release, comes with Keras 2, on which the course's notebooks do not run); or, for TF 2.10 itself, install "
+            "the CUDA 11.2 / cuDNN 8.1 pair it was built with (`conda install -c conda-forge cudatoolkit=11.2 "
+            'cudnn=8.1.0`, then `pip install "tensorflow<2.11" "numpy<2"`). Never download DLLs from third-party '
+            "sites."
         ),
         "https://www.tensorflow.org/install/pip#windows-native",
     ),

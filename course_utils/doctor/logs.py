@@ -45,7 +45,7 @@ def strip_prefix(line: str) -> tuple[str, bool]:
 # --------------------------------------------------------------------------- reading a file
 
 
-def _looks_binary(text: str) -> bool:
+def looks_binary(text: str) -> bool:
     """True when a decoded text is mostly not text: NULs, or many control or undecodable characters."""
     if not text:
         return False
@@ -82,7 +82,7 @@ def decode_log(data: bytes, name: str) -> str:
     if not data.strip():
         raise InputError(_("{name} is empty: there is no log to read.").format(name=name), how)
     text = decode_text(data)
-    if _looks_binary(text):
+    if looks_binary(text):
         raise InputError(
             _("{name} is not a text log (it holds binary data - a compressed file, an image or a program?).").format(
                 name=name

@@ -1,5 +1,6 @@
 """The doctor's data: what it found (``Finding``), the machine it looked at (``Machine``, ``TensorFlowInfo``) and its
-answer (``Diagnosis``), with the JSON and the readable report they give.
+answer (``Diagnosis``), with the JSON and the two readable reports they give: the short one (``summary``: the verdict,
+the one install to follow, the errors and warnings) and the whole one (``report``, ``course doctor --verbose``).
 
 How other answers become findings lives here too, each by its codes (never by its wording): a recommendation's notes
 (``NOTE_FINDINGS``), the live checks' notes (``checks.CHECK_FINDINGS``) and a classified TensorFlow log's lines.
@@ -17,7 +18,7 @@ from course_utils.doctor.gpus import QUERY_COMMAND, build_targets, covered_by_bu
 from course_utils.doctor.logs import LogReport, classify
 from course_utils.doctor.nvidia import Gpu, NvccReport, SmiReport
 from course_utils.doctor.recommend import Recommendation, platform_name
-from course_utils.doctor.texts import N_, Note, sentence
+from course_utils.doctor.texts import N_, Note, join, sentence
 from course_utils.doctor.troubleshooting import links, more_line
 from course_utils.doctor.versions import load
 
@@ -197,10 +198,19 @@ def log_hints(log: str, gpu: bool | None = None) -> list[str]:
     return [e.message for e in report.entries if e.verdict in ("problem", "depends")][:8]
 
 
+def in_order(routes: list[Recommendation]) -> list[Recommendation]:
+    """A platform's routes (``routes.routes``) in the order the doctor shows them, the one to follow first: on native
+    Windows with an NVIDIA GPU, WSL2 (the course's TensorFlow on the GPU) before native Windows' TF 2.10, on which the
+    course's notebooks do not run; elsewhere as they are."""
+    if routes[0].platform == "windows" and routes[0].gpu:
+        return sorted(routes, key=lambda rec: rec.platform != "wsl2")
+    return list(routes)
+
+
 @dataclass
 class Diagnosis:
     machine: Machine
-    recommendation: Recommendation
+    recommendation: Recommendation  # the platform's own answer (native Windows' TF 2.10 there)
     alternatives: list[Recommendation]
     findings: list[Finding]
 
@@ -211,12 +221,58 @@ class Diagnosis:
     def codes(self) -> list[str]:
         return [f.code for f in self.findings]
 
+    def ordered_routes(self) -> list[Recommendation]:
+        """The routes in the order the report shows them (``in_order``)."""
+        return in_order([self.recommendation, *self.alternatives])
+
+    def verdict(self) -> str:
+        """The answer in one or two sentences, what the report starts with: what this machine can do, and what to do
+        first."""
+        m, smi, lead = self.machine, self.machine.smi, self.ordered_routes()[0]
+        errors = {f.code for f in self.findings if f.severity == "error"}
+        fields = {"tensorflow": lead.build.minor if lead.build else lead.tensorflow, "minimum": lead.driver_min}
+        fields.update(driver=lead.driver, gpus=_gpu_names(m))
+        tf = m.tensorflow
+        if m.platform == "macos":
+            text = _("macOS has no CUDA: TensorFlow runs on the CPU, and so does every notebook of this course.")
+        elif smi is not None and smi.no_driver_found:
+            text = _("No NVIDIA driver found: TensorFlow will use the CPU, and every notebook of this course runs "
+                     "there.")
+        elif smi is not None and smi.status == "no-driver":
+            text = _("nvidia-smi cannot talk to the NVIDIA driver: until it can, TensorFlow uses only the CPU.")
+            errors.discard("no-nvidia-driver")
+        elif smi is not None and smi.status == "no-devices":
+            text = _("The NVIDIA driver finds no GPU: until it does, TensorFlow uses only the CPU.")
+        elif lead is not self.recommendation:
+            text = _("Native Windows has no GPU TensorFlow after {last}: use WSL2, where the course's TensorFlow uses "
+                     "the GPU.").format(last=load().rule("windows-native-gpu-last")["last"])
+            if lead.driver_ok is False:
+                text = join(text, _("First update the Windows NVIDIA driver to >= {minimum} (yours is {driver}).")
+                            .format(**fields))
+        elif lead.gpu and lead.driver_ok is False:
+            text = _("The NVIDIA driver {driver} is older than the {minimum} that TF {tensorflow} needs: update it, "
+                     "then install.").format(**fields)
+            errors.discard("driver-too-old")
+        elif tf is not None and tf.gpus and not errors:
+            text = _("TensorFlow {version} uses the GPU here ({gpus}); to install the same in a new environment:")
+            text = text.format(version=tf.version, gpus=", ".join(dict.fromkeys(g["name"] for g in tf.gpus)))
+        elif lead.driver and fields["gpus"]:
+            text = _("{gpus}, NVIDIA driver {driver}: install TensorFlow {tensorflow} for the GPU.").format(**fields)
+        else:  # the GPU route, for a driver not looked at or not read
+            text = _("Install TensorFlow {tensorflow} for the GPU; it needs an NVIDIA driver >= {minimum}.")
+            text = text.format(**fields)
+        if {"gpu-too-old", "gpu-known-failure"} & set(lead.note_codes()):
+            text = join(text, _("Read the warning about this GPU below."))
+        return join(text, _("Fix the errors below first.")) if errors else text
+
     def to_json(self) -> dict[str, Any]:
         """The CLI's JSON: driver_version, driver_cuda, toolkit_cuda, gpus, tensorflow,
         recommended_install and findings (the contract), plus details (recommendations' notes as
-        ``{"code", "text"}`` objects). The keys, codes and groups are the same in every language; the
-        sentences (messages, fixes, note texts, problems) and the ``see`` links follow the language now."""
+        ``{"code", "text"}`` objects) and ``answer``: the report's verdict and the install it shows first. The keys,
+        codes and groups are the same in every language; the sentences (messages, fixes, note texts, problems, the
+        verdict) and the ``see`` links follow the language now."""
         smi, nvcc, m = self.machine.smi, self.machine.nvcc, self.machine
+        lead = self.ordered_routes()[0]
         return {
             "driver_version": smi.driver_version if smi else None,
             "driver_cuda": smi.driver_cuda if smi else None,
@@ -235,6 +291,13 @@ class Diagnosis:
             "tensorflow": self.recommendation.tensorflow,
             "recommended_install": list(self.recommendation.commands),
             "findings": [f.to_dict() for f in self.findings],
+            "answer": {
+                "verdict": self.verdict(),
+                "platform": lead.platform,
+                "route": lead.route,
+                "tensorflow": lead.tensorflow,
+                "install": list(lead.commands),
+            },
             "platform": m.platform,
             "python": m.python,
             "machine": "this machine" if m.live else "described",
@@ -263,14 +326,53 @@ class Diagnosis:
             ),
         }
 
+    def _status(self) -> str:
+        return _("Result: errors found (exit status 1)") if self.exit_code else _("Result: no errors (exit status 0)")
+
+    def _to_act_on(self, lead: Recommendation) -> list[Finding]:
+        """The errors and warnings the short report shows, worst first. When it leads with another route than the
+        recommendation (WSL2 for native Windows), the recommendation's own notes give way to that route's."""
+        elsewhere: set[str] = set()
+        found = list(self.findings)
+        if lead is not self.recommendation:
+            ours = note_findings(lead)
+            elsewhere = {f.code for f in note_findings(self.recommendation)} - {f.code for f in ours}
+            found += [f for f in ours if f.code not in self.codes()]
+        order = {"error": 0, "warning": 1}
+        return sorted((f for f in found if f.severity in order and f.code not in elsewhere),
+                      key=lambda f: order[f.severity])
+
+    def summary(self) -> str:
+        """The default report, one screen: the verdict, the one install to follow, the errors and warnings with their
+        fixes, and what ``--verbose`` adds. Findings about a route shown second (native Windows') are left to it."""
+        lead = self.ordered_routes()[0]
+        lines = [_("Verdict: {verdict}").format(verdict=self.verdict())]
+        heading = _("Install ({route}): {tensorflow}").format(route=lead.title(), tensorflow=lead.tensorflow)
+        lines.append(heading + (f" ({lead.mark()})" if lead.mark() else ""))
+        lines += [f"    {command}" for command in lead.commands]
+        shown = self._to_act_on(lead)
+        if shown:
+            lines.append("")
+        for f in shown:
+            lines += _finding_lines(f, "")
+        rest = list(dict.fromkeys(f.code for f in self.findings if f not in shown))
+        if rest:
+            more = _("--verbose adds the machine as read, the install notes, other routes and the findings {codes}.")
+            more = more.format(codes=", ".join(rest))
+        else:
+            more = _("--verbose adds the machine as read, the install notes and other routes.")
+        return "\n".join([*lines, "", more, self._status()])
+
     def report(self) -> str:
-        """A readable report: the machine, what to install, and the findings, worst first."""
+        """The whole report (``--verbose``): the verdict, the machine, every route in order with its notes, and every
+        finding, worst first, grouped."""
         m, smi, nvcc = self.machine, self.machine.smi, self.machine.nvcc
         if m.live:
             who = _("This machine: {platform}, Python {python}")
         else:
             who = _("Described machine: {platform}, Python {python}")
-        lines = [who.format(platform=platform_name(m.platform), python=m.python or _("(not given)"))]
+        lines = [_("Verdict: {verdict}").format(verdict=self.verdict())]
+        lines.append(who.format(platform=platform_name(m.platform), python=m.python or _("(not given)")))
         if smi is None:
             lines.append("  " + _("NVIDIA driver: not looked at"))
         elif smi.status == "ok":
@@ -302,9 +404,10 @@ class Diagnosis:
             lines.append(
                 "  " + line.format(version=tf.version, cuda=tf.cuda_version, count=len(tf.gpus), error=tf.error)
             )
-        lines += ["", _("Install:"), self.recommendation.text()]
-        for alt in self.alternatives:
-            lines += ["", _("Or:"), alt.text()]
+        lead, *others = self.ordered_routes()
+        lines += ["", _("Install:"), lead.text()]
+        for other in others:
+            lines += ["", _("Or:"), other.text()]
         lines += ["", _("Findings:")]
         groups = finding_groups(self.findings)
         pad = "  " if len(groups) > 1 else ""
@@ -313,12 +416,23 @@ class Diagnosis:
                 # Translators: a heading of the report's findings, "{group}" is one of the groups' names
                 lines.append("  " + _("{group}:").format(group=_(group)))
             for f in found:
-                lines.append(f"{pad}  [{f.severity}] {f.code}: {f.message}")
-                lines.append(f"{pad}      " + _("fix: {fix}").format(fix=f.fix))
-                lines += more_line(f.code, f"{pad}      ")
-        status = _("Result: errors found (exit status 1)") if self.exit_code else _("Result: no errors (exit status 0)")
-        lines += ["", status]
+                lines += _finding_lines(f, pad)
+        lines += ["", self._status()]
         return "\n".join(lines)
+
+
+def _finding_lines(f: Finding, pad: str) -> list[str]:
+    """A finding in a report: ``[severity] code: message``, its fix and, where the troubleshooting page explains
+    it, the link."""
+    lines = [f"{pad}  [{f.severity}] {f.code}: {f.message}", f"{pad}      " + _("fix: {fix}").format(fix=f.fix)]
+    return lines + more_line(f.code, f"{pad}      ")
+
+
+def _gpu_names(m: Machine) -> str:
+    """``"NVIDIA GeForce RTX 3060"``, ``"8 x NVIDIA H100 80GB HBM3"``: the GPUs nvidia-smi (else TensorFlow) names."""
+    names = [g.name for g in m.smi.gpus] if m.smi and m.smi.gpus else [name for name, _cc in m.gpus]
+    counts = {name: names.count(name) for name in names}
+    return ", ".join(name if n == 1 else f"{n} x {name}" for name, n in counts.items())
 
 
 def _gpu_details(gpu: Gpu) -> str:

@@ -18,7 +18,7 @@ import re
 from dataclasses import asdict, dataclass, field
 
 from course_utils.core.i18n import translator
-from course_utils.doctor.logs import decode_text
+from course_utils.doctor.logs import decode_text, looks_binary
 
 _ = translator("doctor")
 
@@ -125,6 +125,12 @@ class SmiReport:
     problems: list[str] = field(default_factory=list)
     message: str | None = None  # the tool's own words when it failed
 
+    @property
+    def no_driver_found(self) -> bool:
+        """Nothing in the text shows an NVIDIA driver: no nvidia-smi, an empty capture (what ``nvidia-smi > smi.txt``
+        leaves where the command is missing) or text that is not nvidia-smi's (binary junk, another file)."""
+        return self.status in ("missing", "empty", "unreadable")
+
 
 @dataclass
 class NvccReport:
@@ -169,9 +175,10 @@ def windows_evidence(raw: str | bytes | None) -> str | None:
 
 
 def _first_line(text: str) -> str:
+    """The first line with text, at most 100 characters, control characters shown as ``?`` (it is printed)."""
     for line in text.splitlines():
         if line.strip():
-            line = line.strip()
+            line = "".join(c if c.isprintable() else "?" for c in line.strip())
             return line if len(line) <= 100 else line[:97] + "..."
     return ""
 
@@ -369,6 +376,8 @@ def parse_nvidia_smi(raw: str | bytes | None) -> SmiReport:
         failure = _failure(text)
         if failure is not None:
             return failure
+        if looks_binary(text):
+            return SmiReport("unreadable", problems=[_("it is binary data, such as an image or a compressed file")])
         first = _first_line(text).replace('"', "'")
         return SmiReport(
             "unreadable", problems=[_('no nvidia-smi table found; the text starts: "{first}"').format(first=first)]

@@ -69,6 +69,23 @@ class Recommendation:
         """``"native Windows"``, ``"macOS (Intel Mac)"`` (in the language now)."""
         return platform_name(self.platform) + (f" ({_(self.route)})" if self.route else "")
 
+    @property
+    def runs_course(self) -> bool:
+        """False for a TensorFlow that comes with Keras 2 (before 2.16): the course's notebooks do not run on it."""
+        return self.build is None or not load().keras_2(self.build.minor)
+
+    def mark(self) -> str | None:
+        """What a route the course's notebooks do not run on says next to its name; None for the others."""
+        if self.runs_course:
+            return None
+        text = _("the course's notebooks do not run on this route: TF {tensorflow} comes with Keras 2")
+        return text.format(tensorflow=self.build.minor)
+
+    def heading(self) -> str:
+        """``"WSL2: tensorflow[and-cuda]==2.21.*"``, and the mark of a route the course's notebooks do not run on."""
+        mark = self.mark()
+        return f"{self.title()}: {self.tensorflow}" + (f" ({mark})" if mark else "")
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready; notes as ``{"code": ..., "text": ...}`` objects."""
         build = self.build
@@ -93,11 +110,13 @@ class Recommendation:
             "fallback": self.fallback,
             "fallback_install": self.fallback_install,
             "generation": None if self.generation is None else self.generation.to_dict(),
+            "runs_course_notebooks": self.runs_course,
             "notes": [note.to_dict() for note in self.notes],
         }
 
     def text(self) -> str:
-        lines = [f"{self.title()}: {self.tensorflow}"]
+        """The heading, the commands, the notes and their troubleshooting links."""
+        lines = [self.heading()]
         lines += [f"    {command}" for command in self.commands]
         lines += ["  " + _("note: {text}").format(text=note.text) for note in self.notes]
         lines += ["  " + more_text(link) for link in dict.fromkeys(links(note.code for note in self.notes).values())]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from course_utils.core.i18n import translator
 from course_utils.doctor.commands import pip_install
-from course_utils.doctor.model import Diagnosis, Finding, Machine, check_findings, note_findings
+from course_utils.doctor.model import Diagnosis, Finding, Machine, check_findings, in_order, note_findings
 from course_utils.doctor.nvidia import SmiReport
 from course_utils.doctor.probes import probe
 from course_utils.doctor.recommend import Recommendation, platform_name, recommend
@@ -37,32 +37,18 @@ def _driver_findings(m: Machine, rec: Recommendation) -> list[Finding]:
     smi = m.smi
     if smi is None:
         return []
-    problems = "; ".join(smi.problems)
     if smi.status == "ok":
-        return _driver_answered(smi, problems)
-    if smi.status in ("missing", "no-driver"):
+        return _driver_answered(smi, "; ".join(smi.problems))
+    if smi.no_driver_found or smi.status == "no-driver":
         return [] if m.platform == "macos" else [_no_driver(m, rec)]
-    if smi.status == "no-devices":
-        return [
-            Finding(
-                "no-nvidia-gpu",
-                "warning",
-                _('The NVIDIA driver is loaded but nvidia-smi found no GPU ("No devices were found").'),
-                _(
-                    "Check that the GPU is seated and enabled (BIOS, passthrough, power); until then TensorFlow "
-                    "uses the CPU."
-                ),
-            )
-        ]
     return [
         Finding(
-            "nvidia-smi-unreadable",
+            "no-nvidia-gpu",
             "warning",
-            _("Could not read the nvidia-smi output: {problems}.").format(problems=problems),
+            _('The NVIDIA driver is loaded but nvidia-smi found no GPU ("No devices were found").'),
             _(
-                "If that line says the command was not found (in any language), this machine has no NVIDIA "
-                "driver, or nvidia-smi is not on PATH; otherwise give the doctor the complete, unedited output "
-                "of `nvidia-smi`."
+                "Check that the GPU is seated and enabled (BIOS, passthrough, power); until then TensorFlow "
+                "uses the CPU."
             ),
         )
     ]
@@ -96,41 +82,64 @@ def _driver_answered(smi: SmiReport, problems: str) -> list[Finding]:
 
 
 def _no_driver(m: Machine, rec: Recommendation) -> Finding:
-    """No NVIDIA driver answered (nvidia-smi missing, or it cannot reach the driver): TensorFlow uses the CPU."""
+    """No NVIDIA driver answered - nvidia-smi missing, an empty or unreadable capture, or a tool that cannot reach the
+    driver: TensorFlow uses the CPU."""
     smi, table = m.smi, load()
-    severity = "error" if smi.status == "no-driver" else "warning"
+    platform = platform_name(m.platform)
     if smi.status == "no-driver":
         what = _(
             "nvidia-smi is installed but cannot talk to the NVIDIA driver ({said}): TensorFlow can only use the "
             "CPU on {platform}."
+        ).format(said=smi.message, platform=platform)
+    elif smi.status == "missing":
+        what = _("No NVIDIA driver was found ({said}): TensorFlow can only use the CPU on {platform}.").format(
+            said=smi.message, platform=platform
         )
+    elif smi.status == "empty":
+        what = _(
+            "No NVIDIA driver was found: the nvidia-smi capture is empty, which is what `nvidia-smi > smi.txt` leaves "
+            "where the command is missing. TensorFlow can only use the CPU on {platform}."
+        ).format(platform=platform)
     else:
-        what = _("No NVIDIA driver was found ({said}): TensorFlow can only use the CPU on {platform}.")
+        what = _(
+            "No NVIDIA driver was found: the capture is not nvidia-smi output ({problems}). TensorFlow can only use "
+            "the CPU on {platform}."
+        ).format(problems="; ".join(smi.problems), platform=platform)
+    capture = smi.status in ("empty", "unreadable")
     if m.platform == "wsl2":
         minimum = rec.driver_min or table.rule("wsl2")["driver_min"]
         fix = _("Install or update the NVIDIA driver on Windows (>= {minimum}); {rule}").format(
             minimum=minimum, rule=table.rule("wsl2-no-linux-driver")["text"]
         )
+        if capture:
+            fix = join(fix, _("If `nvidia-smi` runs in WSL2, save its whole output (`nvidia-smi > smi.txt`) and give "
+                              "the doctor that file."))
     elif rec.gpu:
         fix = _(
             "If this machine has an NVIDIA GPU, install NVIDIA's driver (>= {minimum}) and reboot; "
             "without one, TensorFlow runs on the CPU (every notebook of this course still works)."
         ).format(minimum=rec.driver_min)
+    elif capture:
+        fix = _(
+            "The commands above are the CPU install: every notebook of this course works with it. If this machine "
+            "has an NVIDIA GPU: where `nvidia-smi` runs, save its whole output (`nvidia-smi > smi.txt`) and give the "
+            "doctor that file; where the command is not found, install NVIDIA's driver (>= {minimum}) and reboot."
+        ).format(minimum=recommend(m.platform, m.python).driver_min)
     else:
         fix = _(
             "The commands above are the CPU install: every notebook of this course works with it. If this machine "
             "has an NVIDIA GPU, install NVIDIA's driver (>= {minimum}), reboot, and run the doctor again for the GPU "
             "install."
         ).format(minimum=recommend(m.platform, m.python).driver_min)
-    said = smi.message or _("no output")
-    return Finding("no-nvidia-driver", severity, what.format(said=said, platform=platform_name(m.platform)), fix)
+    severity = "error" if smi.status == "no-driver" else "warning"
+    return Finding("no-nvidia-driver", severity, what, fix)
 
 
 def _route_findings(m: Machine, rec: Recommendation, alternatives: list[Recommendation]) -> list[Finding]:
     table, out = load(), []
     smi = m.smi
     if m.platform == "windows":
-        out.append(_native_windows(m, alternatives))
+        out.append(_native_windows(m, rec, alternatives))
     if m.platform == "macos":
         out.append(
             Finding(
@@ -150,8 +159,10 @@ def _route_findings(m: Machine, rec: Recommendation, alternatives: list[Recommen
     return out
 
 
-def _native_windows(m: Machine, alternatives: list[Recommendation]) -> Finding:
-    """Native Windows has no GPU TensorFlow after 2.10: its conda recipe (Keras 2), or WSL2 with current TensorFlow."""
+def _native_windows(m: Machine, rec: Recommendation, alternatives: list[Recommendation]) -> Finding:
+    """Native Windows has no GPU TensorFlow after 2.10: WSL2 with the course's TensorFlow first; the conda recipe's TF
+    2.10 after it, on which the course's notebooks (Keras 3) do not run. Only information where no NVIDIA driver was
+    found (the CPU install)."""
     table, smi, tf = load(), m.smi, m.tensorflow
     last = table.rule("windows-native-gpu-last")["last"]
     recipe = table.rule("windows-native-recipe")
@@ -174,23 +185,24 @@ def _native_windows(m: Machine, alternatives: list[Recommendation]) -> Finding:
         )
     if wsl.driver_min and driver and parse_version(driver) < parse_version(wsl.driver_min):
         fix = _(
-            "Either stay on native Windows with the official conda recipe - `{conda}`, then `{install}` in a "
-            "Python <= {high} environment; TF {last} comes with Keras 2, so the course's notebooks (Keras 3) do "
-            'not run there - or use WSL2 with current TensorFlow: `pip install "{wsl}"` (Windows 10 {build} or '
-            "newer, Windows NVIDIA driver >= {minimum} - yours is {driver}, update it first)."
+            "Use WSL2, where the course's TensorFlow uses the GPU: `{wsl}` inside WSL2 (Windows 10 {build} or newer, "
+            "Windows NVIDIA driver >= {minimum} - yours is {driver}, update it first). Native Windows runs only TF "
+            "{last}, by the official conda recipe - `{conda}`, then `{install}` in a Python <= {high} environment - "
+            "and TF {last} comes with Keras 2: the course's notebooks (Keras 3) do not run there."
         )
     else:
         fix = _(
-            "Either stay on native Windows with the official conda recipe - `{conda}`, then `{install}` in a "
-            "Python <= {high} environment; TF {last} comes with Keras 2, so the course's notebooks (Keras 3) do "
-            'not run there - or use WSL2 with current TensorFlow: `pip install "{wsl}"` (Windows 10 {build} or '
-            "newer, Windows NVIDIA driver >= {minimum})."
+            "Use WSL2, where the course's TensorFlow uses the GPU: `{wsl}` inside WSL2 (Windows 10 {build} or newer, "
+            "Windows NVIDIA driver >= {minimum}). Native Windows runs only TF {last}, by the official conda recipe - "
+            "`{conda}`, then `{install}` in a Python <= {high} environment - and TF {last} comes with Keras 2: the "
+            "course's notebooks (Keras 3) do not run there."
         )
     fields = {"last": last, "cuda": build.cuda, "cudnn": build.cudnn, "low": build.python_min}
     fields.update(high=build.python_max, installed=tf.version if tf else None, conda=recipe["conda"])
-    fields.update(install=pip_install(recipe["requirement"], build.minor), wsl=wsl.tensorflow, driver=driver)
-    fields.update(build=table.rule("wsl2")["windows_build_min"], minimum=wsl.driver_min)
-    severity = "error" if installed_cpu_only and smi and smi.gpus else "warning"
+    fields.update(install=pip_install(recipe["requirement"], build.minor), driver=driver)
+    fields.update(wsl=pip_install(wsl.tensorflow, wsl.build.minor), build=table.rule("wsl2")["windows_build_min"])
+    fields.update(minimum=wsl.driver_min)
+    severity = "error" if installed_cpu_only and smi and smi.gpus else "warning" if rec.gpu else "info"
     return Finding("windows-native-no-gpu-after-2.10", severity, message.format(**fields), fix.format(**fields))
 
 
@@ -351,8 +363,9 @@ def diagnose(machine: Machine | None = None) -> Diagnosis:
     m = machine if machine is not None else probe()
     smi = m.smi
     driver_cuda = smi.driver_cuda if smi and smi.status == "ok" else None
-    # No nvidia-smi at all: the CPU route (the driver finding says how to get the GPU one); no GPU found live: too
-    gpu: bool | str | None = False if smi and (smi.status == "missing" or (smi.status == "no-devices" and m.live)) \
+    # No driver in what nvidia-smi gave (no command, an empty or unreadable capture): the CPU route (the driver finding
+    # says how to get the GPU one); no GPU found live: too
+    gpu: bool | str | None = False if smi and (smi.no_driver_found or (smi.status == "no-devices" and m.live)) \
         else None
     reported = None
     if gpu is None:  # the GPU's name and compute capability: TensorFlow's view first, then nvidia-smi's
@@ -372,7 +385,7 @@ def diagnose(machine: Machine | None = None) -> Diagnosis:
     findings += _driver_findings(m, rec)
     findings += _route_findings(m, rec, alternatives)
     findings += _toolkit_findings(m, rec)
-    findings += tensorflow_findings(m, rec)
+    findings += tensorflow_findings(m, in_order(options)[0])
     findings += check_findings(m.checks or [])
     order = {"error": 0, "warning": 1, "info": 2}
     findings.sort(key=lambda f: order[f.severity])

@@ -19,23 +19,33 @@ _ = translator("doctor")
 
 
 def tensorflow_findings(m: Machine, rec: Recommendation) -> list[Finding]:
+    """``rec``: the route the report leads with (on native Windows with an NVIDIA GPU, WSL2's), whose commands the
+    fixes give."""
     tf, smi = m.tensorflow, m.smi
     if tf is None:
         return []
     if not tf.installed:
-        return [_not_installed(tf, rec)]
+        return [_elsewhere(m, rec, _not_installed(tf, rec))]
     nvidia_gpu = bool(smi and smi.status == "ok" and smi.gpus)
     if tf.built_with_cuda is False:
-        out = [_cpu_only_build(m, rec, nvidia_gpu)]
+        out = [_elsewhere(m, rec, _cpu_only_build(m, rec, nvidia_gpu))]
     elif tf.gpus:
         out = [_uses_gpu(tf)]
     else:
-        out = [_sees_no_gpu(m, rec, nvidia_gpu)]
+        out = [_elsewhere(m, rec, _sees_no_gpu(m, rec, nvidia_gpu))]
     out += _cudnn_findings(tf)
     if tf.built_with_cuda and tf.compute_capabilities:
         out += _coverage_findings(tf, m.gpus)
     out += _tensorboard_findings(tf)
     return out
+
+
+def _elsewhere(m: Machine, rec: Recommendation, finding: Finding) -> Finding:
+    """A fix whose commands are for WSL2 while this is native Windows says so first."""
+    if rec.platform == m.platform:
+        return finding
+    first = _("On native Windows no TensorFlow after 2.10 uses the GPU: do this in WSL2.")
+    return Finding(finding.code, finding.severity, finding.message, join(first, finding.fix))
 
 
 def _not_installed(tf: TensorFlowInfo, rec: Recommendation) -> Finding:

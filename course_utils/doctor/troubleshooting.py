@@ -57,6 +57,7 @@ ANCHORS: dict[str, str] = {
     "nvidia-lib-load-crashed": "cannot-dlopen",
     "pip-symlink-step": "cannot-dlopen",
     "cuda-drivers-not-found": "cuda-drivers-not-found",
+    "cuinit-failed": "cuinit-303",  # on a machine without the NVIDIA driver: error 303
     "cudnn-mismatch": "cudnn-mismatch",
     "dnn-library-not-found": "cudnn-mismatch",
     "system-cuda-shadows-pip": "cudnn-mismatch",

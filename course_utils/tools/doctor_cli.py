@@ -80,6 +80,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--python", metavar="X.Y", help="the Python version to install for (default: this one)")
     parser.add_argument("--json", action="store_true", help="print JSON (the stable contract) instead of a report")
     parser.add_argument(
+        "--verbose",
+        action="store_true",
+        help="the whole report: the machine as read, every route with its notes, every finding (the default shows "
+        "the verdict, the install to follow, and the errors and warnings); --log always shows every line",
+    )
+    parser.add_argument(
         "--log",
         metavar="FILE",
         help="a pasted TensorFlow log ('-' for stdin): which lines are harmless and which one is the problem",
@@ -110,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(result.to_json(), indent=2))
     else:
-        print(result.report())
+        print(result.report() if args.verbose else result.summary())
     return result.exit_code
 
 

@@ -377,7 +377,10 @@ def test_cli_exit_status_1_on_an_error_finding():
 def test_cli_readable_report_without_json():
     done = run_cli("--nvidia-smi", str(QA_SMI), "--nvcc", str(QA_NVCC))
     assert done.returncode == 0
-    assert "Install:" in done.stdout and "[warning] toolkit-newer-than-driver" in done.stdout
+    assert done.stdout.startswith("Verdict: ") and "\nInstall (WSL2): " in done.stdout
+    assert "[warning] toolkit-newer-than-driver" in done.stdout
+    verbose = run_cli("--nvidia-smi", str(QA_SMI), "--nvcc", str(QA_NVCC), "--verbose")
+    assert "\nInstall:\n" in verbose.stdout and "[info] nvcc-not-used" in verbose.stdout
     assert not done.stdout.lstrip().startswith("{")
 
 
@@ -386,7 +389,9 @@ def test_cli_unreadable_input_is_a_finding_not_a_crash(tmp_path):
     junk.write_bytes(bytes(range(256)) * 10)
     done = run_cli("--nvidia-smi", str(junk), "--json")
     assert done.returncode == 0, done.stderr
-    assert "nvidia-smi-unreadable" in {f["code"] for f in json.loads(done.stdout)["findings"]}
+    data = json.loads(done.stdout)
+    missing = next(f for f in data["findings"] if f["code"] == "no-nvidia-driver")
+    assert "binary data" in missing["message"] and data["nvidia_smi"]["status"] == "unreadable"
 
 
 def test_cli_reads_stdin_and_rejects_bad_arguments(tmp_path):
@@ -523,5 +528,6 @@ def test_text_with_no_table_is_reported_with_its_first_line(capsys, tmp_path):
     path = tmp_path / "smi.txt"
     path.write_text("Quelque chose d'autre\nsans tableau\n", encoding="utf-8")
     data = doctor_json(capsys, path)
-    unreadable = next(f for f in data["findings"] if f["code"] == "nvidia-smi-unreadable")
-    assert "\"Quelque chose d'autre\"" in unreadable["message"] and "not found" in unreadable["fix"]
+    missing = next(f for f in data["findings"] if f["code"] == "no-nvidia-driver")
+    assert "\"Quelque chose d'autre\"" in missing["message"] and "not nvidia-smi output" in missing["message"]
+    assert "nvidia-smi > smi.txt" in missing["fix"] and "not found" in missing["fix"]

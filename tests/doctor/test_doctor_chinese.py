@@ -91,17 +91,21 @@ def test_course_doctor_reports_in_chinese_with_the_codes_and_commands_unchanged(
     assert len(fixes) == len(zh_found) and all(CJK.search(fix[5:]) for fix in fixes)
     assert "512.77" in zh.stdout and "528.33" in zh.stdout  # the versions stay
     assert 'pip install "tensorflow[and-cuda]==2.21.*"' in zh.stdout  # and the commands
+    assert zh.stdout.startswith("诊断：NVIDIA 驱动 512.77 比 TF 2.21 所需的 528.33 更旧")  # the verdict first
     assert "结论：发现错误（退出状态 1）" in zh.stdout.splitlines()
     assert "详见：docs/zh/troubleshooting.md#driver-too-old" in zh.stdout
     assert "fix:" not in zh.stdout and "Result:" not in zh.stdout
 
 
 def test_course_doctor_stays_english_without_the_switch():
-    done = course_doctor("--nvidia-smi", str(QA_SMI), "--nvcc", str(QA_NVCC), "--platform", "windows", lang=None)
-    assert done.returncode == 0, done.stderr
-    assert not CJK.search(done.stdout), [line for line in done.stdout.splitlines() if CJK.search(line)]
+    args = ("--nvidia-smi", str(QA_SMI), "--nvcc", str(QA_NVCC), "--platform", "windows")
+    short, done = course_doctor(*args, lang=None), course_doctor(*args, "--verbose", lang=None)
+    assert done.returncode == short.returncode == 0, done.stderr
+    for out in (short.stdout, done.stdout):
+        assert not CJK.search(out), [line for line in out.splitlines() if CJK.search(line)]
+        assert out.startswith("Verdict: Native Windows has no GPU TensorFlow after 2.10: use WSL2")
     lines = done.stdout.splitlines()
-    assert lines[0] == "Described machine: native Windows, Python (not given)"
+    assert lines[1] == "Described machine: native Windows, Python (not given)"
     assert "      More: docs/troubleshooting.md#windows-no-gpu" in lines
     driver = "  [info] nvidia-driver: NVIDIA driver 512.77; it supports CUDA up to 11.6. GPU 0: NVIDIA GeForce ..."
     assert any(line.startswith(driver) for line in lines) and "      fix: Nothing to do." in lines
@@ -172,7 +176,7 @@ def test_the_report_translates_the_group_headings_and_the_json_keeps_their_names
     result = diagnose(Machine("linux", "3.11", live=True, checks=notes))
     report = result.report()
     assert "\n  WSL2：\n" in report and "\n  Jupyter 内核：\n" in report
-    assert report.splitlines()[0] == "这台机器：Linux，Python 3.11"
+    assert report.splitlines()[0].startswith("诊断：") and report.splitlines()[1] == "这台机器：Linux，Python 3.11"
     groups = {check["code"]: check["group"] for check in result.to_json()["checks"]}
     assert groups == {"wsl2-no-dxg": GROUP_WSL, "kernel-without-tensorflow": GROUP_KERNELS}
     assert (GROUP_WSL, GROUP_KERNELS) == ("WSL2", "Jupyter kernels")

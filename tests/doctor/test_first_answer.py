@@ -1,0 +1,355 @@
+"""The doctor's first answer is the one to follow (issue 38): the report starts with the verdict and the one install
+block and fits a screen, ``--verbose`` shows the rest; an empty or unreadable ``nvidia-smi`` capture is no driver and
+gets the CPU install; native Windows with an NVIDIA GPU leads with WSL2; every install command the doctor can print
+for a TensorFlow built against NumPy 1 pins ``numpy<2``."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+
+import pytest
+
+from course_utils.doctor import describe, diagnose
+from course_utils.doctor.log_rules import RULES
+from course_utils.doctor.logs import classify
+from course_utils.doctor.model import Machine, TensorFlowInfo, log_findings
+from course_utils.doctor.nvidia import parse_nvcc, parse_nvidia_smi
+from course_utils.doctor.recommend import platform_name
+from course_utils.doctor.routes import routes
+from course_utils.doctor.texts import Note
+from course_utils.doctor.versions import DATA_FILE, PLATFORMS, load, parse_version
+from course_utils.tools import doctor_cli
+
+from ..conftest import ROOT
+
+sys.path.insert(0, str(ROOT / "scripts"))
+import messages  # noqa: E402 - scripts/messages.py: the catalogues, every message the doctor can print
+
+NVIDIA = ROOT / "tests" / "fixtures" / "nvidia"
+TF_LOGS = ROOT / "tests" / "fixtures" / "tf_logs"
+RTX_3060 = NVIDIA / "smi_wsl2_546.80_cuda_err.txt"  # a real capture: RTX 3060 laptop GPU, WSL2, driver 546.80
+QA_SMI = NVIDIA / "smi_qa_post_windows_512.77_wddm.txt"  # native Windows, driver 512.77
+SCREEN = 15
+
+
+def cli(capsys, *args: str) -> tuple[int, str]:
+    """``course doctor ARGS``: the exit status and what it printed."""
+    status = doctor_cli.main(list(args))
+    return status, capsys.readouterr().out
+
+
+def gpu_tensorflow(name: str = "NVIDIA GeForce RTX 3060", cc: str = "8.6") -> TensorFlowInfo:
+    return TensorFlowInfo(True, "2.21.0", True, "12.5.1", "9", ["sm_60", "sm_70", "sm_80", "sm_89", "compute_90"],
+                          [{"name": name, "compute_capability": cc}])
+
+
+def live_rtx_3060(platform: str) -> Machine:
+    """An RTX 3060 machine as ``course doctor`` sees it on itself: TensorFlow uses the GPU, a CUDA toolkit is on PATH
+    (the nvcc finding alone used to be some 170 words), the live checks pass."""
+    checks = [Note("nvidia-libs-load", "the pip NVIDIA libraries load"),
+              Note("kernel-uses-this-environment", "the Jupyter kernel runs this environment")]
+    if platform == "wsl2":
+        checks.append(Note("wsl2-gpu-plumbing", "WSL2's GPU plumbing is in place"))
+    return Machine(platform, "3.12", smi=parse_nvidia_smi(RTX_3060.read_text(encoding="utf-8")),
+                   nvcc=parse_nvcc((NVIDIA / "nvcc_linux_12.6.txt").read_text(encoding="utf-8")),
+                   tensorflow=gpu_tensorflow(), live=True, checks=checks)
+
+
+# ----------------------------------------------------------------- the default report: one screen
+
+
+ONE_GPU = [
+    pytest.param(lambda: describe("wsl2", None, RTX_3060.read_text(encoding="utf-8")), id="rtx3060-capture-wsl2"),
+    pytest.param(lambda: describe("linux", "3.11", RTX_3060.read_text(encoding="utf-8")), id="rtx3060-capture-linux"),
+    pytest.param(lambda: live_rtx_3060("wsl2"), id="rtx3060-live-wsl2"),
+    pytest.param(lambda: live_rtx_3060("linux"), id="rtx3060-live-linux"),
+    *(pytest.param(lambda name=name, platform=platform: describe(platform, "3.12", (NVIDIA / name).read_text()),
+                   id=f"{name}-{platform}")
+      for name, platform in [("smi_wsl2_555.99_rtx4070.txt", "wsl2"), ("smi_linux_535.113.01_gtx1650.txt", "linux"),
+                             ("smi_linux_525.105.17_v100.txt", "linux"), ("smi_linux_550.135_tesla_p4.txt", "linux")]),
+]
+
+
+@pytest.mark.parametrize("machine", ONE_GPU)
+def test_a_one_gpu_machine_without_errors_gets_the_verdict_and_one_install_block_on_one_screen(machine):
+    result = diagnose(machine())
+    assert result.exit_code == 0 and len(result.machine.smi.gpus) == 1
+    lines = result.summary().splitlines()
+    assert len(lines) <= SCREEN, "\n".join(lines)
+    assert lines[0].startswith("Verdict: ") and lines[1] == "Install ({}): tensorflow[and-cuda]==2.21.*".format(
+        "WSL2" if result.machine.platform == "wsl2" else "Linux")
+    commands = result.recommendation.commands
+    assert lines[2:2 + len(commands)] == [f"    {command}" for command in commands]
+    assert sum(line.startswith("    ") for line in lines) == len(commands)  # one install block, no other
+    assert lines[-1] == "Result: no errors (exit status 0)"
+
+
+def test_the_live_rtx_3060_is_told_its_tensorflow_uses_the_gpu(capsys):
+    result = diagnose(live_rtx_3060("wsl2"))
+    assert result.summary().startswith("Verdict: TensorFlow 2.21.0 uses the GPU here (NVIDIA GeForce RTX 3060)")
+    verbose = result.report().splitlines()
+    assert len(verbose) > 2 * SCREEN  # what the default leaves out is there
+
+
+def test_the_command_line_prints_the_short_report_by_default_and_everything_with_verbose(capsys):
+    args = ("--nvidia-smi", str(RTX_3060), "--platform", "wsl2", "--nvcc", str(NVIDIA / "nvcc_linux_12.6.txt"))
+    status, short = cli(capsys, *args)
+    assert status == 0 and len(short.splitlines()) <= SCREEN
+    status, verbose = cli(capsys, *args, "--verbose")
+    assert status == 0 and verbose.startswith(short.splitlines()[0] + "\n")  # the same verdict first
+    for line in ("Described machine: WSL2, Python (not given)", "  NVIDIA driver: 546.80", "Install:", "Findings:",
+                 "  [info] nvcc-not-used: nvcc is the CUDA toolkit's compiler (12.6 here). A pip-installed TensorFlow "
+                 "never calls nvcc", "  note: TensorFlow with GPU on WSL2 needs Windows 10 19044"):
+        assert any(out.startswith(line) for out in verbose.splitlines()), line
+        assert not any(out.startswith(line) for out in short.splitlines()), line
+    status, json_default = cli(capsys, *args, "--json")
+    status, json_verbose = cli(capsys, *args, "--json", "--verbose")
+    assert json_default == json_verbose  # the JSON is the contract: --verbose changes nothing in it
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in NVIDIA.glob("smi_*.txt")))
+@pytest.mark.parametrize("platform", PLATFORMS)
+def test_the_short_report_loses_nothing_it_names_every_finding_and_shows_errors_in_full(name, platform):
+    result = diagnose(describe(platform, "3.11", (NVIDIA / name).read_bytes()))
+    short = result.summary()
+    lead = result.ordered_routes()[0]
+    assert all(f"    {command}" in short.splitlines() for command in lead.commands)
+    for f in result.findings:
+        assert f.code in short, f.code  # in full, or named in the --verbose line
+        if f.severity == "error":
+            assert f"  [error] {f.code}: {f.message}" in short and f"      fix: {f.fix}" in short
+    assert short.splitlines()[0] == f"Verdict: {result.verdict()}"
+    assert result.to_json()["answer"]["verdict"] == result.verdict()
+
+
+# ----------------------------------------------------------------- an empty or unreadable capture: no driver
+
+
+CAPTURES = {
+    "empty file": b"",
+    "white space only": b" \r\n\t\n  \n",
+    "a PowerShell file with nothing in it": b"\xff\xfe",
+    "binary junk": bytes(range(256)) * 10,
+    "not nvidia-smi at all": ("Привет 你好 \x00\x07 ☃ " * 50).encode("utf-8"),
+    "another text": b"Quelque chose d'autre\nsans tableau\n",
+}
+
+
+@pytest.mark.parametrize("platform", ["linux", "wsl2", "windows"])
+@pytest.mark.parametrize("what", sorted(CAPTURES))
+def test_an_empty_or_unreadable_capture_is_no_driver_and_gets_the_cpu_install(tmp_path, capsys, what, platform):
+    path = tmp_path / "smi.txt"
+    path.write_bytes(CAPTURES[what])
+    status, out = cli(capsys, "--nvidia-smi", str(path), "--platform", platform)
+    assert status == 0
+    lines = out.splitlines()
+    assert lines[0] == ("Verdict: No NVIDIA driver found: TensorFlow will use the CPU, and every notebook of this "
+                        "course runs there.")
+    assert lines[1] == f"Install ({platform_name(platform)}): tensorflow==2.21.*"
+    assert "and-cuda" not in out and "conda" not in out  # the CPU install, no GPU route
+    assert "  [warning] no-nvidia-driver: No NVIDIA driver was found: the " in out
+    assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f]", out)  # nothing of the junk reaches the terminal raw
+    status, raw = cli(capsys, "--nvidia-smi", str(path), "--platform", platform, "--json")
+    data = json.loads(raw)
+    assert data["tensorflow"] == "tensorflow==2.21.*" and data["recommended"]["gpu"] is False
+    missing = next(f for f in data["findings"] if f["code"] == "no-nvidia-driver")
+    assert missing["severity"] == "warning" and "nvidia-smi > smi.txt" in missing["fix"]
+    # nothing lost: what the capture was stays in the JSON and in the message
+    expected = "empty" if not CAPTURES[what].strip(b" \r\n\t\xff\xfe") else "unreadable"
+    assert data["nvidia_smi"]["status"] == expected
+    assert ("capture is empty" if expected == "empty" else "is not nvidia-smi output") in missing["message"]
+    if what == "another text":
+        assert "\"Quelque chose d'autre\"" in missing["message"]
+
+
+def test_a_capture_that_cannot_be_read_from_disk_is_still_a_clear_usage_error(tmp_path, capsys):
+    for path in (tmp_path / "absent.txt", tmp_path):
+        with pytest.raises(SystemExit) as stop:
+            doctor_cli.main(["--nvidia-smi", str(path)])
+        assert stop.value.code == 2 and f"cannot read {path}" in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------- native Windows with an NVIDIA GPU: WSL2 first
+
+
+@pytest.mark.parametrize("python", [None, "3.10", "3.11", "3.12"])
+@pytest.mark.parametrize("name", ["smi_qa_post_windows_512.77_wddm.txt", "smi_windows_517.48_2x_wddm_utf16le.txt",
+                                  "smi_windows_538.15_tcc_cut.txt"])
+def test_windows_with_an_nvidia_gpu_leads_with_wsl2_and_marks_native_2_10(name, python):
+    result = diagnose(describe("windows", python, (NVIDIA / name).read_bytes()))
+    wsl, native = result.ordered_routes()
+    assert (wsl.platform, wsl.tensorflow, native.platform) == ("wsl2", "tensorflow[and-cuda]==2.21.*", "windows")
+    assert native.tensorflow == "tensorflow<2.11" and not native.runs_course and wsl.runs_course
+    short = result.summary().splitlines()
+    assert short[0].startswith("Verdict: Native Windows has no GPU TensorFlow after 2.10: use WSL2")
+    assert short[1] == "Install (WSL2): tensorflow[and-cuda]==2.21.*"
+    assert not any(line.startswith("    conda") for line in short)  # one install block: WSL2's
+    fix = next(f.fix for f in result.findings if f.code == "windows-native-no-gpu-after-2.10")
+    assert fix.startswith("Use WSL2") and fix.index("WSL2") < fix.index("conda")
+    assert "the course's notebooks (Keras 3) do not run there" in fix and '"tensorflow<2.11" "numpy<2"' in fix
+    report = result.report().splitlines()
+    assert report[report.index("Install:") + 1] == "WSL2: tensorflow[and-cuda]==2.21.*"
+    assert report[report.index("Or:") + 1] == ("native Windows: tensorflow<2.11 (the course's notebooks do not run "
+                                               "on this route: TF 2.10 comes with Keras 2)")
+    assert report.index("Install:") < report.index("Or:")
+    data = result.to_json()
+    assert data["answer"]["platform"] == "wsl2" and data["answer"]["install"] == wsl.commands
+    # the contract keeps its content: native Windows' own answer, WSL2 as its alternative
+    assert data["tensorflow"] == "tensorflow<2.11" and data["alternatives"][0]["platform"] == "wsl2"
+    assert data["recommended"]["runs_course_notebooks"] is False
+    assert data["alternatives"][0]["runs_course_notebooks"] is True
+
+
+@pytest.mark.parametrize("name, cc, code", [("NVIDIA GeForce GTX 960", "5.2", "gpu-too-old"),
+                                            ("NVIDIA GeForce RTX 5090", "12.0", "gpu-known-failure")])
+def test_on_windows_the_short_report_warns_about_what_wsl2_cannot_do_with_the_gpu(name, cc, code):
+    """The WSL2 route's own warnings are shown with it; native Windows' Python and Keras notes give way to them."""
+    result = diagnose(describe("windows", "3.11", f"name, compute_cap, driver_version\n{name}, {cc}, 575.57.08\n"))
+    short = result.summary()
+    assert short.splitlines()[0].endswith("Read the warning about this GPU below.")
+    assert f"  [warning] {code}: {name} has compute capability {cc}" in short
+    assert "  [warning] python-unsupported:" not in short and "python-unsupported" in result.codes()  # TF 2.10's
+    assert "python-unsupported" in short.splitlines()[-2]  # named in the --verbose line: nothing dropped silently
+
+
+def test_the_qa_machine_is_told_to_update_its_driver_for_wsl2_first():
+    verdict = diagnose(describe("windows", None, QA_SMI.read_text(encoding="utf-8"))).verdict()
+    assert verdict.endswith("First update the Windows NVIDIA driver to >= 528.33 (yours is 512.77).")
+
+
+def test_a_cpu_only_tensorflow_on_windows_next_to_a_gpu_is_sent_to_wsl2_not_to_tf_2_10():
+    tf = TensorFlowInfo(True, "2.21.0", built_with_cuda=False)
+    result = diagnose(describe("windows", "3.12", QA_SMI.read_text(encoding="utf-8"), tensorflow=tf))
+    cpu_only = next(f for f in result.findings if f.code == "cpu-only-build")
+    assert cpu_only.fix.startswith("On native Windows no TensorFlow after 2.10 uses the GPU: do this in WSL2.")
+    assert "tensorflow[and-cuda]==2.21.*" in cpu_only.fix and "conda" not in cpu_only.fix
+    assert result.summary().splitlines()[0].endswith("Fix the errors below first.")
+
+
+def test_elsewhere_the_recommendation_leads_and_a_keras_2_route_is_marked():
+    linux = diagnose(describe("linux", "3.8"))
+    assert linux.ordered_routes()[0] is linux.recommendation and linux.recommendation.tensorflow == "tensorflow==2.13.*"
+    assert "(the course's notebooks do not run on this route: TF 2.13 comes with Keras 2)" in linux.summary()
+    macos = diagnose(describe("macos", "3.12"))
+    assert [r.route for r in macos.ordered_routes()] == [None, "Apple silicon, Metal GPU", "Intel Mac"]
+    assert all(r.runs_course for r in macos.ordered_routes())
+
+
+# ----------------------------------------------------------------- every fix is complete: numpy<2 with an old TF
+
+
+PIP = re.compile(r"pip install((?:[ \t]+(?:\"[^\"\n]*\"|'[^'\n]*'|[^\s`;&|()（）\"'，。]+))+)")
+TOKEN = re.compile(r"\"([^\"]*)\"|'([^']*)'|(\S+)")
+TENSORFLOW = re.compile(r"^tensorflow(?:-cpu|-gpu)?(?:\[[^\]]*\])?(?P<spec>(?:[<>=!~]=?[^,\s]*,?)*)$")
+
+
+def newest_allowed(spec: str) -> tuple[int, ...] | None:
+    """The newest TensorFlow minor a requirement's specifier lets pip install; None without an upper bound."""
+    newest = None
+    for part in filter(None, spec.split(",")):
+        operator, version = re.match(r"([<>=!~]=?)(.*)", part).groups()
+        found = parse_version(version.rstrip(".*"))
+        if found is None or operator in (">", ">=", "!="):
+            continue
+        found = found[:2] if len(found) >= 2 else (found[0], 0)
+        if operator == "<":  # "<2.11" and "<2.11.0": the newest is 2.10
+            found = (found[0], found[1] - 1)
+        newest = found if newest is None else min(newest, found)
+    return newest
+
+
+def unpinned(text: str) -> list[str]:
+    """Each ``pip install`` in ``text`` that installs a TensorFlow which needs ``"numpy<2"`` (rule 'numpy-2': the
+    releases that do not cap NumPy themselves), without it."""
+    found = []
+    for match in PIP.finditer(text):
+        tokens = ["".join(groups) for groups in TOKEN.findall(match.group(1))]
+        pinned = any(re.fullmatch(r"numpy\s*<\s*2(?:\.0)*", token) for token in tokens)
+        for token in tokens:
+            requirement = TENSORFLOW.match(token)
+            newest = newest_allowed(requirement.group("spec")) if requirement else None
+            if newest is not None and load().numpy_pin_needed(".".join(map(str, newest))) and not pinned:
+                found.append(match.group(0))
+    return found
+
+
+def test_the_pin_check_catches_an_unpinned_old_tensorflow():
+    assert unpinned('then `pip install "tensorflow<2.11"`), or') == ['pip install "tensorflow<2.11"']
+    assert unpinned("pip install tensorflow==2.10.* --upgrade") == ["pip install tensorflow==2.10.* --upgrade"]
+    assert unpinned('pip install "tensorflow-gpu<=2.10"') == ['pip install "tensorflow-gpu<=2.10"']
+    assert unpinned('pip install "tensorflow<2.11" "numpy<2"') == []
+    assert unpinned('pip install "tensorflow[and-cuda]"; pip install "tensorflow==2.21.*"') == []
+    assert unpinned('pip install "tensorflow==2.13.*"') == []  # 2.12-2.17 cap NumPy themselves
+    assert unpinned('pip install "tensorflow-metal==1.2.*" "tensorflow=={minor}.*"') == []
+
+
+def catalogue_texts() -> list[str]:
+    """Every message of the doctor, in English and in Chinese: the rules tables, the log rules, the live checks'
+    fixes, every sentence a finding or a note is built from."""
+    return [text for m in messages.load("zh_CN", "doctor") if m.id for text in (m.id, m.string)]
+
+
+def table_texts(node=None) -> list[str]:
+    """Every string of versions.json, the translations too."""
+    node = json.loads(DATA_FILE.read_text(encoding="utf-8")) if node is None else node
+    if isinstance(node, dict):
+        return [text for value in node.values() for text in table_texts(value)]
+    if isinstance(node, list):
+        return [text for value in node for text in table_texts(value)]
+    return [node] if isinstance(node, str) else []
+
+
+def routes_texts() -> list[str]:
+    """Every route recommend() and routes() give, for every platform, Python, driver and kind of GPU: commands,
+    fallbacks and notes."""
+    texts = []
+    drivers = [None, "340.1", "418.67", "452.39", "470.256.02", "512.77", "525.60.13", "528.33", "535.113.01", "560.94"]
+    for platform in PLATFORMS:
+        for python in [None, "3.6", "3.7", "3.8", "3.9", "3.10", "3.11", "3.12", "3.13", "3.14"]:
+            for driver in drivers:
+                for gpu in [None, False, "NVIDIA GeForce GTX 960", "NVIDIA H100 80GB HBM3", "NVIDIA GeForce RTX 5090"]:
+                    for rec in routes(platform, python, driver, gpu):
+                        texts += [*rec.commands, rec.text(), rec.fallback_install or ""]
+    return texts
+
+
+def diagnosis_texts() -> list[str]:
+    """What the doctor prints for every real capture on every platform (both reports and the JSON), and for the logs
+    (each log rule's fix with a GPU)."""
+    texts = []
+    for path in sorted(NVIDIA.glob("smi_*.txt")):
+        for platform in PLATFORMS:
+            for python in (None, "3.8", "3.11"):
+                result = diagnose(describe(platform, python, path.read_bytes(),
+                                           (NVIDIA / "nvcc_qa_post_windows_11.7.txt").read_text()))
+                texts += [result.summary(), result.report(), json.dumps(result.to_json(), ensure_ascii=False)]
+    for path in sorted(TF_LOGS.glob("*.txt")):
+        report = classify(path.read_text(encoding="utf-8"), gpu=True)
+        texts += [report.text(), *(f.fix for f in log_findings(report))]
+    texts += [f"{rule.meaning} {rule.fix}" for rule in RULES]
+    return texts
+
+
+@pytest.mark.parametrize("source", [catalogue_texts, table_texts, routes_texts, diagnosis_texts])
+def test_every_install_of_a_tensorflow_built_for_numpy_1_pins_numpy(source):
+    texts = source()
+    assert texts and any("pip install" in text for text in texts)
+    found = sorted({command for text in texts for command in unpinned(text)})
+    assert found == [], found
+
+
+def test_a_windows_log_missing_cudart64_110_gets_a_complete_fix(capsys, tmp_path):
+    log = tmp_path / "log.txt"
+    log.write_text("2023-01-01 12:00:00.0: W tensorflow/stream_executor/platform/default/dso_loader.cc:64] Could not "
+                   "load dynamic library 'cudart64_110.dll'; dlerror: cudart64_110.dll not found\n", encoding="utf-8")
+    status, out = cli(capsys, "--log", str(log), "--gpu")
+    assert status == 1 and 'pip install "tensorflow<2.11" "numpy<2"' in out and unpinned(out) == []
+    assert out.index("WSL2") < out.index("conda install")
+
+
+def test_off_windows_the_json_answer_is_the_recommendation():
+    data = diagnose(describe("linux", "3.11", RTX_3060.read_text(encoding="utf-8"))).to_json()
+    assert data["answer"]["install"] == data["recommended_install"]
+    assert data["answer"]["tensorflow"] == data["tensorflow"] == "tensorflow[and-cuda]==2.21.*"
