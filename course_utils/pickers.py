@@ -6,7 +6,7 @@ not in the notebook, so tests can set the values and click the button::
 
     picker = InstallPicker(platform="windows", python="3.10", driver="512.77")
     picker.click()
-    picker.recommendations[0].tensorflow   # 'tensorflow<2.11'
+    picker.recommendations[0].tensorflow   # 'tensorflow[and-cuda]==2.21.*' (WSL2 first)
 
 The picker checks its starting values (the notebook's ``PLATFORM`` and ``PYTHON`` parameters) and
 names the parameter in a ``ParameterError``. ``timeline(table)`` draws the version table as the
@@ -21,7 +21,7 @@ from typing import Any
 from course_utils.core.errors import ParameterError
 from course_utils.core.i18n import N_, translator
 from course_utils.doctor.recommend import PLATFORM_NAMES, Recommendation
-from course_utils.doctor.routes import routes
+from course_utils.doctor.routes import in_order, routes
 from course_utils.doctor.versions import parse_version
 
 _ = translator("course")
@@ -43,15 +43,17 @@ def check_inputs(platform: object, python: object, names: tuple[str, str] = ("PL
 
 
 def render(recommendations: list[Recommendation]) -> str:
-    """The recommendations as a small HTML block: requirement, commands, notes (their text, the code as data-code)."""
+    """The recommendations as a small HTML block: requirement (and the mark of a route the course's notebooks do not
+    run on), commands, notes (their text, the code as data-code)."""
     parts = []
     for n, rec in enumerate(recommendations):
         title = _("Install") if n == 0 else _("Or")
         commands = html.escape("\n".join(rec.commands))
         notes = "".join(f'<li data-code="{html.escape(note.code)}">{html.escape(note.text)}</li>' for note in rec.notes)
         where, requirement = html.escape(rec.title()), html.escape(rec.tensorflow)
+        mark = f" ({html.escape(rec.mark())})" if rec.mark() else ""  # a route the course's notebooks do not run on
         parts.append(
-            f"<h4>{title} - {where}: <code>{requirement}</code></h4><pre>{commands}</pre>"
+            f"<h4>{title} - {where}: <code>{requirement}</code>{mark}</h4><pre>{commands}</pre>"
             + (f"<ul>{notes}</ul>" if notes else "")
         )
     return "\n".join(parts)
@@ -88,7 +90,7 @@ class InstallPicker:
     def _update(self, _button=None) -> None:
         driver = self.driver.value.strip() or None
         try:
-            self.recommendations = routes(self.platform.value, self.python.value, driver)
+            self.recommendations = in_order(routes(self.platform.value, self.python.value, driver))
             self.result.value = render(self.recommendations)
         except Exception as error:  # noqa: BLE001 - a widget callback must show the problem, not die silently
             self.recommendations = []

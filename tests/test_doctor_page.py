@@ -216,7 +216,12 @@ def test_the_page_answers_every_capture_as_course_doctor_does(built_site: Path, 
             check.ask(pasted, decode_text(nvcc.read_bytes()) if nvcc else "", platform, python)
             if check.json() != cli_json(*arguments(smi, nvcc, platform, python)):
                 differ.append(f"{smi.name} + {nvcc and nvcc.name} ({platform or 'guessed'}, {python or 'no'} Python)")
-            if smi == QA_SMI:
+            if smi == QA_SMI:  # the verdict first, then WSL2's install; native Windows after it, marked
+                verdict = check.page.locator(".course-doctor-verdict").text_content()
+                assert verdict.startswith("Native Windows has no GPU TensorFlow after 2.10: use WSL2"), verdict
+                first = check.page.locator(".course-doctor-install p").first.text_content()
+                assert first.startswith("WSL2: tensorflow[and-cuda]==2.21.*"), first
+                assert "comes with Keras 2" in check.page.locator(".course-doctor-alternatives").text_content()
                 check.screenshot("site_check_qa_post.png")
         assert not differ, "the page's JSON is not course doctor's for: " + "; ".join(differ)
         # the answer's links lead to entries of the troubleshooting page

@@ -18,6 +18,7 @@ from course_utils.doctor.gpus import QUERY_COMMAND, build_targets, covered_by_bu
 from course_utils.doctor.logs import LogReport, classify
 from course_utils.doctor.nvidia import Gpu, NvccReport, SmiReport
 from course_utils.doctor.recommend import Recommendation, platform_name
+from course_utils.doctor.routes import in_order
 from course_utils.doctor.texts import N_, Note, join, sentence
 from course_utils.doctor.troubleshooting import links, more_line
 from course_utils.doctor.versions import load
@@ -198,15 +199,6 @@ def log_hints(log: str, gpu: bool | None = None) -> list[str]:
     return [e.message for e in report.entries if e.verdict in ("problem", "depends")][:8]
 
 
-def in_order(routes: list[Recommendation]) -> list[Recommendation]:
-    """A platform's routes (``routes.routes``) in the order the doctor shows them, the one to follow first: on native
-    Windows with an NVIDIA GPU, WSL2 (the course's TensorFlow on the GPU) before native Windows' TF 2.10, on which the
-    course's notebooks do not run; elsewhere as they are."""
-    if routes[0].platform == "windows" and routes[0].gpu:
-        return sorted(routes, key=lambda rec: rec.platform != "wsl2")
-    return list(routes)
-
-
 @dataclass
 class Diagnosis:
     machine: Machine
@@ -266,13 +258,14 @@ class Diagnosis:
         return join(text, _("Fix the errors below first.")) if errors else text
 
     def to_json(self) -> dict[str, Any]:
-        """The CLI's JSON: driver_version, driver_cuda, toolkit_cuda, gpus, tensorflow,
-        recommended_install and findings (the contract), plus details (recommendations' notes as
-        ``{"code", "text"}`` objects) and ``answer``: the report's verdict and the install it shows first. The keys,
-        codes and groups are the same in every language; the sentences (messages, fixes, note texts, problems, the
-        verdict) and the ``see`` links follow the language now."""
+        """The CLI's JSON: driver_version, driver_cuda, toolkit_cuda, gpus, tensorflow, recommended_install and
+        findings (the contract), plus details (recommendations' notes as ``{"code", "text"}`` objects) and ``answer``:
+        the report's verdict and the install it shows first. The routes follow the report's order (``in_order``):
+        ``tensorflow``, ``recommended_install`` and ``recommended`` are the route to follow first. The keys, codes and
+        groups are the same in every language; the sentences (messages, fixes, note texts, problems, the verdict) and
+        the ``see`` links follow the language now."""
         smi, nvcc, m = self.machine.smi, self.machine.nvcc, self.machine
-        lead = self.ordered_routes()[0]
+        lead, *others = self.ordered_routes()
         return {
             "driver_version": smi.driver_version if smi else None,
             "driver_cuda": smi.driver_cuda if smi else None,
@@ -288,8 +281,8 @@ class Diagnosis:
                 }
                 for g in (smi.gpus if smi else [])
             ],
-            "tensorflow": self.recommendation.tensorflow,
-            "recommended_install": list(self.recommendation.commands),
+            "tensorflow": lead.tensorflow,
+            "recommended_install": list(lead.commands),
             "findings": [f.to_dict() for f in self.findings],
             "answer": {
                 "verdict": self.verdict(),
@@ -301,8 +294,8 @@ class Diagnosis:
             "platform": m.platform,
             "python": m.python,
             "machine": "this machine" if m.live else "described",
-            "recommended": self.recommendation.to_dict(),
-            "alternatives": [a.to_dict() for a in self.alternatives],
+            "recommended": lead.to_dict(),
+            "alternatives": [a.to_dict() for a in others],
             "nvidia_smi": None
             if smi is None
             else {

@@ -330,12 +330,25 @@ def _query_header(line: str) -> list[str] | None:
     return None
 
 
+def _unlabelled_rows(lines: list[str]) -> bool:
+    """True for ``--query-gpu ... --format=csv,noheader`` rows of fields other than the doctor's: every line the
+    same number (two or more) of comma-separated values, none of them a name with a compute capability and a driver."""
+    counts = {len(next(csv.reader([line], skipinitialspace=True))) for line in lines}
+    numbers = all(re.search(r"\d", line) for line in lines)  # nvidia-smi's rows always hold an index, MiB, %, ...
+    return len(counts) == 1 and counts != {1} and numbers and not any(_QUERY_ROW.match(line) for line in lines)
+
+
 def _parse_query(text: str) -> SmiReport | None:
     """``nvidia-smi --query-gpu=... --format=csv`` as the whole text: with a header naming the fields, or without
     one in the order the doctor asks for (name, compute_cap, driver_version). None if the text is not that."""
     lines = [line for line in text.splitlines() if line.strip()]
     fields = _query_header(lines[0]) if lines else None
     if fields is None:
+        if lines and _unlabelled_rows(lines):  # a driver answered, but which value is which is not written
+            return SmiReport("ok", problems=[_(
+                "it is --query-gpu output without a header, so the doctor cannot tell which value is which; give it "
+                "`nvidia-smi --query-gpu=name,compute_cap,driver_version --format=csv` or the plain `nvidia-smi` "
+                "table")])
         if not lines or not all(_QUERY_ROW.match(line) for line in lines):
             return None
         fields = ["name", "compute_cap", "driver_version"]

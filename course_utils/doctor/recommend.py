@@ -111,6 +111,7 @@ class Recommendation:
             "fallback_install": self.fallback_install,
             "generation": None if self.generation is None else self.generation.to_dict(),
             "runs_course_notebooks": self.runs_course,
+            "mark": self.mark(),  # what the report writes next to such a route (None where the notebooks run)
             "notes": [note.to_dict() for note in self.notes],
         }
 

@@ -2,7 +2,8 @@
 to native Windows; Apple's Metal plugin and the Intel-Mac line next to macOS.
 
 Apart from ``recommend`` because an alternative is a whole recommendation of its own, built from the same notes and
-commands; the doctor's diagnosis and notebook 01's picker ask this module.
+commands; the doctor's diagnosis and notebook 01's picker ask this module. ``in_order`` puts the route to follow
+first (WSL2 before native Windows' TF 2.10).
 """
 
 from __future__ import annotations
@@ -87,3 +88,12 @@ def _intel_mac(asked: str | None) -> Recommendation:
     commands = [*venv("macos", python), pip_upgrade("macos"), pip_install(requirement, build.minor), VERIFY]
     notes += build_notes(build.minor)
     return Recommendation("macos", requirement, commands, build, python, False, route=INTEL_MAC_ROUTE, notes=notes)
+
+
+def in_order(routes: list[Recommendation]) -> list[Recommendation]:
+    """A platform's routes (``routes``) in the order the doctor, its JSON and notebook 01's picker show them, the
+    one to follow first: on native Windows with an NVIDIA GPU, WSL2 (the course's TensorFlow on the GPU) before native
+    Windows' TF 2.10, on which the course's notebooks do not run; elsewhere as they are."""
+    if routes[0].platform == "windows" and routes[0].gpu:
+        return sorted(routes, key=lambda rec: rec.platform != "wsl2")
+    return list(routes)

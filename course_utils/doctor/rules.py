@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from course_utils.core.i18n import translator
 from course_utils.doctor.commands import pip_install
-from course_utils.doctor.model import Diagnosis, Finding, Machine, check_findings, in_order, note_findings
+from course_utils.doctor.model import Diagnosis, Finding, Machine, check_findings, note_findings
 from course_utils.doctor.nvidia import SmiReport
 from course_utils.doctor.probes import probe
 from course_utils.doctor.recommend import Recommendation, platform_name, recommend
-from course_utils.doctor.routes import routes
+from course_utils.doctor.routes import in_order, routes
 from course_utils.doctor.rules_tensorflow import tensorflow_findings
 from course_utils.doctor.texts import join
 from course_utils.doctor.versions import load, parse_version

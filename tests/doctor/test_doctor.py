@@ -307,7 +307,7 @@ def test_json_notes_are_objects_with_code_and_text(capsys):
     recs = [data["recommended"], *data["alternatives"]]
     notes = [n for rec in recs for n in rec["notes"]]
     assert notes and all(set(n) == {"code", "text"} and n["code"] in NOTE_CODES and n["text"] for n in notes)
-    assert "no-gpu-build-for-python" in [n["code"] for n in data["recommended"]["notes"]]
+    assert "no-gpu-build-for-python" in [n["code"] for n in data["alternatives"][0]["notes"]]  # native Windows, second
     assert "python-unsupported" in {f["code"] for f in data["findings"]}
 
 
@@ -358,14 +358,14 @@ def test_cli_qa_post_json_contract():
             "generation": {"compute_capability": None, "from": None, "family": None},  # "GeForce ..." is cut
         }
     ]
-    assert data["tensorflow"] == "tensorflow<2.11"
-    assert 'pip install "tensorflow<2.11" "numpy<2"' in data["recommended_install"]
+    assert data["tensorflow"] == "tensorflow[and-cuda]==2.21.*"  # WSL2 first, the route the course runs on
+    assert data["alternatives"][0]["tensorflow"] == "tensorflow<2.11"
+    assert 'pip install "tensorflow<2.11" "numpy<2"' in data["alternatives"][0]["recommended_install"]
     codes = {f["code"] for f in data["findings"]}
     assert {"windows-native-no-gpu-after-2.10", "toolkit-newer-than-driver", "nvcc-not-used"} <= codes
-    assert data["alternatives"][0]["tensorflow"] == "tensorflow[and-cuda]==2.21.*"
     notes = data["recommended"]["notes"] + data["alternatives"][0]["notes"]
     assert notes and all(set(n) == {"code", "text"} for n in notes)
-    assert "wsl2" in [n["code"] for n in data["alternatives"][0]["notes"]]
+    assert "wsl2" in [n["code"] for n in data["recommended"]["notes"]]
 
 
 def test_cli_exit_status_1_on_an_error_finding():

@@ -164,6 +164,23 @@ def test_an_empty_or_unreadable_capture_is_no_driver_and_gets_the_cpu_install(tm
         assert "\"Quelque chose d'autre\"" in missing["message"]
 
 
+@pytest.mark.parametrize("name", ["query_gpustat_8x_titanx.csv", "query_i3pystatus_na.csv"])
+def test_query_rows_without_a_header_are_a_driver_that_answered_not_no_driver(capsys, name):
+    # nvidia-smi printed these rows, so a driver answered: the GPU route, and what to give the doctor instead
+    assert not parse_nvidia_smi((NVIDIA / name).read_bytes()).no_driver_found
+    status, out = cli(capsys, "--nvidia-smi", str(NVIDIA / name), "--platform", "linux", "--python", "3.11")
+    assert status == 0 and "No NVIDIA driver" not in out
+    assert out.splitlines()[1] == "Install (Linux): tensorflow[and-cuda]==2.21.*"
+    assert "nvidia-smi-partly-read" in out and "without a header" in out
+    assert "--query-gpu=name,compute_cap,driver_version --format=csv" in out
+
+
+def test_a_csv_with_no_numbers_is_not_taken_for_nvidia_smi_rows(tmp_path):
+    path = tmp_path / "smi.txt"
+    path.write_text("name, colour\nkiwi, green\n")
+    assert parse_nvidia_smi(path.read_bytes()).no_driver_found
+
+
 def test_a_capture_that_cannot_be_read_from_disk_is_still_a_clear_usage_error(tmp_path, capsys):
     for path in (tmp_path / "absent.txt", tmp_path):
         with pytest.raises(SystemExit) as stop:
@@ -196,10 +213,11 @@ def test_windows_with_an_nvidia_gpu_leads_with_wsl2_and_marks_native_2_10(name, 
     assert report.index("Install:") < report.index("Or:")
     data = result.to_json()
     assert data["answer"]["platform"] == "wsl2" and data["answer"]["install"] == wsl.commands
-    # the contract keeps its content: native Windows' own answer, WSL2 as its alternative
-    assert data["tensorflow"] == "tensorflow<2.11" and data["alternatives"][0]["platform"] == "wsl2"
-    assert data["recommended"]["runs_course_notebooks"] is False
-    assert data["alternatives"][0]["runs_course_notebooks"] is True
+    # the contract follows the same order: WSL2 recommended (what the website page shows first), native Windows after
+    assert data["tensorflow"] == "tensorflow[and-cuda]==2.21.*" and data["recommended_install"] == wsl.commands
+    assert data["recommended"]["platform"] == "wsl2" and data["recommended"]["runs_course_notebooks"] is True
+    assert data["alternatives"][0]["platform"] == "windows"
+    assert data["alternatives"][0]["runs_course_notebooks"] is False
 
 
 @pytest.mark.parametrize("name, cc, code", [("NVIDIA GeForce GTX 960", "5.2", "gpu-too-old"),

@@ -315,7 +315,7 @@ def collect(
     record["folders"] = folders_info()
     record["doctor"] = {
         "findings": [f.to_dict() for f in diagnosis.findings],
-        "recommended_install": list(diagnosis.recommendation.commands),
+        "recommended_install": list(diagnosis.ordered_routes()[0].commands),
     }
     record["problems"] = find_problems(record)
     return record

@@ -82,7 +82,8 @@
   function recommendation(rec) {
     const name = words.platforms[rec.platform] || rec.platform;
     return [
-      el("p", {}, el("strong", {}, name + ": "), el("code", {}, rec.tensorflow)),
+      el("p", {}, el("strong", {}, name + ": "), el("code", {}, rec.tensorflow),
+        rec.mark ? el("span", { class: "course-doctor-mark" }, " (" + rec.mark + ")") : null),
       commands(rec.recommended_install || []),
       el("ul", {}, (rec.notes || []).map((note) => el("li", {}, inline(note.text), more(note.code)))),
     ];
@@ -142,10 +143,13 @@
       const count = (severity) => data.findings.filter((f) => f.severity === severity).length;
       const errors = count("error");
       parts.push(
+        el("p", { class: "course-doctor-verdict" }, el("strong", {}, data.answer.verdict)),
         el("h3", {}, words.machine), machine(data),
         el("p", { class: "course-doctor-result", "data-errors": errors },
           fill(errors ? words.result_errors : words.result_ok, { count: errors, warnings: count("warning") })),
-        data.recommended ? [el("h3", {}, words.install), recommendation(data.recommended)] : null,
+        data.recommended
+          ? [el("h3", {}, words.install), el("div", { class: "course-doctor-install" }, recommendation(data.recommended))]
+          : null,
         data.alternatives && data.alternatives.length
           ? el("details", { class: "course-doctor-alternatives" }, el("summary", {}, words.alternatives),
             data.alternatives.map(recommendation))
