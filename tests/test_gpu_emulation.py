@@ -254,9 +254,8 @@ class StandInKeras:
             def compile(self, **kwargs) -> None:
                 self.compiled = kwargs
 
-            def fit(self, x, y, *, epochs, batch_size, validation_split, verbose, callbacks):
-                split = int(np.floor(len(x) * (1 - validation_split)))
-                steps, val_steps = -(-split // batch_size), -(-(len(x) - split) // batch_size)
+            def fit(self, x, *, epochs, validation_data, verbose, callbacks):  # x: batches (a PyDataset)
+                steps, val_steps = len(x), len(validation_data)
                 for callback in callbacks:
                     callback.on_train_begin()
                 for epoch in range(epochs):
@@ -271,6 +270,8 @@ class StandInKeras:
                     for _ in range(val_steps):
                         keras.queue(STEP_S / 3)
                     keras.gpu.sync_devices()  # the epoch's metrics are read as numbers: that waits for the GPU
+                    for callback in callbacks:
+                        callback.on_epoch_end(epoch, {"val_accuracy": 0.9})
                 return SimpleNamespace(history={"val_accuracy": [0.9] * epochs})
 
             def __call__(self, x):
@@ -285,7 +286,7 @@ class StandInKeras:
         keras = SimpleNamespace(
             callbacks=SimpleNamespace(Callback=object), Sequential=self.model, Input=lambda shape: None,
             layers=SimpleNamespace(Dense=lambda units, activation=None: None),
-            utils=SimpleNamespace(set_random_seed=lambda seed: None))
+            utils=SimpleNamespace(set_random_seed=lambda seed: None, PyDataset=object))
         tf = SimpleNamespace(device=self.device,
                              test=SimpleNamespace(experimental=SimpleNamespace(sync_devices=self.gpu.sync_devices)))
         return keras, tf

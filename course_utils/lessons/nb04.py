@@ -139,8 +139,8 @@ def check_memory(answer: Any) -> Feedback:
         problems.append(_("`fits`: about 1,900 MB of data, plus what this process already holds with TensorFlow "
                           "(printed in section 1), is more than 2 GB."))
     right = _("Right. The data alone is about 1,900 MB, and TensorFlow needs several hundred MB more: the post's "
-              "code does not fit in 2 GB. In float32, one variant at a time as section 2 builds them, the data is "
-              "376 MB.")
+              "code does not fit in 2 GB. In float32, one variant at a time, the data would be 376 MB; section 2 "
+              "builds each batch when fit asks for it, 0.8 MB at a time.")
     return feedback(MEMORY, problems, right=right)
 
 

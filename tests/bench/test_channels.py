@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import ast
+import math
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
-from course_utils.tools.bench.channels import book_arrays, float32_array, train_noise_vs_zeros
+from course_utils.tools.bench.channels import batch_bounds, book_arrays, float32_batch, train_noise_vs_zeros
 
 from ..conftest import NOTEBOOKS
 from ..test_notebooks import code_cells, load, source
@@ -22,40 +24,65 @@ def numbered_images(n: int) -> np.ndarray:
     return images
 
 
-def test_the_course_way_is_notebook_04s_float32_array():
+def test_the_course_way_is_a_float32_batch_of_pixels_then_extra_channels():
     images = numbered_images(100)
-    noise = float32_array(images, "noise", seed=3)
-    assert noise.dtype == np.float32 and noise.shape == (100, FEATURES)
-    np.testing.assert_allclose(noise[:, :784], images.reshape(100, 784) / 255.0, rtol=1e-6)
+    noise = float32_batch(images, "noise", 10, 60, seed=3)
+    assert noise.dtype == np.float32 and noise.shape == (50, FEATURES)
+    np.testing.assert_allclose(noise[:, :784], images[10:60].reshape(50, 784) / 255.0, rtol=1e-6)
     assert 0.0 <= noise[:, 784:].min() and noise[:, 784:].max() < 1.0 and abs(noise[:, 784:].mean() - 0.5) < 0.05
-    np.testing.assert_array_equal(noise, float32_array(images, "noise", seed=3))  # the same seed, the same noise
-    assert not np.allclose(noise[:, 784:], float32_array(images, "noise", seed=4)[:, 784:])
-    zeros = float32_array(images, "zeros")
+    # fixed noise: the same batch has the same noise each time it is built (every epoch), another seed other noise
+    np.testing.assert_array_equal(noise, float32_batch(images, "noise", 10, 60, seed=3))
+    assert not np.allclose(noise[:, 784:], float32_batch(images, "noise", 10, 60, seed=4)[:, 784:])
+    assert not np.allclose(noise[:40, 784:], float32_batch(images, "noise", 60, 100, seed=3)[:, 784:])
+    zeros = float32_batch(images, "zeros", 10, 60)
     assert not zeros[:, 784:].any()
     np.testing.assert_array_equal(zeros[:, :784], noise[:, :784])
 
 
-def notebook_recipe():
-    """Notebook 04's own ``with_extra_channels``, taken from its code cell."""
+def test_the_batches_cover_each_image_once_in_order():
+    assert batch_bounds(0, 300) == [(0, 128), (128, 256), (256, 300)]
+    assert batch_bounds(240, 300) == [(240, 300)] and batch_bounds(0, 256) == [(0, 128), (128, 256)]
+    assert batch_bounds(5, 5) == []
+
+
+def notebook_recipe() -> str:
+    """Notebook 04's own ``WithExtraChannels``, taken from its code cell."""
     path = next(p for p in NOTEBOOKS if p.name.startswith("04_"))
-    cell = next(source(c) for c in code_cells(load(path)) if "def with_extra_channels(" in source(c))
-    [function] = [n for n in ast.parse(cell).body if getattr(n, "name", None) == "with_extra_channels"]
-    return ast.get_source_segment(cell, function)
+    cell = next(source(c) for c in code_cells(load(path)) if "class WithExtraChannels(" in source(c))
+    [recipe] = [n for n in ast.parse(cell).body if getattr(n, "name", None) == "WithExtraChannels"]
+    return ast.get_source_segment(cell, recipe)
+
+
+class StandInPyDataset:
+    """``keras.utils.PyDataset`` as the notebook's class uses it: ``super().__init__()``, then ``len`` and ``[i]``."""
+
+    def __init__(self, **kwargs) -> None:
+        assert not kwargs
 
 
 @pytest.mark.parametrize("kind", ["noise", "zeros"])
-def test_the_benchmark_builds_what_notebook_04_builds(kind):
-    images = numbered_images(50)
-    namespace = {"np": np, "n": len(images), "train_images": images, "SEED": 7}
-    exec(notebook_recipe(), namespace)
-    np.testing.assert_array_equal(float32_array(images, kind, seed=7), namespace["with_extra_channels"](kind))
+@pytest.mark.parametrize("n", [50, 300, 1000])
+def test_the_benchmark_builds_what_notebook_04_builds(kind, n):
+    images, labels = numbered_images(n), np.arange(n) % 10
+    namespace = {"np": np, "math": math, "keras": SimpleNamespace(utils=SimpleNamespace(PyDataset=StandInPyDataset)),
+                 "train_images": images, "train_labels": labels, "SEED": 7, "BATCH_SIZE": 128}
+    exec(notebook_recipe(), namespace)  # noqa: S102 - the notebook's own class
+    split = math.floor(n * 0.8)
+    for first, end in ((0, split), (split, n)):  # what it trains on, then what it validates on
+        batches = namespace["WithExtraChannels"](kind, first, end)
+        assert len(batches) == len(batch_bounds(first, end))
+        for i, (start, stop) in enumerate(batch_bounds(first, end)):
+            x, y = batches[i]
+            np.testing.assert_array_equal(x, float32_batch(images, kind, start, stop, seed=7))
+            np.testing.assert_array_equal(y, labels[start:stop])
 
 
-def test_memory_the_course_way_is_half_the_books():
+def test_memory_the_course_way_holds_a_batch_not_an_array():
     images = numbered_images(1000)
     book = book_arrays(images, "noise", seed=0)
-    assert book.dtype == np.float64 and book.shape == (1000, FEATURES)
-    assert book.nbytes == 2 * float32_array(images, "noise").nbytes == 1000 * 1568 * 8
+    assert book.dtype == np.float64 and book.shape == (1000, FEATURES) and book.nbytes == 1000 * 1568 * 8
+    batch = float32_batch(images, "noise", 0, 128)
+    assert batch.nbytes == 128 * 1568 * 4 == book.nbytes / 2 * 128 / 1000  # float32, and 128 images, not all
 
 
 def test_book_arrays_are_the_books_recipe():

@@ -35,5 +35,7 @@ def test_cli_refuses_what_it_cannot_measure():
     # argument errors, through `python -m course_utils` (neither imports TensorFlow)
     proc = run_cli("dense-memory", "--json", "--epochs", "0")
     assert proc.returncode == 2 and "--epochs and --images must be positive" in proc.stderr
+    proc = run_cli("dense-memory", "--json", "--images", "1")  # nothing left to validate on
+    assert proc.returncode == 2 and "--images must be at least 2" in proc.stderr and not proc.stdout
     proc = run_cli("cnn")  # gone: notebook 05 measures its speed ladder itself
     assert proc.returncode == 2 and "invalid choice: 'cnn'" in proc.stderr

@@ -14,7 +14,7 @@ def test_the_course_way_is_leaner_and_each_way_ran_in_its_own_process():
         assert report[key] > 0
     assert report["images"] == 6000 and report["epochs"] == 1 and report["dataset"] == "mnist"
     # the Q&A post's two float64 arrays alone are 6,000 x 1,568 x 8 x 2 bytes = 144 MiB;
-    # the course builds one float32 array at a time, 36 MiB. In one process the second peak could not be lower.
+    # the course builds one float32 batch at a time, 0.8 MB. In one process the second peak could not be lower.
     assert report["course_peak_mib"] + 100 < report["book_peak_mib"]
     assert report["memory_ratio"] == pytest.approx(report["book_peak_mib"] / report["course_peak_mib"], rel=0.01)
     assert set(report["final_val_accuracy"]) == {"book", "course"}

@@ -11,15 +11,20 @@ bytes = 753 MB per dataset, two of them, plus the float32 copies Keras makes - 3
 the peak on one machine (a 2-core AMD EPYC, TensorFlow 2.21), more than a Binder session's
 1-2 GB (``book_arrays`` keeps that recipe for the memory benchmark, ``course bench dense-memory``).
 
-The course's way (``float32_array``: notebook 04's ``with_extra_channels``) builds one float32
-array, one variant at a time, with no other full-size copy.
+The course's way (``float32_batch``: the batches of notebook 04's ``WithExtraChannels``, a ``keras.utils.PyDataset``)
+builds each batch in float32 when ``fit`` asks for it, one variant at a time: no full-size array at all. A batch's
+noise is seeded by its first image, so an image gets the same noise in every epoch (fixed noise, as in the book,
+not new noise each epoch); ``fit`` shuffles the order of the batches.
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 KINDS = ("noise", "zeros")
+BATCH_SIZE = 128  # the Q&A post's
 
 
 def book_arrays(images: np.ndarray, kind: str, *, seed: int | None = None) -> np.ndarray:
@@ -30,15 +35,20 @@ def book_arrays(images: np.ndarray, kind: str, *, seed: int | None = None) -> np
     return np.concatenate([train_images, extra], axis=1)
 
 
-def float32_array(images: np.ndarray, kind: str, *, seed: int = 0) -> np.ndarray:
-    """Notebook 04's recipe: a float32 (n, 1568) array, the pixels in [0, 1], then 784 noise or zero channels."""
-    n = len(images)
-    x = np.zeros((n, 1568), dtype=np.float32)  # float32 from the start, and no other full-size copy
-    x[:, :784] = images.reshape(n, 784)
+def float32_batch(images: np.ndarray, kind: str, start: int, stop: int, *, seed: int = 0) -> np.ndarray:
+    """Notebook 04's batch of the images ``start, ..., stop - 1``: float32 (stop - start, 1568), the pixels in
+    [0, 1], then 784 noise or zero channels (the noise seeded by ``(seed, start)``)."""
+    x = np.zeros((stop - start, 1568), dtype=np.float32)
+    x[:, :784] = images[start:stop].reshape(-1, 784)
     x[:, :784] /= 255
     if kind == "noise":
-        x[:, 784:] = np.random.default_rng(seed).random((n, 784), dtype=np.float32)
+        x[:, 784:] = np.random.default_rng([seed, start]).random((stop - start, 784), dtype=np.float32)
     return x
+
+
+def batch_bounds(first: int, end: int, batch_size: int = BATCH_SIZE) -> list[tuple[int, int]]:
+    """The ``(start, stop)`` of each batch of the images ``first, ..., end - 1``, in order (the last may be short)."""
+    return [(start, min(start + batch_size, end)) for start in range(first, end, batch_size)]
 
 
 def train_noise_vs_zeros(
@@ -51,22 +61,42 @@ def train_noise_vs_zeros(
 ) -> dict[str, dict[str, list[float]]]:
     """Train the Q&A post's model on both variants; return each variant's ``history.history``.
 
-    ``way="book"``: the book's float64 NumPy arrays, both built up front. ``way="course"``:
-    ``float32_array``, one variant at a time. Both ``fit(validation_split=0.2)`` and seed the
-    weights identically for each variant.
+    ``way="book"``: the book's float64 NumPy arrays, both built up front, ``fit(validation_split=0.2)``.
+    ``way="course"``: notebook 04's, one variant at a time, each batch built in float32 when ``fit`` asks for it
+    (``float32_batch``), the last 20% of the images for validation. Both seed the weights identically for each
+    variant.
     """
     import keras
 
     from course_utils.models import build_dense
 
+    class Batches(keras.utils.PyDataset):
+        """Notebook 04's ``WithExtraChannels``: one variant's images ``first, ..., end - 1``, batch by batch."""
+
+        def __init__(self, kind: str, first: int, end: int) -> None:
+            super().__init__()
+            self.kind, self.bounds = kind, batch_bounds(first, end)
+
+        def __len__(self) -> int:
+            return len(self.bounds)
+
+        def __getitem__(self, i: int) -> tuple[np.ndarray, np.ndarray]:
+            start, stop = self.bounds[i]
+            return float32_batch(images, self.kind, start, stop, seed=seed), labels[start:stop]
+
     both = {kind: book_arrays(images, kind, seed=seed) for kind in KINDS} if way == "book" else None  # up front
+    split = math.floor(len(images) * 0.8)  # validation_split=0.2: the first 80% train
     histories: dict[str, dict[str, list[float]]] = {}
     for kind in KINDS:
-        x = both[kind] if both is not None else float32_array(images, kind, seed=seed)
         keras.utils.set_random_seed(seed)
         model = build_dense()
         model.compile(optimizer="rmsprop", loss="sparse_categorical_crossentropy", metrics=["accuracy"])
-        history = model.fit(x, labels, epochs=epochs, batch_size=128, validation_split=0.2, verbose=0)
+        if both is not None:
+            history = model.fit(both[kind], labels, epochs=epochs, batch_size=BATCH_SIZE, validation_split=0.2,
+                                verbose=0)
+        else:
+            train, validation = Batches(kind, 0, split), Batches(kind, split, len(images))
+            history = model.fit(train, epochs=epochs, validation_data=validation, verbose=0)
         histories[kind] = history.history
-        del x, model
+        del model
     return histories

@@ -45,6 +45,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.epochs < 1 or (args.images is not None and args.images < 1):
         parser.error("--epochs and --images must be positive")
+    if args.images == 1:  # the last 20% validate, as in notebook 04
+        parser.error("--images must be at least 2: one image to train on and one to validate")
     try:
         report = dense_memory(dataset=args.dataset, images=args.images, epochs=args.epochs, seed=args.seed)
     except CourseError as exc:
