@@ -152,7 +152,7 @@
           : null,
         data.alternatives && data.alternatives.length
           ? el("details", { class: "course-doctor-alternatives" }, el("summary", {}, words.alternatives),
-            data.alternatives.map(recommendation))
+            data.alternatives.flatMap(recommendation))
           : null,
         el("h3", {}, words.findings), findings(data.findings),
         raw(answer.command, { report: answer.report.stdout, json: answer.machine.stdout }, "course-doctor-json"));
