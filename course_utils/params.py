@@ -143,7 +143,7 @@ def too_few(what: str, least: int, fix: str | None = None) -> ParameterError:
 
 
 def train_images(images: int, validation_split: float = 0.2) -> int:
-    """Training images left when the last ``validation_split`` validate, as Keras splits them (notebook 04)."""
+    """Training images left when the last ``validation_split`` validate: notebook 04's split, the same as Keras's."""
     return int(math.floor(images * (1.0 - validation_split)))
 
 

@@ -19,9 +19,9 @@ not new noise each epoch); ``fit`` shuffles the order of the batches.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
+
+from course_utils.params import train_images
 
 KINDS = ("noise", "zeros")
 BATCH_SIZE = 128  # the Q&A post's
@@ -85,7 +85,7 @@ def train_noise_vs_zeros(
             return float32_batch(images, self.kind, start, stop, seed=seed), labels[start:stop]
 
     both = {kind: book_arrays(images, kind, seed=seed) for kind in KINDS} if way == "book" else None  # up front
-    split = math.floor(len(images) * 0.8)  # validation_split=0.2: the first 80% train
+    split = train_images(len(images))  # the first 80% train, as validation_split=0.2 splits them
     histories: dict[str, dict[str, list[float]]] = {}
     for kind in KINDS:
         keras.utils.set_random_seed(seed)
