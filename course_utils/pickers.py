@@ -51,7 +51,7 @@ def render(recommendations: list[Recommendation]) -> str:
         commands = html.escape("\n".join(rec.commands))
         notes = "".join(f'<li data-code="{html.escape(note.code)}">{html.escape(note.text)}</li>' for note in rec.notes)
         where, requirement = html.escape(rec.title()), html.escape(rec.tensorflow)
-        mark = f" ({html.escape(rec.mark())})" if rec.mark() else ""  # a route the course's notebooks do not run on
+        mark = html.escape(rec.mark_suffix())  # a route the course's notebooks do not run on
         parts.append(
             f"<h4>{title} - {where}: <code>{requirement}</code>{mark}</h4><pre>{commands}</pre>"
             + (f"<ul>{notes}</ul>" if notes else "")

@@ -341,7 +341,7 @@ class Diagnosis:
         lead = self.ordered_routes()[0]
         lines = [_("Verdict: {verdict}").format(verdict=self.verdict())]
         heading = _("Install ({route}): {tensorflow}").format(route=lead.title(), tensorflow=lead.tensorflow)
-        lines.append(heading + (f" ({lead.mark()})" if lead.mark() else ""))
+        lines.append(heading + lead.mark_suffix())
         lines += [f"    {command}" for command in lead.commands]
         shown = self._to_act_on(lead)
         if shown:

@@ -81,10 +81,14 @@ class Recommendation:
         text = _("the course's notebooks do not run on this route: TF {tensorflow} comes with Keras 2")
         return text.format(tensorflow=self.build.minor)
 
+    def mark_suffix(self) -> str:
+        """``" (the course's notebooks do not run on this route: ...)"``, or ``""``: what follows a route's name."""
+        mark = self.mark()
+        return f" ({mark})" if mark else ""
+
     def heading(self) -> str:
         """``"WSL2: tensorflow[and-cuda]==2.21.*"``, and the mark of a route the course's notebooks do not run on."""
-        mark = self.mark()
-        return f"{self.title()}: {self.tensorflow}" + (f" ({mark})" if mark else "")
+        return f"{self.title()}: {self.tensorflow}{self.mark_suffix()}"
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready; notes as ``{"code": ..., "text": ...}`` objects."""
