@@ -14,7 +14,9 @@ parameter the smoke caps lowered, from its value to the cap. ``peak_gpu_mib`` is
 Where it goes: ``$COURSE_RESULTS_FILE`` (the runner sets one per run), else
 ``$COURSE_RESULTS_DIR/<notebook>.json``, else ``<course home>/results/<notebook>.json``: ``build/`` in
 the student's own checkout, or a folder of the student's own on a shared server (``core.places``).
-Each ``record`` call rewrites the file atomically.
+Each ``record`` call rewrites the file atomically. A new run of the same notebook starts a new record at the same
+place but keeps the earlier run's ``exercises``: a student's attempts count across Run Alls (each one a new kernel),
+so three wrong tries in three runs are three tries (``Recorder.exercise``; ``course progress`` reads them).
 
 A notebook's data goes in through its ``course`` object: ``course.load(...)`` loads a dataset and
 writes its origin here (``Recorder.note_data``), so every record says which dataset it used, where
@@ -49,6 +51,30 @@ def default_results_path(notebook: str) -> Path:
     if os.environ.get(variables.RESULTS_FILE):
         return Path(os.environ[variables.RESULTS_FILE])
     return results_dir() / f"{notebook}.json"  # COURSE_RESULTS_DIR, else the course home's results/
+
+
+def earlier_exercises(path: Path, notebook: str) -> dict[str, dict[str, Any]]:
+    """The exercise entries of ``notebook``'s earlier record at ``path``, to go on counting from; {} when there is no
+    such record, or it cannot be read (a kernel killed while writing), or it belongs to another notebook."""
+    try:
+        earlier = read_results(path)
+    except (OSError, ValueError):
+        return {}
+    exercises = earlier.get("exercises") if isinstance(earlier, dict) and earlier.get("notebook") == notebook else None
+    if not isinstance(exercises, dict):
+        return {}
+    kept = {}
+    for number, entry in exercises.items():
+        if not isinstance(entry, dict):
+            continue
+        attempts, right_at = entry.get("attempts"), entry.get("right_at")
+        whole = isinstance(attempts, int) and not isinstance(attempts, bool) and attempts >= 0
+        kept[str(number)] = {
+            "status": str(entry.get("status", "")),
+            "attempts": attempts if whole else 0,
+            "right_at": right_at if whole and isinstance(right_at, int) and 0 < right_at <= attempts else None,
+        }
+    return kept
 
 
 def _plain(value: Any) -> Any:
@@ -93,6 +119,9 @@ class Recorder:
             "smoke_changes": {name: _plain(list(change)) for name, change in (smoke_changes or {}).items()},
             "started": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         }
+        earlier = earlier_exercises(self.path, notebook)
+        if earlier:
+            self.data["exercises"] = earlier
         # Measured again at every save, e.g. {"peak_gpu_mib": ...}; a probe that returns None is left out.
         self.measures: dict[str, Callable[[], float | None]] = {}
         self._save()
@@ -121,8 +150,9 @@ class Recorder:
         """Count an attempt at exercise ``number`` (``"3.1"``) and keep its outcome (``status``: the check's words,
         right, wrong or not answered yet; ``answered``: an answer was given; ``right``: it was right).
 
-        ``exercises[number]``: ``{"status": the last outcome, "attempts": checks with an answer, "right_at": the
-        attempt that was first right (None until then)}``. A check of an empty answer is no attempt.
+        ``exercises[number]``: ``{"status": the last outcome, "attempts": checks with an answer, in every run of the
+        notebook at this record's place (module docstring), "right_at": the attempt that was first right (None until
+        then)}``. A check of an empty answer is no attempt.
         """
         entry = self.data.setdefault("exercises", {}).setdefault(number, {"status": status, "attempts": 0,
                                                                            "right_at": None})

@@ -92,3 +92,31 @@ def test_the_record_keeps_the_key_results_in_order_with_their_meanings_and_the_s
     Recorder("99_mine", parameters={}, smoke=False, path=path, key_results=["acc"])  # a notebook of one's own
     data = json.loads(path.read_text())
     assert data["key_results"] == ["acc"] and data["key_meanings"] == {} and data["smoke_changes"] == {}
+
+
+def test_a_new_run_goes_on_counting_the_earlier_runs_attempts(tmp_path):
+    path = tmp_path / "03_memory.json"
+    for _ in range(3):  # three Run Alls, each a new Recorder (setup in a new kernel), each one wrong try
+        Recorder("03_memory", parameters={}, smoke=False, path=path).exercise("3.2", "wrong", answered=True,
+                                                                              right=False)
+    fourth = Recorder("03_memory", parameters={}, smoke=False, path=path)
+    assert fourth.exercise("3.2", "right", answered=True, right=True) == {"status": "right", "attempts": 4,
+                                                                        "right_at": 4}
+    assert fourth.exercise("3.1", "not answered yet", answered=False, right=False)["attempts"] == 0
+    assert read_results(path)["exercises"]["3.2"]["right_at"] == 4
+
+
+def test_a_record_of_another_notebook_or_cut_short_or_tampered_starts_the_count_afresh(tmp_path):
+    path = tmp_path / "record.json"
+    Recorder("03_memory", parameters={}, smoke=False, path=path).exercise("3.2", "wrong", answered=True, right=False)
+    assert "exercises" not in Recorder("05_cnn", parameters={}, smoke=False, path=path).data
+    path.write_text('{"notebook": "03_memory", "exercises": {"3.2": {"attem', encoding="utf-8")  # a killed kernel
+    assert "exercises" not in Recorder("03_memory", parameters={}, smoke=False, path=path).data
+    path.write_text(json.dumps({"notebook": "03_memory", "exercises": {
+        "3.1": {"status": "wrong", "attempts": "many", "right_at": 9},
+        "3.2": {"status": "right", "attempts": 2, "right_at": 5},
+        "3.3": "not an entry"}}), encoding="utf-8")
+    assert Recorder("03_memory", parameters={}, smoke=False, path=path).data["exercises"] == {
+        "3.1": {"status": "wrong", "attempts": 0, "right_at": None},
+        "3.2": {"status": "right", "attempts": 2, "right_at": None},
+    }

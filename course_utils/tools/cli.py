@@ -26,7 +26,7 @@ COMMANDS = {  # command: (its module, what it does)
                "diagnose this machine (or captured nvidia-smi/nvcc output): what to install"),
     "data": ("course_utils.tools.data_cli", "fetch datasets for offline use, or show which source each would use"),
     "bench": ("course_utils.tools.bench.cli",
-              "measure the CNN's speed ladder, or notebook 04's memory, two ways (JSON)"),
+              "measure notebook 04's memory, two ways (JSON)"),
     "preflight": ("course_utils.tools.classroom.preflight",
                   "check this machine before a class: one JSON record, problems"),
     "class-report": ("course_utils.tools.classroom.class_report", "the students' preflight records as one report"),

@@ -147,3 +147,36 @@ def test_an_empty_class_exits_2_and_class_report_points_to_course_progress(hand_
     assert "course hand-in" in capsys.readouterr().err
     why = class_report.invalid_reason(json.loads((hand_ins / "ana.json").read_text(encoding="utf-8")))
     assert "`course progress` reports those" in why
+
+
+def run_all_in_a_new_kernel(cells: list[str], folder: Path) -> None:
+    """A student's Run All: the cells in a kernel of their own, as a new notebook session starts one."""
+    import nbclient
+    from nbformat.v4 import new_code_cell, new_notebook
+
+    nb = new_notebook(cells=[new_code_cell(source) for source in cells])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbclient.NotebookClient(nb, timeout=120, resources={"metadata": {"path": str(folder)}}).execute()
+
+
+def test_wrong_in_three_run_alls_is_stuck_and_right_after_that_is_done(tmp_path, monkeypatch, capsys):
+    """Notebook 01's own setup and exercise 1.1 cells, answered wrong, run in three new kernels (issue 40)."""
+    cells = {c.get("id"): "".join(c["source"]) for c in json.loads(
+        next(Path(__file__).parents[2].glob("notebooks/01_*.ipynb")).read_text(encoding="utf-8"))["cells"]}
+    task = next(source for source in cells.values() if 'course.check("1.1", answer)' in source)
+    assert "answer = None" in task
+    run = [cells["e9927429"], cells["bf31e8a6"], task.replace("answer = None", 'answer = "a"')]  # parameters, setup
+    for _ in range(3):
+        run_all_in_a_new_kernel(run, tmp_path)
+    hand_in = tmp_path / "hand-in"
+    hand_in.mkdir()
+    user = handin.getpass.getuser()
+    assert handin.main(["--out", str(hand_in)]) == 0
+    stuck = row(progress.write_progress(hand_in, tmp_path / "report")["rows"], "01_install_versions", "1.1")
+    assert stuck["stuck"] == [user] and stuck["attempts"] == {user: 3}
+    notebook_run("01_install_versions", [("1.1", "b")], checkpoint=None)  # a fourth run, right at last
+    assert handin.main(["--out", str(hand_in)]) == 0
+    done = row(progress.write_progress(hand_in, tmp_path / "report")["rows"], "01_install_versions", "1.1")
+    assert done["done"] == [user] and not done["stuck"]
+    assert json.loads((hand_in / f"progress-{user}.json").read_text(encoding="utf-8"))["notebooks"][
+        "01_install_versions"]["exercises"]["1.1"] == {"status": "right", "attempts": 4, "right_at": 4}
