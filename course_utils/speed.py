@@ -1,9 +1,12 @@
-"""The mixed-precision rule notebook 05 uses (``mixed_precision_policy``): 16-bit only where hardware runs it fast.
+"""The mixed-precision rule notebook 05 uses (``mixed_precision_policy``): the policy its "auto" picks.
 
-Mixed precision goes on GPUs with Tensor Cores (``tensor_cores``: compute capability 7.0 and newer, except the
-GeForce GTX 16 series) - bfloat16 from compute capability 8.0, which needs no loss scaling, float16 on 7.x - and on
-CPUs as bfloat16 with AMX only, since TensorFlow's guide says it runs slower without AMX. Notebook 05's speed
-ladder measures what the chosen policy gives on the machine at hand.
+Mixed precision runs on most hardware; TensorFlow's guide expects its large speedup on GPUs with Tensor Cores
+(``tensor_cores``: compute capability 7.0 and newer, except the GeForce GTX 16 series) and on CPUs with AMX.
+"auto" picks it there only - bfloat16 from compute capability 8.0, which needs no loss scaling, float16 on 7.x,
+bfloat16 on an AMX CPU (the guide says it runs slower on a CPU without AMX). On a GPU without Tensor Cores it
+picks none: the guide expects no faster arithmetic there, only "some speedups" from memory and bandwidth
+savings, which the notebook's ``MIXED_PRECISION = "mixed_float16"`` measures. Notebook 05's speed ladder
+measures what the chosen policy gives on the machine at hand.
 """
 
 from __future__ import annotations
@@ -63,23 +66,27 @@ def tensor_cores(name: str | None, compute_capability: Sequence[int] | None) -> 
 
 
 def gpu_policy(name: str | None, compute_capability: Sequence[int] | None) -> tuple[str | None, str]:
-    """The mixed-precision policy worth trying on one NVIDIA GPU, and why (plain values, no TensorFlow).
+    """The mixed-precision policy that runs on one NVIDIA GPU's Tensor Cores, and why (plain values, no TensorFlow).
 
-    Mixed precision runs on any GPU and halves the activations' memory everywhere; it is faster only
-    where Tensor Cores do the 16-bit matrix products (``tensor_cores``). From compute capability 8.0
-    (Ampere) Tensor Cores also run bfloat16 (NVIDIA: "BF16 requires compute capability 8.0 or higher",
-    https://nvidia.github.io/TransformerEngine/support_matrix.html), which has float32's exponent range,
-    so ``mixed_bfloat16`` needs no loss scaling. On 7.x only float16 is fast, and float16 gradients
-    underflow without loss scaling: ``Model.fit`` scales the loss by itself, a custom training loop
-    wraps its optimizer in ``keras.optimizers.LossScaleOptimizer`` (LOSS_SCALE_OPTIMIZER_DOCS;
-    ``distribute.training.loop_optimizer``).
+    Mixed precision runs on older GPUs too, but the guide (MIXED_PRECISION_GUIDE) expects "the greatest
+    performance benefit" where Tensor Cores do the 16-bit matrix products (``tensor_cores``); "Older GPUs
+    offer no math performance benefit", though "memory and bandwidth savings can enable some speedups".
+    So without Tensor Cores the answer is None, and the reason says how to measure mixed_float16 anyway.
+    From compute capability 8.0 (Ampere) Tensor Cores also run bfloat16 (NVIDIA: "BF16 requires compute
+    capability 8.0 or higher", https://nvidia.github.io/TransformerEngine/support_matrix.html), which has
+    float32's exponent range, so ``mixed_bfloat16`` needs no loss scaling. On 7.x only float16 runs on
+    Tensor Cores, and float16 needs loss scaling on every device, or small gradients underflow:
+    ``Model.fit`` scales the loss by itself, a custom training loop wraps its optimizer in
+    ``keras.optimizers.LossScaleOptimizer`` (LOSS_SCALE_OPTIMIZER_DOCS; ``distribute.training.loop_optimizer``).
     """
     shown = f"{name or 'GPU'} (compute capability " + (
         f"{compute_capability[0]}.{compute_capability[1]})" if compute_capability else "unknown)")
+    measure = ('mixed precision still runs, without their large speedup; MIXED_PRECISION = "mixed_float16" '
+               "measures what saved memory and bandwidth give")
     if not compute_capability:
-        return None, f"{shown} is not known to have Tensor Cores, so mixed precision may save memory but not time"
+        return None, f"{shown} is not known to have Tensor Cores: {measure}"
     if not tensor_cores(name, compute_capability):
-        return None, f"{shown} has no Tensor Cores, so mixed precision would save memory but not time"
+        return None, f"{shown} has no Tensor Cores: {measure}"
     if tuple(compute_capability)[:2] >= (8, 0):
         return "mixed_bfloat16", (f"{shown} has Tensor Cores that run bfloat16, "
                                   "which keeps float32's range and so needs no loss scaling")

@@ -2,6 +2,9 @@
 
     python scripts/prose_stats.py [NOTEBOOK ...]     (default: notebooks/*.ipynb)
 
+Words, the budget's measure (``wc_words``): what `wc -w` counts in the markdown cells, with the badge cell
+(tagged ``links``) and fenced code blocks left out, so anyone can check it with standard tools.
+
 Prose: the text a student reads - markdown cells, without code blocks, URLs, tables' rules and
 markup. A sentence ends at '.', '!' or '?' followed by a space or a line end, or at a blank
 line or a list item. Per notebook: words, sentences, mean words per sentence, and how many
@@ -45,6 +48,13 @@ def prose(notebook: Path) -> str:
     text = re.sub(r"(?m)^\s*(#+|[-*]|\d+\.)\s+", "\n\n", text)  # headings and list items start sentences
     text = text.replace("|", "\n\n")  # table cells
     return re.sub(r"[*_`>]", "", text)
+
+
+def wc_words(notebook: Path) -> int:
+    """Words as `wc -w` counts them (runs of non-space) in the markdown cells, less the badge cell and code blocks."""
+    cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+    text = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown" and "links" not in _tags(c))
+    return len(re.sub(r"```.*?```", " ", text, flags=re.S).split())
 
 
 def sentences(text: str) -> list[list[str]]:
@@ -147,15 +157,15 @@ def code_stats(notebook: Path) -> dict[str, object]:
 
 def main(argv: list[str]) -> int:
     paths = [Path(a) for a in argv] or sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-    print(f"{'notebook':<26} {'words':>6} {'sentences':>9} {'mean':>5} {'>' + str(LONG) + ' words':>9} "
+    print(f"{'notebook':<26} {'wc -w':>6} {'words':>6} {'sentences':>9} {'mean':>5} {'>' + str(LONG) + ' words':>9} "
           f"{'minutes':>7} {'helper/TF calls':>15} {'bookkeeping':>11}")
     total = 0
     for path in paths:
         s, c = stats(path), code_stats(path)
-        total += s["words"]
+        total += wc_words(path)
         calls = f"{c['helper_calls']}/{c['tf_calls']}"
         share = f"{c['bookkeeping']:.0%} of {c['code_lines']}"
-        print(f"{path.stem:<26} {s['words']:>6} {s['sentences']:>9} {s['mean']:>5} {s['long']:>9} "
+        print(f"{path.stem:<26} {wc_words(path):>6} {s['words']:>6} {s['sentences']:>9} {s['mean']:>5} {s['long']:>9} "
               f"{minutes(path) or '-':>7} {calls:>15} {share:>11}")
     print(f"{'all':<26} {total:>6}")
     return 0

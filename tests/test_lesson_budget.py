@@ -29,8 +29,8 @@ def test_the_course_has_its_seven_lessons():
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_each_notebook_keeps_the_budget(path):
     name = path.stem
-    words, code = prose_stats.stats(path)["words"], prose_stats.code_stats(path)
-    assert words <= WORDS, f"{name}: {words} words of markdown; at most {WORDS}"
+    words, code = prose_stats.wc_words(path), prose_stats.code_stats(path)
+    assert words <= WORDS, f"{name}: {words} words of markdown (as wc -w counts them); at most {WORDS}"
     minutes = prose_stats.minutes(path)
     assert minutes is not None and minutes <= MINUTES, f"{name}: the header must say 'About N minutes for a student'"
     calls = f"{code['helper_calls']} helper calls, {code['tf_calls']} TensorFlow/Keras calls"
@@ -40,7 +40,7 @@ def test_each_notebook_keeps_the_budget(path):
 
 
 def test_the_whole_course_is_at_most_8000_words():
-    words = {p.stem: prose_stats.stats(p)["words"] for p in NOTEBOOKS}
+    words = {p.stem: prose_stats.wc_words(p) for p in NOTEBOOKS}
     assert sum(words.values()) <= COURSE_WORDS, words
 
 
@@ -79,3 +79,19 @@ def test_the_counter_tells_tensorflow_from_the_course(tmp_path):
     assert counts["code_lines"] == 4 + 5 + 3 + 2 + 1
     assert counts["bookkeeping_lines"] == 2 + 2  # import course_utils + setup; the bookkeeping cell
     assert counts["misplaced"] == ["cell 5: course.record"]
+
+
+def test_words_are_counted_as_wc_counts_them_without_the_badge_cell_and_code_blocks(tmp_path):
+    def markdown(source, **meta):
+        return {"cell_type": "markdown", "metadata": meta, "source": source}
+
+    nb = {"cells": [
+        markdown("[![Open](https://badge)](https://colab)", tags=["links"]),
+        markdown("# Title: one\n\nTwo  words,\tthen `code` and [a link](https://x.y).\n"),
+        markdown("Before:\n```python\nanswer = 1  # not counted\n```\nafter."),
+        {"cell_type": "code", "metadata": {}, "source": "print('not prose')", "outputs": [], "execution_count": None},
+    ], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    path = tmp_path / "99_x.ipynb"
+    path.write_text(json.dumps(nb), encoding="utf-8")
+    # "#", "Title:", "one", "Two", "words,", "then", "`code`", "and", "[a", "link](https://x.y)." + "Before:", "after."
+    assert prose_stats.wc_words(path) == 12

@@ -47,7 +47,9 @@ def test_gpu_policy_bfloat16_from_8_0_float16_on_tensor_cores_before_none_withou
     assert chosen == policy
     assert name in reason and f"{cc[0]}.{cc[1]}" in reason
     if policy is None:
-        assert "no Tensor Cores" in reason and "save memory but not time" in reason
+        # the guide: no faster arithmetic without Tensor Cores, but mixed precision runs, and saved memory and
+        # bandwidth "can enable some speedups" - so the reason says how to measure it, not that it cannot help
+        assert "no Tensor Cores" in reason and "still runs" in reason and 'MIXED_PRECISION = "mixed_float16"' in reason
     elif policy == "mixed_float16":
         assert "Model.fit" in reason and "LossScaleOptimizer" in reason
     else:
@@ -65,7 +67,7 @@ def test_tensor_cores_need_a_known_compute_capability_of_7_0():
     assert speed.tensor_cores("Quadro RTX 6000", (7, 5)) and speed.tensor_cores("NVIDIA GeForce RTX 2060", [7, 5])
     assert not speed.tensor_cores("Tesla P100-PCIE-16GB", (6, 0)) and not speed.tensor_cores(None, None)
     policy, reason = speed.gpu_policy(None, None)
-    assert policy is None and "compute capability unknown" in reason
+    assert policy is None and "compute capability unknown" in reason and "still runs" in reason
 
 
 def fake_gpu(monkeypatch, details):

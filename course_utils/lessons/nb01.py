@@ -9,14 +9,23 @@ The right answers are never written here: they come from the version table
 picker use. So when the table gets a new row, the exercises follow it.
 
 - Exercise 1.1, ``check_route(answer)``: the route that runs this course on the Q&A post's GPU (WSL2).
-- Exercise 1.2, ``check_laptop_install(answer)``: the pip command for a Windows laptop with WSL2.
-- Exercise 1.3, ``check_server_install(answer)``: the pip command for an old Linux server (Python 3.8).
+- Exercise 1.2, ``check_laptop_install(answer)``: a pip command that installs TensorFlow with GPU support on a
+  Windows laptop with WSL2. The task asks for no particular release, so every release that runs there with its GPU
+  is right (2.16 to 2.21 for Python 3.12); the right-message names the newest.
+- Exercise 1.3, ``check_server_install(answer)``: the pip command that gets an old Linux server (Python 3.8) the
+  newest TensorFlow that can use its GPU: only that release (2.13) is right.
 
 An install command is read as a terminal reads it (``shlex``) and each requirement as pip reads
-it (``packaging``, which TensorFlow itself depends on). The check looks at three things: the
-package and its ``[and-cuda]`` extra (the platform's route), the release the version pin selects,
-and the ``"numpy<2"`` pin that TensorFlow before 2.12 needs (2.12-2.17 cap NumPy themselves; a pin there
-is accepted). A command without a version pin is right when pip would take the right release by itself.
+it (``packaging``, which TensorFlow itself depends on). The check finds the release pip would install:
+the newest row of the table whose versions the pin allows and whose Python range holds the machine's
+Python (pip skips a release without a wheel for that Python). Any patch version of a row counts as that
+row (``==2.13.1`` is TF 2.13): the table holds releases, not their patch versions, so a patch that was
+never published is not caught; a version before the row's first (``==2.16.0``, where the row is 2.16.1)
+is. Then it looks at three things: whether the task allows that release, the package and its
+``[and-cuda]`` extra (the platform's route), and the NumPy requirement, judged only on NumPy 1 against
+NumPy 2. TensorFlow before 2.12 needs ``"numpy<2"``; before 2.18 a NumPy requirement must keep NumPy 1;
+a ``"numpy<2"`` the release does not need is accepted, and the right-message says so (2.12-2.17 cap NumPy
+themselves, 2.18 and later work with NumPy 2).
 """
 
 from __future__ import annotations
@@ -28,6 +37,7 @@ from dataclasses import dataclass
 from packaging.requirements import InvalidRequirement, Requirement
 
 from course_utils.core.i18n import translator
+from course_utils.doctor.commands import tensorflow_requirement
 from course_utils.doctor.recommend import Recommendation, platform_name, recommend
 from course_utils.doctor.versions import Build, load, parse_version
 from course_utils.lessons import Feedback, feedback, is_empty, multiple_choice, not_answered
@@ -54,6 +64,14 @@ class Machine:
 
     def recommendation(self) -> Recommendation:
         return recommend(self.platform, self.python, self.driver)
+
+    def newest(self) -> tuple[Build | None, str | None]:
+        """The newest release that runs with this machine's GPU, as ``recommend()`` says (its fallback when the
+        driver is too old for the newest for its Python), and its pip command; (None, None) when none does."""
+        rec = self.recommendation()
+        if rec.driver_ok is False:
+            return rec.fallback_build, rec.fallback_install
+        return rec.build, next(c for c in rec.commands if c.startswith("pip install") and "tensorflow" in c)
 
 
 # The words are marked here and translated where the feedback uses them (_(machine.words)), so they follow
@@ -89,22 +107,50 @@ def check_route(answer: object) -> Feedback:
 # ----------------------------------------------------------------------------- Exercises 1.2 and 1.3
 
 _PACKAGES = ("tensorflow", "tensorflow-gpu", "tensorflow-cpu", "tf-nightly")
+_PATCHES = 10  # the patch versions a row may have: 2.13.0 to 2.13.9 (the table holds releases, not patches)
+# pip options followed by a value, which is not a requirement: pip install -i URL "tensorflow"
+_VALUE_OPTIONS = {"-r", "--requirement", "-c", "--constraint", "-e", "--editable", "-i", "--index-url",
+                  "--extra-index-url", "-f", "--find-links", "-t", "--target", "--prefix", "--root",
+                  "--upgrade-strategy", "--python-version", "--platform", "--only-binary", "--no-binary"}
+_NUMPY_1 = ("1.22.4", "1.23.5", "1.24.3", "1.26.4")  # NumPy 1 releases that the TensorFlow rows accept
+_NUMPY_2 = ("2.0.2", "2.1.3", "2.2.6", "2.3.5", "2.4.6", "3.0.0")
 
 
-def _selects(specifier, minor: str) -> bool:
-    """True when a version pin allows release ``minor`` ('2.21': 2.21.0) and nothing of the next one."""
-    major, number = parse_version(minor)[:2]
-    return specifier.contains(f"{minor}.0") and not specifier.contains(f"{major}.{number + 1}.0")
+def _versions(build: Build) -> list[str]:
+    """The versions a pin may name for a row: its first (2.16.1 for the row 2.16.1) to patch 9."""
+    first = parse_version(build.tensorflow)
+    return [f"{build.minor}.{patch}" for patch in range(first[2] if len(first) > 2 else 0, _PATCHES)]
 
 
-def _newest_allowed(specifier) -> Build | None:
-    """The newest release in the table that a version pin allows (what pip would look for first)."""
-    return next((b for b in load().linux if specifier.contains(f"{b.minor}.0")), None)
+def _allows(specifier, build: Build) -> bool:
+    """True when a version pin allows some version of the row ``build``."""
+    return any(specifier.contains(version) for version in _versions(build))
 
 
-def _newest_for_python(python: str) -> Build | None:
-    """The release pip takes without a pin: the newest whose wheels support ``python`` (its tested range)."""
-    return next((b for b in load().linux if b.supports_python(python)), None)
+def _pip_takes(specifier, python: str) -> Build | None:
+    """The release pip installs for a pin on ``python``: the newest row the pin allows that has a wheel for
+    ``python`` (its tested range); None when the pin allows none."""
+    return next((b for b in load().linux if b.supports_python(python) and _allows(specifier, b)), None)
+
+
+def _runs(build: Build, machine: Machine) -> bool:
+    """True when ``build`` runs with the machine's GPU: its Python, and a driver of the build's CUDA family."""
+    major = load().driver_cuda_major(machine.driver, machine.platform)
+    return build.supports_python(machine.python) and major is not None and build.cuda_major <= major
+
+
+def _allowed(machine: Machine, newest_only: bool) -> list[Build]:
+    """The releases a task allows: the newest that runs with the machine's GPU, or with ``newest_only=False`` every
+    release up to it that runs there."""
+    newest, _command = machine.newest()
+    if newest is None or newest_only:
+        return [newest] if newest else []
+    return [b for b in load().linux if _runs(b, machine) and parse_version(b.minor) <= parse_version(newest.minor)]
+
+
+def _keeps_numpy_1(specifier) -> bool:
+    """True when a NumPy requirement allows NumPy 1 and refuses NumPy 2."""
+    return any(specifier.contains(v) for v in _NUMPY_1) and not any(specifier.contains(v) for v in _NUMPY_2)
 
 
 def _split(command: str, posix: bool) -> list[str]:
@@ -121,9 +167,12 @@ def _words(command: str) -> tuple[list[str] | None, str | None]:
     except ValueError as error:  # "No closing quotation"
         return None, _("The quotes do not pair up ({error}). Put each requirement in a pair of double quotes.").format(
             error=error)
-    if any(word.startswith(("<", ">", "|", "&", ";")) for word in words):
+    if any(word.startswith(("<", ">")) for word in words):
         return None, _("Put each requirement in double quotes, such as \"numpy<2\". In a terminal, < and > "
                        "without quotes redirect input and output: pip never sees them.")
+    separator = next((word for word in words if word.startswith(("|", "&", ";"))), None)
+    if separator:
+        return None, _("Write only the pip command: {separator} starts another command.").format(separator=separator)
     bare = [word for word in raw if any(c in word for c in "[]*") and not word.startswith(('"', "'"))]
     if bare:
         return None, _("Put {word} in double quotes. Some shells (zsh, the one macOS uses) read [ ] and * "
@@ -136,9 +185,9 @@ def _requirements(words: list[str]) -> tuple[list, str | None]:
 
     if "install" not in words or not any(re.fullmatch(r"pip(3(\.\d+)?)?", w) for w in words[: words.index("install")]):
         return [], _("Write one pip command: it starts with `pip install`, then the requirements.")
-    found = []
-    for word in words[words.index("install") + 1:]:
-        if word.startswith("-"):
+    found, after = [], words[words.index("install") + 1:]
+    for before, word in zip(["install", *after][:-1], after, strict=True):
+        if word.startswith("-") or before in _VALUE_OPTIONS:
             continue
         try:
             found.append(Requirement(word))
@@ -147,8 +196,9 @@ def _requirements(words: list[str]) -> tuple[list, str | None]:
     return found, None
 
 
-def check_install(name: str, machine: Machine, answer: object) -> Feedback:
-    """Check one pip command against what ``recommend()`` says for ``machine``."""
+def check_install(name: str, machine: Machine, answer: object, *, newest_only: bool) -> Feedback:
+    """Check one pip command for ``machine``: right when pip would install a release the task allows (with
+    ``newest_only``, the one ``recommend()`` gives; else any that runs with the machine's GPU), with its GPU route."""
     if is_empty(answer):
         return not_answered(
             name, _("Write the pip command as text, for example "
@@ -156,15 +206,14 @@ def check_install(name: str, machine: Machine, answer: object) -> Feedback:
     if not isinstance(answer, str):
         return feedback(name, [_("`answer` is not text (it is {answer!r}). Write the command as text, in "
                                  "quotes.").format(answer=answer)], right="")
-    rec = machine.recommendation()
-    build = rec.build
-    minor, and_cuda, numpy_pin = build.minor, "[and-cuda]" in rec.tensorflow, load().numpy_pin(build.minor)
+    table, (newest, command) = load(), machine.newest()
+    newest = newest or machine.recommendation().build  # no release runs there: judged against the newest for it
     words, problem = _words(answer)
     requirements, problem = _requirements(words) if words is not None else ([], problem)
     if problem:
         return feedback(name, [problem], right="")
 
-    problems = []
+    problems, build = [], None
     tensorflow = [r for r in requirements if r.name.lower().replace("_", "-") in _PACKAGES]
     numpy = [r for r in requirements if r.name.lower() == "numpy"]
     if not tensorflow:
@@ -179,80 +228,106 @@ def check_install(name: str, machine: Machine, answer: object) -> Feedback:
             problems.append(_("`tensorflow-cpu` has no GPU support. Install `tensorflow`."))
         elif package == "tf-nightly":
             problems.append(_("`tf-nightly` is an untested daily build. Install a tested release of `tensorflow`."))
-        has_extra = "and-cuda" in {e.lower() for e in tf_req.extras}
-        since = load().rule("and-cuda")["since"]
-        if and_cuda and not has_extra:
-            problems.append(_("On {platform}, add the extra [and-cuda]: \"tensorflow[and-cuda]...\". It installs "
-                              "CUDA and cuDNN as pip packages.").format(platform=platform_name(machine.platform)))
-        elif has_extra and not and_cuda:
-            problems.append(_("The extra [and-cuda] exists from TensorFlow {since} on. TF {minor} needs CUDA "
-                              "{cuda} and cuDNN {cudnn} installed on the system instead: leave it out.").format(
-                since=since, minor=minor, cuda=build.cuda, cudnn=build.cudnn))
-        if not str(tf_req.specifier):
-            newest = _newest_for_python(machine.python)
-            if newest is None or newest.minor != minor:
-                problems.append(_("Without a version pin, pip takes the newest TensorFlow for Python {python}: TF "
-                                  "{newest}. This machine needs TF {minor} (its driver decides). Pin it, such as "
-                                  "==2.99.*.").format(python=machine.python, newest=newest.minor if newest else "-",
-                                                      minor=minor))
-        elif not _selects(tf_req.specifier, minor):
-            problems.append(_wrong_release(tf_req.specifier, machine, minor))
-    if numpy_pin and not numpy and load().numpy_pin_needed(minor):
-        since = load().rule("numpy-2")["since"]
+        build = _pip_takes(tf_req.specifier, machine.python)
+        if build not in _allowed(machine, newest_only):
+            problems.append(_wrong_release(tf_req.specifier, machine, build, newest))
+            build = None  # the extra and the NumPy pin are judged for the release to install instead
+        if package == "tensorflow":
+            target = build or newest  # the release whose route the extra must follow
+            and_cuda = "[and-cuda]" in tensorflow_requirement(target, machine.platform, True)
+            has_extra = "and-cuda" in {e.lower() for e in tf_req.extras}
+            if and_cuda and not has_extra:
+                problems.append(_("On {platform}, add the extra [and-cuda]: \"tensorflow[and-cuda]...\". It installs "
+                                  "CUDA and cuDNN as pip packages.").format(platform=platform_name(machine.platform)))
+            elif has_extra and not and_cuda:
+                problems.append(_("The extra [and-cuda] exists from TensorFlow {since} on. TF {minor} needs CUDA "
+                                  "{cuda} and cuDNN {cudnn} installed on the system instead: leave it out.").format(
+                    since=table.rule("and-cuda")["since"], minor=target.minor, cuda=target.cuda, cudnn=target.cudnn))
+    chosen = build or newest  # the release the NumPy requirement is judged against
+    numpy_pin, since = table.numpy_pin(chosen.minor), table.rule("numpy-2")["since"]
+    if numpy_pin and not numpy and table.numpy_pin_needed(chosen.minor):
         problems.append(_("Add \"{pin}\": TF {minor} was built against NumPy 1. The course pins it for every "
                           "TensorFlow before {since}. Releases 2.11 and older do not limit NumPy themselves, "
                           "and with NumPy 2 `import tensorflow` fails.").format(
-            pin=numpy_pin, minor=minor, since=since))
-    elif numpy_pin and not all(r.specifier.contains("1.26.4") and not r.specifier.contains("2.0.0") for r in numpy):
+            pin=numpy_pin, minor=chosen.minor, since=since))
+    elif numpy_pin and not all(_keeps_numpy_1(r.specifier) for r in numpy):
         problems.append(_("The NumPy pin must keep NumPy 1 and refuse NumPy 2: write \"{pin}\".").format(pin=numpy_pin))
-    elif numpy and not numpy_pin:
-        since = load().rule("numpy-2")["since"]
-        problems.append(_("TF {minor} works with NumPy 2: the pin \"numpy<2\" is only for TensorFlow "
-                          "before {since}. Leave it out.").format(minor=minor, since=since))
-    command = next(c for c in rec.commands if c.startswith("pip install") and "tensorflow" in c)
-    right = _("This is the command for {machine}: {command}. TF {minor} was tested with Python "
-              "{python_min}-{python_max}, CUDA {cuda} and cuDNN {cudnn}.").format(
-        machine=_(machine.words), command=command, minor=minor, python_min=build.python_min,
-        python_max=build.python_max, cuda=build.cuda, cudnn=build.cudnn)
-    if not and_cuda:
+    return feedback(name, problems, right=_right(machine, chosen, newest, command, numpy) if not problems else "")
+
+
+def _right(machine: Machine, build: Build, newest: Build, command: str, numpy: list) -> str:
+    """What a right command gets: the release, what it was tested with, and what else the machine needs."""
+    table = load()
+    if build == newest:
+        right = _("This is the command for {machine}: {command}. TF {minor} was tested with Python "
+                  "{python_min}-{python_max}, CUDA {cuda} and cuDNN {cudnn}.").format(
+            machine=_(machine.words), command=command, minor=build.minor, python_min=build.python_min,
+            python_max=build.python_max, cuda=build.cuda, cudnn=build.cudnn)
+    else:
+        right = _("TF {chosen} runs on {machine} with its GPU. The newest release that does is TF {minor}: "
+                  "{command}.").format(chosen=build.minor, machine=_(machine.words), minor=newest.minor,
+                                       command=command)
+    if "[and-cuda]" not in tensorflow_requirement(build, machine.platform, True):
         right += " " + _("Install CUDA {cuda} and cuDNN {cudnn} on the system too.").format(
             cuda=build.cuda, cudnn=build.cudnn)
-    if load().keras_2(minor):
+    if table.keras_2(build.minor):
         right += " " + _("TF {minor} comes with Keras 2, so the course's notebooks (Keras 3) do not run on it.").format(
-            minor=minor)
-    return feedback(name, problems, right=right)
+            minor=build.minor)
+    pin = next((str(r) for r in numpy if _keeps_numpy_1(r.specifier)), None)
+    if pin and not table.numpy_pin_needed(build.minor):
+        if table.numpy_pin(build.minor):
+            right += " " + _("The pin \"{pin}\" is allowed but not needed: TF {minor} limits NumPy itself.").format(
+                pin=pin, minor=build.minor)
+        else:
+            right += " " + _("The pin \"{pin}\" is not needed: TF {minor} works with NumPy 2.").format(
+                pin=pin, minor=build.minor)
+    return right
 
 
-def _wrong_release(specifier, machine: Machine, minor: str) -> str:
-    """Why the release a pin selects is not the one for this machine."""
-    if specifier.contains(f"{minor}.0"):
-        return _("The pin {pin} also lets pip take a later release, which may need another Python, CUDA "
-                 "or driver. Pin one release, such as ==2.99.*.").format(pin=specifier)
-    chosen = _newest_allowed(specifier)
-    if chosen is None:
-        return _("The pin {pin} selects no TensorFlow in the table (2.4 to {newest}).").format(
-            pin=specifier, newest=load().linux[0].minor)
-    if not chosen.supports_python(machine.python):
-        return _("The pin {pin} lets pip take TF {chosen}. It was tested with Python {python_min}-{python_max}, "
-                 "not {python}. Find the newest row that lists Python {python}.").format(
-            pin=specifier, chosen=chosen.minor, python_min=chosen.python_min, python_max=chosen.python_max,
-            python=machine.python)
-    if parse_version(chosen.minor) < parse_version(minor):
+def _wrong_release(specifier, machine: Machine, build: Build | None, newest: Build) -> str:
+    """Why the release pip takes for a pin (``build``; None: none for the machine's Python) is not one the task
+    allows; ``newest`` is the newest release that runs with the machine's GPU."""
+    table = load()
+    if build is None:
+        allowed = [b for b in table.linux if _allows(specifier, b)]
+        early = next((b for b in table.linux if not allowed and any(
+            specifier.contains(f"{b.minor}.{patch}") for patch in range(parse_version(b.tensorflow)[2]))), None)
+        if early:  # ==2.16.0, where the table's row is 2.16.1
+            return _("The pin {pin} allows no release in the table of tested builds: its TF {minor} row starts at "
+                     "{first}.").format(pin=specifier, minor=early.minor, first=early.tensorflow)
+        if not allowed:
+            return _("The pin {pin} allows no release in the table of tested builds (TF {oldest} to "
+                     "{newest}).").format(pin=specifier, oldest=table.linux[-1].tensorflow,
+                                          newest=table.linux[0].tensorflow)
+        return _("The pin {pin} allows no release tested with Python {python}: its newest, TF {chosen}, was "
+                 "tested with Python {python_min}-{python_max}. Choose a row that lists Python {python}.").format(
+            pin=specifier, python=machine.python, chosen=allowed[0].minor, python_min=allowed[0].python_min,
+            python_max=allowed[0].python_max)
+    if not str(specifier):
+        return _("Without a version pin, pip takes the newest TensorFlow for Python {python}: TF {newest}. This "
+                 "machine needs TF {minor} (its driver decides). Pin it, such as ==2.99.*.").format(
+            python=machine.python, newest=build.minor, minor=newest.minor)
+    if not _runs(build, machine):
+        return _("The pin {pin} selects TF {chosen}, built with CUDA {cuda}. Driver {driver} is too old for "
+                 "CUDA {major}: take an older row.").format(pin=specifier, chosen=build.minor, cuda=build.cuda,
+                                                          driver=machine.driver, major=build.cuda_major)
+    if parse_version(build.minor) < parse_version(newest.minor):
         return _("The pin {pin} selects TF {chosen}. A newer tested release also supports Python "
-                 "{python}: take the newest row that lists it.").format(pin=specifier, chosen=chosen.minor,
+                 "{python}: take the newest row that lists it.").format(pin=specifier, chosen=build.minor,
                                                                         python=machine.python)
     return _("The pin {pin} selects TF {chosen}, not the release for this machine.").format(
-        pin=specifier, chosen=chosen.minor)
+        pin=specifier, chosen=build.minor)
 
 
 def check_laptop_install(answer: object) -> Feedback:
-    """Exercise 1.2: the pip command that installs TensorFlow with its GPU on the WSL2 laptop."""
-    return check_install("Exercise 1.2", LAPTOP, answer)
+    """Exercise 1.2: a pip command that installs TensorFlow with GPU support on the WSL2 laptop: any release that
+    runs there with its GPU."""
+    return check_install("Exercise 1.2", LAPTOP, answer, newest_only=False)
 
 
 def check_server_install(answer: object) -> Feedback:
-    """Exercise 1.3: the pip command that installs TensorFlow with its GPU on the old Linux server."""
-    return check_install("Exercise 1.3", SERVER, answer)
+    """Exercise 1.3: the pip command that gets the old Linux server the newest TensorFlow that can use its GPU."""
+    return check_install("Exercise 1.3", SERVER, answer, newest_only=True)
 
 
 # The notebook's exercises, by number: its task cells call ``course.check("1.1", answer)``.

@@ -10,7 +10,8 @@ The exercises: three decisions about a GPU, each checked by reasoning, not by a 
 - Exercise 2.2, ``check_timing(answer)``: a classmate's GPU timing gives an impossible speed; which
   of three things did they measure? The check explains each choice.
 - Exercise 2.3, ``check_tf32_off(answer)``: the one line that makes an Ampere GPU multiply in full
-  float32. The check parses the line; it accepts every spelling of the right call.
+  float32. The check parses the line; it accepts every spelling of the right call, with False or any number
+  that TensorFlow itself reads as False (see ``check_tf32_off``).
 """
 
 from __future__ import annotations
@@ -62,10 +63,12 @@ def check_gpu_code(answer: object) -> Feedback:
         return not_a_dict(name, answer, '{"Tesla T4": "cubin", ...}')
     problems = []
     for gpu, cc in GPUS.items():
-        given = str(answer.get(gpu, "")).strip().lower()
+        value = answer.get(gpu)
+        given = "" if is_empty(value) else str(value).strip().lower()  # None is the placeholder, not "none"
         want = code_kind(cc)
         if not given:
-            problems.append(_("{gpu} ({cc}) has no answer.").format(gpu=gpu, cc=cc))
+            problems.append(_("{gpu} ({cc}) has no answer yet: replace its None with \"cubin\", \"ptx\" or "
+                              "\"none\", in quotes.").format(gpu=gpu, cc=cc))
         elif given not in KINDS:
             problems.append(_("{gpu}: {given!r} is not one of \"cubin\", \"ptx\", \"none\".").format(
                 gpu=gpu, given=given))
@@ -103,43 +106,76 @@ def check_timing(answer: object) -> Feedback:
 
 # ----------------------------------------------------------------------------- Exercise 2.3
 
+# The names under which ``import tensorflow as tf`` (or ``import tensorflow``) reaches the function: TF 2.21 exports
+# it in tf.config.experimental, and the same function in tf.compat.v1 and tf.compat.v2 (a test checks each).
+TF32_FUNCTIONS = frozenset(
+    f"{root}.{compat}config.experimental.enable_tensor_float_32_execution"
+    for root in ("tf", "tensorflow") for compat in ("", "compat.v1.", "compat.v2."))
+_KERAS_DTYPE = ("set_global_policy", "set_dtype_policy", "set_floatx")  # Keras settings of the float type
+
 
 def _call(answer: str) -> ast.Call | None:
-    """The answer as one call expression, or None."""
+    """The answer's one call: a line of Python (a trailing ';' or comment allowed), after any imports of TensorFlow
+    (``import tensorflow as tf; ...``); or None."""
     try:
-        tree = ast.parse(answer.strip(), mode="eval")
-    except SyntaxError:
+        tree = ast.parse(answer.strip())
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # ValueError: a null byte
         return None
-    return tree.body if isinstance(tree.body, ast.Call) else None
+    body = [node for node in tree.body if not (isinstance(node, ast.Import) and all(
+        alias.name == "tensorflow" for alias in node.names))]
+    if len(body) != 1 or not isinstance(body[0], ast.Expr) or not isinstance(body[0].value, ast.Call):
+        return None
+    return body[0].value
 
 
 def check_tf32_off(answer: object) -> Feedback:
-    """Exercise 2.3: the call that switches TensorFloat-32 off, written as text."""
+    """Exercise 2.3: the call that switches TensorFloat-32 off, written as text.
+
+    The value: TensorFlow turns its argument into a bool (measured on TF 2.21: ``(0)`` and ``(0.0)`` leave TF32 off,
+    as ``(False)`` does; ``(1)``, ``(2)`` and ``(-1)`` turn it on; a string raises TypeError). So every number whose
+    value is 0 is right, and every other number is wrong, with that reason. ``None`` also turns it off, but it is no
+    answer to "on or off": the check asks for False.
+    """
     name = "Exercise 2.3"
     if is_empty(answer):
         return not_answered(name, _("Write the call as text, in quotes. Then run the cell."))
+    if isinstance(answer, str) and "NVIDIA_TF32_OVERRIDE" in answer:
+        return feedback(name, [_("NVIDIA_TF32_OVERRIDE is an environment variable that NVIDIA's libraries read. The "
+                                 "task asks for a line of TensorFlow: a call.")], right="")
     call = _call(answer) if isinstance(answer, str) else None
     if call is None:
         return feedback(name, [_("Write one call, as text in quotes, for example \"tf.something(...)\".")],
                         right="")
     function = ast.unparse(call.func)  # 'tf.config.experimental.enable_tensor_float_32_execution'
-    if function.endswith("set_global_policy"):
-        return feedback(name, [_("A Keras dtype policy chooses the type of the variables and the results. TF32 is "
-                                 "inside the GPU's float32 products, so the policy \"float32\" still uses it.")],
-                        right="")
+    if function.split(".")[-1] in _KERAS_DTYPE:
+        return feedback(name, [_("A Keras dtype setting chooses the type of the variables and the results. It does "
+                                 "not switch TF32 off: float32 products on that GPU still use TF32.")], right="")
     if function.split(".")[-1] != "enable_tensor_float_32_execution":
         return feedback(name, [_("Look for the TensorFlow function that turns TensorFloat-32 execution on or off: "
                                  "it is in tf.config.experimental.")], right="")
-    if function not in ("tf.config.experimental.enable_tensor_float_32_execution",
-                        "tensorflow.config.experimental.enable_tensor_float_32_execution"):
+    if function not in TF32_FUNCTIONS:
         return feedback(name, [_("The function lives in tf.config.experimental: write its whole name, so the line "
                                  "runs after `import tensorflow as tf`.")], right="")
-    values = [*call.args, *(k.value for k in call.keywords if k.arg == "enabled")]
-    if len(values) != 1 or not isinstance(values[0], ast.Constant) or values[0].value not in (True, False):
-        return feedback(name, [_("Give it one value, True or False: whether TF32 may be used.")], right="")
-    if values[0].value is True:
+    unknown = [k.arg for k in call.keywords if k.arg != "enabled"]
+    if unknown:
+        return feedback(name, [_("The function has one argument, enabled; it has no argument {name}.").format(
+            name=unknown[0])], right="")
+    values = [*call.args, *(k.value for k in call.keywords)]
+    try:
+        value = ast.literal_eval(values[0]) if len(values) == 1 else None
+    except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):  # a name or an expression
+        value = None
+    if isinstance(value, str):
+        return feedback(name, [_("{value!r} is text: TensorFlow refuses it (TypeError). Write False, without "
+                                 "quotes.").format(value=value)], right="")
+    if value is True:
         return feedback(name, [_("True keeps TF32 on, which is already the default. You want full float32.")],
                         right="")
+    if isinstance(value, int | float) and value:
+        return feedback(name, [_("TensorFlow reads {value!r} as True: it keeps TF32 on. You want full float32: "
+                                 "False.").format(value=value)], right="")
+    if not isinstance(value, int | float):  # False and 0 are ints; None, a name, an expression are not
+        return feedback(name, [_("Give it one value, True or False: whether TF32 may be used.")], right="")
     right = _("Right. Run it before the products. The results then match the CPU's to float32 rounding, and "
               "matrix products run slower on that GPU.")
     return feedback(name, [], right=right)

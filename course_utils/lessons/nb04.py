@@ -8,7 +8,9 @@ The exercises: two decisions about the Q&A post's dense model, checked by reason
 - Exercise 4.1, ``check_memory(answer)``: the post's float64 arrays for 60,000 images - one array, and the data
   held during the first ``fit`` (both arrays, built before training as the post does, and the float32 copy
   Keras makes of the one it trains on) - and whether that fits in a 2 GB session that already holds
-  TensorFlow. Sizes in MB (10**6 bytes) or MiB (2**20 bytes) are both right.
+  TensorFlow. The task asks for MB (10**6 bytes): sizes within 3% are right (rounded to 2 or 3 digits, the
+  labels or the loaded images added); a size in MiB (2**20 bytes, 4.6% less), kB, GB or bytes is wrong, and
+  the message says so.
 - Exercise 4.2, ``check_gpu_speed(answer)``: the arithmetic of one training step at batch 128, and the prediction
   that a GPU speeds this small model up far less than its FLOP/s suggest: the fixed cost of a step (Keras's Python
   code, starting the step's GPU kernels one by one) is larger than the step's arithmetic on a GPU.
@@ -80,9 +82,20 @@ def _number(value: Any) -> float | None:
     return float(value)
 
 
-def _near(value: float, nbytes: float, tolerance: float = 0.03) -> bool:
-    """``value`` is ``nbytes`` in MB or in MiB, within ``tolerance``."""
-    return any(abs(value - nbytes / unit) <= tolerance * nbytes / unit for unit in (MB, MIB))
+def _near(value: float, nbytes: float, unit: int = MB, tolerance: float = 0.03) -> bool:
+    """``value`` is ``nbytes`` in ``unit``, within ``tolerance``."""
+    return abs(value - nbytes / unit) <= tolerance * nbytes / unit
+
+
+def _unit_slip(value: float, nbytes: float) -> str | None:
+    """What unit ``value`` gives ``nbytes`` in, when it is not MB; None when it is none of these."""
+    slips = (
+        (MIB, _("That is in MiB (2**20 bytes). The task asks for MB: 10**6 bytes.")),
+        (1, _("That is in bytes. Divide by 10**6 for MB.")),
+        (10**3, _("That is in kB. Divide by 1,000 for MB.")),
+        (10**9, _("That is in GB. Multiply by 1,000 for MB.")),
+    )
+    return next((text for unit, text in slips if _near(value, nbytes, unit)), None)
 
 
 def _yes_no(value: Any) -> bool | None:
@@ -107,12 +120,14 @@ def check_memory(answer: Any) -> Feedback:
         problems.append(_("`float64_mb` should be a number of MB, not {value!r}.").format(
             value=answer.get("float64_mb")))
     elif not _near(one, array_bytes()):
-        if _near(one, array_bytes(bytes_per_number=4)):
+        if _unit_slip(one, array_bytes()):
+            hint = _unit_slip(one, array_bytes())
+        elif _near(one, array_bytes(bytes_per_number=4)):  # float32, or the 784 pixels alone in float64
             hint = _("Each row holds 1,568 numbers (784 pixels + 784 extra), and float64 takes 8 bytes a number.")
         elif _near(one, 2 * array_bytes()):
             hint = _("That is both arrays. `float64_mb` is one of them.")
-        elif _near(one / 1e6, array_bytes()):
-            hint = _("That is in bytes. Divide by 10**6 for MB.")
+        elif _near(one, array_bytes(), tolerance=0.07):
+            hint = _("Close, but not it. Round less, and only at the end.")
         else:
             hint = _("Multiply: images x 1,568 numbers x 8 bytes, then divide by 10**6.")
         problems.append(_("`float64_mb` = {value:,.1f} is not one float64 array of 60,000 images. {hint}").format(
@@ -122,12 +137,18 @@ def check_memory(answer: Any) -> Feedback:
         problems.append(_("`during_fit_mb` should be a number of MB, not {value!r}.").format(
             value=answer.get("during_fit_mb")))
     elif not _near(held, during_fit_bytes()):
-        if _near(held, 2 * array_bytes()):
-            hint = _("Add the float32 copy that `fit` makes of the array it trains on: 4 bytes a number.")
+        if _unit_slip(held, during_fit_bytes()):
+            hint = _unit_slip(held, during_fit_bytes())
+        elif _near(held, 2 * array_bytes()):  # both arrays, or one and a float64 copy
+            hint = _("That is two float64 arrays. Count both arrays the post builds, and add the float32 copy "
+                     "that `fit` makes of one: 4 bytes a number.")
         elif _near(held, array_bytes() + array_bytes(bytes_per_number=4)):
             hint = _("The post builds both arrays before its first `fit`: both are in memory.")
-        elif _near(held, 3 * array_bytes()):
-            hint = _("Keras's copy is float32: half the size of a float64 array.")
+        elif _near(held, 3 * array_bytes()):  # a float64 copy, or a float32 copy of both arrays
+            hint = _("That is three float64 arrays. The first `fit` copies only the array it trains on, in "
+                     "float32: half a float64 array.")
+        elif _near(held, during_fit_bytes(), tolerance=0.07):
+            hint = _("Close, but not it. Round less, and only at the end.")
         else:
             hint = _("Add two float64 arrays and one float32 copy.")
         problems.append(_("`during_fit_mb` = {value:,.1f} is not the data held during the first `fit`. "
@@ -166,6 +187,8 @@ def check_gpu_speed(answer: Any) -> Feedback:
         hints = [
             (truth / 3, _("That is the forward pass only. A training step costs about 3 times the forward pass.")),
             (truth / 2, _("A multiply-add is 2 FLOP.")),
+            (truth * 2 / 3, _("A training step is the forward pass plus a backward pass that costs about twice as "
+                              "much: 3 times the forward pass.")),
             (truth / 6, _("That is the forward pass, with a multiply-add counted once. A multiply-add is 2 FLOP, and "
                           "a training step costs about 3 times the forward pass.")),
             (truth * 1000, _("That is in MFLOP. 1 GFLOP is 10**9 FLOP.")),
@@ -185,7 +208,7 @@ def check_gpu_speed(answer: Any) -> Feedback:
                           "sets the pace."))
     elif given == "c":
         problems.append(_("(c): the GPU does the arithmetic in under 0.1 ms, where a CPU needs milliseconds. The "
-                          "fixed cost of a step makes the gain small, not negative."))
+                          "fixed cost of a step makes the gain smaller than the FLOP/s suggest, not negative."))
     right = _("Right. {gflop:.2f} GFLOP takes a T4 about {ms:.2f} ms, far less than the fixed cost of a step. Fewer, "
               "larger steps, or several steps per call (compile(steps_per_execution=...)), cut that cost.").format(
         gflop=truth, ms=truth / T4_TFLOPS)

@@ -4,16 +4,19 @@ Setup reads ``NOTEBOOK``, ``SMOKE``, ``KEY_RESULTS`` and ``needs``: an epoch to 
 precision policy ``speed.check_policy`` knows, a target accuracy between 0 and 1, and the 2,000 images its
 checkpoint's short-run accuracy is verified at.
 
-The exercises: a model and loss that agree, a precision policy per GPU, a utilisation figure explained.
+The exercises: a model and loss that agree, a utilisation figure explained, a Tensor Core policy per GPU.
 
 - 5.1 ``check_model_and_loss(model, loss)``: the blog post's CNN with its output and its loss made
-  to agree. The check calls the model on four blank images (no training) to see whether it
-  outputs probabilities or logits, and reads ``from_logits`` from the loss.
+  to agree. The check calls the model on four random images (no training) to see whether it
+  outputs probabilities or logits (or neither: a relu or sigmoid at the end), and calls the loss on
+  fixed labels and scores to see which of the two it reads - so any loss ``compile`` takes is judged
+  by what it computes: an object, a class, a function, a name, a lambda.
 - 5.2 ``check_utilisation(answer)``: a measured figure explained - which change raises a GPU's utilisation
   of 35% during ``fit`` of this small CNN at batch 32.
-- 5.3 ``check_policies(answer)``: the mixed-precision policy worth trying on four named GPUs. The check
-  applies the course's rule (``course_utils.speed.gpu_policy``: Tensor Cores from compute capability 7.0
-  except the GTX 16 series; bfloat16 from 8.0) and accepts float16 on an 8.x GPU too.
+- 5.3 ``check_policies(answer)``: on four named GPUs, a mixed-precision policy that runs on Tensor Cores,
+  or None where the GPU has none. The check applies the course's rule (``course_utils.speed.gpu_policy``:
+  Tensor Cores from compute capability 7.0 except the GTX 16 series; bfloat16 from 8.0) and accepts
+  float16 on an 8.x GPU too.
 """
 
 from __future__ import annotations
@@ -84,27 +87,56 @@ CNN_PARAMS = 93_322  # course_utils.models.CNN_PARAMS (not imported: that module
 # --------------------------------------------------------------------------- 5.1
 
 
+# Four labels and fixed scores: what a loss returns for them says whether it reads logits or probabilities.
+_PROBE_LABELS = np.array([0, 1, 2, 3])
+_PROBE_LOGITS = np.random.default_rng(0).normal(0, 2, (4, 10)).astype("float32")
+_PROBE_PROBABILITIES = np.exp(_PROBE_LOGITS) / np.exp(_PROBE_LOGITS).sum(axis=-1, keepdims=True)
+# The cross-entropy of each probe image: -log of the probability of its label.
+_PROBE_LOSS = -np.log(_PROBE_PROBABILITIES[np.arange(4), _PROBE_LABELS])
+
+
+def _is_cross_entropy(value: Any) -> bool:
+    """Whether a loss's value is the probe's cross-entropy: per image, or as its mean or sum."""
+    try:
+        value = np.asarray(value, dtype="float64")
+    except Exception:  # noqa: BLE001 - a student's loss may return anything
+        return False
+    if value.shape == _PROBE_LOSS.shape:
+        return bool(np.allclose(value, _PROBE_LOSS, rtol=1e-3))
+    return value.shape == () and any(np.isclose(value, [_PROBE_LOSS.mean(), _PROBE_LOSS.sum()], rtol=1e-3))
+
+
 def _loss_reads_logits(loss: Any) -> tuple[bool | None, str | None]:
-    """(from_logits, problem) for a Keras loss object, a loss function or a loss name."""
+    """(from_logits, problem) for any loss ``compile`` takes: a Keras loss object, a loss class, a function, a
+    name, or a callable of the student's own. Judged by what it returns for the probe's labels: the
+    cross-entropy of logits (``from_logits=True``) or of probabilities (``from_logits=False``)."""
     import keras
 
-    if isinstance(loss, keras.losses.Loss):
-        sparse = isinstance(loss, keras.losses.SparseCategoricalCrossentropy)
-        name, from_logits = type(loss).__name__, bool(loss.get_config().get("from_logits", False))
-    else:  # "sparse_categorical_crossentropy" or keras.losses.sparse_categorical_crossentropy: from_logits=False
-        name = loss if isinstance(loss, str) else getattr(loss, "__name__", type(loss).__name__)
-        sparse, from_logits = str(name).lower().replace("_", "") == "sparsecategoricalcrossentropy", False
-    if not sparse:
-        return None, _("the loss is {name}: the labels are whole numbers 0-9, so use "
-                       "keras.losses.SparseCategoricalCrossentropy").format(name=name)
-    return from_logits, None
+    shown = loss
+    if isinstance(loss, (str, type)):  # compile(loss=...) looks names and classes up the same way
+        try:
+            loss = keras.losses.get(loss)
+        except Exception:  # noqa: BLE001 - an unknown name or a class that is no loss
+            return None, _("Keras does not know the loss {loss!r}: use "
+                           "keras.losses.SparseCategoricalCrossentropy").format(loss=shown)
+    for from_logits, scores in ((True, _PROBE_LOGITS), (False, _PROBE_PROBABILITIES)):
+        try:
+            value = loss(_PROBE_LABELS, scores)
+        except Exception:  # noqa: BLE001 - e.g. a loss for one-hot labels, or one that is not callable
+            continue
+        if _is_cross_entropy(value):
+            return from_logits, None
+    name = shown if isinstance(shown, str) else getattr(shown, "__name__", type(shown).__name__)
+    return None, _("the loss is {name}: the labels are whole numbers 0-9, so use "
+                   "keras.losses.SparseCategoricalCrossentropy").format(name=name)
 
 
 def _outputs(model: Any) -> tuple[Any, str | None]:
-    """The model's output for four blank 28x28x1 images, or the problem that stopped it."""
+    """The model's output for four random 28x28x1 images, or the problem that stopped it."""
 
+    images = np.random.default_rng(0).random((4, 28, 28, 1)).astype("float32")
     try:
-        out = np.asarray(model(np.zeros((4, 28, 28, 1), "float32") + 0.5))
+        out = np.asarray(model(images))
     except Exception as error:  # noqa: BLE001 - a student's model may fail in any way; say how
         return None, _("the model cannot take a batch of 28x28x1 images ({type}: {error})").format(
             type=type(error).__name__, error=error)[:300]
@@ -112,6 +144,18 @@ def _outputs(model: Any) -> tuple[Any, str | None]:
         return None, _("the model outputs shape {shape} per image; it needs 10 numbers (one per digit)").format(
             shape=out.shape[1:])
     return out, None
+
+
+def _outputs_probabilities(model: Any, out: Any) -> tuple[bool | None, str | None]:
+    """(True for probabilities, False for logits, None), or the problem: an activation that gives neither."""
+    if np.all(out >= 0) and np.allclose(out.sum(axis=-1), 1.0, atol=1e-4):  # softmax, by any layer
+        return True, None
+    last = model.layers[-1] if getattr(model, "layers", None) else None
+    activation = getattr(getattr(last, "activation", None), "__name__", None)
+    if activation in (None, "linear", "log_softmax"):  # raw scores; log-probabilities are logits too
+        return False, None
+    return None, _("the last layer applies {activation}: its outputs are neither logits (no activation) nor "
+                   "probabilities that add up to 1 (softmax)").format(activation=activation)
 
 
 def check_model_and_loss(model: Any, loss: Any) -> Feedback:
@@ -129,26 +173,31 @@ def check_model_and_loss(model: Any, loss: Any) -> Feedback:
     if problem:
         problems.append(problem)
     out, problem = _outputs(model)
+    probabilities = None
     if problem:
         problems.append(problem)
     elif model.count_params() != CNN_PARAMS:
         problems.append(_("the model has {count:,} parameters, the blog post's has {blog:,}: keep its layers and "
                           "change only what the output needs").format(count=model.count_params(), blog=CNN_PARAMS))
-    if problems or out is None or from_logits is None:
+    else:
+        probabilities, problem = _outputs_probabilities(model, out)
+        if problem:
+            problems.append(problem)
+    if problems or probabilities is None or from_logits is None:
         return feedback(MODEL_AND_LOSS, problems, right="")
-    probabilities = bool(np.all(out >= 0) and np.allclose(out.sum(axis=-1), 1.0, atol=1e-4))
     if probabilities and from_logits:
-        problems.append(_("the model outputs probabilities (its last layer applies softmax), but the loss has "
-                          "from_logits=True: this is still the blog post's mismatch"))
+        problems.append(_("the model outputs probabilities (its last layer applies softmax), but the loss expects "
+                          "logits (from_logits=True): this is still the blog post's mismatch"))
     elif not probabilities and not from_logits:
-        problems.append(_("the model outputs logits (no softmax), but the loss has from_logits=False: it would "
-                          "read raw scores as probabilities"))
+        problems.append(_("the model outputs logits (its last layer has no softmax), but the loss expects "
+                          "probabilities (from_logits=False, the default): it would read raw scores as "
+                          "probabilities"))
     right = (_("They agree: a softmax output with from_logits=False.") if probabilities
              else _("They agree: a logits output with from_logits=True."))
     return feedback(MODEL_AND_LOSS, problems, right=right)
 
 
-# --------------------------------------------------------------------------- 5.2
+# --------------------------------------------------------------------------- 5.3
 
 # The GPUs of the task: the name TensorFlow reports (get_device_details) and the compute capability.
 GPUS = {"GeForce RTX 3060": (8, 6), "Tesla T4": (7, 5), "GeForce GTX 1660 Ti": (7, 5), "GeForce GTX 1080": (6, 1)}
@@ -160,7 +209,12 @@ def _policy(value: Any) -> str | None:
 
 
 def check_policies(answer: Any) -> Feedback:
-    """Right when each GPU of ``GPUS`` gets the policy worth trying: mixed_bfloat16 or mixed_float16, or None."""
+    """Right when each GPU of ``GPUS`` gets a policy that runs on its Tensor Cores, or None where it has none.
+
+    The task asks where mixed precision gets the Tensor Cores' speedup, not whether it runs: it runs on
+    every one of these GPUs, and older GPUs may still gain a little from saved memory and bandwidth
+    (the mixed-precision guide, ``speed.MIXED_PRECISION_GUIDE``).
+    """
 
     if is_empty(answer) or (isinstance(answer, dict) and all(v is Ellipsis for v in answer.values())):
         return not_answered(POLICIES, _("Replace each ... with \"mixed_bfloat16\", \"mixed_float16\" or None. "
@@ -180,24 +234,26 @@ def check_policies(answer: Any) -> Feedback:
         elif given == want or (want == "mixed_bfloat16" and given == "mixed_float16"):
             continue
         elif want is None and cc < (7, 0):
-            problems.append(_("{gpu}: Tensor Cores came with compute capability 7.0. Without them, 16 bits save "
-                              "memory but not time.").format(gpu=shown))
+            problems.append(_("{gpu}: Tensor Cores came with compute capability 7.0, so no policy runs on Tensor "
+                              "Cores here. Mixed precision still runs; it can gain only from saved memory and "
+                              "bandwidth.").format(gpu=shown))
         elif want is None:
-            problems.append(_("{gpu}: a GTX 16 card has compute capability 7.5 but no Tensor Cores. 16 bits "
-                              "would save memory, not time.").format(gpu=shown))
+            problems.append(_("{gpu}: a GTX 16 card has compute capability 7.5 but no Tensor Cores, so no policy "
+                              "runs on Tensor Cores here. Mixed precision still runs.").format(gpu=shown))
         elif given is None:
             problems.append(_("{gpu}: it has Tensor Cores (7.0 and newer, not a GTX 16 card). Mixed precision "
                               "runs its matrix products there.").format(gpu=shown))
         else:  # bfloat16 asked of a 7.x GPU
             problems.append(_("{gpu}: its Tensor Cores run float16. bfloat16 needs compute capability 8.0 or "
                               "newer.").format(gpu=shown))
-    right = _("Right. The RTX 3060 (8.6) runs bfloat16 with no loss scaling; float16 works too, with loss scaling. "
-              "The T4 needs mixed_float16, and model.fit scales the loss by itself. A custom training loop wraps "
-              "its optimizer in keras.optimizers.LossScaleOptimizer.")
+    right = _("Right. On the RTX 3060 (8.6) both policies run on Tensor Cores; mixed_bfloat16 needs no loss "
+              "scaling. On the T4 only mixed_float16 does. mixed_float16 needs loss scaling on every device: model.fit "
+              "does it by itself, a custom training loop wraps its optimizer in "
+              "keras.optimizers.LossScaleOptimizer.")
     return feedback(POLICIES, problems, right=right)
 
 
-# --------------------------------------------------------------------------- 5.3
+# --------------------------------------------------------------------------- 5.2
 
 CHOICES = ("a", "b", "c", "d")
 
@@ -205,8 +261,8 @@ CHOICES = ("a", "b", "c", "d")
 def check_utilisation(answer: Any) -> Feedback:
     """Right for "b": batch 256 instead of 32 - eight times fewer steps, so the GPU waits less between them."""
     said = {
-        "a": _("Mixed precision makes the GPU's work faster. The GPU then waits even longer between steps, so its "
-               "utilisation goes down, not up."),
+        "a": _("Mixed precision can only shorten the GPU's work in each step, not the waits between steps. The "
+               "waits then take a larger share of the time, so utilisation goes down, not up."),
         "c": _("Memory is not what limits this small model: it uses a small part of a T4's 16 GB. Utilisation "
                "counts the time a kernel runs, not the memory used."),
         "d": _("The model runs on the GPU already: with a GPU, TensorFlow places operations there by default "

@@ -7,8 +7,8 @@ The exercises: two decisions about profiling a run on a GPU.
 
 - Exercise 6.1, ``check_profile_range(answer)``: ``profile_batch`` for 5 steps of the second epoch
   of a run with 3 epochs of 20 batches (its first epoch fills a cache, and on a GPU compiles). The check
-  applies the callback's counting (from 1, across epochs, both ends included) and the course's rules
-  (``tb_profile.check_profile_batch``).
+  takes what the callback takes (two ints, or the text "start,stop"), applies its counting (from 1, across
+  epochs, both ends included) and the course's rules (``tb_profile.check_profile_batch``).
 - Exercise 6.2, ``check_input_bound(answer)``: three profiles from a GPU, each a step time and the part
   of it spent waiting for input; is each run highly, moderately or not input-bound? The check applies the
   limits of TensorBoard's Profile tab (XProf: below 5% of the step not, from 20% highly) to the numbers,
@@ -18,6 +18,7 @@ The exercises: two decisions about profiling a run on a GPU.
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Mapping
 from typing import Any
 
@@ -83,17 +84,22 @@ VERDICTS = ("highly", "moderately", "not")
 
 def verdict(share: float) -> str:
     """XProf's verdict for the share of a step spent waiting for input: "highly", "moderately" or "not"."""
+    share = round(share, 9)  # 0.35 ms of 7 ms is 5%, though 0.35 / 7.0 is a hair under 0.05 in floating point
     return "highly" if share >= HIGHLY else "moderately" if share >= MODERATELY else "not"
+
+
+# Other spellings of XProf's three words: "High", "moderate", "no" / "non-input-bound".
+SYNONYMS = {"high": "highly", "moderate": "moderately", "no": "not", "none": "not", "non": "not"}
 
 
 def _verdict_given(value: object) -> str | None:
     """A student's verdict as one of VERDICTS ("Highly input-bound" -> "highly"); None when it is none of them."""
     if not isinstance(value, str):
         return None
-    words = value.strip().lower().replace("-", " ").split()
+    words = value.strip().lower().replace("-", " ").replace("_", " ").split()
     if not words:
         return None
-    first = {"no": "not", "none": "not"}.get(words[0], words[0])
+    first = SYNONYMS.get(words[0], words[0])
     return first if first in VERDICTS else None
 
 
@@ -116,8 +122,8 @@ def check_input_bound(answer: object) -> Feedback:
             problems.append(_("{run}: {given!r} is not one of \"highly\", \"moderately\", \"not\".").format(
                 run=run, given=given))
         elif said != verdict(waiting / step):
-            problems.append(_("{run}: {waiting} ms of a {step} ms step is {share:.0%} of the step. Below 5% a run "
-                              "is not input-bound, from 20% highly, in between moderately.").format(
+            problems.append(_("{run}: {waiting:g} ms of a {step:g} ms step is {share:.1%} of the step. Below 5% a "
+                              "run is not input-bound, from 20% highly, in between moderately.").format(
                 run=run, waiting=waiting, step=step, share=waiting / step))
     right = _("Right. A and C wait about as long, but C's step is much longer: input-bound is a share of the step, "
               "not a time. A faster device makes the same input weigh more.")
@@ -132,6 +138,20 @@ def _epoch_of(batch: int) -> int:
     return math.ceil(batch / BATCHES_PER_EPOCH)
 
 
+def _as_pair(answer: object) -> object:
+    """``answer`` as the callback reads it: the text "21,25" as (21, 25), NumPy ints as ints; anything else as is."""
+    if isinstance(answer, str):  # Keras also takes "start,stop": it splits at the comma and calls int() on each part
+        parts = answer.split(",")
+        try:
+            return tuple(int(part) for part in parts) if len(parts) == 2 else answer
+        except ValueError:
+            return answer
+    if isinstance(answer, (tuple, list)) and all(isinstance(b, numbers.Integral) and not isinstance(b, bool)
+                                                 for b in answer):
+        return tuple(int(b) for b in answer)
+    return answer
+
+
 def check_profile_range(answer: object) -> Feedback:
     """Exercise 6.1: ``(start, stop)`` for 5 steps of epoch 2 of a run of 3 epochs x 20 batches."""
 
@@ -140,14 +160,21 @@ def check_profile_range(answer: object) -> Feedback:
     last = PROFILE_EPOCH * BATCHES_PER_EPOCH
     if is_empty(answer):
         return not_answered(name, _("Write `answer = (start, stop)`: two batch numbers. Then run the cell."))
-    if (
-        not isinstance(answer, (tuple, list))
-        or len(answer) != 2
-        or not all(isinstance(b, int) and not isinstance(b, bool) for b in answer)
-    ):
+    given, answer = answer, _as_pair(answer)
+    if (isinstance(answer, (tuple, list)) and len(answer) == 2 and any(isinstance(b, float) for b in answer)
+            and all(isinstance(b, int | float) and not isinstance(b, bool) and float(b).is_integer()
+                    for b in answer)):
+        return feedback(name, [_("Batch numbers are ints: the callback takes \"a tuple of integers\" (with the "
+                                 "stop a float, it fails). Write {ints}, not {answer!r}.").format(
+            answer=given, ints=tuple(int(b) for b in answer))], right="")
+    if not isinstance(answer, tuple) or len(answer) != 2 or not all(type(b) is int for b in answer):
         return feedback(name, [_("`answer` = {answer!r} is not two whole numbers. Write `(start, stop)`, "
-                                 "for example (4, 8).").format(answer=answer)], right="")
+                                 "for example (4, 8).").format(answer=given)], right="")
     start, stop = answer
+    if start < 1:  # the callback never reaches such a batch: the course's warm-up rule would not be the reason
+        return feedback(name, [_("Keras counts batches from 1, across epochs: there is no batch {start}. Epoch "
+                                 "{epoch} is batches {first} to {last}.").format(
+            start=start, epoch=PROFILE_EPOCH, first=first, last=last)], right="")
     problems = []
     steps = stop - start + 1
     too_long = False  # the course's rule already said the range profiles too many batches
@@ -167,7 +194,7 @@ def check_profile_range(answer: object) -> Feedback:
         problems.append(_("Batch {start} is the last batch of epoch {previous}. Keras counts batches "
                           "from 1, across epochs, so epoch {epoch} is batches {first} to {last}.").format(
             start=start, previous=PROFILE_EPOCH - 1, epoch=PROFILE_EPOCH, first=first, last=last))
-    elif start >= 1 and (start < first or start > last):
+    elif start < first or start > last:
         problems.append(_("Batch {start} is in epoch {its_epoch}. Epoch {epoch} is batches {first} to {last} "
                           "(counted from 1, across epochs).").format(
             start=start, its_epoch=_epoch_of(start), epoch=PROFILE_EPOCH, first=first, last=last))

@@ -1,4 +1,5 @@
-"""Notebook 01's exercise checks: the notebook's own solutions are right, wrong answers say what is wrong."""
+"""Notebook 01's exercise checks, judged by tables written from each task's text: every answer the task allows is
+right, every wrong one is wrong with a reason that is true for that answer."""
 
 from __future__ import annotations
 
@@ -20,88 +21,183 @@ def test_the_notebook_has_the_three_exercises_each_calling_its_check():
     assert 'course.check("1.3", answer)' in tasks["Exercise 1.3"]
     for source in tasks.values():
         assert "= None" in source, "the task starts with empty answers"
+    for exercise in ("Exercise 1.2", "Exercise 1.3"):  # the quoting rule the checks apply is in the task cell
+        assert "each requirement in double quotes" in tasks[exercise]
+
+
+def judged(check, answer, capsys):
+    result = check(answer)
+    capsys.readouterr()
+    return result
 
 
 # ----------------------------------------------------------------------------- Exercise 1.1
 
-
-def test_the_route_solution_is_right_and_names_the_wsl2_driver(capsys):
-    assert nb01.check_route(solved(NOTEBOOK, "Exercise 1.1")["answer"]).status == RIGHT
-    out = capsys.readouterr().out
-    assert out.startswith("✅ Exercise 1.1: right") and f"{load().min_driver(12, 'wsl2')} or newer" in out
-
-
-@pytest.mark.parametrize(("answer", "message"), [
-    ("a", "it comes with Keras 2. The course needs Keras 3 (TF 2.16 or newer)"),
-    ("C", "tensorflow-gpu is an empty package today"),
-    ("(d)", "TensorFlow never calls the toolkit"),
+# Exercise 1.1's task: "Windows 11, with NVIDIA driver 512.77 and a 6 GB GeForce. Its owner wants to run this course
+# on the GPU. Which route works? (a) native Windows with TF 2.10; (b) WSL2 with current TensorFlow, after a driver
+# update; (c) `pip install tensorflow-gpu` on native Windows; (d) install the CUDA 12 toolkit on Windows."
+# Only (b) runs this course (Keras 3, TF 2.16+) on that GPU; a letter may come in either case, in brackets, spaced.
+ACCEPT_1_1 = [
+    ("b", "WSL2 runs the Linux build; a driver update brings it to 528.33 or newer"),
+    ("B", "the same letter in capitals"),
+    ("(b)", "the letter as the task writes it"),
+    (" b ", "spaces around the letter"),
+]
+REJECT_1_1 = [
+    ("a", "it comes with Keras 2. The course needs Keras 3 (TF 2.16 or newer)"),  # TF 2.10: Keras 2 (the rules)
+    ("C", "tensorflow-gpu is an empty package today"),  # versions.json rule tensorflow-gpu-removed
+    ("(d)", "TensorFlow never calls the toolkit"),  # and native Windows has no GPU TensorFlow after 2.10
     ("e", "'e' is not one of"),
-])
-def test_each_wrong_route_says_why(answer, message):
-    result = nb01.check_route(answer)
-    assert result.status == WRONG and message in result.messages[0], result
+    ("wsl2", "'wsl2' is not one of"),  # the task asks for a letter
+]
 
 
-def test_an_empty_route_is_not_answered_yet():
-    assert nb01.check_route(None).status == EMPTY
+@pytest.mark.parametrize(("answer", "why"), ACCEPT_1_1)
+def test_exercise_1_1_accepts(answer, why, capsys):
+    result = judged(nb01.check_route, answer, capsys)
+    assert result.status == RIGHT, (why, result)
+    assert f"{load().min_driver(12, 'wsl2')} or newer" in result.messages[0]
 
 
-# ----------------------------------------------------------------------------- Exercises 1.2 and 1.3
+@pytest.mark.parametrize(("answer", "reason"), REJECT_1_1)
+def test_exercise_1_1_rejects(answer, reason, capsys):
+    result = judged(nb01.check_route, answer, capsys)
+    assert result.status == WRONG and reason in result.messages[0], result
 
 
-def test_the_install_solutions_are_right_and_are_what_recommend_says():
-    for exercise, check, machine in (("Exercise 1.2", nb01.check_laptop_install, nb01.LAPTOP),
-                                     ("Exercise 1.3", nb01.check_server_install, nb01.SERVER)):
-        answer = solved(NOTEBOOK, exercise)["answer"]
-        result = check(answer)
-        assert result.status == RIGHT, result
-        requirement = answer.split('"')[1].split("==")[0]
-        assert requirement in " ".join(machine.recommendation().commands), "the doctor's own requirement"
+def test_the_route_solution_is_right_and_an_empty_route_is_not_answered_yet(capsys):
+    assert judged(nb01.check_route, solved(NOTEBOOK, "Exercise 1.1")["answer"], capsys).status == RIGHT
+    assert judged(nb01.check_route, None, capsys).status == EMPTY
 
 
-@pytest.mark.parametrize("answer", [
-    'pip install "tensorflow[and-cuda]==2.21.*"',
-    'python -m pip install --upgrade "tensorflow[and-cuda]==2.21.*"',
-    '!pip install "tensorflow[and-cuda]==2.21.0"',
-    "pip3 install 'tensorflow[and-cuda]~=2.21.0'",
-])
-def test_other_spellings_of_the_laptop_command_are_right(answer):
-    assert nb01.check_laptop_install(answer).ok
+# ----------------------------------------------------------------------------- Exercise 1.2
 
-
-LAPTOP_WRONG = [
+# Exercise 1.2's task: "Windows 11 with WSL2 (Ubuntu), Python 3.12 inside Ubuntu, NVIDIA driver 560.94. Write the
+# `pip install` command that installs TensorFlow with GPU support there", each requirement in double quotes (its task
+# cell). It asks for no particular release: every release that runs there with its GPU is right - TF 2.16 to 2.21 are
+# the rows with Python 3.12, all built with CUDA 12, which driver 560.94 runs - with [and-cuda], which brings CUDA and
+# cuDNN (the machine has none). pip takes the newest release a pin allows that supports Python 3.12.
+ACCEPT_1_2 = [
+    ('pip install "tensorflow[and-cuda]"', "the solution: pip takes TF 2.21, the newest for Python 3.12"),
+    ('pip install "tensorflow[and-cuda]==2.21.*"', "the doctor's command"),
+    ('!pip install "tensorflow[and-cuda]==2.21.0"', "a notebook's shell escape; the one 2.21 release"),
+    ('%pip install "tensorflow[and-cuda]"', "the notebook's pip magic"),
+    ('python3 -m pip install --upgrade "tensorflow[and-cuda]==2.21.*"', "pip run as a module, with an option"),
+    ("pip3 install 'tensorflow[and-cuda]~=2.21.0'", "single quotes work as double quotes do; ~= keeps 2.21"),
+    ('pip install "tensorflow[and-cuda]==2.20.*"', "TF 2.20 supports Python 3.12 and runs on this GPU"),
+    ('pip install "tensorflow[and-cuda]==2.16.1"', "the oldest release with Python 3.12 (2.16.0 was never published)"),
+    ('pip install "tensorflow[and-cuda]>=2.16"', "pip takes the newest, 2.21"),
+    ('pip install "tensorflow[and-cuda]<2.21"', "pip takes 2.20, which runs there"),
+    ('pip install "tensorflow[and-cuda]" "numpy<2"', "TF 2.21 accepts NumPy 1.26 (numpy>=1.26.0): the pin is harmless"),
+    ('pip install "tensorflow[and-cuda]==2.17.*" "numpy<2"', "TF 2.17 caps NumPy below 2 itself: the pin is harmless"),
+    ('pip install "tensorflow[and-cuda]" "tensorboard"', "another package beside TensorFlow"),
+    ('pip install --extra-index-url https://pypi.nvidia.com "tensorflow[and-cuda]"', "an option with a value"),
+    ('pip install "tensorflow[and-cuda]==2.21.*"  # the GPU build', "a comment after the command"),
+]
+REJECT_1_2 = [
     ("pip install tensorflow-gpu", "`tensorflow-gpu` is an empty package today"),
-    ('pip install "tensorflow==2.21.*"', "add the extra [and-cuda]"),
-    ('pip install "tensorflow[and-cuda]==2.20.*"', "A newer tested release also supports Python 3.12"),
-    ('pip install "tensorflow[and-cuda]==2.13.*"', "It was tested with Python 3.8-3.11, not 3.12"),
-    ('pip install "tensorflow[and-cuda]>=2.21"', "also lets pip take a later release"),
-    ('pip install "tensorflow[and-cuda]==2.21.*" "numpy<2"', 'the pin "numpy<2" is only for TensorFlow before 2.18'),
-    ("pip install tensorflow[and-cuda]==2.21.*", "Put tensorflow[and-cuda]==2.21.* in double quotes"),
-    ('pip install "tensorflow[and-cuda]==2.21.*', "The quotes do not pair up"),
-    ('conda install "tensorflow[and-cuda]==2.21.*"', "starts with `pip install`"),
+    ('pip install "tensorflow==2.21.*"', "On WSL2, add the extra [and-cuda]"),  # no CUDA or cuDNN on the machine
     ('pip install "tensorflow-cpu==2.21.*"', "`tensorflow-cpu` has no GPU support"),
+    ('pip install "tf-nightly[and-cuda]"', "`tf-nightly` is an untested daily build"),
+    ('pip install "tensorflow[and-cuda]==2.15.*"', "its newest, TF 2.15, was tested with Python 3.9-3.11"),
+    ('pip install "tensorflow[and-cuda]==2.13.*"', "its newest, TF 2.13, was tested with Python 3.8-3.11"),
+    ('pip install "tensorflow[and-cuda]<2.16"', "allows no release tested with Python 3.12"),
+    ('pip install "tensorflow[and-cuda]==2.16.0"', "its TF 2.16 row starts at 2.16.1"),
+    ('pip install "tensorflow[and-cuda]==3.0.*"', "allows no release in the table of tested builds (TF 2.4.0 to"),
+    ("pip install tensorflow[and-cuda]==2.21.*", "Put tensorflow[and-cuda]==2.21.* in double quotes"),
+    ("pip install tensorflow[and-cuda]>=2.16", "In a terminal, < and > without quotes redirect"),
+    ('pip install "tensorflow[and-cuda]==2.21.*', "The quotes do not pair up"),
+    ('pip install "tensorflow[and-cuda]" && python -c "import tensorflow"', "&& starts another command"),
+    ('conda install "tensorflow[and-cuda]==2.21.*"', "starts with `pip install`"),
     ('pip install "numpy"', "the command has no TensorFlow in it"),
     ('pip install "tensorflow[and-cuda]=2.21"', "pip cannot read the requirement"),
     (42, "`answer` is not text"),
 ]
 
 
-@pytest.mark.parametrize(("answer", "message"), LAPTOP_WRONG)
-def test_a_wrong_laptop_command_says_what_is_wrong(answer, message):
-    result = nb01.check_laptop_install(answer)
-    assert result.status == WRONG and any(message in m for m in result.messages), result
+@pytest.mark.parametrize(("answer", "why"), ACCEPT_1_2)
+def test_exercise_1_2_accepts(answer, why, capsys):
+    result = judged(nb01.check_laptop_install, answer, capsys)
+    assert result.status == RIGHT, (why, result)
 
 
-@pytest.mark.parametrize(("answer", "message"), [
+@pytest.mark.parametrize(("answer", "reason"), REJECT_1_2)
+def test_exercise_1_2_rejects(answer, reason, capsys):
+    result = judged(nb01.check_laptop_install, answer, capsys)
+    assert result.status == WRONG and any(reason in m for m in result.messages), result
+
+
+def test_an_older_release_for_the_laptop_is_right_and_told_the_newest(capsys):
+    result = judged(nb01.check_laptop_install, 'pip install "tensorflow[and-cuda]==2.20.*"', capsys)
+    assert result.messages[0].startswith("TF 2.20 runs on Windows 11 with WSL2")
+    assert 'The newest release that does is TF 2.21: pip install "tensorflow[and-cuda]==2.21.*"' in result.messages[0]
+    unneeded = judged(nb01.check_laptop_install, 'pip install "tensorflow[and-cuda]" "numpy<2"', capsys)
+    assert 'The pin "numpy<2" is not needed: TF 2.21 works with NumPy 2.' in unneeded.messages[0]
+
+
+# ----------------------------------------------------------------------------- Exercise 1.3
+
+# Exercise 1.3's task: "A lab server runs Linux with Python 3.8, which you cannot change. Its NVIDIA driver is
+# 535.183.01. Write the `pip install` command that gets it the newest TensorFlow that can use its GPU", each
+# requirement in double quotes (its task cell). The newest row with Python 3.8 is TF 2.13 (CUDA 11.8, which the driver
+# runs): any pin that makes pip take 2.13 is right, as is no pin (pip on Python 3.8 finds nothing newer). 2.13 has no
+# [and-cuda] extra and caps NumPy itself, so "numpy<2" is allowed, not needed.
+ACCEPT_1_3 = [
+    ('pip install "tensorflow==2.13.*"', "the solution"),
+    ('pip install "tensorflow==2.13.1"', "2.13.1, the last patch of TF 2.13"),
+    ('pip install "tensorflow==2.13.0"', "the row's own version"),
+    ('pip install "tensorflow==2.13"', "==2.13 means 2.13.0"),
+    ('pip install "tensorflow~=2.13.0"', "2.13.0 or a later 2.13 patch"),
+    ('pip install "tensorflow>=2.13,<2.14"', "only 2.13"),
+    ('pip install "tensorflow==2.13.*" "numpy<2"', "the pin is allowed, not needed"),
+    ('pip install "tensorflow~=2.13.0" "numpy<2.0"', "the same NumPy pin, spelled 2.0"),
+    ('pip install "tensorflow==2.13.*" "numpy<1.25"', "a NumPy 1 that TF 2.13 accepts (it caps NumPy at 1.24.3)"),
+    ("pip install tensorflow", "pip on Python 3.8 takes 2.13 by itself"),
+    ('pip install "tensorflow>=2.12"', "pip on Python 3.8 takes the newest it can: 2.13"),
+    ('pip install "tensorflow<2.14"', "pip takes 2.13"),
+    ('python3.8 -m pip install "tensorflow==2.13.*"', "pip of that Python, run as a module"),
+]
+REJECT_1_3 = [
+    ('pip install "tensorflow==2.12.*"', "A newer tested release also supports Python 3.8"),
+    ('pip install "tensorflow<2.13"', "The pin <2.13 selects TF 2.12"),
+    ('pip install "tensorflow==2.10.*" "numpy<2"', "The pin ==2.10.* selects TF 2.10"),
+    ('pip install "tensorflow==2.14.*"', "its newest, TF 2.14, was tested with Python 3.9-3.11"),
+    ('pip install "tensorflow==2.21.*"', "its newest, TF 2.21, was tested with Python 3.10-3.13"),
+    ('pip install "tensorflow[and-cuda]==2.13.*"', "The extra [and-cuda] exists from TensorFlow 2.14 on"),
+    ('pip install "tensorflow[and-cuda]"', "TF 2.13 needs CUDA 11.8 and cuDNN 8.6 installed on the system"),
+    ('pip install "tensorflow==2.13.*" "numpy>=2"', "The NumPy pin must keep NumPy 1"),
+    ('pip install "tensorflow-cpu==2.13.*"', "`tensorflow-cpu` has no GPU support"),
+    ('pip install "tensorflow-gpu==2.13.*"', "`tensorflow-gpu` is an empty package today"),
     ("pip install tensorflow==2.13.* numpy<2", "In a terminal, < and > without quotes redirect"),
-    ('pip install "tensorflow[and-cuda]==2.13.*" "numpy<2"', "The extra [and-cuda] exists from TensorFlow 2.14 on"),
-    ('pip install "tensorflow==2.12.*" "numpy<2"', "A newer tested release also supports Python 3.8"),
-    ('pip install "tensorflow==2.13.*" "numpy>=2"', 'The NumPy pin must keep NumPy 1'),
-    ('pip install "tensorflow==2.21.*"', "It was tested with Python 3.10-3.13, not 3.8"),
-])
-def test_a_wrong_server_command_says_what_is_wrong(answer, message):
-    result = nb01.check_server_install(answer)
-    assert result.status == WRONG and any(message in m for m in result.messages), result
+    ("pip install tensorflow==2.13.*", "Put tensorflow==2.13.* in double quotes"),
+    ('pip install "tensorflow==2.13.*"; python -V', "; starts another command"),
+]
+
+
+@pytest.mark.parametrize(("answer", "why"), ACCEPT_1_3)
+def test_exercise_1_3_accepts(answer, why, capsys):
+    result = judged(nb01.check_server_install, answer, capsys)
+    assert result.status == RIGHT, (why, result)
+    assert "TF 2.13 comes with Keras 2" in result.messages[0]
+    assert "Install CUDA 11.8 and cuDNN 8.6 on the system too." in result.messages[0]
+
+
+@pytest.mark.parametrize(("answer", "reason"), REJECT_1_3)
+def test_exercise_1_3_rejects(answer, reason, capsys):
+    result = judged(nb01.check_server_install, answer, capsys)
+    assert result.status == WRONG and any(reason in m for m in result.messages), result
+
+
+# ----------------------------------------------------------------------------- both install checks
+
+
+def test_the_install_solutions_are_right_and_use_the_doctor_s_requirement(capsys):
+    for exercise, check, machine in (("Exercise 1.2", nb01.check_laptop_install, nb01.LAPTOP),
+                                     ("Exercise 1.3", nb01.check_server_install, nb01.SERVER)):
+        answer = solved(NOTEBOOK, exercise)["answer"]
+        assert judged(check, answer, capsys).status == RIGHT
+        requirement = answer.split('"')[1].split("==")[0]
+        assert requirement in " ".join(machine.recommendation().commands), "the doctor's own requirement"
 
 
 @pytest.mark.parametrize("answer", [None, "", "   "])
@@ -111,35 +207,30 @@ def test_an_empty_command_is_not_answered_yet(answer, capsys):
     assert capsys.readouterr().out.count("not answered yet") == 2
 
 
-def test_the_expected_answer_follows_the_table(monkeypatch):
+def test_the_expected_answer_follows_the_table(monkeypatch, capsys):
     """The checks read the answer from recommend(): a machine the table places elsewhere changes it."""
     monkeypatch.setattr(nb01, "LAPTOP", nb01.Machine("wsl2", "3.9", "560.94", "a WSL2 laptop with Python 3.9"))
-    assert nb01.check_laptop_install('pip install "tensorflow[and-cuda]==2.20.*"').ok
-    assert not nb01.check_laptop_install('pip install "tensorflow[and-cuda]==2.21.*"').ok
+    assert judged(nb01.check_laptop_install, 'pip install "tensorflow[and-cuda]==2.20.*"', capsys).ok
+    result = judged(nb01.check_laptop_install, 'pip install "tensorflow[and-cuda]==2.21.*"', capsys)
+    assert not result.ok and "tested with Python 3.10-3.13" in result.messages[0]
 
 
-@pytest.mark.parametrize(("check", "answer"), [
-    (nb01.check_laptop_install, 'pip install "tensorflow[and-cuda]"'),  # the official command: pip takes 2.21
-    (nb01.check_server_install, 'pip install "tensorflow"'),  # pip on Python 3.8 takes 2.13 by itself
-    (nb01.check_server_install, 'pip install "tensorflow==2.13.*"'),  # 2.13 caps NumPy itself
-    (nb01.check_server_install, 'pip install "tensorflow==2.13.*" "numpy<2"'),  # the pin is harmless
-])
-def test_every_correct_command_is_right(check, answer):
-    assert check(answer).ok, check(answer)
-
-
-def test_a_release_that_does_not_cap_numpy_still_needs_the_pin(monkeypatch):
+def test_a_release_that_does_not_cap_numpy_still_needs_the_pin(monkeypatch, capsys):
     """TF 2.11 and older let pip install NumPy 2 beside them: there the pin is required."""
     monkeypatch.setattr(nb01, "SERVER", nb01.Machine("linux", "3.7", "535.183.01", "a server with Python 3.7"))
-    result = nb01.check_server_install('pip install "tensorflow==2.11.*"')
+    result = judged(nb01.check_server_install, 'pip install "tensorflow==2.11.*"', capsys)
     assert result.status == WRONG and any('Add "numpy<2"' in m for m in result.messages), result
-    assert nb01.check_server_install('pip install "tensorflow==2.11.*" "numpy<2"').ok
+    assert judged(nb01.check_server_install, 'pip install "tensorflow==2.11.*" "numpy<2"', capsys).ok
 
 
-def test_no_pin_is_wrong_where_pip_would_take_another_release(monkeypatch):
-    """Without a pin pip takes the newest release for the Python; when that is not the one the table gives, say so."""
-    older = next(b for b in load().linux if b.minor == "2.20")
-    monkeypatch.setattr(nb01, "_newest_for_python", lambda python: older)
-    result = nb01.check_laptop_install('pip install "tensorflow[and-cuda]"')
-    assert result.status == WRONG and any("pip takes the newest TensorFlow for Python 3.12: TF 2.20" in m
-                                          for m in result.messages), result
+def test_where_the_driver_decides_no_pin_and_a_too_new_pin_say_so(capsys):
+    """Driver 470 runs CUDA 11 only: on Python 3.10 pip would take TF 2.21 without a pin; TF 2.14 is the answer."""
+    old = nb01.Machine("linux", "3.10", "470.256.02", "Linux, Python 3.10, driver 470.256.02")
+    result = judged(lambda a: nb01.check_install("x", old, a, newest_only=True), 'pip install "tensorflow"', capsys)
+    assert result.messages == ("Without a version pin, pip takes the newest TensorFlow for Python 3.10: TF 2.21. "
+                               "This machine needs TF 2.14 (its driver decides). Pin it, such as ==2.99.*.",)
+    result = judged(lambda a: nb01.check_install("x", old, a, newest_only=False),
+                    'pip install "tensorflow[and-cuda]==2.15.*"', capsys)
+    assert "Driver 470.256.02 is too old for CUDA 12" in result.messages[0]
+    assert judged(lambda a: nb01.check_install("x", old, a, newest_only=True), 'pip install "tensorflow==2.14.*"',
+                  capsys).ok

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
 from course_utils.core.errors import ParameterError
@@ -75,6 +76,43 @@ def test_a_value_the_student_chose_that_is_too_few_still_fails_in_smoke_mode():
 
 # ----------------------------------------------------------------------------- Exercise 6.1
 
+# Exercise 6.1's task: "Your own run trains for 3 epochs of 20 batches each. [...] So you profile 5 steps of the
+# second epoch. Write `profile_batch` as `answer = (start, stop)`." Section 3: "Keras counts batches from 1, across
+# epochs, and both ends count". Every answer it allows: 5 batches, both ends counted, inside batches 21 to 40, in any
+# form the callback reads as that range.
+ACCEPT_6_1 = [
+    ((21, 25), "the first 5 batches of epoch 2, which is batches 21 to 40"),
+    ((30, 34), "any 5 batches inside epoch 2 (the solution says so)"),
+    ((36, 40), "the last 5 batches of epoch 2"),
+    ([25, 29], "a list: the callback takes a list of two ints as well as a tuple"),
+    ("21,25", "the callback also takes the text 'start,stop' (Keras 3 splits it at the comma)"),
+    ("36, 40", "the same text with a space: the callback's int() ignores it"),
+    ((np.int64(22), np.int64(26)), "NumPy ints: the callback compares them with its batch count like ints"),
+]
+REJECT_6_1 = [
+    ((20, 24), "Batch 20 is the last batch of epoch 1. Keras counts batches from 1, across epochs"),  # counted from 0
+    ((0, 4), "Keras counts batches from 1, across epochs: there is no batch 0. Epoch 2 is batches 21 to 40."),
+    ((1, 5), "the first batches are warm-up"),  # counted from 1 inside the epoch
+    ((1, 5), "Batch 1 is in epoch 1. Epoch 2 is batches 21 to 40"),
+    ((21, 26), "Keras counts both ends: (21, 26) profiles 6 batches, not 5."),  # stop = start + 5
+    ((21, 24), "(21, 24) profiles 4 batches (both ends count), not 5."),
+    ((20, 25), "Batch 20 is the last batch of epoch 1."),
+    ((37, 41), "Batch 41 is in epoch 3. Stop by batch 40, the last batch of epoch 2."),
+    ((41, 45), "Batch 41 is in epoch 3. Epoch 2 is batches 21 to 40"),
+    ((5, 9), "Batch 5 is in epoch 1. Epoch 2 is batches 21 to 40"),
+    ((58, 62), "ends at batch 62, but training runs only 60 batches"),
+    ((21, 40), "profiles 20 batches"),  # the whole epoch, not 5 steps
+    ((25, 21), "ends before it starts"),
+    ((21.0, 25.0), "Batch numbers are ints: the callback takes \"a tuple of integers\""),
+    ((21, 25.0), "Write (21, 25), not (21, 25.0)."),
+    ((21.5, 25), "is not two whole numbers"),
+    ((True, 5), "is not two whole numbers"),
+    ("21-25", "`answer` = '21-25' is not two whole numbers."),  # text the callback cannot read either
+    ("(21, 25)", "is not two whole numbers"),
+    (21, "`answer` = 21 is not two whole numbers."),  # one batch only
+    ((21, 25, 29), "is not two whole numbers"),
+]
+
 
 def test_the_profile_range_solution_is_right_and_passes_the_course_rules(capsys):
     from course_utils.tb_profile import check_profile_batch
@@ -87,35 +125,63 @@ def test_the_profile_range_solution_is_right_and_passes_the_course_rules(capsys)
     assert capsys.readouterr().out.startswith("✅ Exercise 6.1: right")
 
 
-@pytest.mark.parametrize("answer", [(21, 25), (30, 34), (36, 40), [25, 29]])
-def test_any_five_batches_of_epoch_2_are_right(answer):
-    assert nb06.check_profile_range(answer).ok
+@pytest.mark.parametrize(("answer", "why"), ACCEPT_6_1, ids=[repr(a) for a, _ in ACCEPT_6_1])
+def test_every_profile_range_the_task_allows_is_right(answer, why):
+    result = nb06.check_profile_range(answer)
+    assert result.status == RIGHT, (why, result)
 
 
-@pytest.mark.parametrize(("answer", "message"), [
-    ((20, 24), "Batch 20 is the last batch of epoch 1. Keras counts batches from 1, across epochs"),
-    ((21, 26), "Keras counts both ends: (21, 26) profiles 6 batches, not 5."),
-    ((1, 5), "the first batches are warm-up"),
-    ((5, 9), "Batch 5 is in epoch 1. Epoch 2 is batches 21 to 40"),
-    ((41, 45), "Batch 41 is in epoch 3."),
-    ((38, 42), "Batch 42 is in epoch 3. Stop by batch 40"),
-    ((58, 62), "ends at batch 62, but training runs only 60 batches"),
-    ((21, 40), "profiles 20 batches"),
-    ((25, 21), "ends before it starts"),
-    ("21-25", "is not two whole numbers"),
-    ((21.0, 25.0), "is not two whole numbers"),
-])
+@pytest.mark.parametrize(("answer", "message"), REJECT_6_1, ids=[repr(a) for a, _ in REJECT_6_1])
 def test_a_wrong_profile_range_says_what_is_wrong(answer, message):
     result = nb06.check_profile_range(answer)
     assert result.status == WRONG and any(message in m for m in result.messages), result
 
 
+def test_the_callback_reads_every_accepted_range_as_5_batches_of_epoch_2(tmp_path):
+    """What the check accepts, Keras's TensorBoard callback takes, and profiles 5 batches of epoch 2 with."""
+    keras = pytest.importorskip("keras")
+    for answer, _why in ACCEPT_6_1:
+        callback = keras.callbacks.TensorBoard(log_dir=str(tmp_path), profile_batch=answer)
+        start, stop = callback._start_batch, callback._stop_batch  # what it compares its batch count with
+        assert (stop - start + 1, 21 <= start, stop <= 40) == (nb06.PROFILE_STEPS, True, True), answer
+
+
 def test_an_empty_profile_range_is_not_answered_yet():
     assert nb06.check_profile_range(None).status == EMPTY
     assert nb06.check_profile_range(()).status == EMPTY
+    assert nb06.check_profile_range("").status == EMPTY
 
 
 # ----------------------------------------------------------------------------- Exercise 6.2
+
+# Exercise 6.2's task: three runs, "the median step, and the part of it spent waiting for input"; "For each run,
+# decide: "highly", "moderately" or "not" input-bound." Section 4: "Below 5%, a run is *not* input-bound. From
+# 20%, it is *highly* input-bound. In between, it is *moderately* input-bound." A waits 80% of its step, B 1.6%, C 6%.
+# Every answer it allows: those verdicts, in the task's words, in section 4's words, or in the same words spelled
+# otherwise.
+ACCEPT_6_2 = [
+    ({"A": "highly", "B": "not", "C": "moderately"}, "the task's words"),
+    ({"A": "highly input-bound", "B": "not input-bound", "C": "moderately input-bound"}, "section 4's words"),
+    ({"A": "HIGHLY", "B": "Not", "C": " Moderately "}, "any case, spaces around"),
+    ({"A": "High", "B": "no", "C": "moderate"}, "the adjective, and 'no' for 'not'"),
+    ({"A": "highly_input_bound", "B": "non-input-bound", "C": "moderately-bound"}, "other joins of the same words"),
+    ({"A": "highly", "B": "none", "C": "moderately", "D": "highly"}, "'none'; a run the task does not have"),
+]
+REJECT_6_2 = [
+    ({"A": "highly", "B": "not", "C": "highly"}, "C: 6.8 ms of a 110 ms step is 6.2% of the step."),  # the wait alone
+    ({"A": "highly", "B": "not", "C": "not"}, "C: 6.8 ms of a 110 ms step is 6.2% of the step. Below 5% a run "
+                                              "is not input-bound, from 20% highly, in between moderately."),
+    ({"A": "moderately", "B": "not", "C": "moderately"}, "A: 7.6 ms of a 9.5 ms step is 80.0% of the step."),
+    ({"A": "highly", "B": "moderately", "C": "moderately"}, "B: 0.04 ms of a 2.5 ms step is 1.6% of the step."),
+    ({"A": "highly", "B": "not"}, "Run C has no answer."),
+    ({"A": "highly", "B": "not", "C": None}, "Run C has no answer."),
+    ({"A": "very", "B": "not", "C": "moderately"}, "A: 'very' is not one of \"highly\", \"moderately\", \"not\"."),
+    ({"A": "input-bound", "B": "not", "C": "moderately"}, "A: 'input-bound' is not one of"),
+    ({"A": "highly", "B": "low", "C": "moderately"}, "B: 'low' is not one of"),
+    ({"A": True, "B": "not", "C": "moderately"}, "A: True is not one of"),
+    ("highly", "`answer` should be a dict"),
+    (["highly", "not", "moderately"], "`answer` should be a dict"),
+]
 
 
 def test_the_input_bound_solution_is_right(capsys):
@@ -126,52 +192,44 @@ def test_the_input_bound_solution_is_right(capsys):
     assert capsys.readouterr().out.startswith("✅ Exercise 6.2: right")
 
 
-def test_the_verdicts_follow_xprofs_limits_on_the_share_not_the_time():
-    """A and C wait about as long; only the share of the step tells them apart (5% and 20%, XProf's limits)."""
-    assert {run: nb06.verdict(wait / step) for run, (step, wait) in nb06.PROFILES.items()} == {
-        "A": "highly", "B": "not", "C": "moderately"}
-    assert [nb06.verdict(share) for share in (0.0, 0.049, 0.05, 0.199, 0.20, 1.0)] == [
-        "not", "not", "moderately", "moderately", "highly", "highly"]
-    (step_a, wait_a), (step_c, wait_c) = nb06.PROFILES["A"], nb06.PROFILES["C"]
-    assert abs(wait_a - wait_c) < 1.0 and step_c > 10 * step_a
+@pytest.mark.parametrize(("answer", "why"), ACCEPT_6_2, ids=[w for _, w in ACCEPT_6_2])
+def test_every_spelling_of_the_right_verdicts_is_accepted(answer, why):
+    result = nb06.check_input_bound(answer)
+    assert result.status == RIGHT, (why, result)
 
 
-@pytest.mark.parametrize("answer", [
-    {"A": "Highly input-bound", "B": "not input-bound", "C": "moderately input-bound"},
-    {"A": " HIGHLY ", "B": "no", "C": "Moderately"},
-    {"A": "highly", "B": "Not", "C": "moderately-bound", "D": "ignored"},
-])
-def test_every_spelling_of_the_right_verdicts_is_accepted(answer):
-    assert nb06.check_input_bound(answer).ok
+@pytest.mark.parametrize(("answer", "message"), REJECT_6_2, ids=[repr(a) for a, _ in REJECT_6_2])
+def test_a_wrong_verdict_says_what_is_wrong(answer, message):
+    result = nb06.check_input_bound(answer)
+    assert result.status == WRONG and any(message in m for m in result.messages), result
 
 
-def test_a_wrong_verdict_shows_the_share_and_the_limits():
-    result = nb06.check_input_bound({"A": "highly", "B": "not", "C": "highly"})
-    assert result.status == WRONG and len(result.messages) == 1
-    (message,) = result.messages
-    assert message.startswith("C: 6.8 ms of a 110.0 ms step is 6% of the step.")
-    assert "Below 5%" in message and "from 20% highly" in message
-
-
-def test_judging_by_the_wait_alone_is_caught():
-    """The mistake the exercise is about: A and C wait as long, so a student calls both highly input-bound."""
-    result = nb06.check_input_bound({"A": "highly", "B": "not", "C": "highly"})
-    assert not result.ok
+def test_a_wrong_verdict_names_only_the_runs_answered_wrongly():
     result = nb06.check_input_bound({"A": "moderately", "B": "not", "C": "moderately"})
     assert [m.split(":")[0] for m in result.messages] == ["A"]
 
 
-@pytest.mark.parametrize(("answer", "message"), [
-    ({"A": "highly", "B": "not"}, "Run C has no answer."),
-    ({"A": "highly", "B": "not", "C": None}, "Run C has no answer."),
-    ({"A": "very", "B": "not", "C": "moderately"}, "A: 'very' is not one of"),
-    ({"A": True, "B": "not", "C": "moderately"}, "A: True is not one of"),
-    ("highly", "`answer` should be a dict"),
-    (["highly", "not", "moderately"], "`answer` should be a dict"),
+def test_the_verdicts_follow_xprofs_limits_on_the_share_not_the_time():
+    """A and C wait about as long; only the share of the step tells them apart (5% and 20%, XProf's limits)."""
+    assert {run: nb06.verdict(wait / step) for run, (step, wait) in nb06.PROFILES.items()} == {
+        "A": "highly", "B": "not", "C": "moderately"}
+    (step_a, wait_a), (step_c, wait_c) = nb06.PROFILES["A"], nb06.PROFILES["C"]
+    assert abs(wait_a - wait_c) < 1.0 and step_c > 10 * step_a
+
+
+@pytest.mark.parametrize(("step", "waiting", "right", "wrong"), [
+    (100.0, 4.9, "not", "moderately"),
+    (100.0, 5.0, "moderately", "not"),  # "Below 5%" not: 5% itself is moderately
+    (7.0, 0.35, "moderately", "not"),  # 5% too, though 0.35 / 7.0 is a hair under 0.05 in floating point
+    (100.0, 19.9, "moderately", "highly"),
+    (100.0, 20.0, "highly", "moderately"),  # "From 20%" highly
+    (9.5, 1.9, "highly", "moderately"),  # 20% too, a hair under 0.2 in floating point
 ])
-def test_an_incomplete_or_odd_answer_says_so(answer, message):
-    result = nb06.check_input_bound(answer)
-    assert result.status == WRONG and any(message in m for m in result.messages), result
+def test_the_check_puts_the_limits_where_section_4_puts_them(monkeypatch, step, waiting, right, wrong):
+    monkeypatch.setattr(nb06, "PROFILES", {"X": (step, waiting)})
+    assert nb06.check_input_bound({"X": right}).ok
+    result = nb06.check_input_bound({"X": wrong})
+    assert result.status == WRONG and f"is {100 * waiting / step:.1f}% of the step" in result.messages[0], result
 
 
 def test_an_empty_answer_is_not_answered_yet():
