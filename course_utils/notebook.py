@@ -108,9 +108,10 @@ class Course:
         """State and check what the student should have seen; raise if anything failed."""
         checkpoint(checks, recorder=self.recorder)
 
-    def work_dir(self) -> Path:
-        """A fresh, empty folder for this run's own files (backups, checkpoints, worker logs): ``places.work_dir``."""
-        return work_dir(self.recorder.path)
+    def work_dir(self, name: str | None = None) -> Path:
+        """A fresh, empty folder for this run's own files (programs, backups, checkpoints, worker logs), or its
+        subfolder ``name``: ``places.work_dir``."""
+        return work_dir(self.recorder.path, name)
 
 
 def _short(value: Any) -> str:

@@ -402,22 +402,24 @@ def test_the_program_s_settings_do_on_a_gpu_what_the_notebook_says():
     assert out["TF_FORCE_GPU_ALLOW_GROWTH=true"] == out["default"]
 
 
-def test_the_runs_set_the_variable_for_its_own_run_only(monkeypatch, capsys):
+def test_the_runs_set_the_variable_for_its_own_run_only(monkeypatch, capsys, tmp_path):
     """The runner cell, with one (stand-in) GPU: seven new processes, TF_FORCE_GPU_ALLOW_GROWTH only in the last."""
     import subprocess
 
-    calls = []
+    calls, seen = [], []
 
     def run(command, env, **kwargs):
+        seen.append(command)
         calls.append((command[2], env.get("TF_FORCE_GPU_ALLOW_GROWTH")))
         return SimpleNamespace(stdout=f"{command[2]}: ran", stderr="", returncode=0)
 
     monkeypatch.setattr(subprocess, "run", run)
     monkeypatch.setenv("TF_FORCE_GPU_ALLOW_GROWTH", "true")  # set where the kernel started: not passed on
-    namespace = {"gpus": ["GPU:0"], "MEMORY_LIMIT_MB": 2048}
+    namespace = {"gpus": ["GPU:0"], "MEMORY_LIMIT_MB": 2048, "work": tmp_path}
     runs = cell_source("03_memory", "gpu-memory-runs")
     exec(runs, namespace)  # noqa: S102 - notebook 03's own cell, with a stand-in GPU
     assert calls == [(s, "true" if s.startswith("TF_FORCE") else None) for s in namespace["settings"]]
+    assert {command[1] for command in seen} == {tmp_path / "gpu_memory.py"}, "the program from the run's own folder"
     assert len(calls) == 7 and list(namespace["gpu_runs"]) == namespace["settings"]
     assert "limit, then growth: ran" in capsys.readouterr().out
 

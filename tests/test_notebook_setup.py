@@ -161,6 +161,11 @@ def test_a_run_gets_a_fresh_work_folder_under_its_own_folder(tmp_path, monkeypat
     (folder / "workers").mkdir()
     (folder / "workers" / "worker-0.log").write_text("left by a run killed half-way", encoding="utf-8")
     assert course.work_dir() == folder and list(folder.iterdir()) == [], "the next run starts empty"
+    (folder / "cnn_worker.py").write_text("a program the notebook wrote", encoding="utf-8")
+    cluster = course.work_dir("cluster")
+    (cluster / "worker-0.log").write_text("an earlier cluster's log", encoding="utf-8")
+    assert course.work_dir("cluster") == folder / "cluster" and list(cluster.iterdir()) == []
+    assert (folder / "cnn_worker.py").is_file(), "a subfolder is emptied alone: the program beside it stays"
     monkeypatch.delenv("COURSE_RESULTS_FILE")  # a notebook opened by hand: build/work/, via COURSE_RESULTS_DIR here
     course = Course("07_x", tf=None, device=None, smoke=True, recorder=Recorder("07_x", parameters={}, smoke=True))
     assert course.work_dir() == tmp_path / "work" / "07_x"

@@ -296,7 +296,7 @@ def test_the_hash_is_sha256_of_the_joined_source_first_16_hex_digits():
 def test_a_written_program_is_compared_as_python(copy):
     """A %%writefile cell's program may have Chinese comments and strings; a changed statement is a difference."""
     def cell_of(cells):
-        (found,) = [c for c in cells if translations.source(c).startswith("%%writefile gpu_check.py")]
+        (found,) = [c for c in cells if translations.source(c).startswith("%%writefile {work}/gpu_check.py")]
         return found
 
     def retranslate(cells):

@@ -141,15 +141,20 @@ def writable_places() -> list[dict[str, Any]]:
     return places
 
 
-def work_dir(record: Path) -> Path:
-    """A fresh, empty folder for the run whose results record is ``record``: its backups, checkpoints, logs.
+def work_dir(record: Path, name: str | None = None) -> Path:
+    """A fresh, empty folder for the run whose results record is ``record``: the programs it writes, its backups,
+    checkpoints, logs.
 
     It lies under the run's own folder, next to the results folder and named like the record:
     ``OUT/work/NAME/`` under ``course run``, ``build/work/NN_name/`` otherwise - not in the
-    system's temporary folder, where every run stopped half-way would leave one behind. Emptied
-    here, so a run starts clean; what a failed run left stays there to read until the next run.
+    system's temporary folder, where every run stopped half-way would leave one behind, and never in the course's
+    own folder, which may be read-only. Emptied here, so a run starts clean; what a failed run left stays there to
+    read until the next run. ``name``: a subfolder of it instead, emptied alone (notebook 07's cluster, whose
+    program stays beside it).
     """
     folder = record.parent.parent / "work" / record.stem
+    if name is not None:
+        folder = folder / name
     if folder.is_dir():
         shutil.rmtree(folder)
     folder.mkdir(parents=True)

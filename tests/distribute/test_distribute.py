@@ -209,7 +209,7 @@ def program(tmp_path: Path, text: str) -> Path:
 def notebook_program(tmp_path: Path, **settings: object) -> tuple[Path, Path]:
     """Notebook 07's worker program as its %%writefile cell writes it, and a run folder with its settings."""
     first, _, body = cell_source("07_beyond_one_gpu", "worker-program").partition("\n")
-    assert first == "%%writefile cnn_worker.py"
+    assert first == "%%writefile {work}/cnn_worker.py", "written into the run's own folder, not the course's"
     path = tmp_path / "cnn_worker.py"
     path.write_text(body)
     folder = tmp_path / "run"
@@ -350,7 +350,7 @@ def test_workers_end_when_the_kernel_that_started_them_is_killed(tmp_path):
 def test_notebook_07_keeps_its_files_under_its_own_run_folder():
     """Not in the system's temporary folder, where every run that failed half-way left a course07-* folder."""
     cell = cell_source("07_beyond_one_gpu", "d3ed62bc")
-    assert "course.work_dir()" in cell and "tempfile" not in cell
+    assert 'course.work_dir("cluster")' in cell and "tempfile" not in cell
 
 
 def test_of_two_workers_failing_at_once_the_first_to_fail_is_named(tmp_path):

@@ -59,6 +59,7 @@ from course_utils.core.errors import CourseError
 from course_utils.core.processes import descendants, free_ports, start_in_group, stop_group
 from course_utils.tools.classroom import hub
 
+from ..accounts import close_again, closed_folders, let_through
 from ..conftest import IN_CI, ROOT
 from ..distribute.stand_in import WORKER, WORKER_MARKER
 from ..process_checks import still_running
@@ -95,39 +96,6 @@ def require_hub() -> None:
     if closed_folders() and shutil.which("setfacl") is None:
         _skip_or_fail("the course lies under a folder closed to other accounts, and setfacl is missing to let the "
                       "test's accounts through (Debian package acl; .ci/run installs it)")
-
-
-def closed_folders() -> list[Path]:
-    """The folders other accounts cannot pass through on the way to the checkout and the environment's Python."""
-    found: dict[Path, None] = {}
-    for target in (ROOT / "notebooks", Path(sys.executable), Path(sys.executable).resolve()):
-        for folder in reversed(Path(os.path.abspath(target)).parents):
-            if not folder.stat().st_mode & stat.S_IXOTH:
-                found[folder] = None
-    return list(found)
-
-
-def let_through(names: list[str], folders: list[Path]) -> list[Path]:
-    """Let only these accounts pass through ``folders`` (no listing, no reading): one ACL entry each.
-
-    Returns the folders that had no ACL of their own before: ``close_again`` removes theirs whole.
-    """
-    plain = [f for f in folders if not subprocess.run(["getfacl", "--skip-base", "--absolute-names", str(f)],
-                                                       capture_output=True, text=True).stdout.strip()]
-    for folder in folders:
-        for name in names:
-            subprocess.run(["setfacl", "-m", f"u:{name}:x", str(folder)], check=True, capture_output=True, text=True)
-    return plain
-
-
-def close_again(names: list[str], folders: list[Path], plain: list[Path]) -> str | None:
-    """Remove what ``let_through`` added (a folder without an ACL before gets none again); what went wrong, or None."""
-    for folder in folders:
-        removal = ["-b"] if folder in plain else ["-x", ",".join(f"u:{name}" for name in names)]
-        done = subprocess.run(["setfacl", *removal, str(folder)], capture_output=True, text=True)
-        if done.returncode != 0:
-            return f"could not remove the test accounts' ACL entries on {folder}: {done.stderr.strip()}"
-    return None
 
 
 # --------------------------------------------------------------------------- accounts

@@ -8,6 +8,11 @@ cache in ``OUT/keras-home`` (notebook 06's TensorBoard logs go where the runner 
 output goes to ``OUT/course-run.log`` and is shown when the run fails. The tests then read
 what the run left: ``OUT/results.json`` (one record per run) and ``OUT/executed/*.ipynb``.
 
+The course is read-only for the run, as on a class server: run as root (CI), the command runs as the account
+``nobody``, which cannot write the checkout, with its home in ``OUT/home`` (``tests/accounts.py`` lets it through a
+closed folder on the way to the Python, such as CI's ``/root``); a notebook that wrote into the course folder would
+fail. And the run leaves the checkout's ``notebooks/`` as it found it (``git status``).
+
 - one test per notebook: it ran, its checkpoint passed, it recorded the device and
   TensorFlow version and the smoke caps it ran with, every cell ran (but those tagged
   ``skip-execution``), no error output, no TensorFlow start-up log in its stderr;
@@ -27,6 +32,7 @@ import re
 import signal
 import subprocess
 import sys
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,6 +42,7 @@ import pytest
 from course_utils.notebook import lesson_file
 from course_utils.params import apply_smoke
 
+from ..accounts import passage
 from ..conftest import NOTEBOOKS, ROOT
 from ..lessons.solutions import declared_parameters
 
@@ -54,6 +61,7 @@ class CourseRun:
     returncode: int | None  # None: COURSE_CI_REUSE=1, nothing was run
     output: str
     report: dict[str, Any]
+    course_files_before: str = ""  # `git status --ignored notebooks` before the run (``course_files``)
 
     @property
     def runs(self) -> dict[str, dict[str, Any]]:
@@ -78,6 +86,22 @@ class CourseRun:
         assert self.returncode == 0, f"exit status {self.returncode}; failed: {failed}\n{self.tail()}"
 
 
+STUDENT = "nobody"  # the account a run as root switches to: it owns nothing in the checkout
+
+
+def _as_student(out: Path) -> dict[str, Any]:
+    """Popen's arguments that run the command as ``STUDENT`` (when this is root), owner of OUT only; else {}."""
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        return {}
+    import pwd
+    import shutil
+
+    account = pwd.getpwnam(STUDENT)
+    for path in [out, *out.rglob("*")]:
+        shutil.chown(path, account.pw_uid, account.pw_gid)
+    return {"user": account.pw_uid, "group": account.pw_gid, "extra_groups": []}
+
+
 def _environment(out: Path) -> dict[str, str]:
     """The run's environment, set here: conftest's per-test settings do not reach a module-scoped fixture."""
     env = dict(os.environ)
@@ -86,7 +110,9 @@ def _environment(out: Path) -> dict[str, str]:
     env.update(
         COURSE_OFFLINE="1",
         KERAS_HOME=str(out / "keras-home"),  # no cached full MNIST: the bundled sample, as in the unit tests
+        HOME=str(out / "home"),  # the student's own files (Jupyter's, matplotlib's, the course home) go there
     )
+    env.pop("XDG_DATA_HOME", None)
     return env
 
 
@@ -109,10 +135,13 @@ def _course_command() -> list[str]:
 
 def _run(command: list[str], out: Path) -> tuple[int, str]:
     log = out / "course-run.log"
-    with log.open("w") as fh:
+    (out / "home").mkdir()
+    as_student = _as_student(out)
+    with log.open("w") as fh, passage([STUDENT]) if as_student else nullcontext():
         # A session of its own, so that on a timeout the runner processes and kernels go too.
         proc = subprocess.Popen(
-            command, cwd=ROOT, env=_environment(out), stdout=fh, stderr=subprocess.STDOUT, start_new_session=True
+            command, cwd=ROOT, env=_environment(out), stdout=fh, stderr=subprocess.STDOUT, start_new_session=True,
+            **as_student,
         )
         try:
             returncode = proc.wait(timeout=RUN_TIMEOUT_S)
@@ -128,9 +157,16 @@ def _run(command: list[str], out: Path) -> tuple[int, str]:
     return returncode, log.read_text(errors="replace")
 
 
+def course_files() -> str:
+    """What git sees in the course's notebooks/ folder beyond its own files, ignored ones too."""
+    return subprocess.run(["git", "status", "--porcelain", "--ignored", "--", "notebooks"], cwd=ROOT,
+                          capture_output=True, text=True, check=True).stdout
+
+
 def run_course(arguments: list[str], out: Path) -> CourseRun:
     """``course run ARGUMENTS --smoke --out OUT`` into an emptied OUT (or, with COURSE_CI_REUSE=1, what OUT holds)."""
     command = [*_course_command(), "run", *arguments, "--smoke", "--out", str(out), "--timeout", str(CELL_TIMEOUT_S)]
+    before = course_files()
     if REUSE:
         returncode, log = None, out / "course-run.log"
         output = log.read_text(errors="replace") if log.is_file() else ""
@@ -141,7 +177,7 @@ def run_course(arguments: list[str], out: Path) -> CourseRun:
     if not report_file.is_file():
         run = CourseRun(out, returncode, output, {})
         pytest.fail(f"`{' '.join(command)}` exited {returncode} and wrote no {report_file}\n{run.tail()}")
-    return CourseRun(out, returncode, output, json.loads(report_file.read_text()))
+    return CourseRun(out, returncode, output, json.loads(report_file.read_text()), before)
 
 
 @pytest.fixture(scope="module")
@@ -154,6 +190,21 @@ def course_run() -> CourseRun:
 
 def test_course_run_exits_0(course_run):
     course_run.check_exit_0()
+
+
+def test_the_run_wrote_nothing_into_the_course_folder(course_run):
+    """Programs a notebook writes go to OUT/work/<run>/, not next to the notebooks (issue 40: a read-only course)."""
+    if course_run.returncode is not None and os.geteuid() == 0:  # it ran as STUDENT, who cannot write the course
+        import pwd
+        import stat
+
+        student, folder = pwd.getpwnam(STUDENT).pw_uid, (ROOT / "notebooks").stat()
+        assert folder.st_uid != student and not folder.st_mode & (stat.S_IWOTH | stat.S_IWGRP)
+        assert {p.stat().st_uid for p in (course_run.out / "executed").glob("*.ipynb")} == {student}
+    left = course_files()
+    assert left == course_run.course_files_before, f"the run left files in the course's notebooks/ folder:\n{left}"
+    programs = sorted(p.name for p in (course_run.out / "work").glob("*/*.py"))
+    assert programs == ["cnn_worker.py", "gpu_check.py", "gpu_memory.py"], programs
 
 
 def test_every_course_notebook_ran_once_in_smoke_mode(course_run):

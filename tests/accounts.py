@@ -1,0 +1,65 @@
+"""Other accounts on this machine: let a test's accounts through the closed folders on the way to the course.
+
+The course's tests run as root in CI, where the Python lives under a 0700 ``/root``. A test that runs the course as
+another account (the hub tier's students, the papermill tier's read-only student) lets only that account pass
+through each closed folder (a POSIX ACL entry ``u:NAME:x``; Debian package ``acl``) and removes it at the end:
+nothing opens for anyone else.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from .conftest import ROOT
+
+
+def closed_folders() -> list[Path]:
+    """The folders other accounts cannot pass through on the way to the checkout and the environment's Python."""
+    found: dict[Path, None] = {}
+    for target in (ROOT / "notebooks", Path(sys.executable), Path(sys.executable).resolve()):
+        for folder in reversed(Path(os.path.abspath(target)).parents):
+            if not folder.stat().st_mode & stat.S_IXOTH:
+                found[folder] = None
+    return list(found)
+
+
+def let_through(names: list[str], folders: list[Path]) -> list[Path]:
+    """Let only these accounts pass through ``folders`` (no listing, no reading): one ACL entry each.
+
+    Returns the folders that had no ACL of their own before: ``close_again`` removes theirs whole.
+    """
+    plain = [f for f in folders if not subprocess.run(["getfacl", "--skip-base", "--absolute-names", str(f)],
+                                                       capture_output=True, text=True).stdout.strip()]
+    for folder in folders:
+        for name in names:
+            subprocess.run(["setfacl", "-m", f"u:{name}:x", str(folder)], check=True, capture_output=True, text=True)
+    return plain
+
+
+def close_again(names: list[str], folders: list[Path], plain: list[Path]) -> str | None:
+    """Remove what ``let_through`` added (a folder without an ACL before gets none again); what went wrong, or None."""
+    for folder in folders:
+        removal = ["-b"] if folder in plain else ["-x", ",".join(f"u:{name}" for name in names)]
+        done = subprocess.run(["setfacl", *removal, str(folder)], capture_output=True, text=True)
+        if done.returncode != 0:
+            return f"could not remove the test accounts' ACL entries on {folder}: {done.stderr.strip()}"
+    return None
+
+
+@contextmanager
+def passage(names: list[str]) -> Iterator[None]:
+    """Within the block, ``names`` pass through the closed folders to the checkout and this Python."""
+    closed = closed_folders()
+    plain = let_through(names, closed)
+    try:
+        yield
+    finally:
+        trouble = close_again(names, closed, plain)
+        if trouble:
+            raise RuntimeError(trouble)
