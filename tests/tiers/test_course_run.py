@@ -334,6 +334,11 @@ def test_02_verify_gpu_key_results(course_run):
     assert {asked for asked, _ in placed} == set(tested) and all(ran.endswith(asked[-5:]) for asked, ran in placed)
     # every device's product equals the exact one up to TF32's rounding; TF32 itself fails np.allclose
     assert all(0 <= e <= 2**-10 for e in r["relative_errors"].values()) and 0.05 < r["tf32_outside_allclose"] < 0.3
+    errors = r["tf32_errors"]  # TF32 emulated: two kinds of input, bits rounded or cut, all within the limit
+    assert len(errors) == 4 and all(0 < e <= 2**-10 for e in errors.values())
+    assert errors["standard normal, cut"] > errors["standard normal, rounded"]
+    # soft placement off: asking for a GPU for an operation with a CPU version only is an error, and says so
+    assert "Supported device types [CPU]" in r["soft_placement_error"]
     assert r["weights_device_errors"] == ["IndexError", "AttributeError"]
     # the plain answer, and the troubleshooting entry to read when it is no
     assert r["gpu_answer"].startswith(f"TensorFlow can use a GPU here: {'yes' if r['gpu_usable'] else 'no'}, because ")
@@ -391,6 +396,9 @@ def test_05_cnn_cpu_vs_gpu_key_results(course_run):
     assert r["dataset"] == "mnist" and r["train_images"] == p["IMAGES"]
     assert r["test_accuracy"] >= 0.80, "the short run's floor on MNIST (the checkpoint's)"
     assert "from_logits" in r["softmax_logits_warning"][0]
+    # float16 underflow shown: the smallest gradient became 0, and scaled by Keras's initial loss scale it survived
+    assert r["float16_gradients"][-1] == 0 and r["float16_gradients"][0] > 0
+    assert abs(r["float16_scaled_gradients"][-1] / 1e-8 - 1) < 0.01
     # every device TensorFlow lists (the CPU, and the first GPU), each trained where it was placed
     assert r["devices"][0] == "/CPU:0" and run["device"] in r["devices"] and len(r["devices"]) <= 2
     assert set(r["epoch_s"]) == set(r["weights_on"]) == set(r["devices"])
@@ -427,7 +435,7 @@ def test_05_cnn_cpu_vs_gpu_key_results(course_run):
 def test_06_tensorboard_key_results(course_run):
     run = passed(course_run, "06_tensorboard")
     r, p = run["results"], run["recorded_parameters"]
-    assert p["LAUNCH_TENSORBOARD"] is False, "the default: unattended runs start no server"
+    assert p["LAUNCH_TENSORBOARD"] is True, "on by default: the cell's tags alone keep unattended runs out"
     runs = ["generator", "tf_data"]
     assert sorted(r["input_ms"]) == sorted(r["step_ms"]) == sorted(r["input_share"]) == runs
     assert r["input_ms"]["tf_data"] < r["input_ms"]["generator"], "tf.data makes a batch faster"
