@@ -15,9 +15,13 @@
 #   COURSE_HUB_CPU_LIMIT  CPU cores per student (default 2; "none": no limit)
 #   COURSE_HUB_GPUS     optional: devices to share out, one per student, e.g. "0,1,2,3" or MIG UUIDs
 #   COURSE_GPU_MEMORY   how much GPU memory each notebook may take: growth (default), all, or a number of MiB
+#                       (size it for the class first: course preflight --students N --gpu-memory MIB)
 #   COURSE_HUB_STATE    the hub's own files: user database, cookie secret (default /srv/tf-gpu-course-hub)
 #   COURSE_HANDIN_DIR   where students hand in their progress (default /srv/tf-gpu-course-hand-in): they write,
 #                       the admins read (course progress FOLDER)
+#   COURSE_HUB_REPO     optional: the course's git repository (a path such as /opt/tf-gpu-course, or a URL); at every
+#                       start of a student's server, nbgitpuller merges it into ~/tf-gpu-course (hub/start-student)
+#   COURSE_HUB_BRANCH   its branch (default: the repository's default branch)
 #   COURSE_OFFLINE, COURSE_SMOKE, COURSE_DATA_DIR  passed on to every student when set here
 #
 # Any JupyterHub setting can also be changed on the command line, which wins over this file, e.g.
@@ -79,8 +83,9 @@ c.Authenticator.delete_invalid_users = True
 c.JupyterHub.load_roles = [{"name": "admin", "users": sorted(settings.admins)}]
 
 # Each student's server: the course's jupyterhub-singleuser (its kernels run the course's Python),
-# as a systemd unit with enforced limits. hub/start-student first copies the notebooks into the
-# student's home (~/tf-gpu-course/notebooks, never over their own copies); JupyterLab opens there.
+# as a systemd unit with enforced limits. hub/start-student first gives the student the notebooks in their home
+# (~/tf-gpu-course/notebooks): with COURSE_HUB_REPO, nbgitpuller merges the repository's new commits into their
+# clone and keeps their changes; without it, it copies the notebooks they do not have yet. JupyterLab opens there.
 c.JupyterHub.spawner_class = "systemdspawner.SystemdSpawner"
 c.Spawner.cmd = [str(checkout / "hub" / "start-student"), *hub.singleuser_command()]
 c.Spawner.default_url = "/lab/tree/tf-gpu-course/notebooks"
@@ -106,7 +111,7 @@ c.Spawner.environment[variables.HANDIN_DIR] = str(settings.handin_dir)
 if settings.gpus:
     c.Spawner.environment["CUDA_VISIBLE_DEVICES"] = lambda spawner: hub.gpu_for_user(spawner.user.name, settings.gpus)
 
-for problem in hub.closed_to_students(sys.executable, checkout):
+for problem in hub.closed_to_students(sys.executable, checkout, settings.repo):
     log.warning("Students may not be able to start their servers: %s. Install the course where every "
                 "account can read it (docs/class.md).", problem)
 log.info("Course hub settings: %s", settings)

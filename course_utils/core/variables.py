@@ -33,6 +33,8 @@ HUB_MEM_LIMIT = "COURSE_HUB_MEM_LIMIT"
 HUB_CPU_LIMIT = "COURSE_HUB_CPU_LIMIT"
 HUB_GPUS = "COURSE_HUB_GPUS"
 HUB_STATE = "COURSE_HUB_STATE"
+HUB_REPO = "COURSE_HUB_REPO"
+HUB_BRANCH = "COURSE_HUB_BRANCH"
 SHARED_SERVER = "COURSE_SHARED_SERVER"
 HANDIN_DIR = "COURSE_HANDIN_DIR"
 # For a cluster (docs/class.md)
@@ -74,6 +76,9 @@ VARIABLES = (
     Variable(HUB_CPU_LIMIT, "instructor", "the hub: CPU cores per student, e.g. `2`"),
     Variable(HUB_GPUS, "instructor", "the hub: GPU indexes or MIG UUIDs to share out among the students"),
     Variable(HUB_STATE, "instructor", "the hub: the folder of its own files (user database, cookie secret)"),
+    Variable(HUB_REPO, "instructor", "the hub: the course's git repository (a path or URL) that nbgitpuller merges "
+                                     "into each student's `~/tf-gpu-course` at every start of their server"),
+    Variable(HUB_BRANCH, "instructor", "the hub: the branch of `COURSE_HUB_REPO` (default: its default branch)"),
     Variable(SHARED_SERVER, "the course", "`1`: other people's processes run on this machine (the class hub sets it); "
                                           "notebook 07's workers then need a network of their own"),
     Variable(HANDIN_DIR, "instructor", "the folder `course hand-in` writes each student's progress into (the class hub "

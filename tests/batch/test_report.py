@@ -180,3 +180,13 @@ def test_html_cells_show_code_spans_as_code_and_escape_the_rest():
     assert html_text("run `pip install \"x<2\"` <b>now</b>") == (
         "run <code>pip install &quot;x&lt;2&quot;</code> &lt;b&gt;now&lt;/b&gt;")
     assert html_text("a lone ` stays") == "a lone ` stays"
+
+
+def test_a_failure_with_a_multi_line_error_stays_in_its_list_item(tmp_path):
+    failed = run("r", status="failed", error="cell In [3]: InternalError: first\nsecond")
+    failed["failed_cell"] = {"index": 3, "execution_count": 3, "source": "model.fit(x)", "line": 1,
+                             "excerpt": ["----> 1 model.fit(x)"], "error": "InternalError: first\nsecond"}
+    md = write_report([failed], tmp_path, {})["md"].read_text(encoding="utf-8")
+    assert "- **r**: cell In [3]: InternalError: first second; executed notebook" in md
+    assert "  In cell 4 of the executed notebook (execution count [3]), line 1:" in md
+    assert "  ----> 1 model.fit(x)\n  \n  InternalError: first ...\n  ```" in md, "the error's first line, cut"

@@ -10,6 +10,8 @@ import subprocess
 import sys
 import threading
 import time
+from dataclasses import asdict
+from pathlib import Path
 
 import psutil
 import pytest
@@ -17,7 +19,8 @@ import yaml
 
 import course_utils.tools.batch.runner as runner
 from course_utils.tools.batch.grid import make_plan
-from course_utils.tools.batch.notebook_run import run_notebook
+from course_utils.tools.batch.notebook_run import excerpt, failing_line, plain, run_notebook
+from course_utils.tools.batch.report import failure_excerpt
 from course_utils.tools.batch.runner import BatchInterrupted, main, run_batch
 
 from ..conftest import ROOT
@@ -75,6 +78,80 @@ def test_a_kernel_that_dies_fails_the_run_and_the_cell_is_named(tmp_path):
     record = run_notebook(notebook, tmp_path / "out", timeout=60)
     assert record.status == "failed" and "DeadKernelError" in record.error
     assert "os._exit(1)" in record.failed_cell["source"]
+    # No traceback names a line: the excerpt says so and shows the cell's first lines, then the error.
+    heading, shown = failure_excerpt(asdict(record))
+    assert heading.startswith("In cell 2 of the executed notebook (") and "The failing line is not known" in heading
+    assert shown == ["os._exit(1)  # as if killed for memory", "", "DeadKernelError: Kernel died"]
+    assert "The run stopped in cell 2 of the executed notebook" in Path(record.log).read_text(encoding="utf-8")
+
+
+def test_a_failed_run_logs_the_traceback_and_the_report_shows_the_failing_line(tmp_path):
+    """The runner's own path (``course run``: papermill in a runner process): a notebook that fails in its third cell
+    (a markdown cell first, so its execution count is [2]) on that cell's second line, and one whose error names no
+    line (``sys.exit``)."""
+    import nbformat
+    from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+    def notebook(name, source):
+        nb = new_notebook(cells=[new_markdown_cell("# A notebook"), new_code_cell("x = 1"), new_code_cell(source)])
+        nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+        nbformat.write(nb, tmp_path / f"{name}.ipynb")
+        return str(tmp_path / f"{name}.ipynb")
+
+    line_two = notebook("line_two", "y = x + 1\nraise ValueError(f'y is {y}')\nz = 3")
+    exits = notebook("exits", "import sys\nsys.exit(3)")
+    out = tmp_path / "out"
+    assert main([line_two, exits, "--out", str(out), "--timeout", "60"]) == 1
+
+    log = (out / "logs" / "line_two.log").read_text(encoding="utf-8")
+    assert "The run failed in cell 3 of the executed notebook (execution count [2]), line 2." in log
+    assert "----> 2 raise ValueError(f'y is {y}')" in log and "ValueError: y is 2" in log, "the kernel's traceback"
+    assert "\x1b[" not in log, "without its colour codes"
+
+    excerpt = ("  In cell 3 of the executed notebook (execution count [2]), line 2:\n\n  ```text\n"
+               "        1 y = x + 1\n  ----> 2 raise ValueError(f'y is {y}')\n        3 z = 3\n  \n"
+               "  ValueError: y is 2\n  ```")
+    md = (out / "report.md").read_text(encoding="utf-8")
+    assert excerpt in md and "execution count [K] is the number JupyterLab shows" in md
+    assert ("In cell 3 of the executed notebook (execution count [2]). The failing line is not known; the cell "
+            "begins:\n\n  ```text\n  import sys\n  sys.exit(3)\n  \n  SystemExit: 3\n  ```") in md
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert "<p>In cell 3 of the executed notebook (execution count [2]), line 2:</p>" in page
+    assert "----&gt; 2 raise ValueError(f&#x27;y is {y}&#x27;)" in page
+
+
+# The kernel's traceback as plain text, and the line of the cell it names (execution count 3).
+NESTED = """ZeroDivisionError                         Traceback (most recent call last)
+Cell In[3], line 4
+      2     return a / 0
+      3 z = 3
+----> 4 print(f(1))
+
+Cell In[3], line 2, in f(a)
+----> 2     return a / 0
+
+ZeroDivisionError: division by zero"""
+SOURCE = "def f(a):\n    return a / 0\nz = 3\nprint(f(1))"
+
+
+@pytest.mark.parametrize(("said", "source", "line"), [
+    (NESTED, SOURCE, (4, "print(f(1))")),  # the cell's own line, not the line inside f
+    ("  Cell In[3], line 2\n    b = (\n        ^\nSyntaxError: '(' was never closed", "a = 1\nb = (", (2, "b = (")),
+    ("Cell In[1], line 2, in g()\n----> 2     raise KeyError\nKeyError: ''", "g()", None),  # only another cell's
+    ("An exception has occurred, use %tb to see the full traceback.\n\nSystemExit: 3\n", "sys.exit(3)", None),
+    ("<ipython-input-3-0a1b> in <module>\n      1 a = 1\n----> 2 b = 1 / 0\n", "a = 1\nb = 1 / 0", (2, "b = 1 / 0")),
+])
+def test_the_failing_line_is_read_from_the_kernels_traceback(said, source, line):
+    assert failing_line(said, source, 3) == line
+
+
+def test_colour_codes_are_stripped_and_the_excerpt_marks_the_line():
+    coloured = "\x1b[36mCell\x1b[39m\x1b[36m \x1b[39m\x1b[32mIn[3]\x1b[39m\x1b[32m, line 4\x1b[39m"
+    assert plain(coloured) == "Cell In[3], line 4"
+    source = "\n".join(f"line_{n} = {n}" for n in range(1, 12))
+    assert excerpt(source, (10, "line_10 = 10")) == {"line": 10, "excerpt": [
+        "       8 line_8 = 8", "       9 line_9 = 9", "----> 10 line_10 = 10", "      11 line_11 = 11"]}
+    assert excerpt(source, None)["excerpt"][-1] == "...", "a long cell's first lines, cut"
 
 
 def kernel_notebook(path, *cells):

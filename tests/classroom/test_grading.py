@@ -22,6 +22,8 @@ import pytest
 from course_utils.tools.classroom import grading
 from course_utils.tools.classroom.progress import course_exercises
 
+from ..conftest import ROOT
+
 
 def cells(path: Path) -> list[dict]:
     return json.loads(path.read_text(encoding="utf-8"))["cells"]
@@ -152,8 +154,9 @@ def nbgrader(course: Path, *args: str) -> str:
     return done.stderr
 
 
-def plant(course: Path, student: str, assignment: str, answers: dict[str, str], tamper: bool = False) -> None:
-    """A student's submission: the released notebook with ``answers`` (cell id -> code) written in."""
+def answered(course: Path, assignment: str, answers: dict[str, str], tamper: bool = False) -> tuple[str, str]:
+    """A student's copy as they hand it in: the released notebook with ``answers`` (cell id -> code) written in;
+    (the released notebook's file name, its text)."""
     (released,) = (course / "release" / assignment).glob("*.ipynb")
     notebook = json.loads(released.read_text(encoding="utf-8"))
     for cell in notebook["cells"]:
@@ -161,9 +164,15 @@ def plant(course: Path, student: str, assignment: str, answers: dict[str, str], 
             cell["source"] = answers[cell["id"]]
         if tamper and cell["id"].startswith("check-"):
             cell["source"] = "assert True  # every check passes"
+    return released.name, json.dumps(notebook)
+
+
+def plant(course: Path, student: str, assignment: str, answers: dict[str, str], tamper: bool = False) -> None:
+    """A student's submission, where ``nbgrader collect`` puts it."""
+    name, text = answered(course, assignment, answers, tamper)
     folder = course / "submitted" / student / assignment
     folder.mkdir(parents=True)
-    (folder / released.name).write_text(json.dumps(notebook), encoding="utf-8")
+    (folder / name).write_text(text, encoding="utf-8")
     (folder / "timestamp.txt").write_text("2026-12-05 10:00:00.000000 UTC")
 
 
@@ -205,3 +214,38 @@ def test_nbgrader_autogrades_a_planted_class_with_the_course_checks(tmp_path):
     with (course / "grades.csv").open(encoding="utf-8") as table:
         exported = {(row["student_id"], row["assignment"]): float(row["score"]) for row in csv.DictReader(table)}
     assert exported[("ada", "nb03")] == 2 and exported[("ben", "nb03")] == 1
+
+
+def documented_steps() -> str:
+    """docs/class.md's commands for grading collected files without nbgrader's exchange (its first bash block after
+    the anchor "grading-without-the-exchange")."""
+    text = (ROOT / "docs" / "class.md").read_text(encoding="utf-8")
+    after = text[text.index('<a id="grading-without-the-exchange"></a>'):]
+    block = re.search(r"```bash\n(.*?)```", after, re.S)
+    assert block, "docs/class.md: no bash block after the anchor grading-without-the-exchange"
+    return block.group(1)
+
+
+def test_the_documented_steps_grade_collected_files_without_the_exchange(tmp_path):
+    """No exchange and no root: two students' answered copies come back by any means into ~/collected/nb03/, and
+    the documented block, run as written (HOME is this test's folder), places them, autogrades and exports."""
+    course = tmp_path / "tf-gpu-course-grades"
+    grading.write_course(course)
+    nbgrader(course, "generate_assignment", "nb03")
+    right = {cell: solution_of(course, "nb03", cell) for cell in ("answer-3_1", "answer-3_2")}
+    collected = tmp_path / "collected" / "nb03"
+    collected.mkdir(parents=True)
+    for student, answers in (("ana", right), ("ben", {**right, "answer-3_2": "answer = 1000"})):
+        _name, text = answered(course, "nb03", answers)
+        (collected / f"{student}.ipynb").write_text(text, encoding="utf-8")
+    env = {**os.environ, "HOME": str(tmp_path),
+           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    done = subprocess.run(["bash", "-euo", "pipefail", "-c", documented_steps()], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0 and "| ERROR]" not in done.stderr, done.stderr[-3000:]
+    with (course / "grades.csv").open(encoding="utf-8") as table:
+        grades = {row["student_id"]: float(row["score"]) for row in csv.DictReader(table)
+                  if row["assignment"] == "nb03"}
+    assert grades == {"ana": 2, "ben": 1}
+    for student in ("ana", "ben"):
+        assert (course / "feedback" / student / "nb03" / "03_memory.html").is_file()

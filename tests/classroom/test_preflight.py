@@ -21,7 +21,7 @@ from ..conftest import ROOT
 A100_CAPTURE = ROOT / "tests" / "fixtures" / "nvidia" / "smi_linux_580.126.09_2x_a100.txt"
 RECORD_KEYS = {
     "schema", "created", "user", "host", "course_utils", "expect_cpu", "platform", "python", "cpu", "nvidia",
-    "tensorflow", "tensorflow_error", "keras", "compute", "data", "folders", "doctor", "problems",
+    "tensorflow", "tensorflow_error", "keras", "compute", "sizing", "data", "folders", "doctor", "problems",
 }
 
 
@@ -33,6 +33,7 @@ def test_the_record_of_this_machine_has_every_section(real_run):
     record = real_run.record
     assert set(record) == RECORD_KEYS
     assert record["schema"] == SCHEMA and record["created"].endswith("Z")
+    assert record["sizing"] is None  # no --students: a student's machine is not sized
     assert record["platform"]["kind"] in ("linux", "wsl2", "windows", "macos")
     assert record["platform"]["wsl2"] == (record["platform"]["kind"] == "wsl2")
     assert record["python"]["version"] == ".".join(map(str, sys.version_info[:3]))

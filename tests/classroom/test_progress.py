@@ -140,6 +140,15 @@ def test_a_hand_in_written_by_another_account_is_not_counted(hand_ins, tmp_path,
     assert dict(written["bad"])["ana.json"] == "written by the account ben, not by ana"
 
 
+def test_hand_ins_the_instructor_collected_are_counted(hand_ins, tmp_path, monkeypatch):
+    """Files a student sent, copied into a folder by the instructor's account, belong to that account."""
+    monkeypatch.setattr(progress, "owner", lambda path: "teacher")
+    monkeypatch.setattr(progress, "reader", lambda: "teacher")
+    written = progress.write_progress(hand_ins, tmp_path / "r")
+    assert {"ana", "ben", "chen"} <= set(written["records"])
+    assert "written by the account" not in str(written["bad"])
+
+
 def test_an_empty_class_exits_2_and_class_report_points_to_course_progress(hand_ins, tmp_path, capsys):
     empty = tmp_path / "empty"
     empty.mkdir()

@@ -8,21 +8,21 @@ command line free ports, and ``LocalProcessSpawner`` instead of ``SystemdSpawner
 no systemd; so the memory and CPU limits are announced here, not enforced). The proxy is the
 checkout's npm copy (``build/npm``, installed by ``.ci/run``).
 
-Each student logs in through the hub's login form with their password (PAM), takes an API token the
-way the hub's token page does, and starts their server (``hub/start-student`` first copies the
-notebooks into ``~/tf-gpu-course/notebooks``). Then, in a kernel of each server (both at once), the
-code cells of the student's copy of notebook 02 run in smoke mode through the server's REST API and
-the kernel websocket. The checks: each server runs as its student's account; each student has their
+Each student logs in through the hub's login form with their password (PAM), takes an API token the way the hub's
+token page does, and starts their server (``hub/start-student`` first has nbgitpuller clone the course's repository
+- ``COURSE_HUB_REPO``, a local repository owned by root - into ``~/tf-gpu-course``). Then, in a kernel of each
+server (both at once), the code cells of the student's copy of notebook 02 run in smoke mode through the server's
+REST API and the kernel websocket. The checks: each server runs as its student's account; each student has their
 own copies, in a folder of mode 0700; each record lands in the student's own folder
-(``~/.local/share/tf-gpu-course``, mode 0700, ``core.places``); the other student's kernel can
-read neither; the instructor's GPU memory switch, the device choice and the
-limits reach every kernel; each student's TensorBoard (``/user/<name>/tensorboard/``, on a Unix socket) opens
-for its owner only, through the hub and on the machine; notebook 07's workers, started by one student, are out
-of reach of the other student's processes and proxy (a network namespace of their own); the admin (the first
-student) sees everyone and reaches a student's server, a student sees no one else. Last, the hub starts again
-with the second student and the admin taken out of the settings: that student's login and API token are refused,
-and the admin is an admin no more. At the end the hub is stopped and no process started here (hub, proxy,
-servers, kernels) is left.
+(``~/.local/share/tf-gpu-course``, mode 0700, ``core.places``); the other student's kernel can read neither; the
+instructor's GPU memory switch, the device choice and the limits reach every kernel; each student's TensorBoard
+(``/user/<name>/tensorboard/``, on a Unix socket) opens for its owner only, through the hub and on the machine;
+notebook 07's workers, started by one student, are out of reach of the other student's processes and proxy (a
+network namespace of their own); the admin (the first student) sees everyone and reaches a student's server, a
+student sees no one else; after the instructor commits an update, the first student's next start brings it and
+keeps her edit of another notebook. Last, the hub starts again with the second student and the admin taken out of
+the settings: that student's login and API token are refused, and the admin is an admin no more. At the end the hub
+is stopped and no process started here (hub, proxy, servers, kernels) is left.
 
 Without root or without the proxy it is skipped locally and fails in CI. An instructor installs the
 course where every account can read it (docs/class.md). A test machine may not have: CI's Python
@@ -181,6 +181,7 @@ def hub_environment(state: Path, names: list[str], gpus: list[str], admins: list
         variables.HUB_ADMINS: ",".join(admins),
         variables.HUB_STATE: str(state),
         variables.HANDIN_DIR: str(hand_in_folder(state)),
+        variables.HUB_REPO: str(course_repository(state)),
         variables.HUB_MEM_LIMIT: MEM_LIMIT,
         variables.HUB_CPU_LIMIT: CPU_LIMIT,
         variables.HUB_GPUS: ",".join(gpus),
@@ -196,6 +197,30 @@ def hand_in_folder(state: Path) -> Path:
     """The class's hand-in folder, beside the hub's state in /tmp (which every account passes through); the hub
     makes it."""
     return state.with_name(state.name + "-hand-in")
+
+
+def course_repository(state: Path) -> Path:
+    """The course's git repository (COURSE_HUB_REPO), beside the hub's state: a local path, no network."""
+    return state.with_name(state.name + "-course")
+
+
+def commit(repo: Path, message: str) -> None:
+    for args in (["add", "--all"], ["commit", "-q", "-m", message]):
+        subprocess.run(["git", "-c", "user.name=Instructor", "-c", "user.email=instructor@example.org", *args],
+                       cwd=repo, check=True, capture_output=True, text=True)
+
+
+def make_course_repository(state: Path) -> Path:
+    """The instructor's repository, owned by root as a server's checkout is: this checkout's notebooks, committed.
+    Every account reads it (mode 0755), none writes it."""
+    repo = course_repository(state)
+    (repo / "notebooks").mkdir(parents=True)
+    repo.chmod(0o755)
+    for notebook in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+        shutil.copy(notebook, repo / "notebooks" / notebook.name)
+    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=repo, check=True, capture_output=True)
+    commit(repo, "the course")
+    return repo
 
 
 def start_hub(state: Path, names: list[str], gpus: list[str], admins: list[str]) -> Hub:
@@ -344,6 +369,7 @@ def klass() -> Iterator[Class]:
             students.append(add_account(f"{first}{suffix}", secrets.token_urlsafe(18)))
         plain = let_through([s.name for s in students], closed)
         gpus = gpu_list()
+        make_course_repository(state)
         server = start_hub(state, [s.name for s in students], gpus, admins=[students[0].name])
         for student in students:
             session = log_in(server, student)
@@ -381,6 +407,7 @@ def klass() -> Iterator[Class]:
                 problems.append(trouble)
         shutil.rmtree(state, ignore_errors=True)
         shutil.rmtree(hand_in_folder(state), ignore_errors=True)
+        shutil.rmtree(course_repository(state), ignore_errors=True)
         assert not problems, "; ".join(problems)
 
 
@@ -435,6 +462,7 @@ def test_each_student_works_on_their_own_copy_of_the_notebooks(klass):
         folder = student.home / "tf-gpu-course"
         copies = sorted(p.name for p in (folder / "notebooks").glob("*.ipynb"))
         assert copies == sorted(p.name for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+        assert (folder / ".git").is_dir(), "nbgitpuller cloned the course's repository (COURSE_HUB_REPO)"
         assert (folder / "notebooks" / "02_verify_gpu.ipynb").stat().st_uid == student.uid
         assert stat.S_IMODE(folder.stat().st_mode) == 0o700, "other students must not copy their answers"
         assert student.kernel.value("__import__('os').getcwd()") == str(folder / "notebooks")
@@ -684,6 +712,58 @@ def test_an_admin_sees_every_student_and_can_open_their_server(klass):
     status = requests.get(f"{klass.hub.url}/user/{bob.name}/api/status",
                           headers={"Authorization": f"token {alice.token}"}, timeout=30)
     assert status.status_code == 200, status.text
+
+
+EDIT_A_CELL = """
+import json
+path = {path!r}
+notebook = json.load(open(path, encoding="utf-8"))
+cell = next(c for c in notebook["cells"] if c["cell_type"] == "markdown")
+cell["source"] = {text!r}
+with open(path, "w", encoding="utf-8") as file:
+    file.write(json.dumps(notebook, indent=1, ensure_ascii=False) + "\\n")
+"""
+
+
+def restart_server(server: Hub, student: Student) -> None:
+    """The student stops their server (File > Hub Control Panel > Stop My Server) and starts it again."""
+    server.remember_children()
+    stopped = server.api("DELETE", f"/users/{student.name}/server", student.token)
+    assert stopped.status_code in (202, 204), f"{stopped.status_code} {stopped.text}"
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while "" in server.api("GET", f"/users/{student.name}", student.token).json()["servers"]:
+        assert time.monotonic() < deadline, f"{student.name}'s server did not stop:\n{server.log_tail()}"
+        time.sleep(0.5)
+    started = server.api("POST", f"/users/{student.name}/server", student.token)
+    assert started.status_code in (201, 202), f"{started.status_code} {started.text}\n{server.log_tail()}"
+    wait_ready(server, student)
+    server.remember_children()
+
+
+def test_the_next_start_brings_the_courses_update_and_keeps_the_students_edit(klass):
+    """nbgitpuller at the second start: alice's edit of notebook 01 stays, the instructor's new commit - a change to
+    notebook 02 and a new file - arrives."""
+    alice = klass.students[0]
+    mine = alice.home / "tf-gpu-course" / "notebooks"
+    (first,) = mine.glob("01_*.ipynb")
+    edit = alice.kernel.run(EDIT_A_CELL.format(path=str(first), text="My own notes on this lesson."))
+    assert edit.error is None, edit.describe()
+    edited = first.read_bytes()
+    repo = course_repository(klass.state)
+    (second,) = (repo / "notebooks").glob("02_*.ipynb")
+    notebook = json.loads(second.read_text(encoding="utf-8"))
+    cell = next(c for c in notebook["cells"] if c["cell_type"] == "markdown")
+    cell["source"] = "".join(cell["source"]) + "\n\nUpdated for this class."
+    second.write_text(json.dumps(notebook, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    (repo / "notebooks" / "CHANGES.md").write_text("# What changed\n\nNotebook 02: one sentence more.\n")
+    commit(repo, "an update of the course")
+    alice.kernel.close()
+    alice.kernel = None
+    restart_server(klass.hub, alice)
+    assert first.read_bytes() == edited, "the student's edit of notebook 01 is kept"
+    assert (mine / second.name).read_bytes() == second.read_bytes(), "the change to notebook 02 arrived"
+    assert (mine / "CHANGES.md").read_text() == (repo / "notebooks" / "CHANGES.md").read_text(), "the new file arrived"
+    assert (mine / "CHANGES.md").stat().st_uid == alice.uid
 
 
 def test_a_name_taken_out_of_the_settings_loses_its_access_at_the_next_start(klass):

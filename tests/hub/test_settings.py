@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import os
 import pwd
+import re
 import stat
 import subprocess
 import sys
@@ -67,11 +68,26 @@ def test_none_turns_a_limit_off():
     (variables.HUB_CPU_LIMIT, "two"),
     (variables.HUB_CPU_LIMIT, "-1"),
     (variables.GPU_MEMORY, "half"),
+    (variables.HUB_REPO, "/nowhere/tf-gpu-course"),  # no repository there
+    (variables.HUB_REPO, "tf-gpu-course"),  # relative: each student's server would take it in their own home
+    (variables.HUB_BRANCH, "main"),  # a branch of no repository
 ])
 def test_a_bad_value_stops_the_hub_with_a_message_naming_the_variable(variable, value):
     with pytest.raises(ParameterError) as caught:
         hub.read_settings({variable: value})
     assert variable in caught.value.what and variable in caught.value.fix
+
+
+@pytest.mark.parametrize("given", ["checkout", "file://checkout", "https://github.com/tf-gpu-course/tf-gpu-course",
+                                   "git@github.com:tf-gpu-course/tf-gpu-course.git"])
+def test_the_course_repository_is_a_clone_on_this_machine_or_a_url_and_reaches_every_student(given):
+    repo = given.replace("checkout", str(ROOT))  # the course's own checkout is a git clone
+    settings = hub.read_settings({variables.HUB_REPO: repo, variables.HUB_BRANCH: "main"})
+    assert (settings.repo, settings.branch) == (repo, "main")
+    environment = hub.student_environment(settings, Path("/opt/course/.venv/bin"))
+    assert environment[variables.HUB_REPO] == repo and environment[variables.HUB_BRANCH] == "main"
+    unset = hub.student_environment(hub.read_settings({}), Path("/opt/course/.venv/bin"))
+    assert variables.HUB_REPO not in unset and variables.HUB_BRANCH not in unset
 
 
 # --------------------------------------------------------------------------- each student's device
@@ -145,6 +161,17 @@ def test_a_python_inside_a_closed_folder_is_reported(open_tmp):
         (tmp_path / "closed").chmod(0o755)
     assert len(problems) == 1 and f"the folder {tmp_path / 'closed'} is closed to other users" in problems[0]
     assert str(python) in problems[0]
+    # COURSE_HUB_REPO: each student's server clones it, so a repository in a closed folder is reported too
+    repo = tmp_path / "closed" / "repo"
+    repo.mkdir(mode=0o755)
+    assert hub.closed_to_students(str(python), checkout, f"file://{repo}") == []
+    assert hub.closed_to_students(str(python), checkout, "https://github.com/tf-gpu-course/tf-gpu-course") == []
+    (tmp_path / "closed").chmod(0o700)
+    try:
+        problems = hub.closed_to_students(str(python), checkout, str(repo))
+    finally:
+        (tmp_path / "closed").chmod(0o755)
+    assert any(str(repo) in problem for problem in problems), problems
 
 
 def test_the_proxy_comes_from_the_checkout_then_path_else_a_message_with_the_npm_command(monkeypatch, tmp_path):
@@ -271,14 +298,23 @@ def test_systemd_spawner_turns_the_limits_into_unit_properties_that_systemd_enfo
     assert properties["PrivateTmp"] == "yes" and properties["NoNewPrivileges"] == "yes"
     assert started["cmd"] == [str(START), str(Path(sys.executable).parent / "jupyterhub-singleuser")]
     assert started["uid"] == 0 and started["unit"] == "jupyter-root-singleuser"
+    # docs/class.md's command for an admin names this unit and each of these properties, as systemctl shows them
+    command = re.search(r"^systemctl show (\S+) (.*)$", (ROOT / "docs" / "class.md").read_text(encoding="utf-8"), re.M)
+    assert command, "docs/class.md: no `systemctl show` command for the limits"
+    assert command.group(1) == spawner.unit_name_template.replace("{USERNAME}", "ana")
+    shown = {"MemoryMax": "MemoryMax", "CPUQuota": "CPUQuotaPerSecUSec", "PrivateTmp": "PrivateTmp",
+             "NoNewPrivileges": "NoNewPrivileges"}  # a property set, and the name systemctl show gives it
+    assert command.group(2).split() == [word for name in shown.values() for word in ("-p", name)]
+    assert set(shown) <= set(properties)
 
 
 # --------------------------------------------------------------------------- the start script
 
 
-def start_student(home: Path) -> subprocess.CompletedProcess[str]:
-    """hub/start-student as JupyterHub runs it, with ``pwd`` as the server's command."""
-    env = {"HOME": str(home), "PATH": os.environ["PATH"]}
+def start_student(home: Path, **settings: str) -> subprocess.CompletedProcess[str]:
+    """hub/start-student as JupyterHub runs it, with ``pwd`` as the server's command: the course's environment first
+    on PATH (its nbgitpuller), and ``settings`` (COURSE_HUB_REPO, ...) as the hub passes them."""
+    env = {"HOME": str(home), "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}", **settings}
     return subprocess.run([str(START), "pwd"], capture_output=True, text=True, env=env, cwd="/", check=True)
 
 
@@ -297,6 +333,64 @@ def test_the_start_script_copies_the_notebooks_once_and_keeps_the_students_work(
     start_student(home)
     assert (mine / course[0].name).read_text() == "my answers", "a student's own copy is never replaced"
     assert (mine / course[1].name).read_bytes() == course[1].read_bytes(), "a missing notebook comes back"
+
+
+def git(folder: Path, *args: str) -> str:
+    done = subprocess.run(["git", "-c", "user.name=Instructor", "-c", "user.email=instructor@example.org", *args],
+                          cwd=folder, capture_output=True, text=True, check=True)
+    return done.stdout
+
+
+# A notebook as git sees it: lines. The student changes the first, the instructor the first and the last.
+LINES = ["first cell", *(f"cell {i}" for i in range(2, 9)), "last cell"]
+
+
+def write_lines(path: Path, lines: list[str]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n")
+
+
+def test_with_a_repository_every_start_merges_the_course_and_keeps_the_students_work(tmp_path):
+    """COURSE_HUB_REPO: nbgitpuller's rules at the second start - the student's change wins, a deleted file comes
+    back, the instructor's other changes and new files arrive; a copied folder from before is kept aside."""
+    upstream = tmp_path / "course"
+    write_lines(upstream / "notebooks" / "01_a.ipynb", LINES)
+    write_lines(upstream / "notebooks" / "02_b.ipynb", LINES)
+    git(upstream, "init", "-q", "-b", "main")
+    git(upstream, "add", ".")
+    git(upstream, "commit", "-q", "-m", "the course")
+    home = tmp_path / "ana"
+    write_lines(home / "tf-gpu-course" / "notebooks" / "01_a.ipynb", ["copied before, with my answers"])
+    done = start_student(home, COURSE_HUB_REPO=str(upstream))
+    assert done.stdout.strip().splitlines()[-1] == str(home), "the server starts in the student's home"
+    (before,) = home.glob("tf-gpu-course-before-updates-*")
+    assert (before / "notebooks" / "01_a.ipynb").read_text() == "copied before, with my answers\n"
+    mine = home / "tf-gpu-course"
+    assert (mine / ".git").is_dir() and stat.S_IMODE(mine.stat().st_mode) == 0o700
+    assert (mine / "notebooks" / "01_a.ipynb").read_text() == (upstream / "notebooks" / "01_a.ipynb").read_text()
+    # the student answers in 01 and deletes 02; the instructor corrects 01 and 02 and adds a notebook
+    write_lines(mine / "notebooks" / "01_a.ipynb", ["my answer", *LINES[1:]])
+    (mine / "notebooks" / "02_b.ipynb").unlink()
+    write_lines(upstream / "notebooks" / "01_a.ipynb", ["first cell, corrected", *LINES[1:-1], "last cell, corrected"])
+    write_lines(upstream / "notebooks" / "02_b.ipynb", [*LINES, "a new cell"])
+    write_lines(upstream / "notebooks" / "03_c.ipynb", ["a new notebook"])
+    git(upstream, "add", ".")
+    git(upstream, "commit", "-q", "-m", "the update")
+    start_student(home, COURSE_HUB_REPO=str(upstream))
+    assert (mine / "notebooks" / "01_a.ipynb").read_text().splitlines() == [
+        "my answer", *LINES[1:-1], "last cell, corrected"], "the student's line wins; the other correction arrives"
+    assert (mine / "notebooks" / "02_b.ipynb").read_text() == (upstream / "notebooks" / "02_b.ipynb").read_text()
+    assert (mine / "notebooks" / "03_c.ipynb").read_text() == "a new notebook\n"
+    assert sorted(p.name for p in home.iterdir()) == sorted([before.name, "tf-gpu-course"]), "kept aside once"
+
+
+def test_a_pull_that_fails_still_starts_the_server(tmp_path):
+    home = tmp_path / "ben"
+    home.mkdir()
+    done = start_student(home, COURSE_HUB_REPO=str(tmp_path / "not-there"))
+    assert done.stdout.strip().splitlines()[-1] == str(home)
+    assert "nbgitpuller could not bring" in done.stderr
+    assert stat.S_IMODE((home / "tf-gpu-course").stat().st_mode) == 0o700
 
 
 def test_the_hand_in_folder_lets_students_write_and_the_admins_of_this_start_read(tmp_path):

@@ -3,13 +3,17 @@
 ``run_notebook`` starts the runner process (``core.child``: ``_execute``) with the run's own environment
 (``COURSE_SMOKE``, ``COURSE_RESULTS_FILE``, ``COURSE_LOG_DIR``), watches the kernel's peak memory
 (``_KernelMemory``) and returns a ``RunRecord``: what the notebook recorded, how long it took, and for a failed
-run the failing cell and its error. ``course_utils.tools.batch.runner`` runs many of these, and writes the report.
+run the failing cell, its failing line and its error (``failed_cell``). The kernel's traceback reaches only the
+executed notebook, so a failed run writes it into the run's log too, without colour codes, under a line that names
+the cell. ``course_utils.tools.batch.runner`` runs many of these, and writes the report.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
 import json
+import re
+import sys
 import threading
 import time
 import traceback
@@ -25,6 +29,7 @@ from course_utils.core.errors import ChildError
 from course_utils.core.i18n import translator
 from course_utils.core.rss import peak_rss_mib
 from course_utils.results import read_results
+from course_utils.tools.batch.report import cell_place
 
 _ = translator("course")
 
@@ -195,6 +200,54 @@ def _failed_cell(executed: str) -> dict[str, Any] | None:
     return {"index": index, "execution_count": cell.get("execution_count"), "source": "".join(cell["source"])[:500]}
 
 
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]")  # colour codes: IPython colours its tracebacks
+_FRAME = re.compile(r"^\s*Cell In\s*\[(\d+)\], line (\d+)", re.MULTILINE)  # IPython 8+: "Cell In[3], line 2"
+_ARROW = re.compile(r"^-*>\s*(\d+)(?: (.*))?$", re.MULTILINE)  # the line a frame was at: "----> 2 raise ..."
+
+
+def plain(text: str) -> str:
+    """``text`` without its ANSI colour codes."""
+    return _ANSI.sub("", text)
+
+
+def failing_line(said: str, source: str, execution_count: int | None) -> tuple[int, str] | None:
+    """The line of the cell that failed, as (its number from 1, its text), read from the kernel's traceback
+    (``said``, plain text); None when the traceback names none (``sys.exit``, a kernel that died).
+
+    IPython heads each frame of a cell "Cell In[K], line L" (a SyntaxError's too): the first frame of this cell
+    (K is its execution count) is the line the cell itself was running. Without such frames (older IPython), the
+    first "---->" arrow gives the line.
+    """
+    lines = source.splitlines()
+    frames = list(_FRAME.finditer(said))
+    for frame in frames:
+        if execution_count is not None and int(frame[1]) == execution_count:
+            number = int(frame[2])
+            if 1 <= number <= len(lines):
+                return number, lines[number - 1]
+            arrow = _ARROW.search(said, frame.end())
+            return (number, arrow[2] or "") if arrow and int(arrow[1]) == number else None
+    if frames:  # frames of other cells only: their line numbers are not this cell's
+        return None
+    arrow = _ARROW.search(said)
+    return (int(arrow[1]), arrow[2] or "") if arrow else None
+
+
+def excerpt(source: str, line: tuple[int, str] | None, before: int = 2, after: int = 1) -> dict[str, Any]:
+    """The record's ``line`` (its number, None when not known) and ``excerpt``: the failing line marked "---->"
+    as IPython marks it, with the lines around it; when the line is not known, the cell's first lines."""
+    lines = source.splitlines()
+    if line is None:
+        return {"line": None, "excerpt": lines[:8] + (["..."] if len(lines) > 8 else [])}
+    number, text = line
+    if not 1 <= number <= len(lines):
+        return {"line": number, "excerpt": [f"----> {number} {text}"]}
+    shown = range(max(1, number - before), min(len(lines), number + after) + 1)
+    width = len(str(shown[-1]))
+    marked = [f"{'---->' if n == number else '     '} {n:>{width}} {lines[n - 1]}".rstrip() for n in shown]
+    return {"line": number, "excerpt": marked}
+
+
 def _cell_name(cell: dict[str, Any]) -> str:
     if cell.get("execution_count"):
         return f"cell In [{cell['execution_count']}]"
@@ -221,16 +274,22 @@ def _execute(spec: dict[str, Any]) -> dict[str, Any]:
         )
     except pm.PapermillExecutionError as exc:
         outcome["error"] = f"cell In [{exc.exec_count}]: {exc.ename}: {exc.evalue}"
-        outcome["failed_cell"] = {
-            "index": exc.cell_index,
-            "execution_count": exc.exec_count,
-            "source": exc.source[:500],
-        }
+        said = plain("\n".join(exc.traceback or []))
+        cell = {"index": exc.cell_index, "execution_count": exc.exec_count, "source": exc.source[:500],
+                "error": f"{exc.ename}: {exc.evalue}"}
+        cell.update(excerpt(exc.source, failing_line(said, exc.source, exc.exec_count)))
+        outcome["failed_cell"] = cell
+        # The kernel's traceback reaches the executed notebook only: the log gets it too, with the failing cell.
+        print(f"\nThe run failed in {cell_place(cell)}. The kernel's traceback:\n{said.rstrip()}",
+              file=sys.stderr, flush=True)
     except Exception as exc:  # a timeout, a dead kernel, an unreadable notebook: the batch goes on
         traceback.print_exc()
         cell = _failed_cell(spec["executed"])
-        where = f"{_cell_name(cell)}: " if cell else ""
-        outcome["error"] = f"{where}{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc) else ''}"
+        error = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc) else ''}"
+        outcome["error"] = f"{_cell_name(cell)}: {error}" if cell else error
+        if cell:
+            cell.update(error=error, **excerpt(cell["source"], None))
+            print(f"\nThe run stopped in {cell_place(cell)}: {error}", file=sys.stderr, flush=True)
         outcome["failed_cell"] = cell
     finally:
         monitor.sample()

@@ -7,6 +7,10 @@
   record's ``environment["data"]``), key results - the few the notebook declares (its lesson file's
   ``KEY_RESULTS``; every result stays in ``results.json``), with what each means under the table. Two
   machines' reports then show whether their runs used the same GPU and the same data.
+- **Failures**: per failed run, its error, its executed notebook and log, and where it failed: the cell (its
+  position in the executed notebook and its execution count [K], as JupyterLab shows it) and the failing line,
+  marked "---->" among its neighbours; when no traceback names a line (a dead kernel, a timeout), the cell's first
+  lines.
 - **Comparisons**: for each notebook run at several grid points, a table of the
   parameters that vary against its key results, and a chart per result (x: the first
   varying numeric parameter; one line per combination of the others). Key results are
@@ -176,6 +180,37 @@ def _parameters(run: Mapping[str, Any]) -> str:
     return "; ".join(parts) or "as in the notebook"
 
 
+def cell_place(cell: Mapping[str, Any]) -> str:
+    """Where a run failed, as ``cell 4 of the executed notebook (execution count [3]), line 2``: the cell's position
+    counts every cell from 1 (markdown too); the execution count is the [3] JupyterLab shows left of the cell."""
+    place = f"cell {cell['index'] + 1} of the executed notebook" if cell.get("index") is not None else "a cell"
+    count = cell.get("execution_count")
+    place += f" (execution count [{count}])" if count else " (no execution count)"
+    return place + (f", line {cell['line']}" if cell.get("line") else "")
+
+
+CELL_NUMBERS = ("Cell numbers count every cell of the executed notebook from 1, markdown cells and the parameters "
+                "cell that papermill adds too. The execution count [K] is the number JupyterLab shows left of a cell.")
+
+
+def failure_excerpt(run: Mapping[str, Any]) -> tuple[str, list[str]]:
+    """A failed run's failing cell and the lines to show: the failing line marked "---->" with the lines around it,
+    then the error; when the line is not known (a dead kernel, a timeout), the cell's first lines."""
+    cell = run.get("failed_cell") or {}
+    if not cell:
+        return "", []
+    if "excerpt" in cell:
+        lines = list(cell["excerpt"])
+    else:  # a record from before the excerpt was recorded
+        lines = (cell.get("source") or "").splitlines()[:8]
+    error = str(cell.get("error") or "")
+    first = error.strip().splitlines()[:1]
+    if first:
+        lines += ["", first[0][:300] + (" ..." if len(first[0]) > 300 or "\n" in error.strip() else "")]
+    known = ":" if cell.get("line") else ". The failing line is not known; the cell begins:"
+    return f"In {cell_place(cell)}{known}", lines
+
+
 def _status(run: Mapping[str, Any]) -> str:
     return f"failed: {run['error']}" if run["status"] != "ok" else "ok"
 
@@ -310,14 +345,15 @@ def render_markdown(runs, meta, tables, chart_files, out: Path) -> str:
     if failed:
         lines += ["## Failures", ""]
         for r in failed:
+            error = " ".join(str(r["error"]).split())  # one line: a multi-line error would end the list item
             lines.append(
-                f"- **{r['name']}**: {r['error']}; executed notebook [{_rel(r['executed'], out)}]"
+                f"- **{r['name']}**: {error}; executed notebook [{_rel(r['executed'], out)}]"
                 f"({_rel(r['executed'], out)}), log `{_rel(r['log'], out)}`"
             )
-            if r.get("failed_cell") and r["failed_cell"].get("source"):
-                lines += ["", "  ```python"] + [f"  {x}" for x in r["failed_cell"]["source"].splitlines()[:8]]
-                lines += ["  ```"]
-        lines.append("")
+            heading, shown = failure_excerpt(r)
+            if heading:
+                lines += ["", f"  {heading}", "", "  ```text"] + [f"  {x}" for x in shown] + ["  ```"]
+        lines += ["", CELL_NUMBERS, ""]
     for table in tables:
         lines += [f"## Comparison: {table['notebook']}", ""]
         header = table["varying"] + ["status"] + table["columns"]
@@ -374,8 +410,10 @@ def render_html(runs, meta, tables, chart_pngs, out: Path) -> str:
                 f"<p><b>{esc(r['name'])}</b>: {esc(r['error'])}<br>executed notebook "
                 f"<a href='{esc(link)}'>{esc(link)}</a>, log <code>{esc(_rel(r['log'], out))}</code></p>"
             )
-            if r.get("failed_cell") and r["failed_cell"].get("source"):
-                parts.append(f"<pre>{esc(r['failed_cell']['source'])}</pre>")
+            heading, shown = failure_excerpt(r)
+            if heading:
+                parts.append(f"<p>{esc(heading)}</p><pre>{esc(chr(10).join(shown))}</pre>")
+        parts.append(f"<p class='meta'>{esc(CELL_NUMBERS)}</p>")
     for table in tables:
         parts.append(f"<h2>Comparison: {esc(table['notebook'])}</h2>")
         header = table["varying"] + ["status"] + table["columns"]

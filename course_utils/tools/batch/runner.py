@@ -18,7 +18,8 @@ two would overwrite each other's records and reports; a killed runner's lock doe
 ``LOG_DIR`` starts: ``COURSE_LOG_DIR``), ``work/NAME/`` (scratch) - every file of a run inside ``OUT``, and
 its own, so runs at once never share a folder - and the report - ``report.md``,
 ``report.html``, ``results.json`` (course_utils.tools.batch.report). A failing run keeps its
-executed notebook, names the failing cell and error, and the others still run. Exit
+executed notebook, and the others still run; its log holds the kernel's traceback, and the report names the
+failing cell, its line and the error. Exit
 status: 0 all passed, 1 something failed, 2 bad input (found before anything runs:
 course_utils.tools.batch.grid).
 """

@@ -57,10 +57,44 @@ class HubSettings:
     gpu_memory: str  # COURSE_GPU_MEMORY as given ("growth" when unset)
     state_dir: Path
     handin_dir: Path  # where `course hand-in` puts each student's progress (COURSE_HANDIN_DIR)
+    repo: str | None = None  # the course's git repository that nbgitpuller merges into each student's folder
+    branch: str | None = None  # its branch; None: the repository's default branch
 
 
 def _names(text: str) -> list[str]:
     return [part for part in re.split(r"[\s,]+", text.strip()) if part]
+
+
+def _local_repo(text: str) -> Path | None:
+    """The folder of a repository given as a path or a ``file://`` URL; None for a remote URL."""
+    if text.startswith("file://"):
+        return Path(text.removeprefix("file://"))
+    if "://" in text or re.match(r"^[^/]+:", text):  # https://..., ssh://..., git@host:path
+        return None
+    return Path(text)
+
+
+def _repo(environ: Mapping[str, str]) -> tuple[str | None, str | None]:
+    """COURSE_HUB_REPO and COURSE_HUB_BRANCH, checked: a repository on this machine must be one (a clone or a bare
+    repository), named by its absolute path, because each student's server reads it from their own home."""
+    repo = environ.get(variables.HUB_REPO, "").strip() or None
+    branch = environ.get(variables.HUB_BRANCH, "").strip() or None
+    if repo is None:
+        if branch is not None:
+            raise ParameterError(
+                _("{variable} is set, but {repo} is not: there is no repository to take the branch from.").format(
+                    variable=variables.HUB_BRANCH, repo=variables.HUB_REPO),
+                _("Set {repo} to the course's git repository, e.g. {repo}=/opt/tf-gpu-course, or unset "
+                  "{variable}.").format(repo=variables.HUB_REPO, variable=variables.HUB_BRANCH))
+        return None, None
+    local = _local_repo(repo)
+    if local is not None and not (local.is_absolute() and ((local / ".git").exists() or (local / "HEAD").is_file())):
+        raise ParameterError(
+            _("{variable}={value!r} is not a git repository on this machine, named by its absolute path.").format(
+                variable=variables.HUB_REPO, value=repo),
+            _("Name the course's clone, e.g. {variable}=/opt/tf-gpu-course, or a URL, e.g. "
+              "{variable}=https://github.com/tf-gpu-course/tf-gpu-course.").format(variable=variables.HUB_REPO))
+    return repo, branch
 
 
 def _limit(environ: Mapping[str, str], name: str, default: str) -> str | None:
@@ -96,6 +130,7 @@ def read_settings(environ: Mapping[str, str] | None = None) -> HubSettings:
         )
     gpu_memory = env.get(variables.GPU_MEMORY, "").strip() or "growth"
     memory_policy(gpu_memory)  # the notebooks' own check: a bad value stops the hub, not every notebook
+    repo, branch = _repo(env)
     return HubSettings(
         users=users,
         group=group,
@@ -106,6 +141,8 @@ def read_settings(environ: Mapping[str, str] | None = None) -> HubSettings:
         gpu_memory=gpu_memory,
         state_dir=Path(env.get(variables.HUB_STATE, "").strip() or DEFAULT_STATE),
         handin_dir=Path(env.get(variables.HANDIN_DIR, "").strip() or DEFAULT_HANDIN),
+        repo=repo,
+        branch=branch,
     )
 
 
@@ -159,8 +196,14 @@ def student_environment(settings: HubSettings, python_bin: Path) -> dict[str, st
     """The variables every student's server gets whatever their name (the per-user ones come from the spawner)."""
     system_path = "/usr/local/bin:/usr/bin:/bin"
     # SHARED_SERVER: classmates' processes run here too (notebook 07's workers then need a network of their own)
-    return {variables.GPU_MEMORY: settings.gpu_memory, variables.SHARED_SERVER: "1",
-            "PATH": f"{python_bin}:{system_path}"}
+    found = {variables.GPU_MEMORY: settings.gpu_memory, variables.SHARED_SERVER: "1",
+             "PATH": f"{python_bin}:{system_path}"}
+    # hub/start-student reads these: nbgitpuller (in python_bin) merges the course into the student's folder
+    if settings.repo:
+        found[variables.HUB_REPO] = settings.repo
+    if settings.branch:
+        found[variables.HUB_BRANCH] = settings.branch
+    return found
 
 
 def proxy_command(environ: Mapping[str, str] | None = None) -> list[str]:
@@ -203,7 +246,7 @@ def _blocked(path: Path, *, executable: bool) -> str | None:
     return None
 
 
-def closed_to_students(python: str | None = None, checkout: Path = PROJECT_ROOT) -> list[str]:
+def closed_to_students(python: str | None = None, checkout: Path = PROJECT_ROOT, repo: str | None = None) -> list[str]:
     """What stops a student's account from running the course: each a sentence; empty when nothing does.
 
     A student's server runs the environment's Python (followed through its links to the real
@@ -213,6 +256,8 @@ def closed_to_students(python: str | None = None, checkout: Path = PROJECT_ROOT)
     """
     program = Path(python or sys.executable)
     checks: list[tuple[Path, bool]] = [(checkout / "notebooks", True), (program, True)]
+    if repo and (local := _local_repo(repo)) is not None:  # COURSE_HUB_REPO: each student's server clones it
+        checks.append((local, True))
     if program.resolve() != program:
         checks.append((program.resolve(), True))
     found = []

@@ -12,9 +12,15 @@ explains every code.
 A machine without a GPU is an error (``no-gpu``) unless the student passes ``--expect-cpu``: a class
 usually expects a GPU, and a missing one is what the instructor must know before the lesson.
 
+On the class's GPU server, the instructor adds ``--students N``: the record then holds ``sizing``
+(``classroom.sizing``), how many notebooks fit on each GPU with ``COURSE_GPU_MEMORY`` (``--gpu-memory``, else the
+environment) and the hub's ``COURSE_HUB_GPUS`` (``--hub-gpus``, else the environment), and a class that does not
+fit is an error (``class-does-not-fit``).
+
 Command line::
 
     course preflight [--out FILE] [--json] [--no-compute] [--expect-cpu] [--nvidia-smi FILE]
+                     [--students N [--gpu-memory VALUE] [--hub-gpus LIST] [--context-mib MIB]]
 
 The record goes to FILE (default ``preflight-<user>-<host>.json`` in the current folder); ``--json``
 also prints it to standard output (the summary then goes to standard error). Exit status 0 when no
@@ -46,7 +52,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 import course_utils.doctor as doctor
-from course_utils.core import gpu_config
+from course_utils.core import gpu_config, variables
 from course_utils.core.errors import CourseError, InputError
 from course_utils.core.files import write_json_atomic
 from course_utils.core.i18n import translator
@@ -59,6 +65,7 @@ from course_utils.doctor.gpus import identify
 from course_utils.doctor.logs import decode_text
 from course_utils.doctor.nvidia import parse_nvidia_smi
 from course_utils.doctor.troubleshooting import more_line
+from course_utils.tools.classroom import sizing as class_sizing
 from course_utils.tools.classroom.preflight_problems import find_problems
 from course_utils.tools.data_cli import sources
 from course_utils.verify import short_device
@@ -281,9 +288,12 @@ def _now() -> str:
 
 
 def collect(
-    *, expect_cpu: bool = False, run_compute: bool = True, smi_text: str | None = None, smi_source: str = "nvidia-smi"
+    *, expect_cpu: bool = False, run_compute: bool = True, smi_text: str | None = None, smi_source: str = "nvidia-smi",
+    class_size: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The preflight record of this machine. ``smi_text``: captured nvidia-smi output to read instead of running it."""
+    """The preflight record of this machine. ``smi_text``: captured nvidia-smi output to read instead of running it.
+    ``class_size``: the arguments of ``sizing.plan`` but the GPUs (``students``, ``policy``, ``hub_gpus``,
+    ``context_mib``), to size the class on this machine's GPUs."""
 
     machine = doctor.probe()
     if smi_text is not None:
@@ -311,6 +321,7 @@ def collect(
         record["compute"] = {"skipped": "--no-compute"}
     else:
         record["compute"] = compute(quiet_tensorflow(), gpu=bool(record["tensorflow"]["gpus"]))
+    record["sizing"] = None if class_size is None else class_sizing.plan(gpus=record["nvidia"]["gpus"], **class_size)
     record["data"] = data_info()
     record["folders"] = folders_info()
     record["doctor"] = {
@@ -365,6 +376,8 @@ def summary(record: dict[str, Any], out: Path) -> str:
         lines.append(f"  Data: {entry['dataset']}: {entry['source'] or entry['problem']}")
     for place in record["folders"]:
         lines.append(f"  Folder ({place['name']}): {place['path']}: {'ok' if place['writable'] else 'NOT writable'}")
+    if record.get("sizing"):
+        lines += ["", *class_sizing.summary_lines(record["sizing"])]
     problems = record["problems"]
     errors = sum(p["severity"] == "error" for p in problems)
     lines += ["", "Problems:" if problems else "Problems: none"]
@@ -398,13 +411,39 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--nvidia-smi", metavar="FILE", type=Path,
                         help="read this captured nvidia-smi output instead of running nvidia-smi (to try the "
                         "report; the record names the file)")
+    server = parser.add_argument_group("sizing a class on this GPU server")
+    server.add_argument("--students", metavar="N", type=class_sizing.students_count,
+                        help="size a class of N students (one running notebook each) on this machine's GPUs")
+    server.add_argument("--gpu-memory", metavar="VALUE",
+                        help="COURSE_GPU_MEMORY as the hub sets it: a limit in MiB, growth or all "
+                        "(default: the environment's COURSE_GPU_MEMORY)")
+    server.add_argument("--hub-gpus", metavar="LIST", help="COURSE_HUB_GPUS as the hub sets it, e.g. 0,1: each "
+                        "student gets one of them (default: the environment's; not set: every student sees every GPU)")
+    server.add_argument("--context-mib", metavar="MIB", type=class_sizing.context_size,
+                        default=class_sizing.CONTEXT_MIB, help="the GPU memory of one notebook's CUDA context, "
+                        f"outside the limit (default: {class_sizing.CONTEXT_MIB}, approximate; measure yours)")
     return parser
+
+
+def class_size(args: argparse.Namespace) -> dict[str, Any] | None:
+    """What ``--students`` and its options ask to size, with ``COURSE_GPU_MEMORY`` read by the notebooks' own
+    ``gpu_config.memory_policy``; None without ``--students``. ``ParameterError`` for a bad memory policy,
+    ``InputError`` for a sizing option without ``--students``."""
+    if args.students is None:
+        if args.gpu_memory is not None or args.hub_gpus is not None:
+            raise InputError(_("--gpu-memory and --hub-gpus size a class, so they need --students."),
+                             _("Add --students N (the number of students), or leave those options out."))
+        return None
+    hub_gpus = os.environ.get(variables.HUB_GPUS) if args.hub_gpus is None else args.hub_gpus
+    return {"students": args.students, "policy": gpu_config.memory_policy(args.gpu_memory),
+            "hub_gpus": class_sizing.device_names(hub_gpus), "context_mib": args.context_mib}
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     user, host = user_name(), host_name()
     try:
+        size = class_size(args)
         out = check_out(args.out or default_out(user, host))
         smi_text = None
         if args.nvidia_smi is not None:
@@ -422,6 +461,7 @@ def main(argv: list[str] | None = None) -> int:
         run_compute=not args.no_compute,
         smi_text=smi_text,
         smi_source=f"captured: {args.nvidia_smi.name}" if args.nvidia_smi else "nvidia-smi",
+        class_size=size,
     )
 
     text = json.dumps(record, indent=2)

@@ -1,13 +1,15 @@
 """The problems ``course preflight`` finds in its record: each a ``code``, a ``severity``, a ``message``, a ``fix``.
 
 ``find_problems(record, expect_cpu)`` reads the record that ``course_utils.tools.classroom.preflight`` collected
-(TensorFlow, the timed product, the folders, the data, the doctor's findings) and lists what stands in the way
-of the class; ``docs/class.md`` explains every code.
+(TensorFlow, the timed product, the folders, the data, the class's sizing, the doctor's findings) and lists what
+stands in the way of the class; ``docs/class.md`` explains every code.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+from course_utils.tools.classroom.sizing import STEP_MIB
 
 # Doctor findings that only say "no GPU here": ``no-gpu`` says that once, and --expect-cpu silences it.
 NO_GPU_FINDINGS = {"no-nvidia-driver", "no-nvidia-gpu", "tensorflow-sees-no-gpu"}
@@ -21,7 +23,7 @@ def problem(code: str, severity: str, message: str, fix: str, source: str = "pre
 def find_problems(record: dict[str, Any]) -> list[dict[str, str]]:
     """The problems a record shows, errors first: preflight's own checks, then the doctor's errors and warnings."""
     found = _tensorflow_problems(record) + _compute_problems(record) + _place_problems(record)
-    found += _data_problems(record) + _doctor_problems(record)
+    found += _data_problems(record) + _sizing_problems(record) + _doctor_problems(record)
     return sorted(found, key=lambda p: p["severity"] != "error")
 
 
@@ -136,6 +138,49 @@ def _data_problems(record: dict[str, Any]) -> list[dict[str, str]]:
                 )
             )
     return out
+
+
+def _sizing_problems(record: dict[str, Any]) -> list[dict[str, str]]:
+    """``class-does-not-fit`` (an error) or ``class-not-sized`` (a warning), when ``--students`` was given."""
+    sizing = record.get("sizing")
+    if not sizing or sizing["fits"] is True:
+        return []
+    n, policy, limit = sizing["students"], sizing["gpu_memory"], sizing["recommended_gpu_memory"]
+    fixes = [f"set COURSE_GPU_MEMORY={limit} (the largest multiple of {STEP_MIB} MiB with which {n} students fit)"
+             ] if limit else []
+    if sizing["fits"] is None:
+        if not sizing["gpus"]:
+            fix = ("Run `course preflight --students N` on the class's GPU server; `course doctor` says why "
+                   "nvidia-smi lists no GPU here.")
+            if sizing["hub_gpus"]:
+                fix = "Give --hub-gpus (or COURSE_HUB_GPUS) the GPU numbers that nvidia-smi lists."
+            fix += ' MIG slices are not sized here (docs/class.md, "Sharing the GPU").'
+            return [problem("class-not-sized", "warning", f"The class cannot be sized: {sizing['not_sized']}.", fix)]
+        return [problem("class-not-sized", "warning",
+                        f"The class cannot be sized: {sizing['not_sized']}: each notebook takes what it needs, and "
+                        "one notebook can take a whole GPU.", _sentence(fixes, n))]
+    if sizing["fit_one_each"] is not None:  # every student sees every GPU: one GPU each is the first fix
+        numbers = ",".join(str(row["index"]) for row in sizing["gpus"])
+        fixes.insert(0, f"set COURSE_HUB_GPUS={numbers}: each student then gets one GPU, and "
+                        f"{sizing['fit_one_each']} students fit")
+    if sizing["fit"]:
+        fixes.append(f"take at most {sizing['fit']} students on this server")
+    if sizing["gpus_needed"]:
+        fixes.append(f"use {sizing['gpus_needed']} GPUs like these (COURSE_HUB_GPUS)")
+    each = ("nearly a whole GPU per notebook" if policy == "all"
+            else f"{sizing['per_notebook_mib']} MiB per notebook with its CUDA context")
+    return [problem("class-does-not-fit", "error",
+                    f"{n} students do not fit: the GPUs here hold {sizing['fit']} with COURSE_GPU_MEMORY={policy} "
+                    f"({each}).", _sentence(fixes, n))]
+
+
+def _sentence(fixes: list[str], students: int) -> str:
+    """The fixes as one sentence: "Set ..., or put ..., or use ..."; more GPUs when nothing else helps."""
+    if not fixes:
+        return (f"No limit of {STEP_MIB} MiB or more fits {students} students on the GPUs here: use more GPUs, or "
+                "put fewer students on each.")
+    text = ", or ".join(fixes) + "."
+    return text[0].upper() + text[1:]
 
 
 def _doctor_problems(record: dict[str, Any]) -> list[dict[str, str]]:
