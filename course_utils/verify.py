@@ -14,7 +14,7 @@ from typing import Any
 
 from course_utils.core.i18n import translator
 from course_utils.device import check_device
-from course_utils.doctor.troubleshooting import see
+from course_utils.doctor.troubleshooting import page, see
 
 _ = translator("course")
 
@@ -26,7 +26,13 @@ def short_device(name: str) -> str:
 
 # ----------------------------------------------------------------------------- the answer
 
-TROUBLESHOOTING_INDEX = "docs/troubleshooting.md#index"
+INDEX = "index"  # the anchor of the troubleshooting page's index, in docs/troubleshooting.md and docs/zh/
+
+
+def troubleshooting_index() -> str:
+    """The troubleshooting page's index in the language now: ``docs/zh/troubleshooting.md#index`` for a Chinese
+    notebook (``setup(..., language="zh-CN")`` sets ``COURSE_LANG``), ``docs/troubleshooting.md#index`` else."""
+    return f"{page()}#{INDEX}"
 
 
 @dataclass(frozen=True)
@@ -35,7 +41,7 @@ class GpuAnswer:
 
     usable: bool
     because: str
-    see: str  # "docs/troubleshooting.md#<anchor>": the entry that fits what the doctor found
+    see: str  # "docs/troubleshooting.md#<anchor>" (docs/zh/ in Chinese): the entry that fits what the doctor found
     finding: str | None = None  # the code of the doctor's finding that ``see`` explains
 
     def __str__(self) -> str:
@@ -67,7 +73,7 @@ class GpuAnswer:
 
 def _link(findings: Iterable[Any]) -> tuple[str, str | None]:
     """The troubleshooting entry of the worst finding that has one (errors, then warnings, then infos), and that
-    finding's code; the page's index and None when no finding has an entry."""
+    finding's code; the page's index and None when no finding has an entry. Both in the page of the language now."""
 
     found = list(findings)
     for severity in ("error", "warning", "info"):
@@ -75,7 +81,7 @@ def _link(findings: Iterable[Any]) -> tuple[str, str | None]:
             link = see(finding.code) if finding.severity == severity else None
             if link:
                 return link, finding.code
-    return TROUBLESHOOTING_INDEX, None
+    return troubleshooting_index(), None
 
 
 def gpu_answer(
@@ -95,7 +101,7 @@ def gpu_answer(
                    if len(gpus) > 1 else
                    _("TensorFlow lists {count} GPU ({names}), and a matrix product placed on {device} ran there"))
         return GpuAnswer(True, because.format(count=len(gpus), names=", ".join(gpus), device=on_gpu[0]),
-                         TROUBLESHOOTING_INDEX)
+                         troubleshooting_index())
     if gpus:
         return GpuAnswer(False, _("TensorFlow lists {count} GPU(s), but no matrix product placed on a GPU ran "
                                   "there").format(count=len(gpus)), link, code)

@@ -116,11 +116,37 @@ def test_the_translation_has_the_same_commands_and_messages(name):
     assert not differ, f"docs/zh/{name}: code block(s) {differ} differ from the English page's: {zh[differ[0]]}"
 
 
+TENSORFLOW = re.compile(r"https://(?:www\.tensorflow\.org|tensorflow\.google\.cn)/([^?#]*)\S*")
+# TensorFlow's pages that have a Chinese translation (tensorflow/docs-l10n, site/zh-cn): the Chinese edition links
+# them with ?hl=zh-cn. Every other TensorFlow page it links on tensorflow.google.cn (which serves in mainland
+# China) and marks （英文）.
+TENSORFLOW_IN_CHINESE = {"guide/gpu", "guide/mixed_precision", "guide/profiler", "tutorials/images/cnn"}
+
+
+def cited(url: str) -> str:
+    """A source as cited: a TensorFlow page is the same source on www.tensorflow.org and tensorflow.google.cn,
+    with or without its anchor (the Chinese page's anchors differ)."""
+    page = TENSORFLOW.fullmatch(url)
+    return f"tensorflow:{page[1]}" if page else url
+
+
 @pytest.mark.parametrize("name", TRANSLATED)
 def test_the_translation_keeps_every_source(name):
     english, chinese = pair(name)
-    missing = set(URL.findall(english)) - set(URL.findall(chinese))
+    missing = {cited(u) for u in URL.findall(english)} - {cited(u) for u in URL.findall(chinese)}
     assert not missing, f"docs/zh/{name} lost these links: {sorted(missing)}"
+
+
+@pytest.mark.parametrize("path", sorted(ZH.glob("*.md")) + [ROOT / "README.zh-CN.md"], ids=lambda p: p.name)
+def test_a_chinese_page_links_tensorflow_google_cn_in_chinese_where_it_can(path):
+    prose = FENCE.sub("", text(path))  # a message block shows what the screen shows
+    assert "https://www.tensorflow.org" not in prose
+    for link in re.finditer(r"https://tensorflow\.google\.cn/([^?#)>\s]*)([^)>\s]*)[)>]", prose):
+        page, rest = link[1], link[2]
+        if page in TENSORFLOW_IN_CHINESE:
+            assert rest.startswith("?hl=zh-cn"), link[0]
+        else:
+            assert prose.startswith("（英文）", link.end()), f"{path.name}: {link[0]} is English: mark it （英文）"
 
 
 @pytest.mark.parametrize("name", TRANSLATED)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from course_utils.core.errors import ParameterError
 from course_utils.doctor import Finding
-from course_utils.verify import TROUBLESHOOTING_INDEX, gpu_answer, short_device
+from course_utils.verify import INDEX, gpu_answer, short_device
 
 
 def test_short_device_keeps_the_device_part():
@@ -53,8 +55,24 @@ def test_no_gpu_gives_tensorflow_s_reason_and_the_worst_finding_s_entry():
 
 def test_without_a_finding_that_has_an_entry_the_index_is_named():
     answer = gpu_answer([], [], "no GPU", [Finding("nvcc-not-used", "info", "m", "f")])
-    assert (answer.see, answer.finding) == (TROUBLESHOOTING_INDEX, None)
+    assert (answer.see, answer.finding) == ("docs/troubleshooting.md#index", None)
     assert "See docs/troubleshooting.md#index" in answer.advice()
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize(("findings", "anchor"), [([], INDEX), ([NO_DRIVER], "nvidia-smi-not-found"),
+                                                  ([NO_DRIVER, DLOPEN], "cannot-dlopen")])
+def test_a_chinese_notebook_links_the_chinese_page_at_an_anchor_it_has(monkeypatch, findings, anchor):
+    monkeypatch.setenv("COURSE_LANG", "zh-CN")  # what setup(..., language="zh-CN") sets
+    answers = [gpu_answer([], [], "no GPU", findings), gpu_answer(["GPU"], ON_GPU, "unused", findings)]
+    page = (ROOT / "docs" / "zh" / "troubleshooting.md").read_text(encoding="utf-8")
+    for answer in answers:
+        assert answer.see == f"docs/zh/troubleshooting.md#{answer.see.split('#')[1]}"
+        assert f'<a id="{answer.see.split("#")[1]}"></a>' in page, answer.see
+    assert answers[0].see == f"docs/zh/troubleshooting.md#{anchor}"
+    assert f"docs/zh/troubleshooting.md#{anchor}" in answers[0].advice()
 
 
 def test_a_device_choice_that_is_not_one_is_refused():

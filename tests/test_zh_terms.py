@@ -36,6 +36,9 @@ ZH_NOTEBOOKS = ROOT / "notebooks" / "zh"
 NOTEBOOKS_CHECKED: set[str] = {"01_install_versions.ipynb", "02_verify_gpu.ipynb", "03_memory.ipynb",
                                 "04_dense_noise_vs_zeros.ipynb", "05_cnn_cpu_vs_gpu.ipynb", "06_tensorboard.ipynb",
                                 "07_beyond_one_gpu.ipynb"}
+# Terms added to the list after a checked notebook was written: {notebook: {term's zh}} not held against it yet.
+# Delete an entry once the notebook follows the term; `--notebooks` lists every variant still there.
+NOTEBOOKS_WAITING: dict[str, set[str]] = {}
 
 NEAR = 12  # an English word is checked when a Chinese character is this close: it stands in a Chinese sentence
 CJK = re.compile(f"[{CHINESE_CHARACTERS}]")
@@ -230,6 +233,50 @@ def test_the_checker_leaves_alone_what_is_right(terms):
         assert found_in(text, terms) == [], text
 
 
+# The pairs the review found used two ways, and the "N 倍" rule: (text, the variants the checker must find).
+CAUGHT = [
+    ("请看故障排除页面。", ["故障排除"]),
+    ("每张图片是 28 × 28 像素。", ["图片"]),
+    ("全局批量：每个训练步的图像数", ["训练步"]),
+    ("第一次 fit 又加了一份 float32 副本。", ["float32 副本"]),
+    ("它不是 MNIST 的完好副本。", ["完好副本"]),
+    ("再次启动集群：它从主节点最新的检查点继续。", ["最新的检查点"]),
+    ("每个工作进程都保存检查点。", ["保存检查点"]),
+    ("GPU 内存用完了。", ["GPU 内存"]),
+    ("显卡的内存只有 4 GB。", ["显卡的内存"]),
+    ("它的张量核心运行 float16。", ["张量核心"]),
+    ("CPU 上慢 3 倍。", ["慢 3 倍"]),
+    ("模型小四倍。", ["小四倍"]),
+    ("时间减少了 2 倍。", ["少了 2 倍"]),
+    ("XLA 快 3 倍。", ["快 3 倍"]),
+    ("C：生成器，大 40 倍的模型", ["大 40 倍"]),
+    ("吞吐量提高了两倍。", ["提高了两倍"]),
+]
+# The same words where they are right.
+RIGHT = [
+    "请看故障排查页面。",
+    "每张图像是 28 × 28 像素；图中的中文字体。",
+    "每个训练步骤的图像数；第 100 步，每步 12 毫秒，训练步数。",
+    "每个副本、副本数、4 个同步的副本、每个 GPU 上的副本、各副本的梯度。",
+    "第一次 fit 又加了一份 float32 拷贝；把结果复制到主内存。",
+    "## 检查点：检查点通过，3 项检查中通过 3 项。它从主节点最新的训练检查点继续，每个工作进程都保存训练检查点。",
+    "GPU 的显存用完了；主内存、CPU 内存、进程的常驻内存。",
+    "它的 Tensor Core 运行 float16。",
+    "时间减少到原来的 1/4；XLA 快到 3 倍；合计是前向传播的 3 倍；大了大约一倍；增加了一倍；大约 3 倍；至少 3 倍；"
+    "最多相差六倍；相差不到 3 倍；时间可能是这里的 2 到 3 倍；快很多倍。",
+]
+
+
+@pytest.mark.parametrize(("text", "variants"), CAUGHT, ids=[v[0] for _, v in CAUGHT])
+def test_each_pair_the_review_named_is_caught_where_it_is_wrong(text, variants, terms):
+    assert found_in(text, terms) == variants
+
+
+@pytest.mark.parametrize("text", RIGHT)
+def test_each_pair_the_review_named_passes_where_it_is_right(text, terms):
+    assert found_in(text, terms) == []
+
+
 def test_markdown_prose_reads_command_comments_and_skips_messages():
     page = "正文\n```bash\nmake lab    # 启动 worker\n```\n```text\nworker 0 crashed\n```\n"
     assert markdown_prose(page) == [(1, "正文"), (3, " # 启动 worker")]
@@ -245,7 +292,7 @@ def test_code_reading_takes_comments_and_strings_only():
 def test_each_term_has_one_chinese_word_and_rejects_something(terms):
     assert len(terms) >= 10
     for term in terms:
-        assert term.zh and CJK.search(term.zh), term.en
+        assert term.zh and (CJK.search(term.zh) or term.zh == term.en), term.en  # or a name kept: Tensor Core
         assert term.reject or term.patterns or term.english, f"{term.en}: nothing rejected"
         assert len(term.shows) == len(term.patterns), f"{term.en}: one example in `shows` for each pattern"
         for example, pattern in zip(term.shows, term.patterns, strict=True):
@@ -264,9 +311,13 @@ def test_the_list_names_the_terms_the_review_asked_for(terms):
     chosen = {term.en.split(" (")[0]: term.zh for term in terms}
     assert chosen["worker"] == "工作进程"
     for concept in ("notebook", "the doctor", "finding", "batch", "batch size", "rung", "op", "GPU kernel",
-                    "pip extra"):
+                    "pip extra", "troubleshooting", "image", "training step", "replica", "checkpoint", "GPU memory",
+                    "Tensor Core"):
         assert concept in chosen, concept
     assert any(term.en.startswith("tracing") for term in terms)
+    assert (chosen["troubleshooting"], chosen["image"], chosen["training step"], chosen["replica"],
+            chosen["checkpoint"], chosen["GPU memory"]) == ("故障排查", "图像", "训练步骤", "副本", "检查点", "显存")
+    assert any("倍" in term.zh for term in terms)  # the rule for "N 倍" comparisons
 
 
 # ----------------------------------------------------------------- the Chinese edition
@@ -283,13 +334,16 @@ def test_the_chinese_documents_use_the_listed_terms(path, terms):
     assert not found, f"{len(found)} rejected variant(s); see docs/zh/terms.toml:\n" + "\n".join(map(str, found))
 
 
-def test_the_notebooks_checked_are_chinese_notebooks():
+def test_the_notebooks_checked_are_chinese_notebooks(terms):
     assert NOTEBOOKS_CHECKED <= {p.name for p in ZH_NOTEBOOKS.glob("[0-9][0-9]_*.ipynb")}
+    assert NOTEBOOKS_WAITING.keys() <= NOTEBOOKS_CHECKED
+    assert set().union(*NOTEBOOKS_WAITING.values()) <= {term.zh for term in terms}
 
 
 @pytest.mark.parametrize("name", sorted(NOTEBOOKS_CHECKED))
 def test_a_checked_notebook_uses_the_listed_terms(name, terms):
-    found = notebook_findings(ZH_NOTEBOOKS / name, terms)
+    waiting = NOTEBOOKS_WAITING.get(name, set())
+    found = notebook_findings(ZH_NOTEBOOKS / name, [term for term in terms if term.zh not in waiting])
     assert not found, f"{len(found)} rejected variant(s); see docs/zh/terms.toml:\n" + "\n".join(map(str, found))
 
 

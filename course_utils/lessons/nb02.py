@@ -7,16 +7,13 @@ The exercises: three decisions about a GPU, each checked by reasoning, not by a 
 - Exercise 2.1, ``check_gpu_code(answer)``: which code of TF 2.21's wheel each of five GPUs runs - a
   ready-made cubin, PTX the driver compiles, or none. The check applies NVIDIA's binary-compatibility
   rules (``doctor.gpus.covered_by_build``, the doctor's own function) to the wheel's target list.
-- Exercise 2.2, ``check_timing(answer)``: a classmate's GPU timing gives an impossible speed; which
-  of three things did they measure? The check explains each choice.
-- Exercise 2.3, ``check_tf32_off(answer)``: the one line that makes an Ampere GPU multiply in full
-  float32. The check parses the line; it accepts every spelling of the right call, with False or any number
-  that TensorFlow itself reads as False (see ``check_tf32_off``).
+- Exercise 2.2, ``check_timing(answer)``: a classmate's timing table from a GPU; which of three plans
+  computes 100 products and their sum in NumPy fastest? The check computes each plan's time from the table.
+- Exercise 2.3, ``check_tf32_gpus(answer)``: on which of five GPUs does a float32 product fail
+  ``np.allclose`` by default, as TF32 does? The check applies the rule (TF32 from compute capability 8.0).
 """
 
 from __future__ import annotations
-
-import ast
 
 from course_utils.core.i18n import translator
 from course_utils.doctor.gpus import build_targets, covered_by_build
@@ -88,102 +85,77 @@ def check_gpu_code(answer: object) -> Feedback:
 
 # ----------------------------------------------------------------------------- Exercise 2.2
 
+# Exercise 2.2: a classmate's table from the timing cell on a GPU, 4096 x 4096 float32 (ms per product).
+TIMING = {"cpu_ms": 820.0, "gpu_ms": 9.8, "copy_ms": 12.0, "products": 100}
 TIMING_CHOICES = ("a", "b", "c")
 
 
+def timing_seconds() -> dict[str, float]:
+    """Exercise 2.2's three plans, in seconds, from its table: (a) the GPU with a copy after each product, (b) the GPU
+    with one copy of the sum at the end, (c) the CPU (its copy costs almost nothing)."""
+    n, t = TIMING["products"], TIMING
+    return {"a": n * (t["gpu_ms"] + t["copy_ms"]) / 1e3, "b": (n * t["gpu_ms"] + t["copy_ms"]) / 1e3,
+            "c": n * t["cpu_ms"] / 1e3}
+
+
 def check_timing(answer: object) -> Feedback:
-    """Exercise 2.2: the letter of what a timing without a sync measured: the time to queue the work ("b")."""
+    """Exercise 2.2: the fastest plan for 100 products whose sum is needed in NumPy: the GPU, copying once ("b")."""
+    seconds = timing_seconds()
     said = {
-        "a": _("2,700 TFLOP/s is far more than any GPU can do, so the product cannot have finished. Without a sync, "
-               "the clock stops when the work is queued."),
-        "c": _("The code never calls .numpy(), so nothing was copied. And a copy would make the time longer, not "
-               "shorter."),
+        "a": _("A copy after each product costs {copy:g} ms a hundred times: about {a:.1f} s. The sum can stay on "
+               "the GPU, and one copy at the end costs {copy:g} ms once: about {b:.1f} s.").format(
+                   copy=TIMING["copy_ms"], a=seconds["a"], b=seconds["b"]),
+        "c": _("The CPU needs {cpu:g} ms for each product: about {c:.0f} s for a hundred, against about {b:.1f} s on "
+               "the GPU.").format(cpu=TIMING["cpu_ms"], c=seconds["c"], b=seconds["b"]),
     }
-    right = _("Right: the GPU had only received the work. Add tf.test.experimental.sync_devices() before you stop "
-              "the clock.")
+    right = _("Right: about {b:.1f} s. A copy to main memory costs more than a product here, so copy only what you "
+              "need, once.").format(b=seconds["b"])
     return multiple_choice("Exercise 2.2", answer, TIMING_CHOICES, said, right=right)
 
 
 # ----------------------------------------------------------------------------- Exercise 2.3
 
-# The names under which ``import tensorflow as tf`` (or ``import tensorflow``) reaches the function: TF 2.21 exports
-# it in tf.config.experimental, and the same function in tf.compat.v1 and tf.compat.v2 (a test checks each).
-TF32_FUNCTIONS = frozenset(
-    f"{root}.{compat}config.experimental.enable_tensor_float_32_execution"
-    for root in ("tf", "tensorflow") for compat in ("", "compat.v1.", "compat.v2."))
-_KERAS_DTYPE = ("set_global_policy", "set_dtype_policy", "set_floatx")  # Keras settings of the float type
+# Exercise 2.3: GPUs and their compute capability; TF32 runs by default from 8.0.
+TF32_GPUS = {"GeForce GTX 1080": "6.1", "Tesla T4": "7.5", "A100": "8.0", "GeForce RTX 4090": "8.9", "H100": "9.0"}
+TF32_FROM = (8, 0)
 
 
-def _call(answer: str) -> ast.Call | None:
-    """The answer's one call: a line of Python (a trailing ';' or comment allowed), after any imports of TensorFlow
-    (``import tensorflow as tf; ...``); or None."""
-    try:
-        tree = ast.parse(answer.strip())
-    except (SyntaxError, ValueError, RecursionError, MemoryError):  # ValueError: a null byte
-        return None
-    body = [node for node in tree.body if not (isinstance(node, ast.Import) and all(
-        alias.name == "tensorflow" for alias in node.names))]
-    if len(body) != 1 or not isinstance(body[0], ast.Expr) or not isinstance(body[0].value, ast.Call):
-        return None
-    return body[0].value
+def uses_tf32(compute_capability: str) -> bool:
+    """Whether TensorFlow multiplies float32 matrices in TF32 by default on a GPU of this compute capability."""
+    major, minor = (int(part) for part in compute_capability.split("."))
+    return (major, minor) >= TF32_FROM
 
 
-def check_tf32_off(answer: object) -> Feedback:
-    """Exercise 2.3: the call that switches TensorFloat-32 off, written as text.
-
-    The value: TensorFlow turns its argument into a bool (measured on TF 2.21: ``(0)`` and ``(0.0)`` leave TF32 off,
-    as ``(False)`` does; ``(1)``, ``(2)`` and ``(-1)`` turn it on; a string raises TypeError). So every number whose
-    value is 0 is right, and every other number is wrong, with that reason. ``None`` also turns it off, but it is no
-    answer to "on or off": the check asks for False.
-    """
+def check_tf32_gpus(answer: object) -> Feedback:
+    """Exercise 2.3: a dict {GPU name: True | False}, True where a float32 product fails np.allclose with TensorFlow's
+    defaults, as the emulated TF32 product did: the GPUs of compute capability 8.0 and newer."""
     name = "Exercise 2.3"
-    if is_empty(answer):
-        return not_answered(name, _("Write the call as text, in quotes. Then run the cell."))
-    if isinstance(answer, str) and "NVIDIA_TF32_OVERRIDE" in answer:
-        return feedback(name, [_("NVIDIA_TF32_OVERRIDE is an environment variable that NVIDIA's libraries read. The "
-                                 "task asks for a line of TensorFlow: a call.")], right="")
-    call = _call(answer) if isinstance(answer, str) else None
-    if call is None:
-        return feedback(name, [_("Write one call, as text in quotes, for example \"tf.something(...)\".")],
-                        right="")
-    function = ast.unparse(call.func)  # 'tf.config.experimental.enable_tensor_float_32_execution'
-    if function.split(".")[-1] in _KERAS_DTYPE:
-        return feedback(name, [_("A Keras dtype setting chooses the type of the variables and the results. It does "
-                                 "not switch TF32 off: float32 products on that GPU still use TF32.")], right="")
-    if function.split(".")[-1] != "enable_tensor_float_32_execution":
-        return feedback(name, [_("Look for the TensorFlow function that turns TensorFloat-32 execution on or off: "
-                                 "it is in tf.config.experimental.")], right="")
-    if function not in TF32_FUNCTIONS:
-        return feedback(name, [_("The function lives in tf.config.experimental: write its whole name, so the line "
-                                 "runs after `import tensorflow as tf`.")], right="")
-    unknown = [k.arg for k in call.keywords if k.arg != "enabled"]
-    if unknown:
-        return feedback(name, [_("The function has one argument, enabled; it has no argument {name}.").format(
-            name=unknown[0])], right="")
-    values = [*call.args, *(k.value for k in call.keywords)]
-    try:
-        value = ast.literal_eval(values[0]) if len(values) == 1 else None
-    except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):  # a name or an expression
-        value = None
-    if isinstance(value, str):
-        return feedback(name, [_("{value!r} is text: TensorFlow refuses it (TypeError). Write False, without "
-                                 "quotes.").format(value=value)], right="")
-    if value is True:
-        return feedback(name, [_("True keeps TF32 on, which is already the default. You want full float32.")],
-                        right="")
-    if isinstance(value, int | float) and value:
-        return feedback(name, [_("TensorFlow reads {value!r} as True: it keeps TF32 on. You want full float32: "
-                                 "False.").format(value=value)], right="")
-    if not isinstance(value, int | float):  # False and 0 are ints; None, a name, an expression are not
-        return feedback(name, [_("Give it one value, True or False: whether TF32 may be used.")], right="")
-    right = _("Right. Run it before the products. The results then match the CPU's to float32 rounding, and "
-              "matrix products run slower on that GPU.")
-    return feedback(name, [], right=right)
+    if unanswered(answer):
+        return not_answered(name, _("Replace each None in the dict with True or False. Then run the cell."))
+    if not isinstance(answer, dict):
+        return not_a_dict(name, answer, '{"Tesla T4": False, ...}')
+    problems = []
+    for gpu, cc in TF32_GPUS.items():
+        value = answer.get(gpu)
+        if is_empty(value):
+            problems.append(_("{gpu} ({cc}) has no answer yet: replace its None with True or False.").format(
+                gpu=gpu, cc=cc))
+        elif not isinstance(value, bool):
+            problems.append(_("{gpu}: {value!r} is not True or False (without quotes).").format(gpu=gpu, value=value))
+        elif value != uses_tf32(cc):
+            problems.append(
+                _("{gpu} ({cc}): from compute capability 8.0, TensorFlow multiplies float32 matrices in TF32 by "
+                  "default, so the product fails np.allclose.").format(gpu=gpu, cc=cc) if uses_tf32(cc) else
+                _("{gpu} ({cc}): TF32 came with compute capability 8.0. Before it, float32 products agree with the "
+                  "CPU's to float32 rounding, Tensor Cores or not.").format(gpu=gpu, cc=cc))
+    right = _("Right. On the A100, the RTX 4090 and the H100, a test that needs full float32 runs "
+              "tf.config.experimental.enable_tensor_float_32_execution(False) first; their products then run slower.")
+    return feedback(name, problems, right=right)
 
 
 # The notebook's exercises, by number: its task cells call ``course.check("2.1", answer)``.
 CHECKS = {
     "2.1": check_gpu_code,
     "2.2": check_timing,
-    "2.3": check_tf32_off,
+    "2.3": check_tf32_gpus,
 }
