@@ -24,8 +24,11 @@ from dataclasses import dataclass, field
 
 import psutil
 
+from course_utils.core.i18n import translator
 from course_utils.core.processes import start_in_group, stop_group
 from course_utils.doctor.probes import find_nvidia_smi
+
+_ = translator("course")
 
 NVIDIA_SMI = ("nvidia-smi", "--query-gpu=index,utilization.gpu,memory.used", "--format=csv,noheader,nounits",
               "-lms", "500")
@@ -102,14 +105,13 @@ class DeviceMonitor:
         """End the sampler thread and the command (and all it started); safe to call twice."""
 
         self._stop.set()
-        if self._process is not None:
-            code = stop_group(self._process, grace_s=2.0)
-            if not self.gpu and self.gpu_error is None:
-                self.gpu_error = f"{self.command[0]} gave no sample (exit code {code})"
-            self._process = None
-        for thread in self._threads:
+        code = stop_group(self._process, grace_s=2.0) if self._process is not None else None
+        for thread in self._threads:  # the reader first reads what the command printed before it ended
             thread.join(timeout=5)
         self._threads = []
+        if self._process is not None and not self.gpu and self.gpu_error is None:
+            self.gpu_error = f"{self.command[0]} gave no sample (exit code {code})"
+        self._process = None
         return self
 
     def __enter__(self) -> DeviceMonitor:
@@ -148,16 +150,17 @@ def plot_samples(monitor: DeviceMonitor, runs: Mapping[str, Sequence[float]], *,
         memory_ax = gpu_ax.twinx()
         for index in sorted({s.index for s in monitor.gpu}):
             mine = [s for s in monitor.gpu if s.index == index]
-            gpu_ax.plot([s.seconds for s in mine], [s.utilization for s in mine], label=f"GPU {index} utilisation")
+            gpu_ax.plot([s.seconds for s in mine], [s.utilization for s in mine],
+                        label=_("GPU {index} utilisation").format(index=index))
             memory_ax.plot([s.seconds for s in mine], [s.memory_mib for s in mine], ls="--",
-                           label=f"GPU {index} memory")
-        gpu_ax.set(ylabel="GPU utilisation (%)", ylim=(-3, 103))
-        memory_ax.set_ylabel("GPU memory used (MiB)")
+                           label=_("GPU {index} memory").format(index=index))
+        gpu_ax.set(ylabel=_("GPU utilisation (%)"), ylim=(-3, 103))
+        memory_ax.set_ylabel(_("GPU memory used (MiB)"))
         lines = gpu_ax.get_legend_handles_labels()[0] + memory_ax.get_legend_handles_labels()[0]
         gpu_ax.legend(lines, [line.get_label() for line in lines], loc="upper left", fontsize="small")
     cpu_ax = axes[-1]
     cpu_ax.plot([t for t, _ in monitor.cpu], [p for _, p in monitor.cpu], color="tab:green")
-    cpu_ax.set(ylabel="CPU utilisation (%)", xlabel="seconds", ylim=(-3, 103))
+    cpu_ax.set(ylabel=_("CPU utilisation (%)"), xlabel=_("seconds"), ylim=(-3, 103))
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     for number, (label, times) in enumerate(runs.items()):
         start, ends = monitor.seconds(times[0]), [monitor.seconds(t) for t in times[1:]]

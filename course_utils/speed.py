@@ -79,20 +79,20 @@ def gpu_policy(name: str | None, compute_capability: Sequence[int] | None) -> tu
     ``Model.fit`` scales the loss by itself, a custom training loop wraps its optimizer in
     ``keras.optimizers.LossScaleOptimizer`` (LOSS_SCALE_OPTIMIZER_DOCS; ``distribute.training.loop_optimizer``).
     """
-    shown = f"{name or 'GPU'} (compute capability " + (
-        f"{compute_capability[0]}.{compute_capability[1]})" if compute_capability else "unknown)")
-    measure = ('mixed precision still runs, without their large speedup; MIXED_PRECISION = "mixed_float16" '
-               "measures what saved memory and bandwidth give")
+    cc = f"{compute_capability[0]}.{compute_capability[1]}" if compute_capability else _("unknown")
+    shown = _("{name} (compute capability {cc})").format(name=name or "GPU", cc=cc)
+    measure = _('mixed precision still runs, without their large speedup; MIXED_PRECISION = "mixed_float16" '
+                "measures what saved memory and bandwidth give")
     if not compute_capability:
-        return None, f"{shown} is not known to have Tensor Cores: {measure}"
+        return None, _("{gpu} is not known to have Tensor Cores: {measure}").format(gpu=shown, measure=measure)
     if not tensor_cores(name, compute_capability):
-        return None, f"{shown} has no Tensor Cores: {measure}"
+        return None, _("{gpu} has no Tensor Cores: {measure}").format(gpu=shown, measure=measure)
     if tuple(compute_capability)[:2] >= (8, 0):
-        return "mixed_bfloat16", (f"{shown} has Tensor Cores that run bfloat16, "
-                                  "which keeps float32's range and so needs no loss scaling")
-    return "mixed_float16", (f"{shown} has float16 Tensor Cores (bfloat16 only from 8.0); float16 needs loss "
-                             "scaling: Model.fit scales the loss automatically, a custom training loop wraps its "
-                             "optimizer in keras.optimizers.LossScaleOptimizer")
+        return "mixed_bfloat16", _("{gpu} has Tensor Cores that run bfloat16, which keeps float32's range and so "
+                                   "needs no loss scaling").format(gpu=shown)
+    return "mixed_float16", _("{gpu} has float16 Tensor Cores (bfloat16 only from 8.0); float16 needs loss "
+                              "scaling: Model.fit scales the loss automatically, a custom training loop wraps its "
+                              "optimizer in keras.optimizers.LossScaleOptimizer").format(gpu=shown)
 
 
 def mixed_precision_policy(device: str, *, flags: set[str] | None = None) -> tuple[str | None, str]:
@@ -110,14 +110,14 @@ def mixed_precision_policy(device: str, *, flags: set[str] | None = None) -> tup
         gpus = tf.config.list_physical_devices("GPU")
         index = int(device.rsplit(":", 1)[-1]) if device[-1].isdigit() else 0
         if index >= len(gpus):
-            return None, f"no {device} visible"
+            return None, _("no {device} visible").format(device=device)
         details = tf.config.experimental.get_device_details(gpus[index])
         return gpu_policy(details.get("device_name"), details.get("compute_capability"))
     flags = cpu_flags() if flags is None else flags
     if "amx_bf16" in flags:  # AMX for bfloat16, the Linux flag
-        return "mixed_bfloat16", "this CPU has AMX (amx_bf16): the guide expects bfloat16 to be faster"
-    also = " It has avx512_bf16, but the guide names only AMX." if "avx512_bf16" in flags else ""
-    return None, f"this CPU has no AMX: the guide says mixed_bfloat16 runs slower without it.{also}"
+        return "mixed_bfloat16", _("this CPU has AMX (amx_bf16): the guide expects bfloat16 to be faster")
+    also = (" " + _("It has avx512_bf16, but the guide names only AMX.")) if "avx512_bf16" in flags else ""
+    return None, _("this CPU has no AMX: the guide says mixed_bfloat16 runs slower without it.") + also
 
 
 def check_policy(policy: str | None) -> None:

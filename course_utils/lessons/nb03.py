@@ -43,7 +43,8 @@ KEY_RESULTS = {  # name: what it means, as the run report explains it
 
 SETTING = "Exercise 3.1"
 CHOICES = ("default", "growth", "limit", "logical GPUs", "TF_FORCE_GPU_ALLOW_GROWTH")
-SITUATIONS = ("a class of four", "two GPUs on one T4", "a program you cannot change")
+# The task's numbered situations: 1 a class of four, 2 two GPUs on one T4, 3 a program you cannot change.
+SITUATIONS = (1, 2, 3)
 RIGHT_SETTING = dict(zip(SITUATIONS, ("limit", "logical GPUs", "TF_FORCE_GPU_ALLOW_GROWTH"), strict=True))
 # Other spellings of the choices, after lower-casing and dropping spaces, dashes, underscores and quotes. A call or a
 # class that makes both a limit and logical GPUs (set_logical_device_configuration, LogicalDeviceConfiguration) is
@@ -89,23 +90,23 @@ def why_not(situation: str, given: str) -> str:
 
 def check_memory_setting(answer: object) -> Feedback:
     """Exercise 3.1: a dict {situation: choice} for the three situations of ``SITUATIONS``."""
-    if is_empty(answer) or (isinstance(answer, Mapping) and all(is_empty(answer.get(s)) for s in SITUATIONS)):
+    if is_empty(answer) or (isinstance(answer, Mapping) and all(is_empty(v) for v in answer.values())):
         return not_answered(SETTING, _("Replace each None with one of the five choices, as a string. Then run the "
                                        "cell."))
     if not isinstance(answer, Mapping):
-        return feedback(SETTING, [_("`answer` should be the dict with the three situations, not {answer!r}.").format(
-            answer=answer)], right="")
+        return feedback(SETTING, [_("`answer` should be the dict with the three situations, 1, 2 and 3, not "
+                                    "{answer!r}.").format(answer=answer)], right="")
     problems = []
     for situation in SITUATIONS:
         given = answer.get(situation)
         setting = as_setting(given)
         if is_empty(given):
-            problems.append(_("{situation}: no answer yet.").format(situation=situation))
+            problems.append(_("Situation {situation}: no answer yet.").format(situation=situation))
         elif setting is None:
-            problems.append(_("{situation}: {given!r} is not one of the five choices.").format(
+            problems.append(_("Situation {situation}: {given!r} is not one of the five choices.").format(
                 situation=situation, given=given))
         elif setting != RIGHT_SETTING[situation]:
-            problems.append(_("{situation}: not {given!r}. {why}").format(
+            problems.append(_("Situation {situation}: not {given!r}. {why}").format(
                 situation=situation, given=setting, why=why_not(situation, setting)))
     right = _("Right. A limit caps a process. Logical GPUs make one card look like several. The variable works "
               "without code, if it is set before the program starts.")

@@ -29,42 +29,42 @@ def test_the_notebook_has_the_two_exercises_each_calling_its_check():
 # on without code"; section 1 that growth "takes more as needed". So each situation has one right choice, in any of
 # the spellings the notebook and TensorFlow use (its error says "virtual devices").
 ACCEPT_3_1 = [
-    ("a class of four", "limit", "only a limit puts a ceiling on each student's process"),
-    ("a class of four", "memory limit", "section 3's bold term"),
-    ("a class of four", "hard limit", "section 3's title: 'A hard limit'"),
-    ("a class of four", "Memory_Limit", "case, spaces and underscores do not matter"),
-    ("two GPUs on one T4", "logical GPUs", "two logical GPUs look like two GPUs to MirroredStrategy"),
-    ("two GPUs on one T4", "two logical GPUs", "the gpu_memory.py run's name for it"),
-    ("two GPUs on one T4", "virtual GPUs", "TensorFlow's own word: 'virtual devices configured'"),
-    ("two GPUs on one T4", "logical devices", "section 1's term"),
-    ("a program you cannot change", "TF_FORCE_GPU_ALLOW_GROWTH", "the variable turns growth on without code"),
-    ("a program you cannot change", "TF_FORCE_GPU_ALLOW_GROWTH=true", "section 3 writes it so"),
-    ("a program you cannot change", "export TF_FORCE_GPU_ALLOW_GROWTH=true", "how a shell sets it"),
-    ("a program you cannot change", "environment variable", "section 3's title: 'an environment variable'"),
+    (1, "limit", "only a limit puts a ceiling on each student's process"),
+    (1, "memory limit", "section 3's bold term"),
+    (1, "hard limit", "section 3's title: 'A hard limit'"),
+    (1, "Memory_Limit", "case, spaces and underscores do not matter"),
+    (2, "logical GPUs", "two logical GPUs look like two GPUs to MirroredStrategy"),
+    (2, "two logical GPUs", "the gpu_memory.py run's name for it"),
+    (2, "virtual GPUs", "TensorFlow's own word: 'virtual devices configured'"),
+    (2, "logical devices", "section 1's term"),
+    (3, "TF_FORCE_GPU_ALLOW_GROWTH", "the variable turns growth on without code"),
+    (3, "TF_FORCE_GPU_ALLOW_GROWTH=true", "section 3 writes it so"),
+    (3, "export TF_FORCE_GPU_ALLOW_GROWTH=true", "how a shell sets it"),
+    (3, "environment variable", "section 3's title: 'an environment variable'"),
 ]
 REJECT_3_1 = [
-    ("a class of four", "default", "nearly the whole card"),  # true: section 1
-    ("a class of four", "growth", "Growth has no ceiling"),  # true: it "takes more as needed"
-    ("a class of four", "memory growth", "Growth has no ceiling"),
-    ("a class of four", "set_memory_growth", "Growth has no ceiling"),
-    ("a class of four", "TF_FORCE_GPU_ALLOW_GROWTH", "growth has no ceiling"),
+    (1, "default", "nearly the whole card"),  # true: section 1
+    (1, "growth", "Growth has no ceiling"),  # true: it "takes more as needed"
+    (1, "memory growth", "Growth has no ceiling"),
+    (1, "set_memory_growth", "Growth has no ceiling"),
+    (1, "TF_FORCE_GPU_ALLOW_GROWTH", "growth has no ceiling"),
     # four logical GPUs in one notebook do not cap the other three students' processes
-    ("a class of four", "logical GPUs", "Each student's notebook is one process"),
-    ("two GPUs on one T4", "limit", "MirroredStrategy needs two devices"),  # one limit makes one logical GPU
-    ("two GPUs on one T4", "growth", "MirroredStrategy needs two devices"),
-    ("two GPUs on one T4", "default", "MirroredStrategy needs two devices"),
-    ("two GPUs on one T4", "TF_FORCE_GPU_ALLOW_GROWTH", "MirroredStrategy needs two devices"),
+    (1, "logical GPUs", "Each student's notebook is one process"),
+    (2, "limit", "MirroredStrategy needs two devices"),  # one limit makes one logical GPU
+    (2, "growth", "MirroredStrategy needs two devices"),
+    (2, "default", "MirroredStrategy needs two devices"),
+    (2, "TF_FORCE_GPU_ALLOW_GROWTH", "MirroredStrategy needs two devices"),
     # the task says growth, a limit and logical GPUs are each set in code, and the program cannot change
-    ("a program you cannot change", "growth", "which you cannot change"),
-    ("a program you cannot change", "memory growth", "which you cannot change"),
-    ("a program you cannot change", "limit", "which you cannot change"),
-    ("a program you cannot change", "logical GPUs", "which you cannot change"),
-    ("a program you cannot change", "default", "your notebook finds it full"),
+    (3, "growth", "which you cannot change"),
+    (3, "memory growth", "which you cannot change"),
+    (3, "limit", "which you cannot change"),
+    (3, "logical GPUs", "which you cannot change"),
+    (3, "default", "your notebook finds it full"),
     # not one of the five: the call makes a limit or logical GPUs, and "false" turns growth off
-    ("a class of four", "set_logical_device_configuration", "is not one of the five choices"),
-    ("a program you cannot change", "TF_FORCE_GPU_ALLOW_GROWTH=false", "is not one of the five choices"),
-    ("two GPUs on one T4", "half", "is not one of the five choices"),
-    ("two GPUs on one T4", 2, "is not one of the five choices"),
+    (1, "set_logical_device_configuration", "is not one of the five choices"),
+    (3, "TF_FORCE_GPU_ALLOW_GROWTH=false", "is not one of the five choices"),
+    (2, "half", "is not one of the five choices"),
+    (2, 2, "is not one of the five choices"),
 ]
 
 
@@ -76,7 +76,7 @@ def test_the_setting_solution_is_right():
 
 def test_the_task_cell_names_the_situations_and_the_choices_the_check_knows():
     tasks = task_cells(NOTEBOOK)
-    assert all(f'"{situation}": None' in tasks["Exercise 3.1"] for situation in nb03.SITUATIONS)
+    assert all(f'{situation}: None' in tasks["Exercise 3.1"] for situation in nb03.SITUATIONS)
     assert all(f'`"{choice}"`' in cell_source(NOTEBOOK, "read-gpu-runs") for choice in nb03.CHOICES)
 
 
@@ -91,13 +91,15 @@ def test_each_wrong_setting_says_what_it_does_there(situation, given, reason):
     answer = {**solved(NOTEBOOK, "Exercise 3.1")["answer"], situation: given}
     result = nb03.check_memory_setting(answer)
     assert result.status == WRONG and len(result.messages) == 1, result.messages
-    assert result.messages[0].startswith(f"{situation}: ") and reason in result.messages[0], result.messages
+    assert result.messages[0].startswith(f"Situation {situation}: ") and reason in result.messages[0], result.messages
     if nb03.as_setting(given):  # it names the choice it understood
-        assert result.messages[0].startswith(f"{situation}: not {nb03.as_setting(given)!r}.")
+        assert result.messages[0].startswith(f"Situation {situation}: not {nb03.as_setting(given)!r}.")
 
 
 @pytest.mark.parametrize(("answer", "message"), [
-    ({"a class of four": "limit"}, "two GPUs on one T4: no answer yet."),
+    ({1: "limit"}, "Situation 2: no answer yet."),
+    ({"a class of four": "limit", "two GPUs on one T4": "logical GPUs", "a program you cannot change":
+      "TF_FORCE_GPU_ALLOW_GROWTH"}, "Situation 1: no answer yet."),  # the situations' words are not their numbers
     ("limit", "`answer` should be the dict"),
 ])
 def test_an_incomplete_or_odd_setting_answer_says_so(answer, message):
