@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from course_utils.core.errors import CheckpointError, ParameterError
 from course_utils.core.gpu_config import apply_memory_policy, memory_policy
-from course_utils.core.i18n import CHINESE, set_language, translator
+from course_utils.core.i18n import CHINESE, listed, set_language, translator
 from course_utils.core.i18n import language as current_language
 from course_utils.core.places import work_dir
 from course_utils.core.plot_fonts import use_chinese_font
@@ -263,7 +263,7 @@ def setup(
     if memory_line:
         lines.append(memory_line)
     if is_smoke:
-        shown = ", ".join(f"{k} {old!r} -> {new!r}" for k, (old, new) in changes.items()) or _("nothing to shorten")
+        shown = listed(f"{k} {old!r} -> {new!r}" for k, (old, new) in changes.items()) or _("nothing to shorten")
         lines.append(_("Smoke mode (COURSE_SMOKE=1): {changes}").format(changes=shown))
     lines.append(_("Results are recorded in {path}").format(path=recorder.path))
     print("\n".join(lines))

@@ -38,7 +38,7 @@ import functools
 import gettext
 import os
 import unicodedata
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from course_utils.core import variables
@@ -61,7 +61,7 @@ _SPELLINGS = {"en": ENGLISH, "english": ENGLISH, "zh": CHINESE, "zh-cn": CHINESE
 _C_LOCALES = ("C", "POSIX")  # the locale in which gettext ignores LANGUAGE
 
 __all__ = ["CHINESE", "CHINESE_CHARACTERS", "ENGLISH", "LANGUAGES", "LOCALE_VARIABLES", "N_",
-           "columns", "language", "locale_language", "padded", "set_language", "spelled", "translator"]
+           "columns", "language", "listed", "locale_language", "padded", "set_language", "spelled", "translator"]
 
 
 def spelled(value: object) -> str | None:
@@ -136,6 +136,11 @@ def translator(domain: str) -> Callable[[str], str]:
         return _catalogue(domain, language()).gettext(message)
 
     return _
+
+
+def listed(items: Iterable[str]) -> str:
+    """Items in a row, as the chosen language writes a list: "a", "b" in English, "a"、"b" in Chinese."""
+    return ("、" if language() == CHINESE else ", ").join(items)
 
 
 def columns(text: str) -> int:

@@ -42,7 +42,7 @@ import numpy as np
 
 from course_utils.core import variables
 from course_utils.core.errors import DataError, ParameterError
-from course_utils.core.i18n import translator
+from course_utils.core.i18n import N_, translator
 from course_utils.data.download import fetch_verified, remove_stale_parts, sha256_of
 from course_utils.data.idx import parse_idx, read_bytes, unreadable
 
@@ -85,6 +85,11 @@ def fetch_hint() -> str:
     return _("run `course data fetch` while online")
 
 
+# What each source is called where a student reads it (the record keeps the source's own name).
+SOURCE_NAMES = {"path": N_("the file you named"), "keras-cache": N_("Keras's cache"), "download": N_("a download"),
+                "debian": N_("Debian's package"), "bundled-sample": N_("the course's bundled sample")}
+
+
 @dataclass(frozen=True)
 class LoadInfo:
     """Where a dataset came from - printed at every load, and kept in the notebook's results record."""
@@ -102,10 +107,11 @@ class LoadInfo:
 
     def describe(self) -> str:
         checksum = _("verified") if self.checksum == "verified" else self.checksum
+        source = _(SOURCE_NAMES[self.source]) if self.source in SOURCE_NAMES else self.source
         return _("{dataset}: {total:,} images ({train:,} train / {test:,} test) from {source} ({location}), "
                  "SHA-256 {checksum}").format(
             dataset=self.dataset, total=self.train_images + self.test_images, train=self.train_images,
-            test=self.test_images, source=self.source, location=self.location, checksum=checksum)
+            test=self.test_images, source=source, location=self.location, checksum=checksum)
 
 
 def offline() -> bool:

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from course_utils.core.i18n import translator
+from course_utils.core.i18n import listed, translator
 
 RIGHT, WRONG, EMPTY = "right", "wrong", "not answered yet"
 MARKS = {RIGHT: "✅", WRONG: "❌", EMPTY: "✏️"}
@@ -86,12 +86,12 @@ def multiple_choice(exercise: str, answer: object, letters: Iterable[str], said:
     The letter may come as "B", "(b)" or " b "; anything that is not one of ``letters`` is wrong, and says so.
     """
     letters = tuple(letters)
-    listed = ", ".join(f'"{letter}"' for letter in letters)
+    choices = listed(f'"{letter}"' for letter in letters)
     if is_empty(answer):
-        return not_answered(exercise, _("Set `answer` to one of {letters}. Then run the cell.").format(letters=listed))
+        return not_answered(exercise, _("Set `answer` to one of {letters}. Then run the cell.").format(letters=choices))
     given = str(answer).strip().lower().strip("()")
     if given not in letters:
-        return feedback(exercise, [_("{answer!r} is not one of {letters}.").format(answer=answer, letters=listed)],
+        return feedback(exercise, [_("{answer!r} is not one of {letters}.").format(answer=answer, letters=choices)],
                         right="")
     return feedback(exercise, [said[given]] if given in said else [], right=right)
 

@@ -15,7 +15,7 @@ from .test_loaders import fake_mnist_npz
 
 def test_status_says_which_source_each_dataset_would_use_offline():
     lines = data_cli.status()
-    assert len(lines) == 2 and lines[0].startswith("mnist: 10,000 images") and "bundled-sample" in lines[0]
+    assert len(lines) == 2 and lines[0].startswith("mnist: 10,000 images") and "the course's bundled sample" in lines[0]
     assert lines[1].startswith("fashion-mnist")
 
 
@@ -26,7 +26,7 @@ def run_cli(*args: str) -> subprocess.CompletedProcess:
 def test_cli_status_names_sources():
     result = run_cli("status")
     assert result.returncode == 0
-    assert "mnist: 10,000 images" in result.stdout and "bundled-sample" in result.stdout
+    assert "mnist: 10,000 images" in result.stdout and "the course's bundled sample" in result.stdout
 
 
 def test_cli_fetch_refuses_offline():

@@ -43,7 +43,7 @@ def test_offline_load_uses_the_bundled_sample_and_says_so(capsys):
     (x_train, y_train), (x_test, y_test) = data.load("mnist")
     out = capsys.readouterr().out
     assert "NOTICE" in out and "bundled sample" in out
-    assert "10,000 images (8,000 train / 2,000 test) from bundled-sample" in out
+    assert "10,000 images (8,000 train / 2,000 test) from the course's bundled sample" in out
     assert "SHA-256 verified" in out
     assert x_train.shape == (8000, 28, 28) and x_test.shape == (2000, 28, 28)
     assert y_train.shape == (8000,) and y_test.shape == (2000,)
@@ -93,7 +93,7 @@ def test_keras_cache_is_used_when_verified(monkeypatch, capsys):
     (x_train, _), _ = data.load("mnist")
     assert x_train.shape == (12, 28, 28)
     out = capsys.readouterr().out
-    assert "from keras-cache" in out and "NOTICE" not in out
+    assert "from Keras's cache" in out and "NOTICE" not in out
 
 
 def test_data_dir_then_cache(monkeypatch, tmp_path):
@@ -282,7 +282,7 @@ def test_a_data_dir_that_does_not_exist_is_named_once(monkeypatch, tmp_path, cap
     data.load("mnist")
     out = capsys.readouterr().out
     assert out.count("Note: COURSE_DATA_DIR=") == 1 and str(tmp_path / "typo") in out and "does not exist" in out
-    assert "bundled-sample" in out, "the load goes on from the next place"
+    assert "the course's bundled sample" in out, "the load goes on from the next place"
 
 
 @pytest.mark.parametrize("value, expected", [("1", True), ("TRUE", True), ("yes", True), ("0", False),
