@@ -125,7 +125,7 @@ WORDS: dict[str, dict[str, str]] = {
         "gpu_facts": "计算能力 {cc}，{memory} MiB，驱动 {driver}，CUDA {cuda}",
         "versions": "Python {python}，TensorFlow {tensorflow}，Keras {keras}",
         "data": "数据：{data}",
-        "smoke": "模式：冒烟模式（smoke mode，简短的运行：图像和轮次比完整运行少）",
+        "smoke": "模式：冒烟运行（smoke run，简短的运行：图像和轮次比完整运行少）",
         "full": "模式：完整运行",
         "date": "日期：{date}",
         "no_record": "这次运行没有这个笔记本的记录：机器和版本未知。",

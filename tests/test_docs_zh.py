@@ -120,7 +120,9 @@ TENSORFLOW = re.compile(r"https://(?:www\.tensorflow\.org|tensorflow\.google\.cn
 # TensorFlow's pages that have a Chinese translation (tensorflow/docs-l10n, site/zh-cn): the Chinese edition links
 # them with ?hl=zh-cn. Every other TensorFlow page it links on tensorflow.google.cn (which serves in mainland
 # China) and marks （英文）.
-TENSORFLOW_IN_CHINESE = {"guide/gpu", "guide/mixed_precision", "guide/profiler", "tutorials/images/cnn"}
+TENSORFLOW_IN_CHINESE = {"guide/gpu", "guide/mixed_precision", "guide/profiler", "tutorials/images/cnn",
+                         "guide/data_performance_analysis", "guide/distributed_training",
+                         "tutorials/distribute/multi_worker_with_ctl", "tensorboard/tensorboard_in_notebooks"}
 
 
 def cited(url: str) -> str:
@@ -137,16 +139,21 @@ def test_the_translation_keeps_every_source(name):
     assert not missing, f"docs/zh/{name} lost these links: {sorted(missing)}"
 
 
-@pytest.mark.parametrize("path", sorted(ZH.glob("*.md")) + [ROOT / "README.zh-CN.md"], ids=lambda p: p.name)
-def test_a_chinese_page_links_tensorflow_google_cn_in_chinese_where_it_can(path):
-    prose = FENCE.sub("", text(path))  # a message block shows what the screen shows
-    assert "https://www.tensorflow.org" not in prose
+def assert_tensorflow_links_in_chinese(name: str, prose: str) -> None:
+    """No www.tensorflow.org link; a page TensorFlow has in Chinese with ?hl=zh-cn; any other marked （英文）."""
+    found = re.findall(r"https://www\.tensorflow\.org[^)>\s]*", prose)
+    assert not found, f"{name}: link https://tensorflow.google.cn instead of {found[:3]}"
     for link in re.finditer(r"https://tensorflow\.google\.cn/([^?#)>\s]*)([^)>\s]*)[)>]", prose):
         page, rest = link[1], link[2]
         if page in TENSORFLOW_IN_CHINESE:
-            assert rest.startswith("?hl=zh-cn"), link[0]
+            assert rest.startswith("?hl=zh-cn"), f"{name}: {link[0]} has a Chinese page: ?hl=zh-cn, no #anchor"
         else:
-            assert prose.startswith("（英文）", link.end()), f"{path.name}: {link[0]} is English: mark it （英文）"
+            assert prose.startswith("（英文）", link.end()), f"{name}: {link[0]} is English: mark it （英文）"
+
+
+@pytest.mark.parametrize("path", sorted(ZH.glob("*.md")) + [ROOT / "README.zh-CN.md"], ids=lambda p: p.name)
+def test_a_chinese_page_links_tensorflow_google_cn_in_chinese_where_it_can(path):
+    assert_tensorflow_links_in_chinese(path.name, FENCE.sub("", text(path)))  # a message block shows the screen
 
 
 @pytest.mark.parametrize("name", TRANSLATED)
@@ -235,3 +242,18 @@ def test_a_chinese_markdown_cell_does_not_break_its_line_between_two_chinese_cha
     prose = "\n\n".join(FENCE.sub("", "".join(c["source"])) for c in cells if c["cell_type"] == "markdown")
     found = [prose[max(0, m.start() - 20):m.end() + 20] for m in WIDE_BREAK.finditer(prose)]
     assert not found, f"{path.name}: join these lines: {found[:3]}"
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "notebooks" / "zh").glob("*.ipynb")), ids=lambda p: p.name)
+def test_chinese_notebooks_link_chinese_pages(path):
+    """The rule of the Chinese pages, on a Chinese notebook's markdown cells; and a link to the course's own
+    docs goes to docs/zh/ where that page is translated, else to the English page marked 英文 right after it."""
+    import json
+
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    prose = "\n\n".join(FENCE.sub("", "".join(c["source"])) for c in cells if c["cell_type"] == "markdown")
+    assert_tensorflow_links_in_chinese(path.name, prose)
+    for link in re.finditer(r"\]\(\.\./\.\./docs/([\w.-]+\.md)[^)]*\)", prose):
+        page = link[1]
+        assert page not in TRANSLATED, f"{path.name}: {link[0]} has a Chinese page: link ../../docs/zh/{page}"
+        assert re.match(r"[（，]英文）", prose[link.end():]), f"{path.name}: {link[0]} is English: mark it （英文）"

@@ -95,7 +95,7 @@ def test_setup_speaks_chinese_when_the_notebook_asks_for_it(monkeypatch, capsys)
     out = capsys.readouterr().out
     assert "设备：/CPU:0" in out and "DEVICE='cpu' 要求使用 CPU" in out
     assert "setup() 调用了：" in out and "keras.utils.set_random_seed(3)  # Python、NumPy 和 TensorFlow" in out
-    assert "冒烟模式" in out and "EPOCHS 10 -> 1" in out
+    assert "冒烟运行" in out and "EPOCHS 10 -> 1" in out
     assert f"结果记录在 {course.recorder.path}" in out
     assert "显存：" in out  # the GPU memory line (no GPU here, or growth)
     course.record(accuracy=0.5)

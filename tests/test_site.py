@@ -164,7 +164,7 @@ def test_the_box_is_translated_and_links_colab_kaggle_and_binder():
     assert f"[在 Binder 中打开]({urls[2]})" in box and "notebooks/zh/05_cnn_cpu_vs_gpu.ipynb" in urls[0]
     assert "- 设备：Intel(R) Xeon(R) Processor（CPU；没有使用 GPU）" in box
     assert "- 数据：mnist: bundled-sample, 8,000 + 2,000（使用了 2,000）" in box
-    assert "冒烟模式" in box and box.rstrip().endswith("```")
+    assert "冒烟运行" in box and box.rstrip().endswith("```")
 
 
 def test_the_language_switch_leads_to_the_same_page_in_the_other_language():
