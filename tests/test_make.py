@@ -362,3 +362,14 @@ def test_every_make_variable_the_docs_set_is_one_the_makefile_reads():
     known = set(re.findall(r"^([A-Z_]+) \?=", makefile, re.M))
     used = {name for command in make_commands() for name in re.findall(r"\b([A-Z_]+)=", command)}
     assert {"GPU", "PYTHON"} <= used <= known
+
+
+def test_the_browser_tier_names_every_file_that_holds_a_browser_test():
+    """make browser collects only the files it names (collecting all of tests/ cost 9 s): a browser test in any other
+    file would never run, so every file that uses the marker must be one of them, and each of them must use it."""
+    (command,) = [line for line in dry_run("browser").splitlines() if " -m pytest " in line]
+    named = set(re.findall(r"\b(tests/\S+\.py)\b", command))
+    marked = {path.relative_to(ROOT).as_posix() for path in (ROOT / "tests").rglob("*.py")
+              if re.search(r"pytest\.mark\.browser\b", path.read_text(encoding="utf-8"))}
+    assert " -m browser" in command and marked, command
+    assert named == marked, f"make browser runs {sorted(named)}; the browser marker is in {sorted(marked)}"

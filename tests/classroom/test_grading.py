@@ -12,6 +12,7 @@ import io
 import json
 import os
 import re
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -182,10 +183,23 @@ def solution_of(course: Path, assignment: str, cell_id: str) -> str:
     return re.sub(r"### (BEGIN|END) SOLUTION\n?", "", code)
 
 
-def test_nbgrader_autogrades_a_planted_class_with_the_course_checks(tmp_path):
-    course = tmp_path / "course"
+@pytest.fixture(scope="module")
+def released(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The course folder with nb03 generated and released (``nbgrader generate_assignment``, 3 s): made once, and each
+    test below grades in a copy of its own."""
+    course = tmp_path_factory.mktemp("released") / "course"
     grading.write_course(course)
     nbgrader(course, "generate_assignment", "nb03")  # nb05's context cell (TensorFlow) runs in the test above
+    return course
+
+
+def copy_of(released: Path, course: Path) -> Path:
+    shutil.copytree(released, course)
+    return course
+
+
+def test_nbgrader_autogrades_a_planted_class_with_the_course_checks(tmp_path, released):
+    course = copy_of(released, tmp_path / "course")
     right = {cell: solution_of(course, "nb03", cell) for cell in ("answer-3_1", "answer-3_2")}
     wrong = {"answer-3_1": 'answer = {"a class of four": "growth", "two GPUs on one T4": "limit", '
                            '"a program you cannot change": "default"}',
@@ -226,12 +240,10 @@ def documented_steps() -> str:
     return block.group(1)
 
 
-def test_the_documented_steps_grade_collected_files_without_the_exchange(tmp_path):
+def test_the_documented_steps_grade_collected_files_without_the_exchange(tmp_path, released):
     """No exchange and no root: two students' answered copies come back by any means into ~/collected/nb03/, and
     the documented block, run as written (HOME is this test's folder), places them, autogrades and exports."""
-    course = tmp_path / "tf-gpu-course-grades"
-    grading.write_course(course)
-    nbgrader(course, "generate_assignment", "nb03")
+    course = copy_of(released, tmp_path / "tf-gpu-course-grades")
     right = {cell: solution_of(course, "nb03", cell) for cell in ("answer-3_1", "answer-3_2")}
     collected = tmp_path / "collected" / "nb03"
     collected.mkdir(parents=True)
