@@ -24,6 +24,13 @@ def markdown(notebook: str) -> list[str]:
     return [source(c) for c in cells(notebook) if c["cell_type"] == "markdown"]
 
 
+def assert_the_task_names(gpus: dict[str, str], exercise: str) -> None:
+    """The exercise's task cell names each GPU the check knows, and gives their compute capabilities."""
+    task = task_cells(NOTEBOOK)[exercise]
+    assert all(gpu in task for gpu in gpus)
+    assert "compute capabilities: " + ", ".join(gpus.values()) in task, "the task gives the facts it needs"
+
+
 def judged(check, answer, capsys):
     result = check(answer)
     capsys.readouterr()
@@ -70,9 +77,7 @@ def test_exercise_2_1_rejects(answer, reason, capsys):
 
 def test_the_gpu_code_solution_the_task_cell_and_the_rules_agree(capsys):
     assert solved(NOTEBOOK, "Exercise 2.1")["answer"] == SOLVED_2_1
-    task = task_cells(NOTEBOOK)["Exercise 2.1"]
-    assert all(gpu in task for gpu in nb02.GPUS)
-    assert "compute capabilities: " + ", ".join(nb02.GPUS.values()) in task, "the task gives the facts it needs"
+    assert_the_task_names(nb02.GPUS, "Exercise 2.1")
     assert {gpu: nb02.code_kind(cc) for gpu, cc in nb02.GPUS.items()} == SOLVED_2_1  # the doctor's own rules
     assert [nb02.code_kind(cc) for cc in ("8.9", "3.7")] == ["cubin", "none"]
     assert judged(nb02.check_gpu_code, dict.fromkeys(nb02.GPUS), capsys).status == EMPTY  # the skeleton
@@ -153,9 +158,7 @@ def test_exercise_2_3_rejects(answer, reason, capsys):
 
 def test_the_tf32_solution_the_task_cell_and_the_rule_agree(capsys):
     assert solved(NOTEBOOK, "Exercise 2.3")["answer"] == SOLVED_2_3
-    task = task_cells(NOTEBOOK)["Exercise 2.3"]
-    assert all(gpu in task for gpu in nb02.TF32_GPUS)
-    assert "compute capabilities: " + ", ".join(nb02.TF32_GPUS.values()) in task, "the task gives the facts it needs"
+    assert_the_task_names(nb02.TF32_GPUS, "Exercise 2.3")
     assert {gpu: nb02.uses_tf32(cc) for gpu, cc in nb02.TF32_GPUS.items()} == SOLVED_2_3
     assert [nb02.uses_tf32(cc) for cc in ("7.9", "8.0", "10.0", "12.0")] == [False, True, True, True]
     assert judged(nb02.check_tf32_gpus, dict.fromkeys(nb02.TF32_GPUS), capsys).status == EMPTY  # the skeleton
