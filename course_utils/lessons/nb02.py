@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from course_utils.core.i18n import translator
 from course_utils.doctor.gpus import build_targets, covered_by_build
+from course_utils.doctor.gpus import compute_capability as parse_cc
 from course_utils.lessons import Feedback, feedback, is_empty, multiple_choice, not_a_dict, not_answered, unanswered
 
 _ = translator("lessons")
@@ -122,8 +123,7 @@ TF32_FROM = (8, 0)
 
 def uses_tf32(compute_capability: str) -> bool:
     """Whether TensorFlow multiplies float32 matrices in TF32 by default on a GPU of this compute capability."""
-    major, minor = (int(part) for part in compute_capability.split("."))
-    return (major, minor) >= TF32_FROM
+    return parse_cc(compute_capability) >= TF32_FROM
 
 
 def check_tf32_gpus(answer: object) -> Feedback:

@@ -61,7 +61,8 @@ class HubSettings:
     branch: str | None = None  # its branch; None: the repository's default branch
 
 
-def _names(text: str) -> list[str]:
+def names(text: str) -> list[str]:
+    """The names in one of the hub's list settings (users, admins, GPUs), separated by commas or spaces."""
     return [part for part in re.split(r"[\s,]+", text.strip()) if part]
 
 
@@ -106,7 +107,7 @@ def _limit(environ: Mapping[str, str], name: str, default: str) -> str | None:
 def read_settings(environ: Mapping[str, str] | None = None) -> HubSettings:
     """The hub's settings from ``environ`` (default: this process's environment); ``ParameterError`` if one is bad."""
     env = os.environ if environ is None else environ
-    users = frozenset(_names(env.get(variables.HUB_USERS, "")))
+    users = frozenset(names(env.get(variables.HUB_USERS, "")))
     group = None if users else (env.get(variables.HUB_GROUP, "").strip() or DEFAULT_GROUP)
     mem_limit = _limit(env, variables.HUB_MEM_LIMIT, DEFAULT_MEM_LIMIT)
     if mem_limit is not None and not _BYTES.match(mem_limit.upper()):
@@ -134,10 +135,10 @@ def read_settings(environ: Mapping[str, str] | None = None) -> HubSettings:
     return HubSettings(
         users=users,
         group=group,
-        admins=frozenset(_names(env.get(variables.HUB_ADMINS, ""))),
+        admins=frozenset(names(env.get(variables.HUB_ADMINS, ""))),
         mem_limit=mem_limit.upper() if mem_limit else None,
         cpu_limit=cpu_limit,
-        gpus=tuple(_names(env.get(variables.HUB_GPUS, ""))),
+        gpus=tuple(names(env.get(variables.HUB_GPUS, ""))),
         gpu_memory=gpu_memory,
         state_dir=Path(env.get(variables.HUB_STATE, "").strip() or DEFAULT_STATE),
         handin_dir=Path(env.get(variables.HANDIN_DIR, "").strip() or DEFAULT_HANDIN),

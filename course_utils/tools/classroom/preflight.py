@@ -66,6 +66,7 @@ from course_utils.doctor.logs import decode_text
 from course_utils.doctor.nvidia import parse_nvidia_smi
 from course_utils.doctor.troubleshooting import more_line
 from course_utils.tools.classroom import sizing as class_sizing
+from course_utils.tools.classroom.hub import names as hub_names
 from course_utils.tools.classroom.preflight_problems import find_problems
 from course_utils.tools.data_cli import sources
 from course_utils.verify import short_device
@@ -436,7 +437,7 @@ def class_size(args: argparse.Namespace) -> dict[str, Any] | None:
         return None
     hub_gpus = os.environ.get(variables.HUB_GPUS) if args.hub_gpus is None else args.hub_gpus
     return {"students": args.students, "policy": gpu_config.memory_policy(args.gpu_memory),
-            "hub_gpus": class_sizing.device_names(hub_gpus), "context_mib": args.context_mib}
+            "hub_gpus": hub_names(hub_gpus or ""), "context_mib": args.context_mib}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import re
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
@@ -48,10 +47,6 @@ def context_size(text: str) -> int:
         _("{value!r} is not an amount of memory in MiB: give a whole number, e.g. --context-mib 512.").format(
             value=text))
 
-
-def device_names(text: str | None) -> list[str]:
-    """``COURSE_HUB_GPUS`` as the hub splits it: names separated by commas or spaces."""
-    return [part for part in re.split(r"[\s,]+", (text or "").strip()) if part]
 
 
 def plan(students: int, policy: str | int, gpus: Sequence[dict[str, Any]], hub_gpus: Sequence[str] = (),
