@@ -8,12 +8,15 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 # What .venv holds - its Python and extras - is recorded in the stamp and compared with what is asked for.
 STAMP := $(VENV)/.course-installed
-# EXTRAS=...: the extras to install. By default each command installs what its user needs: make lab, make venv and
-# make course the lab extra (JupyterLab and the runner: a student's or an instructor's), make site the site extra,
-# the test commands dev (the tests' tools, the class tooling, the site and the profiler). Extras installed before stay.
+# EXTRAS=...: the extras to install. Two packages: the student's, course-utils (pyproject.toml: lab, gpu, profile),
+# and the instructor's tools, course-tools (tools/pyproject.toml: class, site, dev; "tools" for the tools alone).
+# By default each command installs what its user needs: make lab and make venv the lab extra (JupyterLab: a
+# student's), make course lab and the tools (the runner: an instructor's), make site the site extra, the test
+# commands dev (the tests' tools, the class tooling, the site and the profiler). Extras installed before stay.
 EXTRAS ?=
 EXTRAS_FOR := dev
-lab venv course: EXTRAS_FOR := lab
+lab venv: EXTRAS_FOR := lab
+course: EXTRAS_FOR := lab,tools
 site: EXTRAS_FOR := site
 # GPU=1: also the gpu extra - tensorflow[and-cuda], CUDA and cuDNN as pip wheels (Linux, WSL2); it then stays.
 GPU ?= 0
@@ -40,14 +43,14 @@ PYTEST := COURSE_OFFLINE=1 $(BIN)/python -m pytest -rs
 # English run and the Slurm job (docs/maintainers.md, "Two kinds of CPU").
 ONEDNN_OFF := TF_ENABLE_ONEDNN_OPTS=0
 ONEDNN_ON := TF_ENABLE_ONEDNN_OPTS=1
-TIERS := lint unit papermill nbval browser hosted class slurm
+TIERS := lint unit papermill nbval browser hosted tools slurm
 
 # `make test` runs the tiers in two lanes side by side, one per CPU core of a CI machine:
-# lint, unit, nbval, slurm | papermill, hosted, browser, class. The hosted tier runs the Chinese notebooks after the papermill
+# lint, unit, nbval, slurm | papermill, hosted, browser, tools. The hosted tier runs the Chinese notebooks after the papermill
 # tier's English ones (it compares their records), and the browser tier shows what both executed.
 # Each tier's output is printed in one piece when its lane ends; every tier runs even when another fails.
 LANE1 := lint unit nbval slurm
-LANE2 := papermill hosted browser class
+LANE2 := papermill hosted browser tools
 
 .PHONY: course site test lab venv clean help lane1 lane2 links hub slurm $(TIERS) FORCE
 
@@ -72,12 +75,13 @@ help:
 	@echo "make test      - every tier below, each timed, in two lanes side by side: $(LANE1) | $(LANE2)"
 	@echo "make lint      - ruff check ."
 	@echo "make unit      - unit tests: pytest tests -m 'not notebook and not browser and not hub' (no course notebook runs),"
-	@echo "                 the class tooling's tests left to make class"
+	@echo "                 the tools' tests (tests/tools) left to make tools"
 	@echo "make papermill - course run --smoke into $(CI_OUT), then checks on what each notebook recorded"
 	@echo "make nbval     - pytest --nbval in smoke mode (cell by cell) on notebooks/, each notebook twice in one kernel"
 	@echo "make browser   - the notebooks in JupyterLab in headless Chromium (widgets live; others as papermill ran them);"
 	@echo "                 and the website built from the papermill tier's runs (tests/test_site.py)"
-	@echo "make class     - the class tooling (the class extra): tests/classroom and tests/hub (make hub; root)"
+	@echo "make tools     - the instructor's tools (course_tools: runner, bench, class): tests/tools, the hub included"
+	@echo "                 (make hub; root)"
 	@echo "make hub       - JupyterHub with hub/jupyterhub_config.py, two real OS accounts, notebook 02 for each (root)"
 	@echo "make hosted    - every notebook again (smoke) with Colab's and Kaggle's TensorFlow and Keras, in $(HOSTED_VENV)"
 	@echo "                 (constraints/hosted.txt), after checking that installing the package keeps them"
@@ -102,7 +106,7 @@ help:
 PYTHONS = $(shell sh scripts/venv.sh --accepted)
 
 # Runs every time; does nothing when the stamp says .venv holds what is asked for (see scripts/venv.sh).
-$(STAMP): pyproject.toml constraints/course.txt FORCE
+$(STAMP): pyproject.toml tools/pyproject.toml constraints/course.txt FORCE
 	@PYTHON='$(PYTHON)' PYTHON_GIVEN='$(filter-out undefined default file,$(origin PYTHON))' VENV='$(VENV)' \
 	  EXTRAS='$(INSTALL_EXTRAS)' sh scripts/venv.sh
 
@@ -130,7 +134,7 @@ lint: $(STAMP)
 	$(call timed,$(BIN)/ruff check .)
 
 unit: $(STAMP)
-	$(call timed,$(PYTEST) tests -m "not notebook and not browser and not hub" $(CLASS_TESTS:%=--ignore=%) \
+	$(call timed,$(PYTEST) tests -m "not notebook and not browser and not hub" --ignore=tests/tools \
 	  --durations=10)
 
 # The English notebooks, run by `course run` (the Chinese ones run in the hosted tier: one run per edition).
@@ -166,14 +170,13 @@ BROWSER_TESTS := tests/test_browser.py tests/test_doctor_page.py tests/test_repo
 browser: $(STAMP)
 	$(call timed,$(ONEDNN_OFF) COURSE_CI_OUT=$(CI_OUT) $(PYTEST) $(BROWSER_TESTS) -m browser)
 
-# The class tooling (`pip install -e ".[class]"`): its unit tests and the real hub (make slurm is the cluster's tier).
-# Needs root (CI runs as root) and configurable-http-proxy (.ci/run installs it into build/npm).
-CLASS_TESTS := tests/classroom tests/hub
-class: $(STAMP)
-	$(call timed,$(PYTEST) $(CLASS_TESTS))
+# The instructor's tools (tools/, the course-tools package): their unit tests and the real hub (make slurm is the
+# cluster's tier). Needs root (CI runs as root) and configurable-http-proxy (.ci/run installs it into build/npm).
+tools: $(STAMP)
+	$(call timed,$(PYTEST) tests/tools)
 
 hub: $(STAMP)
-	$(call timed,$(PYTEST) tests/hub -m hub)
+	$(call timed,$(PYTEST) tests/tools/hub -m hub)
 
 test: $(STAMP)
 	@echo "== make test: two lanes side by side: $(LANE1) | $(LANE2); output appears as each lane ends"

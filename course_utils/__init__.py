@@ -1,7 +1,8 @@
 """Companion package of the course "Training deep-learning models on the GPU with TensorFlow".
 
-Importing it is cheap: TensorFlow is imported only by ``setup()`` and the modules that
-need it, so the course can set environment switches first.
+Importing it is cheap - the standard library only: ``setup``, ``checkpoint`` and ``Course`` load the notebook
+machinery (TensorFlow, Matplotlib, psutil) when first used, so the course can set environment switches first and
+the doctor runs where only the standard library is (the website's page "Check your machine").
 """
 
 from importlib.metadata import PackageNotFoundError, version
@@ -19,7 +20,6 @@ from course_utils.core.errors import (
     PlaceError,
     WorkerError,
 )
-from course_utils.notebook import Course, checkpoint, setup
 
 try:
     __version__ = version("course-utils")  # pyproject.toml's, as installed
@@ -41,3 +41,12 @@ __all__ = [
     "checkpoint",
     "setup",
 ]
+
+
+def __getattr__(name: str):
+    """``course_utils.setup`` and the other notebook helpers, imported on first use (PEP 562)."""
+    if name in ("Course", "checkpoint", "setup"):
+        from course_utils import notebook  # lazy: the notebook machinery imports psutil and Matplotlib
+
+        return getattr(notebook, name)
+    raise AttributeError(f"module 'course_utils' has no attribute {name!r}")

@@ -1,6 +1,6 @@
-"""``python -m course_utils COMMAND`` - the same as the ``course`` command (course_utils.tools.cli)."""
+"""``python -m course_utils COMMAND`` - the same as the ``course`` command (course_utils.cli)."""
 
-from course_utils.tools.cli import main
+from course_utils.cli import main
 
 if __name__ == "__main__":
     raise SystemExit(main())

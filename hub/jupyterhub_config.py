@@ -1,6 +1,6 @@
 # JupyterHub for a class on one GPU server: every student logs in with their own account and gets
 # their own JupyterLab, which runs the course's Python. docs/class.md ("JupyterHub on a GPU server")
-# explains each setting; the hub test (make hub, tests/hub/) starts a real hub with this file.
+# explains each setting; the hub test (make hub, tests/tools/hub/) starts a real hub with this file.
 #
 # Start it as root, from the course's environment (the class extra), in the course's checkout:
 #
@@ -38,10 +38,10 @@ import logging
 import sys
 from pathlib import Path
 
+from course_tools.classroom import hub
 from jupyterhub.auth import PAMAuthenticator
 
 from course_utils.core import variables
-from course_utils.tools.classroom import hub
 
 c = get_config()  # noqa: F821 - JupyterHub defines it when it reads this file
 log = logging.getLogger("JupyterHub")
@@ -99,12 +99,12 @@ c.Spawner.env_keep = ["JUPYTERHUB_SINGLEUSER_APP", "LANG", "LC_ALL", *hub.PASSED
 c.Spawner.environment = {
     **hub.student_environment(settings, Path(sys.executable).parent),
     # Each student's TensorBoard is at /user/<name>/tensorboard/, on a Unix socket only they can reach
-    # (course_utils/tools/classroom/tb_server.py); it shows this folder. No TENSORBOARD_PROXY_URL: %tensorboard
+    # (tools/course_tools/classroom/tb_server.py); it shows this folder. No TENSORBOARD_PROXY_URL: %tensorboard
     # would listen on a TCP port that every classmate's process can reach.
     variables.LOG_DIR: lambda spawner: hub.log_dir_for(spawner.user.name),
 }
 # The hand-in folder: `course hand-in` writes each student's progress there, for the admins to read with
-# `course progress FOLDER` (course_utils/tools/classroom/handin.py and progress.py); no student reads another's.
+# `course progress FOLDER` (tools/course_tools/classroom/handin.py and progress.py); no student reads another's.
 for problem in hub.prepare_hand_in(settings.handin_dir, sorted(settings.admins)):
     log.warning("The hand-in folder: %s", problem)
 c.Spawner.environment[variables.HANDIN_DIR] = str(settings.handin_dir)

@@ -6,7 +6,7 @@ troubleshooting page. Nothing needs to be installed, and nothing pasted leaves t
 
 How: the page (``check.html`` and ``zh/check.html``) loads Pyodide - CPython compiled to WebAssembly, with its
 standard library - from the site itself (``_doctor/pyodide/``). Then it unpacks ``_doctor/course_doctor.zip``, which
-this module makes from the package: the modules that ``course_utils.tools.doctor_cli`` imports (found by reading their
+this module makes from the package: the modules that ``course_utils.doctor.cli`` imports (found by reading their
 imports), the doctor's version table, the message catalogues they use, and ``site_theme/doctor/course_doctor_page.py``,
 which runs the command line's ``main`` on the pasted text. The page's script is ``site_theme/doctor/doctor.js``.
 So the page runs the doctor's own code: no rule is written a second time, in JavaScript or elsewhere.
@@ -42,7 +42,7 @@ from course_utils.doctor.versions import PLATFORMS, load, parse_version
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSETS = Path(__file__).resolve().parent / "site_theme" / "doctor"
-ENTRY = "course_utils.tools.doctor_cli"  # the command line the page runs
+ENTRY = "course_utils.doctor.cli"  # the command line the page runs
 PAGE_MODULE = "course_doctor_page.py"  # its glue, at the top of the bundle
 # Pyodide 0.29.5 ships CPython 3.13.2, a Python the course supports (requires-python >=3.11,<3.14 in pyproject.toml).
 # The newer 314.x releases ship Python 3.14, which the course is not tested with.
@@ -53,8 +53,6 @@ PYODIDE_INTEGRITY = "sha512-TkYrUv9m8QmfImADKRmpwZulL48E0uUaBSO+dvRQKyAJc0qh9gu7
 PYODIDE_FILES = ("pyodide.js", "pyodide.asm.js", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json")
 FOLDER = "_doctor"  # in the site: pyodide/, course_doctor.zip, doctor.js (one copy for both languages)
 PAGE = "check"  # the page's name in each language: check.html, zh/check.html
-STUB = ('"""The part of course_utils that the website\'s doctor page runs (made by scripts/doctor_page.py; the '
-        'package\'s face, which loads the lessons\' helpers, is not in the page)."""\n')
 ZIP_DATE = (1980, 1, 1, 0, 0, 0)  # the same bundle from the same code: no file dates in it
 _TRANSLATOR = re.compile(r"""translator\(["'](\w+)["']\)""")  # a module's message domain
 
@@ -77,8 +75,14 @@ def module_file(name: str, root: Path = ROOT) -> Path | None:
 
 def imported_names(path: Path) -> Iterator[str]:
     """The ``course_utils`` modules a file imports (also inside functions), ``from x import y`` giving ``x`` and,
-    when ``y`` is a module, ``x.y``."""
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    when ``y`` is a module, ``x.y``. Not those a module's ``__getattr__`` loads on first use (PEP 562): the package's
+    notebook helpers (``course_utils.setup``), which the page never uses."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    on_use = {id(n) for f in tree.body if isinstance(f, ast.FunctionDef) and f.name == "__getattr__"
+              for n in ast.walk(f)}
+    for node in ast.walk(tree):
+        if id(node) in on_use:
+            continue
         if isinstance(node, ast.Import):
             yield from (a.name for a in node.names if a.name.split(".")[0] == "course_utils")
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith("course_utils"):
@@ -87,8 +91,7 @@ def imported_names(path: Path) -> Iterator[str]:
 
 
 def doctor_modules(root: Path = ROOT) -> list[str]:
-    """The modules ``course_utils.tools.doctor_cli`` needs, with their packages; not ``course_utils`` itself (the
-    package's face imports the lessons' helpers, which the page does not run: the bundle has a stub there)."""
+    """The modules ``course_utils.doctor.cli`` needs, with their packages: the real ``course_utils`` among them."""
     found: set[str] = set()
     todo = [ENTRY]
     while todo:
@@ -98,9 +101,8 @@ def doctor_modules(root: Path = ROOT) -> list[str]:
             continue
         found.add(name)
         parts = name.split(".")
-        todo += [".".join(parts[:i]) for i in range(2, len(parts))]
+        todo += [".".join(parts[:i]) for i in range(1, len(parts))]
         todo += imported_names(path)
-    found.discard("course_utils")
     return sorted(found)
 
 
@@ -119,7 +121,6 @@ def bundle(root: Path = ROOT) -> bytes:
     files |= {data for path in list(files) for data in path.parent.glob("*.json")}  # the doctor's version table
     files |= set(catalogues(modules, root))
     entries = {str(path.relative_to(root)): path.read_bytes() for path in files}
-    entries["course_utils/__init__.py"] = STUB.encode()
     entries[PAGE_MODULE] = (ASSETS / PAGE_MODULE).read_bytes()
     out = io.BytesIO()
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:

@@ -5,7 +5,8 @@
 
 Extraction reads course_utils/ and sorts each message into the domain its file names when it takes
 its marker, ``_ = translator("doctor")`` (course_utils.core.i18n: doctor, lessons, course), else by its
-folder (doctor/, lessons/, the rest).
+folder (doctor/, lessons/, the rest). The instructor's tools (tools/course_tools/) are one domain, ``tools``, with
+catalogues of their own in tools/course_tools/locale/.
 A new message enters the Chinese ``.po`` file with an empty translation; a message no longer in
 the code leaves it; every translation already made is kept. Translate the empty entries (``msgstr``),
 then run this again to compile.
@@ -27,8 +28,13 @@ from babel.messages.pofile import read_po, write_po
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "course_utils"
+TOOLS = ROOT / "tools" / "course_tools"
 sys.path.insert(0, str(ROOT))
-from course_utils.core.i18n import DOMAINS, LOCALE_DIR  # noqa: E402 - the checkout's own package
+from course_utils.core.i18n import DOMAINS as OWN_DOMAINS  # noqa: E402 - the checkout's own package
+from course_utils.core.i18n import LOCALE_DIR  # noqa: E402
+
+DOMAINS = (*OWN_DOMAINS, "tools")
+LOCALE_DIRS = {**dict.fromkeys(OWN_DOMAINS, LOCALE_DIR), "tools": TOOLS / "locale"}
 
 LOCALES = ("zh_CN",)
 KEYWORDS = {"_": None, "N_": None}  # N_: gettext_noop - marked where a table defines it, translated where shown
@@ -48,15 +54,17 @@ def domain_of(path: str) -> str:
 
 
 def extract() -> dict[str, Catalog]:
-    """Every marked message in the package, one template catalogue per domain."""
+    """Every marked message in the two packages, one template catalogue per domain."""
     templates = {domain: _catalog(None, domain) for domain in DOMAINS}
-    for path, line, message, comments, _context in extract_from_dir(
-        str(PACKAGE), method_map=[("**.py", "python")], keywords=KEYWORDS, comment_tags=("Translators:",)
-    ):
-        if "locale" in Path(path).parts:
-            continue
-        templates[domain_of(path)].add(message, locations=[(f"course_utils/{path}", line)],
-                                       auto_comments=comments, flags=("python-brace-format",))
+    for folder in (PACKAGE, TOOLS):
+        for path, line, message, comments, _context in extract_from_dir(
+            str(folder), method_map=[("**.py", "python")], keywords=KEYWORDS, comment_tags=("Translators:",)
+        ):
+            if "locale" in Path(path).parts:
+                continue
+            domain = "tools" if folder == TOOLS else domain_of(path)
+            templates[domain].add(message, locations=[((folder / path).relative_to(ROOT).as_posix(), line)],
+                                  auto_comments=comments, flags=("python-brace-format",))
     return templates
 
 
@@ -67,7 +75,7 @@ def _catalog(locale: str | None, domain: str) -> Catalog:
 
 
 def po_path(locale: str, domain: str) -> Path:
-    return LOCALE_DIR / locale / "LC_MESSAGES" / f"{domain}.po"
+    return LOCALE_DIRS[domain] / locale / "LC_MESSAGES" / f"{domain}.po"
 
 
 def load(locale: str, domain: str) -> Catalog:

@@ -10,7 +10,7 @@
 # 3. Starts munged (unless one runs already), slurmctld and slurmd in the background.
 # 4. Submits the shipped script as a 2-task array job on tests/fixtures/shard_grid.yaml (4 runs of two
 #    small notebooks without TensorFlow; two runs fail on purpose), and waits for it and its merge job.
-# 5. Runs the same grid unsharded and compares the two reports (python -m tests.batch.report_diff).
+# 5. Runs the same grid unsharded and compares the two reports (python -m tests.tools.batch.report_diff).
 # Every daemon it started is stopped at the end, however the script ends. Exit status 0: the reports agree.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -138,7 +138,7 @@ cluster_done=$(date +%s)
 # 5. The same grid without Slurm, and the comparison. Both exit 1: two runs fail on purpose.
 echo "slurm 5/5: the same grid unsharded, then the two reports compared"
 .venv/bin/course run --grid tests/fixtures/shard_grid.yaml --out "$OUT/whole" >"$OUT/whole.out" 2>&1 || [ $? -eq 1 ]
-.venv/bin/python -m tests.batch.report_diff "$OUT/whole" "$OUT/parts"
+.venv/bin/python -m tests.tools.batch.report_diff "$OUT/whole" "$OUT/parts"
 end=$(date +%s)
 echo "make slurm: passed in $(( end - begin )) s: install $(( installed - begin )) s, daemons $(( started - installed )) s," \
   "array job and merge $(( cluster_done - started )) s, unsharded run and comparison $(( end - cluster_done )) s"

@@ -113,11 +113,21 @@ if [ -n "$new" ]; then
     have=$version
 fi
 
-included_by() {  # the extras that extra $1 brings along: "course-utils[a,b]" in its list in pyproject.toml
+# Two packages: course-utils (pyproject.toml: the student's; extras lab, gpu, profile) and the tools, course-tools
+# (tools/pyproject.toml; extras class, site, dev). EXTRAS names extras of either; "tools" means the tools alone.
+tools_extra() {  # is $1 an extra of the tools package (or the tools themselves)?
+    [ "$1" = tools ] || grep -q "^$1 = \[" tools/pyproject.toml
+}
+included_by() {  # the extras that extra $1 brings along: "course-utils[a,b]" / "course-tools[a,b]" in its list
+    file=pyproject.toml
+    if tools_extra "$1"; then
+        file=tools/pyproject.toml
+        [ "$1" = tools ] || echo tools
+    fi
     awk -v name="$1" '
         $0 ~ "^" name " = \\[" { inside = 1 }
-        inside && match($0, /course-utils\[[^]]*\]/) { print substr($0, RSTART + 13, RLENGTH - 14) }
-        inside && /\][[:space:]]*$/ { inside = 0 }' pyproject.toml | tr ',' '\n'
+        inside && match($0, /course-(utils|tools)\[[^]]*\]/) { print substr($0, RSTART + 13, RLENGTH - 14) }
+        inside && /\][[:space:]]*$/ { inside = 0 }' "$file" | tr ',' '\n'
 }
 # An extra asked for that an installed one brings along is there already: make lab after make test installs nothing.
 covered=$(for extra in $(printf '%s' "$recorded_extras" | tr ',' ' '); do included_by "$extra"; done)
@@ -129,23 +139,35 @@ done
 extras=$(printf '%s,%s\n' "$asked" "$recorded_extras" | tr ',' '\n' | sed '/^ *$/d' | sort -u | paste -sd, -)
 want=$(printf 'python %s\nextras %s' "$have" "$extras")
 if [ -z "$new" ] && [ -f "$STAMP" ] && [ ! pyproject.toml -nt "$STAMP" ] &&
-    [ ! constraints/course.txt -nt "$STAMP" ] && [ "$recorded_python" = "$have" ] &&
+    [ ! constraints/course.txt -nt "$STAMP" ] && [ ! tools/pyproject.toml -nt "$STAMP" ] && [ "$recorded_python" = "$have" ] &&
     [ "$recorded_extras" = "$extras" ]; then
     [ "$(cat "$STAMP")" = "$want" ] || printf '%s\n' "$want" > "$STAMP"  # an empty stamp gets its content
     exit 0  # up to date
 fi
 
+# What to install: the student's package with its extras; the tools' package too when an extra of it was asked for.
+own="" tools="" with_tools=""
+for extra in $(printf '%s' "$extras" | tr ',' ' '); do
+    if tools_extra "$extra"; then
+        with_tools=1
+        [ "$extra" = tools ] || tools="$tools,$extra"
+    else
+        own="$own,$extra"
+    fi
+done
+set -- -e ".${own:+[${own#,}]}"
+[ -z "$with_tools" ] || set -- "$@" -e "./tools${tools:+[${tools#,}]}"
 echo "Installing the course into $VENV: Python $have, extras $extras (a few minutes the first time)"
 if [ -n "${UV:-}" ]; then  # the same pins, installed by uv: several times faster than pip (CI sets UV)
     # --compile-bytecode: write the .pyc files as pip does. uv skips them by default, and where PYTHONDONTWRITEBYTECODE
     # is set Python never writes them either, so every process compiled TensorFlow anew (import: 8.7 s of CPU, not 4.2).
-    "$UV" pip install --quiet --compile-bytecode --python "$VENV/bin/python" -c constraints/course.txt -e ".[$extras]"
+    "$UV" pip install --quiet --compile-bytecode --python "$VENV/bin/python" -c constraints/course.txt "$@"
     # pip too, for the commands a student types into the environment; only where it has none (a venv made above)
     "$VENV/bin/python" -c 'import pip' 2>/dev/null ||
         "$UV" pip install --quiet --python "$VENV/bin/python" pip
 else
     "$VENV/bin/python" -m pip install --quiet --upgrade pip
-    "$VENV/bin/python" -m pip install --quiet -c constraints/course.txt -e ".[$extras]"
+    "$VENV/bin/python" -m pip install --quiet -c constraints/course.txt "$@"
 fi
 printf '%s\n' "$want" > "$STAMP"
 tf=$("$VENV/bin/python" -c 'import tensorflow as tf; print("TensorFlow", tf.__version__)' 2>/dev/null || true)

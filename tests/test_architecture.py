@@ -1,4 +1,4 @@
-"""The package's shape: three bands (face, tools, core), small modules, one home for each concept.
+"""The packages' shape: three bands (face, core, tools), small modules, one home for each concept.
 
 These checks read the source (syntax trees, not text), so a second implementation of a
 concept - another ``os.killpg``, another peak-memory reader, another exception class outside
@@ -18,12 +18,16 @@ import pytest
 
 from .conftest import NOTEBOOKS, ROOT
 
-PACKAGE = ROOT / "course_utils"
-MODULES = sorted(p for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts)
+PACKAGE = ROOT / "course_utils"  # the student's package: the face and the core
+TOOLS = ROOT / "tools" / "course_tools"  # the instructor's package: the tools
+MODULES = sorted(p for folder in (PACKAGE, TOOLS) for p in folder.rglob("*.py") if "__pycache__" not in p.parts)
+PACKAGES = ("course_utils", "course_tools")
 
 
 def rel(path: Path) -> str:
-    return path.relative_to(PACKAGE).as_posix()
+    """``course_utils/core/files.py``: a module's path from its package's folder on."""
+    top = PACKAGE if path.is_relative_to(PACKAGE) else TOOLS
+    return path.relative_to(top.parent).as_posix()
 
 
 def dotted(node: ast.AST) -> str:
@@ -82,16 +86,16 @@ def uses(path: Path) -> set[str]:
 
 
 HOMES = {
-    "os.killpg()": {"core/processes.py"},
-    "subprocess.Popen()": {"core/processes.py"},
-    "start_new_session=": {"core/processes.py"},
-    "creationflags=": {"core/processes.py"},
-    "socket.socket()": {"core/processes.py"},
-    "python child": {"core/processes.py", "core/child.py"},
-    "VmHWM": {"core/rss.py"},
-    "import resource": {"core/rss.py"},
+    "os.killpg()": {"course_utils/core/processes.py"},
+    "subprocess.Popen()": {"course_utils/core/processes.py"},
+    "start_new_session=": {"course_utils/core/processes.py"},
+    "creationflags=": {"course_utils/core/processes.py"},
+    "socket.socket()": {"course_utils/core/processes.py"},
+    "python child": {"course_utils/core/processes.py", "course_utils/core/child.py"},
+    "VmHWM": {"course_utils/core/rss.py"},
+    "import resource": {"course_utils/core/rss.py"},
     # an atomic JSON write (core/files.py); a verified download moves its checked file into place
-    "os.replace()": {"core/files.py", "data/download.py"},
+    "os.replace()": {"course_utils/core/files.py", "course_utils/data/download.py"},
 }
 
 
@@ -116,9 +120,10 @@ def exception_classes(path: Path) -> list[tuple[str, list[str]]]:
 def test_every_course_exception_lives_in_errors_and_derives_from_course_error():
     import course_utils.core.errors as errors
 
-    outside = [(rel(p), name) for p in MODULES if rel(p) != "core/errors.py" for name, _ in exception_classes(p)]
+    outside = [(rel(p), name) for p in MODULES if rel(p) != "course_utils/core/errors.py"
+               for name, _ in exception_classes(p)]
     # BatchInterrupted is Ctrl-C carrying the finished runs (a KeyboardInterrupt), not an error to report.
-    assert outside in ([], [("tools/batch/runner.py", "BatchInterrupted")]), f"define these in errors.py: {outside}"
+    assert outside in ([], [("course_tools/batch/runner.py", "BatchInterrupted")]), f"define in errors.py: {outside}"
     for name, _ in exception_classes(PACKAGE / "core" / "errors.py"):
         assert issubclass(getattr(errors, name), errors.CourseError), f"{name} must derive from CourseError"
         assert getattr(__import__("course_utils"), name) is getattr(errors, name), f"export {name} from course_utils"
@@ -141,27 +146,28 @@ def notebook_imports(path: Path) -> set[str]:
         for node in ast.walk(ast.parse(source)):
             if isinstance(node, ast.Import | ast.ImportFrom):
                 found |= imported(node)
-    return {name for name in found if name.startswith("course_utils")}
+    return {name for name in found if name.startswith(PACKAGES)}
 
 
-# The three bands (CONTRIBUTING.md, "Layout"): the face is the package's top level - what notebooks import and what it
-# is made of; the core (course_utils/core/) is what everything is built on; the tools (course_utils/tools/) are the
-# `course` command. Notebooks import only the face; the core imports nothing above it; nothing imports the tools but
-# the tools themselves and `python -m course_utils`.
+# The three bands (CONTRIBUTING.md, "Layout"): the face is course_utils' top level - what notebooks import and what it
+# is made of, the `course` command included; the core (course_utils/core/) is what everything is built on; the tools
+# are the instructor's package, course_tools (tools/course_tools/). Notebooks import only the face; the core imports
+# nothing above it; nothing in course_utils imports the tools: they are not installed on a student's machine.
 BANDS = ("face", "tools", "core")
 MAY_IMPORT = {"face": {"face", "core"}, "core": {"core"}, "tools": {"tools", "face", "core"}}
-ENTRY_POINTS = {"course_utils.__main__"}
 
 
 def band(module: str) -> str:
-    """The band of a dotted course_utils module name."""
+    """The band of a dotted course_utils or course_tools module name."""
     parts = module.split(".")
-    return parts[1] if len(parts) > 1 and parts[1] in ("core", "tools") else "face"
+    if parts[0] == "course_tools":
+        return "tools"
+    return "core" if len(parts) > 1 and parts[1] == "core" else "face"
 
 
 def band_violations(graph: dict[str, set[str]]) -> list[str]:
     """Each import that crosses the bands the wrong way, in a graph {module: modules it imports}."""
-    return sorted(f"{a} ({band(a)}) imports {b} ({band(b)})" for a, deps in graph.items() if a not in ENTRY_POINTS
+    return sorted(f"{a} ({band(a)}) imports {b} ({band(b)})" for a, deps in graph.items()
                   for b in deps if band(b) not in MAY_IMPORT[band(a)])
 
 
@@ -181,25 +187,26 @@ def test_the_core_imports_nothing_above_it_and_nothing_imports_the_tools():
 
 def test_a_planted_import_across_the_bands_fails():
     planted = {"course_utils.core.files": {"course_utils.notebook"},  # the core importing the face
-               "course_utils.speed": {"course_utils.tools.bench.cli"},  # the face importing a tool
-               "course_utils.core.i18n": {"course_utils.tools.cli"},  # the core importing a tool
-               "course_utils.tools.cli": {"course_utils.core.i18n", "course_utils.params"},  # allowed
-               "course_utils.__main__": {"course_utils.tools.cli"}}  # allowed: the entry point
+               "course_utils.speed": {"course_tools.bench.cli"},  # the face importing a tool
+               "course_utils.core.i18n": {"course_tools.commands"},  # the core importing a tool
+               "course_utils.cli": {"course_tools.commands"},  # the command line importing a tool
+               "course_tools.batch.runner": {"course_utils.core.i18n", "course_utils.params"},  # allowed
+               "course_utils.__main__": {"course_utils.cli"}}  # allowed
     assert band_violations(planted) == [
+        "course_utils.cli (face) imports course_tools.commands (tools)",
         "course_utils.core.files (core) imports course_utils.notebook (face)",
-        "course_utils.core.i18n (core) imports course_utils.tools.cli (tools)",
-        "course_utils.speed (face) imports course_utils.tools.bench.cli (tools)",
+        "course_utils.core.i18n (core) imports course_tools.commands (tools)",
+        "course_utils.speed (face) imports course_tools.bench.cli (tools)",
     ]
     assert notebook_violations({"course_utils", "course_utils.data", "course_utils.core.gpu_config",
-                                "course_utils.tools.bench"}) == ["course_utils.core.gpu_config",
-                                                                  "course_utils.tools.bench"]
+                                "course_tools.bench"}) == ["course_tools.bench", "course_utils.core.gpu_config"]
 
 
 def test_every_module_is_named_by_some_test():
     tests = "\n".join(p.read_text() for p in (ROOT / "tests").rglob("test_*.py"))
     missing = []
     for path in MODULES:
-        parts = list(path.relative_to(ROOT).with_suffix("").parts)
+        parts = list(Path(rel(path)).with_suffix("").parts)
         if parts[-1] in ("__init__", "__main__"):
             parts = parts[:-1]
             if path.name == "__main__.py" or not ast.parse(path.read_text()).body[1:]:
@@ -214,15 +221,34 @@ def test_every_module_is_named_by_some_test():
 
 def test_importing_the_package_and_its_command_line_does_not_import_tensorflow():
     code = (
-        "import sys, course_utils, course_utils.tools.cli, course_utils.tools.batch.runner, course_utils.doctor, "
+        "import sys, course_utils, course_utils.cli, course_tools.batch.runner, course_utils.doctor, "
         "course_utils.data, course_utils.core.child; print('tensorflow' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 
 
+LIGHT = ("course_utils", "course_utils.doctor", "course_utils.doctor.cli", "course_utils.cli")
+
+
+def test_the_package_the_doctor_and_the_command_import_with_the_standard_library_alone():
+    """No site-packages at all (-I -S, only the checkout on the path): what the website's doctor page has."""
+    code = (f"import sys; sys.path.insert(0, {str(ROOT)!r}); import {', '.join(LIGHT)}; "
+            "print(sorted({m.split('.')[0] for m in sys.modules} - set(sys.stdlib_module_names) - {'__main__'}))")
+    out = subprocess.run([sys.executable, "-I", "-S", "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "['course_utils']"
+
+
+def test_the_notebook_helpers_load_on_first_use():
+    code = ("import sys, course_utils; before = 'psutil' in sys.modules; course_utils.setup; "
+            "print(before, 'psutil' in sys.modules, course_utils.checkpoint.__module__)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "True", "course_utils.notebook"]
+
+
 def module_name(path: Path) -> str:
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    parts = list(Path(rel(path)).with_suffix("").parts)
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
@@ -233,7 +259,7 @@ def imports_of(path: Path) -> set[str]:
         if isinstance(node, ast.Import | ast.ImportFrom):
             assert not getattr(node, "level", 0), f"{path}: a relative import; the package imports absolutely"
             found |= imported(node)  # `from course_utils import data`: the module course_utils.data
-    return {name for name in found if name.startswith("course_utils")}
+    return {name for name in found if name.startswith(PACKAGES)}
 
 
 def import_graph() -> dict[str, set[str]]:
@@ -335,11 +361,11 @@ def band_contents(folder: Path) -> set[str]:
 
 def test_contributings_layout_is_the_code():
     tables = layout_tables()
-    actual = {"face": band_contents(PACKAGE) - {"core", "tools"}, "core": band_contents(PACKAGE / "core"),
-              "tools": band_contents(PACKAGE / "tools")}
+    actual = {"face": band_contents(PACKAGE) - {"core"}, "core": band_contents(PACKAGE / "core"),
+              "tools": band_contents(TOOLS)}
     for name in BANDS:
         assert actual[name] - tables[name] == set(), f"in no row of CONTRIBUTING.md's {name} table"
-        assert tables[name] - actual[name] == set(), f"in CONTRIBUTING.md's {name} table, but not in course_utils"
+        assert tables[name] - actual[name] == set(), f"in CONTRIBUTING.md's {name} table, but not in the code"
 
 
 # Small rooms: a module of at most MODULE_LINES lines, a function of at most FUNCTION_LINES.

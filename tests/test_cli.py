@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from course_utils.tools import cli
+from course_utils import cli
 
 
 def test_help_lists_every_tool(capsys):
@@ -27,14 +27,23 @@ def test_an_unknown_command_is_refused_with_the_list(capsys):
     assert "unknown command 'trian'" in captured.err and "commands:" in captured.out
 
 
-def test_run_without_the_lab_extra_says_which_extra_to_install(monkeypatch, capsys):
-    """As on Colab and Kaggle, where the package comes without papermill."""
-    real = cli.importlib.util.find_spec
-    monkeypatch.setattr(cli.importlib.util, "find_spec", lambda name, *a: None if name == "papermill" else real(name))
+def test_without_the_tools_a_students_course_has_its_own_commands_and_says_how_to_get_the_others(monkeypatch, capsys):
+    """A student's install (make lab): course_utils alone, so no package adds commands to the group."""
+    monkeypatch.setattr(cli, "entry_points", lambda group: [])
+    assert list(cli.commands()) == ["doctor", "data"]
     assert cli.main(["run", "01"]) == 2
-    err = capsys.readouterr().err
-    assert "needs papermill" in err and 'pip install "course-utils[lab]"' in err
-    assert cli.missing_extra("doctor") is None  # the other commands need nothing more
+    captured = capsys.readouterr()
+    assert "unknown command 'run'" in captured.err and "make venv EXTRAS=tools" in captured.err
+    assert "\n  run " not in captured.out and "\n  doctor " in captured.out
+    assert cli.main(["trian"]) == 2 and "EXTRAS=tools" in capsys.readouterr().err
+
+
+def test_with_the_tools_their_commands_come_from_the_entry_point_group():
+    from course_tools.commands import COMMANDS as TOOLS
+
+    found = cli.commands()
+    assert set(TOOLS) <= set(found) and found["run"] == TOOLS["run"]
+    assert list(found)[:2] == ["doctor", "data"], "the student's commands first"
 
 
 @pytest.mark.parametrize("value, warned", [("klingon", True), ("zh", False), ("en", False), ("", False)])
@@ -48,7 +57,7 @@ def test_a_language_the_course_does_not_speak_is_named_and_messages_stay_english
         assert "images" in captured.out  # the command still ran, in English
 
 
-@pytest.mark.parametrize("command", sorted(cli.COMMANDS))
+@pytest.mark.parametrize("command", sorted(cli.commands()))
 def test_every_command_module_has_a_main_and_its_own_help(command, capsys):
     with pytest.raises(SystemExit) as done:
         cli.main([command, "--help"])
@@ -75,13 +84,13 @@ def test_the_docs_name_exactly_the_commands_that_exist():
     import re
 
     table = re.findall(r"^\| `course ([a-z-]+)` \|", (DOCS / "instructors.md").read_text(encoding="utf-8"), re.M)
-    assert table == list(cli.COMMANDS), "instructors.md's table: the commands of `course --help`, in its order"
+    assert table == list(cli.commands()), "instructors.md's table: the commands of `course --help`, in its order"
     for page in sorted(DOCS.rglob("*.md")) + [DOCS.parent / "README.md", DOCS.parent / "CONTRIBUTING.md"]:
         text = page.read_text(encoding="utf-8")
         code = re.findall(r"`([^`\n]+)`", text) + re.findall(r"```[a-z]*\n(.*?)```", text, re.S)
         # a command line: `course X` at the start of a span or a line, or after a notebook's ! or a pipe/&&
         named = {m for c in code for m in re.findall(r"(?:^\s*|!|\|\s*|&&\s*)course ([a-z][a-z-]*)", c, re.M)}
-        assert named <= set(cli.COMMANDS), f"{page.name} names a command that does not exist: {named}"
+        assert named <= set(cli.commands()), f"{page.name} names a command that does not exist: {named}"
     class_page = (DOCS / "class.md").read_text(encoding="utf-8")
     for command in ("preflight", "class-report", "hand-in", "progress", "grading"):
         assert f"`course {command}`" in class_page

@@ -27,9 +27,9 @@ from urllib.parse import urldefrag, urljoin
 
 import pytest
 
+from course_utils.doctor import cli as doctor_cli
 from course_utils.doctor.logs import decode_text
 from course_utils.doctor.troubleshooting import ANCHORS
-from course_utils.tools import doctor_cli
 
 from .conftest import ROOT
 from .site_served import Visit, fetch, site
@@ -66,14 +66,17 @@ def cli_json(*arguments: str, language: str = "en") -> dict:
 
 def test_the_bundle_holds_the_doctors_modules_and_not_the_lessons():
     modules = page_builder.doctor_modules()
-    assert {"course_utils.tools.doctor_cli", "course_utils.doctor.rules", "course_utils.doctor.nvidia",
+    assert {"course_utils.doctor.cli", "course_utils.doctor.rules", "course_utils.doctor.nvidia",
             "course_utils.core.i18n"} <= set(modules)
-    assert "course_utils" not in modules  # the face, which imports the lessons' helpers: a stub in the bundle
-    assert not [m for m in modules if m.startswith(("course_utils.tools.batch", "course_utils.lessons"))]
+    assert "course_utils" in modules  # the real package: `import course_utils` needs the standard library alone
+    assert not [m for m in modules if m.startswith(("course_tools.batch", "course_utils.lessons"))]
     names = zipfile.ZipFile(io.BytesIO(page_builder.bundle())).namelist()
     assert "course_utils/doctor/versions.json" in names and "course_doctor_page.py" in names
     assert "course_utils/locale/zh_CN/LC_MESSAGES/doctor.mo" in names
-    assert "course_utils/notebook.py" not in names
+    assert "course_utils/notebook.py" not in names  # loaded on first use of course_utils.setup, never by the page
+    assert names.count("course_utils/__init__.py") == 1
+    packaged = zipfile.ZipFile(io.BytesIO(page_builder.bundle())).read("course_utils/__init__.py")
+    assert packaged == (ROOT / "course_utils" / "__init__.py").read_bytes(), "the real file, not a stand-in"
     assert page_builder.bundle() == page_builder.bundle()  # the same bytes from the same code
 
 

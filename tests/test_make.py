@@ -82,9 +82,9 @@ class Machine:
         )
 
     def installs(self) -> list[str]:
-        """The extras of each ``pip install -e`` the last make ran."""
-        pattern = r"-m pip install --quiet -c constraints/course.txt -e \.\[([^\]]*)\]"
-        return re.findall(pattern, "\n".join(self.calls()))
+        """What each ``pip install`` of the last make put in: ``.[lab]``, or ``. ./tools[dev]`` with the tools."""
+        pattern = r"-m pip install --quiet -c constraints/course.txt (.*)"
+        return [found.replace("-e ", "") for found in re.findall(pattern, "\n".join(self.calls()))]
 
     def venvs_made(self) -> list[str]:
         """The version of each Python that made an environment in the last make."""
@@ -110,7 +110,7 @@ def dry_run(*args: str) -> str:
 @pytest.mark.parametrize(
     ("args", "extras"),
     [
-        ((), "lab"),  # a student's and an instructor's commands: JupyterLab and the runner, no test or class tools
+        ((), "lab"),  # a student's commands: JupyterLab, none of the instructor's tools
         (("GPU=1",), "gpu,lab"),
         (("GPU=0",), "lab"),
         (("GPU=1", "EXTRAS=dev,profile"), "dev,gpu,profile"),
@@ -119,6 +119,8 @@ def dry_run(*args: str) -> str:
 )
 @pytest.mark.parametrize("target", ["venv", "lab", "course"])
 def test_gpu_1_adds_the_gpu_extra_to_what_each_command_installs(target, args, extras):
+    if target == "course" and not any(a.startswith("EXTRAS=") for a in args):
+        extras = ",".join(sorted([*extras.split(","), "tools"]))  # an instructor's: the runner too
     out = dry_run(target, *args)
     assert f"EXTRAS='{extras}' sh scripts/venv.sh" in out
     follows = {"venv": None, "lab": "jupyter lab notebooks/", "course": "course run --out build/course"}[target]
@@ -127,7 +129,7 @@ def test_gpu_1_adds_the_gpu_extra_to_what_each_command_installs(target, args, ex
 
 
 @pytest.mark.parametrize(("target", "extras"), [("test", "dev"), ("unit", "dev"), ("site", "site"),
-                                               ("lab", "lab")])
+                                               ("lab", "lab"), ("course", "lab,tools")])
 def test_each_command_installs_the_extra_its_user_needs(target, extras):
     """The tests need the dev extra; a student's make lab gets none of it (no hub, Sphinx, Playwright or XProf)."""
     assert f"EXTRAS='{extras}' sh scripts/venv.sh" in dry_run(target)
@@ -170,7 +172,7 @@ def test_the_first_make_makes_the_environment_and_the_next_does_nothing(machine)
     machine.python("3.12", "python3")
     first = machine.make("venv")
     assert first.returncode == 0, first.stderr
-    assert machine.venvs_made() == ["3.12"] and machine.installs() == ["lab"]
+    assert machine.venvs_made() == ["3.12"] and machine.installs() == [".[lab]"]
     assert machine.stamp.read_text(encoding="utf-8") == "python 3.12\nextras lab\n"
     assert "Environment ready:" in first.stdout and "TensorFlow 2.21.0" in first.stdout
     again = machine.make("venv")
@@ -199,18 +201,18 @@ def test_gpu_1_installs_the_gpu_extra_into_the_environment_there_is_and_it_stays
     done = machine.make("lab", "GPU=1")
     assert done.returncode == 0, done.stderr
     assert machine.venvs_made() == [], "the same Python: the environment is kept"
-    assert machine.installs() == ["gpu,lab"]
+    assert machine.installs() == [".[gpu,lab]"]
     assert machine.calls()[-1] == "jupyter lab notebooks/"
     assert machine.stamp.read_text(encoding="utf-8") == "python 3.12\nextras gpu,lab\n"
     ready = "(TensorFlow 2.21.0; Python 3.12, extras gpu,lab)"
     assert f"Environment ready: {machine.venv} {ready}" in done.stdout
     assert f"Environment ready: .venv {ready}" in (ROOT / "docs" / "wsl2.md").read_text(encoding="utf-8"), "step 8"
-    # later commands without GPU=1 keep it: nothing to install
+    # later commands without GPU=1 keep it: nothing to install, but the instructor's tools for make course
     assert machine.make("venv").returncode == 0 and machine.installs() == []
-    assert machine.make("course").returncode == 0 and machine.installs() == []
+    assert machine.make("course").returncode == 0 and machine.installs() == [".[gpu,lab] ./tools"]
     # asking for another extra installs it beside the ones there
     assert machine.make("venv", "EXTRAS=dev,profile").returncode == 0
-    assert machine.installs() == ["dev,gpu,lab,profile"]
+    assert machine.installs() == [".[gpu,lab,profile] ./tools[dev]"]
 
 
 def test_a_pyproject_newer_than_the_stamp_reinstalls_with_every_extra_installed(machine):
@@ -218,7 +220,7 @@ def test_a_pyproject_newer_than_the_stamp_reinstalls_with_every_extra_installed(
     assert machine.make("venv", "GPU=1").returncode == 0
     os.utime(machine.stamp, (0, 0))  # as if pyproject.toml had changed since
     assert machine.make("venv").returncode == 0
-    assert machine.installs() == ["gpu,lab"], "the gpu extra is refreshed too"
+    assert machine.installs() == [".[gpu,lab]"], "the gpu extra is refreshed too"
     assert machine.venvs_made() == []
 
 
@@ -228,7 +230,7 @@ def test_another_python_makes_a_new_environment_and_keeps_the_extras(machine):
     assert machine.make("venv", "GPU=1").returncode == 0
     done = machine.make("venv", f"PYTHON={python313}")
     assert done.returncode == 0, done.stderr
-    assert machine.venvs_made() == ["3.13"] and machine.installs() == ["gpu,lab"]
+    assert machine.venvs_made() == ["3.13"] and machine.installs() == [".[gpu,lab]"]
     assert "has Python 3.12, and PYTHON=" in done.stdout
     assert machine.stamp.read_text(encoding="utf-8") == "python 3.13\nextras gpu,lab\n"
     # the same PYTHON again, or none: nothing to do
@@ -243,19 +245,19 @@ def test_an_environment_whose_python_changed_underneath_is_made_again(machine):
     machine.stamp.write_text("python 3.11\nextras dev\n", encoding="utf-8")  # made with 3.11; its python now is 3.12
     done = machine.make("venv")
     assert done.returncode == 0, done.stderr
-    assert machine.venvs_made() == ["3.12"] and machine.installs() == ["dev"]
+    assert machine.venvs_made() == ["3.12"] and machine.installs() == [". ./tools[dev]"]
     assert "made with Python 3.11 but now runs Python 3.12" in done.stdout
 
 
 def test_a_students_command_after_the_tests_extra_installs_nothing(machine):
     """dev brings lab, class, site and profile along (pyproject.toml): make lab finds lab there already."""
     machine.python("3.12", "python3")
-    assert machine.make("venv", "EXTRAS=dev").returncode == 0 and machine.installs() == ["dev"]
+    assert machine.make("venv", "EXTRAS=dev").returncode == 0 and machine.installs() == [". ./tools[dev]"]
     for target in ("lab", "course", "venv"):
         assert machine.make(target).returncode == 0 and machine.installs() == [], target
     assert machine.stamp.read_text(encoding="utf-8") == "python 3.12\nextras dev\n"
     assert machine.make("venv", "EXTRAS=lab,profile").returncode == 0 and machine.installs() == []
-    assert machine.make("venv", "EXTRAS=gpu").returncode == 0 and machine.installs() == ["dev,gpu"]
+    assert machine.make("venv", "EXTRAS=gpu").returncode == 0 and machine.installs() == [".[gpu] ./tools[dev]"]
 
 
 def test_an_empty_stamp_from_before_is_taken_as_dev_installed(machine):
@@ -304,7 +306,7 @@ def test_an_environment_made_with_an_unsupported_python_is_not_reused(machine):
     machine.python("3.12", "python3")  # now python3 is a Python the course accepts: it replaces the old one
     done = machine.make("venv")
     assert done.returncode == 0, done.stderr
-    assert machine.venvs_made() == ["3.12"] and machine.installs() == ["lab"]
+    assert machine.venvs_made() == ["3.12"] and machine.installs() == [".[lab]"]
     assert "making it again with python3 (Python 3.12)" in done.stdout
 
 

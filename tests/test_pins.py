@@ -22,7 +22,9 @@ from packaging.version import Version
 from .conftest import ROOT
 
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+TOOLS = tomllib.loads((ROOT / "tools" / "pyproject.toml").read_text())["project"]  # the instructor's package
 SELF = canonicalize_name(PYPROJECT["name"])
+OURS = {SELF, canonicalize_name(TOOLS["name"])}
 
 
 def read_pins(name: str) -> dict[str, Version]:
@@ -50,16 +52,32 @@ COURSE = read_pins("course.txt")
 HOSTED = read_pins("hosted.txt")
 
 
-def requirements(group: str | None = None) -> list[Requirement]:
-    lines = PYPROJECT["dependencies"] if group is None else PYPROJECT["optional-dependencies"][group]
-    return [r for r in map(Requirement, lines) if canonicalize_name(r.name) != SELF]
+def requirements(group: str | None = None, project: dict = PYPROJECT) -> list[Requirement]:
+    lines = project["dependencies"] if group is None else project["optional-dependencies"][group]
+    return [r for r in map(Requirement, lines) if canonicalize_name(r.name) not in OURS]
 
 
 def every_requirement() -> list[Requirement]:
-    found = requirements()
-    for group in PYPROJECT["optional-dependencies"]:
-        found += requirements(group)
+    """Both packages' requirements, extras included."""
+    found = []
+    for project in (PYPROJECT, TOOLS):
+        found += requirements(None, project)
+        for group in project["optional-dependencies"]:
+            found += requirements(group, project)
     return found
+
+
+def test_a_package_both_require_has_one_range():
+    mine = {canonicalize_name(r.name): r.specifier for r in requirements()}
+    for requirement in requirements(None, TOOLS):
+        key = canonicalize_name(requirement.name)
+        assert key not in mine or mine[key] == requirement.specifier, f"{key}: {mine[key]} here, {requirement} there"
+
+
+def test_the_tools_require_the_students_package_and_it_never_the_tools():
+    assert "course-utils" in TOOLS["dependencies"]
+    lines = PYPROJECT["dependencies"] + [x for group in PYPROJECT["optional-dependencies"].values() for x in group]
+    assert not [line for line in lines if "course-tools" in line]
 
 
 def next_line(name: str, version: Version) -> Version:
@@ -147,7 +165,7 @@ def test_binder_installs_the_lessons_and_lab_with_tensorflow_cpu_at_the_course_v
 
 def test_make_installs_with_the_course_constraints():
     script = (ROOT / "scripts" / "venv.sh").read_text()
-    assert '-m pip install --quiet -c constraints/course.txt -e ".[$extras]"' in script
+    assert '-m pip install --quiet -c constraints/course.txt "$@"' in script
     assert "constraints/course.txt" in (ROOT / "Makefile").read_text().split("$(STAMP):", 1)[1].splitlines()[0]
 
 

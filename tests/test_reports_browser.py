@@ -12,8 +12,7 @@ import json
 from pathlib import Path
 
 import pytest
-
-from course_utils.tools.classroom import class_report, handin, progress
+from course_tools.classroom import class_report, handin, progress
 
 from .conftest import IN_CI
 from .site_served import CI_OUT

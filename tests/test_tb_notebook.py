@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 import json
 
-from course_utils.tools.batch.notebook_run import run_notebook
+from course_tools.batch.notebook_run import run_notebook
 
 from .conftest import ROOT
 

@@ -14,11 +14,11 @@ import pytest
 
 from course_utils.doctor import describe, diagnose
 from course_utils.doctor.checks import CHECK_FINDINGS
+from course_utils.doctor.cli import main
 from course_utils.doctor.log_rules import RULES
 from course_utils.doctor.model import NOTE_FINDINGS
 from course_utils.doctor.recommend import recommend
 from course_utils.doctor.troubleshooting import ANCHORS, PAGE, links, more_line, see
-from course_utils.tools.doctor_cli import main
 
 from .conftest import ROOT
 from .doctor.note_codes import NOTE_CODES

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
+from course_utils import cli
 from course_utils.doctor import Machine, TensorFlowInfo, describe, diagnose
 from course_utils.doctor.nvidia import parse_nvidia_smi
 from course_utils.doctor.versions import load
-from course_utils.tools import cli
 
 from .conftest import ROOT
 from .doctor.test_doctor import cuda_tf
@@ -183,7 +183,7 @@ def test_the_guides_make_targets_and_course_commands_exist():
     used = set(re.findall(r"^make ([a-z][\w-]*)", blocks, re.M))
     assert used and used <= targets, f"make targets the docs use but the Makefile lacks: {used - targets}"
     commands = set(re.findall(r"^(?:\.venv/bin/)?course ([a-z]+)", blocks, re.M))  # `course` after activation
-    assert commands and commands <= set(cli.COMMANDS)
+    assert commands and commands <= set(cli.commands())
     assert (ROOT / "notebooks" / "02_verify_gpu.ipynb").is_file()  # `course run 02` in step 9
     assert "Environment ready:" in text(ROOT / "scripts" / "venv.sh")  # what step 8 says `make venv` ends with
 

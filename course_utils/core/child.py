@@ -6,7 +6,7 @@ C++ core writes logs to the process's file descriptors. So the course runs such 
 child, and this module is how - for a notebook run, a fresh TensorFlow, a placement log,
 a benchmark, and each worker of a cluster::
 
-    run = run_python("course_utils.tools.bench.dense_memory:_measure", request, timeout_s=300,
+    run = run_python("course_tools.bench.dense_memory:_measure", request, timeout_s=300,
                      what="The fresh TensorFlow process")
     run.value    # what _fresh_child(request) returned
     run.output   # everything the process printed, C++ logs included

@@ -23,6 +23,9 @@ message catalogues, one per *domain*:
 - ``lessons``: ``course_utils/lessons/`` (a notebook's own parameter rules, the feedback on a student's answer);
 - ``course``: everything else (errors, parameter checks, setup and checkpoint lines).
 
+Another package keeps its own catalogues and passes their folder: the instructor's tools (``course_tools``) take
+``translator("tools", LOCALE_DIR)`` with ``tools/course_tools/locale``.
+
 A module takes its domain's marker once: ``_ = translator("doctor")``. A message with values
 keeps named fields and is formatted after translation - ``_("Seed: {seed}").format(seed=seed)`` -
 so a translation may put the fields in another order. The catalogues are
@@ -115,10 +118,10 @@ def set_language(value: str) -> str:
 
 
 @functools.cache
-def _catalogue(domain: str, lang: str) -> gettext.NullTranslations:
+def _catalogue(domain: str, lang: str, folder: Path) -> gettext.NullTranslations:
     if lang == ENGLISH:
         return gettext.NullTranslations()
-    return gettext.translation(domain, localedir=LOCALE_DIR, languages=[_LOCALE_OF[lang]], fallback=True)
+    return gettext.translation(domain, localedir=folder, languages=[_LOCALE_OF[lang]], fallback=True)
 
 
 def N_(message: str) -> str:  # noqa: N802 - gettext's name for the no-op marker
@@ -127,13 +130,14 @@ def N_(message: str) -> str:  # noqa: N802 - gettext's name for the no-op marker
     return message
 
 
-def translator(domain: str) -> Callable[[str], str]:
-    """The marker ``_`` for a domain: it returns a message in the language chosen at the time of the call."""
-    if domain not in DOMAINS:
+def translator(domain: str, folder: Path = LOCALE_DIR) -> Callable[[str], str]:
+    """The marker ``_`` for a domain: it returns a message in the language chosen at the time of the call.
+    ``folder``: where the domain's catalogues are, when they belong to another package than this one."""
+    if folder == LOCALE_DIR and domain not in DOMAINS:
         raise ValueError(f"unknown message domain {domain!r} (domains: {', '.join(DOMAINS)})")
 
     def _(message: str) -> str:
-        return _catalogue(domain, language()).gettext(message)
+        return _catalogue(domain, language(), folder).gettext(message)
 
     return _
 

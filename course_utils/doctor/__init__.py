@@ -1,6 +1,6 @@
 """The doctor: which TensorFlow to install on a machine, and what stands in the way of its GPU.
 
-``course doctor`` (``course_utils.tools.doctor_cli``; docs/instructors.md describes its options, exit status and
+``course doctor`` (``course_utils.doctor.cli``; docs/instructors.md describes its options, exit status and
 JSON, a stable contract) diagnoses this machine, one described by captured ``nvidia-smi`` / ``nvcc`` text, or a pasted
 TensorFlow log. A finding has a stable ``code``, a ``severity``, a ``message`` and a ``fix``. With
 ``COURSE_LANG=zh-CN`` its sentences - in the JSON too - are Chinese; codes and keys never change: match on the codes.

@@ -7,12 +7,12 @@ import stat
 from pathlib import Path
 
 import pytest
+from course_tools.batch import runner
 
 from course_utils.core import places, variables
 from course_utils.core.errors import PlaceError
 from course_utils.results import Recorder
 from course_utils.tb_logs import log_root
-from course_utils.tools.batch import runner
 
 
 @pytest.fixture

@@ -340,8 +340,7 @@ TINY_NOTEBOOK_CELLS = [
 
 def _runner(folder: pathlib.Path) -> dict[str, Any]:
     import nbformat
-
-    from course_utils.tools.batch import notebook_run
+    from course_tools.batch import notebook_run
 
     nb = nbformat.v4.new_notebook(
         metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}

@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 from course_utils import data
-from course_utils.tools import data_cli
+from course_utils.data import cli as data_cli
 
 from .test_loaders import fake_mnist_npz
 
@@ -41,7 +41,7 @@ def test_cli_fetch_downloads(monkeypatch, http_server, tmp_path):
     # A child process cannot see monkeypatches: the real checksum must reject this fake file.
     env = {**os.environ, "COURSE_OFFLINE": "0"}
     code = (
-        "import course_utils.data as d, sys; from course_utils.tools.data_cli import main;"
+        "import course_utils.data as d, sys; from course_utils.data.cli import main;"
         f"d.KERAS_ORIGIN = {http_server.url + '/'!r};"
         "sys.exit(main(['fetch', 'mnist', '--cache-dir', sys.argv[1]]))"
     )

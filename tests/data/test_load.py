@@ -121,7 +121,7 @@ def test_course_load_checks_the_dataset_name(course):
 
 
 def test_data_status_looks_without_recording(tmp_path, course):
-    from course_utils.tools import data_cli as cli
+    from course_utils.data import cli
 
     assert any("the course's bundled sample" in line for line in cli.status())
     assert recorded_data(course) == {}

@@ -2,7 +2,7 @@
 
 It serves ``WORKER_MARKER`` over HTTP on its ``TF_CONFIG`` port (so a probe that reaches it can tell), waits until it
 reaches its peer, writes ``listening-<index>`` (its port) into the run folder, and ends when the test writes
-``probed`` there. ``tests/distribute`` and the hub test (``tests/hub``) both start it.
+``probed`` there. ``tests/distribute`` and the hub test (``tests/tools/hub``) both start it.
 """
 
 WORKER_MARKER = "a-stand-in-worker"

@@ -10,10 +10,10 @@ import pytest
 
 from course_utils.core import variables
 from course_utils.core.i18n import LOCALE_VARIABLES
+from course_utils.doctor.cli import main
 from course_utils.doctor.logs import classify
 from course_utils.doctor.model import log_findings
 from course_utils.doctor.troubleshooting import see
-from course_utils.tools.doctor_cli import main
 
 # As tensorflow/tensorflow#39143 printed them (TF 2.2, CUDA 10.1), the lines tensorflow/tensorflow#35860 is about.
 TF22_REFUSED = """\

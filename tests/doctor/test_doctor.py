@@ -13,12 +13,12 @@ import pytest
 
 from course_utils import doctor
 from course_utils.doctor import Finding, TensorFlowInfo, describe, diagnose
+from course_utils.doctor import cli as doctor_cli
 from course_utils.doctor.checks import CHECK_FINDINGS
 from course_utils.doctor.model import NOTE_FINDINGS, note_findings
 from course_utils.doctor.probes import guess_platform
 from course_utils.doctor.recommend import recommend
 from course_utils.doctor.texts import Note
-from course_utils.tools import doctor_cli
 
 from ..conftest import ROOT
 from .note_codes import NOTE_CODES

@@ -18,6 +18,7 @@ from course_utils.core import variables
 from course_utils.core.i18n import ENGLISH, LANGUAGES
 from course_utils.doctor import Machine, describe, diagnose
 from course_utils.doctor.checks import CHECK_FINDINGS, GROUP_KERNELS, GROUP_WSL
+from course_utils.doctor.cli import main
 from course_utils.doctor.log_rules import RULES
 from course_utils.doctor.logs import classify
 from course_utils.doctor.model import MAIN_GROUP, NOTE_FINDINGS
@@ -27,7 +28,6 @@ from course_utils.doctor.routes import INTEL_MAC_ROUTE, METAL_ROUTE
 from course_utils.doctor.texts import join, sentence
 from course_utils.doctor.troubleshooting import ANCHORS, more_line, see
 from course_utils.doctor.versions import DATA_FILE, english_hash, load, localized
-from course_utils.tools.doctor_cli import main
 
 from ..conftest import ROOT
 from .test_doctor import run_cli

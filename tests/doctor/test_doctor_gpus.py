@@ -8,8 +8,8 @@ import re
 import pytest
 
 from course_utils.doctor import Finding, describe, diagnose
+from course_utils.doctor import cli as doctor_cli
 from course_utils.doctor.gpus import QUERY_COMMAND
-from course_utils.tools import doctor_cli
 
 from ..conftest import ROOT
 

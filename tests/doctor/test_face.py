@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 import course_utils.doctor as doctor
+from course_utils.cli import COMMANDS
+from course_utils.doctor import cli as doctor_cli
 from course_utils.doctor import model, probes, rules, rules_tensorflow
-from course_utils.tools import doctor_cli
-from course_utils.tools.cli import COMMANDS
 
 ROOMS = [model, probes, rules, rules_tensorflow]
 

@@ -11,6 +11,7 @@ import sys
 
 import pytest
 
+from course_utils.doctor import cli as doctor_cli
 from course_utils.doctor import describe, diagnose
 from course_utils.doctor.log_rules import RULES
 from course_utils.doctor.logs import classify
@@ -20,7 +21,6 @@ from course_utils.doctor.recommend import platform_name
 from course_utils.doctor.routes import routes
 from course_utils.doctor.texts import Note
 from course_utils.doctor.versions import DATA_FILE, PLATFORMS, load, parse_version
-from course_utils.tools import doctor_cli
 
 from ..conftest import ROOT
 

@@ -2,7 +2,7 @@
 
 The page's script (doctor.js) calls ``answer`` with what the student gave - the ``nvidia-smi`` and ``nvcc --version``
 text, a TensorFlow log, the platform and Python chosen - as JSON. ``answer`` writes each text to a file and runs the
-course's own command line, ``course_utils.tools.doctor_cli.main``, with those files: once with ``--json`` and once for
+course's own command line, ``course_utils.doctor.cli.main``, with those files: once with ``--json`` and once for
 the report a terminal shows, and, for a log, ``--log`` the same way. So the page answers exactly what
 ``course doctor`` answers; no rule lives here. ``scripts/doctor_page.py`` puts this file into the page's bundle.
 """
@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from course_utils.core import variables
+from course_utils.doctor import cli as doctor_cli
 from course_utils.doctor.logs import decode_text
-from course_utils.tools import doctor_cli
 
 # The file names the page shows in its "same as" command line, as a student would save the outputs.
 NAMES = {"nvidia_smi": "nvidia-smi.txt", "nvcc": "nvcc.txt", "log": "tensorflow-log.txt"}

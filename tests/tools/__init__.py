@@ -1,0 +1,1 @@
+"""Tests of the instructor's tools (course_tools): their own tier, `make tools`."""

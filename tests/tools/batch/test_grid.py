@@ -1,0 +1,302 @@
+"""Planning a batch: notebooks, -p values, grid files and parameter checks - all before anything runs."""
+
+from __future__ import annotations
+
+import pytest
+from course_tools.batch import grid
+from course_tools.batch.grid import (
+    InputError,
+    check_parameters,
+    discover,
+    expand,
+    load_grid,
+    make_plan,
+    parse_value,
+    resolve_notebook,
+    run_name,
+)
+
+from ...conftest import ROOT
+
+FIXTURES = ROOT / "tests" / "fixtures"
+CURVE = FIXTURES / "curve.ipynb"
+
+
+@pytest.mark.parametrize(
+    "text, value",
+    [
+        ("3", 3),
+        ("-2", -2),
+        ("0.5", 0.5),
+        ("1e-3", 0.001),
+        ("True", True),
+        ("false", False),
+        ("None", None),
+        ("null", None),
+        ("auto", "auto"),
+        ("'128'", "128"),
+        ('"a b"', "a b"),
+        ("[32, 64]", [32, 64]),
+        ("{a: 1}", {"a": 1}),
+        ("gpu:0", "gpu:0"),
+    ],
+)
+def test_values_are_read_like_papermill_p_plus_yaml(text, value):
+    assert parse_value(text) == value and type(parse_value(text)) is type(value)
+
+
+def test_an_unreadable_value_is_named():
+    with pytest.raises(InputError, match=r"cannot read the value '\{a: \[1'"):
+        parse_value("{a: [1")
+
+
+def test_declared_types_are_checked():
+    check_parameters(CURVE, {"N": 2, "SCALE": 2, "LABEL": "x", "FLAG": True, "IMAGES": 5, "SIZES": (1,)})
+    check_parameters(CURVE, {"IMAGES": None, "SCALE": 0.5})  # a None default takes anything
+    for params, message in [
+        ({"N": "2"}, "parameter N = '2' for curve.ipynb: an int is expected, not a str (its default is 1)"),
+        ({"N": None}, "None is not allowed"),
+        ({"SCALE": "x"}, "a float is expected, not a str"),
+        ({"FLAG": 1}, "a bool is expected, not an int"),
+        ({"SIZES": 3}, "a list is expected, not an int"),
+        ({"LABEL": ["a"]}, "a str is expected, not a list"),
+    ]:
+        with pytest.raises(InputError) as info:
+            check_parameters(CURVE, params)
+        assert message in str(info.value)
+
+
+def test_an_undeclared_parameter_is_named_with_a_suggestion():
+    with pytest.raises(InputError, match="curve.ipynb does not declare parameter SCALES - did you mean SCALE"):
+        check_parameters(CURVE, {"SCALES": 1})
+
+
+def test_a_notebook_without_parameters_cell_is_named(tmp_path):
+    path = tmp_path / "bare.ipynb"
+    path.write_text('{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}')
+    with pytest.raises(InputError, match="bare.ipynb declares no parameters"):
+        check_parameters(path, {"N": 1})
+
+
+def test_a_file_that_is_not_a_notebook_is_named(tmp_path):
+    path = tmp_path / "broken.ipynb"
+    path.write_text("{not json")
+    with pytest.raises(InputError, match="cannot read notebook .*broken.ipynb"):
+        check_parameters(path, {})
+
+
+def test_notebooks_resolve_by_path_name_or_number(tmp_path, monkeypatch):
+    folder = tmp_path / "notebooks"
+    folder.mkdir()
+    for name in ("02_verify_gpu.ipynb", "05_cnn.ipynb"):
+        (folder / name).write_text("{}")
+    monkeypatch.setattr(grid, "NOTEBOOKS_DIR", folder)
+    assert [p.name for p in discover()] == ["02_verify_gpu.ipynb", "05_cnn.ipynb"]
+    assert resolve_notebook("05").name == "05_cnn.ipynb"
+    assert resolve_notebook(5).name == "05_cnn.ipynb"  # YAML reads 05 as 5
+    assert resolve_notebook("02_verify_gpu").name == resolve_notebook("02_verify_gpu.ipynb").name
+    assert resolve_notebook("curve.ipynb", base=FIXTURES) == FIXTURES / "curve.ipynb"
+    with pytest.raises(InputError, match=r"no notebook '07' \(choose from: 02_verify_gpu, 05_cnn\)"):
+        resolve_notebook("07")
+
+
+def test_expand_is_the_cartesian_product_last_name_fastest():
+    assert expand({"A": [1, 2], "B": ["x", "y"]}) == [
+        {"A": 1, "B": "x"},
+        {"A": 1, "B": "y"},
+        {"A": 2, "B": "x"},
+        {"A": 2, "B": "y"},
+    ]
+    assert expand({}) == [{}]
+
+
+def test_run_names_come_from_the_notebook_and_its_parameters():
+    assert run_name("05_cnn", {}) == "05_cnn"
+    assert run_name("05_cnn", {"BATCH_SIZE": 32, "EPOCHS": 1}) == "05_cnn__BATCH_SIZE-32_EPOCHS-1"
+    assert run_name("nb", {"DEVICE": "gpu/0 x", "SIZES": [1, 2], "IMAGES": None}) == (
+        "nb__DEVICE-gpu_0_x_SIZES-1_2_IMAGES-null"
+    )
+
+
+def write(tmp_path, text, name="grid.yaml"):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("parameters: [1, 2]\n", "'parameters' must map each NAME"),
+        ("parameters:\n  1x: [1]\n", "'1x' is not a parameter name"),
+        ("notebooks: {a: 1}\n", "'notebooks' must be a list"),
+        ("smoke: maybe\n", "'smoke' must be a bool"),
+        ("timeout: soon\n", "'timeout' must be a positive number of whole seconds"),
+        ("results: test_accuracy\n", "'results' must be a list of result names"),
+        ("notebooks: [a\n", "is not valid YAML: .* at line 2"),
+        ("", "must be a mapping"),
+    ],
+)
+def test_malformed_grid_files_are_named(tmp_path, text, message):
+    path = write(tmp_path, text)
+    with pytest.raises(InputError, match=f"grid file {path}.*{message}"):
+        load_grid(path)
+
+
+def test_an_unreadable_grid_file_is_named(tmp_path):
+    with pytest.raises(InputError, match="cannot read grid file .*: Is a directory"):
+        load_grid(tmp_path)
+    with pytest.raises(InputError, match="cannot read grid file .*nope.yaml: No such file"):
+        load_grid(tmp_path / "nope.yaml")
+
+
+def test_a_plan_from_a_grid(tmp_path):
+    path = write(
+        tmp_path,
+        "title: T\nnotebooks: [ok.ipynb, curve.ipynb]\nparameters:\n  N: [1, 2]\n"
+        "smoke: true\ntimeout: 30\nresults: [score]\n",
+    )
+    (tmp_path / "ok.ipynb").write_text((FIXTURES / "ok.ipynb").read_text())  # paths are relative to the grid file
+    (tmp_path / "curve.ipynb").write_text(CURVE.read_text())
+    plan = make_plan([], grid_file=path)
+    assert [(r.notebook.name, r.parameters, r.name, r.point, r.points) for r in plan.runs] == [
+        ("ok.ipynb", {"N": 1}, "ok__N-1", 1, 2),
+        ("ok.ipynb", {"N": 2}, "ok__N-2", 2, 2),
+        ("curve.ipynb", {"N": 1}, "curve__N-1", 1, 2),
+        ("curve.ipynb", {"N": 2}, "curve__N-2", 2, 2),
+    ]
+    assert (plan.smoke, plan.timeout, plan.title, plan.results) == (True, 30, "T", ["score"])
+    assert plan.runs[3].label == "curve point 2/2 (N=2)"
+
+
+def test_command_line_notebooks_and_p_values_override_the_grid(tmp_path):
+    path = write(tmp_path, "notebooks: [nope]\nparameters:\n  N: [1, 2]\n  SCALE: [1.0, 2.0]\n")
+    plan = make_plan([str(CURVE)], parameters={"SCALE": 3}, grid_file=path, timeout=5)
+    assert [r.parameters for r in plan.runs] == [{"N": 1, "SCALE": 3}, {"N": 2, "SCALE": 3}]
+    assert plan.timeout == 5 and plan.smoke is False
+
+
+def test_the_same_notebook_twice_gets_distinct_names():
+    plan = make_plan([str(CURVE), str(CURVE)])
+    assert [r.name for r in plan.runs] == ["curve", "curve-2"]
+
+
+def test_the_batch_size_grid_is_valid():
+    path = ROOT / "grids" / "batch_size.yaml"
+    loaded = load_grid(path)
+    assert loaded["notebooks"] == ["05_cnn_cpu_vs_gpu"] and len(loaded["parameters"]["BATCH_SIZE"]) >= 3
+    assert loaded["results"] == ["test_accuracy", "epoch_s"], "the grid names the few results its report compares"
+    if not (ROOT / "notebooks" / "05_cnn_cpu_vs_gpu.ipynb").is_file():
+        pytest.skip("notebook 05 is not in notebooks/ yet")
+    plan = make_plan([], grid_file=path)  # notebook 05 declares every parameter, with fitting types
+    assert [r.parameters["BATCH_SIZE"] for r in plan.runs] == loaded["parameters"]["BATCH_SIZE"]
+
+
+# --- bad input refused before anything runs: huge grids, YAML bombs, duplicate keys, timeouts ----------------
+
+
+def test_a_grid_past_the_run_limit_is_refused_with_its_count_and_how_to_split_it(tmp_path):
+    values = ", ".join(str(i) for i in range(40))
+    path = write(tmp_path, f"parameters:\n  N: [{values}]\n  SCALE: [{values}]\n")
+    with pytest.raises(InputError) as info:
+        make_plan([str(CURVE)], grid_file=path)
+    message = str(info.value)
+    assert "1,600 runs" in message and f"{grid.MAX_RUNS:,}" in message
+    assert "N: 40 values" in message and "SCALE: 40 values" in message
+    assert "split" in info.value.fix.lower() and "-p" in info.value.fix
+
+
+def test_the_run_limit_counts_notebooks_too(tmp_path):
+    values = ", ".join(str(i) for i in range(grid.MAX_RUNS // 2 + 1))
+    path = write(tmp_path, f"parameters:\n  N: [{values}]\n")
+    make_plan([str(CURVE)], grid_file=path)  # under the limit with one notebook
+    with pytest.raises(InputError, match=r"2 notebooks"):
+        make_plan([str(CURVE), str(CURVE)], grid_file=path)
+
+
+@pytest.mark.timeout(20)
+def test_a_billion_run_grid_is_counted_not_built(tmp_path):
+    values = ", ".join(str(i) for i in range(1000))
+    path = write(tmp_path, "parameters:\n" + "".join(f"  {name}: [{values}]\n" for name in ("N", "SCALE", "IMAGES")))
+    with pytest.raises(InputError, match=r"1,000,000,000 runs"):
+        make_plan([str(CURVE)], grid_file=path)
+
+
+@pytest.mark.timeout(20)
+def test_yaml_aliases_are_refused_so_a_billion_laughs_file_cannot_expand(tmp_path):
+    # One value of SIZES (a list parameter): nine levels of nine aliases, 9**9 (387 million) numbers from a
+    # 400-byte file. Written out (a run's name, the report's JSON) it never ends; the first alias is on line 4.
+    levels = ["&a [1, 1, 1, 1, 1, 1, 1, 1, 1]"]
+    for prev, name in zip("abcdefgh", "bcdefghi", strict=True):
+        levels.append(f"&{name} [" + ", ".join([f"*{prev}"] * 9) + "]")
+    path = write(tmp_path, "parameters:\n  SIZES:\n    - [" + ",\n       ".join(levels) + "]\n")
+    with pytest.raises(InputError) as info:
+        make_plan([str(CURVE)], grid_file=path)
+    assert "alias *a" in str(info.value) and "line 4" in str(info.value)
+
+
+def test_a_duplicate_key_is_refused_naming_the_key_and_both_lines(tmp_path):
+    path = write(tmp_path, "parameters:\n  N: [1, 2]\n  SCALE: [1.0]\n  N: [3]\n")
+    with pytest.raises(InputError) as info:
+        load_grid(path)
+    assert "duplicate key 'N'" in str(info.value) and "line 4" in str(info.value) and "line 2" in str(info.value)
+    top = write(tmp_path, "smoke: true\nparameters: {N: [1]}\nsmoke: false\n", name="top.yaml")
+    with pytest.raises(InputError, match="duplicate key 'smoke'"):
+        load_grid(top)
+
+
+def test_a_huge_grid_file_is_not_read_whole(tmp_path):
+    path = write(tmp_path, "title: big\n# " + "x" * grid.MAX_GRID_BYTES + "\n")
+    with pytest.raises(InputError, match=r"grid file .* is larger than"):
+        load_grid(path)
+
+
+def test_aliases_are_refused_in_p_values_too():
+    with pytest.raises(InputError, match="alias"):
+        parse_value("[&a [1, 2], *a]")
+
+
+@pytest.mark.parametrize("timeout", [0.5, 1.5, 0, -3])
+def test_a_timeout_that_is_not_whole_seconds_of_at_least_one_is_refused_at_once(timeout):
+    with pytest.raises(InputError, match=r"--timeout must be a positive number of whole seconds, at least 1"):
+        make_plan([str(CURVE)], timeout=timeout)
+
+
+def test_a_whole_timeout_given_as_a_float_becomes_an_int(tmp_path):
+    assert make_plan([str(CURVE)], timeout=30.0).timeout == 30
+    assert isinstance(make_plan([str(CURVE)], timeout=30.0).timeout, int)
+    path = write(tmp_path, "timeout: 2.5\n")
+    with pytest.raises(InputError, match=r"'timeout' must be a positive number of whole seconds, at least 1"):
+        make_plan([str(CURVE)], grid_file=path)
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), float("-inf")])
+def test_a_value_that_is_not_a_finite_number_is_refused(value):
+    with pytest.raises(InputError, match=r"SCALE = .* is not a finite number"):
+        make_plan([str(CURVE)], parameters={"SCALE": value})
+
+
+def test_a_parameter_some_notebooks_lack_is_refused_unless_if_declared():
+    with pytest.raises(InputError) as caught:
+        make_plan(["01", "02"], parameters={"DEVICE": "gpu"})
+    assert "01_install_versions" in caught.value.what and "--if-declared" in caught.value.fix
+    plan = make_plan(["01", "02"], parameters={"DEVICE": "gpu"}, if_declared=True)
+    assert [(r.notebook.stem, r.parameters) for r in plan.runs] == [
+        ("01_install_versions", {}), ("02_verify_gpu", {"DEVICE": "gpu"})]
+    assert plan.skipped == {"01_install_versions": ["DEVICE"]}
+
+
+def test_if_declared_still_refuses_a_name_no_notebook_declares():
+    with pytest.raises(InputError, match="no notebook in this run declares parameter DEVIC - did you mean DEVICE"):
+        make_plan(["01", "02"], parameters={"DEVIC": "gpu"}, if_declared=True)
+
+
+def test_if_declared_runs_equal_points_once(tmp_path):
+    grid_file = tmp_path / "g.yaml"
+    grid_file.write_text("notebooks: ['01', '02']\nparameters:\n  DEVICE: [cpu, auto]\n")
+    plan = make_plan([], grid_file=grid_file, if_declared=True)
+    assert [(r.notebook.stem, r.parameters, r.point, r.points) for r in plan.runs] == [
+        ("01_install_versions", {}, 1, 1),
+        ("02_verify_gpu", {"DEVICE": "cpu"}, 1, 2),
+        ("02_verify_gpu", {"DEVICE": "auto"}, 2, 2),
+    ]

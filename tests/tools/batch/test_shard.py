@@ -1,0 +1,474 @@
+"""Sharded runs: the split, the scheduler's environment, the shard records, the merge and the cluster files.
+
+The merge is checked for real once per test session (module fixture ``real``): the 4-run fixture grid
+(tests/fixtures/shard_grid.yaml: two notebooks without TensorFlow, two runs that fail on purpose) runs
+unsharded and as 2 shards through ``course run``'s ``main``, 8 kernels in all, two at a time; the merged
+report must equal the unsharded one but for times, memory and process ids (tests/tools/batch/report_diff.py).
+Every other test here starts no kernel.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import stat
+import subprocess
+from pathlib import Path
+from types import SimpleNamespace
+
+import course_tools.batch.runner as runner
+import course_tools.batch.shard as shard_module
+import pytest
+import yaml
+from course_tools.batch.grid import Plan, RunSpec, make_plan
+from course_tools.batch.notebook_run import RunRecord
+from course_tools.batch.runner import _parser, main
+from course_tools.batch.shard import (
+    Shard,
+    ShardRun,
+    fingerprint,
+    from_environment,
+    parse_shard,
+    select,
+    without_shard,
+)
+
+from course_utils.core.errors import InputError
+from course_utils.core.files import FolderLock
+
+from ...conftest import ROOT, isolated
+from .report_diff import differences
+
+FIXTURES = ROOT / "tests" / "fixtures"
+GRID = FIXTURES / "shard_grid.yaml"
+PLAN_NAMES = ["curve__N-1", "curve__N-2", "fails__N-1", "fails__N-2"]
+SBATCH = ROOT / "cluster" / "slurm" / "course-array.sbatch"
+INDEXED_JOB = ROOT / "cluster" / "k8s" / "course-indexed-job.yaml"
+MERGE_JOB = ROOT / "cluster" / "k8s" / "course-merge-job.yaml"
+SCHEDULER_VARIABLES = ("JOB_COMPLETION_INDEX", "COURSE_SHARDS", "SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_MIN",
+                       "SLURM_ARRAY_TASK_MAX", "SLURM_ARRAY_TASK_STEP", "SLURM_ARRAY_TASK_COUNT")
+
+
+def no_scheduler(monkeypatch):
+    for name in SCHEDULER_VARIABLES:  # the tests may themselves run inside a Slurm job
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture(autouse=True)
+def _no_scheduler(monkeypatch):
+    no_scheduler(monkeypatch)
+
+
+def fake_plan(runs: int) -> Plan:
+    return Plan(runs=[RunSpec(Path(f"nb{k}.ipynb"), {"K": k}, f"run{k}") for k in range(runs)])
+
+
+# --- the split ---------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("runs", [0, 1, 4, 7, 10])
+def test_every_run_goes_to_exactly_one_shard_in_plan_order_and_shard_sizes_differ_by_at_most_one(runs):
+    plan = fake_plan(runs)
+    for count in range(1, runs + 3):
+        parts = [[r.name for r in select(plan, Shard(i, count)).runs] for i in range(1, count + 1)]
+        assert sorted(n for part in parts for n in part) == sorted(r.name for r in plan.runs), "each run once"
+        assert max(map(len, parts)) - min(map(len, parts)) <= 1, (count, parts)
+        for i, part in enumerate(parts, start=1):
+            assert part == [f"run{k}" for k in range(i - 1, runs, count)], "run k (0-based) goes to shard k mod N + 1"
+
+
+def test_the_plan_fingerprint_depends_on_the_plan_not_on_where_the_course_lies(tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    for name in ("shard_grid.yaml", "curve.ipynb", "fails.ipynb"):
+        shutil.copy(FIXTURES / name, elsewhere / name)
+    here, there = make_plan([], grid_file=GRID), make_plan([], grid_file=elsewhere / "shard_grid.yaml")
+    assert [r.name for r in here.runs] == PLAN_NAMES
+    assert fingerprint(here, 2) == fingerprint(there, 2), "another machine, another path: the same plan"
+    assert [r.name for r in select(there, Shard(2, 2)).runs] == ["curve__N-2", "fails__N-2"]
+    assert fingerprint(here, 2) != fingerprint(here, 3), "the number of shards is part of the plan"
+    assert fingerprint(here, 2) != fingerprint(make_plan([], grid_file=GRID, smoke=True), 2)
+    assert fingerprint(here, 2) != fingerprint(make_plan([], grid_file=GRID, parameters={"N": 1}), 2)
+    notebook = json.loads((elsewhere / "fails.ipynb").read_text())
+    notebook["cells"].append({"cell_type": "markdown", "id": "edited", "metadata": {}, "source": ["edited"]})
+    (elsewhere / "fails.ipynb").write_text(json.dumps(notebook))
+    edited = make_plan([], grid_file=elsewhere / "shard_grid.yaml")
+    assert fingerprint(edited, 2) != fingerprint(here, 2), "a notebook edited between two shards is noticed"
+
+
+# --- --shard's value and the scheduler's environment --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text, shard", [("1/4", (1, 4)), (" 2 / 4 ", (2, 4)), ("4/4", (4, 4)), ("1/1", (1, 1))])
+def test_a_shard_is_written_i_of_n_counted_from_one(text, shard):
+    assert parse_shard(text, {}) == Shard(*shard)
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("0/0", "the number of shards must be at least 1, not 0"),
+        ("1/0", "the number of shards must be at least 1"),
+        ("3/2", "shard 3 does not exist; with 2 shard(s) they are numbered 1 to 2"),
+        ("0/2", "shard 0 does not exist"),
+        ("x", "--shard 'x' is not I/N or auto"),
+        ("", "is not I/N or auto"),
+        ("-1/2", "is not I/N or auto"),
+        ("1/2/3", "is not I/N or auto"),
+        ("auto", "neither a Kubernetes Indexed Job (JOB_COMPLETION_INDEX) nor a Slurm array job"),
+    ],
+)
+def test_a_bad_shard_is_refused_with_what_to_write(text, message):
+    with pytest.raises(InputError) as info:
+        parse_shard(text, {})
+    assert message in info.value.what and info.value.fix
+
+
+# What Slurm 22.05.8 set in each array task (`make slurm`'s one-node cluster; sbatch --array=SPEC).
+SLURM_TASKS = {
+    "0-3, task 0": ({"ID": "0", "MIN": "0", "MAX": "3", "STEP": "1", "COUNT": "4"}, Shard(1, 4)),
+    "0-3, task 3": ({"ID": "3", "MIN": "0", "MAX": "3", "STEP": "1", "COUNT": "4"}, Shard(4, 4)),
+    "2-5%2, task 4": ({"ID": "4", "MIN": "2", "MAX": "5", "STEP": "1", "COUNT": "4"}, Shard(3, 4)),
+    "1-7:2, task 5": ({"ID": "5", "MIN": "1", "MAX": "7", "STEP": "2", "COUNT": "4"}, Shard(3, 4)),
+    "1-2, task 2, no MAX or STEP": ({"ID": "2", "MIN": "1", "COUNT": "2"}, Shard(2, 2)),
+}
+
+
+@pytest.mark.parametrize("case", list(SLURM_TASKS))
+def test_shard_auto_numbers_a_slurm_array_from_its_lowest_index(case):
+    values, shard = SLURM_TASKS[case]
+    assert from_environment({f"SLURM_ARRAY_TASK_{k}": v for k, v in values.items()}) == shard
+
+
+@pytest.mark.parametrize(
+    "values, message",
+    [
+        # --array=1,3,9
+        ({"ID": "9", "MIN": "1", "MAX": "9", "STEP": "1", "COUNT": "3"}, "not one evenly spaced range"),
+        ({"ID": "1", "MIN": "1", "MAX": "4"}, "SLURM_ARRAY_TASK_COUNT is not set"),
+        ({"ID": "x", "MIN": "1", "COUNT": "2"}, "SLURM_ARRAY_TASK_ID is 'x', not a whole number"),
+        ({"ID": "1", "COUNT": "2"}, "SLURM_ARRAY_TASK_MIN is not set"),
+    ],
+)
+def test_shard_auto_refuses_a_slurm_array_it_cannot_number(values, message):
+    with pytest.raises(InputError) as info:
+        from_environment({f"SLURM_ARRAY_TASK_{k}": v for k, v in values.items()})
+    assert message in info.value.what and "--array=1-4" in info.value.fix
+
+
+def test_shard_auto_adds_one_to_kubernetes_0_based_index_and_needs_the_count_from_the_manifest():
+    assert [from_environment({"JOB_COMPLETION_INDEX": str(i), "COURSE_SHARDS": "3"}) for i in range(3)] == [
+        Shard(1, 3), Shard(2, 3), Shard(3, 3)]
+    for env, message in [
+        ({"JOB_COMPLETION_INDEX": "0"}, "COURSE_SHARDS is not set"),
+        ({"JOB_COMPLETION_INDEX": "3", "COURSE_SHARDS": "3"}, "shard 4 does not exist"),
+        ({"JOB_COMPLETION_INDEX": "0", "COURSE_SHARDS": "0"}, "the number of shards must be at least 1"),
+        ({"JOB_COMPLETION_INDEX": "one", "COURSE_SHARDS": "3"}, "JOB_COMPLETION_INDEX is 'one'"),
+    ]:
+        with pytest.raises(InputError) as info:
+            from_environment(env)
+        assert message in info.value.what, env
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--shard", "3/2"], "shard 3 does not exist"),
+        (["--shard", "auto"], "--shard auto: neither a Kubernetes Indexed Job"),
+        (["--shard", "half"], "--shard 'half' is not I/N or auto"),
+        (["--merge", "OUT", "--shard", "1/2"], "--merge takes no other options (--shard given)"),
+        (["--merge", "OUT", str(FIXTURES / "ok.ipynb"), "--jobs", "2"], "(--jobs, NOTEBOOK given)"),
+        (["--merge", "nowhere"], "no such folder"),
+        (["--merge", "OUT"], "no shard records in"),
+    ],
+)
+def test_bad_shard_or_merge_input_exits_2_before_anything_runs(argv, message, tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(runner, "run_batch", lambda *a, **kw: pytest.fail("a run started although the input was bad"))
+    (tmp_path / "OUT").mkdir()
+    argv = [str(tmp_path / a) if a in ("OUT", "nowhere") else a for a in argv]
+    out = tmp_path / "out"
+    assert main(["--grid", str(GRID), "--out", str(out), *argv] if "--merge" not in argv else argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and message in err and "What to do: " in err, err
+    assert not out.exists() and not (tmp_path / "OUT" / "report.md").exists()
+
+
+def test_the_shard_option_is_taken_out_of_the_command_the_report_shows():
+    for argv in (["--grid", "g", "--shard", "1/2", "--out", "o"], ["--grid", "g", "--shard=auto", "--out", "o"],
+                 ["--grid", "g", "--sha", "2/2", "--out", "o"]):
+        assert without_shard(argv) == ["--grid", "g", "--out", "o"], argv
+
+
+# --- shards and the merge, with stand-in runs (no kernel) ---------------------------------------------------------
+
+
+def stand_in_runs(plan, out, **kw):
+    """``run_batch`` without kernels: every run ok, recording its N."""
+    return [
+        RunRecord(notebook=s.notebook.stem, status="ok", duration_s=0.1,
+                  executed=str(out / "executed" / f"{s.name}.ipynb"),
+                  parameters=s.parameters, smoke=plan.smoke, results={"n": s.parameters["N"]}, name=s.name,
+                  point=s.point, points=s.points, log=str(out / "logs" / f"{s.name}.log"))
+        for s in plan.runs
+    ]
+
+
+@pytest.mark.parametrize("count", [3, 5])
+def test_shards_of_four_runs_in_any_order_merge_in_plan_order_and_an_empty_shard_is_fine(count, tmp_path, capsys,
+                                                                                          monkeypatch):
+    monkeypatch.setattr(runner, "run_batch", stand_in_runs)
+    out = tmp_path / "out"
+    for i in sorted(range(1, count + 1), key=lambda i: (i * 7) % count):  # any order
+        assert main(["--grid", str(GRID), "--shard", f"{i}/{count}", "--out", str(out)]) == 0
+        shown = capsys.readouterr().out
+        assert f"Shard record:       {out / 'shards' / f'{i}-of-{count}.json'}" in shown
+        assert not (out / "report.md").exists() and not (out / "results.json").exists(), "a shard writes no report"
+        if i == 5:
+            assert "shard 5 of 5 has no runs: the plan has only 4 run(s)" in shown
+            assert json.loads((out / "shards" / "5-of-5.json").read_text())["runs"] == []
+    assert main(["--merge", str(out)]) == 0
+    assert f"Merged {count} shard(s): 4 of 4 run(s)" in capsys.readouterr().out
+    data = json.loads((out / "results.json").read_text())
+    assert [r["name"] for r in data["runs"]] == PLAN_NAMES and [r["results"]["n"] for r in data["runs"]] == [1, 2, 1, 2]
+    assert data["meta"]["planned_runs"] == 4 and data["meta"]["command"] == f"course run --grid {GRID} --out {out}"
+    assert "4 of 4 run(s), 4 ok, 0 failed" in (out / "report.md").read_text()
+
+
+def test_shards_lock_only_themselves_and_the_merge_waits_for_a_shard_still_running(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(runner, "run_batch", stand_in_runs)
+    out = tmp_path / "out"
+    shard = ["--grid", str(GRID), "--out", str(out), "--shard"]
+    assert main([*shard, "1/2"]) == 0
+    with FolderLock(out, name=Shard(1, 2).lock_name).acquire():  # shard 1 runs (again) somewhere
+        assert main([*shard, "1/2"]) == 2, "one shard, one runner"
+        assert f"`--out {out}` is in use by another `course run` (pid {os.getpid()})" in capsys.readouterr().err
+        assert main([*shard, "2/2"]) == 0, "another shard is not blocked"
+        assert main(["--merge", str(out)]) == 2
+        assert f"shard(s) 1/2 (pid {os.getpid()}, on this or another machine) still running" in capsys.readouterr().err
+        assert not (out / "report.md").exists()
+    with FolderLock(out, name=shard_module.LOCK_NAME).acquire():  # an unsharded course run writes into OUT
+        assert main(["--merge", str(out)]) == 2
+    assert main(["--merge", str(out)]) == 0 and (out / "report.md").is_file()
+
+
+# --- for real: unsharded against 2 shards merged -----------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def real(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("sharded")
+    whole, parts = folder / "whole", folder / "parts"
+    with isolated(folder) as monkeypatch:
+        no_scheduler(monkeypatch)
+        statuses = {"whole": main(["--grid", str(GRID), "--out", str(whole), "--jobs", "2"])}
+        for i in (1, 2):
+            argv = ["--grid", str(GRID), "--out", str(parts), "--jobs", "2", "--shard", f"{i}/2"]
+            statuses[f"shard {i}"] = main(argv)
+        statuses["merge"] = main(["--merge", str(parts)])
+    return SimpleNamespace(whole=whole, parts=parts, statuses=statuses)
+
+
+def test_two_shards_merged_make_the_report_an_unsharded_run_makes(real, tmp_path):
+    assert real.statuses == {"whole": 1, "shard 1": 1, "shard 2": 1, "merge": 1}, "two runs fail on purpose"
+    assert differences(real.whole, real.parts) == []
+    data = json.loads((real.parts / "results.json").read_text())
+    statuses = ["ok", "ok", "failed", "failed"]
+    assert [(r["name"], r["status"]) for r in data["runs"]] == list(zip(PLAN_NAMES, statuses, strict=True))
+    assert data["runs"][1]["results"]["scaled"] == 3 and data["comparisons"][0]["notebook"] == "curve"
+    md = (real.parts / "report.md").read_text()
+    assert "| fails | full | N=2 | failed: cell In [3]: ValueError: deliberate failure with N=2 | not reached |" in md
+    assert "executed notebook [executed/fails__N-1.ipynb](executed/fails__N-1.ipynb)" in md
+    # The comparison would see a difference that is not a time or a memory peak.
+    changed = tmp_path / "changed"
+    shutil.copytree(real.parts, changed)
+    edited = json.loads((changed / "results.json").read_text())
+    edited["runs"][0]["results"]["score"] = 0.25
+    (changed / "results.json").write_text(json.dumps(edited))
+    assert any('"score": 0.25' in line for line in differences(real.parts, changed))
+
+
+def test_each_shard_record_holds_its_own_runs_and_the_whole_plan(real):
+    records = [json.loads((real.parts / "shards" / f"{i}-of-2.json").read_text()) for i in (1, 2)]
+    assert [[r["name"] for r in rec["runs"]] for rec in records] == [PLAN_NAMES[0::2], PLAN_NAMES[1::2]]
+    assert records[0]["plan"] == records[1]["plan"] == PLAN_NAMES
+    assert records[0]["fingerprint"] == records[1]["fingerprint"] == fingerprint(make_plan([], grid_file=GRID), 2)
+    assert (records[0]["shard"], records[0]["shards"], records[1]["shard"]) == (1, 2, 2)
+
+
+def other_plan(out):
+    """Shard 2 of a plan with other values of N, with no runs: a leftover of another grid."""
+    other = out.parent / "other.yaml"
+    other.write_text(GRID.read_text().replace("N: [1, 2]", "N: [1, 3]").replace("[curve.ipynb, fails.ipynb]",
+                     f"[{FIXTURES / 'curve.ipynb'}, {FIXTURES / 'fails.ipynb'}]"))
+    ShardRun.of(make_plan([], grid_file=other), Shard(2, 2), ["--grid", str(other)]).save([], out, {"finished": "x"})
+
+
+def truncate(path):
+    path.write_bytes(path.read_bytes()[: len(path.read_bytes()) // 2])
+
+
+def moved_run(out):
+    """A run of shard 2 copied into shard 1's record: not what shard 1 stands for."""
+    first, second = (out / "shards" / f"{i}-of-2.json" for i in (1, 2))
+    record = json.loads(first.read_text())
+    record["runs"].append(json.loads(second.read_text())["runs"][0])
+    first.write_text(json.dumps(record))
+
+
+PLANTED = {
+    "missing shard": (lambda out: (out / "shards" / "2-of-2.json").unlink(),
+                      ["1 of 2 shard record(s) missing", "2-of-2.json", "--shard 2/2"]),
+    "shard of another plan": (other_plan, ["belong to 2 different plans", "1-of-2.json", "2-of-2.json"]),
+    "record under another name": (
+        lambda out: shutil.copy(out / "shards" / "1-of-2.json", out / "shards" / "1-of-3.json"),
+        ["1-of-3.json: it says it is shard 1 of 2, which is not what its name says"]),
+    "truncated record": (lambda out: truncate(out / "shards" / "2-of-2.json"), ["2-of-2.json: cannot be read"]),
+    "run in the wrong record": (moved_run, ["1-of-2.json: its runs are not the ones its shard number stands for"]),
+}
+
+
+@pytest.mark.parametrize("case", list(PLANTED))
+def test_a_merge_with_a_missing_foreign_or_broken_shard_is_refused_and_names_it(case, real, tmp_path, capsys):
+    plant, messages = PLANTED[case]
+    out = tmp_path / "out"
+    shutil.copytree(real.parts / "shards", out / "shards")
+    plant(out)
+    before = sorted((p.name, p.read_bytes()) for p in (out / "shards").iterdir())
+    assert main(["--merge", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "What to do: " in err
+    for message in messages:
+        assert message in err, err
+    assert not (out / "report.md").exists() and not (out / "results.json").exists()
+    assert sorted((p.name, p.read_bytes()) for p in (out / "shards").iterdir()) == before, "nothing lost or changed"
+
+
+# --- the cluster files: Slurm ------------------------------------------------------------------------------------
+
+# sbatch's options the script uses (https://slurm.schedmd.com/sbatch.html)
+SBATCH_OPTIONS = {"job-name", "array", "output", "time", "cpus-per-task", "mem", "gres"}
+
+
+def test_the_sbatch_script_is_valid_bash_with_well_formed_directives_before_any_command():
+    subprocess.run(["bash", "-n", str(SBATCH)], check=True)
+    lines = SBATCH.read_text().splitlines()
+    assert lines[0] == "#!/bin/bash"
+    first_command = next(i for i, line in enumerate(lines) if line.strip() and not line.startswith("#"))
+    directives = [line for line in lines if line.startswith(("#SBATCH", "##SBATCH"))]
+    assert all(lines.index(d) < first_command for d in directives), "sbatch reads #SBATCH only before the first command"
+    options = {}
+    for line in directives:
+        found = re.fullmatch(r"#{1,2}SBATCH --([a-z-]+)=(\S+)", line)
+        assert found and found[1] in SBATCH_OPTIONS, line
+        options[found[1]] = (found[2], line.startswith("##"))
+    assert options["gres"] == ("gpu:1", True), "the GPU is asked for by removing one '#'"
+    assert options["array"] == ("1-5", False)
+    assert len(make_plan([], grid_file=ROOT / "grids" / "batch_size.yaml").runs) == 5, "one shard per run of the grid"
+
+
+def test_the_sbatch_scripts_course_command_is_accepted_by_course_run():
+    line = next(x for x in SBATCH.read_text().splitlines() if x.startswith("exec course run"))
+    words = shlex.split(line.replace('"$grid"', "grids/batch_size.yaml").replace('"$out"', "build/cluster")
+                        .replace(' "$@"', " --smoke"))
+    args = _parser().parse_args(words[3:])
+    assert (args.shard, args.grid, args.smoke) == ("auto", Path("grids/batch_size.yaml"), True)
+    assert args.out == Path("build/cluster")
+
+
+def stand_ins(folder: Path, sbatch_status: int = 0) -> Path:
+    """A stand-in environment: bin/activate puts stand-ins for course and sbatch first on PATH; both log their
+    arguments to folder/calls.log, one call a line, quoted as bash quotes them. course exits with 1 (a run failed),
+    sbatch as told."""
+    bin_dir = folder / "venv" / "bin"
+    bin_dir.mkdir(parents=True)
+    (bin_dir / "activate").write_text(f'PATH="{bin_dir}:$PATH"\nexport PATH\n')
+    for tool, status in (("course", 1), ("sbatch", sbatch_status)):
+        path = bin_dir / tool
+        path.write_text(f"#!/bin/bash\n{{ printf {tool}; printf ' %q' \"$@\"; echo; }} >> '{folder / 'calls.log'}'\n"
+                        f"exit {status}\n")
+        path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return folder / "venv"
+
+
+@pytest.mark.parametrize("sbatch_status", [0, 1], ids=["submitted", "refused"])
+def test_the_sbatch_script_runs_its_shard_and_its_first_task_submits_the_merge(sbatch_status, tmp_path):
+    venv = stand_ins(tmp_path, sbatch_status)
+    env = {"PATH": os.environ["PATH"], "SLURM_SUBMIT_DIR": str(tmp_path), "COURSE_VENV": str(venv),
+           "COURSE_OUT": "out dir", "SLURM_ARRAY_JOB_ID": "77", "SLURM_ARRAY_TASK_MIN": "1"}
+    for task in ("1", "2"):
+        done = subprocess.run(["bash", str(SBATCH), "--smoke"], env={**env, "SLURM_ARRAY_TASK_ID": task}, cwd=ROOT,
+                              capture_output=True, text=True)
+        assert done.returncode == 1, done.stderr  # course's exit status (1: a run failed) is the task's
+        refused = "warning: the merge job was not submitted; when every task has ended, run: course run --merge"
+        assert (refused in done.stderr) == (sbatch_status != 0 and task == "1"), done.stderr
+    calls = (tmp_path / "calls.log").read_text().splitlines()
+    shard = "course run --grid grids/batch_size.yaml --shard auto --out out\\ dir --smoke"
+    assert calls[1:] == [shard, shard], "each task runs its shard; only the first submits the merge"
+    submitted = shlex.split(calls[0])
+    assert submitted[:4] == ["sbatch", "--dependency=afterany:77", "--job-name=course-merge", "--time=00:30:00"]
+    assert submitted[4] == "--output=out dir/course-merge-%j.out" and (tmp_path / "out dir").is_dir()
+    wrap = submitted[5].removeprefix("--wrap=")
+    (tmp_path / "calls.log").unlink()
+    subprocess.run(["sh", "-c", wrap], env={"PATH": os.environ["PATH"]}, cwd="/", check=False)
+    assert (tmp_path / "calls.log").read_text() == "course run --merge out\\ dir\n", "in the course folder"
+
+
+# --- the cluster files: Kubernetes -------------------------------------------------------------------------------
+
+
+def container(job):
+    [found] = job["spec"]["template"]["spec"]["containers"]
+    return found
+
+
+def test_the_kubernetes_job_is_indexed_and_each_index_is_one_shard():
+    [job] = yaml.safe_load_all(INDEXED_JOB.read_text())
+    spec = job["spec"]
+    assert (job["apiVersion"], job["kind"], spec["completionMode"]) == ("batch/v1", "Job", "Indexed")
+    assert 1 <= spec["parallelism"] <= spec["completions"]
+    assert spec["template"]["spec"]["restartPolicy"] == "Never", "required by backoffLimitPerIndex"
+    env = {e["name"]: e["value"] for e in container(job)["env"]}
+    assert env["COURSE_SHARDS"] == str(spec["completions"]), "N must be the Job's completions"
+    shards = [from_environment({"JOB_COMPLETION_INDEX": str(i), **env}) for i in range(spec["completions"])]
+    assert shards == [Shard(i, spec["completions"]) for i in range(1, spec["completions"] + 1)]
+    [rule] = spec["podFailurePolicy"]["rules"]
+    assert rule["action"] == "FailJob" and rule["onExitCodes"] == {"containerName": "course", "operator": "In",
+                                                                   "values": [2]}
+    [script] = container(job)["args"]
+    words = shlex.split(script.splitlines()[0].replace('"$COURSE_GRID"', env["COURSE_GRID"]))
+    args = _parser().parse_args(words[2:])
+    assert words[:2] == ["course", "run"] and args.shard == "auto" and args.grid == Path(env["COURSE_GRID"])
+    [mount] = container(job)["volumeMounts"]
+    [volume] = spec["template"]["spec"]["volumes"]
+    assert args.out == Path(mount["mountPath"]) and mount["name"] == volume["name"]
+    assert "CHANGE-ME" in volume["persistentVolumeClaim"]["claimName"] and "CHANGE-ME" in container(job)["image"]
+
+
+def test_the_kubernetes_gpu_is_one_uncommented_line_away():
+    text = INDEXED_JOB.read_text()
+    assert "nvidia.com/gpu" not in container(yaml.safe_load(text))["resources"]["limits"]
+    with_gpu = yaml.safe_load(text.replace("# nvidia.com/gpu: 1", "nvidia.com/gpu: 1"))
+    assert container(with_gpu)["resources"]["limits"]["nvidia.com/gpu"] == 1
+
+
+@pytest.mark.parametrize("status, pod", [(0, 0), (1, 0), (2, 2), (143, 143)])
+def test_the_kubernetes_pod_succeeds_when_its_record_is_written_and_fails_otherwise(status, pod, tmp_path):
+    """Exit status 1 (a run failed, the record holds it) is success for the pod; 2 (bad input) fails the Job."""
+    (tmp_path / "course").write_text(f"#!/bin/sh\nexit {status}\n")
+    (tmp_path / "course").chmod(0o755)
+    [script] = container(yaml.safe_load(INDEXED_JOB.read_text()))["args"]
+    done = subprocess.run(["bash", "-c", script], env={"PATH": f"{tmp_path}:{os.environ['PATH']}", "COURSE_GRID": "g"})
+    assert done.returncode == pod
+
+
+def test_the_kubernetes_merge_job_reads_the_same_volume():
+    [job] = yaml.safe_load_all(INDEXED_JOB.read_text())
+    [merge] = yaml.safe_load_all(MERGE_JOB.read_text())
+    command = container(merge)["command"]
+    assert command[:2] == ["course", "run"] and _parser().parse_args(command[2:]).merge == Path("/out")
+    assert container(merge)["volumeMounts"][0]["mountPath"] == container(job)["volumeMounts"][0]["mountPath"]
+    claims = [j["spec"]["template"]["spec"]["volumes"][0]["persistentVolumeClaim"]["claimName"] for j in (job, merge)]
+    assert claims[0] == claims[1] and container(merge)["image"] == container(job)["image"]

@@ -1,0 +1,214 @@
+"""Sizing a class (``course preflight --students N``): the arithmetic at its edges, the problems it gives, the
+command's output for 30 students on one 80 GB GPU and on two 24 GB GPUs, and the example in docs/class.md."""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import re
+
+import pytest
+from course_tools.classroom import preflight
+from course_tools.classroom.preflight_problems import find_problems
+from course_tools.classroom.sizing import CONTEXT_MIB, plan, students_count
+
+from ...conftest import ROOT
+
+H100 = 81559  # MiB: what nvidia-smi reports for an "NVIDIA H100 80GB HBM3" (tests/fixtures/nvidia, 8x H100)
+A10 = 24564  # MiB: what nvidia-smi reports for a 24 GB card (NVIDIA A10, RTX A5000, GeForce RTX 4090)
+
+
+def gpus(*memory):
+    return [{"index": i, "name": f"GPU{i}", "memory_mib": m} for i, m in enumerate(memory)]
+
+
+def test_the_context_is_the_docs_number():
+    assert CONTEXT_MIB == 512
+    assert "The course takes 512 MiB (0.5 GiB) per context" in (ROOT / "docs" / "class.md").read_text("utf-8")
+
+
+# students, COURSE_GPU_MEMORY, GPUs (MiB), COURSE_HUB_GPUS -> fits, students that fit, each GPU's (fit, students),
+# the recommended limit. A notebook takes limit + 512 MiB; 10 x 2560 = 25600.
+PLANS = [
+    ("exact fit", 10, 2048, gpus(25600), [], True, 10, [(10, 10)], 2048),
+    ("one student over", 11, 2048, gpus(25600), [], False, 10, [(10, 11)], 1792),
+    ("one MiB short", 10, 2048, gpus(25599), [], False, 9, [(9, 10)], 1792),
+    ("the docs' 4096", 30, 4096, gpus(H100), [], False, 17, [(17, 30)], 2048),
+    ("the docs' 2048", 30, 2048, gpus(H100), [], True, 31, [(31, 30)], 2048),
+    ("a limit larger than the GPU", 1, 16384, gpus(8192), [], False, 0, [(0, 1)], 7680),
+    ("one GPU each, even", 30, 2048, gpus(A10, A10), ["0", "1"], False, 18, [(9, 15), (9, 15)], 1024),
+    ("one GPU each, odd class: 16 on one", 31, 2048, gpus(40960, 40960), ["0", "1"], True, 32, [(16, 16)] * 2, 2048),
+    ("one GPU each, one over", 33, 2048, gpus(40960, 40960), ["0", "1"], False, 32, [(16, 17)] * 2, 1792),
+    ("a device listed twice gets twice the share", 30, 2048, gpus(A10, A10), ["0", "0", "1"], False, 13,
+     [(9, 20), (9, 10)], 512),
+    ("the hub's GPUs only", 10, 2048, gpus(A10, 25600, A10), ["1"], True, 10, [(10, 10)], 2048),
+    ("every GPU: each holds the class", 30, 2048, gpus(A10, A10), [], False, 9, [(9, 30), (9, 30)], 256),
+    ("all: one notebook per GPU", 2, "all", gpus(A10, A10), ["0", "1"], True, 2, [(1, 1), (1, 1)], 23808),
+    ("all: one more than GPUs", 3, "all", gpus(A10, A10), ["0", "1"], False, 2, [(1, 2), (1, 2)], 11520),
+    ("growth: not sized", 30, "growth", gpus(H100), [], None, None, [(None, 30)], 2048),
+    ("no limit fits", 200, "growth", gpus(A10), [], None, None, [(None, 200)], None),
+]
+
+
+@pytest.mark.parametrize("students, policy, memory, hub_gpus, fits, fit, rows, limit", [p[1:] for p in PLANS],
+                         ids=[p[0] for p in PLANS])
+def test_the_arithmetic(students, policy, memory, hub_gpus, fits, fit, rows, limit):
+    sized = plan(students, policy, memory, hub_gpus)
+    assert (sized["fits"], sized["fit"]) == (fits, fit)
+    assert [(row["fit"], row["students"]) for row in sized["gpus"]] == rows
+    assert sized["recommended_gpu_memory"] == limit
+    if limit is not None:  # the recommendation fits, and 256 MiB more would not
+        assert plan(students, limit, memory, hub_gpus)["fits"] is True
+        assert plan(students, limit + 256, memory, hub_gpus)["fits"] is False
+
+
+def test_a_measured_context_replaces_the_docs_number():
+    assert plan(30, 2048, gpus(H100), context_mib=0)["fit"] == H100 // 2048
+    assert plan(30, 2048, gpus(H100), context_mib=800)["gpus"][0]["fit"] == H100 // 2848
+
+
+@pytest.mark.parametrize("memory, hub_gpus, why", [
+    ([], [], "no GPU"),
+    ([{"index": 0, "name": "GPU0", "memory_mib": None}], [], "no GPU"),
+    (gpus(A10, A10), ["MIG-4f1c", "1"], "names MIG-4f1c, which is not a GPU number that nvidia-smi lists here (0, 1)"),
+    (gpus(A10, A10), ["2"], "names 2, which is not a GPU number"),
+])
+def test_what_cannot_be_sized_says_why(memory, hub_gpus, why):
+    sized = plan(30, 2048, memory, hub_gpus)
+    assert sized["fits"] is None and sized["gpus"] == [] and why in sized["not_sized"]
+
+
+@pytest.mark.parametrize("text", ["0", "-3", "x", "2.5", "", "١٢"])
+def test_a_bad_number_of_students_is_refused(text, capsys):
+    with pytest.raises(argparse.ArgumentTypeError, match="is not a number of students: give a whole number"):
+        students_count(text)
+    with pytest.raises(SystemExit) as stopped:
+        preflight.main([f"--students={text}"])
+    assert stopped.value.code == 2
+    assert f"argument --students: {text!r} is not a number of students" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("text", ["-1", "half", "0.5"])
+def test_a_bad_context_is_refused(text, capsys):
+    with pytest.raises(SystemExit) as stopped:
+        preflight.main(["--students", "30", f"--context-mib={text}"])
+    assert stopped.value.code == 2
+    assert f"argument --context-mib: {text!r} is not an amount of memory in MiB" in capsys.readouterr().err
+
+
+def test_sizing_options_need_students_and_a_good_limit(capsys, tmp_path):
+    assert preflight.main(["--gpu-memory", "2048", "--out", str(tmp_path / "r.json")]) == 2
+    assert "need --students" in capsys.readouterr().err
+    assert preflight.main(["--students", "3", "--gpu-memory", "half", "--out", str(tmp_path / "r.json")]) == 2
+    assert "COURSE_GPU_MEMORY='half' is not a GPU memory policy" in capsys.readouterr().err
+    assert not (tmp_path / "r.json").exists()
+
+
+# --------------------------------------------------------------------------- the problems
+
+
+def sizing_problems(real_run, sized):
+    record = copy.deepcopy(real_run.record)
+    record["sizing"] = sized
+    return [p for p in find_problems(record) if p["code"].startswith("class-")]
+
+
+# a plan -> the problem's code, its severity, fragments of its message and of its fix
+PROBLEMS = [
+    (plan(30, 2048, gpus(H100)), []),
+    (plan(30, 4096, gpus(H100)), [("class-does-not-fit", "error", "hold 17 with COURSE_GPU_MEMORY=4096",
+                                   ["Set COURSE_GPU_MEMORY=2048", "at most 17 students", "use 2 GPUs"])]),
+    (plan(30, 2048, gpus(A10, A10)), [("class-does-not-fit", "error", "hold 9",
+                                       ["Set COURSE_HUB_GPUS=0,1: each student then gets one GPU, and 18 students fit",
+                                        "COURSE_GPU_MEMORY=256"])]),
+    (plan(1, 16384, gpus(8192)), [("class-does-not-fit", "error", "hold 0", ["Set COURSE_GPU_MEMORY=7680"])]),
+    (plan(3, "all", gpus(A10, A10), ["0", "1"]), [("class-does-not-fit", "error", "nearly a whole GPU per notebook",
+                                                   ["COURSE_GPU_MEMORY=11520", "use 3 GPUs"])]),
+    (plan(30, "growth", gpus(H100)), [("class-not-sized", "warning", "COURSE_GPU_MEMORY=growth sets no limit",
+                                       ["Set COURSE_GPU_MEMORY=2048"])]),
+    (plan(200, "growth", gpus(A10)), [("class-not-sized", "warning", "no limit",
+                                       ["No limit of 256 MiB or more fits 200 students"])]),
+    (plan(30, 2048, []), [("class-not-sized", "warning", "no GPU", ["on the class's GPU server"])]),
+    (plan(30, 2048, gpus(A10), ["MIG-4f1c"]), [("class-not-sized", "warning", "MIG-4f1c", ["--hub-gpus"])]),
+]
+
+
+@pytest.mark.parametrize("sized, expected", PROBLEMS)
+def test_each_sizing_gives_its_problem(real_run, sized, expected):
+    found = sizing_problems(real_run, sized)
+    assert [(p["code"], p["severity"]) for p in found] == [e[:2] for e in expected]
+    for problem, (_code, _severity, message, fixes) in zip(found, expected, strict=True):
+        assert message in problem["message"]
+        assert all(fix in problem["fix"] for fix in fixes), problem["fix"]
+
+
+# --------------------------------------------------------------------------- the command
+
+
+def sizing_part(out: str) -> str:
+    """The summary's sizing lines and its class-* problems, as printed."""
+    lines = out.splitlines()
+    start = lines.index(next(line for line in lines if line.startswith("Class sizing:")))
+    part = lines[start:lines.index("", start)]
+    for number, line in enumerate(lines):
+        if line.startswith("  [") and "] class-" in line:
+            part += ["", "Problems:", line, lines[number + 1]]
+    return "\n".join(part)
+
+
+def run(tmp_path, capsys, csv_rows, *options):
+    smi = tmp_path / "smi.csv"
+    smi.write_text("index, name, memory.total [MiB]\n" + "".join(f"{row}\n" for row in csv_rows), encoding="utf-8")
+    code = preflight.main(["--no-compute", "--out", str(tmp_path / "r.json"), "--nvidia-smi", str(smi), *options])
+    return code, sizing_part(capsys.readouterr().out)
+
+
+def test_30_students_on_one_80_gb_gpu(real_run, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("COURSE_GPU_MEMORY", "2048")  # as the hub sets it
+    monkeypatch.delenv("COURSE_HUB_GPUS", raising=False)
+    _code, out = run(tmp_path, capsys, [f"0, NVIDIA H100 80GB HBM3, {H100} MiB"], "--students", "30")
+    assert out == """\
+Class sizing: 30 students, one running notebook each
+  Each notebook: 2048 MiB (COURSE_GPU_MEMORY=2048) + 512 MiB (its CUDA context, approximate) = 2560 MiB.
+  GPU 0: NVIDIA H100 80GB HBM3, 81559 MiB: 31 notebooks fit, 30 students on it.
+  In all: 31 students fit, 30 wanted. The class fits."""
+
+
+def test_30_students_on_two_24_gb_gpus(real_run, tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("COURSE_HUB_GPUS", raising=False)
+    rows = [f"{i}, NVIDIA A10, {A10} MiB" for i in (0, 1)]
+    code, out = run(tmp_path, capsys, rows, "--students", "30", "--gpu-memory", "2048", "--hub-gpus", "0,1")
+    assert code == 1
+    assert out == """\
+Class sizing: 30 students, one running notebook each
+  Each notebook: 2048 MiB (COURSE_GPU_MEMORY=2048) + 512 MiB (its CUDA context, approximate) = 2560 MiB.
+  Each student gets one GPU of COURSE_HUB_GPUS=0,1, chosen from a hash of the name: even on average, not exactly.
+  GPU 0: NVIDIA A10, 24564 MiB: 9 notebooks fit, 15 students on it.
+  GPU 1: NVIDIA A10, 24564 MiB: 9 notebooks fit, 15 students on it.
+  In all: 18 students fit, 30 wanted. The class does NOT fit.
+
+Problems:
+  [error] class-does-not-fit: 30 students do not fit: the GPUs here hold 18 with COURSE_GPU_MEMORY=2048 (2560 MiB \
+per notebook with its CUDA context).
+      fix: Set COURSE_GPU_MEMORY=1024 (the largest multiple of 256 MiB with which 30 students fit), or take at most \
+18 students on this server, or use 4 GPUs like these (COURSE_HUB_GPUS)."""
+    # the same GPUs without COURSE_HUB_GPUS: every student's notebook takes memory on both
+    monkeypatch.setenv("COURSE_GPU_MEMORY", "2048")
+    _code, out = run(tmp_path, capsys, rows, "--students", "30")
+    assert "Every student sees every GPU (COURSE_HUB_GPUS is not set)" in out
+    assert "In all: 9 students fit, 30 wanted." in out and "Set COURSE_HUB_GPUS=0,1" in out
+
+
+def test_the_docs_show_the_commands_real_output(real_run, tmp_path, capsys, monkeypatch):
+    """docs/class.md, "Sizing the limit": the command and one H100 as nvidia-smi reports it, then its output."""
+    docs = (ROOT / "docs" / "class.md").read_text(encoding="utf-8")
+    command = "course preflight --students 30 --gpu-memory 4096"
+    assert f"```bash\n{command}\n```" in docs
+    assert f"one H100 with 80 GiB (`nvidia-smi` reports {H100} MiB)" in docs
+    monkeypatch.delenv("COURSE_HUB_GPUS", raising=False)
+    code, out = run(tmp_path, capsys, [f"0, NVIDIA H100 80GB HBM3, {H100} MiB"], *command.split()[2:])
+    assert code == 1 and f"```text\n{out}\n```" in docs
+    _code, fitting = run(tmp_path, capsys, [f"0, NVIDIA H100 80GB HBM3, {H100} MiB"], "--students", "30",
+                         "--gpu-memory", "2048")
+    said = re.search(r"With `--gpu-memory 2048`, each notebook takes (\d+) MiB, and the summary says\n`(.*?)`", docs)
+    assert said and f"= {said[1]} MiB." in fitting and fitting.endswith("\n  " + said[2])

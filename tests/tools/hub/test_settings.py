@@ -1,0 +1,412 @@
+"""The hub's settings without a hub: what the instructor's variables become, and what each student gets.
+
+These run in the unit tier (no ``hub`` marker): ``course_tools.classroom.hub`` alone, then the shipped
+``hub/jupyterhub_config.py`` read by traitlets as JupyterHub reads it, then ``SystemdSpawner`` turning
+the limits into the unit properties systemd enforces (systemd itself replaced by a recorder).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import pwd
+import re
+import stat
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from course_tools.classroom import hub
+from jupyterhub.auth import PAMAuthenticator
+from traitlets.config.loader import PyFileConfigLoader
+
+from course_utils.core import variables
+from course_utils.core.errors import CourseError, ParameterError
+
+from ...conftest import ROOT
+
+VARIABLES = (variables.HUB_USERS, variables.HUB_GROUP, variables.HUB_ADMINS, variables.HUB_MEM_LIMIT,
+             variables.HUB_CPU_LIMIT, variables.HUB_GPUS, variables.HUB_STATE, variables.GPU_MEMORY)
+DEVICES = ["0", "1", "2", "3"]
+START = ROOT / "hub" / "start-student"
+
+
+# --------------------------------------------------------------------------- the instructor's variables
+
+
+def test_defaults_let_a_group_in_with_limits_and_memory_growth():
+    settings = hub.read_settings({})
+    assert settings.users == frozenset() and settings.group == "tf-course" and settings.admins == frozenset()
+    assert (settings.mem_limit, settings.cpu_limit) == ("8G", 2.0)
+    assert settings.gpus == () and settings.gpu_memory == "growth"
+    assert settings.state_dir == Path("/srv/tf-gpu-course-hub")
+
+
+def test_a_list_of_users_replaces_the_group():
+    settings = hub.read_settings({
+        variables.HUB_USERS: "ana, ben chen", variables.HUB_GROUP: "ignored", variables.HUB_ADMINS: "teach",
+        variables.HUB_GPUS: "0,MIG-4f1c 2", variables.HUB_MEM_LIMIT: "12g", variables.HUB_CPU_LIMIT: "0.5",
+        variables.GPU_MEMORY: "4096", variables.HUB_STATE: "/var/lib/hub"})
+    assert settings.users == {"ana", "ben", "chen"} and settings.group is None and settings.admins == {"teach"}
+    assert settings.gpus == ("0", "MIG-4f1c", "2")
+    assert (settings.mem_limit, settings.cpu_limit, settings.gpu_memory) == ("12G", 0.5, "4096")
+    assert settings.state_dir == Path("/var/lib/hub")
+
+
+def test_none_turns_a_limit_off():
+    settings = hub.read_settings({variables.HUB_MEM_LIMIT: "none", variables.HUB_CPU_LIMIT: "None"})
+    assert settings.mem_limit is None and settings.cpu_limit is None
+
+
+@pytest.mark.parametrize(("variable", "value"), [
+    (variables.HUB_MEM_LIMIT, "8 gigabytes"),
+    (variables.HUB_MEM_LIMIT, "-1G"),
+    (variables.HUB_CPU_LIMIT, "two"),
+    (variables.HUB_CPU_LIMIT, "-1"),
+    (variables.GPU_MEMORY, "half"),
+    (variables.HUB_REPO, "/nowhere/tf-gpu-course"),  # no repository there
+    (variables.HUB_REPO, "tf-gpu-course"),  # relative: each student's server would take it in their own home
+    (variables.HUB_BRANCH, "main"),  # a branch of no repository
+])
+def test_a_bad_value_stops_the_hub_with_a_message_naming_the_variable(variable, value):
+    with pytest.raises(ParameterError) as caught:
+        hub.read_settings({variable: value})
+    assert variable in caught.value.what and variable in caught.value.fix
+
+
+@pytest.mark.parametrize("given", ["checkout", "file://checkout", "https://github.com/tf-gpu-course/tf-gpu-course",
+                                   "git@github.com:tf-gpu-course/tf-gpu-course.git"])
+def test_the_course_repository_is_a_clone_on_this_machine_or_a_url_and_reaches_every_student(given):
+    repo = given.replace("checkout", str(ROOT))  # the course's own checkout is a git clone
+    settings = hub.read_settings({variables.HUB_REPO: repo, variables.HUB_BRANCH: "main"})
+    assert (settings.repo, settings.branch) == (repo, "main")
+    environment = hub.student_environment(settings, Path("/opt/course/.venv/bin"))
+    assert environment[variables.HUB_REPO] == repo and environment[variables.HUB_BRANCH] == "main"
+    unset = hub.student_environment(hub.read_settings({}), Path("/opt/course/.venv/bin"))
+    assert variables.HUB_REPO not in unset and variables.HUB_BRANCH not in unset
+
+
+# --------------------------------------------------------------------------- each student's device
+
+
+def test_each_student_keeps_one_device_across_restarts_and_hash_seeds():
+    chosen = hub.gpu_for_user("ana", DEVICES)
+    assert chosen in DEVICES and hub.gpu_for_user("ana", DEVICES) == chosen
+    code = "from course_tools.classroom import hub; print(hub.gpu_for_user('ana', ['0', '1', '2', '3']))"
+    for seed in ("1", "2"):  # Python's own hash() would change with the seed; the choice must not
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                             env={**os.environ, "PYTHONHASHSEED": seed}).stdout.strip()
+        assert out == chosen
+    # pinned: a change of the hash would move every student of a running class to another GPU
+    assert [hub.gpu_for_user(name, DEVICES) for name in ("ana", "ben", "chen", "dara")] == ["2", "2", "0", "1"]
+
+
+def test_a_class_of_forty_is_spread_over_every_device():
+    counts = {device: 0 for device in DEVICES}
+    for number in range(40):
+        counts[hub.gpu_for_user(f"student{number:02d}", DEVICES)] += 1
+    assert all(count >= 5 for count in counts.values()), counts
+
+
+def test_no_device_list_means_no_choice():
+    assert hub.gpu_for_user("ana", []) is None
+    assert hub.gpu_for_user("ana", ["MIG-only"]) == "MIG-only"
+
+
+def test_each_students_logs_go_to_a_folder_in_their_own_home():
+    root = os.path.expanduser("~root")
+    assert hub.log_dir_for("root") == str(Path(root) / "tf-gpu-course" / "logs")
+
+
+def test_the_private_tensorboard_listens_on_a_unix_socket_the_proxy_picks():
+    from course_tools.classroom.tb_server import tensorboard_server
+
+    server = tensorboard_server()
+    assert server["unix_socket"] is True and "{unix_socket}" in server["command"]
+    assert server["command"][:3] == [sys.executable, "-m", "course_tools.classroom.tb_server"]
+    assert "{port}" not in " ".join(server["command"]), "no TCP port: classmates' processes would reach it"
+
+
+# --------------------------------------------------------------------------- what students can reach, the proxy
+
+
+@pytest.fixture
+def open_tmp() -> Iterator[Path]:
+    """A folder in the system's temporary folder, open to other users (pytest's tmp_path sits in a 0700 one)."""
+    with tempfile.TemporaryDirectory(prefix="course-hub-") as folder:
+        yield Path(folder)
+
+
+def test_a_python_inside_a_closed_folder_is_reported(open_tmp):
+    tmp_path = open_tmp
+    checkout = tmp_path / "open" / "course"
+    (checkout / "notebooks").mkdir(parents=True)
+    python = tmp_path / "closed" / "bin" / "python3"
+    python.parent.mkdir(parents=True)
+    python.write_text("#!/bin/sh\n")
+    for folder in (tmp_path, tmp_path / "open", checkout, checkout / "notebooks", python.parent):
+        folder.chmod(0o755)
+    python.chmod(0o755)
+    assert hub.closed_to_students(str(python), checkout) == []
+    (tmp_path / "closed").chmod(0o700)
+    link = checkout / "python"
+    link.symlink_to(python)  # the environment's python is a link: the real program is what must be reached
+    try:
+        problems = hub.closed_to_students(str(link), checkout)
+    finally:
+        (tmp_path / "closed").chmod(0o755)
+    assert len(problems) == 1 and f"the folder {tmp_path / 'closed'} is closed to other users" in problems[0]
+    assert str(python) in problems[0]
+    # COURSE_HUB_REPO: each student's server clones it, so a repository in a closed folder is reported too
+    repo = tmp_path / "closed" / "repo"
+    repo.mkdir(mode=0o755)
+    assert hub.closed_to_students(str(python), checkout, f"file://{repo}") == []
+    assert hub.closed_to_students(str(python), checkout, "https://github.com/tf-gpu-course/tf-gpu-course") == []
+    (tmp_path / "closed").chmod(0o700)
+    try:
+        problems = hub.closed_to_students(str(python), checkout, str(repo))
+    finally:
+        (tmp_path / "closed").chmod(0o755)
+    assert any(str(repo) in problem for problem in problems), problems
+
+
+def test_the_proxy_comes_from_the_checkout_then_path_else_a_message_with_the_npm_command(monkeypatch, tmp_path):
+    local = tmp_path / "npm" / "configurable-http-proxy"
+    monkeypatch.setattr(hub, "LOCAL_PROXY", local)
+    on_path = tmp_path / "bin" / "configurable-http-proxy"
+    on_path.parent.mkdir()
+    on_path.write_text("#!/bin/sh\n")
+    on_path.chmod(0o755)
+    assert hub.proxy_command({"PATH": str(on_path.parent)}) == [str(on_path)]
+    local.parent.mkdir()
+    local.write_text("#!/bin/sh\n")
+    assert hub.proxy_command({"PATH": str(on_path.parent)}) == [str(local)]
+    local.unlink()
+    with pytest.raises(CourseError) as caught:
+        hub.proxy_command({"PATH": str(tmp_path / "nothing")})
+    assert "npm install" in caught.value.fix and "configurable-http-proxy@5.3.0" in caught.value.fix
+
+
+# --------------------------------------------------------------------------- the shipped configuration file
+
+
+@pytest.fixture
+def hub_env(monkeypatch, tmp_path):
+    """The instructor's variables cleared, the hub's state under tmp_path, a stand-in proxy in the checkout."""
+    for name in VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv(variables.HUB_STATE, str(tmp_path / "state"))
+    monkeypatch.setenv(variables.HANDIN_DIR, str(tmp_path / "hand-in"))
+    proxy = tmp_path / "configurable-http-proxy"
+    proxy.write_text("#!/bin/sh\n")
+    monkeypatch.setattr(hub, "LOCAL_PROXY", proxy)
+    return monkeypatch
+
+
+def load_config():
+    return PyFileConfigLoader("jupyterhub_config.py", path=str(ROOT / "hub")).load_config()
+
+
+def fake_spawner(name: str) -> SimpleNamespace:
+    return SimpleNamespace(user=SimpleNamespace(name=name), server=SimpleNamespace(base_url=f"/user/{name}/"))
+
+
+def test_the_shipped_config_with_the_defaults(hub_env, tmp_path):
+    c = load_config()
+    assert issubclass(c.JupyterHub.authenticator_class, PAMAuthenticator)
+    assert c.JupyterHub.spawner_class == "systemdspawner.SystemdSpawner"
+    assert c.PAMAuthenticator.allowed_groups == {"tf-course"} and c.Authenticator.allowed_users == set()
+    assert c.Authenticator.allow_existing_users is False and c.Authenticator.delete_invalid_users is True
+    assert c.JupyterHub.load_roles == [{"name": "admin", "users": []}] and "admin_users" not in c.Authenticator
+    assert c.JupyterHub.bind_url == "http://127.0.0.1:8000", "never open to the network before TLS is set up"
+    assert c.JupyterHub.db_url == f"sqlite:///{tmp_path / 'state' / 'jupyterhub.sqlite'}"
+    assert (tmp_path / "state").stat().st_mode & 0o777 == 0o700
+    assert c.ConfigurableHTTPProxy.command == [str(hub.LOCAL_PROXY)]
+    assert c.Spawner.cmd == [str(START), str(Path(sys.executable).parent / "jupyterhub-singleuser")]
+    assert "notebook_dir" not in c.Spawner, "the server starts in the student's home"
+    assert c.Spawner.default_url == "/lab/tree/tf-gpu-course/notebooks"
+    assert (c.Spawner.mem_limit, c.Spawner.cpu_limit) == ("8G", 2.0)
+    environment = c.Spawner.environment
+    assert environment[variables.GPU_MEMORY] == "growth"
+    assert environment["PATH"].split(":")[0] == str(Path(sys.executable).parent)
+    assert "TENSORBOARD_PROXY_URL" not in environment, "%tensorboard's TCP port would be open to classmates"
+    assert environment[variables.LOG_DIR](fake_spawner("root")) == hub.log_dir_for("root")
+    assert environment[variables.SHARED_SERVER] == "1"
+    assert environment[variables.HANDIN_DIR] == str(tmp_path / "hand-in")
+    assert stat.S_IMODE((tmp_path / "hand-in").stat().st_mode) == hub.HANDIN_MODE
+    assert "CUDA_VISIBLE_DEVICES" not in environment
+    assert {"COURSE_OFFLINE", "COURSE_SMOKE", "COURSE_DATA_DIR"} <= set(c.Spawner.env_keep)
+    assert "COURSE_RESULTS_DIR" not in c.Spawner.env_keep and "COURSE_HOME" not in c.Spawner.env_keep
+
+
+def test_the_shipped_config_with_the_instructors_choices(hub_env):
+    hub_env.setenv(variables.HUB_USERS, "ana,ben")
+    hub_env.setenv(variables.HUB_ADMINS, "teach")
+    hub_env.setenv(variables.HUB_GPUS, ",".join(DEVICES))
+    hub_env.setenv(variables.HUB_MEM_LIMIT, "none")
+    hub_env.setenv(variables.GPU_MEMORY, "3072")
+    c = load_config()
+    assert c.Authenticator.allowed_users == {"ana", "ben", "teach"}, "an admin logs in too"
+    assert c.JupyterHub.load_roles == [{"name": "admin", "users": ["teach"]}]
+    assert "allowed_groups" not in c.PAMAuthenticator
+    # a name the settings do not allow is invalid: the hub deletes it from its database when it starts
+    authenticator = c.JupyterHub.authenticator_class(allowed_users=c.Authenticator.allowed_users)
+    assert [authenticator.validate_username(name) for name in ("ana", "teach", "eve")] == [True, True, False]
+    assert "mem_limit" not in c.Spawner and c.Spawner.cpu_limit == 2.0
+    assert c.Spawner.environment[variables.GPU_MEMORY] == "3072"
+    for name in ("ana", "ben"):
+        assert c.Spawner.environment["CUDA_VISIBLE_DEVICES"](fake_spawner(name)) == hub.gpu_for_user(name, DEVICES)
+
+
+def test_the_shipped_config_refuses_a_bad_setting(hub_env):
+    hub_env.setenv(variables.GPU_MEMORY, "most")
+    with pytest.raises(ParameterError, match=variables.GPU_MEMORY):
+        load_config()
+
+
+def test_systemd_spawner_turns_the_limits_into_unit_properties_that_systemd_enforces(hub_env, monkeypatch):
+    from systemdspawner import SystemdSpawner, systemd
+
+    hub_env.setenv(variables.HUB_MEM_LIMIT, "3G")
+    hub_env.setenv(variables.HUB_CPU_LIMIT, "1.5")
+    started = {}
+    running = iter([False, True])  # no unit before the start; the unit is up after it
+
+    async def service_running(unit):
+        return next(running)
+
+    async def service_failed(unit):
+        return False
+
+    async def start_transient_service(unit, **kwargs):
+        started.update(kwargs, unit=unit)
+
+    monkeypatch.setattr(systemd, "get_systemd_version", lambda: 252)
+    monkeypatch.setattr(systemd, "service_running", service_running)
+    monkeypatch.setattr(systemd, "service_failed", service_failed)
+    monkeypatch.setattr(systemd, "start_transient_service", start_transient_service)
+    monkeypatch.setattr(SystemdSpawner, "get_env", lambda self: {})  # the hub's own variables need a running hub
+    spawner = SystemdSpawner(user=SimpleNamespace(name="root", id=1), config=load_config())
+    asyncio.run(spawner.start())
+    properties = started["properties"]
+    assert properties["MemoryMax"] == 3 * 1024**3 and properties["MemoryAccounting"] == "yes"
+    assert properties["CPUQuota"] == "150%" and properties["CPUAccounting"] == "yes"
+    assert properties["PrivateTmp"] == "yes" and properties["NoNewPrivileges"] == "yes"
+    assert started["cmd"] == [str(START), str(Path(sys.executable).parent / "jupyterhub-singleuser")]
+    assert started["uid"] == 0 and started["unit"] == "jupyter-root-singleuser"
+    # docs/class.md's command for an admin names this unit and each of these properties, as systemctl shows them
+    command = re.search(r"^systemctl show (\S+) (.*)$", (ROOT / "docs" / "class.md").read_text(encoding="utf-8"), re.M)
+    assert command, "docs/class.md: no `systemctl show` command for the limits"
+    assert command.group(1) == spawner.unit_name_template.replace("{USERNAME}", "ana")
+    shown = {"MemoryMax": "MemoryMax", "CPUQuota": "CPUQuotaPerSecUSec", "PrivateTmp": "PrivateTmp",
+             "NoNewPrivileges": "NoNewPrivileges"}  # a property set, and the name systemctl show gives it
+    assert command.group(2).split() == [word for name in shown.values() for word in ("-p", name)]
+    assert set(shown) <= set(properties)
+
+
+# --------------------------------------------------------------------------- the start script
+
+
+def start_student(home: Path, **settings: str) -> subprocess.CompletedProcess[str]:
+    """hub/start-student as JupyterHub runs it, with ``pwd`` as the server's command: the course's environment first
+    on PATH (its nbgitpuller), and ``settings`` (COURSE_HUB_REPO, ...) as the hub passes them."""
+    env = {"HOME": str(home), "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}", **settings}
+    return subprocess.run([str(START), "pwd"], capture_output=True, text=True, env=env, cwd="/", check=True)
+
+
+def test_the_start_script_copies_the_notebooks_once_and_keeps_the_students_work(tmp_path):
+    home = tmp_path / "ana"
+    home.mkdir()
+    done = start_student(home)
+    assert done.stdout.strip() == str(home), "the server starts in the student's home"
+    mine = home / "tf-gpu-course" / "notebooks"
+    course = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    assert sorted(p.name for p in mine.iterdir()) == [p.name for p in course]
+    assert (mine / course[0].name).read_bytes() == course[0].read_bytes()
+    assert (home / "tf-gpu-course").stat().st_mode & 0o777 == 0o700
+    (mine / course[0].name).write_text("my answers")
+    (mine / course[1].name).unlink()
+    start_student(home)
+    assert (mine / course[0].name).read_text() == "my answers", "a student's own copy is never replaced"
+    assert (mine / course[1].name).read_bytes() == course[1].read_bytes(), "a missing notebook comes back"
+
+
+def git(folder: Path, *args: str) -> str:
+    done = subprocess.run(["git", "-c", "user.name=Instructor", "-c", "user.email=instructor@example.org", *args],
+                          cwd=folder, capture_output=True, text=True, check=True)
+    return done.stdout
+
+
+# A notebook as git sees it: lines. The student changes the first, the instructor the first and the last.
+LINES = ["first cell", *(f"cell {i}" for i in range(2, 9)), "last cell"]
+
+
+def write_lines(path: Path, lines: list[str]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n")
+
+
+def test_with_a_repository_every_start_merges_the_course_and_keeps_the_students_work(tmp_path):
+    """COURSE_HUB_REPO: nbgitpuller's rules at the second start - the student's change wins, a deleted file comes
+    back, the instructor's other changes and new files arrive; a copied folder from before is kept aside."""
+    upstream = tmp_path / "course"
+    write_lines(upstream / "notebooks" / "01_a.ipynb", LINES)
+    write_lines(upstream / "notebooks" / "02_b.ipynb", LINES)
+    git(upstream, "init", "-q", "-b", "main")
+    git(upstream, "add", ".")
+    git(upstream, "commit", "-q", "-m", "the course")
+    home = tmp_path / "ana"
+    write_lines(home / "tf-gpu-course" / "notebooks" / "01_a.ipynb", ["copied before, with my answers"])
+    done = start_student(home, COURSE_HUB_REPO=str(upstream))
+    assert done.stdout.strip().splitlines()[-1] == str(home), "the server starts in the student's home"
+    (before,) = home.glob("tf-gpu-course-before-updates-*")
+    assert (before / "notebooks" / "01_a.ipynb").read_text() == "copied before, with my answers\n"
+    mine = home / "tf-gpu-course"
+    assert (mine / ".git").is_dir() and stat.S_IMODE(mine.stat().st_mode) == 0o700
+    assert (mine / "notebooks" / "01_a.ipynb").read_text() == (upstream / "notebooks" / "01_a.ipynb").read_text()
+    # the student answers in 01 and deletes 02; the instructor corrects 01 and 02 and adds a notebook
+    write_lines(mine / "notebooks" / "01_a.ipynb", ["my answer", *LINES[1:]])
+    (mine / "notebooks" / "02_b.ipynb").unlink()
+    write_lines(upstream / "notebooks" / "01_a.ipynb", ["first cell, corrected", *LINES[1:-1], "last cell, corrected"])
+    write_lines(upstream / "notebooks" / "02_b.ipynb", [*LINES, "a new cell"])
+    write_lines(upstream / "notebooks" / "03_c.ipynb", ["a new notebook"])
+    git(upstream, "add", ".")
+    git(upstream, "commit", "-q", "-m", "the update")
+    start_student(home, COURSE_HUB_REPO=str(upstream))
+    assert (mine / "notebooks" / "01_a.ipynb").read_text().splitlines() == [
+        "my answer", *LINES[1:-1], "last cell, corrected"], "the student's line wins; the other correction arrives"
+    assert (mine / "notebooks" / "02_b.ipynb").read_text() == (upstream / "notebooks" / "02_b.ipynb").read_text()
+    assert (mine / "notebooks" / "03_c.ipynb").read_text() == "a new notebook\n"
+    assert sorted(p.name for p in home.iterdir()) == sorted([before.name, "tf-gpu-course"]), "kept aside once"
+
+
+def test_a_pull_that_fails_still_starts_the_server(tmp_path):
+    home = tmp_path / "ben"
+    home.mkdir()
+    done = start_student(home, COURSE_HUB_REPO=str(tmp_path / "not-there"))
+    assert done.stdout.strip().splitlines()[-1] == str(home)
+    assert "nbgitpuller could not bring" in done.stderr
+    assert stat.S_IMODE((home / "tf-gpu-course").stat().st_mode) == 0o700
+
+
+def test_the_hand_in_folder_lets_students_write_and_the_admins_of_this_start_read(tmp_path):
+    folder = tmp_path / "hand-in"
+    (tmp_path / "hand-in").mkdir()
+    (folder / "ana.json").write_text("{}")
+    me = pwd.getpwuid(os.getuid()).pw_name
+    assert hub.prepare_hand_in(folder, [me]) == []
+    mode = stat.S_IMODE(folder.stat().st_mode)  # with an ACL, the group bits show its mask
+    assert mode & 0o7707 == 0o3703, f"setgid, sticky; others write and pass, never list: {oct(mode)}"
+    acl = subprocess.run(["getfacl", "-p", str(folder)], capture_output=True, text=True, check=True).stdout
+    assert f"user:{me}:rwx" in acl and f"default:user:{me}:r--" in acl
+    on_file = subprocess.run(["getfacl", "-p", str(folder / "ana.json")], capture_output=True, text=True).stdout
+    assert f"user:{me}:r--" in on_file, "a hand-in from before this start is readable by this start's admins"
+    assert hub.prepare_hand_in(folder, []) == []  # the admin taken out of the settings
+    acl = subprocess.run(["getfacl", "-p", str(folder)], capture_output=True, text=True, check=True).stdout
+    on_file = subprocess.run(["getfacl", "-p", str(folder / "ana.json")], capture_output=True, text=True).stdout
+    assert f"user:{me}" not in acl and f"user:{me}" not in on_file
+    assert stat.S_IMODE(folder.stat().st_mode) == hub.HANDIN_MODE

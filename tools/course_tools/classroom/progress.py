@@ -1,0 +1,241 @@
+"""``course progress FOLDER``: the class's progress - who is done, who is stuck, who has not started.
+
+Reads every progress record (``course hand-in``, schema ``course-progress/1``) under FOLDER and writes
+``progress.md`` and a self-contained ``progress.html`` into ``--out`` (default: FOLDER), in the instructor's
+language (``COURSE_LANG`` or the locale). For each notebook's exercises and checkpoint, each student is:
+
+- **done**: the exercise's check said right (at some attempt), or the checkpoint passed;
+- **stuck**: ``STUCK_ATTEMPTS`` or more wrong attempts and never right, or the checkpoint failed;
+- **working**: the notebook is started, but neither of those yet;
+- **not started**: no record of that notebook.
+
+The exercises are the course's own (each lesson file's ``CHECKS``). A record holds outcomes and counts only, never a
+student's answers. Where the file system says who wrote a file (POSIX), a record whose file belongs to another
+account than the student it names is not counted (a classmate cannot hand in for someone) - unless it belongs to
+root or to the account running ``course progress``: files the instructor collected and copied are theirs. Exit
+status 0 when the report is written, 2 when FOLDER holds no valid progress record.
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import importlib
+import os
+import pkgutil
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from course_tools import _
+from course_tools.batch.report import _CSS, _html_table, _md_table
+from course_tools.classroom.class_report import read_record, report_main, write_pages
+from course_tools.classroom.handin import SCHEMA
+from course_utils import lessons
+from course_utils.lessons import RIGHT
+
+STUCK_ATTEMPTS = 3  # wrong this many times, never right: stuck
+DONE, WORKING, STUCK, NOT_STARTED = "done", "working", "stuck", "not started"
+STATES = (DONE, WORKING, STUCK, NOT_STARTED)
+CHECKPOINT = "checkpoint"
+MAX_BYTES = 1024 * 1024  # a progress record is a few kB
+
+
+def state_words() -> dict[str, str]:
+    return {DONE: _("done"), WORKING: _("working"), STUCK: _("stuck"), NOT_STARTED: _("not started")}
+
+
+def course_exercises() -> list[tuple[str, list[str]]]:
+    """Each course notebook with its exercises' numbers, in order: ``[("03_memory", ["3.1", "3.2"]), ...]``."""
+    found = []
+    for info in sorted(pkgutil.iter_modules(lessons.__path__), key=lambda m: m.name):
+        if info.name.startswith("nb"):
+            lesson = importlib.import_module(f"{lessons.__name__}.{info.name}")
+            found.append((lesson.NOTEBOOK, list(getattr(lesson, "CHECKS", {}))))
+    return found
+
+
+# --------------------------------------------------------------------------- reading
+
+
+def invalid_reason(data: Any) -> str | None:
+    """Why parsed JSON is not a progress record; None when it is one."""
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
+        return _("not a progress record (from `course hand-in`)")
+    if not isinstance(data.get("user"), str) or not data["user"]:
+        return _('"user" is missing or not text')
+    if not isinstance(data.get("notebooks"), dict):
+        return _('"notebooks" is missing or not an object')
+    return None
+
+
+def owner(path: Path) -> str | None:
+    """The account that owns ``path`` (POSIX), None where that is not known."""
+    try:
+        import pwd  # lazy: POSIX only
+    except ImportError:
+        return None
+    try:
+        return pwd.getpwuid(path.stat().st_uid).pw_name
+    except (KeyError, OSError):
+        return None
+
+
+def reader() -> str | None:
+    """The account running this (POSIX), None where that is not known: the files it owns, it collected itself."""
+    try:
+        import pwd  # lazy: POSIX only
+    except ImportError:
+        return None
+    if not hasattr(os, "geteuid"):
+        return None
+    try:
+        return pwd.getpwuid(os.geteuid()).pw_name
+    except KeyError:
+        return None
+
+
+def load_folder(folder: Path) -> tuple[dict[str, dict[str, Any]], list[tuple[str, str]]]:
+    """``({user: record}, [(file, why it was not counted)])``; the newest record of a user wins."""
+    records: dict[str, dict[str, Any]] = {}
+    bad: list[tuple[str, str]] = []
+    trusted = (None, "root", reader())  # an unknown owner, root, and whoever collected the files
+    for path in sorted(folder.rglob("*.json")):
+        name = path.relative_to(folder).as_posix()
+        data, why = read_record(path, invalid_reason, MAX_BYTES)
+        wrote = owner(path)
+        if data is not None and wrote not in (*trusted, data["user"]):
+            why = _("written by the account {owner}, not by {user}").format(owner=wrote, user=data["user"])
+        if why is not None:
+            bad.append((name, why))
+            continue
+        kept = records.get(data["user"])
+        if kept is None or str(data.get("handed_in", "")) > str(kept.get("handed_in", "")):
+            records[data["user"]] = data
+    return records, bad
+
+
+# --------------------------------------------------------------------------- states
+
+
+def exercise_state(notebook: Mapping[str, Any] | None, number: str) -> tuple[str, int]:
+    """One student's state on one exercise, and their attempts."""
+    if notebook is None:
+        return NOT_STARTED, 0
+    entry = (notebook.get("exercises") or {}).get(number) or {}
+    attempts = int(entry.get("attempts") or 0)
+    if entry.get("right_at") is not None or entry.get("status") == RIGHT:
+        return DONE, attempts
+    return (STUCK if attempts >= STUCK_ATTEMPTS else WORKING), attempts
+
+
+def checkpoint_state(notebook: Mapping[str, Any] | None) -> str:
+    if notebook is None:
+        return NOT_STARTED
+    passed = (notebook.get("checkpoint") or {}).get("passed")
+    return DONE if passed is True else STUCK if passed is False else WORKING
+
+
+def table(records: Mapping[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per notebook and exercise (then its checkpoint): the students in each state."""
+    rows = []
+    for notebook, numbers in course_exercises():
+        for item in [*numbers, CHECKPOINT]:
+            who: dict[str, list[str]] = {state: [] for state in STATES}
+            attempts: dict[str, int] = {}  # the stuck students' wrong attempts
+            for user, record in sorted(records.items()):
+                progress = (record.get("notebooks") or {}).get(notebook)
+                if item == CHECKPOINT:
+                    who[checkpoint_state(progress)].append(user)
+                else:
+                    state, tries = exercise_state(progress, item)
+                    who[state].append(user)
+                    if state == STUCK:
+                        attempts[user] = tries
+            rows.append({"notebook": notebook, "item": item, **who, "attempts": attempts})
+    return rows
+
+
+# --------------------------------------------------------------------------- rendering
+
+
+def _names(names: Sequence[str], attempts: Mapping[str, int] | None = None) -> str:
+    """``2: ana, ben (4)``: how many, then who (a stuck student's wrong attempts in brackets)."""
+    shown = [f"{n} ({attempts[n]})" if attempts and n in attempts else n for n in names]
+    return f"{len(names)}: {', '.join(shown)}" if names else "0"
+
+
+def _rows(rows: Sequence[Mapping[str, Any]]) -> tuple[list[str], list[list[str]]]:
+    words = state_words()
+    header = [_("notebook"), _("exercise"), *(words[s] for s in STATES)]
+    item = {CHECKPOINT: _("checkpoint")}
+    return header, [[r["notebook"], item.get(r["item"], r["item"]),
+                     *(_names(r[s], r["attempts"] if s == STUCK else None) for s in STATES)] for r in rows]
+
+
+def summary(records: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> str:
+    stuck = sorted({name for r in rows for name in r[STUCK]})
+    return _("{students} student(s) handed in; {stuck} stuck somewhere: {names}.").format(
+        students=len(records), stuck=len(stuck), names=", ".join(stuck) or "-")
+
+
+def legend() -> str:
+    return _("Done: the check said right, or the checkpoint passed. Stuck: wrong {n} times or more and never right "
+             "(the attempts in brackets), or the checkpoint failed. Working: started, neither yet. Not started: no "
+             "record of the notebook.").format(n=STUCK_ATTEMPTS)
+
+
+def render_markdown(records, rows, bad, folder: str) -> str:
+    header, body = _rows(rows)
+    title, not_counted = _("Class progress"), _("Files not counted")
+    lines = [f"# {title}", "", summary(records, rows), "", legend(), ""]
+    lines += _md_table(header, [[html.escape(c, quote=False) for c in row] for row in body]) + [""]
+    if bad:
+        lines += [f"## {not_counted}", ""]
+        lines += _md_table([_("file"), _("why")], [[html.escape(n, quote=False), html.escape(w, quote=False)]
+                                                   for n, w in bad]) + [""]
+    lines += [_("Read from {folder}.").format(folder=html.escape(folder, quote=False)), ""]
+    return "\n".join(lines)
+
+
+def render_html(records, rows, bad, folder: str) -> str:
+    esc = html.escape
+    header, body = _rows(rows)
+    classes = ["failed" if r[STUCK] else "" for r in rows]
+    title, not_counted, source = _("Class progress"), _("Files not counted"), _("Read from {folder}.")
+    parts = [
+        f"<!doctype html><html><head><meta charset='utf-8'><title>{esc(title)}</title>",
+        f"<style>{_CSS}</style></head><body><h1>{esc(title)}</h1>",
+        f"<p>{esc(summary(records, rows))}</p><p class='meta'>{esc(legend())}</p>",
+        _html_table(header, body, classes),
+    ]
+    if bad:
+        parts += [f"<h2>{esc(not_counted)}</h2>",
+                  _html_table([_("file"), _("why")], [list(item) for item in bad], ["failed"] * len(bad))]
+    parts.append(f"<p class='meta'>{esc(source.format(folder=folder))}</p></body></html>")
+    return "\n".join(parts) + "\n"
+
+
+def write_progress(folder: Path, out: Path) -> dict[str, Any]:
+    records, bad = load_folder(folder)
+    rows = table(records)
+    paths = write_pages(out, {"md": ("progress.md", render_markdown(records, rows, bad, str(folder))),
+                              "html": ("progress.html", render_html(records, rows, bad, str(folder)))})
+    return {**paths, "records": records, "rows": rows, "bad": bad, "summary": summary(records, rows)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="course progress",
+        description="Read the students' progress records (course hand-in) in FOLDER and write who is done, stuck or "
+        "not started, per notebook and exercise: progress.md and progress.html.")
+    parser.add_argument("folder", type=Path, help="the hand-in folder, or a folder of collected progress-*.json files")
+    parser.add_argument("--out", metavar="DIR", type=Path, help="where to write the report (default: FOLDER)")
+    args = parser.parse_args(argv)
+    return report_main("course progress", args.folder, _("Pass the folder that holds the students' progress records."),
+                       lambda: write_progress(args.folder, args.out or args.folder),
+                       _("no file is a progress record; students make one with `course hand-in`."))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
