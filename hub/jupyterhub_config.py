@@ -38,9 +38,9 @@ import logging
 import sys
 from pathlib import Path
 
-from course_tools.classroom import hub
 from jupyterhub.auth import PAMAuthenticator
 
+from course_tools.classroom import hub
 from course_utils.core import variables
 
 c = get_config()  # noqa: F821 - JupyterHub defines it when it reads this file

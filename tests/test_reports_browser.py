@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from course_tools.classroom import class_report, handin, progress
 
 from .conftest import IN_CI

@@ -6,9 +6,9 @@ C++ core writes logs to the process's file descriptors. So the course runs such 
 child, and this module is how - for a notebook run, a fresh TensorFlow, a placement log,
 a benchmark, and each worker of a cluster::
 
-    run = run_python("course_tools.bench.dense_memory:_measure", request, timeout_s=300,
-                     what="The fresh TensorFlow process")
-    run.value    # what _fresh_child(request) returned
+    run = run_python("course_utils.doctor.libraries:_load_libraries", {"paths": paths}, timeout_s=60,
+                     what="The library-loading check")
+    run.value    # what _load_libraries({"paths": paths}) returned
     run.output   # everything the process printed, C++ logs included
 
 How: the child is ``python -m course_utils.core.child TARGET PAYLOAD.json RESULT.json``,

@@ -7,8 +7,8 @@ import stat
 from pathlib import Path
 
 import pytest
-from course_tools.batch import runner
 
+from course_tools.batch import runner
 from course_utils.core import places, variables
 from course_utils.core.errors import PlaceError
 from course_utils.results import Recorder

@@ -12,6 +12,7 @@ from course_utils.core import variables
 from ..conftest import ROOT
 
 PACKAGE = ROOT / "course_utils"
+TOOLS = ROOT / "tools" / "course_tools"  # the instructor's tools read the course's variables too
 NAME = re.compile(r"^COURSE_[A-Z_]+$")
 
 
@@ -26,7 +27,7 @@ def test_contributing_shows_every_variable_as_the_module_lists_them():
 def test_no_module_spells_a_variable_name_of_its_own():
     """A string that is a whole COURSE_* name, outside variables.py, is a second home (a typo reads nothing)."""
     found = []
-    for path in sorted(PACKAGE.rglob("*.py")):
+    for path in sorted([*PACKAGE.rglob("*.py"), *TOOLS.rglob("*.py")]):
         if path.name == "variables.py" and path.parent.name == "core":
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
@@ -38,7 +39,8 @@ def test_no_module_spells_a_variable_name_of_its_own():
 def test_every_listed_variable_is_read_somewhere_and_every_constant_is_listed():
     constants = {name: value for name, value in vars(variables).items() if isinstance(value, str) and NAME.match(value)}
     assert set(constants.values()) == variables.NAMES and len(constants) == len(variables.NAMES)
-    code = "\n".join(p.read_text(encoding="utf-8") for p in PACKAGE.rglob("*.py") if p.name != "variables.py")
+    code = "\n".join(p.read_text(encoding="utf-8") for top in (PACKAGE, TOOLS) for p in top.rglob("*.py")
+                     if p.name != "variables.py")
     unused = sorted(f"variables.{c}" for c in constants if f"variables.{c}" not in code)
     assert unused == [], f"listed but read nowhere: {unused}"
 

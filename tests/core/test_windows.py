@@ -34,7 +34,13 @@ from ..conftest import NOTEBOOKS, ROOT, isolated
 from . import windows_sim
 
 PACKAGE = ROOT / "course_utils"
-MODULES = sorted(p for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts)
+TOOLS = ROOT / "tools" / "course_tools"
+MODULES = sorted(p for top in (PACKAGE, TOOLS) for p in top.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def rel(path: Path) -> str:
+    """``course_utils/core/files.py``: a module's path from its package's folder on."""
+    return path.relative_to(PACKAGE.parent if path.is_relative_to(PACKAGE) else TOOLS.parent).as_posix()
 MARK = windows_sim.MARK_MIB
 
 # --------------------------------------------------------------------------- the package, run as on Windows
@@ -92,7 +98,7 @@ def test_the_simulation_is_windows_for_the_course_and_linux_underneath(windows):
 
 
 def test_every_module_of_the_package_imports(windows):
-    files = {".".join(("course_utils", *p.relative_to(PACKAGE).with_suffix("").parts)) for p in MODULES}
+    files = {".".join(Path(rel(p)).with_suffix("").parts) for p in MODULES}
     assert set(windows["modules"]) == {name.removesuffix(".__init__") for name in files}
     assert "course_tools.batch.runner" in windows["modules"]
     assert windows["import_failures"] == {}
@@ -332,7 +338,7 @@ def notebook_cells(path: Path) -> list[str]:
 
 
 def test_every_unix_only_import_and_call_in_the_package_is_guarded():
-    uses = {f"{p.relative_to(PACKAGE).as_posix()}:{u.line} {u.what}": u.guard
+    uses = {f"{rel(p)}:{u.line} {u.what}": u.guard
             for p in MODULES for u in unix_only_uses(p.read_text(encoding="utf-8"))}
     print("\n".join(f"{where}: {guard}" for where, guard in sorted(uses.items())))  # the list, for the record
     whats = {where.split(" ", 1)[1] for where in uses}
@@ -417,7 +423,7 @@ def text_io_without_encoding(source: str) -> list[str]:
 
 
 def test_every_text_file_the_package_opens_names_its_encoding():
-    missing = {p.relative_to(PACKAGE).as_posix(): text_io_without_encoding(p.read_text(encoding="utf-8"))
+    missing = {rel(p): text_io_without_encoding(p.read_text(encoding="utf-8"))
                for p in MODULES}
     assert {path: calls for path, calls in missing.items() if calls} == {}
 

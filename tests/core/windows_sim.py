@@ -129,7 +129,7 @@ def _from_course(namespace: Any) -> bool:
     name = namespace.get("__name__") or ""
     if name == "__main__":
         name = getattr(namespace.get("__spec__"), "name", "") or ""
-    return name == "course_utils" or name.startswith("course_utils.")
+    return name.partition(".")[0] in ("course_utils", "course_tools")
 
 
 def _import(name: str, globals: Any = None, locals: Any = None, fromlist: Any = (), level: int = 0) -> Any:
@@ -340,6 +340,7 @@ TINY_NOTEBOOK_CELLS = [
 
 def _runner(folder: pathlib.Path) -> dict[str, Any]:
     import nbformat
+
     from course_tools.batch import notebook_run
 
     nb = nbformat.v4.new_notebook(
@@ -397,11 +398,15 @@ def scenario(folder_name: str) -> dict[str, Any]:
     folder = pathlib.Path(folder_name)
     out: dict[str, Any] = {"controls": controls()}
 
+    import course_tools
     import course_utils
 
-    root = pathlib.Path(course_utils.__file__).parent  # every file: batch/ is a namespace package
-    files = [f.relative_to(root).with_suffix("") for f in root.rglob("*.py") if "__pycache__" not in f.parts]
-    modules = sorted(".".join(("course_utils", *f.parts)).removesuffix(".__init__") for f in files)
+    modules = []
+    for package in (course_utils, course_tools):  # the student's package and the instructor's tools
+        root = pathlib.Path(package.__file__).parent
+        files = [f.relative_to(root).with_suffix("") for f in root.rglob("*.py") if "__pycache__" not in f.parts]
+        modules += [".".join((package.__name__, *f.parts)).removesuffix(".__init__") for f in files]
+    modules.sort()
     failures = {}
     for name in modules:
         if not name.endswith("__main__"):

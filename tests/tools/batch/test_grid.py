@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from course_tools.batch import grid
 from course_tools.batch.grid import (
     InputError,

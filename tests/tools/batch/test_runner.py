@@ -13,10 +13,11 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-import course_tools.batch.runner as runner
 import psutil
 import pytest
 import yaml
+
+import course_tools.batch.runner as runner
 from course_tools.batch.grid import make_plan
 from course_tools.batch.notebook_run import excerpt, failing_line, plain, run_notebook
 from course_tools.batch.report import failure_excerpt
@@ -325,6 +326,13 @@ def test_the_batch_size_grid_makes_a_comparison_table(tmp_path):
         accuracy = run["results"]["test_accuracy"]
         assert f"| {run['parameters']['BATCH_SIZE']} | ok |" in md and f"{accuracy:.4g}" in md
     assert "charts/tiny_train__test_accuracy.png" in md
+    # two runs at once never share a folder: each wrote its logs into one of its own, under --out, none beside the
+    # notebook (before each run had one, two runs at once wrote into, and emptied, the same notebooks/logs)
+    log_dirs = [Path(r["results"]["log_dir"]) for r in data["runs"]]
+    assert [d.relative_to(out / "tensorboard").parts[0] for d in log_dirs] == [r["name"] for r in data["runs"]]
+    assert [float((d / "accuracy.txt").read_text()) for d in log_dirs] == [
+        r["results"]["test_accuracy"] for r in data["runs"]], "each run reads back what it wrote"
+    assert not (FIXTURES / "logs").exists()
 
 
 @pytest.fixture
@@ -418,7 +426,7 @@ def test_more_jobs_than_cores_warns(tmp_path, capsys, monkeypatch):
 
 def test_the_make_target_uses_this_runner():
     makefile = (ROOT / "Makefile").read_text()
-    recipe = makefile.split("\ncourse:", 1)[1].split("\n\n", 1)[0]
+    recipe = makefile.split("\ncourse: $(STAMP)", 1)[1].split("\n\n", 1)[0]
     assert "$(BIN)/course run --out $(OUT)" in recipe
     from course_utils import cli
 

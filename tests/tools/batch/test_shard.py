@@ -19,10 +19,11 @@ import subprocess
 from pathlib import Path
 from types import SimpleNamespace
 
-import course_tools.batch.runner as runner
-import course_tools.batch.shard as shard_module
 import pytest
 import yaml
+
+import course_tools.batch.runner as runner
+import course_tools.batch.shard as shard_module
 from course_tools.batch.grid import Plan, RunSpec, make_plan
 from course_tools.batch.notebook_run import RunRecord
 from course_tools.batch.runner import _parser, main
@@ -35,7 +36,6 @@ from course_tools.batch.shard import (
     select,
     without_shard,
 )
-
 from course_utils.core.errors import InputError
 from course_utils.core.files import FolderLock
 

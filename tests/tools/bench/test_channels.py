@@ -8,6 +8,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+
 from course_tools.bench.channels import batch_bounds, book_arrays, float32_batch, train_noise_vs_zeros
 
 from ...conftest import NOTEBOOKS

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from course_tools.bench import dense_memory as dm
 
+from course_tools.bench import dense_memory as dm
 from course_utils.core.errors import ChildError
 
 

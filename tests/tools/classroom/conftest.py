@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from course_tools.classroom import preflight
 
 from ...conftest import isolated

@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
+
 from course_tools.classroom import class_report
 from course_tools.classroom.class_report import invalid_reason, read_record
 

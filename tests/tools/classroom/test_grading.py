@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from course_tools.classroom import grading
 from course_tools.classroom.progress import course_exercises
 

@@ -10,10 +10,10 @@ import tomllib
 from pathlib import Path
 
 import pytest
+
 from course_tools.classroom import preflight
 from course_tools.classroom.preflight import SCHEMA, default_out, in_range
 from course_tools.classroom.preflight_problems import find_problems
-
 from course_utils import cli
 
 from ...conftest import ROOT

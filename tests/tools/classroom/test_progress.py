@@ -10,8 +10,8 @@ import stat
 from pathlib import Path
 
 import pytest
-from course_tools.classroom import class_report, handin, progress
 
+from course_tools.classroom import class_report, handin, progress
 from course_utils.notebook import Course
 from course_utils.results import Recorder
 
@@ -171,7 +171,7 @@ def run_all_in_a_new_kernel(cells: list[str], folder: Path) -> None:
 def test_wrong_in_three_run_alls_is_stuck_and_right_after_that_is_done(tmp_path, monkeypatch, capsys):
     """Notebook 01's own setup and exercise 1.1 cells, answered wrong, run in three new kernels (issue 40)."""
     cells = {c.get("id"): "".join(c["source"]) for c in json.loads(
-        next(Path(__file__).parents[2].glob("notebooks/01_*.ipynb")).read_text(encoding="utf-8"))["cells"]}
+        next(Path(__file__).parents[3].glob("notebooks/01_*.ipynb")).read_text(encoding="utf-8"))["cells"]}
     task = next(source for source in cells.values() if 'course.check("1.1", answer)' in source)
     assert "answer = None" in task
     run = [cells["e9927429"], cells["bf31e8a6"], task.replace("answer = None", 'answer = "a"')]  # parameters, setup

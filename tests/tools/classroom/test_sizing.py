@@ -8,6 +8,7 @@ import copy
 import re
 
 import pytest
+
 from course_tools.classroom import preflight
 from course_tools.classroom.preflight_problems import find_problems
 from course_tools.classroom.sizing import CONTEXT_MIB, plan, students_count

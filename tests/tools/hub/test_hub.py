@@ -53,8 +53,8 @@ from pathlib import Path
 import psutil
 import pytest
 import requests
-from course_tools.classroom import hub
 
+from course_tools.classroom import hub
 from course_utils.core import variables
 from course_utils.core.errors import CourseError
 from course_utils.core.processes import descendants, free_ports, start_in_group, stop_group

@@ -20,10 +20,10 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from course_tools.classroom import hub
 from jupyterhub.auth import PAMAuthenticator
 from traitlets.config.loader import PyFileConfigLoader
 
+from course_tools.classroom import hub
 from course_utils.core import variables
 from course_utils.core.errors import CourseError, ParameterError
 
