@@ -187,7 +187,7 @@ def test_the_core_imports_nothing_above_it_and_nothing_imports_the_tools():
 
 def test_a_planted_import_across_the_bands_fails():
     planted = {"course_utils.core.files": {"course_utils.notebook"},  # the core importing the face
-               "course_utils.speed": {"course_tools.bench.cli"},  # the face importing a tool
+               "course_utils.lessons.nb05.speed": {"course_tools.bench.cli"},  # the face importing a tool
                "course_utils.core.i18n": {"course_tools.commands"},  # the core importing a tool
                "course_utils.cli": {"course_tools.commands"},  # the command line importing a tool
                "course_tools.batch.runner": {"course_utils.core.i18n", "course_utils.params"},  # allowed
@@ -196,7 +196,7 @@ def test_a_planted_import_across_the_bands_fails():
         "course_utils.cli (face) imports course_tools.commands (tools)",
         "course_utils.core.files (core) imports course_utils.notebook (face)",
         "course_utils.core.i18n (core) imports course_tools.commands (tools)",
-        "course_utils.speed (face) imports course_tools.bench.cli (tools)",
+        "course_utils.lessons.nb05.speed (face) imports course_tools.bench.cli (tools)",
     ]
     assert notebook_violations({"course_utils", "course_utils.data", "course_utils.core.gpu_config",
                                 "course_tools.bench"}) == ["course_tools.bench", "course_utils.core.gpu_config"]

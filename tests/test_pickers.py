@@ -8,7 +8,7 @@ import pytest
 
 from course_utils.core.errors import ParameterError
 from course_utils.doctor.routes import in_order, routes
-from course_utils.pickers import MARKERS, PYTHONS, InstallPicker, render, text, timeline
+from course_utils.lessons.nb01.pickers import MARKERS, PYTHONS, InstallPicker, render, text, timeline
 
 
 def test_the_qa_post_machine_in_the_picker():
@@ -46,7 +46,7 @@ def test_a_failing_recommendation_is_shown_not_raised(monkeypatch):
     def broken(*args, **kwargs):
         raise ValueError("table missing")
 
-    monkeypatch.setattr("course_utils.pickers.routes", broken)
+    monkeypatch.setattr("course_utils.lessons.nb01.pickers.routes", broken)
     assert picker.click() == []
     assert "Could not recommend" in picker.result.value and "table missing" in picker.result.value
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from course_utils import speed
+from course_utils.lessons.nb05 import speed
 
 AMD_FLAGS = "processor\t: 0\nflags\t\t: fpu sse avx2 avx512f avx512_bf16 avx512_vnni\n"
 

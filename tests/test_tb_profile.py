@@ -8,7 +8,14 @@ import numpy as np
 import pytest
 
 from course_utils.core.errors import CourseError, ParameterError
-from course_utils.tb_profile import INPUT_EVENT, MAX_STEPS, MIN_START, STEP_EVENT, check_profile_batch, profiled_steps
+from course_utils.lessons.nb06.tb_profile import (
+    INPUT_EVENT,
+    MAX_STEPS,
+    MIN_START,
+    STEP_EVENT,
+    check_profile_batch,
+    profiled_steps,
+)
 
 BATCHES_PER_EPOCH = 8  # 256 images, batch 32
 EPOCHS = 2
@@ -100,7 +107,7 @@ def test_the_trace_holds_exactly_the_profiled_steps_and_their_wait_for_input(pro
 
 
 def test_without_tensorflows_protocol_buffer_the_reader_says_what_to_do(profiled, monkeypatch):
-    import course_utils.tb_profile as tb_profile
+    import course_utils.lessons.nb06.tb_profile as tb_profile
 
     monkeypatch.setattr(tb_profile, "_xspace_class", lambda: None)
     (trace,) = (profiled / "profiled").glob(TRACE_GLOB)

@@ -8,7 +8,7 @@ import pytest
 
 from course_utils.core.errors import ParameterError
 from course_utils.doctor import Finding
-from course_utils.verify import INDEX, gpu_answer, short_device
+from course_utils.lessons.nb02.verify import INDEX, gpu_answer, short_device
 
 
 def test_short_device_keeps_the_device_part():

@@ -1,6 +1,9 @@
-"""Lessons: what one notebook knows, in one file per notebook, ``course_utils/lessons/nbNN.py``.
+"""Lessons: one home per notebook. Everything only notebook NN uses is in ``course_utils/lessons/nbNN``: a file
+(``nb03.py``), or a package when the notebook has helpers of its own (``nb06/``: ``__init__.py`` with what follows,
+``tb_logs.py`` and ``tb_profile.py`` beside it, which the notebook imports by name).
 
-A lesson file holds, at its top, what ``setup`` reads (it finds the file by the notebook's number, ``05_...``):
+A lesson file (a package's ``__init__.py``) holds, at its top, what ``setup`` reads (it finds the file by the
+notebook's number, ``05_...``):
 
 - ``NOTEBOOK``: the name the notebook gives ``setup`` (``"05_cnn_cpu_vs_gpu"``);
 - ``SMOKE``: the smoke caps, each parameter lowered to its cap when ``COURSE_SMOKE=1`` (``params.apply_smoke``;

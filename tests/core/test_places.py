@@ -11,8 +11,8 @@ import pytest
 from course_tools.batch import runner
 from course_utils.core import places, variables
 from course_utils.core.errors import PlaceError
+from course_utils.lessons.nb06.tb_logs import log_root
 from course_utils.results import Recorder
-from course_utils.tb_logs import log_root
 
 
 @pytest.fixture

@@ -443,9 +443,9 @@ def scenario(folder_name: str) -> dict[str, Any]:
     import numpy as np
     import psutil
 
-    from course_utils import speed
     from course_utils.core import rss
     from course_utils.doctor import detect_platform, wsl
+    from course_utils.lessons.nb05 import speed
 
     peak_before = rss.peak_rss_mib()
     big = np.ones(96 * MIB // 8)

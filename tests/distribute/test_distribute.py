@@ -1,4 +1,4 @@
-"""course_utils.distribute and notebook 07's worker program: TF_CONFIG, batch plans, and local workers.
+"""course_utils.lessons.nb07.distribute and notebook 07's worker program: TF_CONFIG, batch plans, and local workers.
 
 TensorFlow's device configuration happens once per process, so everything that splits the
 CPU runs in a child process. The multi-worker tests start the notebook's own worker program
@@ -21,9 +21,9 @@ from pathlib import Path
 import psutil
 import pytest
 
-from course_utils import distribute
 from course_utils.core.errors import ParameterError
-from course_utils.distribute import (
+from course_utils.lessons.nb07 import distribute
+from course_utils.lessons.nb07.distribute import (
     WorkerError,
     batch_plan,
     leftover_processes,
@@ -297,7 +297,7 @@ def test_after_a_crash_the_notebooks_program_resumes_from_the_checkpoint_in_step
     assert ports <= {port for _, port in listening.seen}, "every worker's server was seen listening"
     assert seen and seen <= WILDCARD, (
         f"the workers listened on {seen}: if that is loopback only, TensorFlow now binds the address it is given - "
-        "update course_utils.distribute's docstring and notebook 07"
+        "update course_utils.lessons.nb07.distribute's docstring and notebook 07"
     )
     assert_nothing_left(tmp_path)
 
@@ -316,7 +316,7 @@ def test_the_notebooks_program_scales_the_loss_under_mixed_float16(tmp_path):
 
 STARTER = (
     "import sys\n"
-    "from course_utils.distribute import run_local_workers\n"
+    "from course_utils.lessons.nb07.distribute import run_local_workers\n"
     "run_local_workers(sys.argv[2], 2, folder=sys.argv[1], timeout_s=600)\n"
 )
 
@@ -388,7 +388,7 @@ def test_the_workers_reach_each_other_and_no_other_process_reaches_them(tmp_path
 
 
 def test_without_a_private_network_a_shared_server_refuses_and_a_machine_of_ones_own_goes_on(tmp_path, monkeypatch):
-    from course_utils.distribute import private_net
+    from course_utils.lessons.nb07 import private_net
 
     assert run_local_workers(program(tmp_path, QUICK), 2, folder=tmp_path / "default", timeout_s=60).network == (
         "private"), "where a private network can be made, the workers get one unless told otherwise"

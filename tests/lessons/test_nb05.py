@@ -327,6 +327,6 @@ def test_5_3_the_solution_shown_is_right(shown):
 
 
 def test_5_3_the_rule_comes_from_the_course_s_tensor_core_function():
-    from course_utils.speed import gpu_policy
+    from course_utils.lessons.nb05.speed import gpu_policy
 
     assert {gpu: gpu_policy(gpu, cc)[0] for gpu, cc in nb05.GPUS.items()} == SOLUTION_5_3

@@ -115,7 +115,7 @@ REJECT_6_1 = [
 
 
 def test_the_profile_range_solution_is_right_and_passes_the_course_rules(capsys):
-    from course_utils.tb_profile import check_profile_batch
+    from course_utils.lessons.nb06.tb_profile import check_profile_batch
 
     answer = solved(NOTEBOOK, "Exercise 6.1")["answer"]
     result = nb06.check_profile_range(answer)

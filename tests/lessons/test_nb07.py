@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from course_utils import distribute
 from course_utils.core.errors import ParameterError
 from course_utils.lessons import EMPTY, RIGHT, WRONG, nb07
+from course_utils.lessons.nb07 import distribute
 from course_utils.params import check_parameters
 
 from .solutions import cells, solved, source, task_cells

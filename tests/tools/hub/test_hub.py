@@ -545,7 +545,7 @@ def test_a_students_tensorboard_is_reached_by_its_owner_only(klass):
 
 START_WORKERS = """
 import pathlib, threading
-from course_utils.distribute import run_local_workers
+from course_utils.lessons.nb07.distribute import run_local_workers
 _folder = pathlib.Path.home() / "hub-test-workers"
 _folder.mkdir(exist_ok=True)
 (_folder / "worker.py").write_text({program!r})

@@ -69,7 +69,7 @@ from course_utils.doctor.gpus import identify
 from course_utils.doctor.logs import decode_text
 from course_utils.doctor.nvidia import parse_nvidia_smi
 from course_utils.doctor.troubleshooting import more_line
-from course_utils.verify import short_device
+from course_utils.lessons.nb02.verify import short_device
 
 SCHEMA = "course-preflight/1"
 MATMUL_SIZE = 1024  # 1024 x 1024 float32: 2 GFLOP per product, tens of ms on a laptop CPU

@@ -22,8 +22,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from course_utils.core.i18n import translator
-from course_utils.distribute import batch_plan
 from course_utils.lessons import Feedback, feedback, not_answered, unanswered
+from course_utils.lessons.nb07.distribute import batch_plan
 from course_utils.params import too_few
 
 _ = translator("lessons")

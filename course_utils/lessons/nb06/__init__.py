@@ -25,8 +25,8 @@ from typing import Any
 from course_utils.core.errors import ParameterError
 from course_utils.core.i18n import translator
 from course_utils.lessons import Feedback, feedback, is_empty, not_a_dict, not_answered, unanswered
+from course_utils.lessons.nb06.tb_profile import MAX_STEPS, MIN_START, check_profile_batch
 from course_utils.params import needs_split, too_few, train_images
-from course_utils.tb_profile import MAX_STEPS, MIN_START, check_profile_batch
 
 _ = translator("lessons")
 

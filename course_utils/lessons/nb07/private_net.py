@@ -1,6 +1,6 @@
 """A network of its own for a run's workers: no other process on the machine can reach their ports.
 
-TensorFlow's gRPC workers listen on every interface and have no authentication (``course_utils.distribute``):
+TensorFlow's gRPC workers listen on every interface and have no authentication (``lessons.nb07.distribute``):
 any process that reaches a worker's port can run TensorFlow operations in it, as the worker's user. On a
 shared class server every classmate's process could. So the workers of one run share a Linux *network
 namespace* of their own, with only a loopback interface: they reach each other at 127.0.0.1 as before,
@@ -100,7 +100,7 @@ class PrivateNetwork:
         script = self.folder / "in-private-network.sh"
         script.write_text(
             "#!/bin/sh\n# Runs Python in the network namespace of process "
-            f"{self.holder.pid} (course_utils.distribute.private_net).\n"
+            f"{self.holder.pid} (course_utils.lessons.nb07.private_net).\n"
             f"exec nsenter --target {self.holder.pid} --user --net --preserve-credentials -- "
             f'"{sys.executable}" "$@"\n',
             encoding="utf-8")

@@ -49,7 +49,7 @@ from course_utils.core.child import Child, start_python
 from course_utils.core.errors import ParameterError, WorkerError
 from course_utils.core.i18n import translator
 from course_utils.core.processes import LOCALHOST, free_ports, processes_naming
-from course_utils.distribute.private_net import PrivateNetwork
+from course_utils.lessons.nb07.private_net import PrivateNetwork
 
 _ = translator("course")
 
@@ -273,7 +273,7 @@ def run_local_workers(
             env["TF_CPP_MIN_LOG_LEVEL"] = os.environ.get("TF_CPP_MIN_LOG_LEVEL", "2")
             env["CUDA_VISIBLE_DEVICES"] = "-1"
             child = start_python(
-                "course_utils.distribute:run_program", payload, folder=folder, env=env, log=logs[i],
+                "course_utils.lessons.nb07.distribute:run_program", payload, folder=folder, env=env, log=logs[i],
                 name=f"worker-{i}", what=_("Worker {index} of {count}").format(index=i, count=workers),
                 python=interpreter,
                 time_limit_s=timeout_s + WORKER_TIME_MARGIN_S,  # and it ends when this process ends

@@ -14,7 +14,7 @@ The exercises: a model and loss that agree, a utilisation figure explained, a Te
 - 5.2 ``check_utilisation(answer)``: a measured figure explained - which change raises a GPU's utilisation
   of 35% during ``fit`` of this small CNN at batch 32.
 - 5.3 ``check_policies(answer)``: on four named GPUs, a mixed-precision policy that runs on Tensor Cores,
-  or None where the GPU has none. The check applies the course's rule (``course_utils.speed.gpu_policy``:
+  or None where the GPU has none. The check applies the course's rule (``course_utils.lessons.nb05.speed.gpu_policy``:
   Tensor Cores from compute capability 7.0 except the GTX 16 series; bfloat16 from 8.0) and accepts
   float16 on an 8.x GPU too.
 """
@@ -29,8 +29,8 @@ import numpy as np
 from course_utils.core.errors import ParameterError
 from course_utils.core.i18n import translator
 from course_utils.lessons import Feedback, feedback, is_empty, multiple_choice, not_a_dict, not_answered
+from course_utils.lessons.nb05.speed import check_policy, gpu_policy
 from course_utils.params import too_few
-from course_utils.speed import check_policy, gpu_policy
 
 _ = translator("lessons")
 
