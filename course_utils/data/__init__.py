@@ -45,6 +45,7 @@ from course_utils.core.errors import DataError, ParameterError
 from course_utils.core.i18n import N_, translator
 from course_utils.data.download import fetch_verified, remove_stale_parts, sha256_of
 from course_utils.data.idx import parse_idx, read_bytes, unreadable
+from course_utils.params import check_positive_int
 
 Arrays = tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
 
@@ -206,8 +207,9 @@ def _announce(info: LoadInfo, quiet: bool) -> None:
     print(info.describe())
 
 
-def _mnist(*, quiet: bool = False) -> tuple[Arrays, LoadInfo]:
-    """MNIST: the arrays and where they came from (COURSE_DATA_DIR, the Keras cache, a download, the sample)."""
+def _mnist(*, quiet: bool = False, download: bool | None = None) -> tuple[Arrays, LoadInfo]:
+    """MNIST: the arrays and where they came from (COURSE_DATA_DIR, the Keras cache, a download, the sample).
+    ``download``: whether a download may happen; None: as ``COURSE_OFFLINE`` says."""
     candidates: list[tuple[str, Path]] = []
     data_dir = _data_dir(quiet)
     if data_dir is not None:
@@ -221,7 +223,7 @@ def _mnist(*, quiet: bool = False) -> tuple[Arrays, LoadInfo]:
             arrays = _read_npz(candidate)
             return _finish("mnist", source, candidate, arrays, quiet)
 
-    if not offline():
+    if download if download is not None else not offline():
         try:
             fetch_mnist(cache.parent)
             return _finish("mnist", "download", cache, _read_npz(cache), quiet)
@@ -271,8 +273,9 @@ def _read_fashion_dir(folder: Path) -> Arrays:
     return (x_train, y_train), (x_test, y_test)
 
 
-def _fashion_mnist(*, quiet: bool = False) -> tuple[Arrays, LoadInfo]:
-    """Fashion-MNIST (60,000 + 10,000) from COURSE_DATA_DIR, the Keras cache, Debian's package, or a download."""
+def _fashion_mnist(*, quiet: bool = False, download: bool | None = None) -> tuple[Arrays, LoadInfo]:
+    """Fashion-MNIST (60,000 + 10,000) from COURSE_DATA_DIR, the Keras cache, Debian's package, or a download.
+    ``download``: whether a download may happen; None: as ``COURSE_OFFLINE`` says."""
     candidates: list[tuple[str, Path]] = []
     data_dir = _data_dir(quiet)
     if data_dir is not None:
@@ -282,7 +285,7 @@ def _fashion_mnist(*, quiet: bool = False) -> tuple[Arrays, LoadInfo]:
     for source, folder in candidates:
         if all((folder / name).is_file() for name in FASHION_FILES):
             return _finish("fashion-mnist", source, folder, _read_fashion_dir(folder), quiet)
-    if offline():
+    if not (download if download is not None else not offline()):
         raise DataError(
             _("Fashion-MNIST is not available offline (looked in: {folders}).").format(
                 folders=", ".join(str(folder) for _source, folder in candidates)),
@@ -351,9 +354,7 @@ def load(
     ``(x_train, y_train), (x_test, y_test)``, and the ``LoadInfo`` too with ``with_info``.
     """
     check_dataset(name)
-    if images is not None and (isinstance(images, bool) or not isinstance(images, int) or images < 1):
-        raise ParameterError(_("IMAGES = {images!r} is not a number of images.").format(images=images),
-                             _("Use a whole number >= 1, or None."))
+    check_positive_int("IMAGES", images, allow_none=True)
     if name in ("auto", "mnist"):
         arrays, info = _mnist(quiet=quiet)
         if name == "auto" and full_size and info.is_sample:

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
-from course_utils.core import variables
 from course_utils.core.errors import CourseError, DataError
 from course_utils.core.i18n import translator
 from course_utils.data import (
@@ -33,10 +31,8 @@ def sources() -> list[dict[str, str | None]]:
     """
     found: list[dict[str, str | None]] = []
     for name, loader in (("mnist", _mnist), ("fashion-mnist", _fashion_mnist)):
-        saved = os.environ.get(variables.OFFLINE)
-        os.environ[variables.OFFLINE] = "1"
         try:
-            _arrays, info = loader(quiet=True)
+            _arrays, info = loader(quiet=True, download=False)
             found.append({"dataset": name, "source": info.source, "location": info.location, "problem": None,
                           "line": info.describe()})
         except DataError as exc:
@@ -46,11 +42,6 @@ def sources() -> list[dict[str, str | None]]:
             else:
                 found.append({"dataset": name, "source": None, "location": None, "problem": "not available offline",
                               "line": _("{dataset}: not available offline - {fix}").format(dataset=name, fix=exc.fix)})
-        finally:
-            if saved is None:
-                os.environ.pop(variables.OFFLINE)
-            else:
-                os.environ[variables.OFFLINE] = saved
     return found
 
 
