@@ -11,12 +11,14 @@ A record is one JSON file per notebook run::
 ``KEY_RESULTS``): the report shows those, ``results`` keeps everything. ``smoke_changes``: in smoke mode, each
 parameter the smoke caps lowered, from its value to the cap. ``peak_gpu_mib`` is there when the run used a GPU.
 
-Where it goes: ``$COURSE_RESULTS_FILE`` (the runner sets one per run), else
-``$COURSE_RESULTS_DIR/<notebook>.json``, else ``<course home>/results/<notebook>.json``: ``build/`` in
-the student's own checkout, or a folder of the student's own on a shared server (``core.places``).
-Each ``record`` call rewrites the file atomically. A new run of the same notebook starts a new record at the same
-place but keeps the earlier run's ``exercises``: a student's attempts count across Run Alls (each one a new kernel),
-so three wrong tries in three runs are three tries (``Recorder.exercise``; ``course progress`` reads them).
+Where it goes: ``$COURSE_RESULTS_DIR/<notebook>.json``, else ``<course home>/results/<notebook>.json``: ``build/``
+in the student's own checkout, or a folder of the student's own on a shared server (``core.places``). Each
+``record`` call rewrites the file atomically. In a notebook's kernel the record is also one output of the notebook,
+of the type ``RECORD_MIME``, updated in place (a front end shows nothing for it): ``course run`` reads a run's
+record from the executed notebook (``record_in``), as papermill and scrapbook keep data in a notebook. A new run of
+the same notebook starts a new record at the same place but keeps the earlier run's ``exercises``: a student's
+attempts count across Run Alls (each one a new kernel), so three wrong tries in three runs are three tries
+(``Recorder.exercise``; ``course progress`` reads them).
 
 A notebook's data goes in through its ``course`` object: ``course.load(...)`` loads a dataset and
 writes its origin here (``Recorder.note_data``), so every record says which dataset it used, where
@@ -29,27 +31,30 @@ import datetime as _dt
 import json
 import math
 import os
+import sys
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from course_utils.core import variables
 from course_utils.core.files import write_json_atomic
 from course_utils.core.places import results_dir
 from course_utils.core.rss import peak_rss_mib
 
 __all__ = [
+    "RECORD_MIME",
     "Recorder",
     "data_summary",
     "default_results_path",
     "read_results",
+    "record_in",
 ]
+
+RECORD_MIME = "application/vnd.course.record+json"  # a record as one output of its notebook (``Recorder._show``)
 
 
 def default_results_path(notebook: str) -> Path:
     """Where ``notebook``'s record goes, following the environment (see module docstring)."""
-    if os.environ.get(variables.RESULTS_FILE):
-        return Path(os.environ[variables.RESULTS_FILE])
     return results_dir() / f"{notebook}.json"  # COURSE_RESULTS_DIR, else the course home's results/
 
 
@@ -124,6 +129,7 @@ class Recorder:
             self.data["exercises"] = earlier
         # Measured again at every save, e.g. {"peak_gpu_mib": ...}; a probe that returns None is left out.
         self.measures: dict[str, Callable[[], float | None]] = {}
+        self._display_id: str | None = None  # the record's output in the notebook, once shown
         self._save()
 
     def environment(self, **values: Any) -> None:
@@ -178,6 +184,22 @@ class Recorder:
                 self.data[name] = value
         self.data["updated"] = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
         write_json_atomic(self.path, self.data, sort_keys=True)
+        self._show()
+
+    def _show(self) -> None:
+        """The record as one output of the notebook, shown once and then updated in place; nothing outside a kernel.
+        Only ``RECORD_MIME``: JupyterLab has no renderer for it and shows nothing."""
+        shell = sys.modules["IPython"].get_ipython() if "IPython" in sys.modules else None
+        if shell is None or getattr(shell, "kernel", None) is None:  # a script or a test, not a notebook's kernel
+            return
+        from IPython.display import display, update_display  # lazy: loaded already in a kernel (checked above)
+
+        bundle = {RECORD_MIME: json.loads(json.dumps(self.data, sort_keys=True))}
+        if self._display_id is None:
+            self._display_id = f"course-record-{uuid.uuid4().hex}"
+            display(bundle, raw=True, display_id=self._display_id)
+        else:
+            update_display(bundle, raw=True, display_id=self._display_id)
 
 
 def data_summary(environment: Mapping[str, Any]) -> str:
@@ -200,3 +222,15 @@ def read_results(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Read one record file (as written by ``Recorder``)."""
     with open(path, encoding="utf-8") as fh:
         return json.load(fh)
+
+
+def record_in(notebook: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The record an executed notebook holds in its outputs (``RECORD_MIME``; the last one, when the notebook ran
+    twice in one kernel), or None when it has none (a run that stopped before ``setup``)."""
+    found = None
+    for cell in notebook.get("cells", []):
+        for output in cell.get("outputs", []):
+            data = output.get("data", {}).get(RECORD_MIME)
+            if isinstance(data, dict):
+                found = data
+    return found

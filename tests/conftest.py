@@ -25,7 +25,6 @@ def isolate(monkeypatch: pytest.MonkeyPatch, folder: Path) -> None:
     monkeypatch.setenv("COURSE_RESULTS_DIR", str(folder / "results"))
     monkeypatch.setenv("COURSE_LOG_DIR", str(folder / "tb-logs"))  # a notebook's relative LOG_DIR lands here
     monkeypatch.delenv("COURSE_DATA_DIR", raising=False)
-    monkeypatch.delenv("COURSE_RESULTS_FILE", raising=False)
     monkeypatch.delenv("COURSE_SMOKE", raising=False)
     for variable in ("LANGUAGE", "LC_ALL", "LC_MESSAGES"):  # the course follows the locale: English here
         monkeypatch.delenv(variable, raising=False)

@@ -154,7 +154,7 @@ def write_lab_settings(settings: Path) -> None:
 
 def server_env(scratch: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items()
-           if k not in ("COURSE_DATA_DIR", "COURSE_RESULTS_FILE", "COURSE_TF_LOGS", "MPLBACKEND")}
+           if k not in ("COURSE_DATA_DIR", "COURSE_TF_LOGS", "MPLBACKEND")}
     env.update(
         COURSE_SMOKE="1",
         COURSE_OFFLINE="1",

@@ -154,10 +154,12 @@ def test_a_run_gets_a_fresh_work_folder_under_its_own_folder(tmp_path, monkeypat
     from course_utils.notebook import Course
     from course_utils.results import Recorder
 
-    monkeypatch.setenv("COURSE_RESULTS_FILE", str(tmp_path / "out" / "results" / "07_x__N-1.json"))  # course run
+    monkeypatch.delenv("COURSE_RESULTS_DIR")
+    monkeypatch.setenv("COURSE_HOME", str(tmp_path / "out" / "work" / "07_x__N-1"))  # course run: the run's own home
     course = Course("07_x", tf=None, device=None, smoke=True, recorder=Recorder("07_x", parameters={}, smoke=True))
     folder = course.work_dir()
-    assert folder == tmp_path / "out" / "work" / "07_x__N-1" and folder.is_dir() and list(folder.iterdir()) == []
+    assert folder == tmp_path / "out" / "work" / "07_x__N-1" / "work" / "07_x"
+    assert folder.is_dir() and list(folder.iterdir()) == []
     (folder / "workers").mkdir()
     (folder / "workers" / "worker-0.log").write_text("left by a run killed half-way", encoding="utf-8")
     assert course.work_dir() == folder and list(folder.iterdir()) == [], "the next run starts empty"
@@ -166,7 +168,7 @@ def test_a_run_gets_a_fresh_work_folder_under_its_own_folder(tmp_path, monkeypat
     (cluster / "worker-0.log").write_text("an earlier cluster's log", encoding="utf-8")
     assert course.work_dir("cluster") == folder / "cluster" and list(cluster.iterdir()) == []
     assert (folder / "cnn_worker.py").is_file(), "a subfolder is emptied alone: the program beside it stays"
-    monkeypatch.delenv("COURSE_RESULTS_FILE")  # a notebook opened by hand: build/work/, via COURSE_RESULTS_DIR here
+    monkeypatch.setenv("COURSE_RESULTS_DIR", str(tmp_path / "results"))  # a notebook opened by hand: build/work/
     course = Course("07_x", tf=None, device=None, smoke=True, recorder=Recorder("07_x", parameters={}, smoke=True))
     assert course.work_dir() == tmp_path / "work" / "07_x"
 

@@ -42,9 +42,6 @@ def test_non_finite_numbers_become_null_and_objects_are_refused(tmp_path):
 def test_path_follows_the_environment(monkeypatch, tmp_path):
     monkeypatch.setenv("COURSE_RESULTS_DIR", str(tmp_path / "dir"))
     assert default_results_path("02_verify_gpu") == tmp_path / "dir" / "02_verify_gpu.json"
-    monkeypatch.setenv("COURSE_RESULTS_FILE", str(tmp_path / "one.json"))
-    assert default_results_path("02_verify_gpu") == tmp_path / "one.json"
-    monkeypatch.delenv("COURSE_RESULTS_FILE")
     monkeypatch.delenv("COURSE_RESULTS_DIR")
     assert default_results_path("02_verify_gpu") == places.course_home() / "results" / "02_verify_gpu.json"
 

@@ -21,7 +21,6 @@ OFFLINE = "COURSE_OFFLINE"
 DATA_DIR = "COURSE_DATA_DIR"
 HOME = "COURSE_HOME"
 RESULTS_DIR = "COURSE_RESULTS_DIR"
-RESULTS_FILE = "COURSE_RESULTS_FILE"
 LOG_DIR = "COURSE_LOG_DIR"
 TF_LOGS = "COURSE_TF_LOGS"
 GPU_MEMORY = "COURSE_GPU_MEMORY"
@@ -65,7 +64,6 @@ VARIABLES = (
     Variable(DATA_DIR, "instructor", "a folder with `mnist.npz` and `fashion-mnist/`, looked in first"),
     Variable(HOME, "student", "where the course writes results, logs and runs (default: `build/` in your own copy)"),
     Variable(RESULTS_DIR, "student", "where notebooks record their results (default: `results/` in the course home)"),
-    Variable(RESULTS_FILE, "the course", "the one record file of a run (`course run` sets one per run)"),
     Variable(LOG_DIR, "the course", "the folder a relative `LOG_DIR` is taken in (`course run` sets one per run)"),
     Variable(TF_LOGS, "student", "`1`: show TensorFlow's C++ start-up lines instead of capturing them"),
     Variable(GPU_MEMORY, "instructor", "how much of each GPU a notebook may take: `growth` (default), `all`, or MiB"),

@@ -418,7 +418,7 @@ def scenario(folder_name: str) -> dict[str, Any]:
 
     # a notebook's setup cell (notebooks/02_verify_gpu.ipynb cell 2) and a record
     os.environ["COURSE_SMOKE"] = "1"
-    os.environ["COURSE_RESULTS_FILE"] = str(folder / "record.json")
+    os.environ["COURSE_RESULTS_DIR"] = str(folder / "records")
     namespace: dict[str, Any] = {"EPOCHS": 10, "IMAGES": None, "DEVICE": "auto", "SEED": 0}
     course = course_utils.setup(namespace, "99_windows", smoke={"EPOCHS": 1, "IMAGES": 2000})
     from course_utils.device import cpu_model, why_no_gpu
@@ -430,7 +430,7 @@ def scenario(folder_name: str) -> dict[str, Any]:
         "epochs": namespace["EPOCHS"],
         "images": namespace["IMAGES"],
         "device_kind": course.device.kind,
-        "record": json.loads((folder / "record.json").read_text(encoding="utf-8")),
+        "record": json.loads((folder / "records" / "99_windows.json").read_text(encoding="utf-8")),
         "linux_peak_before": before,
         "linux_peak_after": after,
         # TF 2.21's Windows wheel has no CUDA; this one has, so a stand-in says so

@@ -105,8 +105,8 @@ def _as_student(out: Path) -> dict[str, Any]:
 def _environment(out: Path) -> dict[str, str]:
     """The run's environment, set here: conftest's per-test settings do not reach a module-scoped fixture."""
     env = dict(os.environ)
-    for name in ("COURSE_RESULTS_FILE", "COURSE_RESULTS_DIR", "COURSE_DATA_DIR", "COURSE_SMOKE", "COURSE_LOG_DIR"):
-        env.pop(name, None)  # the runner sets COURSE_SMOKE, COURSE_RESULTS_FILE and COURSE_LOG_DIR, per run
+    for name in ("COURSE_RESULTS_DIR", "COURSE_DATA_DIR", "COURSE_SMOKE", "COURSE_LOG_DIR"):
+        env.pop(name, None)  # the runner sets COURSE_SMOKE, COURSE_HOME and COURSE_LOG_DIR, per run
     env.update(
         COURSE_OFFLINE="1",
         KERAS_HOME=str(out / "keras-home"),  # no cached full MNIST: the bundled sample, as in the unit tests

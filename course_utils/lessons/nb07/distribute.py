@@ -269,7 +269,6 @@ def run_local_workers(
         interpreter, network = _network(stack, folder, private_network)
         for i in range(workers):
             env: dict[str, str | None] = {"TF_CONFIG": json.dumps(tf_config(addresses, i))}
-            env[variables.RESULTS_FILE] = None  # a worker keeps no record of its own
             env["TF_CPP_MIN_LOG_LEVEL"] = os.environ.get("TF_CPP_MIN_LOG_LEVEL", "2")
             env["CUDA_VISIBLE_DEVICES"] = "-1"
             child = start_python(

@@ -22,6 +22,7 @@ from course_tools.batch.grid import make_plan
 from course_tools.batch.notebook_run import excerpt, failing_line, plain, run_notebook
 from course_tools.batch.report import failure_excerpt
 from course_tools.batch.runner import BatchInterrupted, main, run_batch
+from course_utils.results import record_in
 
 from ...conftest import ROOT
 from ...process_checks import still_running
@@ -47,7 +48,10 @@ def test_a_passing_run_reads_its_record(tmp_path):
     assert record.results == {"doubled": 42} and record.parameters == {"N": 21}
     assert (tmp_path / "executed" / "ok.ipynb").is_file() and record.executed == str(tmp_path / "executed" / "ok.ipynb")
     assert record.peak_rss_mib and record.peak_rss_mib > 10  # the kernel's memory, watched by its runner process
-    assert "COURSE_RESULTS_FILE" not in os.environ, "a run's settings must not leak into the runner's environment"
+    assert os.environ.get("COURSE_HOME") != str(tmp_path / "work" / "ok"), "a run's settings stay out of the runner's"
+    executed = json.loads((tmp_path / "executed" / "ok.ipynb").read_text(encoding="utf-8"))
+    assert record_in(executed)["results"] == {"doubled": 42}, "the record came from the executed notebook"
+    assert load(tmp_path / "results" / "ok.json")["results"] == {"doubled": 42}, "and the runner keeps it as a file"
 
 
 def test_a_failing_run_keeps_its_notebook_and_names_the_error(tmp_path):

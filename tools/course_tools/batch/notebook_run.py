@@ -1,9 +1,11 @@
 """One notebook run in a fresh kernel: papermill in a runner process of its own, its record, its memory.
 
 ``run_notebook`` starts the runner process (``core.child``: ``_execute``) with the run's own environment
-(``COURSE_SMOKE``, ``COURSE_RESULTS_FILE``, ``COURSE_LOG_DIR``), watches the kernel's peak memory
-(``_KernelMemory``) and returns a ``RunRecord``: what the notebook recorded, how long it took, and for a failed
-run the failing cell, its failing line and its error (``failed_cell``). The kernel's traceback reaches only the
+(``COURSE_SMOKE``; ``COURSE_HOME`` and ``COURSE_LOG_DIR``: a course home and a TensorBoard folder of the run's own),
+watches the kernel's peak memory (``_KernelMemory``) and returns a
+``RunRecord``: what the notebook recorded, read from the executed notebook itself (``results.record_in``: the record
+is one of its outputs), how long it took, and for a failed run the failing cell, its failing line and its error
+(``failed_cell``). The runner writes that record to ``OUT/results/NAME.json``. The kernel's traceback reaches only the
 executed notebook, so a failed run writes it into the run's log too, without colour codes, under a line that names
 the cell. ``course_tools.batch.runner`` runs many of these, and writes the report.
 """
@@ -28,8 +30,9 @@ from course_tools.batch.report import cell_place
 from course_utils.core import variables
 from course_utils.core.child import start_python
 from course_utils.core.errors import ChildError
+from course_utils.core.files import write_json_atomic
 from course_utils.core.rss import peak_rss_mib
-from course_utils.results import read_results
+from course_utils.results import record_in
 
 
 @dataclass
@@ -86,16 +89,12 @@ def run_notebook(
     for folder in (executed.parent, record_file.parent, log.parent):
         folder.mkdir(parents=True, exist_ok=True)
     record_file.unlink(missing_ok=True)
-    tensorboard = out / "tensorboard" / name  # a relative LOG_DIR starts here: each run's logs are its own
-    env = {variables.SMOKE: "1" if smoke else "0", variables.RESULTS_FILE: str(record_file),
-           variables.LOG_DIR: str(tensorboard)}
-    spec = {
-        "notebook": str(notebook),
-        "executed": str(executed),
-        "parameters": dict(parameters or {}),
-        "cwd": str(notebook.parent),
-        "timeout": timeout,
-    }
+    # A course home of the run's own (its record file, its scratch: work/NAME/), and a folder of its own where a
+    # relative LOG_DIR starts; no COURSE_RESULTS_DIR of the runner's, which would give every run one record file.
+    env = {variables.SMOKE: "1" if smoke else "0", variables.HOME: str(out / "work" / name),
+           variables.RESULTS_DIR: None, variables.LOG_DIR: str(out / "tensorboard" / name)}
+    spec = {"notebook": str(notebook), "executed": str(executed), "parameters": dict(parameters or {}),
+            "cwd": str(notebook.parent), "timeout": timeout}
     started = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
     begin = time.perf_counter()
     interrupted = False
@@ -113,7 +112,7 @@ def run_notebook(
             why = getattr(stop, "reason", "Ctrl-C")
             outcome = {"error": f"interrupted ({why}): the run was stopped" if interrupted else _died(err, log)}
     duration = time.perf_counter() - begin
-    record = read_results(record_file) if record_file.is_file() else {}
+    record = _recorded(executed, record_file)
     env_info = record.get("environment", {})
     peaks = [p for p in (record.get("peak_rss_mib"), outcome.get("kernel_peak_rss_mib")) if p is not None]
     return RunRecord(
@@ -141,6 +140,18 @@ def run_notebook(
         smoke_changes=record.get("smoke_changes") or {},
         peak_gpu_mib=record.get("peak_gpu_mib"),
     )
+
+
+def _recorded(executed: Path, record_file: Path) -> dict[str, Any]:
+    """What the notebook recorded, from the executed notebook's outputs, kept in ``record_file`` for the report's
+    readers; {} when it recorded nothing (a run that stopped before ``setup``, or whose notebook was never written)."""
+    try:
+        record = record_in(json.loads(executed.read_text(encoding="utf-8"))) or {}
+    except (OSError, ValueError):
+        return {}
+    if record:
+        write_json_atomic(record_file, record, sort_keys=True)
+    return record
 
 
 def _died(err: ChildError, log: Path) -> str:

@@ -4,24 +4,21 @@
 [--out DIR] [--timeout SECONDS] [--jobs N]``; on a cluster ``--shard I/N`` (or ``auto``) runs one shard of the
 runs and ``course run --merge OUT`` writes the report of all shards (course_tools.batch.shard).
 
-Every run executes in a fresh kernel (TensorFlow keeps device memory until its process
-ends), started by a runner process of its own (``batch.notebook_run``) with its own
-environment (``COURSE_SMOKE``, ``COURSE_RESULTS_FILE``), so up to ``--jobs`` runs can go at
-once without sharing settings. Ctrl-C, SIGTERM (``kill``) or a closing terminal's SIGHUP stops
-every runner process and its kernel and still writes the report - the finished runs kept, the
-stopped ones marked interrupted; a second Ctrl-C meanwhile does not cut that short
-(``core.processes.StopSignals``). One ``course run`` at a time uses an ``OUT`` folder (it is
-locked, ``core.files.FolderLock``): a second one is refused, naming the first one's pid, since
-two would overwrite each other's records and reports; a killed runner's lock does not block. In ``OUT``:
-``executed/NAME.ipynb`` (NAME is the notebook and its parameters), ``results/NAME.json``
-(what the notebook recorded), ``logs/NAME.log``, ``tensorboard/NAME/`` (where a relative TensorBoard
-``LOG_DIR`` starts: ``COURSE_LOG_DIR``), ``work/NAME/`` (scratch) - every file of a run inside ``OUT``, and
-its own, so runs at once never share a folder - and the report - ``report.md``,
-``report.html``, ``results.json`` (course_tools.batch.report). A failing run keeps its
-executed notebook, and the others still run; its log holds the kernel's traceback, and the report names the
-failing cell, its line and the error. Exit
-status: 0 all passed, 1 something failed, 2 bad input (found before anything runs:
-course_tools.batch.grid).
+Every run executes in a fresh kernel (TensorFlow keeps device memory until its process ends), started by a runner
+process of its own (``batch.notebook_run``) with its own environment (``COURSE_SMOKE``, a course home of its own:
+``COURSE_HOME``), so up to ``--jobs`` runs can go at once without sharing settings. Ctrl-C, SIGTERM (``kill``) or a
+closing terminal's SIGHUP stops every runner process and its kernel and still writes the report - the finished runs
+kept, the stopped ones marked interrupted; a second Ctrl-C meanwhile does not cut that short
+(``core.processes.StopSignals``). One ``course run`` at a time uses an ``OUT`` folder (it is locked,
+``core.files.FolderLock``): a second one is refused, naming the first one's pid, since two would overwrite each
+other's records and reports; a killed runner's lock does not block. In ``OUT``: ``executed/NAME.ipynb`` (NAME is the
+notebook and its parameters), ``results/NAME.json`` (what the notebook recorded, read from its executed copy),
+``logs/NAME.log``, ``tensorboard/NAME/`` (where a relative TensorBoard ``LOG_DIR`` starts: ``COURSE_LOG_DIR``),
+``work/NAME/`` (the run's course home: its scratch) - every file of a run inside ``OUT``, and its own, so runs at
+once never share a folder - and the report - ``report.md``, ``report.html``, ``results.json``
+(course_tools.batch.report). A failing run keeps its executed notebook, and the others still run; its log holds the
+kernel's traceback, and the report names the failing cell, its line and the error. Exit status: 0 all passed, 1
+something failed, 2 bad input (found before anything runs: course_tools.batch.grid).
 """
 
 from __future__ import annotations
