@@ -46,6 +46,7 @@ import doctor_page  # noqa: E402 - the page "Check your machine"
 from notebook_links import Release, release  # noqa: E402 - the one place that makes the Colab/Kaggle/Binder URLs
 
 from course_utils.core.i18n import CHINESE_CHARACTERS  # noqa: E402 - Chinese text's characters, one home
+from course_utils.results import RECORD_MIME  # noqa: E402 - the record a notebook keeps in its outputs
 
 # Sphinx pages that both languages have, whatever the course holds.
 SPECIAL_PAGES = frozenset({"search", "genindex"})
@@ -394,7 +395,8 @@ def read_record(folder: Path, stem: str) -> dict[str, Any] | None:
 
 
 def notebook_for_site(nb: dict[str, Any], box: str, linker: Linker, source: str) -> dict[str, Any]:
-    """An executed notebook as its page shows it: the box under its title, links rewritten, no live widgets."""
+    """An executed notebook as its page shows it: the box under its title, links rewritten, no live widgets, and
+    no record output (data for ``course run``; the box shows what a reader needs of it)."""
     words = WORDS[linker.edition.code]
     cells = [c for c in nb["cells"] if LINKS_TAG not in c.get("metadata", {}).get("tags", [])]
     titled = False
@@ -406,6 +408,8 @@ def notebook_for_site(nb: dict[str, Any], box: str, linker: Linker, source: str)
                 text = f"{first}\n\n{box}\n{rest}"
                 titled = True
             cell["source"] = text
+        if cell.get("outputs"):
+            cell["outputs"] = [o for o in cell["outputs"] if RECORD_MIME not in o.get("data", {})]
         for output in cell.get("outputs", []):
             if WIDGET_VIEW in output.get("data", {}):
                 output["data"] = {"text/markdown": words["widget"]}

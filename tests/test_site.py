@@ -187,11 +187,13 @@ def test_a_notebook_page_loses_its_badges_and_live_widgets_and_gains_the_box():
         {"cell_type": "markdown", "metadata": {},
          "source": "# 05 · The CNN\n\nSee [OOM](../docs/troubleshooting.md#oom)."},
         {"cell_type": "code", "metadata": {}, "source": "controls", "outputs": [
+            {"output_type": "display_data", "metadata": {}, "data": {site.RECORD_MIME: {"notebook": "05"}}},
             {"output_type": "display_data", "metadata": {},
              "data": {site.WIDGET_VIEW: {"model_id": "x"}, "text/plain": "VBox(...)"}}]},
     ]}
     out = site.notebook_for_site(nb, "BOX\n", linker(site.EN), "notebooks/05_cnn_cpu_vs_gpu.ipynb")
     assert len(out["cells"]) == 2 and "widgets" not in out["metadata"]
+    assert len(out["cells"][1]["outputs"]) == 1, "the record is data for course run, not for the page"
     assert out["cells"][0]["source"].startswith("# 05 · The CNN\n\nBOX\n")
     assert "[OOM](../docs/troubleshooting.md#docs-troubleshooting-oom)" in out["cells"][0]["source"]
     assert list(out["cells"][1]["outputs"][0]["data"]) == ["text/markdown"]
