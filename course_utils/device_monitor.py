@@ -1,80 +1,111 @@
-"""Watching the devices while a model trains: GPU utilisation and memory from ``nvidia-smi``, CPU utilisation
-from psutil, sampled in the background and drawn against time (notebook 05).
+"""Watching the devices while a model trains: GPU utilisation and memory from NVML, CPU utilisation from psutil,
+sampled in the background and drawn against time (notebook 05).
 
-``nvidia-smi --query-gpu=index,utilization.gpu,memory.used --format=csv,noheader,nounits -lms 500`` prints one
-line per GPU every 500 ms, such as ``0, 97, 1234``: the GPU's index, the percent of the last sample period in
-which a kernel ran on it, and the memory used in MiB (``nvidia-smi --help-query-gpu``). A field the GPU cannot
-report reads ``[N/A]`` or ``[Not Supported]``; it becomes None here. The index keeps two GPUs apart (Kaggle's
-two T4s print two lines per sample). psutil's ``cpu_percent`` gives the whole machine's CPU use.
+NVML, the NVIDIA Management Library, is the library under ``nvidia-smi`` (https://docs.nvidia.com/deploy/nvml-api/);
+nvidia-ml-py, imported as ``pynvml``, is NVIDIA's Python binding of it. Every ``interval_s`` (500 ms) the monitor
+reads, for each GPU NVML counts (``nvmlDeviceGetCount``, ``nvmlDeviceGetHandleByIndex``):
 
-``DeviceMonitor(command)`` starts the command (``nvidia-smi`` found as the doctor finds it, WSL2's
-``/usr/lib/wsl/lib`` included; through ``core.processes``: its own process group, ended with
-everything it started) and a CPU sampler thread; ``stop`` ends both. ``with DeviceMonitor(...) as monitor:``
-stops them even when training fails. Without a command (no GPU) it samples the CPU only. If the parent dies
-without stopping it, nvidia-smi ends at its next line: nobody reads the pipe any more.
+- ``nvmlDeviceGetUtilizationRates(handle).gpu``: the percent of the last sample period (1/6 s to 1 s, by product) in
+  which a kernel ran on it - nvidia-smi's ``utilization.gpu``;
+- ``nvmlDeviceGetMemoryInfo(handle, version=nvmlMemory_v2).used``: the memory allocated, in bytes (shown in MiB).
+  Version 2 leaves out what the driver reserves, as nvidia-smi's ``memory.used`` does; version 1's ``used`` counts
+  it (https://docs.nvidia.com/deploy/nvml-api/structnvmlMemory__t.html; rust-nvml/nvml-wrapper#57: 912 MB against
+  nvidia-smi's 7.8 MB on an A100).
+
+A reading the GPU does not support (``NVMLError_NotSupported``; nvidia-smi prints ``[N/A]`` or ``[Not Supported]``)
+is None. The index keeps two GPUs apart (Kaggle's two T4s). psutil's ``cpu_percent`` gives the whole machine's CPU
+use. One thread samples both (NVML is thread-safe). On WSL2 the driver's ``libnvidia-ml.so.1`` is in
+``/usr/lib/wsl/lib``, which WSL registers with the loader (``ldconfig -p`` in Syllo/nvtop#441).
+
+``DeviceMonitor()`` starts NVML (``nvmlInit``) and the sampler thread; ``stop`` ends the thread, then NVML
+(``nvmlShutdown``). ``with DeviceMonitor() as monitor:`` stops them even when training fails. Where NVML cannot
+start (nvidia-ml-py not installed, its library or the driver missing, no GPU) the monitor samples the CPU only and
+says why in ``gpu_error``; ``DeviceMonitor(gpus=False)`` samples the CPU only by choice.
 """
 
 from __future__ import annotations
 
-import subprocess
+import contextlib
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
 
 import psutil
 
 from course_utils.core.i18n import translator
-from course_utils.core.processes import start_in_group, stop_group
-from course_utils.doctor.probes import find_nvidia_smi
 
 _ = translator("course")
 
-NVIDIA_SMI = ("nvidia-smi", "--query-gpu=index,utilization.gpu,memory.used", "--format=csv,noheader,nounits",
-              "-lms", "500")
-
-
-def _number(text: str) -> float | None:
-    """'97' -> 97.0; '[N/A]', '[Not Supported]' or anything else that is not a number -> None."""
-    try:
-        return float(text.strip())
-    except ValueError:
-        return None
-
-
-def parse_gpu_line(line: str) -> tuple[int, float | None, float | None] | None:
-    """One line of ``NVIDIA_SMI``'s output -> (GPU index, utilisation %, memory used MiB); None if it is no sample."""
-    fields = [f.strip() for f in line.strip().split(",")]
-    if len(fields) != 3 or not fields[0].isdigit():
-        return None
-    return int(fields[0]), _number(fields[1]), _number(fields[2])
+MIB = 2**20
 
 
 @dataclass
 class GpuSample:
     seconds: float  # since the monitor started
-    index: int
+    index: int  # NVML's index, as nvidia-smi numbers the GPU
     utilization: float | None  # percent
     memory_mib: float | None
 
 
+def start_nvml() -> tuple[ModuleType | None, list[tuple[int, Any]], str | None]:
+    """NVML started: (pynvml, [(index, handle)] of each GPU, None), or (None, [], why not)."""
+    try:
+        import pynvml  # lazy: only a monitor of GPUs needs nvidia-ml-py; `import course_utils` stays light
+    except ImportError as error:
+        return None, [], _("nvidia-ml-py is not installed ({error}): pip install nvidia-ml-py").format(error=error)
+    try:
+        pynvml.nvmlInit()
+    except pynvml.NVMLError as error:  # no NVIDIA library (no driver, a Mac), or a driver that does not answer
+        return None, [], _("NVML did not start: {error}").format(error=error)
+    try:
+        handles = [(i, pynvml.nvmlDeviceGetHandleByIndex(i)) for i in range(pynvml.nvmlDeviceGetCount())]
+    except pynvml.NVMLError as error:
+        handles, why = [], _("NVML did not list the GPUs: {error}").format(error=error)
+    else:
+        why = None if handles else _("NVML sees no GPU")
+    if why:
+        pynvml.nvmlShutdown()
+        return None, [], why
+    return pynvml, handles, None
+
+
+def _utilization(nvml: ModuleType, handle: Any) -> float:
+    return nvml.nvmlDeviceGetUtilizationRates(handle).gpu
+
+
+def _memory_mib(nvml: ModuleType, handle: Any) -> float:
+    return nvml.nvmlDeviceGetMemoryInfo(handle, version=nvml.nvmlMemory_v2).used / MIB
+
+
+def _supported(nvml: ModuleType, reading: Callable[[ModuleType, Any], float], handle: Any) -> float | None:
+    """A reading of one GPU, or None where the GPU does not support it (where nvidia-smi prints [N/A])."""
+    try:
+        return float(reading(nvml, handle))
+    except nvml.NVMLError_NotSupported:
+        return None
+
+
 @dataclass
 class DeviceMonitor:
-    """Samples the GPUs (``command``: ``NVIDIA_SMI`` or None) and the CPU every ``interval_s`` until ``stop()``."""
+    """Samples the GPUs (through NVML, unless ``gpus`` is False) and the CPU every ``interval_s`` until ``stop()``."""
 
-    command: Sequence[str] | None = NVIDIA_SMI
+    gpus: bool = True
     interval_s: float = 0.5
     clock: Callable[[], float] = time.perf_counter
     cpu_percent: Callable[[], float] | None = None  # default: psutil.cpu_percent (whole machine, since last call)
     gpu: list[GpuSample] = field(default_factory=list)
     cpu: list[tuple[float, float]] = field(default_factory=list)  # (seconds, percent)
-    gpu_error: str | None = None  # why there are no GPU samples although a command was given
+    gpu_error: str | None = None  # why the GPUs are not (or no longer) sampled although ``gpus`` asks
     started_at: float | None = None
 
     def __post_init__(self) -> None:
         self._stop = threading.Event()
-        self._threads: list[threading.Thread] = []
-        self._process: subprocess.Popen | None = None
+        self._thread: threading.Thread | None = None
+        self._nvml: ModuleType | None = None
+        self._handles: list[tuple[int, Any]] = []
 
     def seconds(self, at: float | None = None) -> float:
         """``at`` (a reading of ``clock``, default now) as seconds since the monitor started."""
@@ -83,35 +114,24 @@ class DeviceMonitor:
     def start(self) -> DeviceMonitor:
         if self.cpu_percent is None:
             self.cpu_percent = psutil.cpu_percent
-        self.gpu, self.cpu, self.gpu_error = [], [], None
+        self.gpu, self.cpu = [], []
+        self._nvml, self._handles, self.gpu_error = start_nvml() if self.gpus else (None, [], None)
         self._stop.clear()
         self.started_at = self.clock()
-        self._threads = [threading.Thread(target=self._sample_cpu, daemon=True)]
-        if self.command:
-            command = list(self.command)
-            if command[0] == "nvidia-smi":  # found as the doctor finds it: on PATH, or in WSL2's /usr/lib/wsl/lib
-                command[0] = find_nvidia_smi() or command[0]
-            try:
-                self._process = start_in_group(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-            except OSError as error:  # nvidia-smi not installed, or not allowed to run
-                self.gpu_error = f"{self.command[0]}: {error.strerror or error}"
-            else:
-                self._threads.append(threading.Thread(target=self._read_gpu, daemon=True))
-        for thread in self._threads:
-            thread.start()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
         return self
 
     def stop(self) -> DeviceMonitor:
-        """End the sampler thread and the command (and all it started); safe to call twice."""
-
+        """End the sampler thread, then NVML; safe to call twice."""
         self._stop.set()
-        code = stop_group(self._process, grace_s=2.0) if self._process is not None else None
-        for thread in self._threads:  # the reader first reads what the command printed before it ended
-            thread.join(timeout=5)
-        self._threads = []
-        if self._process is not None and not self.gpu and self.gpu_error is None:
-            self.gpu_error = f"{self.command[0]} gave no sample (exit code {code})"
-        self._process = None
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+        if self._nvml is not None:
+            with contextlib.suppress(self._nvml.NVMLError):  # stopping never hides what ended the block
+                self._nvml.nvmlShutdown()
+            self._nvml = None
         return self
 
     def __enter__(self) -> DeviceMonitor:
@@ -120,17 +140,34 @@ class DeviceMonitor:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    def _sample_cpu(self) -> None:
-        self.cpu_percent()  # the first call only starts psutil's interval (psutil keeps one per thread)
-        while not self._stop.wait(self.interval_s):
-            self.cpu.append((self.seconds(), float(self.cpu_percent())))
+    def describe(self) -> str:
+        """What this monitor samples, or why it samples the CPU only: a line for the notebook to print."""
+        if self._handles:
+            return _("NVML reads GPU {indices} (the numbers nvidia-smi shows) and psutil the CPU, every {interval} s."
+                     ).format(indices=", ".join(str(i) for i, _handle in self._handles), interval=self.interval_s)
+        if self.gpu_error:
+            return _("The monitor samples the CPU only ({reason}).").format(reason=self.gpu_error)
+        return _("No GPU: the monitor samples the CPU only.")
 
-    def _read_gpu(self) -> None:
-        process = self._process
-        for raw in process.stdout:  # one line per GPU and sample, as nvidia-smi prints them
-            sample = parse_gpu_line(raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw)
-            if sample is not None:
-                self.gpu.append(GpuSample(self.seconds(), *sample))
+    def _sample(self) -> None:
+        """Every ``interval_s``: the CPU, and each GPU NVML reads, stamped with the same time."""
+        self.cpu_percent()  # the first call only starts psutil's interval
+        while not self._stop.wait(self.interval_s):
+            now = self.seconds()
+            self.cpu.append((now, float(self.cpu_percent())))
+            if self._handles:
+                self._sample_gpus(now)
+
+    def _sample_gpus(self, now: float) -> None:
+        nvml = self._nvml
+        try:
+            for index, handle in self._handles:
+                sample = GpuSample(now, index, _supported(nvml, _utilization, handle),
+                                   _supported(nvml, _memory_mib, handle))
+                self.gpu.append(sample)
+        except nvml.NVMLError as error:  # a GPU lost or reset mid-run: the CPU samples go on
+            self.gpu_error = _("NVML stopped answering: {error}").format(error=error)
+            self._handles = []
 
 
 def plot_samples(monitor: DeviceMonitor, runs: Mapping[str, Sequence[float]], *, title: str = ""):

@@ -78,7 +78,7 @@ def uses(path: Path) -> set[str]:
                 found.add(f"{node.slice.value}=")
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
-            found |= {f"import {n}" for n in names if n == "resource"}
+            found |= {f"import {n}" for n in names if n in ("resource", "pynvml")}
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skip:
             if "VmHWM" in node.value:
                 found.add("VmHWM")
@@ -94,6 +94,8 @@ HOMES = {
     "python child": {"course_utils/core/processes.py", "course_utils/core/child.py"},
     "VmHWM": {"course_utils/core/rss.py"},
     "import resource": {"course_utils/core/rss.py"},
+    # NVML's readings (nvidia-ml-py): notebook 05's monitor; the doctor runs nvidia-smi (doctor/probes.py)
+    "import pynvml": {"course_utils/device_monitor.py"},
     # an atomic JSON write (core/files.py); a verified download moves its checked file into place
     "os.replace()": {"course_utils/core/files.py", "course_utils/data/download.py"},
 }
@@ -401,6 +403,6 @@ def test_a_planted_large_module_and_long_function_fail(tmp_path):
 
 def test_a_planted_second_home_is_found(tmp_path):
     planted = tmp_path / "stopper.py"
-    planted.write_text("import os\nimport subprocess\n\nos.killpg(1, 9)\n"
+    planted.write_text("import os\nimport subprocess\n\nimport pynvml\n\nos.killpg(1, 9)\n"
                        "subprocess.Popen(['x'], start_new_session=True)\n")
-    assert {"os.killpg()", "subprocess.Popen()", "start_new_session="} <= uses(planted)
+    assert {"os.killpg()", "subprocess.Popen()", "start_new_session=", "import pynvml"} <= uses(planted)

@@ -1,10 +1,8 @@
-"""The device monitor: nvidia-smi's CSV lines read as samples, a stand-in nvidia-smi, a clean stop, the plot.
+"""The device monitor: NVML's readings of each GPU as samples (a stand-in pynvml), the CPU-only cases with their
+reason (the real pynvml here finds no NVIDIA library), a clean stop, the plot.
 
-The line format is nvidia-smi's ``--format=csv,noheader,nounits``: the fields in the order queried, separated by
-", ", one line per GPU. Captured in public reports: two idle V100s print ``5, 16384`` each for
-``memory.used,memory.total`` (Scionero/MaxContextFinder#6: split on "," the two lines gave ``' 16380\\n5'``);
-a GB10 prints ``[N/A], [N/A], 0`` for ``memory.used,memory.total,utilization.memory`` (mostlygeek/llama-swap#782);
-older GeForce cards print ``[Not Supported]`` for ``utilization.gpu`` (anderskm/gputil#2).
+The stand-in (``tests/nvml_stand_in.py``) has the names the monitor calls; a test checks that the real pynvml has
+them too, and that they fail here as the stand-in's ``nvmlInit`` is told to.
 """
 
 from __future__ import annotations
@@ -12,11 +10,13 @@ from __future__ import annotations
 import sys
 import time
 
-import psutil
 import pytest
 
 from course_utils import device_monitor
-from course_utils.device_monitor import NVIDIA_SMI, DeviceMonitor, parse_gpu_line
+from course_utils.device_monitor import DeviceMonitor, GpuSample
+
+from . import nvml_stand_in
+from .nvml_stand_in import StandInGpu, stand_in
 
 # No test here counts the samples a stretch of time gives, nor bounds how long a start takes (a loaded CI machine
 # is slow): each waits for the samples it checks, and this timeout only catches a hang.
@@ -29,95 +29,117 @@ def wait_until(check) -> None:
         time.sleep(0.01)
 
 
-@pytest.mark.parametrize(("line", "sample"), [
-    ("0, 97, 1234\n", (0, 97.0, 1234.0)),
-    ("1, 0, 5", (1, 0.0, 5.0)),  # Kaggle's second T4, idle: its own line, told apart by the index
-    ("0, [N/A], [N/A]", (0, None, None)),  # a GB10: memory.used not reported
-    ("0, [Not Supported], 1024", (0, None, 1024.0)),  # an old GeForce: no utilisation
-])
-def test_a_line_of_nvidia_smi_becomes_a_sample(line, sample):
-    assert parse_gpu_line(line) == sample
+def samples_of(monitor: DeviceMonitor, index: int) -> list[GpuSample]:
+    return [s for s in monitor.gpu if s.index == index]
 
 
-@pytest.mark.parametrize("line", ["", "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.",
-                                  "index, utilization.gpu [%], memory.used [MiB]", "97, 1234"])
-def test_a_line_that_is_no_sample_is_skipped(line):
-    assert parse_gpu_line(line) is None
+def test_the_stand_in_has_the_real_pynvml_s_names():
+    import pynvml
+
+    missing = [name for name in nvml_stand_in.NAMES if not hasattr(pynvml, name)]
+    assert missing == [], f"pynvml lacks {missing}: update the monitor and its stand-in"
+    assert pynvml.nvmlMemory_v2 == nvml_stand_in.MEMORY_V2
+    assert issubclass(pynvml.NVMLError_NotSupported, pynvml.NVMLError)
+    assert str(pynvml.NVMLError_LibraryNotFound()) == str(nvml_stand_in.NVMLError_LibraryNotFound())
 
 
-def test_the_command_asks_for_the_three_fields_without_header_or_units_every_500_ms():
-    assert NVIDIA_SMI[0] == "nvidia-smi" and "--query-gpu=index,utilization.gpu,memory.used" in NVIDIA_SMI
-    assert "--format=csv,noheader,nounits" in NVIDIA_SMI and NVIDIA_SMI[-2:] == ("-lms", "500")
-
-
-# A stand-in nvidia-smi: two GPUs, a sample every 20 ms, a header line and an [N/A] thrown in, forever.
-FAKE_SMI = [sys.executable, "-u", "-c", (
-    "import itertools, time\n"
-    "print('index, utilization.gpu [%], memory.used [MiB]')\n"
-    "for i in itertools.count():\n"
-    "    print(f'0, {50 + i % 50}, {1000 + i}')\n"
-    "    print('1, [N/A], 5')\n"
-    "    time.sleep(0.02)\n")]
-
-
-def pids_of(command_marker: str) -> list[int]:
-    found = []
-    for process in psutil.process_iter(["cmdline", "status"]):
-        try:
-            alive = process.info["status"] != psutil.STATUS_ZOMBIE
-            if alive and command_marker in " ".join(process.info["cmdline"] or []):
-                found.append(process.pid)
-        except psutil.Error:
-            pass
-    return found
-
-
-def test_the_monitor_reads_a_stand_in_nvidia_smi_and_the_cpu_then_stops_it():
+def test_two_gpus_are_sampled_with_their_own_index_and_a_reading_not_supported_is_none(monkeypatch):
+    """Kaggle's two T4s: GPU 0 busy, GPU 1 idle and, like an old GeForce, without a utilisation reading."""
+    nvml = stand_in([StandInGpu(97, 14500), StandInGpu(None, 260)])
+    monkeypatch.setitem(sys.modules, "pynvml", nvml)
     began = time.perf_counter()  # the monitor's own clock
-    with DeviceMonitor(FAKE_SMI, interval_s=0.05) as monitor:
-        process = monitor._process
-        wait_until(lambda: min(sum(s.index == i for s in monitor.gpu) for i in (0, 1)) >= 5 and len(monitor.cpu) >= 5)
+    with DeviceMonitor(interval_s=0.01) as monitor:
+        thread = monitor._thread
+        wait_until(lambda: monitor.gpu_error or len(samples_of(monitor, 1)) >= 3 and len(monitor.cpu) >= 3)
+        assert "0, 1" in monitor.describe()
     took = time.perf_counter() - began
-    assert process.poll() is not None, "nvidia-smi ended with the block"
-    assert pids_of("itertools.count") == [], "no stand-in nvidia-smi left running"
-    assert monitor._threads == [] and monitor.gpu_error is None
-    gpu0 = [s for s in monitor.gpu if s.index == 0]
-    assert len(gpu0) >= 5 and all(50 <= s.utilization < 100 and s.memory_mib >= 1000 for s in gpu0)
-    assert {s.utilization for s in monitor.gpu if s.index == 1} == {None}
-    seconds = [s.seconds for s in gpu0]
+    assert not thread.is_alive() and monitor._thread is None, "the sampler thread ended with the block"
+    assert nvml.calls == {"nvmlInit": 1, "nvmlShutdown": 1}
+    assert nvml.memory_versions == {nvml_stand_in.MEMORY_V2}, "memory.used as nvidia-smi shows it: version 2"
+    assert monitor.gpu_error is None
+    assert {(s.utilization, s.memory_mib) for s in samples_of(monitor, 0)} == {(97.0, 14500.0)}
+    assert {(s.utilization, s.memory_mib) for s in samples_of(monitor, 1)} == {(None, 260.0)}
+    assert [s.seconds for s in samples_of(monitor, 0)] == [s.seconds for s in samples_of(monitor, 1)]
+    seconds = [s.seconds for s in monitor.gpu]
     assert seconds == sorted(seconds) and 0 <= seconds[0] and seconds[-1] <= took, "seconds since the start"
     assert all(0 <= p <= 100 for _, p in monitor.cpu)
-    cpu_seconds = [t for t, _ in monitor.cpu]
-    assert cpu_seconds == sorted(cpu_seconds) and 0 <= cpu_seconds[0] and cpu_seconds[-1] <= took
+    count = len(monitor.gpu)
     monitor.stop()  # a second stop is harmless
+    assert nvml.calls["nvmlShutdown"] == 1 and len(monitor.gpu) == count
 
 
-def test_the_monitor_stops_even_when_training_fails():
-    with pytest.raises(RuntimeError), DeviceMonitor(FAKE_SMI, interval_s=0.05) as monitor:
-        process = monitor._process
+def test_the_monitor_stops_even_when_training_fails(monkeypatch):
+    nvml = stand_in([StandInGpu(50, 1000)])
+    monkeypatch.setitem(sys.modules, "pynvml", nvml)
+    with pytest.raises(RuntimeError, match="training failed"), DeviceMonitor(interval_s=0.01) as monitor:
+        thread = monitor._thread
         raise RuntimeError("training failed")
-    assert process.poll() is not None and pids_of("itertools.count") == []
+    assert not thread.is_alive() and nvml.calls == {"nvmlInit": 1, "nvmlShutdown": 1}
 
 
-def test_without_a_gpu_it_samples_the_cpu_only():
-    monitor = DeviceMonitor(None, interval_s=0.01, cpu_percent=lambda: 42.0)
+def test_without_nvml_s_library_it_samples_the_cpu_and_says_why(monkeypatch):
+    nvml = stand_in([], init_error=nvml_stand_in.NVMLError_LibraryNotFound())
+    monkeypatch.setitem(sys.modules, "pynvml", nvml)
+    with DeviceMonitor(interval_s=0.01, cpu_percent=lambda: 42.0) as monitor:
+        wait_until(lambda: monitor.cpu)
+        line = monitor.describe()
+    assert monitor.gpu == [] and {p for _, p in monitor.cpu} == {42.0}
+    assert "NVML Shared Library Not Found" in monitor.gpu_error and monitor.gpu_error in line
+    assert nvml.calls == {"nvmlInit": 1, "nvmlShutdown": 0}, "no shutdown of an NVML that did not start"
+
+
+def test_the_real_pynvml_here_finds_no_nvidia_library():
+    """This machine has no NVIDIA driver: the real nvidia-ml-py gives the CPU-only path, with NVML's reason."""
+    import pynvml
+
+    try:
+        pynvml.nvmlInit()
+    except pynvml.NVMLError as error:
+        reason = str(error)
+    else:
+        pynvml.nvmlShutdown()
+        pytest.skip("this machine has NVML: the stand-in tests cover the GPU path")
+    with DeviceMonitor(interval_s=0.01) as monitor:
+        wait_until(lambda: monitor.cpu)
+    assert monitor.gpu == [] and reason in monitor.gpu_error and monitor.cpu
+
+
+def test_nvml_with_no_gpu_is_said_and_shut_down(monkeypatch):
+    nvml = stand_in([])
+    monkeypatch.setitem(sys.modules, "pynvml", nvml)
+    with DeviceMonitor(interval_s=0.01) as monitor:
+        wait_until(lambda: monitor.cpu)
+    assert monitor.gpu == [] and monitor.gpu_error == "NVML sees no GPU"
+    assert nvml.calls == {"nvmlInit": 1, "nvmlShutdown": 1}
+
+
+def test_without_nvidia_ml_py_it_says_how_to_install_it(monkeypatch):
+    monkeypatch.setitem(sys.modules, "pynvml", None)  # import pynvml raises ImportError
+    with DeviceMonitor(interval_s=0.01) as monitor:
+        wait_until(lambda: monitor.cpu)
+    assert monitor.gpu == [] and "pip install nvidia-ml-py" in monitor.gpu_error
+
+
+def test_a_gpu_lost_mid_run_ends_the_gpu_samples_and_the_cpu_ones_go_on(monkeypatch):
+    nvml = stand_in([StandInGpu(80, 500), StandInGpu(nvml_stand_in.NVMLError_GpuIsLost(), 0)])
+    monkeypatch.setitem(sys.modules, "pynvml", nvml)
+    with DeviceMonitor(interval_s=0.01) as monitor:
+        wait_until(lambda: monitor.gpu_error is not None)
+        cpu_then = len(monitor.cpu)
+        wait_until(lambda: len(monitor.cpu) > cpu_then)
+    assert "GPU is lost" in monitor.gpu_error
+    assert [(s.index, s.utilization) for s in monitor.gpu] == [(0, 80.0)], "GPU 0's sample of that round only"
+    assert nvml.calls["nvmlShutdown"] == 1
+
+
+def test_a_cpu_only_monitor_never_starts_nvml(monkeypatch):
+    nvml = stand_in([StandInGpu(97, 14500)])
+    monkeypatch.setitem(sys.modules, "pynvml", nvml)
+    monitor = DeviceMonitor(gpus=False, interval_s=0.01, cpu_percent=lambda: 42.0)
     with monitor:
         wait_until(lambda: monitor.cpu)
-    assert monitor.gpu == [] and monitor.gpu_error is None and monitor._process is None
+    assert monitor.gpu == [] and monitor.gpu_error is None and nvml.calls["nvmlInit"] == 0
     assert monitor.cpu and {p for _, p in monitor.cpu} == {42.0}
-
-
-def test_a_missing_nvidia_smi_is_said_not_raised():
-    with DeviceMonitor(["no-such-nvidia-smi-here", "-lms", "500"], interval_s=0.01) as monitor:
-        wait_until(lambda: monitor.cpu)
-    assert monitor.gpu == [] and "no-such-nvidia-smi-here" in monitor.gpu_error and monitor.cpu
-
-
-def test_a_command_that_prints_nothing_useful_is_said():
-    silent = [sys.executable, "-c", "print('NVIDIA-SMI has failed')"]
-    with DeviceMonitor(silent, interval_s=0.01) as monitor:
-        monitor._process.wait()  # it has printed all it prints, however long its start took
-    assert monitor.gpu == [] and "gave no sample (exit code 0)" in monitor.gpu_error
 
 
 def test_the_plot_has_a_gpu_panel_only_with_gpu_samples_and_marks_each_run():
@@ -125,7 +147,7 @@ def test_the_plot_has_a_gpu_panel_only_with_gpu_samples_and_marks_each_run():
 
     matplotlib.use("Agg")
     clock = iter([100.0]).__next__
-    monitor = DeviceMonitor(None, clock=clock)
+    monitor = DeviceMonitor(gpus=False, clock=clock)
     monitor.started_at = 100.0
     monitor.cpu = [(0.5, 90.0), (1.0, 95.0), (1.5, 20.0)]
     runs = {"/CPU:0": [100.0, 100.6, 101.2], "/GPU:0": [101.3, 101.4, 101.5]}
@@ -133,26 +155,7 @@ def test_the_plot_has_a_gpu_panel_only_with_gpu_samples_and_marks_each_run():
     assert len(fig.axes) == 1 and fig.axes[0].get_ylabel() == "CPU utilisation (%)"
     assert [t.get_text() for t in fig.axes[0].texts] == ["/CPU:0", "/GPU:0"]
     assert len(fig.axes[0].lines) == 1 + 4, "the CPU line and one dotted line per epoch end"
-    monitor.gpu = [device_monitor.GpuSample(0.5, 0, 10.0, 900.0), device_monitor.GpuSample(1.4, 0, 97.0, 1200.0),
-                   device_monitor.GpuSample(1.4, 1, None, 5.0)]
+    monitor.gpu = [GpuSample(0.5, 0, 10.0, 900.0), GpuSample(1.4, 0, 97.0, 1200.0), GpuSample(1.4, 1, None, 5.0)]
     fig = device_monitor.plot_samples(monitor, runs)
     assert len(fig.axes) == 3  # GPU utilisation, its memory axis, the CPU
     assert fig.axes[0].get_ylabel() == "GPU utilisation (%)" and fig.axes[0].get_legend() is not None
-
-
-def test_nvidia_smi_is_found_where_the_doctor_finds_it_wsl2_included(monkeypatch, tmp_path):
-    """WSL2 keeps nvidia-smi in /usr/lib/wsl/lib, which need not be on PATH: the monitor asks doctor.probes."""
-    from course_utils.doctor import probes
-
-    stand_in = tmp_path / "nvidia-smi"
-    stand_in.write_text(f"#!{sys.executable}\nprint('0, 97, 1234', flush=True)\n")
-    stand_in.chmod(0o755)
-    monkeypatch.setenv("PATH", str(tmp_path / "empty"))  # not on PATH
-    monkeypatch.setattr(probes, "WSL_NVIDIA_SMI", stand_in)
-    with DeviceMonitor(NVIDIA_SMI, interval_s=0.01) as monitor:
-        monitor._process.wait()
-    assert monitor.gpu_error is None and [(s.index, s.utilization) for s in monitor.gpu] == [(0, 97.0)]
-    monkeypatch.setattr(probes, "WSL_NVIDIA_SMI", tmp_path / "nowhere")
-    with DeviceMonitor(NVIDIA_SMI, interval_s=0.01) as monitor:
-        pass
-    assert monitor.gpu == [] and monitor.gpu_error.startswith("nvidia-smi: ")

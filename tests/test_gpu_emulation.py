@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import sys
 import time
 from types import SimpleNamespace
 
@@ -20,6 +21,7 @@ import numpy as np
 import pytest
 
 from .lessons.solutions import cell_source
+from .nvml_stand_in import StandInGpu, stand_in
 
 
 def functions_of_the_tf32_cell() -> dict:
@@ -505,17 +507,6 @@ def test_a_gpu_profile_of_the_generator_run_reads_as_input_bound(tmp_path, capsy
 
 # ----------------------------------------------------------------------------- CPU vs GPU, watched (notebook 05)
 
-# A stand-in nvidia-smi: GPU 0 busy, GPU 1 idle (Kaggle's two T4s), a sample every 50 ms, in nvidia-smi's CSV lines.
-def stand_in_smi() -> list[str]:
-    import sys
-
-    return [sys.executable, "-u", "-c", ("import time\n"
-                                         "while True:\n"
-                                         "    print('0, 97, 14500')\n"
-                                         "    print('1, 0, 260')\n"
-                                         "    time.sleep(0.05)\n")]
-
-
 class StandInKerasOnAGpuMachine:
     """Keras on a machine with a GPU: ``compile``'s default ``jit_compile="auto"`` turns XLA on because a GPU exists
     (Keras 3 on TensorFlow, docs/references.md#jit-compile-auto), for a model on the CPU too; ``fit`` calls the
@@ -523,7 +514,7 @@ class StandInKerasOnAGpuMachine:
 
     Its epochs last on a clock of its own (``now``: the cell's ``time.perf_counter``), 0.3 s the first, 0.05 s
     each after; and ``fit`` trains until the cell's device monitor has sampled both GPUs and the CPU, however long
-    the stand-in nvidia-smi takes to start on a loaded machine."""
+    the stand-in NVML takes to answer on a loaded machine."""
 
     def __init__(self) -> None:
         self.scope: list[str] = []
@@ -585,9 +576,10 @@ def run_race_cell(monkeypatch, source: str) -> tuple[StandInKerasOnAGpuMachine, 
     import matplotlib
 
     matplotlib.use("Agg")
-    from course_utils import device_monitor
+    import course_utils.device_monitor  # noqa: F401 - loaded before time.perf_counter is replaced: its clock is real
 
-    monkeypatch.setattr(device_monitor, "NVIDIA_SMI", stand_in_smi())
+    # NVML on Kaggle's two T4s: GPU 0 busy, GPU 1 idle
+    monkeypatch.setitem(sys.modules, "pynvml", stand_in([StandInGpu(97, 14500), StandInGpu(0, 260)]))
     keras = StandInKerasOnAGpuMachine()
     keras.now = time.perf_counter()  # from here on the cell's clock (its EpochEnds) is the stand-in's
     monkeypatch.setattr(time, "perf_counter", lambda: keras.now)
@@ -613,7 +605,8 @@ def test_the_race_trains_each_device_with_xla_off_and_watches_the_gpu(monkeypatc
     assert [ax.get_ylabel() for ax in figure.axes] == ["GPU utilisation (%)", "CPU utilisation (%)",
                                                         "GPU memory used (MiB)"]
     out = capsys.readouterr().out
-    assert out.startswith(" ".join(stand_in_smi())) and "\n/GPU:0: " in out, "the command shown, a line per device"
+    assert out.startswith(monitor.describe()) and "0, 1" in out.splitlines()[0], "where the readings come from"
+    assert "\n/GPU:0: " in out, "a line per device"
     plt.close("all")
 
 

@@ -404,7 +404,7 @@ def test_05_cnn_cpu_vs_gpu_key_results(course_run):
     assert set(r["epoch_s"]) == set(r["weights_on"]) == set(r["devices"])
     assert all(finite(s) and s > 0 for s in r["epoch_s"].values())
     assert all(on_device(r["weights_on"][d], d) for d in r["devices"])
-    # the monitor sampled the CPU, and nvidia-smi exactly when there is a GPU
+    # the monitor sampled the CPU, and the GPUs through NVML exactly when there is a GPU (or says why not)
     monitor = r["monitor"]
     assert monitor["cpu_samples"] >= 2
     if "/GPU:0" in r["devices"]:
