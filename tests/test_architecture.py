@@ -95,7 +95,7 @@ HOMES = {
     "VmHWM": {"course_utils/core/rss.py"},
     "import resource": {"course_utils/core/rss.py"},
     # NVML's readings (nvidia-ml-py): notebook 05's monitor; the doctor runs nvidia-smi (doctor/probes.py)
-    "import pynvml": {"course_utils/device_monitor.py"},
+    "import pynvml": {"course_utils/lessons/nb05/device_monitor.py"},
     # an atomic JSON write (core/files.py); a verified download moves its checked file into place
     "os.replace()": {"course_utils/core/files.py", "course_utils/data/download.py"},
 }

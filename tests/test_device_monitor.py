@@ -12,8 +12,8 @@ import time
 
 import pytest
 
-from course_utils import device_monitor
-from course_utils.device_monitor import DeviceMonitor, GpuSample
+from course_utils.lessons.nb05 import device_monitor
+from course_utils.lessons.nb05.device_monitor import DeviceMonitor, GpuSample
 
 from . import nvml_stand_in
 from .nvml_stand_in import StandInGpu, stand_in

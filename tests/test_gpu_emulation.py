@@ -576,7 +576,7 @@ def run_race_cell(monkeypatch, source: str) -> tuple[StandInKerasOnAGpuMachine, 
     import matplotlib
 
     matplotlib.use("Agg")
-    import course_utils.device_monitor  # noqa: F401 - loaded before time.perf_counter is replaced: its clock is real
+    import course_utils.lessons.nb05.device_monitor  # noqa: F401 - loaded before time.perf_counter is replaced: its clock is real
 
     # NVML on Kaggle's two T4s: GPU 0 busy, GPU 1 idle
     monkeypatch.setitem(sys.modules, "pynvml", stand_in([StandInGpu(97, 14500), StandInGpu(0, 260)]))
