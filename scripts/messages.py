@@ -49,7 +49,7 @@ def domain_of(path: str) -> str:
     found = _MARKER.search((PACKAGE / path).read_text(encoding="utf-8"))
     if found is not None and found.group(1) in DOMAINS:
         return found.group(1)
-    first = Path(path).parts[0]  # a table of N_ messages only (doctor/log_rules.py): translated where shown
+    first = Path(path).parts[0]  # a file without a marker: its folder's domain
     return first if first in DOMAINS else "course"
 
 

@@ -71,7 +71,8 @@ def test_the_bundle_holds_the_doctors_modules_and_not_the_lessons():
     assert "course_utils" in modules  # the real package: `import course_utils` needs the standard library alone
     assert not [m for m in modules if m.startswith(("course_tools.batch", "course_utils.lessons"))]
     names = zipfile.ZipFile(io.BytesIO(page_builder.bundle())).namelist()
-    assert "course_utils/doctor/versions.json" in names and "course_doctor_page.py" in names
+    assert {"course_utils/doctor/versions.json", "course_utils/doctor/log_rules.json", "course_doctor_page.py"} <= set(
+        names)  # the doctor's data files: the page reads its rules from them as the package does
     assert "course_utils/locale/zh_CN/LC_MESSAGES/doctor.mo" in names
     assert "course_utils/notebook.py" not in names  # loaded on first use of course_utils.setup, never by the page
     assert names.count("course_utils/__init__.py") == 1

@@ -6,7 +6,7 @@ is not used. ``classify(text, gpu=...)`` gives each line a verdict by ``log_rule
 it) or ``unknown`` (no rule knows it). ``read_log`` reads a pasted file (UTF-8 or UTF-16, ANSI colours removed); an
 empty or binary one is an ``InputError`` that says what to do. ``course doctor --log FILE`` is the command.
 
-A rule's ``meaning`` and ``fix`` are English, marked ``N_``; a ``LogEntry`` shows them in the language now.
+A rule's ``meaning`` and ``fix`` are text entries of ``log_rules.json``; a ``LogEntry`` shows them in the language now.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from typing import Any
 from course_utils.core.errors import InputError
 from course_utils.core.i18n import translator
 from course_utils.doctor.log_rules import RULES, LogRule
+from course_utils.doctor.versions import localized
 
 _ = translator("doctor")
 
@@ -145,12 +146,12 @@ class LogEntry:
     @property
     def meaning(self) -> str:
         """What the line means, in the language now, with the line's values filled in."""
-        return _(self.rule.meaning).format_map(_Groups(self.details)) if self.rule else ""
+        return localized(self.rule.meaning).format_map(_Groups(self.details)) if self.rule else ""
 
     @property
     def fix(self) -> str:
         """What to do, in the language now, with the line's values filled in."""
-        return _(self.rule.fix).format_map(_Groups(self.details)) if self.rule else ""
+        return localized(self.rule.fix).format_map(_Groups(self.details)) if self.rule else ""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -242,7 +243,7 @@ def _describe(entry: LogEntry, *, with_fix: bool) -> list[str]:
     lines = [f"  [{entry.verdict}]{code}, {_where(entry.lines)}: {message}"]
     if entry.rule is not None:
         lines.append("      " + _("means: {meaning}").format(meaning=entry.meaning))
-        if with_fix or entry.rule.fix != "Nothing to do.":
+        if with_fix or entry.rule.fix["text"] != "Nothing to do.":
             lines.append("      " + _("fix: {fix}").format(fix=entry.fix))
         lines.append("      " + _("source: {url}").format(url=entry.rule.source))
     else:

@@ -2,7 +2,7 @@
 
 Each doctor module takes the marker ``_ = translator("doctor")`` (``course_utils.core.i18n``) and
 translates a message where it builds it, so it follows ``COURSE_LANG`` at that moment. Text kept
-in a module-level table - a log rule's meaning and fix, a live check's fix - is built once, at
+in a module-level table - a live check's fix, a finding's fix - is built once, at
 import, when the language may not be chosen yet. It is marked ``N_("...")`` where the table
 defines it (GNU gettext's ``gettext_noop``: ``scripts/messages.py`` extracts it, the table keeps
 the English) and passed through ``_()`` where it is shown.

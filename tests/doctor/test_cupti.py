@@ -59,9 +59,6 @@ def test_the_privilege_error_is_the_problem_on_a_machine_with_a_gpu(english, log
     report = classify(log)
     assert report.problem.code == "cupti-insufficient-privileges"
     assert report.gpu is True  # only a machine where the profiler found a GPU prints it
-    assert "NVreg_RestrictProfilingToAdminUsers=0" in report.problem.fix and "/etc/modprobe.d" in report.problem.fix
-    assert "Allow access to the GPU performance counters to all users" in report.problem.fix
-    assert "no GPU kernels" in report.problem.meaning
     assert report.problem.rule.source.startswith("https://developer.nvidia.com/")
 
 
@@ -88,12 +85,12 @@ def test_the_report_links_the_troubleshooting_entry(english, tmp_path, capsys):
 
 
 @pytest.mark.parametrize("variable, value", [(variables.LANG, "zh-CN"), ("LANG", "zh_CN.UTF-8")])
-def test_in_chinese_the_meaning_and_the_link_are_chinese_and_the_code_and_option_stay(english, variable, value,
-                                                                                       tmp_path, capsys):
+def test_in_chinese_the_texts_and_the_link_are_chinese_and_the_code_stays(english, variable, value, tmp_path,
+                                                                          capsys):
     english.setenv(variable, value)
-    report = classify(TF221_REFUSED)
-    assert "性能计数器" in report.problem.meaning and "NVreg_RestrictProfilingToAdminUsers=0" in report.problem.fix
-    assert "Allow access to the GPU performance counters to all users" in report.problem.fix  # the setting's name
+    problem = classify(TF221_REFUSED).problem
+    zh = {part: getattr(problem.rule, part)["translations"]["zh-CN"]["text"] for part in ("meaning", "fix")}
+    assert (problem.meaning, problem.fix) == (zh["meaning"], zh["fix"])
     log = tmp_path / "profile.log"
     log.write_text(TF221_REFUSED, encoding="utf-8")
     assert main(["--log", str(log)]) == 1
@@ -107,9 +104,7 @@ def test_a_missing_cupti_matters_only_with_a_gpu_and_is_not_the_general_library_
     unknown = classify(log)
     assert [e.code for e in unknown.entries] == ["cupti-not-loaded"] and unknown.entries[0].verdict == "depends"
     assert classify(log, gpu=False).problem is None
-    problem = classify(log, gpu=True).problem
-    assert problem.code == "cupti-not-loaded" and "nvidia-cuda-cupti-cu12" in problem.fix
-    assert "extras/CUPTI/lib64" in problem.fix and "training is not affected" in problem.meaning
+    assert classify(log, gpu=True).problem.code == "cupti-not-loaded"
     assert see("cupti-not-loaded") == "docs/troubleshooting.md#cupti-not-found"
 
 

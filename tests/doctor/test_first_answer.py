@@ -1,7 +1,7 @@
 """The doctor's first answer is the one to follow (issue 38): the report starts with the verdict and the one install
-block and fits a screen, ``--verbose`` shows the rest; an empty or unreadable ``nvidia-smi`` capture is no driver and
-gets the CPU install; native Windows with an NVIDIA GPU leads with WSL2; every install command the doctor can print
-for a TensorFlow built against NumPy 1 pins ``numpy<2``."""
+block and fits a screen, ``--verbose`` shows the rest (that the short report loses nothing: test_doctor.py's sweep);
+an empty or unreadable ``nvidia-smi`` capture is no driver and gets the CPU install; native Windows with an NVIDIA GPU
+leads with WSL2; every install command the doctor can print for a TensorFlow built against NumPy 1 pins ``numpy<2``."""
 
 from __future__ import annotations
 
@@ -12,15 +12,14 @@ import sys
 import pytest
 
 from course_utils.doctor import cli as doctor_cli
-from course_utils.doctor import describe, diagnose
-from course_utils.doctor.log_rules import RULES
+from course_utils.doctor import describe, diagnose, log_rules, versions
 from course_utils.doctor.logs import classify
 from course_utils.doctor.model import Machine, TensorFlowInfo, log_findings
 from course_utils.doctor.nvidia import parse_nvcc, parse_nvidia_smi
 from course_utils.doctor.recommend import platform_name
 from course_utils.doctor.routes import routes
 from course_utils.doctor.texts import Note
-from course_utils.doctor.versions import DATA_FILE, PLATFORMS, load, parse_version
+from course_utils.doctor.versions import PLATFORMS, load, parse_version
 
 from ..conftest import ROOT
 
@@ -83,12 +82,12 @@ def test_a_one_gpu_machine_without_errors_gets_the_verdict_and_one_install_block
     commands = result.recommendation.commands
     assert lines[2:2 + len(commands)] == [f"    {command}" for command in commands]
     assert sum(line.startswith("    ") for line in lines) == len(commands)  # one install block, no other
-    assert lines[-1] == "Result: no errors (exit status 0)"
 
 
 def test_the_live_rtx_3060_is_told_its_tensorflow_uses_the_gpu(capsys):
     result = diagnose(live_rtx_3060("wsl2"))
-    assert result.summary().startswith("Verdict: TensorFlow 2.21.0 uses the GPU here (NVIDIA GeForce RTX 3060)")
+    verdict = result.summary().splitlines()[0]
+    assert "uses the GPU" in verdict and "2.21.0" in verdict and "NVIDIA GeForce RTX 3060" in verdict
     verbose = result.report().splitlines()
     assert len(verbose) > 2 * SCREEN  # what the default leaves out is there
 
@@ -99,29 +98,13 @@ def test_the_command_line_prints_the_short_report_by_default_and_everything_with
     assert status == 0 and len(short.splitlines()) <= SCREEN
     status, verbose = cli(capsys, *args, "--verbose")
     assert status == 0 and verbose.startswith(short.splitlines()[0] + "\n")  # the same verdict first
-    for line in ("Described machine: WSL2, Python (not given)", "  NVIDIA driver: 546.80", "Install:", "Findings:",
-                 "  [info] nvcc-not-used: nvcc is the CUDA toolkit's compiler (12.6 here). A pip-installed TensorFlow "
-                 "never calls nvcc", "  note: TensorFlow with GPU on WSL2 needs Windows 10 19044"):
+    for line in ("  NVIDIA driver: 546.80", "Install:", "Findings:", "  [info] nvcc-not-used: ",
+                 f"  note: {load().rule('wsl2')['text']}"):
         assert any(out.startswith(line) for out in verbose.splitlines()), line
         assert not any(out.startswith(line) for out in short.splitlines()), line
     status, json_default = cli(capsys, *args, "--json")
     status, json_verbose = cli(capsys, *args, "--json", "--verbose")
     assert json_default == json_verbose  # the JSON is the contract: --verbose changes nothing in it
-
-
-@pytest.mark.parametrize("name", sorted(p.name for p in NVIDIA.glob("smi_*.txt")))
-@pytest.mark.parametrize("platform", PLATFORMS)
-def test_the_short_report_loses_nothing_it_names_every_finding_and_shows_errors_in_full(name, platform):
-    result = diagnose(describe(platform, "3.11", (NVIDIA / name).read_bytes()))
-    short = result.summary()
-    lead = result.ordered_routes()[0]
-    assert all(f"    {command}" in short.splitlines() for command in lead.commands)
-    for f in result.findings:
-        assert f.code in short, f.code  # in full, or named in the --verbose line
-        if f.severity == "error":
-            assert f"  [error] {f.code}: {f.message}" in short and f"      fix: {f.fix}" in short
-    assert short.splitlines()[0] == f"Verdict: {result.verdict()}"
-    assert result.to_json()["answer"]["verdict"] == result.verdict()
 
 
 # ----------------------------------------------------------------- an empty or unreadable capture: no driver
@@ -145,11 +128,9 @@ def test_an_empty_or_unreadable_capture_is_no_driver_and_gets_the_cpu_install(tm
     status, out = cli(capsys, "--nvidia-smi", str(path), "--platform", platform)
     assert status == 0
     lines = out.splitlines()
-    assert lines[0] == ("Verdict: No NVIDIA driver found: TensorFlow will use the CPU, and every notebook of this "
-                        "course runs there.")
     assert lines[1] == f"Install ({platform_name(platform)}): tensorflow==2.21.*"
     assert "and-cuda" not in out and "conda" not in out  # the CPU install, no GPU route
-    assert "  [warning] no-nvidia-driver: No NVIDIA driver was found: the " in out
+    assert "\n  [warning] no-nvidia-driver: " in out
     assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f]", out)  # nothing of the junk reaches the terminal raw
     status, raw = cli(capsys, "--nvidia-smi", str(path), "--platform", platform, "--json")
     data = json.loads(raw)
@@ -159,7 +140,6 @@ def test_an_empty_or_unreadable_capture_is_no_driver_and_gets_the_cpu_install(tm
     # nothing lost: what the capture was stays in the JSON and in the message
     expected = "empty" if not CAPTURES[what].strip(b" \r\n\t\xff\xfe") else "unreadable"
     assert data["nvidia_smi"]["status"] == expected
-    assert ("capture is empty" if expected == "empty" else "is not nvidia-smi output") in missing["message"]
     if what == "another text":
         assert "\"Quelque chose d'autre\"" in missing["message"]
 
@@ -169,9 +149,9 @@ def test_query_rows_without_a_header_are_a_driver_that_answered_not_no_driver(ca
     # nvidia-smi printed these rows, so a driver answered: the GPU route, and what to give the doctor instead
     assert not parse_nvidia_smi((NVIDIA / name).read_bytes()).no_driver_found
     status, out = cli(capsys, "--nvidia-smi", str(NVIDIA / name), "--platform", "linux", "--python", "3.11")
-    assert status == 0 and "No NVIDIA driver" not in out
+    assert status == 0 and "no-nvidia-driver" not in out
     assert out.splitlines()[1] == "Install (Linux): tensorflow[and-cuda]==2.21.*"
-    assert "nvidia-smi-partly-read" in out and "without a header" in out
+    assert "  [warning] nvidia-smi-partly-read: " in out
     assert "--query-gpu=name,compute_cap,driver_version --format=csv" in out
 
 
@@ -200,16 +180,13 @@ def test_windows_with_an_nvidia_gpu_leads_with_wsl2_and_marks_native_2_10(name, 
     assert (wsl.platform, wsl.tensorflow, native.platform) == ("wsl2", "tensorflow[and-cuda]==2.21.*", "windows")
     assert native.tensorflow == "tensorflow<2.11" and not native.runs_course and wsl.runs_course
     short = result.summary().splitlines()
-    assert short[0].startswith("Verdict: Native Windows has no GPU TensorFlow after 2.10: use WSL2")
     assert short[1] == "Install (WSL2): tensorflow[and-cuda]==2.21.*"
     assert not any(line.startswith("    conda") for line in short)  # one install block: WSL2's
     fix = next(f.fix for f in result.findings if f.code == "windows-native-no-gpu-after-2.10")
-    assert fix.startswith("Use WSL2") and fix.index("WSL2") < fix.index("conda")
-    assert "the course's notebooks (Keras 3) do not run there" in fix and '"tensorflow<2.11" "numpy<2"' in fix
+    assert fix.index("WSL2") < fix.index("conda") and '"tensorflow<2.11" "numpy<2"' in fix
     report = result.report().splitlines()
-    assert report[report.index("Install:") + 1] == "WSL2: tensorflow[and-cuda]==2.21.*"
-    assert report[report.index("Or:") + 1] == ("native Windows: tensorflow<2.11 (the course's notebooks do not run "
-                                               "on this route: TF 2.10 comes with Keras 2)")
+    assert report[report.index("Install:") + 1] == wsl.heading() == "WSL2: tensorflow[and-cuda]==2.21.*"
+    assert report[report.index("Or:") + 1] == native.heading() and native.mark()  # marked: Keras 2
     assert report.index("Install:") < report.index("Or:")
     data = result.to_json()
     assert data["answer"]["platform"] == "wsl2" and data["answer"]["install"] == wsl.commands
@@ -226,30 +203,28 @@ def test_on_windows_the_short_report_warns_about_what_wsl2_cannot_do_with_the_gp
     """The WSL2 route's own warnings are shown with it; native Windows' Python and Keras notes give way to them."""
     result = diagnose(describe("windows", "3.11", f"name, compute_cap, driver_version\n{name}, {cc}, 575.57.08\n"))
     short = result.summary()
-    assert short.splitlines()[0].endswith("Read the warning about this GPU below.")
-    assert f"  [warning] {code}: {name} has compute capability {cc}" in short
+    assert f"  [warning] {code}: " in short and name in short and cc in short
     assert "  [warning] python-unsupported:" not in short and "python-unsupported" in result.codes()  # TF 2.10's
     assert "python-unsupported" in short.splitlines()[-2]  # named in the --verbose line: nothing dropped silently
 
 
 def test_the_qa_machine_is_told_to_update_its_driver_for_wsl2_first():
     verdict = diagnose(describe("windows", None, QA_SMI.read_text(encoding="utf-8"))).verdict()
-    assert verdict.endswith("First update the Windows NVIDIA driver to >= 528.33 (yours is 512.77).")
+    assert verdict.index("528.33") < verdict.index("512.77")  # the minimum, then the machine's driver
 
 
 def test_a_cpu_only_tensorflow_on_windows_next_to_a_gpu_is_sent_to_wsl2_not_to_tf_2_10():
     tf = TensorFlowInfo(True, "2.21.0", built_with_cuda=False)
     result = diagnose(describe("windows", "3.12", QA_SMI.read_text(encoding="utf-8"), tensorflow=tf))
     cpu_only = next(f for f in result.findings if f.code == "cpu-only-build")
-    assert cpu_only.fix.startswith("On native Windows no TensorFlow after 2.10 uses the GPU: do this in WSL2.")
+    assert cpu_only.severity == "error" and "WSL2" in cpu_only.fix
     assert "tensorflow[and-cuda]==2.21.*" in cpu_only.fix and "conda" not in cpu_only.fix
-    assert result.summary().splitlines()[0].endswith("Fix the errors below first.")
 
 
 def test_elsewhere_the_recommendation_leads_and_a_keras_2_route_is_marked():
     linux = diagnose(describe("linux", "3.8"))
     assert linux.ordered_routes()[0] is linux.recommendation and linux.recommendation.tensorflow == "tensorflow==2.13.*"
-    assert "(the course's notebooks do not run on this route: TF 2.13 comes with Keras 2)" in linux.summary()
+    assert not linux.recommendation.runs_course and linux.recommendation.mark_suffix() in linux.summary()
     macos = diagnose(describe("macos", "3.12"))
     assert [r.route for r in macos.ordered_routes()] == [None, "Apple silicon, Metal GPU", "Intel Mac"]
     assert all(r.runs_course for r in macos.ordered_routes())
@@ -304,14 +279,15 @@ def test_the_pin_check_catches_an_unpinned_old_tensorflow():
 
 
 def catalogue_texts() -> list[str]:
-    """Every message of the doctor, in English and in Chinese: the rules tables, the log rules, the live checks'
-    fixes, every sentence a finding or a note is built from."""
+    """Every message of the doctor, in English and in Chinese: the rules tables, the live checks' fixes, every
+    sentence a finding or a note is built from."""
     return [text for m in messages.load("zh_CN", "doctor") if m.id for text in (m.id, m.string)]
 
 
 def table_texts(node=None) -> list[str]:
-    """Every string of versions.json, the translations too."""
-    node = json.loads(DATA_FILE.read_text(encoding="utf-8")) if node is None else node
+    """Every string of the doctor's data files (versions.json, log_rules.json), the translations too."""
+    if node is None:
+        node = [json.loads(path.read_text(encoding="utf-8")) for path in (versions.DATA_FILE, log_rules.DATA_FILE)]
     if isinstance(node, dict):
         return [text for value in node.values() for text in table_texts(value)]
     if isinstance(node, list):
@@ -335,7 +311,7 @@ def routes_texts() -> list[str]:
 
 def diagnosis_texts() -> list[str]:
     """What the doctor prints for every real capture on every platform (both reports and the JSON), and for the logs
-    (each log rule's fix with a GPU)."""
+    (with a GPU)."""
     texts = []
     for path in sorted(NVIDIA.glob("smi_*.txt")):
         for platform in PLATFORMS:
@@ -346,7 +322,6 @@ def diagnosis_texts() -> list[str]:
     for path in sorted(TF_LOGS.glob("*.txt")):
         report = classify(path.read_text(encoding="utf-8"), gpu=True)
         texts += [report.text(), *(f.fix for f in log_findings(report))]
-    texts += [f"{rule.meaning} {rule.fix}" for rule in RULES]
     return texts
 
 

@@ -44,10 +44,8 @@ def test_a_library_that_does_not_load_is_named_with_its_package(tmp_path):
     notes = nvidia_library_checks([site], ld_library_path="", ld_so_conf=None)
     assert codes(notes) == ["nvidia-lib-fails-to-load", "nvidia-lib-fails-to-load"]
     cublas, cudnn = notes  # load order: cuBLAS before cuDNN
-    assert (
-        "libcudnn.so.9" in cudnn.text and "package nvidia-cudnn-cu12" in cudnn.text and "does not load:" in cudnn.text
-    )
-    assert "wheel folder nvidia/cublas" in cublas.text
+    assert "libcudnn.so.9" in cudnn.text and "nvidia-cudnn-cu12" in cudnn.text  # the file and its package
+    assert "libcublas.so.12" in cublas.text and "nvidia/cublas" in cublas.text  # no RECORD: its wheel folder
     [finding, _] = check_findings(notes)
     assert finding.severity == "error" and f"{sys.executable} -m pip install --force-reinstall" in finding.fix
 
@@ -60,8 +58,7 @@ def test_real_libraries_load(tmp_path):
     shutil.copy(real, wheel(site, "cublas", "libcublasLt.so.12"))
     (site / "nvidia" / "cublas" / "lib" / "libcublasLt.so").symlink_to("libcublasLt.so.12")  # the same file: once
     notes = nvidia_library_checks([site], ld_library_path="", ld_so_conf=None)
-    assert codes(notes) == ["nvidia-libs-load"]
-    assert "All 2 NVIDIA libraries" in notes[0].text and "cublas, cuda_runtime" in notes[0].text
+    assert codes(notes) == ["nvidia-libs-load"] and "cublas, cuda_runtime" in notes[0].text
 
 
 def test_a_crash_while_loading_names_the_library_and_does_not_raise(monkeypatch):
@@ -141,10 +138,9 @@ def test_a_system_cuda_on_ld_library_path_shadows_the_pip_wheels(tmp_path, monke
         "system-cuda-on-library-path",
         "system-cuda-on-library-path",
     ]
-    shadow = notes[1].text
-    assert str(system) in shadow and "libcublas.so.12" in shadow and "TensorFlow loads the system copy" in shadow
-    assert "libcudart.so.11.0 (another major version than the pip wheels' libcudart.so.12: not used)" in notes[2].text
-    assert str(cudnn_dir) in notes[3].text and "used only if TensorFlow does not find the pip copy" in notes[3].text
+    assert str(system) in notes[1].text and "libcublas.so.12" in notes[1].text
+    assert str(old) in notes[2].text and "libcudart.so.11.0" in notes[2].text and "libcudart.so.12" in notes[2].text
+    assert str(cudnn_dir) in notes[3].text and "libcudnn.so.9" in notes[3].text
     findings = {f.code: f for f in check_findings(notes)}
     assert findings["system-cuda-shadows-pip"].severity == "warning"
     assert "LD_LIBRARY_PATH" in findings["system-cuda-shadows-pip"].fix

@@ -14,98 +14,41 @@ FIXTURES = ROOT / "tests" / "fixtures" / "nvidia"
 STATUSES = {"ok", "no-devices", "no-driver", "missing", "unreadable", "empty"}
 
 # file -> (status, driver_version, driver_cuda, [(index, name, memory_mib, driver_model), ...], problem substring)
+def gpus(count: int, name: str, memory_mib: int, driver_model: str | None = None) -> list[tuple]:
+    """``count`` identical GPUs, as the SMI table below lists them."""
+    return [(index, name, memory_mib, driver_model) for index in range(count)]
+
+
 SMI = {
     "smi_qa_post_windows_512.77_wddm.txt": ("ok", "512.77", "11.6", [(0, "NVIDIA GeForce ...", 6144, "WDDM")], None),
     "smi_linux_346.46_grid_k520.txt": ("ok", "346.46", None, [(0, "GRID K520", 4095, None)], "no 'CUDA Version'"),
     "smi_linux_396.24_gtx1070.txt": ("ok", "396.24", None, [(0, "GeForce GTX 1070", 8114, None)], "no 'CUDA Version'"),
     "smi_linux_418.181.07_gtx1080.txt": ("ok", "418.181.07", "10.1", [(0, "GeForce GTX 1080", 8116, None)], None),
     "smi_linux_440.33.01_2x_gv100.txt": (
-        "ok",
-        "440.33.01",
-        "10.2",
-        [(0, "Quadro GV100", 32508, None), (1, "Quadro GV100", 32500, None)],
-        None,
-    ),
+        "ok", "440.33.01", "10.2", [(0, "Quadro GV100", 32508, None), (1, "Quadro GV100", 32500, None)], None),
     "smi_linux_450.66_driver_418.67_t4.txt": ("ok", "418.67", "10.1", [(0, "Tesla T4", 15079, None)], None),
-    "smi_linux_515.48.07_3x_a100.txt": (
-        "ok",
-        "515.48.07",
-        "11.7",
-        [(i, "NVIDIA A100-SXM...", 81920, None) for i in range(3)],
-        None,
-    ),
+    "smi_linux_515.48.07_3x_a100.txt": ("ok", "515.48.07", "11.7", gpus(3, "NVIDIA A100-SXM...", 81920), None),
     "smi_linux_525.105.17_v100.txt": ("ok", "525.105.17", "12.0", [(0, "Tesla V100-SXM2...", 32768, None)], None),
-    "smi_linux_535.113.01_gtx1650.txt": (
-        "ok",
-        "535.113.01",
-        "12.2",
-        [(0, "NVIDIA GeForce GTX 1650", 4096, None)],
-        None,
-    ),
-    "smi_linux_535.86.10_2x_a800.txt": (
-        "ok",
-        "535.86.10",
-        "12.2",
-        [(i, "NVIDIA A800-SXM4-80GB", 81920, None) for i in range(2)],
-        None,
-    ),
+    "smi_linux_535.113.01_gtx1650.txt": ("ok", "535.113.01", "12.2", gpus(1, "NVIDIA GeForce GTX 1650", 4096), None),
+    "smi_linux_535.86.10_2x_a800.txt": ("ok", "535.86.10", "12.2", gpus(2, "NVIDIA A800-SXM4-80GB", 81920), None),
     "smi_linux_550.135_tesla_p4.txt": ("ok", "550.135", "12.4", [(0, "Tesla P4", 8192, None)], None),
     "smi_575.64.03_cuda_na.txt": (
-        "ok",
-        "575.64.03",
-        None,
-        [(0, "NVIDIA GeForce RTX 5070", 12227, None)],
-        "'CUDA Version: N/A'",
-    ),
-    "smi_linux_535.161.08_8x_h100.txt": (
-        "ok", "535.161.08", "12.2", [(i, "NVIDIA H100 80GB HBM3", 81559, None) for i in range(8)], None),
-    "smi_linux_570.158.01_8x_h200.txt": (
-        "ok", "570.158.01", "12.8", [(i, "NVIDIA H200", 143771, None) for i in range(8)], None),
-    "smi_linux_580.126.09_2x_a100.txt": (
-        "ok",
-        "580.126.09",
-        "13.0",
-        [(i, "NVIDIA A100-SXM4-40GB", 40960, None) for i in range(2)],
-        None,
-    ),
-    "smi_linux_610.43.02_kmd_2x_b200.txt": (
-        "ok",
-        "610.43.02",
-        "13.3",
-        [(i, "NVIDIA B200", 183359, None) for i in range(2)],
-        None,
-    ),
+        "ok", "575.64.03", None, [(0, "NVIDIA GeForce RTX 5070", 12227, None)], "'CUDA Version: N/A'"),
+    "smi_linux_535.161.08_8x_h100.txt": ("ok", "535.161.08", "12.2", gpus(8, "NVIDIA H100 80GB HBM3", 81559), None),
+    "smi_linux_570.158.01_8x_h200.txt": ("ok", "570.158.01", "12.8", gpus(8, "NVIDIA H200", 143771), None),
+    "smi_linux_580.126.09_2x_a100.txt": ("ok", "580.126.09", "13.0", gpus(2, "NVIDIA A100-SXM4-40GB", 40960), None),
+    "smi_linux_610.43.02_kmd_2x_b200.txt": ("ok", "610.43.02", "13.3", gpus(2, "NVIDIA B200", 183359), None),
     "smi_wsl2_555.99_rtx4070.txt": ("ok", "555.99", "12.5", [(0, "NVIDIA GeForce RTX 4070 ...", 12282, None)], None),
     "smi_wsl2_546.80_cuda_err.txt": (
-        "ok",
-        "546.80",
-        None,
-        [(0, "NVIDIA GeForce RTX 3060 ...", 6144, None)],
-        "'CUDA Version: ERR!'",
-    ),
-    "smi_windows_517.48_2x_wddm.txt": (
-        "ok",
-        "517.48",
-        "11.7",
-        [(0, "NVIDIA GeForce ...", 11264, "WDDM"), (1, "NVIDIA GeForce ...", 11264, "WDDM")],
-        None,
-    ),
+        "ok", "546.80", None, [(0, "NVIDIA GeForce RTX 3060 ...", 6144, None)], "'CUDA Version: ERR!'"),
+    "smi_windows_517.48_2x_wddm.txt": ("ok", "517.48", "11.7", gpus(2, "NVIDIA GeForce ...", 11264, "WDDM"), None),
     "smi_windows_538.15_tcc_cut.txt": ("ok", "538.15", "12.2", [(0, "Tesla P4", None, "TCC")], "GPU 0: its memory"),
     "smi_q_wsl2_510.06.txt": (
-        "ok",
-        "510.06",
-        "11.6",
-        [(0, "NVIDIA GeForce GTX 1650 Ti with Max-Q Design", None, "WDDM")],
-        "GPU 0: its memory",
-    ),
+        "ok", "510.06", "11.6", [(0, "NVIDIA GeForce GTX 1650 Ti with Max-Q Design", None, "WDDM")],
+        "GPU 0: its memory"),
     # constructed (SOURCES.md): the 517.48 capture as Windows PowerShell 5.1's `>` saves it, UTF-16 LE with a BOM
     "smi_windows_517.48_2x_wddm_utf16le.txt": (
-        "ok",
-        "517.48",
-        "11.7",
-        [(0, "NVIDIA GeForce ...", 11264, "WDDM"), (1, "NVIDIA GeForce ...", 11264, "WDDM")],
-        None,
-    ),
+        "ok", "517.48", "11.7", gpus(2, "NVIDIA GeForce ...", 11264, "WDDM"), None),
     # constructed: a paste cut inside "535.113.01" - not driver 53
     "smi_linux_535.113.01_cut_in_driver_version.txt": (
         "ok", None, None, [], "the capture looks cut: it ends at 'Driver Version: 53'"),
@@ -226,32 +169,15 @@ def test_query_gpu_without_header_and_units():
     fields = ("index", "uuid", "name", "temperature.gpu", "utilization.gpu", "memory.used", "memory.total")
     rows, problems = parse_query_gpu((FIXTURES / "query_gpustat_8x_titanx.csv").read_text(), fields)
     assert problems == [] and len(rows) == 8
-    assert rows[7] == {
-        "index": "7",
-        "uuid": "GPU-f199c9ea-65d8-5382-aefe-a9e8fb48057b",
-        "name": "GeForce GTX TITAN X",
-        "temperature.gpu": "55",
-        "utilization.gpu": "82",
-        "memory.used": "6442",
-        "memory.total": "12206",
-    }
-    gpus = gpus_from_query(rows)
-    assert [(g.index, g.name, g.memory_mib) for g in gpus][:2] == [
-        (0, "GeForce GTX TITAN X", 12206),
-        (1, "GeForce GTX TITAN X", 12206),
-    ]
+    assert rows[7] == dict(zip(fields, ["7", "GPU-f199c9ea-65d8-5382-aefe-a9e8fb48057b", "GeForce GTX TITAN X", "55",
+                                        "82", "6442", "12206"], strict=True))
+    read = [(g.index, g.name, g.memory_mib, g.driver_model) for g in gpus_from_query(rows)]
+    assert read[:2] == gpus(2, "GeForce GTX TITAN X", 12206)
 
 
 def test_query_gpu_not_available_values_become_none():
-    fields = (
-        "memory.total",
-        "memory.free",
-        "memory.used",
-        "temperature.gpu",
-        "fan.speed",
-        "utilization.gpu",
-        "utilization.memory",
-    )
+    fields = ("memory.total", "memory.free", "memory.used", "temperature.gpu", "fan.speed", "utilization.gpu",
+              "utilization.memory")
     rows, problems = parse_query_gpu((FIXTURES / "query_i3pystatus_na.csv").read_text(), fields)
     assert problems == [] and rows[0]["fan.speed"] is None and rows[0]["memory.total"] == "2004"
 
@@ -270,35 +196,21 @@ def test_query_gpu_header_units_and_bad_rows():
 P620_QUERY = "name, compute_cap, driver_version\nQuadro P620, 6.1, 580.173.02\n"
 
 
-def test_query_csv_as_nvidia_smi_text_gives_driver_and_compute_capability():
-    report = parse_nvidia_smi(P620_QUERY)
-    assert (report.status, report.driver_version, report.driver_cuda) == ("ok", "580.173.02", None)
-    assert [(g.index, g.name, g.compute_capability) for g in report.gpus] == [(0, "Quadro P620", "6.1")]
-    assert report.problems == []
-
-
-def test_query_csv_with_units_several_gpus_and_no_header():
+@pytest.mark.parametrize("text, status, driver, gpus, problem", [
+    (P620_QUERY, "ok", "580.173.02", [(0, "6.1", None)], None),
     # constructed in nvidia-smi's format: --format=csv with a unit column, then --format=csv,noheader
-    text = "name, compute_cap, driver_version, memory.total [MiB]\nNVIDIA H100 80GB HBM3, 9.0, 570.86.15, 81559 MiB\n"
-    text += "NVIDIA H100 80GB HBM3, 9.0, 570.86.15, 81559 MiB\n"
+    ("name, compute_cap, driver_version, memory.total [MiB]\n" + "NVIDIA H100 80GB HBM3, 9.0, 570.86.15, 81559 MiB\n"
+     * 2, "ok", "570.86.15", [(0, "9.0", 81559), (1, "9.0", 81559)], None),
+    ("NVIDIA GeForce RTX 5090, 12.0, 575.57.08\n", "ok", "575.57.08", [(0, "12.0", None)], None),
+    ("name, compute_cap\nTesla T4, 7.5\n", "ok", None, [(0, "7.5", None)], "driver_version"),
+    ("name, compute_cap, driver_version\n", "ok", None, [], "no GPU rows"),
+    *((text, "unreadable", None, [], "") for text in ("a, b, c\nd, e, f\n", "GeForce, fast, new\n", "name\n")),
+])
+def test_query_csv_as_nvidia_smi_text(text, status, driver, gpus, problem):
     report = parse_nvidia_smi(text)
-    read = [(g.index, g.compute_capability, g.memory_mib) for g in report.gpus]
-    assert read == [(0, "9.0", 81559), (1, "9.0", 81559)]
-    bare = parse_nvidia_smi("NVIDIA GeForce RTX 5090, 12.0, 575.57.08\n")
-    assert (bare.status, bare.driver_version, bare.gpus[0].compute_capability) == ("ok", "575.57.08", "12.0")
-
-
-def test_query_csv_without_driver_version_or_rows_says_what_is_missing():
-    report = parse_nvidia_smi("name, compute_cap\nTesla T4, 7.5\n")
-    assert report.gpus[0].compute_capability == "7.5" and report.driver_version is None
-    assert any("driver_version" in p for p in report.problems)
-    cut = parse_nvidia_smi("name, compute_cap, driver_version\n")
-    assert cut.status == "ok" and not cut.gpus and any("no GPU rows" in p for p in cut.problems)
-
-
-@pytest.mark.parametrize("text", ["a, b, c\nd, e, f\n", "GeForce, fast, new\n", "name\n"])
-def test_csv_that_is_not_the_query_output_is_not_read_as_it(text):
-    assert parse_nvidia_smi(text).status == "unreadable"
+    assert (report.status, report.driver_version, report.driver_cuda) == (status, driver, None)
+    assert [(g.index, g.compute_capability, g.memory_mib) for g in report.gpus] == gpus
+    assert any(problem in p for p in report.problems) if problem is not None else report.problems == []
 
 
 # --- captures as people really save and paste them (issue 17) ------------------------------------------------------
@@ -313,29 +225,20 @@ def test_a_utf16_capture_reads_like_the_original():
     assert parse_nvidia_smi(no_bom).driver_version == "517.48", "UTF-16 without its byte-order mark too"
 
 
-@pytest.mark.parametrize("value", ["53", "5", "535.", ""])
-def test_a_driver_version_cut_short_is_not_read_as_a_driver(value):
-    text = "| NVIDIA-SMI 535.113.01             Driver Version: " + value
+CUT = "| NVIDIA-SMI 535.113.01             Driver Version: "
+
+
+@pytest.mark.parametrize("text, driver, cuda, quoted", [
+    *((CUT + value, None, None, f"'Driver Version: {value}".rstrip() + "'") for value in ("53", "5", "535.", "")),
+    ("| NVIDIA-SMI 535  Driver Version: 535   CUDA Version: 12.2 |\n", None, "12.2", "'Driver Version: 535'"),
+    ("| NVIDIA-SMI 535.113.01    Driver Version: 535.113.01    CUDA Version: 12", "535.113.01", None,
+     "'CUDA Version: 12'"),
+    ("==============NVSMI LOG==============\n\nDriver Version                : 51", None, None, "'Driver Version: 51'"),
+])
+def test_a_version_cut_short_is_not_read_and_its_problem_quotes_the_cut(text, driver, cuda, quoted):
     report = parse_nvidia_smi(text)
-    assert report.driver_version is None
-    assert any("the capture looks cut" in p for p in report.problems), report.problems
-    assert not any("older drivers did not print one" in p for p in report.problems)
-
-
-def test_a_version_without_its_dot_part_inside_the_text_is_not_a_driver():
-    report = parse_nvidia_smi("| NVIDIA-SMI 535  Driver Version: 535   CUDA Version: 12.2 |\n")
-    assert report.driver_version is None and any("'Driver Version: 535'" in p for p in report.problems)
-
-
-def test_a_cuda_version_cut_short_says_so():
-    report = parse_nvidia_smi("| NVIDIA-SMI 535.113.01    Driver Version: 535.113.01    CUDA Version: 12")
-    assert report.driver_version == "535.113.01" and report.driver_cuda is None
-    assert any("looks cut" in p and "CUDA Version: 12" in p for p in report.problems)
-
-
-def test_an_nvsmi_log_cut_in_its_driver_version_is_not_read_as_a_driver():
-    report = parse_nvidia_smi("==============NVSMI LOG==============\n\nDriver Version                : 51")
-    assert report.driver_version is None and any("looks cut" in p for p in report.problems)
+    assert (report.driver_version, report.driver_cuda) == (driver, cuda)
+    assert quoted in report.problems[0], report.problems  # the cut first, not "no 'CUDA Version'" (an old driver)
 
 
 @pytest.mark.parametrize(
@@ -360,5 +263,5 @@ def test_bash_naming_a_path_is_not_taken_for_a_missing_command():
 
 def test_text_that_is_no_table_quotes_its_first_line():
     report = parse_nvidia_smi("\n  Quelque chose d'autre, sans tableau\nligne 2\n")
-    assert report.status == "unreadable"
-    assert report.problems == ["no nvidia-smi table found; the text starts: \"Quelque chose d'autre, sans tableau\""]
+    assert report.status == "unreadable" and len(report.problems) == 1
+    assert report.problems[0].endswith("\"Quelque chose d'autre, sans tableau\"")  # its first line, quoted
