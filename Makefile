@@ -73,7 +73,7 @@ help:
 	@echo "make site      - the course as a website in $(SITE), from the executed notebooks of make course"
 	@echo "                 (never runs a notebook); view it: python -m http.server -d $(SITE)"
 	@echo "make test      - every tier below, each timed, in two lanes side by side: $(LANE1) | $(LANE2)"
-	@echo "make lint      - ruff check ."
+	@echo "make lint      - ruff check ., then scripts/course_lint.py (the rules the pages, notebooks and translations follow)"
 	@echo "make unit      - unit tests: pytest tests -m 'not notebook and not browser and not hub' (no course notebook runs),"
 	@echo "                 the tools' tests (tests/tools) left to make tools"
 	@echo "make papermill - course run --smoke into $(CI_OUT), then checks on what each notebook recorded"
@@ -131,7 +131,7 @@ site: $(STAMP)
 	$(BIN)/python scripts/course_site.py --from $(SITE_FROM) --out $(SITE)
 
 lint: $(STAMP)
-	$(call timed,$(BIN)/ruff check .)
+	$(call timed,$(BIN)/ruff check . && $(BIN)/python scripts/course_lint.py)
 
 unit: $(STAMP)
 	$(call timed,$(PYTEST) tests -m "not notebook and not browser and not hub" --ignore=tests/tools \
@@ -144,7 +144,7 @@ papermill: $(STAMP)
 
 # nbval runs each English notebook cell by cell, as a student does, and then again in the same kernel, as a student
 # does after changing a parameter (tests/tiers/nbval_again.py; each run's checkpoint must pass). The Chinese notebooks
-# run the same code (tests/test_translations.py compares it) and the hosted tier runs them whole.
+# run the same code (scripts/course_lint.py's rule translation compares it) and the hosted tier runs them whole.
 nbval: $(STAMP)
 	$(call timed,$(ONEDNN_OFF) COURSE_RESULTS_DIR=$(CURDIR)/build/ci/nbval/results COURSE_LOG_DIR=$(CURDIR)/build/ci/nbval/tb-logs \
 	  COURSE_OFFLINE=1 COURSE_SMOKE=1 $(BIN)/python -m pytest --nbval -p tests.tiers.nbval_again notebooks/ \

@@ -18,7 +18,7 @@ from it; and a variable assigned from such a call counts as its source (``model 
 makes ``model.fit()`` a Keras call). Bookkeeping lines: the ``course_utils.setup(...)`` statement with
 its import, and every cell that starts with ``# course bookkeeping``; ``course.record`` and
 ``course.checkpoint`` belong in those cells (``misplaced`` lists any found elsewhere).
-``tests/test_lesson_budget.py`` holds the limits.
+``scripts/lint_notebooks.py`` holds the limits (``make lint``).
 """
 
 from __future__ import annotations

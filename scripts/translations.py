@@ -15,7 +15,7 @@ Usage:
     python scripts/translations.py new 08                  # start notebooks/zh/08_*.ipynb as a copy, unstamped
     python scripts/translations.py --root DIR ...          # another checkout (the tests use a copy)
 
-``tests/test_translations.py`` runs every check below; CONTRIBUTING.md ("Translations (the Chinese
+``scripts/course_lint.py`` (rule ``translation``) runs every check below; CONTRIBUTING.md ("Translations (the Chinese
 edition)") says how a maintainer updates a translation. This file imports no TensorFlow.
 """
 

@@ -74,23 +74,3 @@ def test_the_console_script_and_python_dash_m_agree():
     by_module = subprocess.run([sys.executable, "-m", "course_utils", "--help"], capture_output=True, text=True,
                                env=env, check=True)
     assert by_script.stdout == by_module.stdout and "doctor" in by_script.stdout
-
-
-DOCS = Path(__file__).resolve().parents[1] / "docs"
-
-
-def test_the_docs_name_exactly_the_commands_that_exist():
-    """instructors.md's table lists every command; no page names a command that `course --help` does not list."""
-    import re
-
-    table = re.findall(r"^\| `course ([a-z-]+)` \|", (DOCS / "instructors.md").read_text(encoding="utf-8"), re.M)
-    assert table == list(cli.commands()), "instructors.md's table: the commands of `course --help`, in its order"
-    for page in sorted(DOCS.rglob("*.md")) + [DOCS.parent / "README.md", DOCS.parent / "CONTRIBUTING.md"]:
-        text = page.read_text(encoding="utf-8")
-        code = re.findall(r"`([^`\n]+)`", text) + re.findall(r"```[a-z]*\n(.*?)```", text, re.S)
-        # a command line: `course X` at the start of a span or a line, or after a notebook's ! or a pipe/&&
-        named = {m for c in code for m in re.findall(r"(?:^\s*|!|\|\s*|&&\s*)course ([a-z][a-z-]*)", c, re.M)}
-        assert named <= set(cli.commands()), f"{page.name} names a command that does not exist: {named}"
-    class_page = (DOCS / "class.md").read_text(encoding="utf-8")
-    for command in ("preflight", "class-report", "hand-in", "progress", "grading"):
-        assert f"`course {command}`" in class_page

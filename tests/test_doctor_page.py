@@ -340,18 +340,6 @@ def test_the_chinese_page_answers_in_chinese(built_site: Path, served, chromium)
 # --------------------------------------------------------------------------- the way to the page
 
 
-def test_the_readmes_first_screen_and_notebook_01_lead_students_without_an_environment_to_the_page():
-    rel = site.release(ROOT)
-    assert rel.website == "https://tf-gpu-course.github.io/tf-gpu-course/"
-    for path, page in (("README.md", "check.html"), ("README.zh-CN.md", "zh/check.html")):
-        first_screen = "\n".join((ROOT / path).read_text(encoding="utf-8").splitlines()[:12])
-        assert f"]({rel.website}{page})" in first_screen, path
-    for notebook, page in (("notebooks/01_install_versions.ipynb", "check.html"),
-                           ("notebooks/zh/01_install_versions.ipynb", "zh/check.html")):
-        header = "".join(json.loads((ROOT / notebook).read_text(encoding="utf-8"))["cells"][1]["source"])
-        assert f"]({rel.website}{page})" in header, notebook
-
-
 def test_on_the_website_a_link_to_the_published_site_leads_to_its_own_page():
     rel = site.release(ROOT)
     pages = {e.code: site.page_map(e) for e in site.EDITIONS}

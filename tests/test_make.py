@@ -11,13 +11,16 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from .conftest import ROOT
-from .test_wsl2_guide import accepted_pythons, code_blocks
+
+sys.path.insert(0, str(ROOT / "scripts"))
+import lint_claims  # noqa: E402 - scripts/lint_claims.py: the Pythons pyproject.toml accepts
 
 MAKE_VARIABLES = ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "PYTHON", "GPU", "EXTRAS", "VENV", "UV")
 
@@ -150,7 +153,7 @@ def test_help_names_the_switch_and_the_accepted_pythons():
     out = subprocess.run(["make", "--no-print-directory", "help"], cwd=ROOT, capture_output=True, text=True,
                          check=True).stdout
     assert "GPU=1" in out and "make lab GPU=1" in out
-    accepted = accepted_pythons()
+    accepted = lint_claims.accepted_pythons(ROOT)
     assert f"accepted: {accepted[0]}-{accepted[-1]}" in out, "read from requires-python in pyproject.toml"
 
 
@@ -270,7 +273,7 @@ def test_an_empty_stamp_from_before_is_taken_as_dev_installed(machine):
 
 
 def refusal(done: subprocess.CompletedProcess[str]) -> str:
-    accepted = accepted_pythons()
+    accepted = lint_claims.accepted_pythons(ROOT)
     assert done.returncode != 0
     message = done.stderr
     assert f"The course needs Python {accepted[0]}-{accepted[-1]}" in message, message
@@ -322,48 +325,8 @@ def test_a_folder_that_is_not_an_environment_is_never_deleted(machine):
 def test_the_accepted_pythons_are_read_from_pyproject():
     out = subprocess.run(["sh", "scripts/venv.sh", "--accepted"], cwd=ROOT, capture_output=True, text=True,
                          check=True).stdout.strip()
-    accepted = accepted_pythons()
+    accepted = lint_claims.accepted_pythons(ROOT)
     assert out == f"{accepted[0]}-{accepted[-1]}"
-
-
-# --------------------------------------------------------------------------- the docs use the switch
-
-
-DOCS = [
-    ROOT / "README.md",
-    *(ROOT / "docs" / f"{name}.md" for name in ("wsl2", "routes", "instructors", "maintainers")),
-]
-
-
-def make_commands() -> list[str]:
-    """Every ``make ...`` command in the README's and the docs' code blocks and inline code."""
-    found = []
-    for path in DOCS:
-        text = path.read_text(encoding="utf-8")
-        lines = [line for block in code_blocks(text) for line in block.splitlines()]
-        lines += re.findall(r"`(make [^`]+)`", text)
-        found += [re.sub(r"\s+#.*", "", line).strip() for line in lines if line.startswith("make ")]
-    return found
-
-
-def test_the_docs_install_the_gpu_extra_with_the_switch():
-    commands = make_commands()
-    assert "make venv GPU=1" in commands
-    for path in DOCS:
-        text = path.read_text(encoding="utf-8")
-        assert "EXTRAS=dev,gpu" not in text, f"{path.name}: the switch is GPU=1"
-        assert '.venv/bin/pip install -e ".[gpu]"' not in text, f"{path.name}: make venv GPU=1 keeps the stamp right"
-        assert "LEAD:" not in text
-    wsl2 = (ROOT / "docs" / "wsl2.md").read_text(encoding="utf-8")
-    step8 = wsl2[wsl2.index("## 8."):wsl2.index("## 9.")]
-    assert "make venv GPU=1" in code_blocks(step8)[0]
-
-
-def test_every_make_variable_the_docs_set_is_one_the_makefile_reads():
-    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
-    known = set(re.findall(r"^([A-Z_]+) \?=", makefile, re.M))
-    used = {name for command in make_commands() for name in re.findall(r"\b([A-Z_]+)=", command)}
-    assert {"GPU", "PYTHON"} <= used <= known
 
 
 def test_the_browser_tier_names_every_file_that_holds_a_browser_test():

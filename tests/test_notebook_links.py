@@ -1,9 +1,9 @@
 """The Colab, Kaggle and Binder links and the hosted install cell (scripts/notebook_links.py, ``make links``).
 
 Everything is generated from two values in pyproject.toml: ``Repository`` in ``[project.urls]`` and
-``version`` (the release tag is "v" + version). These tests read the links back from the notebooks and
-the README and check them against pyproject on their own, run the generator on a copy, and run the
-install cell with a stand-in for IPython.
+``version`` (the release tag is "v" + version). These tests run the generator on a copy, read the links back
+and check them against pyproject on their own, and run the install cell with a stand-in for IPython. That the
+shipped files are what it writes is scripts/course_lint.py's rule links-current.
 """
 
 from __future__ import annotations
@@ -137,17 +137,12 @@ def copy_of_the_repository(tmp_path: Path) -> Path:
         (tmp_path / "notebooks" / "zh").mkdir()
     for path in ZH_NOTEBOOKS:
         shutil.copy2(path, tmp_path / "notebooks" / "zh" / path.name)
-    for name in ("README.md", "pyproject.toml"):
+    for name in ("README.md", "README.zh-CN.md", "pyproject.toml"):
         shutil.copy2(ROOT / name, tmp_path / name)
     return tmp_path
 
 
 # --------------------------------------------------------------------------- the generated files are current
-
-
-def test_the_notebooks_and_the_readme_are_what_the_generator_writes():
-    done = run_script("--check")
-    assert done.returncode == 0, f"run `make links`:\n{done.stdout}{done.stderr}"
 
 
 def test_check_names_the_file_with_an_edited_badge_and_a_rewrite_restores_it(tmp_path):
@@ -198,6 +193,7 @@ def test_the_links_and_the_install_cell_follow_the_two_settings(tmp_path):
     assert run_script("--root", str(root)).returncode == 0
     for path in sorted((root / "notebooks").glob("**/*.ipynb")):
         nb = load(path)
+        assert "\n" not in source(nb["cells"][0]).strip(), "the three badges on one line"
         check_badges(source(nb["cells"][0]), link_name(path), "https://github.com/someone/course-fork", "v1.2.3")
         (setup,) = tagged(nb, "hosted-setup")
         assert '"course-utils @ git+https://github.com/someone/course-fork@v1.2.3"' in source(setup)
@@ -217,46 +213,24 @@ def test_a_repository_that_is_not_on_github_is_refused(tmp_path):
     ], "nothing written"
 
 
-# --------------------------------------------------------------------------- the links
+# --------------------------------------------------------------------------- the Chinese edition
 
 
-@pytest.mark.parametrize("path", EDITIONS, ids=link_name)
-def test_each_notebooks_badges_open_that_notebook_at_the_release_tag(path):
-    repository, tag = settings()
-    (badges,) = tagged(load(path), "links")
-    assert "\n" not in source(badges).strip(), "the three badges on one line"
-    check_badges(source(badges), link_name(path), repository, tag)
-
-
-def test_the_readme_has_one_row_per_notebook_with_its_colab_and_kaggle_badges_and_one_binder_badge():
-    repository, tag = settings()
-    check_readme((ROOT / "README.md").read_text(encoding="utf-8"), repository, tag)
-
-
-def test_the_readme_says_nothing_of_owner_repo():
-    assert "OWNER/REPO" not in (ROOT / "README.md").read_text(encoding="utf-8")
-
-
-# --------------------------------------------------------------------------- the cells and their order
-
-
-@pytest.mark.parametrize("path", EDITIONS, ids=link_name)
-def test_badges_first_title_second_install_cell_right_before_the_parameters(path):
-    cells = load(path)["cells"]
-    assert cells[0]["cell_type"] == "markdown" and tags(cells[0]) == ["links"]
-    assert cells[1]["cell_type"] == "markdown" and source(cells[1]).startswith(f"# {path.name[:2]} · ")
-    at = [i for i, c in enumerate(cells) if "parameters" in tags(c)]
-    assert len(at) == 1, "one cell tagged 'parameters' (papermill injects after it)"
-    setup = cells[at[0] - 1]
-    assert setup["cell_type"] == "code" and tags(setup) == ["hosted-setup"]
-    assert setup["outputs"] == [] and setup["execution_count"] is None
-    assert len([c for c in cells if {"links", "hosted-setup"} & set(tags(c))]) == 2
-    assert re.search(rf'course_utils\.setup\(\s*globals\(\), "{path.stem}"', source(cells[at[0] + 1])), "setup follows"
-
-
-def test_the_install_cell_is_the_same_in_every_notebook():
-    sources = {source(tagged(load(path), "hosted-setup")[0]) for path in NOTEBOOKS}
-    assert len(sources) == 1
+def test_the_chinese_readme_table_is_rewritten_to_open_every_chinese_notebook(tmp_path):
+    """On a copy: a stale Chinese table is named by --check and rewritten, the English README left alone."""
+    root = copy_of_the_repository(tmp_path)
+    readme, english = root / "README.zh-CN.md", (root / "README.md").read_text(encoding="utf-8")
+    text = readme.read_text(encoding="utf-8")
+    readme.write_text(text.replace(readme_block(text), "<!-- links:start -->\n| stale |\n"), encoding="utf-8")
+    done = run_script("--check", "--root", str(root))
+    assert (done.returncode, done.stdout.splitlines()) == (1, [f"README.zh-CN.md{DIFFERS}"])
+    assert run_script("--root", str(root)).returncode == 0
+    assert (root / "README.md").read_text(encoding="utf-8") == english
+    links = re.findall(r"\]\((https://[^)\s]+)\)", readme_block(readme.read_text(encoding="utf-8")))
+    for path in ZH_NOTEBOOKS:
+        assert sum(link.endswith(f"/notebooks/zh/{path.name}") for link in links) == 2, f"{path.name}: Colab, Kaggle"
+    assert not [link for link in links if "/notebooks/0" in link], "a row opens an English notebook"
+    assert any(link.endswith("urlpath=lab/tree/notebooks/zh") for link in links)
 
 
 def test_the_chinese_install_cell_is_the_english_code_with_chinese_comments():

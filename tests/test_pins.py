@@ -175,16 +175,6 @@ def test_the_package_reports_the_version_pyproject_gives_it():
     assert course_utils.__version__ == PYPROJECT["version"], "reinstall the package (make venv) after a version bump"
 
 
-def test_the_licences_are_stated_where_a_reuser_looks():
-    """pyproject's licence is the LICENSE file's; the text's licence is named in both READMEs."""
-    assert PYPROJECT["license"] == "MIT" and (ROOT / "LICENSE").read_text().startswith("MIT License\n")
-    content = (ROOT / "LICENSE-CONTENT.md").read_text(encoding="utf-8")
-    assert "https://creativecommons.org/licenses/by/4.0/" in content and "mnist_sample.npz" in content
-    for readme in ("README.md", "README.zh-CN.md"):
-        text = (ROOT / readme).read_text(encoding="utf-8")
-        assert "](LICENSE)" in text and "](LICENSE-CONTENT.md)" in text and "CC BY 4.0" in text, readme
-
-
 def test_reading_a_notebook_builds_no_iri_grammar():
     """jsonschema 4.25+ imports rfc3987-syntax, which builds a parser at import: about 1.2 s of CPU in every process
     that reads a notebook (papermill, nbval, Jupyter). The pinned jsonschema must not (constraints/course.txt)."""

@@ -1,16 +1,10 @@
-"""The Chinese notebooks stay in step with the English ones (scripts/translations.py; CONTRIBUTING.md).
-
-For each notebooks/zh/NN_*.ipynb: the English cells in the same order (ids, types, tags); the same code
-once comments are dropped and strings blanked; each cell stamped with the hash of the English text it
-translates; the generated cells as scripts/notebook_links.py writes them for the Chinese notebook;
-Chinese words in every markdown cell that has words. A failure names the notebook, the cell number and
-id, and what to do. The second half plants each kind of problem in a temporary copy and shows it found.
+"""scripts/translations.py: each kind of problem that keeps a Chinese notebook out of step, planted in a temporary
+copy and found, named by notebook, cell number and id, with what to do; and the maintainer's commands (new, stamp,
+status). That the shipped notebooks are in step is scripts/course_lint.py's rule translation (CONTRIBUTING.md).
 """
 
 from __future__ import annotations
 
-import functools
-import json
 import shutil
 import subprocess
 import sys
@@ -18,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import NOTEBOOKS, ROOT, ZH_NOTEBOOKS
+from .conftest import NOTEBOOKS, ROOT
 
 sys.path.insert(0, str(ROOT / "scripts"))
 import notebook_links  # noqa: E402 - scripts/notebook_links.py: the generated cells
@@ -35,57 +29,6 @@ def report(problems: list) -> str:
 def kinds(problems: list, *wanted: str) -> list:
     return [p for p in problems if p.kind in wanted]
 
-
-@functools.cache
-def shipped_problems(path: Path) -> tuple:
-    """Every problem of a shipped Chinese notebook against its English one, checked once for the four tests below."""
-    return tuple(translations.check_pair(translations.english_path(path), path, ROOT))
-
-
-# --------------------------------------------------------------------------- the real notebooks
-
-
-def test_every_english_notebook_has_its_chinese_notebook_and_no_other():
-    assert translations.missing_translations(ROOT) == [], report(translations.missing_translations(ROOT))
-    assert [p.name for p in ZH_NOTEBOOKS] == [p.name for p in NOTEBOOKS]
-
-
-@pytest.mark.parametrize("path", ZH_NOTEBOOKS, ids=lambda p: p.stem)
-def test_the_chinese_notebook_has_the_english_cells_in_the_same_order(path):
-    problems = kinds(shipped_problems(path), "structure")
-    assert problems == [], report(problems)
-
-
-@pytest.mark.parametrize("path", ZH_NOTEBOOKS, ids=lambda p: p.stem)
-def test_the_chinese_code_is_the_english_code_but_for_comments_and_strings(path):
-    problems = kinds(shipped_problems(path), "code", "setup")
-    assert problems == [], report(problems)
-
-
-@pytest.mark.parametrize("path", ZH_NOTEBOOKS, ids=lambda p: p.stem)
-def test_every_chinese_cell_translates_the_current_english_cell(path):
-    problems = kinds(shipped_problems(path), "stale", "unstamped")
-    assert problems == [], report(problems)
-
-
-@pytest.mark.parametrize("path", ZH_NOTEBOOKS, ids=lambda p: p.stem)
-def test_every_markdown_cell_with_words_has_chinese_text(path):
-    problems = kinds(shipped_problems(path), "english")
-    assert problems == [], report(problems)
-
-
-@pytest.mark.parametrize("path", ZH_NOTEBOOKS, ids=lambda p: p.stem)
-def test_the_generated_cells_are_what_notebook_links_writes_for_the_chinese_notebook(path):
-    wanted = json.loads(notebook_links.notebook_text(path, notebook_links.release(ROOT)))["cells"]
-    stored = translations.load(path)["cells"]
-    generated = [c for c in wanted if translations.generated(c)]
-    assert len(generated) == 2
-    assert [c for c in stored if translations.generated(c)] == generated, "run `make links`"
-    (badges,) = [c for c in generated if "links" in translations.tags(c)]
-    assert f"/notebooks/zh/{path.name}" in translations.source(badges)
-
-
-# --------------------------------------------------------------------------- planted problems, in a copy
 
 PLANTED = NOTEBOOKS[1]  # 02: markdown, code with f-strings, a %pip magic in its install cell
 

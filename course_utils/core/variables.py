@@ -2,7 +2,7 @@
 
 A module reads a variable through its constant here (``os.environ.get(variables.SMOKE)``), never through
 a string of its own; ``tests/test_architecture.py`` holds the package to that, and CONTRIBUTING's table
-is ``markdown_table()`` (``tests/core/test_variables.py`` compares them). The switches that are on or off
+is ``markdown_table()`` (``scripts/course_lint.py`` compares them). The switches that are on or off
 (``COURSE_SMOKE``, ``COURSE_OFFLINE``, ``COURSE_TF_LOGS``) share one reading: ``flag``. What a value means
 beyond that (a folder, a memory policy, a list of users) is checked by the module that uses it, with an
 error that names the variable.

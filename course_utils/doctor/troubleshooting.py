@@ -3,8 +3,8 @@
 The doctor's findings, the notes on a recommendation, the live checks' notes and the log rules each
 have a stable ``code``. When an entry of the troubleshooting page covers the problem behind a code,
 ``ANCHORS`` names that entry's anchor, and every report prints ``More: docs/troubleshooting.md#<anchor>``
-with it. This is the only place that knows the anchors; ``tests/test_troubleshooting.py`` checks that
-each one exists in the page and that each key is a code the doctor really gives.
+with it. This is the only place that knows the anchors; ``scripts/course_lint.py`` (rule ``ts-link``) checks that
+each one exists in the page, and ``tests/test_troubleshooting.py`` that each key is a code the doctor really gives.
 
 In Chinese (``COURSE_LANG=zh-CN``, or a Chinese locale) the links lead to the Chinese page,
 ``docs/zh/troubleshooting.md``, which keeps the English page's anchors (``PAGES``;
