@@ -45,17 +45,14 @@ ONEDNN_OFF := TF_ENABLE_ONEDNN_OPTS=0
 ONEDNN_ON := TF_ENABLE_ONEDNN_OPTS=1
 TIERS := lint unit papermill nbval browser hosted tools slurm
 
-# `make test` runs the tiers in three lanes side by side on a 2-core CI machine: two lanes of notebook tiers, which
-# keep a core busy each, and a third of tiers that spend much of their time waiting (for a hub, a spawned server,
-# Slurm, child processes), which fills the gaps:
-# unit, nbval | papermill, hosted, browser | lint, tools, slurm. The hosted tier runs the Chinese notebooks after the
-# papermill tier's English ones (it compares their records), and the browser tier shows what both executed.
+# `make test` runs the tiers in two lanes side by side, one per CPU core of a CI machine:
+# lint, unit, nbval, slurm | papermill, hosted, browser, tools. The hosted tier runs the Chinese notebooks after the papermill
+# tier's English ones (it compares their records), and the browser tier shows what both executed.
 # Each tier's output is printed in one piece when its lane ends; every tier runs even when another fails.
-LANE1 := unit nbval
-LANE2 := papermill hosted browser
-LANE3 := lint tools slurm
+LANE1 := lint unit nbval slurm
+LANE2 := papermill hosted browser tools
 
-.PHONY: course site test lab venv clean help lane1 lane2 lane3 links hub slurm $(TIERS) FORCE
+.PHONY: course site test lab venv clean help lane1 lane2 links hub slurm $(TIERS) FORCE
 
 # $(call timed,COMMAND): run COMMAND, print the tier's elapsed seconds, keep COMMAND's exit status.
 # pytest's 5 (no tests collected) fails the tier like any other non-zero status.
@@ -75,7 +72,7 @@ help:
 	@echo "                 and summarise the results"
 	@echo "make site      - the course as a website in $(SITE), from the executed notebooks of make course"
 	@echo "                 (never runs a notebook); view it: python -m http.server -d $(SITE)"
-	@echo "make test      - every tier below, each timed, in three lanes side by side: $(LANE1) | $(LANE2) | $(LANE3)"
+	@echo "make test      - every tier below, each timed, in two lanes side by side: $(LANE1) | $(LANE2)"
 	@echo "make lint      - ruff check ., then scripts/course_lint.py (the rules the pages, notebooks and translations follow)"
 	@echo "make unit      - unit tests: pytest tests -m 'not notebook and not browser and not hub' (no course notebook runs),"
 	@echo "                 the tools' tests (tests/tools) left to make tools"
@@ -182,17 +179,14 @@ hub: $(STAMP)
 	$(call timed,$(PYTEST) tests/tools/hub -m hub)
 
 test: $(STAMP)
-	@echo "== make test: three lanes side by side: $(LANE1) | $(LANE2) | $(LANE3); output appears as each lane ends"
-	$(call timed,$(MAKE) --no-print-directory -k -j3 --output-sync=target lane1 lane2 lane3)
+	@echo "== make test: two lanes side by side: $(LANE1) | $(LANE2); output appears as each lane ends"
+	$(call timed,$(MAKE) --no-print-directory -k -j2 --output-sync=target lane1 lane2)
 
 lane1: $(STAMP)
 	@$(MAKE) --no-print-directory -k -j1 $(LANE1)
 
 lane2: $(STAMP)
 	@$(MAKE) --no-print-directory -k -j1 $(LANE2)
-
-lane3: $(STAMP)
-	@$(MAKE) --no-print-directory -k -j1 $(LANE3)
 
 lab: $(STAMP)
 	$(BIN)/jupyter lab notebooks/
