@@ -43,13 +43,13 @@ PYTEST := COURSE_OFFLINE=1 $(BIN)/python -m pytest -rs
 # English run and the Slurm job (docs/maintainers.md, "Two kinds of CPU").
 ONEDNN_OFF := TF_ENABLE_ONEDNN_OPTS=0
 ONEDNN_ON := TF_ENABLE_ONEDNN_OPTS=1
-TIERS := lint unit papermill nbval browser hosted tools slurm
+TIERS := lint unit papermill nbval browser hosted tools hub slurm
 
 # `make test` runs the tiers in two lanes side by side, one per CPU core of a CI machine:
-# lint, unit, nbval, slurm | papermill, hosted, browser, tools. The hosted tier runs the Chinese notebooks after the papermill
-# tier's English ones (it compares their records), and the browser tier shows what both executed.
+# lint, unit, nbval, slurm, hub | papermill, hosted, browser, tools. The hosted tier runs the Chinese notebooks after
+# the papermill tier's English ones (it compares their records), and the browser tier shows what both executed.
 # Each tier's output is printed in one piece when its lane ends; every tier runs even when another fails.
-LANE1 := lint unit nbval slurm
+LANE1 := lint unit nbval slurm hub
 LANE2 := papermill hosted browser tools
 
 .PHONY: course site test lab venv clean help lane1 lane2 links hub slurm $(TIERS) FORCE
@@ -80,8 +80,7 @@ help:
 	@echo "make nbval     - pytest --nbval in smoke mode (cell by cell) on notebooks/, each notebook twice in one kernel"
 	@echo "make browser   - the notebooks in JupyterLab in headless Chromium (widgets live; others as papermill ran them);"
 	@echo "                 and the website built from the papermill tier's runs (tests/test_site.py)"
-	@echo "make tools     - the instructor's tools (course_tools: runner, bench, class): tests/tools, the hub included"
-	@echo "                 (make hub; root)"
+	@echo "make tools     - the instructor's tools (course_tools: runner, bench, class): tests/tools but the real hub"
 	@echo "make hub       - JupyterHub with hub/jupyterhub_config.py, two real OS accounts, notebook 02 for each (root)"
 	@echo "make hosted    - every notebook again (smoke) with Colab's and Kaggle's TensorFlow and Keras, in $(HOSTED_VENV)"
 	@echo "                 (constraints/hosted.txt), after checking that installing the package keeps them"
@@ -173,7 +172,7 @@ browser: $(STAMP)
 # The instructor's tools (tools/, the course-tools package): their unit tests and the real hub (make slurm is the
 # cluster's tier). Needs root (CI runs as root) and configurable-http-proxy (.ci/run installs it into build/npm).
 tools: $(STAMP)
-	$(call timed,$(PYTEST) tests/tools)
+	$(call timed,$(PYTEST) tests/tools -m "not hub")
 
 hub: $(STAMP)
 	$(call timed,$(PYTEST) tests/tools/hub -m hub)

@@ -203,7 +203,7 @@ def test_the_run_wrote_nothing_into_the_course_folder(course_run):
         assert {p.stat().st_uid for p in (course_run.out / "executed").glob("*.ipynb")} == {student}
     left = course_files()
     assert left == course_run.course_files_before, f"the run left files in the course's notebooks/ folder:\n{left}"
-    programs = sorted(p.name for p in (course_run.out / "work").glob("*/*.py"))
+    programs = sorted(p.name for p in (course_run.out / "work").rglob("*.py"))  # each run's course home
     assert programs == ["cnn_worker.py", "gpu_check.py", "gpu_memory.py"], programs
 
 
