@@ -9,8 +9,8 @@
 #    must keep its version: the check fails and names the package otherwise (OUT/hosted-install.txt). This step
 #    is always pip (the newest, as on Colab); steps 1 and 3, and putting pip itself into VENV, use uv when UV
 #    names it (CI): the same versions, faster.
-# 3. The runner goes in (the tools' package, the lab extra; pytest, and nbval for the option pyproject.toml's addopts
-#    names), the package is made editable, and the Chinese notebooks run
+# 3. The runner goes in (the tools' package and a kernel - not JupyterLab, which the runner does not use; pytest, and
+#    nbval for the option pyproject.toml's addopts names), the package is made editable, and the Chinese notebooks run
 #    in smoke mode, checked as tests/tiers/test_course_run_zh.py checks them, beside the papermill tier's English run
 #    (CI_OUT, default build/ci/course: run make papermill first).
 # Steps 1-3 are skipped when VENV was made from the same constraints/hosted.txt and pyproject.toml.
@@ -77,8 +77,9 @@ if [ ! -f "$STAMP" ] || [ "$(cat "$STAMP")" != "$want" ]; then
 (x, y), _ = data.load("mnist", quiet=True)
 assert "site-packages" in data.__file__ and len(x) > 0, data.__file__
 print(f"   the installed package loads its bundled sample: {len(x):,} training images")')
-    echo "hosted 3/3: the runner (the tools' package, the lab extra, pytest) and an editable install for the tests"
-    put -c constraints/hosted.txt -e ".[lab]" -e ./tools "pytest>=9,<10" "pytest-timeout>=2.4,<3" "nbval>=0.11,<0.12"
+    echo "hosted 3/3: the runner (the tools' package, a kernel, pytest) and an editable install for the tests"
+    put -c constraints/hosted.txt -e . -e ./tools "ipykernel>=7.4,<8" "pytest>=9,<10" "pytest-timeout>=2.4,<3" \
+        "nbval>=0.11,<0.12"
     installed > "$OUT/hosted-final.txt"
     if ! diff -u "$OUT/hosted-before.txt" "$OUT/hosted-final.txt" >&2; then
         echo "The runner's tools changed the hosted runtime's packages (above); the tier would not test them." >&2

@@ -111,8 +111,9 @@ def test_every_rule_has_a_planted_violation():
     assert len(course_lint.CODES) == len(course_lint.RULES), "codes are unique"
 
 
-def test_the_repository_and_a_copy_without_git_pass(pristine, capsys):
-    assert course_lint.main([]) == 0, capsys.readouterr().out
+def test_a_copy_without_git_passes(pristine):
+    """The repository itself passes: `make lint` runs the linter on it. A copy without git (what the planted tests
+    start from) passes too, or a planted test could not tell its own finding from one of the copy's."""
     assert [str(f) for f in course_lint.run(pristine)] == []
 
 
