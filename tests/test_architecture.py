@@ -20,7 +20,8 @@ from .conftest import NOTEBOOKS, ROOT
 
 PACKAGE = ROOT / "course_utils"  # the student's package: the face and the core
 TOOLS = ROOT / "tools" / "course_tools"  # the instructor's package: the tools
-MODULES = sorted(p for folder in (PACKAGE, TOOLS) for p in folder.rglob("*.py") if "__pycache__" not in p.parts)
+SKIP = {"__pycache__", "theme"}  # theme/: the website's files (course_tools.site), a page's glue among them
+MODULES = sorted(p for folder in (PACKAGE, TOOLS) for p in folder.rglob("*.py") if not SKIP & set(p.parts))
 PACKAGES = ("course_utils", "course_tools")
 
 

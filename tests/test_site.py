@@ -1,4 +1,4 @@
-"""The course as a website (scripts/course_site.py, ``make site``).
+"""The course as a website (tools/course_tools/site/build.py, ``make site``).
 
 Fast unit tests check the builder's pure parts: the links of the README and the guides made for the site,
 the box of machine and versions from a run record, the language switch's paths, and the refusal of a folder
@@ -210,7 +210,7 @@ def test_a_folder_that_is_not_a_course_run_is_refused_with_what_to_do(tmp_path: 
         site.check_run(tmp_path, site.EN)
     # the command line: exit 2 and the message, nothing built
     assert site.main(["--from", str(tmp_path), "--out", str(tmp_path / "site"), "--src", str(tmp_path / "src")]) == 2
-    assert "course_site:" in capsys.readouterr().err and not (tmp_path / "site").exists()
+    assert "course_tools.site:" in capsys.readouterr().err and not (tmp_path / "site").exists()
 
 
 def test_a_line_break_between_chinese_characters_is_dropped_but_not_in_code_or_english():
@@ -234,7 +234,7 @@ def test_make_site_reads_its_runs_from_make_course():
     done = subprocess.run(["make", "-n", "--no-print-directory", "site", "SITE_FROM=build/x"], cwd=ROOT,
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.rstrip().endswith("scripts/course_site.py --from build/x --out build/site")
+    assert done.stdout.rstrip().endswith("tools/course_tools/site/build.py --from build/x --out build/site")
 
 
 # --------------------------------------------------------------------------- the site in a browser

@@ -35,7 +35,8 @@ from . import windows_sim
 
 PACKAGE = ROOT / "course_utils"
 TOOLS = ROOT / "tools" / "course_tools"
-MODULES = sorted(p for top in (PACKAGE, TOOLS) for p in top.rglob("*.py") if "__pycache__" not in p.parts)
+SKIP = {"__pycache__", "theme"}  # theme/: the website's files, not modules of the package
+MODULES = sorted(p for top in (PACKAGE, TOOLS) for p in top.rglob("*.py") if not SKIP & set(p.parts))
 
 
 def rel(path: Path) -> str:

@@ -7,8 +7,8 @@ troubleshooting page. Nothing needs to be installed, and nothing pasted leaves t
 How: the page (``check.html`` and ``zh/check.html``) loads Pyodide - CPython compiled to WebAssembly, with its
 standard library - from the site itself (``_doctor/pyodide/``). Then it unpacks ``_doctor/course_doctor.zip``, which
 this module makes from the package: the modules that ``course_utils.doctor.cli`` imports (found by reading their
-imports), the doctor's version table, the message catalogues they use, and ``site_theme/doctor/course_doctor_page.py``,
-which runs the command line's ``main`` on the pasted text. The page's script is ``site_theme/doctor/doctor.js``.
+imports), the doctor's version table, the message catalogues they use, and ``theme/doctor/course_doctor_page.py``,
+which runs the command line's ``main`` on the pasted text. The page's script is ``theme/doctor/doctor.js``.
 So the page runs the doctor's own code: no rule is written a second time, in JavaScript or elsewhere.
 
 Pyodide comes from npm, the package ``pyodide`` at ``PYODIDE_VERSION``: ``npm pack`` fetches it into ``build/npm``
@@ -35,13 +35,13 @@ from pathlib import Path
 
 from course_utils.core import variables
 from course_utils.core.i18n import CHINESE, ENGLISH
+from course_utils.core.paths import PROJECT_ROOT as ROOT
 from course_utils.doctor.gpus import QUERY_COMMAND
 from course_utils.doctor.recommend import platform_name
 from course_utils.doctor.troubleshooting import ANCHORS
 from course_utils.doctor.versions import PLATFORMS, load, parse_version
 
-ROOT = Path(__file__).resolve().parents[1]
-ASSETS = Path(__file__).resolve().parent / "site_theme" / "doctor"
+ASSETS = Path(__file__).resolve().parent / "theme" / "doctor"
 ENTRY = "course_utils.doctor.cli"  # the command line the page runs
 PAGE_MODULE = "course_doctor_page.py"  # its glue, at the top of the bundle
 # Pyodide 0.29.5 ships CPython 3.13.2, a Python the course supports (requires-python >=3.11,<3.14 in pyproject.toml).

@@ -9,7 +9,7 @@ with ``executed/NN_*.ipynb`` and ``results/NN_*.json``. It writes:
 - ``SITE/zh/``: the same in Chinese: README.zh-CN.md, notebooks/zh/, docs/zh/.
 
 Every page has a link to the same page in the other language. Every notebook page starts with a box: where to
-open the notebook (Colab, Kaggle, Binder: scripts/notebook_links.py) and which machine and versions produced
+open the notebook (Colab, Kaggle, Binder: tools/course_tools/links.py) and which machine and versions produced
 the outputs shown (the run's record of that notebook).
 
 The tool is Sphinx with MyST-NB (``nb_execution_mode = "off"``) and the Sphinx Book Theme, all from PyPI
@@ -18,8 +18,8 @@ between pages, fails the build. This script puts a Sphinx source tree for each l
 (default ``build/site-src``), with the links rewritten for the site, then runs ``sphinx-build`` on each.
 
 Usage:
-    python scripts/course_site.py --from build/course            # the site into build/site
-    python scripts/course_site.py --from build/ci/course --out build/ci/site
+    python -m course_tools.site.build --from build/course            # the site into build/site
+    python -m course_tools.site.build --from build/ci/course --out build/ci/site
 """
 
 from __future__ import annotations
@@ -38,21 +38,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-THEME = Path(__file__).resolve().parent / "site_theme"
+from course_tools.links import Release, release  # the one place that makes the Colab/Kaggle/Binder URLs
+from course_tools.site import doctor_page  # the page "Check your machine"
+from course_utils.core.i18n import CHINESE_CHARACTERS  # Chinese text's characters, one home
+from course_utils.core.paths import PROJECT_ROOT as ROOT
+from course_utils.results import RECORD_MIME  # the record a notebook keeps in its outputs
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import doctor_page  # noqa: E402 - the page "Check your machine"
-from notebook_links import Release, release  # noqa: E402 - the one place that makes the Colab/Kaggle/Binder URLs
-
-from course_utils.core.i18n import CHINESE_CHARACTERS  # noqa: E402 - Chinese text's characters, one home
-from course_utils.results import RECORD_MIME  # noqa: E402 - the record a notebook keeps in its outputs
+THEME = Path(__file__).resolve().parent / "theme"
 
 # Sphinx pages that both languages have, whatever the course holds.
 SPECIAL_PAGES = frozenset({"search", "genindex"})
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".svg")
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-LINKS_TAG = "links"  # the badges cell (scripts/notebook_links.py): the box replaces it, without external images
+LINKS_TAG = "links"  # the badges cell (tools/course_tools/links.py): the box replaces it, without external images
 
 
 class SiteError(Exception):
@@ -439,10 +437,8 @@ def write_conf(src: Path, edition: Edition, other_pages: set[str], rel: Release)
     }
     (src / "site.json").write_text(json.dumps(settings, ensure_ascii=False, indent=1), encoding="utf-8")
     (src / "conf.py").write_text(
-        "# Made by scripts/course_site.py: the Sphinx settings are in sphinx_settings() there.\n"
-        "import sys\n\n"
-        f"sys.path.insert(0, {str(Path(__file__).resolve().parent)!r})\n"
-        "from course_site import sphinx_settings, sphinx_setup  # noqa: E402\n\n"
+        "# Made by tools/course_tools/site/build.py: the Sphinx settings are in sphinx_settings() there.\n"
+        "from course_tools.site.build import sphinx_settings, sphinx_setup\n\n"
         "globals().update(sphinx_settings(__file__))\n"
         "setup = sphinx_setup\n",
         encoding="utf-8",
@@ -651,9 +647,9 @@ def main(argv: list[str] | None = None) -> int:
         seconds = build_site(args.run.resolve(), args.out.resolve(), args.src.resolve(),
                              args.zh_from.resolve() if args.zh_from else None)
     except (SiteError, doctor_page.PageError) as error:
-        print(f"course_site: {error}", file=sys.stderr)
+        print(f"course_tools.site: {error}", file=sys.stderr)
         return 2
-    print(f"course_site: the site is in {args.out} ({seconds:.0f} s). "
+    print(f"course_tools.site: the site is in {args.out} ({seconds:.0f} s). "
           f"To view it: python -m http.server -d {args.out}, then open http://localhost:8000")
     return 0
 

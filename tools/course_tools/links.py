@@ -20,9 +20,9 @@ opens the notebooks folder. README.zh-CN.md, when it exists, gets the same block
 for the Chinese notebooks (their titles, their badges, Binder opening ``notebooks/zh``).
 
 Usage:
-    python scripts/notebook_links.py            # rewrite what differs (make links)
-    python scripts/notebook_links.py --check    # exit 1 and name each file that differs
-    python scripts/notebook_links.py --root DIR # another checkout (the tests use a copy)
+    python -m course_tools.links            # rewrite what differs (make links)
+    python -m course_tools.links --check    # exit 1 and name each file that differs
+    python -m course_tools.links --root DIR # another checkout (the tests use a copy)
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from course_utils.core.paths import PROJECT_ROOT as ROOT
 
 LINKS_TAG = "links"
 SETUP_TAG = "hosted-setup"
@@ -256,14 +256,14 @@ def main(argv: list[str] | None = None) -> int:
     try:
         files = expected(root)
     except LinksError as error:
-        print(f"notebook_links: {error}", file=sys.stderr)
+        print(f"course_tools.links: {error}", file=sys.stderr)
         return 2
     differ = [path for path, text in files.items() if path.read_text(encoding="utf-8") != text]
     if args.check:
         for path in differ:
-            print(f"{path.relative_to(root)}: differs from what scripts/notebook_links.py writes")
+            print(f"{path.relative_to(root)}: differs from what tools/course_tools/links.py writes")
         if differ:
-            print("run `make links` (python scripts/notebook_links.py) and commit the result", file=sys.stderr)
+            print("run `make links` (python -m course_tools.links) and commit the result", file=sys.stderr)
         return 1 if differ else 0
     for path in differ:
         with open(path, "w", encoding="utf-8", newline="\n") as out:
