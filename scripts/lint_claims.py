@@ -264,8 +264,7 @@ def links_current(root: Path) -> Iterator[Finding]:
     try:
         files = notebook_links.expected(root)
     except notebook_links.LinksError as error:
-        yield Finding("pyproject.toml", None, "links-current", str(error), "fix the settings "
-                      "tools/course_tools/links.py reads")
+        yield Finding("pyproject.toml", None, "links-current", error.what, error.fix)
         return
     for path, text in files.items():
         if read(path) != text:

@@ -63,7 +63,7 @@ def windows(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
     shutil.copy(Path(windows_sim.__file__), sim / "windows_sim.py")
     (sim / "sitecustomize.py").write_text("import windows_sim\n\nwindows_sim.install()\n", encoding="utf-8")
     with isolated(folder) as monkeypatch:
-        monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(sim), str(ROOT)]))
+        monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(sim), str(ROOT), str(ROOT / "tools")]))
         monkeypatch.delenv("PYTHONIOENCODING", raising=False)  # as on Windows: output in the ANSI code page
         result = folder / "found.json"
         done = subprocess.run(

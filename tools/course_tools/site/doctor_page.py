@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from course_tools.errors import PageError
 from course_utils.core import variables
 from course_utils.core.i18n import CHINESE, ENGLISH
 from course_utils.core.paths import PROJECT_ROOT as ROOT
@@ -55,10 +56,6 @@ FOLDER = "_doctor"  # in the site: pyodide/, course_doctor.zip, doctor.js (one c
 PAGE = "check"  # the page's name in each language: check.html, zh/check.html
 ZIP_DATE = (1980, 1, 1, 0, 0, 0)  # the same bundle from the same code: no file dates in it
 _TRANSLATOR = re.compile(r"""translator\(["'](\w+)["']\)""")  # a module's message domain
-
-
-class PageError(Exception):
-    """The page cannot be built; the message says what to do."""
 
 
 # --------------------------------------------------------------------------- the doctor's modules
@@ -145,19 +142,19 @@ def pyodide_tarball(root: Path = ROOT) -> Path:
         npm = shutil.which("npm")
         if npm is None:
             raise PageError(f"the page 'Check your machine' needs Pyodide {PYODIDE_VERSION} from npm, and npm is not "
-                            f"installed. Install Node.js (it brings npm), or put the file that `npm pack "
+                            "installed.", f"Install Node.js (it brings npm), or put the file that `npm pack "
                             f"pyodide@{PYODIDE_VERSION}` makes at {tarball}.")
         folder.mkdir(parents=True, exist_ok=True)
         done = subprocess.run([npm, "pack", "--silent", f"pyodide@{PYODIDE_VERSION}"], cwd=folder,
                               capture_output=True, text=True, check=False)
         if done.returncode != 0 or not tarball.is_file():
             raise PageError(f"`npm pack pyodide@{PYODIDE_VERSION}` failed in {folder} (exit {done.returncode}): "
-                            f"{done.stderr.strip()}. Check the connection to the npm registry, then run make site "
-                            f"again.")
+                            f"{done.stderr.strip()}.", "Check the connection to the npm registry, then run make site "
+                            "again.")
     found = integrity(tarball.read_bytes())
     if found != PYODIDE_INTEGRITY:
-        raise PageError(f"{tarball} is not the npm registry's pyodide {PYODIDE_VERSION} (its sha512 is {found}). "
-                        f"Delete it; make site fetches it again.")
+        raise PageError(f"{tarball} is not the npm registry's pyodide {PYODIDE_VERSION} (its sha512 is {found}).",
+                        "Delete it; make site fetches it again.")
     return tarball
 
 
