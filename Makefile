@@ -125,9 +125,9 @@ ifneq ($(filter en,$(EDITIONS)),)
 	$(BIN)/course run --out $(OUT) $(if $(SMOKE),--smoke)
 endif
 
-# The website (scripts/course_site.py): Sphinx and MyST-NB from the site extra; builds offline, executes nothing.
+# The website (tools/course_tools/site/build.py): Sphinx and MyST-NB from the site extra; builds offline, executes nothing.
 site: $(STAMP)
-	$(BIN)/python scripts/course_site.py --from $(SITE_FROM) --out $(SITE)
+	$(BIN)/python -m course_tools.site.build --from $(SITE_FROM) --out $(SITE)
 
 lint: $(STAMP)
 	$(call timed,$(BIN)/ruff check . && $(BIN)/python scripts/course_lint.py)
@@ -161,7 +161,7 @@ slurm: $(STAMP)
 	$(call timed,$(ONEDNN_ON) OUT=build/ci/slurm bash scripts/slurm_check.sh)
 
 links: $(STAMP)
-	$(BIN)/python scripts/notebook_links.py
+	$(BIN)/python -m course_tools.links
 
 # Only the files that hold browser tests: collecting all of tests/ for them took 9 s (tests/test_make.py checks that
 # every file with the marker is named here).

@@ -13,8 +13,9 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import notebook_links  # scripts/notebook_links.py: which notebooks there are
 import translations  # scripts/translations.py: a notebook's cells, their source and tags
+
+from course_tools import links as notebook_links  # make links: which notebooks there are
 
 ROOT = Path(__file__).resolve().parents[1]
 source, tags = translations.source, translations.tags  # a cell's
@@ -107,7 +108,7 @@ def markdown_pages(root: Path) -> list[Path]:
 
 
 def notebooks(root: Path, chinese: bool = False) -> list[Path]:
-    """The numbered notebooks of one edition, as scripts/notebook_links.py finds them."""
+    """The numbered notebooks of one edition, as tools/course_tools/links.py finds them."""
     return notebook_links.chinese_notebooks(root) if chinese else notebook_links.notebooks(root)
 
 

@@ -2,7 +2,7 @@
 driver minimums, the generated links, the licences, where the course installs from.
 
 The code is read through the course's own modules (``course_utils.cli``, ``.core.variables``, ``.doctor``:
-standard library only) and scripts/notebook_links.py. Part of scripts/course_lint.py (``RULES``).
+standard library only) and tools/course_tools/links.py. Part of scripts/course_lint.py (``RULES``).
 """
 
 from __future__ import annotations
@@ -14,8 +14,9 @@ import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
-import notebook_links  # scripts/notebook_links.py: what `make links` writes
 from lint_base import Finding, Rule, cells, code_blocks, line_at, read, rel, rules_of, source
+
+from course_tools import links as notebook_links  # make links: what `make links` writes
 
 RULES: list[Rule] = []
 rule = rules_of(RULES)
@@ -263,12 +264,12 @@ def links_current(root: Path) -> Iterator[Finding]:
     try:
         files = notebook_links.expected(root)
     except notebook_links.LinksError as error:
-        yield Finding("pyproject.toml", None, "links-current", str(error), "fix the settings scripts/notebook_links.py"
-                      " reads")
+        yield Finding("pyproject.toml", None, "links-current", error.what, error.fix)
         return
     for path, text in files.items():
         if read(path) != text:
-            yield Finding(rel(path, root), None, "links-current", "differs from what scripts/notebook_links.py writes",
+            yield Finding(rel(path, root), None, "links-current",
+                          "differs from what tools/course_tools/links.py writes",
                           "run `make links` and commit the result")
 
 

@@ -6,7 +6,7 @@ code is otherwise identical. Each translated cell records which English text it 
 metadata: ``"translation": {"en_sha256": "<the first 16 hex digits of the SHA-256 of the English
 cell's source>"}``. When an English cell changes, its hash changes, and the Chinese cell is *stale*.
 The two generated cells (tags ``links`` and ``hosted-setup``) carry no stamp:
-``scripts/notebook_links.py`` writes them for each edition.
+``tools/course_tools/links.py`` writes them for each edition.
 
 Usage:
     python scripts/translations.py status                  # what needs a translator; exit 1 if anything does
@@ -36,7 +36,7 @@ ZH_FOLDER = "zh"
 STAMP = "translation"  # the cell metadata key
 HASH = "en_sha256"
 HASH_DIGITS = 16
-GENERATED_TAGS = frozenset({"links", "hosted-setup"})  # written by scripts/notebook_links.py, never stamped
+GENERATED_TAGS = frozenset({"links", "hosted-setup"})  # written by tools/course_tools/links.py, never stamped
 GUIDE = 'CONTRIBUTING.md, "Translations (the Chinese edition)"'
 SCRIPT = "python scripts/translations.py"
 
@@ -93,7 +93,7 @@ def load(path: Path) -> dict:
 
 
 def save(path: Path, nb: dict) -> None:
-    """As scripts/notebook_links.py writes notebooks: indent 1, sorted keys, UTF-8, a final newline."""
+    """As tools/course_tools/links.py writes notebooks: indent 1, sorted keys, UTF-8, a final newline."""
     text = json.dumps(nb, indent=1, ensure_ascii=False, sort_keys=True) + "\n"
     with open(path, "w", encoding="utf-8", newline="\n") as out:
         out.write(text)
@@ -289,7 +289,7 @@ def check_cell(name: str, number: str, index: int, original: dict, cell: dict) -
                                  f'the setup call says language={setup_language(source(cell))!r}',
                                  'Write language="zh-CN" in the Chinese notebook\'s setup call.'))
     if generated(cell):
-        return found  # scripts/notebook_links.py writes it for each edition: no stamp, no translation here
+        return found  # tools/course_tools/links.py writes it for each edition: no stamp, no translation here
     stamp, current = stamp_of(cell), english_hash(original)
     if stamp is None:
         found.append(Problem(name, index, cell_id, "unstamped", "no translation stamp (not translated yet?)",
@@ -386,7 +386,7 @@ def new(root: Path, number: str) -> Path:
     chinese.parent.mkdir(parents=True, exist_ok=True)
     save(chinese, nb)
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    import notebook_links  # the Chinese badges and install cell, as `make links` writes them
+    from course_tools import links as notebook_links  # lazy: the tools' package; `make links` writes these cells
 
     text = notebook_links.notebook_text(chinese, notebook_links.release(root))
     with open(chinese, "w", encoding="utf-8", newline="\n") as out:

@@ -9,34 +9,23 @@ requests outside the site (which are refused).
 from __future__ import annotations
 
 import functools
-import importlib.util
 import os
 import subprocess
-import sys
 import threading
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+
+from course_tools.site import build
 
 from .conftest import IN_CI, ROOT
 from .test_browser import CHROMIUM, CHROMIUM_ARGS, VIEWPORT, _require_browser
 
-
-def load_builder() -> ModuleType:
-    """scripts/course_site.py as a module (scripts/ is not a package)."""
-    spec = importlib.util.spec_from_file_location("course_site", ROOT / "scripts" / "course_site.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("course_site", module)
-    spec.loader.exec_module(module)
-    return module
-
-
-site = load_builder()
+site = build  # the site builder (course_tools.site.build)
 
 CI_OUT = Path(os.environ.get("COURSE_CI_OUT") or ROOT / "build" / "ci" / "course")
 SITE = ROOT / "build" / "ci" / "site"

@@ -20,7 +20,8 @@ from .conftest import NOTEBOOKS, ROOT
 
 PACKAGE = ROOT / "course_utils"  # the student's package: the face and the core
 TOOLS = ROOT / "tools" / "course_tools"  # the instructor's package: the tools
-MODULES = sorted(p for folder in (PACKAGE, TOOLS) for p in folder.rglob("*.py") if "__pycache__" not in p.parts)
+SKIP = {"__pycache__", "theme"}  # theme/: the website's files (course_tools.site), a page's glue among them
+MODULES = sorted(p for folder in (PACKAGE, TOOLS) for p in folder.rglob("*.py") if not SKIP & set(p.parts))
 PACKAGES = ("course_utils", "course_tools")
 
 
@@ -119,16 +120,21 @@ def exception_classes(path: Path) -> list[tuple[str, list[str]]]:
     return classes
 
 
+ERROR_HOMES = ("course_utils/core/errors.py", "course_tools/errors.py")  # the student's package's, the tools'
+
+
 def test_every_course_exception_lives_in_errors_and_derives_from_course_error():
+    import course_tools.errors as tools_errors
     import course_utils.core.errors as errors
 
-    outside = [(rel(p), name) for p in MODULES if rel(p) != "course_utils/core/errors.py"
-               for name, _ in exception_classes(p)]
+    outside = [(rel(p), name) for p in MODULES if rel(p) not in ERROR_HOMES for name, _ in exception_classes(p)]
     # BatchInterrupted is Ctrl-C carrying the finished runs (a KeyboardInterrupt), not an error to report.
     assert outside in ([], [("course_tools/batch/runner.py", "BatchInterrupted")]), f"define in errors.py: {outside}"
     for name, _ in exception_classes(PACKAGE / "core" / "errors.py"):
         assert issubclass(getattr(errors, name), errors.CourseError), f"{name} must derive from CourseError"
         assert getattr(__import__("course_utils"), name) is getattr(errors, name), f"export {name} from course_utils"
+    for name, _ in exception_classes(TOOLS / "errors.py"):
+        assert issubclass(getattr(tools_errors, name), errors.CourseError), f"{name} must derive from CourseError"
 
 
 def imported(node: ast.Import | ast.ImportFrom) -> set[str]:

@@ -1,4 +1,5 @@
-"""The website's page "Check your machine" (scripts/doctor_page.py): the course's doctor in the browser, by Pyodide.
+"""The website's page "Check your machine" (course_tools/site/doctor_page.py): the course's doctor in the browser, by
+Pyodide.
 
 Unit tests: the bundle holds what ``course doctor`` imports and runs on the standard library alone, in a Python
 started without site-packages (as in Pyodide, where psutil and the course's other dependencies do not exist), with
@@ -27,6 +28,9 @@ from urllib.parse import urldefrag, urljoin
 
 import pytest
 
+from course_tools import links
+from course_tools.site import doctor_page
+from course_tools.site import pages as sitepages
 from course_utils.doctor import cli as doctor_cli
 from course_utils.doctor.logs import decode_text
 from course_utils.doctor.troubleshooting import ANCHORS
@@ -35,9 +39,9 @@ from .conftest import ROOT
 from .site_served import Visit, fetch, site
 from .test_browser import SCREENSHOTS
 
-page_builder = site.doctor_page  # scripts/doctor_page.py, which the site builder imports
+page_builder = doctor_page  # the page "Check your machine", which the site builder imports
 sys.path.insert(0, str(page_builder.ASSETS))
-import course_doctor_page  # noqa: E402 - the page's glue, scripts/site_theme/doctor/
+import course_doctor_page  # noqa: E402 - the page's glue, tools/course_tools/site/theme/doctor/
 
 NVIDIA = ROOT / "tests" / "fixtures" / "nvidia"
 QA_SMI = NVIDIA / "smi_qa_post_windows_512.77_wddm.txt"
@@ -342,20 +346,20 @@ def test_the_chinese_page_answers_in_chinese(built_site: Path, served, chromium)
 
 def test_on_the_website_a_link_to_the_published_site_leads_to_its_own_page():
     rel = site.release(ROOT)
-    pages = {e.code: site.page_map(e) for e in site.EDITIONS}
+    pages = {e.code: sitepages.page_map(e) for e in sitepages.EDITIONS}
     for edition, source, link, expected in (
-            (site.EN, "README.md", "check.html", "check.html"),
-            (site.EN, "notebooks/01_install_versions.ipynb", "check.html", "../check.html"),
-            (site.ZH, "README.zh-CN.md", "zh/check.html", "check.html"),
-            (site.ZH, "notebooks/zh/01_install_versions.ipynb", "zh/check.html", "../check.html")):
-        linker = site.Linker(edition, pages, {}, rel)
+            (sitepages.EN, "README.md", "check.html", "check.html"),
+            (sitepages.EN, "notebooks/01_install_versions.ipynb", "check.html", "../check.html"),
+            (sitepages.ZH, "README.zh-CN.md", "zh/check.html", "check.html"),
+            (sitepages.ZH, "notebooks/zh/01_install_versions.ipynb", "zh/check.html", "../check.html")):
+        linker = sitepages.Linker(edition, pages, {}, rel)
         assert linker.rewrite(f"[x]({rel.website}{link})", source) == f'<a href="{expected}">x</a>', source
 
 
 def test_a_website_address_must_name_a_folder(tmp_path: Path):
     text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
     (tmp_path / "pyproject.toml").write_text(text.replace('io/tf-gpu-course/"', 'io/tf-gpu-course"'), encoding="utf-8")
-    with pytest.raises(sys.modules["notebook_links"].LinksError, match="must end with '/'"):
+    with pytest.raises(links.LinksError, match="does not end with '/'"):
         site.release(tmp_path)
 
 

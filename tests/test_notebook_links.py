@@ -1,4 +1,4 @@
-"""The Colab, Kaggle and Binder links and the hosted install cell (scripts/notebook_links.py, ``make links``).
+"""The Colab, Kaggle and Binder links and the hosted install cell (tools/course_tools/links.py, ``make links``).
 
 Everything is generated from two values in pyproject.toml: ``Repository`` in ``[project.urls]`` and
 ``version`` (the release tag is "v" + version). These tests run the generator on a copy, read the links back
@@ -27,9 +27,9 @@ from packaging.requirements import Requirement
 
 from .conftest import NOTEBOOKS, ROOT, ZH_NOTEBOOKS
 
-SCRIPT = ROOT / "scripts" / "notebook_links.py"
+MODULE = "course_tools.links"
 EDITIONS = [*NOTEBOOKS, *ZH_NOTEBOOKS]  # the English notebooks, then the Chinese ones (notebooks/zh/)
-DIFFERS = ": differs from what scripts/notebook_links.py writes"
+DIFFERS = ": differs from what tools/course_tools/links.py writes"
 BADGE = re.compile(r"\[!\[(?P<alt>[^\]]+)\]\((?P<image>[^)\s]+)\)\]\((?P<link>[^)\s]+)\)")
 IMAGES = {
     "Open In Colab": "https://colab.research.google.com/assets/colab-badge.svg",
@@ -66,7 +66,7 @@ def link_name(path: Path) -> str:
 
 
 def run_script(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, timeout=60)
+    return subprocess.run([sys.executable, "-m", MODULE, *args], capture_output=True, text=True, timeout=60)
 
 
 def check_badges(markdown: str, notebook: str, repository: str, tag: str) -> None:

@@ -1,4 +1,4 @@
-"""The course as a website (scripts/course_site.py, ``make site``).
+"""The course as a website (tools/course_tools/site/build.py, ``make site``).
 
 Fast unit tests check the builder's pure parts: the links of the README and the guides made for the site,
 the box of machine and versions from a run record, the language switch's paths, and the refusal of a folder
@@ -32,25 +32,28 @@ from urllib.parse import urldefrag, urljoin, urlsplit
 
 import pytest
 
+from course_tools.site import build as site
+from course_tools.site import pages as sitepages
+
 from .conftest import NOTEBOOKS, ROOT, ZH_NOTEBOOKS
-from .site_served import CI_OUT, Served, Visit, fetch, site
+from .site_served import CI_OUT, Served, Visit, fetch
 from .test_browser import SCREENSHOTS
 
 REL = site.release(ROOT)
 
 
 def linker(edition) -> object:
-    pages = {e.code: site.page_map(e) for e in site.EDITIONS}
-    anchors = {(e.code, path): site.explicit_anchors((ROOT / path).read_text(encoding="utf-8"))
-               for e in site.EDITIONS for path in pages[e.code] if path.endswith(".md")}
-    return site.Linker(edition, pages, anchors, REL)
+    pages = {e.code: sitepages.page_map(e) for e in sitepages.EDITIONS}
+    anchors = {(e.code, path): sitepages.explicit_anchors((ROOT / path).read_text(encoding="utf-8"))
+               for e in sitepages.EDITIONS for path in pages[e.code] if path.endswith(".md")}
+    return sitepages.Linker(edition, pages, anchors, REL)
 
 
 # --------------------------------------------------------------------------- the builder's parts
 
 
 def test_the_site_has_every_notebook_and_guide_in_both_languages():
-    en, zh = site.page_map(site.EN), site.page_map(site.ZH)
+    en, zh = sitepages.page_map(sitepages.EN), sitepages.page_map(sitepages.ZH)
     assert en["README.md"] == "index" and zh["README.zh-CN.md"] == "index"
     assert [en[f"notebooks/{p.name}"] for p in NOTEBOOKS] == [f"notebooks/{p.stem}" for p in NOTEBOOKS]
     assert [zh[f"notebooks/zh/{p.name}"] for p in ZH_NOTEBOOKS] == [f"notebooks/{p.stem}" for p in ZH_NOTEBOOKS]
@@ -70,7 +73,7 @@ def test_readme_links_become_pages_guides_and_repository_urls():
         "\n```bash\nsee [not a link](docs/routes.md)\n```\n"
         "[colab-badge]: https://colab.research.google.com/assets/colab-badge.svg\n"
     )
-    en = linker(site.EN)
+    en = linker(sitepages.EN)
     out = en.rewrite(text, "README.md")
     blob = f"{REL.repository}/blob/{REL.tag}"
     assert "[the routes](docs/routes.md#binder)" in out  # a guide on the site: MyST links the page
@@ -89,7 +92,7 @@ def test_readme_links_become_pages_guides_and_repository_urls():
 
 
 def test_chinese_guides_link_their_own_pages_and_the_english_ones():
-    zh = linker(site.ZH)
+    zh = linker(sitepages.ZH)
     out = zh.rewrite("[a](troubleshooting.md#oom) [b](../wsl2.md) [c](#troubleshooting)\n"
                      '<a id="pypi-mirror"></a>\n## x\n', "docs/zh/wsl2.md")
     assert "[a](troubleshooting.md#docs-troubleshooting-oom)" in out
@@ -104,12 +107,13 @@ def test_chinese_guides_link_their_own_pages_and_the_english_ones():
 
 @pytest.mark.parametrize("edition", ["en", "zh"])
 def test_the_real_readmes_keep_no_external_image_and_no_link_to_a_missing_page(edition):
-    ed = site.EN if edition == "en" else site.ZH
+    ed = sitepages.EN if edition == "en" else sitepages.ZH
     out = linker(ed).rewrite((ROOT / ed.home).read_text(encoding="utf-8"), ed.home)
     assert not re.search(r"!\[[^\]]*\]\(https?:", out) and "-badge]" not in out
     local = [t for t in re.findall(r"\]\(([^)]+)\)", out) if not re.match(r"https?:", t)]
     assert local, "the README still links to the site's pages"
-    pages = {site.source_name(p, n) for p, n in site.page_map(ed).items()} | {"docs/screenshots/01_install_picker.png"}
+    pages = {sitepages.source_name(p, n) for p, n in sitepages.page_map(ed).items()}
+    pages |= {"docs/screenshots/01_install_picker.png"}
     assert {t.split("#")[0] for t in local} <= pages | {"index.md"}
 
 
@@ -132,7 +136,7 @@ GPU_RECORD = {
 
 
 def test_every_page_footer_states_both_licences(tmp_path: Path):
-    for edition in site.EDITIONS:
+    for edition in sitepages.EDITIONS:
         folder = tmp_path / edition.code
         folder.mkdir()
         site.write_conf(folder, edition, set(), REL)
@@ -168,17 +172,17 @@ def test_the_box_is_translated_and_links_colab_kaggle_and_binder():
 
 
 def test_the_language_switch_leads_to_the_same_page_in_the_other_language():
-    zh_pages = set(site.page_map(site.ZH).values())
-    en_pages = set(site.page_map(site.EN).values())
-    assert site.switch_url("index", "en", zh_pages) == "zh/index.html"
+    zh_pages = set(sitepages.page_map(sitepages.ZH).values())
+    en_pages = set(sitepages.page_map(sitepages.EN).values())
+    assert sitepages.switch_url("index", "en", zh_pages) == "zh/index.html"
     nb04 = "notebooks/04_dense_noise_vs_zeros"
-    assert site.switch_url(nb04, "en", zh_pages) == f"../zh/{nb04}.html"
-    assert site.switch_url("docs/wsl2", "en", zh_pages) == "../zh/docs/wsl2.html"
-    assert site.switch_url("docs/routes", "en", zh_pages) == "../zh/index.html"  # no Chinese routes guide
-    assert site.switch_url("search", "en", zh_pages) == "zh/search.html"
-    assert site.switch_url("index", "zh", en_pages) == "../index.html"
-    assert site.switch_url(nb04, "zh", en_pages) == f"../../{nb04}.html"
-    assert site.switch_url("docs/mainland-china", "zh", en_pages) == "../../index.html"  # English has none
+    assert sitepages.switch_url(nb04, "en", zh_pages) == f"../zh/{nb04}.html"
+    assert sitepages.switch_url("docs/wsl2", "en", zh_pages) == "../zh/docs/wsl2.html"
+    assert sitepages.switch_url("docs/routes", "en", zh_pages) == "../zh/index.html"  # no Chinese routes guide
+    assert sitepages.switch_url("search", "en", zh_pages) == "zh/search.html"
+    assert sitepages.switch_url("index", "zh", en_pages) == "../index.html"
+    assert sitepages.switch_url(nb04, "zh", en_pages) == f"../../{nb04}.html"
+    assert sitepages.switch_url("docs/mainland-china", "zh", en_pages) == "../../index.html"  # English has none
 
 
 def test_a_notebook_page_loses_its_badges_and_live_widgets_and_gains_the_box():
@@ -191,7 +195,7 @@ def test_a_notebook_page_loses_its_badges_and_live_widgets_and_gains_the_box():
             {"output_type": "display_data", "metadata": {},
              "data": {site.WIDGET_VIEW: {"model_id": "x"}, "text/plain": "VBox(...)"}}]},
     ]}
-    out = site.notebook_for_site(nb, "BOX\n", linker(site.EN), "notebooks/05_cnn_cpu_vs_gpu.ipynb")
+    out = site.notebook_for_site(nb, "BOX\n", linker(sitepages.EN), "notebooks/05_cnn_cpu_vs_gpu.ipynb")
     assert len(out["cells"]) == 2 and "widgets" not in out["metadata"]
     assert len(out["cells"][1]["outputs"]) == 1, "the record is data for course run, not for the page"
     assert out["cells"][0]["source"].startswith("# 05 · The CNN\n\nBOX\n")
@@ -200,17 +204,17 @@ def test_a_notebook_page_loses_its_badges_and_live_widgets_and_gains_the_box():
 
 
 def test_a_folder_that_is_not_a_course_run_is_refused_with_what_to_do(tmp_path: Path, capsys):
-    with pytest.raises(site.SiteError, match=r"is not a course run: it has no executed/NN_\*\.ipynb.*make course"):
-        site.check_run(tmp_path, site.EN)
-    with pytest.raises(site.SiteError, match=r"no such folder.*course run notebooks/zh/\*\.ipynb --out"):
-        site.check_run(tmp_path / "course-zh", site.ZH)
+    with pytest.raises(site.SiteError, match=r"(?s)is not a course run: it has no executed/NN_\*\.ipynb.*make course"):
+        site.check_run(tmp_path, sitepages.EN)
+    with pytest.raises(site.SiteError, match=r"(?s)no such folder.*course run notebooks/zh/\*\.ipynb --out"):
+        site.check_run(tmp_path / "course-zh", sitepages.ZH)
     (tmp_path / "executed").mkdir()
     (tmp_path / "executed" / NOTEBOOKS[0].name).write_text("{}")
     with pytest.raises(site.SiteError, match=f"the run lacks {NOTEBOOKS[1].name}"):
-        site.check_run(tmp_path, site.EN)
+        site.check_run(tmp_path, sitepages.EN)
     # the command line: exit 2 and the message, nothing built
     assert site.main(["--from", str(tmp_path), "--out", str(tmp_path / "site"), "--src", str(tmp_path / "src")]) == 2
-    assert "course_site:" in capsys.readouterr().err and not (tmp_path / "site").exists()
+    assert "course_tools.site:" in capsys.readouterr().err and not (tmp_path / "site").exists()
 
 
 def test_a_line_break_between_chinese_characters_is_dropped_but_not_in_code_or_english():
@@ -234,7 +238,7 @@ def test_make_site_reads_its_runs_from_make_course():
     done = subprocess.run(["make", "-n", "--no-print-directory", "site", "SITE_FROM=build/x"], cwd=ROOT,
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.rstrip().endswith("scripts/course_site.py --from build/x --out build/site")
+    assert done.stdout.rstrip().endswith("-m course_tools.site.build --from build/x --out build/site")
 
 
 # --------------------------------------------------------------------------- the site in a browser

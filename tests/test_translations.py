@@ -15,8 +15,9 @@ import pytest
 from .conftest import NOTEBOOKS, ROOT
 
 sys.path.insert(0, str(ROOT / "scripts"))
-import notebook_links  # noqa: E402 - scripts/notebook_links.py: the generated cells
 import translations  # noqa: E402 - scripts/translations.py: the checks, and the maintainer's commands
+
+from course_tools import links as notebook_links  # noqa: E402 - the generated cells (make links)
 
 SCRIPT = ROOT / "scripts" / "translations.py"
 GUIDE = 'CONTRIBUTING.md, "Translations (the Chinese edition)"'

@@ -35,7 +35,8 @@ from . import windows_sim
 
 PACKAGE = ROOT / "course_utils"
 TOOLS = ROOT / "tools" / "course_tools"
-MODULES = sorted(p for top in (PACKAGE, TOOLS) for p in top.rglob("*.py") if "__pycache__" not in p.parts)
+SKIP = {"__pycache__", "theme"}  # theme/: the website's files, not modules of the package
+MODULES = sorted(p for top in (PACKAGE, TOOLS) for p in top.rglob("*.py") if not SKIP & set(p.parts))
 
 
 def rel(path: Path) -> str:
@@ -62,7 +63,7 @@ def windows(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
     shutil.copy(Path(windows_sim.__file__), sim / "windows_sim.py")
     (sim / "sitecustomize.py").write_text("import windows_sim\n\nwindows_sim.install()\n", encoding="utf-8")
     with isolated(folder) as monkeypatch:
-        monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(sim), str(ROOT)]))
+        monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(sim), str(ROOT), str(ROOT / "tools")]))
         monkeypatch.delenv("PYTHONIOENCODING", raising=False)  # as on Windows: output in the ANSI code page
         result = folder / "found.json"
         done = subprocess.run(

@@ -404,7 +404,8 @@ def scenario(folder_name: str) -> dict[str, Any]:
     modules = []
     for package in (course_utils, course_tools):  # the student's package and the instructor's tools
         root = pathlib.Path(package.__file__).parent
-        files = [f.relative_to(root).with_suffix("") for f in root.rglob("*.py") if "__pycache__" not in f.parts]
+        files = [f.relative_to(root).with_suffix("") for f in root.rglob("*.py")
+                 if not {"__pycache__", "theme"} & set(f.parts)]  # theme/: the website's files, not modules
         modules += [".".join((package.__name__, *f.parts)).removesuffix(".__init__") for f in files]
     modules.sort()
     failures = {}

@@ -20,9 +20,9 @@ opens the notebooks folder. README.zh-CN.md, when it exists, gets the same block
 for the Chinese notebooks (their titles, their badges, Binder opening ``notebooks/zh``).
 
 Usage:
-    python scripts/notebook_links.py            # rewrite what differs (make links)
-    python scripts/notebook_links.py --check    # exit 1 and name each file that differs
-    python scripts/notebook_links.py --root DIR # another checkout (the tests use a copy)
+    python -m course_tools.links            # rewrite what differs (make links)
+    python -m course_tools.links --check    # exit 1 and name each file that differs
+    python -m course_tools.links --root DIR # another checkout (the tests use a copy)
 """
 
 from __future__ import annotations
@@ -35,7 +35,8 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from course_tools.errors import LinksError
+from course_utils.core.paths import PROJECT_ROOT as ROOT
 
 LINKS_TAG = "links"
 SETUP_TAG = "hosted-setup"
@@ -84,10 +85,6 @@ ZH_SETUP_SOURCE = SETUP_SOURCE.replace(
 )
 
 
-class LinksError(Exception):
-    """The settings or a file is not as this script expects; the message says which and why."""
-
-
 @dataclass(frozen=True)
 class Release:
     repository: str  # https://github.com/OWNER/REPO
@@ -124,14 +121,17 @@ def release(root: Path) -> Release:
     url = project.get("urls", {}).get("Repository")
     version = project.get("version")
     if not url or not version:
-        raise LinksError(f"{path}: set [project] version and Repository in [project.urls]")
+        raise LinksError(f"{path} has no [project] version or no Repository in [project.urls].",
+                         "Set both, then run make links again.")
     found = GITHUB_URL.fullmatch(url)
     if not found:
-        raise LinksError(f"{path}: Repository must be https://github.com/OWNER/REPO, not {url!r}")
+        raise LinksError(f"{path}: Repository is {url!r}, not https://github.com/OWNER/REPO.",
+                         "Set Repository to the course's GitHub address.")
     slug = found["slug"]
     website = project["urls"].get("Website", "")
     if website and not website.endswith("/"):
-        raise LinksError(f"{path}: Website must end with '/' (the folder of the site's pages), not {website!r}")
+        raise LinksError(f"{path}: Website is {website!r}, which does not end with '/'.",
+                         "Write the folder of the site's pages, ending with '/'.")
     return Release(repository=f"https://github.com/{slug}", slug=slug, tag=f"v{version}", website=website)
 
 
@@ -159,9 +159,11 @@ def title(path: Path, cells: list[dict]) -> tuple[str, str]:
             first = "".join(cell["source"]).split("\n", 1)[0]
             found = TITLE.fullmatch(first.strip())
             if not found or found["number"] != path.name[:2]:
-                raise LinksError(f"{path.name}: the first markdown cell must start with '# {path.name[:2]} · Title'")
+                title = f"# {path.name[:2]} · Title"
+                raise LinksError(f"{path.name}: its first markdown cell does not start with '{title}'.",
+                                 "Give the notebook that title line.")
             return found["number"], found["title"]
-    raise LinksError(f"{path.name}: no markdown title cell")
+    raise LinksError(f"{path.name}: no markdown title cell.", f"Start the notebook with '# {path.name[:2]} · Title'.")
 
 
 def notebook_text(path: Path, rel: Release) -> str:
@@ -171,10 +173,12 @@ def notebook_text(path: Path, rel: Release) -> str:
     title(path, cells)  # fails early on a notebook without its title line
     at = [i for i, c in enumerate(cells) if PARAMETERS_TAG in tags(c)]
     if len(at) != 1 or cells[at[0]]["cell_type"] != "code":
-        raise LinksError(f"{path.name}: expected one code cell tagged '{PARAMETERS_TAG}', found {len(at)} tagged")
+        raise LinksError(f"{path.name}: {len(at)} code cells are tagged '{PARAMETERS_TAG}', not one.",
+                         f"Tag exactly one code cell '{PARAMETERS_TAG}'.")
     taken = {c.get("id") for c in cells} & {LINKS_ID, SETUP_ID}
     if taken:
-        raise LinksError(f"{path.name}: another cell already has the id {sorted(taken)}")
+        raise LinksError(f"{path.name}: another cell already has the id {sorted(taken)}.",
+                         "Give that cell another id: make links writes cells with these ids.")
     chinese = path.parent.name == ZH_FOLDER  # a notebook of the Chinese edition: its own links, Chinese comments
     setup = {
         "cell_type": "code",
@@ -230,7 +234,8 @@ def readme_text(path: Path, paths: list[Path], rel: Release, chinese: bool = Fal
     text = path.read_text(encoding="utf-8")
     start, end = text.find(README_START), text.find(README_END)
     if start < 0 or end < start:
-        raise LinksError(f"{path.name}: no block between {README_START} and {README_END}")
+        raise LinksError(f"{path.name}: no block between {README_START} and {README_END}.",
+                         "Put the two markers where the table of notebooks goes.")
     return text[: start + len(README_START)] + "\n" + readme_table(paths, rel, chinese) + "\n" + text[end:]
 
 
@@ -239,7 +244,7 @@ def expected(root: Path) -> dict[Path, str]:
     rel = release(root)
     paths = notebooks(root)
     if not paths:
-        raise LinksError(f"{root / 'notebooks'}: no NN_*.ipynb notebooks")
+        raise LinksError(f"{root / 'notebooks'}: no NN_*.ipynb notebooks.", "Run make links in the course's folder.")
     files = {path: notebook_text(path, rel) for path in [*paths, *chinese_notebooks(root)]}
     files[root / "README.md"] = readme_text(root / "README.md", paths, rel)
     if (root / README_ZH).is_file():
@@ -256,14 +261,14 @@ def main(argv: list[str] | None = None) -> int:
     try:
         files = expected(root)
     except LinksError as error:
-        print(f"notebook_links: {error}", file=sys.stderr)
+        print(f"course_tools.links: {error}", file=sys.stderr)
         return 2
     differ = [path for path, text in files.items() if path.read_text(encoding="utf-8") != text]
     if args.check:
         for path in differ:
-            print(f"{path.relative_to(root)}: differs from what scripts/notebook_links.py writes")
+            print(f"{path.relative_to(root)}: differs from what tools/course_tools/links.py writes")
         if differ:
-            print("run `make links` (python scripts/notebook_links.py) and commit the result", file=sys.stderr)
+            print("run `make links` (python -m course_tools.links) and commit the result", file=sys.stderr)
         return 1 if differ else 0
     for path in differ:
         with open(path, "w", encoding="utf-8", newline="\n") as out:

@@ -9,7 +9,7 @@ with ``executed/NN_*.ipynb`` and ``results/NN_*.json``. It writes:
 - ``SITE/zh/``: the same in Chinese: README.zh-CN.md, notebooks/zh/, docs/zh/.
 
 Every page has a link to the same page in the other language. Every notebook page starts with a box: where to
-open the notebook (Colab, Kaggle, Binder: scripts/notebook_links.py) and which machine and versions produced
+open the notebook (Colab, Kaggle, Binder: tools/course_tools/links.py) and which machine and versions produced
 the outputs shown (the run's record of that notebook).
 
 The tool is Sphinx with MyST-NB (``nb_execution_mode = "off"``) and the Sphinx Book Theme, all from PyPI
@@ -18,8 +18,8 @@ between pages, fails the build. This script puts a Sphinx source tree for each l
 (default ``build/site-src``), with the links rewritten for the site, then runs ``sphinx-build`` on each.
 
 Usage:
-    python scripts/course_site.py --from build/course            # the site into build/site
-    python scripts/course_site.py --from build/ci/course --out build/ci/site
+    python -m course_tools.site.build --from build/course            # the site into build/site
+    python -m course_tools.site.build --from build/ci/course --out build/ci/site
 """
 
 from __future__ import annotations
@@ -27,56 +27,42 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import posixpath
 import re
 import shutil
 import subprocess
 import sys
 import time
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-THEME = Path(__file__).resolve().parent / "site_theme"
+from course_tools.errors import SiteError
+from course_tools.links import Release, release  # the one place that makes the Colab/Kaggle/Binder URLs
+from course_tools.site import doctor_page  # the page "Check your machine"
+from course_tools.site.pages import (
+    EDITIONS,
+    EN,
+    ZH,
+    Edition,
+    Linker,
+    explicit_anchors,
+    label,
+    notebook_names,
+    other,
+    page_map,
+    source_name,
+    switch_url,
+)
+from course_utils.core.child import python_command
+from course_utils.core.i18n import CHINESE_CHARACTERS  # Chinese text's characters, one home
+from course_utils.core.paths import PROJECT_ROOT as ROOT
+from course_utils.results import RECORD_MIME  # the record a notebook keeps in its outputs
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import doctor_page  # noqa: E402 - the page "Check your machine"
-from notebook_links import Release, release  # noqa: E402 - the one place that makes the Colab/Kaggle/Binder URLs
+THEME = Path(__file__).resolve().parent / "theme"
 
-from course_utils.core.i18n import CHINESE_CHARACTERS  # noqa: E402 - Chinese text's characters, one home
-from course_utils.results import RECORD_MIME  # noqa: E402 - the record a notebook keeps in its outputs
-
-# Sphinx pages that both languages have, whatever the course holds.
-SPECIAL_PAGES = frozenset({"search", "genindex"})
-IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".svg")
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-LINKS_TAG = "links"  # the badges cell (scripts/notebook_links.py): the box replaces it, without external images
+LINKS_TAG = "links"  # the badges cell (tools/course_tools/links.py): the box replaces it, without external images
 
-
-class SiteError(Exception):
-    """The input is not what the site is built from; the message says what to do."""
-
-
-@dataclass(frozen=True)
-class Edition:
-    """One language of the course: where its files are in the repository and where its pages go."""
-
-    code: str  # "en" or "zh": also the folder of the Chinese pages in the site
-    language: str  # Sphinx's language
-    home: str  # the README that becomes the home page
-    notebooks: str  # the folder of its notebooks
-    docs: str  # the folder of its guides
-    guides: tuple[str, ...]  # the guides on the site, in this order (file names in ``docs``)
-    prefix: str  # where its pages are in the site: "" or "zh/"
-
-
-EN = Edition("en", "en", "README.md", "notebooks", "docs",
-             ("routes.md", "wsl2.md", "troubleshooting.md", "sources.md", "glossary.md"), "")
-ZH = Edition("zh", "zh_CN", "README.zh-CN.md", "notebooks/zh", "docs/zh",
-             ("wsl2.md", "troubleshooting.md", "sources.md", "mainland-china.md"), "zh/")
-EDITIONS = (EN, ZH)
 
 WORDS: dict[str, dict[str, str]] = {
     "en": {
@@ -133,172 +119,6 @@ WORDS: dict[str, dict[str, str]] = {
         "widget": "*这里是一个交互式控件。运行笔记本时它才能使用（JupyterLab、Colab、Kaggle 或 Binder）。*",
     },
 }
-
-
-# --------------------------------------------------------------------------- pages and links
-
-
-def other(edition: Edition) -> Edition:
-    return ZH if edition is EN else EN
-
-
-def guides(edition: Edition, root: Path = ROOT) -> list[str]:
-    """The guides of ``edition`` that exist, as repository paths."""
-    return [f"{edition.docs}/{name}" for name in edition.guides if (root / edition.docs / name).is_file()]
-
-
-def notebook_names(edition: Edition, root: Path = ROOT) -> list[str]:
-    return sorted(p.name for p in (root / edition.notebooks).glob("[0-9][0-9]_*.ipynb"))
-
-
-def page_map(edition: Edition, root: Path = ROOT) -> dict[str, str]:
-    """Repository path -> page name (the page's path in its language's site, without ``.html``)."""
-    pages = {edition.home: "index"}
-    pages.update({path: f"docs/{Path(path).stem}" for path in guides(edition, root)})
-    for name in notebook_names(edition, root):
-        pages[f"{edition.notebooks}/{name}"] = f"notebooks/{Path(name).stem}"
-    return pages
-
-
-def source_name(repo_path: str, page: str) -> str:
-    """The page's file in the Sphinx source tree: ``docs/wsl2.md``, ``notebooks/02_verify_gpu.ipynb``."""
-    return page + Path(repo_path).suffix
-
-
-def label(page: str, anchor: str) -> str:
-    """The Sphinx label that replaces an ``<a id="anchor">`` on ``page``: labels are shared by a whole site."""
-    return f"{page.replace('/', '-')}-{anchor}"
-
-
-def switch_target(page: str, other_pages: set[str]) -> str:
-    """The page in the other language: the same page when it has one, else the other language's home page."""
-    return page if page in other_pages or page in SPECIAL_PAGES else "index"
-
-
-def switch_url(page: str, code: str, other_pages: set[str]) -> str:
-    """The language switch's link on ``page`` of edition ``code``, relative to that page."""
-    up = "../" * page.count("/")
-    target = switch_target(page, other_pages)
-    return f"{up}zh/{target}.html" if code == "en" else f"{up}../{target}.html"
-
-
-def explicit_anchors(text: str) -> set[str]:
-    """The ``<a id="...">`` anchors in a markdown text."""
-    return set(re.findall(r'<a id="([^"]+)"></a>', text))
-
-
-FENCE = re.compile(r"^\s*(```|~~~)")
-LINK = re.compile(r"(?<!!)\[(?P<text>(?:[^\[\]]|\[[^\[\]]*\])*)\]"
-                  r"\((?P<target><[^>]*>|[^)\s]+)(?P<title>\s+\"[^\"]*\")?\)")
-IMAGE = re.compile(r"!\[(?P<alt>[^\[\]]*)\]\((?P<target>[^)\s]+)(?P<title>\s+\"[^\"]*\")?\)")
-IMAGE_REF = re.compile(r"!\[(?P<alt>[^\[\]]*)\]\[(?P<ref>[^\[\]]+)\]")
-DEFINITION = re.compile(r"^\[(?P<ref>[^\]]+)\]:\s*(?P<target>\S+)\s*$")
-ANCHOR_LINE = re.compile(r'^<a id="(?P<id>[^"]+)"></a>\s*$')
-
-
-@dataclass
-class Linker:
-    """Rewrites the links of one language's files for its site.
-
-    ``pages``: repository path -> page name, for both languages (``pages[edition.code]``); ``anchors``:
-    (code, repository path) -> the explicit ``<a id>`` anchors of that file. Images that a page shows are
-    collected in ``images`` (repository path -> path in the source tree) to be copied.
-    """
-
-    edition: Edition
-    pages: Mapping[str, Mapping[str, str]]
-    anchors: Mapping[tuple[str, str], set[str]]
-    rel: Release
-    root: Path = ROOT
-
-    def __post_init__(self) -> None:
-        self.images: dict[str, str] = {}
-
-    def github(self, path: str, anchor: str) -> str:
-        kind = "tree" if (self.root / path).is_dir() else "blob"
-        return f"{self.rel.repository}/{kind}/{self.rel.tag}/{path}" + (f"#{anchor}" if anchor else "")
-
-    def anchor_for(self, code: str, path: str, anchor: str) -> str:
-        if anchor and anchor in self.anchors.get((code, path), set()):
-            return label(self.pages[code][path], anchor)
-        return anchor
-
-    def target(self, source: str, link: str) -> tuple[str, bool]:
-        """The link for the site, and whether it must be written as raw HTML (a page of the other language)."""
-        if self.rel.website and link.startswith(self.rel.website):  # a page of the published site: this site's page
-            here = f"{self.edition.prefix}{self.pages[self.edition.code][source]}"
-            return posixpath.relpath(link[len(self.rel.website):] or "index.html", posixpath.dirname(here) or "."), True
-        if re.match(r"^[a-z][a-z0-9+.-]*:", link, re.I) or link.startswith("//"):
-            return link, False  # http:, https:, mailto: ...
-        path, _, anchor = link.partition("#")
-        resolved = posixpath.normpath(posixpath.join(posixpath.dirname(source), path)) if path else source
-        mine, theirs = self.pages[self.edition.code], self.pages[other(self.edition).code]
-        here = mine[source]
-        here_dir = posixpath.dirname(source_name(source, here))
-        if resolved.startswith("../"):
-            return link, False
-        if resolved in mine:
-            anchor = self.anchor_for(self.edition.code, resolved, anchor)
-            target = posixpath.relpath(source_name(resolved, mine[resolved]), here_dir or ".")
-            return target + (f"#{anchor}" if anchor else ""), False
-        if resolved in theirs:
-            code = other(self.edition).code
-            anchor = self.anchor_for(code, resolved, anchor)
-            url = posixpath.relpath(f"{other(self.edition).prefix}{theirs[resolved]}.html",
-                                    posixpath.dirname(f"{self.edition.prefix}{here}") or ".")
-            return url + (f"#{anchor}" if anchor else ""), True
-        if resolved.lower().endswith(IMAGE_SUFFIXES) and (self.root / resolved).is_file():
-            self.images[resolved] = resolved
-            return posixpath.relpath(resolved, here_dir or "."), False
-        return self.github(resolved, anchor), False
-
-    def rewrite(self, text: str, source: str) -> str:
-        """``text`` (markdown of ``source``, a repository path) with its links and anchors made for the site."""
-        definitions = {m["ref"].lower(): m["target"] for line in text.splitlines() if (m := DEFINITION.match(line))}
-        external_refs = {ref for ref, target in definitions.items() if re.match(r"^https?:", target)}
-        image_refs = {m["ref"].lower() for m in IMAGE_REF.finditer(text)} & external_refs
-        out, fence = [], None
-        page = self.pages[self.edition.code][source]
-        for line in text.split("\n"):
-            opened = FENCE.match(line)
-            if fence is not None:
-                fence = None if opened and opened[1] == fence else fence
-                out.append(line)
-                continue
-            if opened:
-                fence = opened[1]
-                out.append(line)
-                continue
-            anchor = ANCHOR_LINE.match(line)
-            if anchor:
-                out.append(f"({label(page, anchor['id'])})=")
-                continue
-            definition = DEFINITION.match(line)
-            if definition and definition["ref"].lower() in image_refs:
-                continue  # an external image's definition: the images became their words (below)
-            out.append(self._line(line, source, external_refs))
-        return "\n".join(out)
-
-    def _line(self, line: str, source: str, external_refs: set[str]) -> str:
-        # External images (badges) become their words: the site loads nothing from elsewhere.
-        line = IMAGE_REF.sub(lambda m: m["alt"] if m["ref"].lower() in external_refs else m[0], line)
-
-        def image(m: re.Match[str]) -> str:
-            target, _ = self.target(source, m["target"])
-            if re.match(r"^https?:", target):
-                return m["alt"]
-            return f"![{m['alt']}]({target}{m['title'] or ''})"
-
-        line = IMAGE.sub(image, line)
-
-        def link(m: re.Match[str]) -> str:
-            raw = m["target"][1:-1] if m["target"].startswith("<") else m["target"]
-            target, as_html = self.target(source, raw)
-            if as_html:
-                return f'<a href="{target}">{m["text"]}</a>'
-            return f"[{m['text']}]({target}{m['title'] or ''})"
-
-        return LINK.sub(link, line)
 
 
 # --------------------------------------------------------------------------- the box on each notebook page
@@ -374,16 +194,16 @@ def check_run(folder: Path, edition: Edition, root: Path = ROOT) -> None:
                else "make course (or: course run notebooks/zh/*.ipynb --out DIR-zh)")
     what = "English" if edition is EN else "Chinese"
     if not folder.is_dir():
-        raise SiteError(f"{folder}: no such folder. The site needs the {what} course run there; make it with "
-                        f"{command}.")
+        raise SiteError(f"{folder}: no such folder. The site needs the {what} course run there.",
+                        f"Make it with {command}.")
     executed = folder / "executed"
     if not executed.is_dir() or not list(executed.glob("[0-9][0-9]_*.ipynb")):
-        raise SiteError(f"{folder} is not a course run: it has no executed/NN_*.ipynb notebooks. "
+        raise SiteError(f"{folder} is not a course run: it has no executed/NN_*.ipynb notebooks.",
                         f"Give the folder that `course run --out` wrote, or make one with {command}.")
     missing = [name for name in notebook_names(edition, root) if not (executed / name).is_file()]
     if missing:
-        raise SiteError(f"{folder}: the run lacks {', '.join(missing)} ({what} notebooks). Run every notebook: "
-                        f"{command}.")
+        raise SiteError(f"{folder}: the run lacks {', '.join(missing)} ({what} notebooks).",
+                        f"Run every notebook: {command}.")
 
 
 def read_record(folder: Path, stem: str) -> dict[str, Any] | None:
@@ -439,10 +259,8 @@ def write_conf(src: Path, edition: Edition, other_pages: set[str], rel: Release)
     }
     (src / "site.json").write_text(json.dumps(settings, ensure_ascii=False, indent=1), encoding="utf-8")
     (src / "conf.py").write_text(
-        "# Made by scripts/course_site.py: the Sphinx settings are in sphinx_settings() there.\n"
-        "import sys\n\n"
-        f"sys.path.insert(0, {str(Path(__file__).resolve().parent)!r})\n"
-        "from course_site import sphinx_settings, sphinx_setup  # noqa: E402\n\n"
+        "# Made by tools/course_tools/site/build.py: the Sphinx settings are in sphinx_settings() there.\n"
+        "from course_tools.site.build import sphinx_settings, sphinx_setup\n\n"
         "globals().update(sphinx_settings(__file__))\n"
         "setup = sphinx_setup\n",
         encoding="utf-8",
@@ -501,7 +319,7 @@ def join_cjk_breaks(doctree: Any) -> None:
     break as a space, which Chinese text does not have (Chromium does not apply the CSS rule that would drop
     it: https://www.w3.org/TR/css-text-3/#line-break-transform).
     """
-    from docutils import nodes
+    from docutils import nodes  # lazy: Sphinx's docutils (the site extra), loaded only while Sphinx builds
 
     code = (nodes.literal_block, nodes.literal, nodes.raw, nodes.comment, nodes.doctest_block)
     for element in list(doctree.findall(nodes.TextElement)):
@@ -593,11 +411,12 @@ def assemble(edition: Edition, run: Path, src: Path, rel: Release, root: Path = 
 
 def sphinx_build(src: Path, out: Path) -> None:
     """One language's pages: sphinx-build -W (a warning fails the build), doctrees kept out of the site."""
-    command = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html",
-               "-d", str(src.parent / f".doctrees-{src.name}"), str(src), str(out)]
+    command = python_command("sphinx", "-W", "--keep-going", "-q", "-b", "html",
+                             "-d", str(src.parent / f".doctrees-{src.name}"), str(src), str(out))
     done = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "PYTHONWARNINGS": "ignore"})
     if done.returncode != 0:
-        raise SiteError(f"sphinx-build failed for {src} (exit {done.returncode}):\n{done.stdout}{done.stderr}")
+        raise SiteError(f"sphinx-build failed for {src} (exit {done.returncode}):\n{done.stdout}{done.stderr}",
+                        "Fix what Sphinx names above (a page, a link, a notebook), then run make site again.")
 
 
 # What Sphinx leaves in the output that no page uses: its build records, MyST-NB's copies of the notebooks and their
@@ -633,7 +452,7 @@ def build_site(run: Path, out: Path, src: Path, zh_run: Path | None = None, root
         sphinx_build(src / edition.code, out / edition.prefix)
     prune(out)
     doctor_page.write_assets(out, root)
-    (out / ".nojekyll").write_text("")  # GitHub Pages: serve the _static folders as they are
+    (out / ".nojekyll").write_text("", encoding="utf-8")  # GitHub Pages: serve the _static folders as they are
     return time.monotonic() - started
 
 
@@ -651,9 +470,9 @@ def main(argv: list[str] | None = None) -> int:
         seconds = build_site(args.run.resolve(), args.out.resolve(), args.src.resolve(),
                              args.zh_from.resolve() if args.zh_from else None)
     except (SiteError, doctor_page.PageError) as error:
-        print(f"course_site: {error}", file=sys.stderr)
+        print(f"course_tools.site: {error}", file=sys.stderr)
         return 2
-    print(f"course_site: the site is in {args.out} ({seconds:.0f} s). "
+    print(f"course_tools.site: the site is in {args.out} ({seconds:.0f} s). "
           f"To view it: python -m http.server -d {args.out}, then open http://localhost:8000")
     return 0
 

@@ -4,7 +4,8 @@ The page's script (doctor.js) calls ``answer`` with what the student gave - the 
 text, a TensorFlow log, the platform and Python chosen - as JSON. ``answer`` writes each text to a file and runs the
 course's own command line, ``course_utils.doctor.cli.main``, with those files: once with ``--json`` and once for
 the report a terminal shows, and, for a log, ``--log`` the same way. So the page answers exactly what
-``course doctor`` answers; no rule lives here. ``scripts/doctor_page.py`` puts this file into the page's bundle.
+``course doctor`` answers; no rule lives here. ``course_tools/site/doctor_page.py`` puts this file into the page's
+bundle.
 """
 
 from __future__ import annotations

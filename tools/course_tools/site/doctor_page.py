@@ -7,8 +7,8 @@ troubleshooting page. Nothing needs to be installed, and nothing pasted leaves t
 How: the page (``check.html`` and ``zh/check.html``) loads Pyodide - CPython compiled to WebAssembly, with its
 standard library - from the site itself (``_doctor/pyodide/``). Then it unpacks ``_doctor/course_doctor.zip``, which
 this module makes from the package: the modules that ``course_utils.doctor.cli`` imports (found by reading their
-imports), the doctor's version table, the message catalogues they use, and ``site_theme/doctor/course_doctor_page.py``,
-which runs the command line's ``main`` on the pasted text. The page's script is ``site_theme/doctor/doctor.js``.
+imports), the doctor's version table, the message catalogues they use, and ``theme/doctor/course_doctor_page.py``,
+which runs the command line's ``main`` on the pasted text. The page's script is ``theme/doctor/doctor.js``.
 So the page runs the doctor's own code: no rule is written a second time, in JavaScript or elsewhere.
 
 Pyodide comes from npm, the package ``pyodide`` at ``PYODIDE_VERSION``: ``npm pack`` fetches it into ``build/npm``
@@ -33,15 +33,16 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from course_tools.errors import PageError
 from course_utils.core import variables
 from course_utils.core.i18n import CHINESE, ENGLISH
+from course_utils.core.paths import PROJECT_ROOT as ROOT
 from course_utils.doctor.gpus import QUERY_COMMAND
 from course_utils.doctor.recommend import platform_name
 from course_utils.doctor.troubleshooting import ANCHORS
 from course_utils.doctor.versions import PLATFORMS, load, parse_version
 
-ROOT = Path(__file__).resolve().parents[1]
-ASSETS = Path(__file__).resolve().parent / "site_theme" / "doctor"
+ASSETS = Path(__file__).resolve().parent / "theme" / "doctor"
 ENTRY = "course_utils.doctor.cli"  # the command line the page runs
 PAGE_MODULE = "course_doctor_page.py"  # its glue, at the top of the bundle
 # Pyodide 0.29.5 ships CPython 3.13.2, a Python the course supports (requires-python >=3.11,<3.14 in pyproject.toml).
@@ -55,10 +56,6 @@ FOLDER = "_doctor"  # in the site: pyodide/, course_doctor.zip, doctor.js (one c
 PAGE = "check"  # the page's name in each language: check.html, zh/check.html
 ZIP_DATE = (1980, 1, 1, 0, 0, 0)  # the same bundle from the same code: no file dates in it
 _TRANSLATOR = re.compile(r"""translator\(["'](\w+)["']\)""")  # a module's message domain
-
-
-class PageError(Exception):
-    """The page cannot be built; the message says what to do."""
 
 
 # --------------------------------------------------------------------------- the doctor's modules
@@ -145,19 +142,19 @@ def pyodide_tarball(root: Path = ROOT) -> Path:
         npm = shutil.which("npm")
         if npm is None:
             raise PageError(f"the page 'Check your machine' needs Pyodide {PYODIDE_VERSION} from npm, and npm is not "
-                            f"installed. Install Node.js (it brings npm), or put the file that `npm pack "
+                            "installed.", f"Install Node.js (it brings npm), or put the file that `npm pack "
                             f"pyodide@{PYODIDE_VERSION}` makes at {tarball}.")
         folder.mkdir(parents=True, exist_ok=True)
         done = subprocess.run([npm, "pack", "--silent", f"pyodide@{PYODIDE_VERSION}"], cwd=folder,
                               capture_output=True, text=True, check=False)
         if done.returncode != 0 or not tarball.is_file():
             raise PageError(f"`npm pack pyodide@{PYODIDE_VERSION}` failed in {folder} (exit {done.returncode}): "
-                            f"{done.stderr.strip()}. Check the connection to the npm registry, then run make site "
-                            f"again.")
+                            f"{done.stderr.strip()}.", "Check the connection to the npm registry, then run make site "
+                            "again.")
     found = integrity(tarball.read_bytes())
     if found != PYODIDE_INTEGRITY:
-        raise PageError(f"{tarball} is not the npm registry's pyodide {PYODIDE_VERSION} (its sha512 is {found}). "
-                        f"Delete it; make site fetches it again.")
+        raise PageError(f"{tarball} is not the npm registry's pyodide {PYODIDE_VERSION} (its sha512 is {found}).",
+                        "Delete it; make site fetches it again.")
     return tarball
 
 

@@ -1,4 +1,4 @@
-/* The website's "Check your machine" page (scripts/doctor_page.py builds it).
+/* The website's "Check your machine" page (tools/course_tools/site/doctor_page.py builds it).
  *
  * Loads Pyodide from this site, unpacks the course's doctor (course_doctor.zip) and, on "Check", runs
  * `course doctor` on what was pasted (course_doctor_page.answer). This file only shows the doctor's JSON as HTML:
