@@ -194,7 +194,7 @@ class Recorder:
             return
         from IPython.display import display, update_display  # lazy: loaded already in a kernel (checked above)
 
-        bundle = {RECORD_MIME: json.loads(json.dumps(self.data, sort_keys=True))}
+        bundle = {RECORD_MIME: self.data}  # JSON types already (_plain); the kernel serialises it on sending
         if self._display_id is None:
             self._display_id = f"course-record-{uuid.uuid4().hex}"
             display(bundle, raw=True, display_id=self._display_id)

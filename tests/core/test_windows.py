@@ -31,17 +31,9 @@ from typing import Any
 import pytest
 
 from ..conftest import NOTEBOOKS, ROOT, isolated
+from ..test_architecture import MODULES, rel  # both packages' modules, and each one's path from its package on
 from . import windows_sim
 
-PACKAGE = ROOT / "course_utils"
-TOOLS = ROOT / "tools" / "course_tools"
-SKIP = {"__pycache__", "theme"}  # theme/: the website's files, not modules of the package
-MODULES = sorted(p for top in (PACKAGE, TOOLS) for p in top.rglob("*.py") if not SKIP & set(p.parts))
-
-
-def rel(path: Path) -> str:
-    """``course_utils/core/files.py``: a module's path from its package's folder on."""
-    return path.relative_to(PACKAGE.parent if path.is_relative_to(PACKAGE) else TOOLS.parent).as_posix()
 MARK = windows_sim.MARK_MIB
 
 # --------------------------------------------------------------------------- the package, run as on Windows
