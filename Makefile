@@ -39,18 +39,18 @@ TIER_TIMES ?=
 PYTEST := COURSE_OFFLINE=1 $(BIN)/python -m pytest -rs
 # TensorFlow's CPU kernels differ by CPU: oneDNN is on by default on Linux only where the CPU has AVX-512 VNNI/BF16,
 # AVX-VNNI or AMX, and most students' CPUs have none. Each tier that runs notebooks sets it, whatever CI's CPU is:
-# off (as on those CPUs) for nbval's two Run Alls, the hosted tier's Chinese run and the browser; on for papermill's
-# English run and the Slurm job (docs/maintainers.md, "Two kinds of CPU").
+# off (as on those CPUs) for nbval's two Run Alls of the English notebooks and the browser; on for the hosted tier's
+# run of the Chinese notebooks (as on Colab's Xeons) and the Slurm job (docs/maintainers.md, "Two kinds of CPU").
 ONEDNN_OFF := TF_ENABLE_ONEDNN_OPTS=0
 ONEDNN_ON := TF_ENABLE_ONEDNN_OPTS=1
-TIERS := lint unit papermill nbval browser hosted tools hub slurm
+TIERS := lint unit nbval browser hosted tools hub slurm
 
 # `make test` runs the tiers in two lanes side by side, one per CPU core of a CI machine:
-# lint, unit, nbval, slurm, hub | papermill, hosted, browser, tools. The hosted tier runs the Chinese notebooks after
-# the papermill tier's English ones (it compares their records), and the browser tier shows what both executed.
+# lint, nbval, unit, slurm, hub | hosted, tools, browser. The browser tier shows what the nbval tier (the English
+# notebooks) and the hosted tier (the Chinese ones) executed, so it comes after both.
 # Each tier's output is printed in one piece when its lane ends; every tier runs even when another fails.
-LANE1 := lint unit nbval slurm hub
-LANE2 := papermill hosted browser tools
+LANE1 := lint nbval unit slurm hub
+LANE2 := hosted tools browser
 
 .PHONY: course site test lab venv clean help lane1 lane2 links hub slurm $(TIERS) FORCE
 
@@ -76,14 +76,15 @@ help:
 	@echo "make lint      - ruff check ., then scripts/course_lint.py (the rules the pages, notebooks and translations follow)"
 	@echo "make unit      - unit tests: pytest tests -m 'not notebook and not browser and not hub' (no course notebook runs),"
 	@echo "                 the tools' tests (tests/tools) left to make tools"
-	@echo "make papermill - course run --smoke into $(CI_OUT), then checks on what each notebook recorded"
-	@echo "make nbval     - pytest --nbval in smoke mode (cell by cell) on notebooks/, each notebook twice in one kernel"
-	@echo "make browser   - the notebooks in JupyterLab in headless Chromium (widgets live; others as papermill ran them);"
-	@echo "                 and the website built from the papermill tier's runs (tests/test_site.py)"
+	@echo "make nbval     - pytest --nbval in smoke mode (cell by cell) on notebooks/, each notebook twice in one kernel;"
+	@echo "                 the first run kept in $(CI_OUT) (executed notebooks and records) for make browser"
+	@echo "make browser   - the notebooks in JupyterLab in headless Chromium (widgets live; others as nbval ran them);"
+	@echo "                 and the website built from the nbval and hosted tiers' runs (tests/test_site.py)"
 	@echo "make tools     - the instructor's tools (course_tools: runner, bench, class): tests/tools but the real hub"
 	@echo "make hub       - JupyterHub with hub/jupyterhub_config.py, two real OS accounts, notebook 02 for each (root)"
-	@echo "make hosted    - every notebook again (smoke) with Colab's and Kaggle's TensorFlow and Keras, in $(HOSTED_VENV)"
-	@echo "                 (constraints/hosted.txt), after checking that installing the package keeps them"
+	@echo "make hosted    - course run --smoke of the Chinese notebooks into $(CI_OUT)-zh with Colab's and Kaggle's"
+	@echo "                 TensorFlow and Keras, in $(HOSTED_VENV) (constraints/hosted.txt), after checking that"
+	@echo "                 installing the package keeps them; then checks on what each notebook recorded"
 	@echo "make slurm     - cluster/slurm/course-array.sbatch on a one-node Slurm here (root; installs slurm-wlm and"
 	@echo "                 munge when missing), its merged report compared with an unsharded run's (build/ci/slurm)"
 	@echo "make links     - write the Colab, Kaggle and Binder badges (every notebook, the README's table) and the"
@@ -136,24 +137,22 @@ unit: $(STAMP)
 	$(call timed,$(PYTEST) tests -m "not notebook and not browser and not hub" --ignore=tests/tools \
 	  --durations=10)
 
-# The English notebooks, run by `course run` (the Chinese ones run in the hosted tier: one run per edition).
-papermill: $(STAMP)
-	$(call timed,$(ONEDNN_ON) COURSE_CI_OUT=$(CI_OUT) $(PYTEST) tests/tiers -m "notebook and not browser" \
-	  --ignore=tests/tiers/test_course_run_zh.py)
-
 # nbval runs each English notebook cell by cell, as a student does, and then again in the same kernel, as a student
-# does after changing a parameter (tests/tiers/nbval_again.py; each run's checkpoint must pass). The Chinese notebooks
-# run the same code (scripts/course_lint.py's rule translation compares it) and the hosted tier runs them whole.
+# does after changing a parameter (tests/tiers/nbval_again.py; each run's checkpoint must pass). The first run is kept
+# in $(CI_OUT) as a course run keeps one (executed/, results/): the browser tier shows it. The Chinese notebooks run
+# the same code (scripts/course_lint.py's rule translation compares it) and the hosted tier runs them whole.
 nbval: $(STAMP)
-	$(call timed,$(ONEDNN_OFF) COURSE_RESULTS_DIR=$(CURDIR)/build/ci/nbval/results COURSE_LOG_DIR=$(CURDIR)/build/ci/nbval/tb-logs \
+	$(call timed,rm -rf $(CI_OUT) build/ci/nbval && $(ONEDNN_OFF) COURSE_RESULTS_DIR=$(CURDIR)/build/ci/nbval/results \
+	  COURSE_LOG_DIR=$(CURDIR)/build/ci/nbval/tb-logs COURSE_NBVAL_KEEP=$(abspath $(CI_OUT)) \
 	  COURSE_OFFLINE=1 COURSE_SMOKE=1 $(BIN)/python -m pytest --nbval -p tests.tiers.nbval_again notebooks/ \
 	  --ignore=notebooks/zh)
 
 # A second environment with the hosted runtimes' versions (scripts/hosted.sh); the course's .venv is not used.
-# It runs the Chinese notebooks into $(CI_OUT)-zh and compares their records with the papermill tier's English run.
+# It runs the Chinese notebooks with `course run` into $(CI_OUT)-zh, oneDNN on (Colab's CPUs have AVX-512), and
+# checks each record (tests/tiers/test_course_run.py).
 HOSTED_VENV ?= .venv-hosted
 hosted:
-	$(call timed,$(ONEDNN_OFF) VENV=$(HOSTED_VENV) OUT=build/ci/hosted CI_OUT=$(CI_OUT) PYTHON=$(PYTHON) sh scripts/hosted.sh)
+	$(call timed,$(ONEDNN_ON) VENV=$(HOSTED_VENV) OUT=build/ci/hosted CI_OUT=$(CI_OUT) PYTHON=$(PYTHON) sh scripts/hosted.sh)
 
 # Root, Debian/Ubuntu: a one-node Slurm on this machine runs the shipped sbatch script (scripts/slurm_check.sh;
 # about 40 s once slurm-wlm and munge are installed, which .ci/run does).

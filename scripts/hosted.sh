@@ -10,15 +10,15 @@
 #    is always pip (the newest, as on Colab); steps 1 and 3, and putting pip itself into VENV, use uv when UV
 #    names it (CI): the same versions, faster.
 # 3. The runner goes in (the tools' package and a kernel - not JupyterLab, which the runner does not use; pytest, and
-#    nbval for the option pyproject.toml's addopts names), the package is made editable, and the Chinese notebooks run
-#    in smoke mode, checked as tests/tiers/test_course_run_zh.py checks them, beside the papermill tier's English run
-#    (CI_OUT, default build/ci/course: run make papermill first).
+#    nbval for the option pyproject.toml's addopts names), the package is made editable, and `course run` runs the
+#    Chinese notebooks in smoke mode into CI_OUT-zh, checked by tests/tiers/test_course_run.py (the Makefile sets
+#    TF_ENABLE_ONEDNN_OPTS=1: Colab's CPUs have AVX-512, so oneDNN is on there).
 # Steps 1-3 are skipped when VENV was made from the same constraints/hosted.txt and pyproject.toml.
 set -eu
 
 VENV=${VENV:-.venv-hosted}
 OUT=${OUT:-build/ci/hosted}
-CI_OUT=${CI_OUT:-build/ci/course}  # the papermill tier's English run (make papermill first); Chinese: CI_OUT-zh
+CI_OUT=${CI_OUT:-build/ci/course}  # the Chinese run goes to CI_OUT-zh (the English one, nbval's, to CI_OUT)
 PYTHON=${PYTHON:-python3}
 STAMP=$VENV/.hosted-installed
 want=$(cat constraints/hosted.txt pyproject.toml tools/pyproject.toml | cksum)
@@ -91,10 +91,10 @@ fi
 install_s=$(( $(date +%s) - start ))
 echo "hosted: every Chinese notebook in smoke mode with $("$VENV/bin/python" -c \
     'import tensorflow as tf, keras; print(f"TensorFlow {tf.__version__}, Keras {keras.__version__}")' 2>/dev/null)"
-# One run per edition: the papermill tier ran the English notebooks with the course's versions into CI_OUT; the
-# Chinese ones run here, into CI_OUT-zh, and record what the English ones recorded (the code is the same).
+# One run per edition: the nbval tier ran the English notebooks with the course's versions, oneDNN off; the Chinese
+# ones run here, into CI_OUT-zh (the code is the same).
 status=0
-COURSE_OFFLINE=1 COURSE_CI_OUT="$PWD/$CI_OUT" "$VENV/bin/python" -m pytest tests/tiers/test_course_run_zh.py \
+COURSE_OFFLINE=1 COURSE_CI_OUT="$PWD/$CI_OUT" "$VENV/bin/python" -m pytest tests/tiers/test_course_run.py \
     -m "notebook and not browser" -p no:cacheprovider || status=$?
 echo "hosted: installs $install_s s (0 when $VENV was up to date), notebooks and checks $(( $(date +%s) - start - install_s )) s"
 exit $status

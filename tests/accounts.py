@@ -1,7 +1,7 @@
 """Other accounts on this machine: let a test's accounts through the closed folders on the way to the course.
 
 The course's tests run as root in CI, where the Python lives under a 0700 ``/root``. A test that runs the course as
-another account (the hub tier's students, the papermill tier's read-only student) lets only that account pass
+another account (the hub tier's students, the hosted tier's read-only student) lets only that account pass
 through each closed folder (a POSIX ACL entry ``u:NAME:x``; Debian package ``acl``) and removes it at the end:
 nothing opens for anyone else.
 """

@@ -1,6 +1,7 @@
 """The course website served for the browser tests (tests/test_site.py, tests/test_doctor_page.py).
 
-The fixtures - ``built_site`` (the site from the papermill tier's runs, built once), ``served`` (it on 127.0.0.1) and
+The fixtures - ``built_site`` (the site from the nbval tier's English run and the hosted tier's Chinese one, built
+once), ``served`` (it on 127.0.0.1) and
 ``chromium`` (Debian's Chromium, headless, driven by Playwright) - are session-wide (tests/conftest.py imports them), so
 the site is built once for both test modules. ``Visit`` opens one page and keeps its console errors, page errors and
 requests outside the site (which are refused).
@@ -33,11 +34,11 @@ SITE = ROOT / "build" / "ci" / "site"
 
 @pytest.fixture(scope="session")
 def built_site() -> Path:
-    """The site from the English (papermill tier) and Chinese (hosted tier) runs, built once for these tests."""
+    """The site from the English (nbval tier) and Chinese (hosted tier) runs, built once for these tests."""
     runs = [CI_OUT, CI_OUT.with_name(CI_OUT.name + "-zh")]
     missing = [str(r) for r in runs if not (r / "executed").is_dir()]
     if missing:
-        message = f"no course run in {', '.join(missing)}: run the papermill tier first (make papermill)"
+        message = f"no course run in {', '.join(missing)}: run make nbval and make hosted first"
         if IN_CI:
             pytest.fail(message)
         pytest.skip(message)

@@ -9,12 +9,12 @@ ever downloaded).
 - **Notebooks with a widget** (01's install picker) need a live kernel
   to show it, so they run here as a student runs them: open, Run > Run All Cells, wait - with a
   bound - until the kernel is idle and every cell has run.
-- **The other notebooks** are shown as the papermill tier executed them
-  (``$COURSE_CI_OUT/executed``, default ``build/ci/course``; ``make test`` runs that tier
-  first). Run alone, this test first makes those copies with ``course run --smoke``, and it
-  does the same when a copy's code differs from the notebook's (a stale run). Executing them a
-  third time in the browser would show nothing new: it is the same ipykernel that papermill
-  and nbval drive; what the browser adds is JupyterLab's rendering, checked here.
+- **The other notebooks** are shown as the nbval tier's first Run All left them
+  (``$COURSE_CI_OUT/executed``, default ``build/ci/course``: tests/tiers/nbval_again.py keeps them; ``make test``
+  runs that tier first). Run alone, this test first makes those copies with ``course run --smoke``, and it
+  does the same when a copy's code differs from the notebook's (a stale run). Executing them again in the
+  browser would show nothing new: it is the same ipykernel that nbval and papermill drive; what the browser adds
+  is JupyterLab's rendering, checked here.
 
 For every notebook: no cell has an error output, no traceback is rendered anywhere (stderr
 text such as a warning is not an error), every code cell ran, and the key output rendered: a
@@ -348,12 +348,12 @@ def code_sources(path: Path) -> list[str]:
 
 
 LIVE = [p for p in NOTEBOOKS if expected_outputs(p)["widget"]]  # a widget needs a live kernel
-SHOWN = [p for p in NOTEBOOKS if p not in LIVE]  # shown as the papermill tier executed them
+SHOWN = [p for p in NOTEBOOKS if p not in LIVE]  # shown as the nbval tier executed them
 
 
 @pytest.fixture(scope="module")
 def executed() -> dict[str, Path]:
-    """Executed copies of the SHOWN notebooks, copied under the server's root: the papermill tier's, or made now."""
+    """Executed copies of the SHOWN notebooks, copied under the server's root: the nbval tier's, or made now."""
     def fresh(folder: Path) -> bool:
         return all((folder / p.name).is_file() and code_sources(folder / p.name) == code_sources(p) for p in SHOWN)
 
@@ -538,7 +538,7 @@ def test_executed_notebook_shows_its_outputs_in_jupyterlab(path: Path, executed,
 # --------------------------------------------------------------------------- the Chinese edition
 
 ZH_SHOWN = ROOT / "notebooks" / "zh" / "04_dense_noise_vs_zeros.ipynb"  # two plots with Chinese titles and legends
-ZH_CI_OUT = Path(os.environ.get("COURSE_CI_ZH_OUT") or f"{CI_OUT}-zh")  # tests/tiers/test_course_run_zh.py
+ZH_CI_OUT = Path(os.environ.get("COURSE_CI_ZH_OUT") or f"{CI_OUT}-zh")  # the hosted tier's (tiers/test_course_run.py)
 
 # Chinese characters (CJK Unified Ideographs) in the rendered markdown and in the outputs.
 CHINESE = r"""() => {

@@ -5,7 +5,8 @@ Unit tests: the bundle holds what ``course doctor`` imports and runs on the stan
 started without site-packages (as in Pyodide, where psutil and the course's other dependencies do not exist), with
 the same JSON as the command line; the Pyodide pin is checked; the page's source has its form and its links.
 
-Browser tests (marker ``browser``; the site that tests/test_site.py builds from the papermill tier's runs): the page
+Browser tests (marker ``browser``; the site that tests/test_site.py builds from the nbval and hosted tiers' runs):
+the page
 loads Pyodide from the site in headless Chromium, and for every ``nvidia-smi`` capture in tests/fixtures/nvidia
 (the Q&A post's Windows machine first), with an ``nvcc`` capture, a platform and a Python, its JSON is the JSON of
 ``course doctor --json`` (``doctor_cli.main``) for the same input. Odd input - Windows line ends, a cut table,

@@ -3,6 +3,7 @@ read from the notebook's record - shown on small planted notebooks, one that pas
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -26,9 +27,9 @@ def notebook(folder, name, *sources):
     return path
 
 
-def outcomes(tmp_path, *paths):
+def outcomes(tmp_path, *paths, **variables):
     """Each test's name and outcome, from ``pytest --nbval -p tests.tiers.nbval_again -v`` on the notebooks."""
-    env = dict(os.environ, COURSE_RESULTS_DIR=str(tmp_path / "results"), PYTHONPATH=str(ROOT))
+    env = dict(os.environ, COURSE_RESULTS_DIR=str(tmp_path / "results"), PYTHONPATH=str(ROOT), **variables)
     done = subprocess.run([sys.executable, "-m", "pytest", "--nbval", "-p", "tests.tiers.nbval_again", "-v",
                            "-p", "no:cacheprovider", "--rootdir", str(tmp_path), "-c", os.devnull, *map(str, paths)],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
@@ -57,3 +58,18 @@ def test_each_notebook_runs_twice_in_one_kernel_and_each_checkpoint_is_read(tmp_
 def test_a_notebook_that_wrote_no_record_fails_its_checkpoint(tmp_path):
     silent = notebook(tmp_path, "silent", "x = 1")
     assert outcomes(tmp_path, silent)[1] == ("checkpoint, first run", "FAILED")
+
+
+def test_the_first_run_is_kept_as_an_executed_notebook_and_its_record(tmp_path):
+    kept = tmp_path / "kept"
+    shown = notebook(tmp_path, "shown", "runs = globals().get('runs', 0) + 1\nprint('run', runs)",
+                     "# NBVAL_SKIP\nprint('never')", "runs * 10", RECORD.format(name="shown", passed="True"))
+    assert [outcome for _, outcome in outcomes(tmp_path, shown, COURSE_NBVAL_KEEP=str(kept))].count("FAILED") == 0
+    executed = nbformat.read(kept / "executed" / "shown.ipynb", as_version=4)
+    cells = executed.cells
+    assert [c.execution_count for c in cells] == [1, None, 2, 3], "the skipped cell has no number"
+    assert cells[0].outputs[0].text == "run 1\n", "the first run's output, not the second's"
+    assert cells[1].outputs == [] and cells[2].outputs[0].data["text/plain"] == "10"
+    nbformat.validate(executed)
+    assert json.loads((kept / "results" / "shown.json").read_text())["results"]["checkpoint_passed"] is True
+    assert not list((tmp_path / "results").glob("*.json")), "the second run's record is removed as before"

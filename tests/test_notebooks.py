@@ -1,8 +1,8 @@
 """The course notebooks as papermill reads them, and where the tests that run them live (nothing is executed here).
 
 Their conventions as stored (no outputs, the cells in their places, the header's parts) are scripts/course_lint.py's
-rules nb-outputs, nb-cells and nb-header. Running them is the job of the tiers: papermill
-(tests/tiers/test_course_run.py, ``make papermill``), nbval (``make nbval``) and the browser (tests/test_browser.py).
+rules nb-outputs, nb-cells and nb-header. Running them is the job of the tiers: nbval
+(``make nbval``), hosted (tests/tiers/test_course_run.py, ``make hosted``) and the browser (tests/test_browser.py).
 """
 
 from __future__ import annotations
@@ -44,12 +44,12 @@ def test_papermill_sees_every_parameter(path):
     assert sorted(papermill.inspect_notebook(str(path))) == sorted(declared)
 
 
-def test_tests_that_run_whole_notebooks_live_in_the_papermill_tier():
-    """`make papermill` collects tests/tiers/ only and `make unit` skips `notebook` tests: elsewhere none would run."""
-    tests = ROOT / "tests"
+def test_tests_that_run_whole_notebooks_live_where_the_hosted_tier_runs_them():
+    """`make hosted` runs tests/tiers/test_course_run.py only and `make unit` skips `notebook` tests: elsewhere none
+    would run."""
     stray = [
         str(path.relative_to(ROOT))
-        for path in sorted(tests.rglob("test_*.py"))
-        if path.relative_to(tests).parts[0] != "tiers" and re.search(r"mark\.notebook\b", path.read_text())
+        for path in sorted((ROOT / "tests").rglob("test_*.py"))
+        if path != ROOT / "tests" / "tiers" / "test_course_run.py" and re.search(r"mark\.notebook\b", path.read_text())
     ]
-    assert stray == [], "move tests marked `notebook` to tests/tiers/"
+    assert stray == [], "move tests marked `notebook` to tests/tiers/test_course_run.py"

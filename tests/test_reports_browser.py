@@ -1,5 +1,6 @@
-"""The instructor's three reports as a browser shows them (marker ``browser``): the run report of the papermill tier's
-course run, a class report of planted preflight records, and the progress report of a planted class.
+"""The instructor's three reports as a browser shows them (marker ``browser``): the run report of the hosted tier's
+course run (the Chinese notebooks; the report speaks the instructor's language), a class report of planted
+preflight records, and the progress report of a planted class.
 
 Each is one HTML file that loads nothing from elsewhere; Chromium opens it from disk with every other request
 refused, and the test checks what an instructor reads first. Screenshots: ``build/screenshots/report_run.png``,
@@ -40,9 +41,9 @@ def show(chromium, page_file: Path, screenshot: str) -> tuple[object, list[str]]
 
 @pytest.mark.browser
 def test_the_run_report_says_mode_checkpoint_and_what_each_key_result_means(chromium):
-    report = CI_OUT / "report.html"
+    report = CI_OUT.with_name(CI_OUT.name + "-zh") / "report.html"
     if not report.is_file():
-        message = f"no {report}: run the papermill tier first (make papermill)"
+        message = f"no {report}: run the hosted tier first (make hosted)"
         if IN_CI:
             pytest.fail(message)
         pytest.skip(message)

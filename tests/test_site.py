@@ -4,10 +4,12 @@ Fast unit tests check the builder's pure parts: the links of the README and the 
 the box of machine and versions from a run record, the language switch's paths, and the refusal of a folder
 that is not a course run.
 
-The browser tests (marker ``browser``, the browser tier) build the site from the papermill tier's runs,
-``$COURSE_CI_OUT`` (default ``build/ci/course``) and ``$COURSE_CI_OUT-zh``, into ``build/ci/site``; nothing
-is executed again. A ThreadingHTTPServer on 127.0.0.1 serves it, and Debian's Chromium, headless and driven
-by Playwright (nothing downloaded), opens every page:
+The browser tests (marker ``browser``, the browser tier) build the site from the two runs of the notebooks: the
+English one kept by the nbval tier in ``$COURSE_CI_OUT`` (default ``build/ci/course``) and the Chinese one of the
+hosted tier in ``$COURSE_CI_OUT-zh``, into ``build/ci/site``; nothing is executed again. First they check that the
+two runs recorded the same result names (names are data, never translated: the site's boxes read them).
+A ThreadingHTTPServer on 127.0.0.1 serves it, and Debian's Chromium, headless and driven by Playwright
+(nothing downloaded), opens every page:
 
 - it loads with no console error, and asks for nothing outside the site (such requests are refused);
 - every image is decoded, and a notebook page shows as many plots as its executed notebook has;
@@ -47,6 +49,15 @@ def linker(edition) -> object:
     anchors = {(e.code, path): sitepages.explicit_anchors((ROOT / path).read_text(encoding="utf-8"))
                for e in sitepages.EDITIONS for path in pages[e.code] if path.endswith(".md")}
     return sitepages.Linker(edition, pages, anchors, REL)
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("stem", [p.stem for p in NOTEBOOKS])
+def test_both_editions_recorded_the_same_result_names(built_site, stem):
+    english, chinese = (site.read_record(run, stem) for run in (CI_OUT, CI_OUT.with_name(CI_OUT.name + "-zh")))
+    assert english and chinese, f"{stem}: a run without its record (English: {bool(english)}, Chinese: {bool(chinese)})"
+    assert english["key_results"] == chinese["key_results"]
+    assert sorted(english["results"]) == sorted(chinese["results"]), "result names are data: never translated"
 
 
 # --------------------------------------------------------------------------- the builder's parts

@@ -71,9 +71,17 @@ ONEDNN_ON_LINE = "oneDNN custom operations are on"
 
 
 def onednn_on() -> bool | None:
-    """Whether this TensorFlow runs oneDNN's CPU kernels, as its start-up log said; None: the log was not captured.
+    """Whether this TensorFlow runs oneDNN's CPU kernels; None: TensorFlow is not imported, or cannot tell.
 
     It decides which CPU kernels run, and with them speed, memory statistics and the last digits of results
-    (docs/troubleshooting.md#cpu-memory-stats): a run's record keeps it beside the device.
+    (docs/troubleshooting.md#cpu-memory-stats): a run's record keeps it beside the device. TensorFlow answers
+    with the decision it logs as "oneDNN custom operations are on" (``IsMklEnabled``, which its own tests
+    ask); the log line alone is not enough: TF 2.20 drops it under ``TF_CPP_MIN_LOG_LEVEL=2``.
     """
-    return ONEDNN_ON_LINE in _STARTUP_LOG if _STARTUP_LOG is not None else None
+    if "tensorflow" not in sys.modules:
+        return None
+    try:
+        from tensorflow.python.util import _pywrap_util_port  # lazy: TensorFlow, imported already
+    except ImportError:  # another TensorFlow build: the start-up line, if it was captured
+        return ONEDNN_ON_LINE in _STARTUP_LOG if _STARTUP_LOG is not None else None
+    return bool(_pywrap_util_port.IsMklEnabled())

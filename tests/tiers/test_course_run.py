@@ -1,26 +1,31 @@
-"""The papermill tier: the instructor's command runs every notebook once, then each notebook's record is checked.
+"""The runner's tier: the instructor's command runs every Chinese notebook once, then each record is checked.
 
-``make papermill`` (``pytest -m "notebook and not browser"``). A module-scoped fixture runs
-the real console script once, ``course run --smoke --out OUT --timeout 600`` (OUT:
-``$COURSE_CI_OUT``, default ``build/ci/course``, emptied first), offline, with an empty Keras
-cache in ``OUT/keras-home`` (notebook 06's TensorBoard logs go where the runner puts them:
-``OUT/tensorboard/06_tensorboard/``), so the course uses its bundled data as the unit tests do. The CLI's
-output goes to ``OUT/course-run.log`` and is shown when the run fails. The tests then read
-what the run left: ``OUT/results.json`` (one record per run) and ``OUT/executed/*.ipynb``.
+``make hosted`` runs this in its environment with Colab's and Kaggle's versions (scripts/hosted.sh), with oneDNN
+on, as on Colab's Xeon CPUs; nbval runs the English notebooks with oneDNN off (tests/tiers/nbval_again.py). So each
+notebook runs once each way, and the editions share their code (scripts/translations.py compares it).
+A module-scoped fixture runs the real console script once, ``course run notebooks/zh/*.ipynb --smoke --out OUT
+--timeout 600`` (OUT: ``$COURSE_CI_ZH_OUT``, else ``$COURSE_CI_OUT`` with ``-zh`` added, default
+``build/ci/course-zh``, emptied first), offline, with an empty Keras cache in ``OUT/keras-home`` (notebook 06's
+TensorBoard logs go where the runner puts them: ``OUT/tensorboard/06_tensorboard/``), so the course uses its bundled
+data as the unit tests do. The CLI's output goes to ``OUT/course-run.log`` and is shown when the run fails. The tests
+then read what the run left: ``OUT/results.json`` (one record per run) and ``OUT/executed/*.ipynb``.
 
 The course is read-only for the run, as on a class server: run as root (CI), the command runs as the account
 ``nobody``, which cannot write the checkout, with its home in ``OUT/home`` (``tests/accounts.py`` lets it through a
 closed folder on the way to the Python, such as CI's ``/root``); a notebook that wrote into the course folder would
 fail. And the run leaves the checkout's ``notebooks/`` as it found it (``git status``).
 
-- one test per notebook: it ran, its checkpoint passed, it recorded the device and
-  TensorFlow version and the smoke caps it ran with, every cell ran (but those tagged
-  ``skip-execution``), no error output, no TensorFlow start-up log in its stderr;
-- one test per notebook of its key results (what the lesson shows, in numbers);
-- the command itself: exit status 0, every course notebook run exactly once, in smoke mode.
+- the command itself: exit status 0, every course notebook run exactly once, in smoke mode, and the report;
+- one test per notebook: it ran, its checkpoint passed, it recorded the device and TensorFlow version and the smoke
+  caps it ran with, every cell ran (but those tagged ``skip-execution``), no error output, no TensorFlow start-up
+  log in its stderr; and it speaks Chinese: CJK characters, the checkpoint line in Chinese ("检查点通过",
+  course_utils's catalogue, because the setup cell says ``language="zh-CN"``), and no plot drew boxes
+  (matplotlib's "Glyph ... missing from font"; CI installs fonts-wqy-microhei);
+- one test per notebook of its key results (what the lesson shows, in numbers).
 
-Working on the assertions: ``COURSE_CI_REUSE=1`` checks the results already in OUT instead
-of running the course again.
+The browser tier shows one of these executed notebooks in JupyterLab (tests/test_browser.py), and the website
+shows them all (tests/test_site.py, which also compares their result names with the English run's).
+Working on the assertions: ``COURSE_CI_REUSE=1`` checks the results already in OUT instead of running again.
 """
 
 from __future__ import annotations
@@ -43,10 +48,13 @@ from course_utils.notebook import lesson_file
 from course_utils.params import apply_smoke
 
 from ..accounts import passage
-from ..conftest import NOTEBOOKS, ROOT
+from ..conftest import ROOT, ZH_NOTEBOOKS
 from ..lessons.solutions import declared_parameters
 
-OUT = Path(os.environ.get("COURSE_CI_OUT") or ROOT / "build" / "ci" / "course").resolve()
+EN_OUT = Path(os.environ.get("COURSE_CI_OUT") or ROOT / "build" / "ci" / "course")
+OUT = Path(os.environ.get("COURSE_CI_ZH_OUT") or f"{EN_OUT}-zh").resolve()
+CJK = re.compile(r"[\u4e00-\u9fff]")
+CHECKPOINT_LINE = "检查点通过"  # "Checkpoint passed" in course_utils/locale/zh_CN/LC_MESSAGES/course.po
 REUSE = os.environ.get("COURSE_CI_REUSE", "") == "1"
 RUN_TIMEOUT_S = float(os.environ.get("COURSE_CI_TIMEOUT", "1800"))  # the whole smoke course; ~3 min on 2 CPU cores
 CELL_TIMEOUT_S = 600  # per cell, as the old per-notebook tests had
@@ -182,7 +190,7 @@ def run_course(arguments: list[str], out: Path) -> CourseRun:
 
 @pytest.fixture(scope="module")
 def course_run() -> CourseRun:
-    return run_course([], OUT)
+    return run_course([str(p) for p in ZH_NOTEBOOKS], OUT)
 
 
 # --- the command ------------------------------------------------------------------------------
@@ -210,8 +218,8 @@ def test_the_run_wrote_nothing_into_the_course_folder(course_run):
 def test_every_course_notebook_ran_once_in_smoke_mode(course_run):
     meta = course_run.report["meta"]
     assert meta["smoke"] is True and meta["interrupted"] is False
-    assert [run["notebook"] for run in course_run.report["runs"]] == [p.stem for p in NOTEBOOKS]
-    assert meta["planned_runs"] == len(NOTEBOOKS)
+    assert [run["notebook"] for run in course_run.report["runs"]] == [p.stem for p in ZH_NOTEBOOKS]
+    assert meta["planned_runs"] == len(ZH_NOTEBOOKS)
     assert all(run["smoke"] and run["parameters"] == {} for run in course_run.report["runs"]), "defaults, smoke caps"
     assert (course_run.out / "report.md").is_file() and (course_run.out / "report.html").is_file()
 
@@ -233,7 +241,7 @@ def test_each_run_shows_the_key_results_its_notebook_declares(course_run):
         assert all(f"{name} " in row for name in lowered), f"{run['name']}: the smoke caps are not shown: {row}"
         if run["device"] == "/CPU:0":  # no GPU here: no GPU facts, no GPU peak
             assert "gpu" not in run["environment"] and run["peak_gpu_mib"] is None
-        wanted = os.environ.get("TF_ENABLE_ONEDNN_OPTS")  # make papermill sets it: the tier's kind of CPU
+        wanted = os.environ.get("TF_ENABLE_ONEDNN_OPTS")  # make hosted sets it: the tier's kind of CPU
         if wanted in ("0", "1"):
             on = wanted == "1"
             assert run["environment"]["onednn"] is on, f"{run['name']}: oneDNN {run['environment']['onednn']}"
@@ -274,8 +282,16 @@ def passed(course_run: CourseRun, name: str) -> dict[str, Any]:
     return run
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
-def test_notebook_passed_under_papermill(course_run, path):
+def outputs_text(cells: list[dict[str, Any]]) -> str:
+    """Everything the cells printed or showed as text, stdout and stderr."""
+    parts = []
+    for output in (o for cell in cells for o in cell["outputs"]):
+        parts.append("".join(output.get("text", "")) + "".join(output.get("data", {}).get("text/plain", "")))
+    return "".join(parts)
+
+
+@pytest.mark.parametrize("path", ZH_NOTEBOOKS, ids=lambda p: f"zh/{p.stem}")
+def test_notebook_passed_under_papermill_and_speaks_chinese(course_run, path):
     run = passed(course_run, path.stem)
     results = run["results"]
     assert results.get("checkpoint_passed") is True, f"checkpoint failed: {results.get('checkpoint_failed')}"
@@ -283,6 +299,8 @@ def test_notebook_passed_under_papermill(course_run, path):
     assert run["device"] in ("/CPU:0", "/GPU:0") and run["tensorflow"]
     smoke = smoke_values(path)
     assert {k: run["recorded_parameters"].get(k) for k in smoke} == smoke, "the smoke caps were applied"
+    assert run["key_results"] == list(lesson_file(path.stem).KEY_RESULTS), "result names are data: never translated"
+    assert run["key_meanings"] == lesson_file(path.stem).KEY_RESULTS
 
     executed = json.loads(Path(run["executed"]).read_text())
     assert Path(run["executed"]) == course_run.out / "executed" / path.name
@@ -296,6 +314,11 @@ def test_notebook_passed_under_papermill(course_run, path):
     assert errors == []
     stderr = "".join(o.get("text", "") for o in outputs if o.get("name") == "stderr")
     assert "absl::InitializeLog" not in stderr, "TensorFlow's start-up logs leaked into the notebook"
+    text = outputs_text(code_cells(executed))
+    assert len(CJK.findall(text)) >= 20, "the notebook's output is in Chinese"
+    last = [c for c in code_cells(executed) if "checkpoint(" in source(c)][-1]
+    assert CHECKPOINT_LINE in outputs_text([last]), "the checkpoint summary in Chinese"
+    assert "missing from font" not in text, "a plot drew Chinese characters as boxes: no Chinese font"
 
 
 # --- each notebook's key results --------------------------------------------------------------
@@ -334,15 +357,16 @@ def test_02_verify_gpu_key_results(course_run):
     assert {asked for asked, _ in placed} == set(tested) and all(ran.endswith(asked[-5:]) for asked, ran in placed)
     # every device's product equals the exact one up to TF32's rounding; TF32 itself fails np.allclose
     assert all(0 <= e <= 2**-10 for e in r["relative_errors"].values()) and 0.05 < r["tf32_outside_allclose"] < 0.3
-    errors = r["tf32_errors"]  # TF32 emulated: two kinds of input, bits rounded or cut, all within the limit
+    errors = r["tf32_errors"]  # TF32 emulated: two kinds of input, bits cut or rounded, all within the limit
     assert len(errors) == 4 and all(0 < e <= 2**-10 for e in errors.values())
-    assert errors["standard normal, cut"] > errors["standard normal, rounded"]
+    normal_cut, normal_rounded, *_ = errors.values()  # labels in the notebook's language; standard normal first
+    assert normal_cut > normal_rounded
     # soft placement off: asking for a GPU for an operation with a CPU version only is an error, and says so
     assert "Supported device types [CPU]" in r["soft_placement_error"]
     assert r["weights_device_errors"] == ["IndexError", "AttributeError"]
-    # the plain answer, and the troubleshooting entry to read when it is no
-    assert r["gpu_answer"].startswith(f"TensorFlow can use a GPU here: {'yes' if r['gpu_usable'] else 'no'}, because ")
-    assert r["gpu_see"].startswith("docs/troubleshooting.md#")
+    # the plain answer (in the notebook's language), and the troubleshooting entry to read when it is no
+    assert "TensorFlow" in r["gpu_answer"] and "GPU" in r["gpu_answer"]
+    assert re.match(r"docs/(zh/)?troubleshooting\.md#", r["gpu_see"]), r["gpu_see"]
     if run["device"] == "/GPU:0":
         assert r["gpus_visible"] >= 1 and any("GPU" in d for d in tested) and r["gpu_usable"] is True
     if r["gpus_visible"] == 0:
@@ -414,8 +438,8 @@ def test_05_cnn_cpu_vs_gpu_key_results(course_run):
     # the ladder: every rung once per round, the rounds one after the other (interleaved), timed to one target
     assert r["target_accuracy"] == pytest.approx(p["TARGET_ACCURACY"]), "the smoke run's target"
     rows = r["ladder"]
-    rungs = list(dict.fromkeys(row["rung"] for row in rows))
-    assert rungs[:3] == ["as in the blog post", "batch 256", "tf.data"] and rungs[-1] == "XLA"
+    rungs = list(dict.fromkeys(row["rung"] for row in rows))  # labels in the notebook's language, but two names
+    assert len(rungs) in (4, 5) and rungs[2] == "tf.data" and rungs[-1] == "XLA"
     assert [row["rung"] for row in rows] == rungs * p["REPEATS"]
     assert [row["round"] for row in rows] == [n for n in range(1, p["REPEATS"] + 1) for _ in rungs]
     for row in rows:
@@ -424,8 +448,8 @@ def test_05_cnn_cpu_vs_gpu_key_results(course_run):
                                                                                   and row["seconds"] > 0)
     # mixed precision follows the rule: on a CPU only with AMX
     assert p["MIXED_PRECISION"] == "auto"
-    if run["device"] == "/CPU:0":
-        assert ("mixed precision" in rungs) == ("has AMX" in r["mixed_precision"]), r["mixed_precision"]
+    if run["device"] == "/CPU:0":  # the fourth rung of five is mixed precision
+        assert (len(rungs) == 5) == ("amx_bf16" in r["mixed_precision"]), r["mixed_precision"]
     reached = [row for row in rows if row["seconds"]]
     assert (r["ladder_best"] is None) == (not reached)
     if reached:
