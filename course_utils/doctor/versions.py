@@ -172,19 +172,11 @@ class Table:
         return minimum
 
     def numpy_pin(self, tensorflow: str) -> str | None:
-        """``"numpy<2"`` for a TensorFlow built against NumPy 1 (before 2.18, rule 'numpy-2'), else None."""
+        """``"numpy<2"`` for a TensorFlow that lets pip install NumPy 2 beside it although it was built against NumPy 1
+        (before ``capped_since``, 2.12: rule 'numpy-2'), else None: 2.12 to 2.17 cap NumPy themselves."""
         rule = self.rule("numpy-2")
         version = parse_version(tensorflow)
-        return rule["pin"] if version is not None and version[:2] < parse_version(rule["since"])[:2] else None
-
-    def numpy_pin_needed(self, tensorflow: str) -> bool:
-        """True where pip would install NumPy 2 beside a TensorFlow built for NumPy 1: the releases before
-        ``capped_since`` (2.12) do not cap NumPy themselves (rule 'numpy-2'). From 2.12 to 2.17 the pin is
-        harmless but not needed: TensorFlow's own requirement keeps NumPy 1."""
-        rule = self.rule("numpy-2")
-        version = parse_version(tensorflow)
-        return bool(self.numpy_pin(tensorflow)) and version is not None and (
-            version[:2] < parse_version(rule["capped_since"])[:2])
+        return rule["pin"] if version is not None and version[:2] < parse_version(rule["capped_since"])[:2] else None
 
     def keras_2(self, tensorflow: str) -> bool:
         """True for a TensorFlow that comes with Keras 2 (before 2.16, rule 'keras-2-only')."""
