@@ -27,33 +27,13 @@ from course_utils.doctor.texts import Note
 _ = translator("doctor")
 
 # The wheels' folders under site-packages/nvidia, in the order their libraries depend on each other.
-LIBRARY_ORDER = (
-    "cuda_runtime",
-    "nvjitlink",
-    "cuda_nvrtc",
-    "cublas",
-    "cufft",
-    "curand",
-    "cusparse",
-    "cusolver",
-    "cudnn",
-    "nccl",
-    "cuda_cupti",
+LIBRARY_ORDER = tuple(
+    "cuda_runtime nvjitlink cuda_nvrtc cublas cufft curand cusparse cusolver cudnn nccl cuda_cupti".split()
 )
 _SONAME = re.compile(r"^(?P<stem>lib[\w+-]+?)\.so(?:\.(?P<major>\d+)(?:\.[\d.]+)?)?$")
-CUDA_STEMS = (
-    "libcudart",
-    "libcublas",
-    "libcublasLt",
-    "libcufft",
-    "libcurand",
-    "libcusolver",
-    "libcusparse",
-    "libcudnn",
-    "libnccl",
-    "libnvJitLink",
-    "libnvrtc",
-    "libcupti",
+CUDA_STEMS = frozenset(
+    "libcudart libcublas libcublasLt libcufft libcurand libcusolver libcusparse libcudnn libnccl libnvJitLink "
+    "libnvrtc libcupti".split()
 )
 
 

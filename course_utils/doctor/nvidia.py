@@ -25,30 +25,11 @@ _ = translator("doctor")
 # The fields the doctor asks --query-gpu for (probes.probe_nvidia_smi), in this order.
 QUERY_FIELDS = ("index", "name", "memory.total", "compute_cap")
 # Field names of --query-gpu that parse_nvidia_smi recognises in a CSV header (others are read and ignored).
-_KNOWN_QUERY_FIELDS = {
-    "index",
-    "name",
-    "gpu_name",
-    "compute_cap",
-    "driver_version",
-    "memory.total",
-    "uuid",
-    "gpu_uuid",
-    "pci.bus_id",
-    "memory.used",
-    "memory.free",
-    "temperature.gpu",
-    "utilization.gpu",
-    "utilization.memory",
-    "pstate",
-    "power.draw",
-    "clocks.sm",
-    "clocks.max.sm",
-    "fan.speed",
-    "count",
-    "serial",
-    "vbios_version",
-}
+_KNOWN_QUERY_FIELDS = frozenset(
+    "index name gpu_name compute_cap driver_version memory.total uuid gpu_uuid pci.bus_id memory.used memory.free "
+    "temperature.gpu utilization.gpu utilization.memory pstate power.draw clocks.sm clocks.max.sm fan.speed count "
+    "serial vbios_version".split()
+)
 _QUERY_ROW = re.compile(r"^\s*(?P<name>[^,]+?)\s*,\s*(?P<cc>\d+\.\d+)\s*,\s*(?P<driver>\d{3}\.\d+(?:\.\d+)?)\s*$")
 
 _DRIVER = re.compile(r"(?:Driver|KMD) Version:[ \t]*(\S*)")

@@ -430,30 +430,16 @@ def _check_driver(
     if fallback is not None:
         rec.fallback, rec.fallback_build = tensorflow_requirement(fallback, rec.platform, True), fallback
         rec.fallback_install = pip_install(rec.fallback, fallback.minor)
-    fields = {"driver": driver, "minimum": rec.driver_min, "fallback": rec.fallback, "install": rec.fallback_install}
-    if fallback is None:
-        text = _("your driver {driver} is older than the {minimum} this route needs: update it")
-    elif rec.platform == "windows" or "[and-cuda]" in rec.fallback:
-        text = _(
-            "your driver {driver} is older than the {minimum} this route needs: update it (or use {fallback}, the "
-            "newest tested build whose CUDA family this driver supports: {install})"
-        )
-    elif fallback.minor in table.rule("and-cuda-uninstallable")["tensorflow"]:
-        text = _(
-            "your driver {driver} is older than the {minimum} this route needs: update it (or use {fallback}, the "
-            "newest tested build whose CUDA family this driver supports: {install}, with CUDA {cuda} and cuDNN "
-            "{cudnn} installed on the system - {uninstallable})"
-        )
-    else:
-        text = _(
-            "your driver {driver} is older than the {minimum} this route needs: update it (or use {fallback}, the "
-            "newest tested build whose CUDA family this driver supports: {install}, with CUDA {cuda} and cuDNN "
-            "{cudnn} installed on the system)"
-        )
+    text = _("Your driver {driver} is older than the {minimum} this route needs: update it.").format(
+        driver=driver, minimum=rec.driver_min)
     if fallback is not None:
-        fields.update(
-            cuda=fallback.cuda, cudnn=fallback.cudnn, uninstallable=table.rule("and-cuda-uninstallable")["text"]
-        )
-    rec.notes.append(Note("driver-too-old", text.format(**fields)))
+        text = join(text, _("Or use {fallback}, the newest tested build whose CUDA family this driver supports: "
+                            "{install}.").format(fallback=rec.fallback, install=rec.fallback_install))
+    if fallback is not None and rec.platform != "windows" and "[and-cuda]" not in rec.fallback:
+        text = join(text, _("It needs CUDA {cuda} and cuDNN {cudnn} installed on the system.").format(
+            cuda=fallback.cuda, cudnn=fallback.cudnn))
+        if fallback.minor in table.rule("and-cuda-uninstallable")["tensorflow"]:
+            text = join(text, table.rule("and-cuda-uninstallable")["text"])
+    rec.notes.append(Note("driver-too-old", text))
     if fallback is not None and table.keras_2(fallback.minor) and "keras-2-only" not in rec.note_codes():
         rec.notes.append(_keras_note(fallback.minor, fallback=True))

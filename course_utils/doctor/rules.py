@@ -172,31 +172,20 @@ def _native_windows(m: Machine, rec: Recommendation, alternatives: list[Recommen
     installed_cpu_only = bool(
         tf is not None and tf.installed and tf.version and parse_version(tf.version)[:2] > parse_version(last)[:2]
     )
+    message = _(
+        "Native Windows has no GPU TensorFlow after {last}: TF 2.11 and later install CPU-only there. "
+        "TF {last} was built and tested with CUDA {cuda} and cuDNN {cudnn}, on Python {low}-{high}."
+    )
     if installed_cpu_only:
-        message = _(
-            "Native Windows has no GPU TensorFlow after {last}: TF 2.11 and later install CPU-only there. "
-            "TF {last} was built and tested with CUDA {cuda} and cuDNN {cudnn}, on Python {low}-{high}. "
-            "The installed TensorFlow {installed} cannot use the GPU."
-        )
-    else:
-        message = _(
-            "Native Windows has no GPU TensorFlow after {last}: TF 2.11 and later install CPU-only there. "
-            "TF {last} was built and tested with CUDA {cuda} and cuDNN {cudnn}, on Python {low}-{high}."
-        )
+        message = join(message, _("The installed TensorFlow {installed} cannot use the GPU."))
+    fix = _(
+        "Use WSL2, where the course's TensorFlow uses the GPU: `{wsl}` inside WSL2 (Windows 10 {build} or newer, "
+        "Windows NVIDIA driver >= {minimum}). Native Windows runs only TF {last}, by the official conda recipe - "
+        "`{conda}`, then `{install}` in a Python <= {high} environment - and TF {last} comes with Keras 2: the "
+        "course's notebooks (Keras 3) do not run there."
+    )
     if wsl.driver_min and driver and parse_version(driver) < parse_version(wsl.driver_min):
-        fix = _(
-            "Use WSL2, where the course's TensorFlow uses the GPU: `{wsl}` inside WSL2 (Windows 10 {build} or newer, "
-            "Windows NVIDIA driver >= {minimum} - yours is {driver}, update it first). Native Windows runs only TF "
-            "{last}, by the official conda recipe - `{conda}`, then `{install}` in a Python <= {high} environment - "
-            "and TF {last} comes with Keras 2: the course's notebooks (Keras 3) do not run there."
-        )
-    else:
-        fix = _(
-            "Use WSL2, where the course's TensorFlow uses the GPU: `{wsl}` inside WSL2 (Windows 10 {build} or newer, "
-            "Windows NVIDIA driver >= {minimum}). Native Windows runs only TF {last}, by the official conda recipe - "
-            "`{conda}`, then `{install}` in a Python <= {high} environment - and TF {last} comes with Keras 2: the "
-            "course's notebooks (Keras 3) do not run there."
-        )
+        fix = join(_("First update the Windows NVIDIA driver to >= {minimum} (yours is {driver})."), fix)
     fields = {"last": last, "cuda": build.cuda, "cudnn": build.cudnn, "low": build.python_min}
     fields.update(high=build.python_max, installed=tf.version if tf else None, conda=recipe["conda"])
     fields.update(install=pip_install(recipe["requirement"], build.minor), driver=driver)
@@ -227,16 +216,12 @@ def _minor_version_findings(rec: Recommendation, smi: SmiReport) -> list[Finding
 
 def _old_driver_message(rec: Recommendation, smi: SmiReport | None) -> str:
     """driver-too-old's message: the driver, the CUDA it supports (when nvidia-smi said), and what TF needs."""
+    text = _(
+        "The NVIDIA driver {driver} is older than the {minimum} that TF {tensorflow} (CUDA {cuda}) needs on "
+        "{platform}."
+    )
     if smi and smi.driver_cuda:
-        text = _(
-            "The NVIDIA driver {driver} (it supports CUDA up to {driver_cuda}) is older than the {minimum} that TF "
-            "{tensorflow} (CUDA {cuda}) needs on {platform}."
-        )
-    else:
-        text = _(
-            "The NVIDIA driver {driver} is older than the {minimum} that TF {tensorflow} (CUDA {cuda}) needs on "
-            "{platform}."
-        )
+        text = join(text, _("It supports CUDA up to {driver_cuda}."))
     return text.format(
         driver=rec.driver,
         driver_cuda=smi.driver_cuda if smi else None,
@@ -254,31 +239,14 @@ def _old_driver_fix(rec: Recommendation) -> str:
             minimum=rec.driver_min
         )
     build = rec.fallback_build
-    system = bool(build and rec.platform != "windows" and "[and-cuda]" not in rec.fallback)
-    keras_2 = bool(build and load().keras_2(build.minor))
-    if system and keras_2:
-        text = _(
-            "Update the NVIDIA driver to >= {minimum}; if you cannot, {fallback} is the newest tested TensorFlow whose "
-            "CUDA family this driver supports (CUDA minor-version compatibility): `{install}`, with CUDA {cuda} and "
-            "cuDNN {cudnn} on the system - it comes with Keras 2, on which the course's notebooks do not run."
-        )
-    elif system:
-        text = _(
-            "Update the NVIDIA driver to >= {minimum}; if you cannot, {fallback} is the newest tested TensorFlow whose "
-            "CUDA family this driver supports (CUDA minor-version compatibility): `{install}`, with CUDA {cuda} and "
-            "cuDNN {cudnn} on the system."
-        )
-    elif keras_2:
-        text = _(
-            "Update the NVIDIA driver to >= {minimum}; if you cannot, {fallback} is the newest tested TensorFlow whose "
-            "CUDA family this driver supports (CUDA minor-version compatibility): `{install}` - it comes with Keras 2, "
-            "on which the course's notebooks do not run."
-        )
-    else:
-        text = _(
-            "Update the NVIDIA driver to >= {minimum}; if you cannot, {fallback} is the newest tested TensorFlow whose "
-            "CUDA family this driver supports (CUDA minor-version compatibility): `{install}`."
-        )
+    text = _(
+        "Update the NVIDIA driver to >= {minimum}; if you cannot, {fallback} is the newest tested TensorFlow whose "
+        "CUDA family this driver supports (CUDA minor-version compatibility): `{install}`."
+    )
+    if build and rec.platform != "windows" and "[and-cuda]" not in rec.fallback:
+        text = join(text, _("It needs CUDA {cuda} and cuDNN {cudnn} installed on the system."))
+    if build and load().keras_2(build.minor):
+        text = join(text, _("It comes with Keras 2, on which the course's notebooks do not run."))
     return text.format(
         minimum=rec.driver_min,
         fallback=rec.fallback,

@@ -61,28 +61,12 @@ def _not_installed(tf: TensorFlowInfo, rec: Recommendation) -> Finding:
 
 def _cpu_only_build(m: Machine, rec: Recommendation, nvidia_gpu: bool) -> Finding:
     """A TensorFlow built without CUDA: an error next to an NVIDIA GPU, else only information."""
-    windows = m.platform == "windows"
-    if nvidia_gpu and windows:
-        message = _(
-            "This TensorFlow ({version}) is a CPU-only build (tf.test.is_built_with_cuda() is False) (on native "
-            "Windows every TensorFlow after 2.10 is CPU-only): it can never use a GPU, although nvidia-smi "
-            "shows one."
-        )
-    elif nvidia_gpu:
-        message = _(
-            "This TensorFlow ({version}) is a CPU-only build (tf.test.is_built_with_cuda() is False): it can "
-            "never use a GPU, although nvidia-smi shows one."
-        )
-    elif windows:
-        message = _(
-            "This TensorFlow ({version}) is a CPU-only build (tf.test.is_built_with_cuda() is False) (on native "
-            "Windows every TensorFlow after 2.10 is CPU-only): it can never use a GPU."
-        )
-    else:
-        message = _(
-            "This TensorFlow ({version}) is a CPU-only build (tf.test.is_built_with_cuda() is False): it can "
-            "never use a GPU."
-        )
+    message = _("This TensorFlow ({version}) is a CPU-only build (tf.test.is_built_with_cuda() is False): it can "
+                "never use a GPU.").format(version=m.tensorflow.version)
+    if m.platform == "windows":
+        message = join(message, _("On native Windows every TensorFlow after 2.10 is CPU-only."))
+    if nvidia_gpu:
+        message = join(message, _("nvidia-smi shows an NVIDIA GPU on this machine."))
     if rec.gpu:
         fix = _("For the GPU install {tensorflow} instead: {commands}").format(
             tensorflow=rec.tensorflow, commands=" ; ".join(rec.commands[:5])
@@ -90,7 +74,7 @@ def _cpu_only_build(m: Machine, rec: Recommendation, nvidia_gpu: bool) -> Findin
     else:
         fix = _("Nothing to do on a machine without an NVIDIA GPU.")
     severity = "error" if nvidia_gpu else "info"
-    return Finding("cpu-only-build", severity, message.format(version=m.tensorflow.version), fix)
+    return Finding("cpu-only-build", severity, message, fix)
 
 
 def _uses_gpu(tf: TensorFlowInfo) -> Finding:
