@@ -17,7 +17,7 @@ from course_utils.core.i18n import translator
 from course_utils.doctor.checks import CHECK_FINDINGS, GROUPS, NOTE_FINDINGS, FindingRule
 from course_utils.doctor.gpus import QUERY_COMMAND, build_targets, covered_by_build, identify
 from course_utils.doctor.logs import LogReport, classify
-from course_utils.doctor.nvidia import Gpu, NvccReport, SmiReport
+from course_utils.doctor.nvidia import NvccReport, SmiReport
 from course_utils.doctor.recommend import Recommendation, platform_name
 from course_utils.doctor.routes import in_order
 from course_utils.doctor.texts import N_, Note, join, sentence
@@ -339,7 +339,7 @@ class Diagnosis:
                 driver = _("NVIDIA driver: {version}").format(version=version)
             lines.append("  " + driver)
             for g in smi.gpus:
-                lines.append(f"  GPU {g.index}: {g.name} ({_gpu_details(g)})")
+                lines.append(f"  {g.describe()}")
                 lines.append(f"    {_coverage_line(g.name, g.compute_capability, m.tensorflow)}")
         else:
             said = smi.message or "; ".join(smi.problems)
@@ -387,12 +387,6 @@ def _gpu_names(m: Machine) -> str:
     names = [g.name for g in m.smi.gpus] if m.smi and m.smi.gpus else [name for name, _cc in m.gpus]
     counts = {name: names.count(name) for name in names}
     return ", ".join(name if n == 1 else f"{n} x {name}" for name, n in counts.items())
-
-
-def _gpu_details(gpu: Gpu) -> str:
-    """``"8188 MiB, WDDM"``: the GPU's memory and (on Windows) its driver model."""
-    memory = f"{gpu.memory_mib} MiB" if gpu.memory_mib is not None else _("memory unknown")
-    return f"{memory}, {gpu.driver_model}" if gpu.driver_model else memory
 
 
 def _coverage_line(name: str, reported: str | None, tf: TensorFlowInfo | None) -> str:

@@ -88,6 +88,11 @@ class Gpu:
     driver_model: str | None = None  # "WDDM" or "TCC" on Windows; None elsewhere
     compute_capability: str | None = None  # only from --query-gpu on drivers that know the field
 
+    def describe(self) -> str:
+        """``"GPU 0: NVIDIA GeForce RTX 3060 (8188 MiB, WDDM)"``: its memory and (on Windows) its driver model."""
+        memory = f"{self.memory_mib} MiB" if self.memory_mib is not None else _("memory unknown")
+        return f"GPU {self.index}: {self.name} ({memory}{f', {self.driver_model}' if self.driver_model else ''})"
+
 
 @dataclass
 class SmiReport:

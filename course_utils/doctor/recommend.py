@@ -17,15 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from course_utils.core.i18n import translator
-from course_utils.doctor.commands import (
-    VERIFY,
-    conda_recipe,
-    pip_install,
-    pip_upgrade,
-    tensorboard_install,
-    tensorflow_requirement,
-    venv,
-)
+from course_utils.doctor.commands import conda_recipe, in_venv, install_build, pip_install, tensorflow_requirement
 from course_utils.doctor.gpus import QUERY_COMMAND, Generation, identify, known_failure, ptx_driver
 from course_utils.doctor.texts import N_, Note, join
 from course_utils.doctor.troubleshooting import links, more_text
@@ -333,8 +325,7 @@ def _pip_route(
     platform: str, build: Build, env_python: str | None, requirement: str, use_gpu: bool
 ) -> tuple[list[str], list[Note]]:
     """The pip route (Linux, WSL2, a CPU install): a venv and pip, and what the requirement leaves to the system."""
-    install = pip_install(requirement, build.minor)
-    commands = [*venv(platform, env_python), pip_upgrade(platform), install, *tensorboard_install(build), VERIFY]
+    commands = in_venv(platform, env_python, *install_build(build, requirement))
     notes = []
     if use_gpu and "[and-cuda]" not in requirement:
         text = _(
@@ -365,8 +356,7 @@ def _macos(asked: str | None, notes: list[Note]) -> Recommendation:
     build, env_python, python_notes = _build_for_python("linux", asked, None, unsupported, "macos")
     notes += python_notes
     requirement = f"tensorflow=={build.minor}.*"
-    commands = [*venv("macos", env_python), pip_upgrade("macos"), pip_install(requirement, build.minor)]
-    commands += [*tensorboard_install(build), VERIFY]
+    commands = in_venv("macos", env_python, *install_build(build, requirement))
     notes.append(rule_note("macos"))
     metal = load().rule("macos-metal")
     if asked and not metal_supports(asked):

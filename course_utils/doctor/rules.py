@@ -19,20 +19,6 @@ from course_utils.doctor.versions import load, parse_version
 _ = translator("doctor")
 
 
-def _gpu_summary(smi: SmiReport) -> str:
-    if not smi.gpus:
-        return _("no GPU rows could be read")
-    parts = []
-    for g in smi.gpus:
-        memory = f"{g.memory_mib} MiB" if g.memory_mib is not None else _("memory unknown")
-        if g.driver_model:
-            extra = _("{memory}, {model} mode").format(memory=memory, model=g.driver_model)
-        else:
-            extra = memory
-        parts.append(f"GPU {g.index}: {g.name} ({extra})")
-    return "; ".join(parts)
-
-
 def _driver_findings(m: Machine, rec: Recommendation) -> list[Finding]:
     smi = m.smi
     if smi is None:
@@ -41,17 +27,9 @@ def _driver_findings(m: Machine, rec: Recommendation) -> list[Finding]:
         return _driver_answered(smi, "; ".join(smi.problems))
     if smi.no_driver_found or smi.status == "no-driver":
         return [] if m.platform == "macos" else [_no_driver(m, rec)]
-    return [
-        Finding(
-            "no-nvidia-gpu",
-            "warning",
-            _('The NVIDIA driver is loaded but nvidia-smi found no GPU ("No devices were found").'),
-            _(
-                "Check that the GPU is seated and enabled (BIOS, passthrough, power); until then TensorFlow "
-                "uses the CPU."
-            ),
-        )
-    ]
+    message = _('The NVIDIA driver is loaded but nvidia-smi found no GPU ("No devices were found").')
+    fix = _("Check that the GPU is seated and enabled (BIOS, passthrough, power); until then TensorFlow uses the CPU.")
+    return [Finding("no-nvidia-gpu", "warning", message, fix)]
 
 
 def _driver_answered(smi: SmiReport, problems: str) -> list[Finding]:
@@ -63,18 +41,11 @@ def _driver_answered(smi: SmiReport, problems: str) -> list[Finding]:
             "{problems}. The advice below assumes nothing about the driver."
         ).format(problems=problems)
         return [Finding("nvidia-smi-partly-read", "warning", message, paste)]
+    message = _("NVIDIA driver {version}.").format(version=smi.driver_version)
     if smi.driver_cuda:
-        driver = _("NVIDIA driver {version}; it supports CUDA up to {cuda}. {gpus}.")
-    else:
-        driver = _("NVIDIA driver {version}. {gpus}.")
-    out = [
-        Finding(
-            "nvidia-driver",
-            "info",
-            driver.format(version=smi.driver_version, cuda=smi.driver_cuda, gpus=_gpu_summary(smi)),
-            _("Nothing to do."),
-        )
-    ]
+        message = join(message, _("It supports CUDA up to {driver_cuda}.").format(driver_cuda=smi.driver_cuda))
+    gpus = "; ".join(g.describe() for g in smi.gpus) or _("no GPU rows could be read")
+    out = [Finding("nvidia-driver", "info", join(message, gpus + "."), _("Nothing to do."))]
     if smi.problems:
         message = _("Parts of the nvidia-smi output could not be read: {problems}.").format(problems=problems)
         out.append(Finding("nvidia-smi-partly-read", "info", message, paste))
@@ -85,52 +56,40 @@ def _no_driver(m: Machine, rec: Recommendation) -> Finding:
     """No NVIDIA driver answered - nvidia-smi missing, an empty or unreadable capture, or a tool that cannot reach the
     driver: TensorFlow uses the CPU."""
     smi, table = m.smi, load()
-    platform = platform_name(m.platform)
     if smi.status == "no-driver":
-        what = _(
-            "nvidia-smi is installed but cannot talk to the NVIDIA driver ({said}): TensorFlow can only use the "
-            "CPU on {platform}."
-        ).format(said=smi.message, platform=platform)
+        what = _("nvidia-smi is installed but cannot talk to the NVIDIA driver ({said}).")
     elif smi.status == "missing":
-        what = _("No NVIDIA driver was found ({said}): TensorFlow can only use the CPU on {platform}.").format(
-            said=smi.message, platform=platform
-        )
+        what = _("No NVIDIA driver was found ({said}).")
     elif smi.status == "empty":
-        what = _(
-            "No NVIDIA driver was found: the nvidia-smi capture is empty, which is what `nvidia-smi > smi.txt` leaves "
-            "where the command is missing. TensorFlow can only use the CPU on {platform}."
-        ).format(platform=platform)
+        what = _("No NVIDIA driver was found: the nvidia-smi capture is empty, which is what `nvidia-smi > smi.txt` "
+                 "leaves where the command is missing.")
     else:
-        what = _(
-            "No NVIDIA driver was found: the capture is not nvidia-smi output ({problems}). TensorFlow can only use "
-            "the CPU on {platform}."
-        ).format(problems="; ".join(smi.problems), platform=platform)
+        what = _("No NVIDIA driver was found: the capture is not nvidia-smi output ({problems}).")
+    what = join(what.format(said=smi.message, problems="; ".join(smi.problems)),
+                _("TensorFlow can only use the CPU on {platform}.").format(platform=platform_name(m.platform)))
     capture = smi.status in ("empty", "unreadable")
+    save = _("save its whole output (`nvidia-smi > smi.txt`) and give the doctor that file")
     if m.platform == "wsl2":
         minimum = rec.driver_min or table.rule("wsl2")["driver_min"]
         fix = _("Install or update the NVIDIA driver on Windows (>= {minimum}); {rule}").format(
             minimum=minimum, rule=table.rule("wsl2-no-linux-driver")["text"]
         )
         if capture:
-            fix = join(fix, _("If `nvidia-smi` runs in WSL2, save its whole output (`nvidia-smi > smi.txt`) and give "
-                              "the doctor that file."))
+            fix = join(fix, _("If `nvidia-smi` runs in WSL2, {save}.").format(save=save))
     elif rec.gpu:
         fix = _(
             "If this machine has an NVIDIA GPU, install NVIDIA's driver (>= {minimum}) and reboot; "
             "without one, TensorFlow runs on the CPU (every notebook of this course still works)."
         ).format(minimum=rec.driver_min)
-    elif capture:
-        fix = _(
-            "The commands above are the CPU install: every notebook of this course works with it. If this machine "
-            "has an NVIDIA GPU: where `nvidia-smi` runs, save its whole output (`nvidia-smi > smi.txt`) and give the "
-            "doctor that file; where the command is not found, install NVIDIA's driver (>= {minimum}) and reboot."
-        ).format(minimum=recommend(m.platform, m.python).driver_min)
     else:
-        fix = _(
-            "The commands above are the CPU install: every notebook of this course works with it. If this machine "
-            "has an NVIDIA GPU, install NVIDIA's driver (>= {minimum}), reboot, and run the doctor again for the GPU "
-            "install."
-        ).format(minimum=recommend(m.platform, m.python).driver_min)
+        fix = _("The commands above are the CPU install: every notebook of this course works with it.")
+        if capture:
+            then = _("If this machine has an NVIDIA GPU: where `nvidia-smi` runs, {save}; where the command is not "
+                     "found, install NVIDIA's driver (>= {minimum}) and reboot.")
+        else:
+            then = _("If this machine has an NVIDIA GPU, install NVIDIA's driver (>= {minimum}), reboot, and run the "
+                     "doctor again for the GPU install.")
+        fix = join(fix, then.format(save=save, minimum=recommend(m.platform, m.python).driver_min))
     severity = "error" if smi.status == "no-driver" else "warning"
     return Finding("no-nvidia-driver", severity, what, fix)
 
