@@ -231,17 +231,8 @@ class Diagnosis:
             "driver_version": smi.driver_version if smi else None,
             "driver_cuda": smi.driver_cuda if smi else None,
             "toolkit_cuda": nvcc.release if nvcc else None,
-            "gpus": [
-                {
-                    "name": g.name,
-                    "memory_mib": g.memory_mib,
-                    "index": g.index,
-                    "driver_model": g.driver_model,
-                    "compute_capability": g.compute_capability,
-                    "generation": identify(g.name, g.compute_capability).to_dict(),
-                }
-                for g in (smi.gpus if smi else [])
-            ],
+            "gpus": [{**asdict(g), "generation": identify(g.name, g.compute_capability).to_dict()}
+                     for g in (smi.gpus if smi else [])],
             "tensorflow": lead.tensorflow,
             "recommended_install": list(lead.commands),
             "findings": [f.to_dict() for f in self.findings],
@@ -257,22 +248,13 @@ class Diagnosis:
             "machine": "this machine" if m.live else "described",
             "recommended": lead.to_dict(),
             "alternatives": [a.to_dict() for a in others],
-            "nvidia_smi": None
-            if smi is None
-            else {
-                "status": smi.status,
-                "message": smi.message,
-                "problems": smi.problems,
-                "tool_version": smi.tool_version,
-            },
+            "nvidia_smi": None if smi is None else {key: getattr(smi, key) for key in ("status", "message", "problems",
+                                                                                      "tool_version")},
             "nvcc": None if nvcc is None else nvcc.to_dict(),
             "installed_tensorflow": None if m.tensorflow is None else m.tensorflow.to_dict(),
-            "checks": None
-            if m.checks is None
-            else [
+            "checks": None if m.checks is None else [
                 {**note.to_dict(), "group": CHECK_FINDINGS[note.code].group if note.code in CHECK_FINDINGS else None}
-                for note in m.checks
-            ],
+                for note in m.checks],
             # where docs/troubleshooting.md explains a finding's or a note's code: {code: link}
             "see": links(
                 [f.code for f in self.findings]

@@ -123,7 +123,6 @@ class Table:
     linux: tuple[Build, ...]
     windows: tuple[Build, ...]
     driver_minimums: tuple[DriverMinimum, ...]
-    cudnn_rule: Row  # "text" in the language now, "source"
     rules: dict[str, Row]
 
     def builds(self, platform: str) -> tuple[Build, ...]:
@@ -218,6 +217,5 @@ def load() -> Table:
         driver_minimums=tuple(
             DriverMinimum(r["cuda_major"], r["linux"], r["windows"]) for r in data["driver_minimums"]
         ),
-        cudnn_rule=Row(data["cudnn_rule"]),
         rules={r["id"]: Row(r) for r in data["rules"]},
     )
