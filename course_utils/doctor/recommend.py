@@ -157,17 +157,12 @@ def _gpu_notes(generation: Generation | None, build: Build, capped: bool, platfo
         return []
     table = load()
     if not generation.known:
-        return [
-            Note(
-                "gpu-generation-unknown",
-                _(
-                    "the GPU's name ({name}) does not tell its generation (compute capability), which "
-                    "decides whether a TensorFlow build has code for it: run `{command}` and give the doctor its "
-                    "output (drivers that do not know compute_cap need `--query-gpu=name,driver_version`, and the "
-                    "name then decides)"
-                ).format(name=repr(generation.name), command=QUERY_COMMAND),
-            )
-        ]
+        text = _(
+            "the GPU's name ({name}) does not tell its generation (compute capability), which decides whether a "
+            "TensorFlow build has code for it: run `{command}` and give the doctor its output (drivers that do not "
+            "know compute_cap need `--query-gpu=name,driver_version`, and the name then decides)"
+        )
+        return [Note("gpu-generation-unknown", text.format(name=repr(generation.name), command=QUERY_COMMAND))]
     rule = table.rule("compute-capability-5-dropped")
     fields = {"name": generation.name, "generation": generation.describe(), "rule": rule["text"]}
     fields.update(tensorflow=build.minor, since=rule["since"], minimum=rule["min_compute_capability"])
@@ -197,9 +192,8 @@ def _gpu_notes(generation: Generation | None, build: Build, capped: bool, platfo
     failure = known_failure(generation.compute_capability)
     if failure is not None:
         text = _("{name} has {generation}. {failure} Issue threads: {issues}")
-        notes.append(
-            Note("gpu-known-failure", text.format(failure=failure.text, issues=", ".join(failure.issues), **fields))
-        )
+        fields.update(failure=failure.text, issues=", ".join(failure.issues))
+        notes.append(Note("gpu-known-failure", text.format(**fields)))
     return notes
 
 
@@ -267,17 +261,14 @@ def recommend(
         commands, route_notes = _pip_route(platform, build, env_python, requirement, use_gpu)
     notes += route_notes + build_notes(build.minor)
     if not asked and use_gpu and platform != "windows":
-        tested = _("TF {tensorflow} was tested with Python {low}-{high}").format(
-            tensorflow=build.minor, low=build.python_min, high=build.python_max
-        )
-        notes.append(Note("tested-python-range", tested))
+        tested = _("TF {tensorflow} was tested with Python {low}-{high}")
+        notes.append(Note("tested-python-range", tested.format(tensorflow=build.minor, low=build.python_min,
+                                                               high=build.python_max)))
     notes += _gpu_notes(generation, build, capped=before is not None, platform=platform)
     if not use_gpu:
         notes.append(Note("cpu-only-install", _("CPU-only install: no NVIDIA GPU on this machine")))
-
-    rec = Recommendation(
-        platform, requirement, commands, build, env_python, use_gpu, generation=generation, notes=notes
-    )
+    rec = Recommendation(platform, requirement, commands, build, env_python, use_gpu, generation=generation,
+                         notes=notes)
     if use_gpu:
         rec.driver_min = load().min_driver(build.cuda_major, platform)
         ptx = ptx_driver(generation, build, platform)
