@@ -178,47 +178,39 @@ def covered_by_build(
             "the build lists no CUDA targets: a CPU-only TensorFlow has none (tf.test.is_built_with_cuda() is False); "
             "pass a CUDA build's list, e.g. gpus.build_targets('2.21')"
         )
-    listed = ", ".join(t.text for t in targets)
     cubins = [t for t in targets if t.kind == "sm" and t.runs_on(have)]
     ptx = [t for t in targets if t.kind == "compute" and t.runs_on(have)]
-    failure = known_failure(have, tensorflow)
-    if cubins:
-        best = max(cubins, key=lambda t: (t.major, t.minor))
-        if (best.major, best.minor) != have:
-            reason = _(
-                "covered by the build's {target} code, which runs on every {major}.x GPU from {first} up"
-            ).format(target=best.text, major=best.major, first=f"{best.major}.{best.minor}")
-        else:
-            reason = _("covered by the build's {target} code").format(target=best.text)
-        coverage = Coverage(True, best.text, False, reason)
-    elif ptx:
-        best = max(ptx, key=lambda t: (t.major, t.minor))
-        if have[0] > best.major:
-            reason = _(
-                "covered by the build's {target} PTX, which the driver compiles for compute capability {cc} "
-                "when it is first loaded (a slower first start); the build targets nothing newer than {target}, "
-                "so this later generation is untested with it"
-            ).format(target=best.text, cc=text)
-        else:
-            reason = _(
-                "covered by the build's {target} PTX, which the driver compiles for compute capability {cc} "
-                "when it is first loaded (a slower first start)"
-            ).format(target=best.text, cc=text)
-        coverage = Coverage(True, best.text, True, reason)
-    else:
+    if not cubins and not ptx:
         why = _(
             "not covered: no code in the build ({listed}) runs on compute capability {cc} - a cubin runs only "
             "on GPUs of its own major version ({major}.x here) with an equal or higher minor version, and PTX "
             "only on its own compute capability and newer ones"
-        ).format(listed=listed, cc=text, major=have[0])
+        ).format(listed=", ".join(t.text for t in targets), cc=text, major=have[0])
         return Coverage(False, None, False, why)
+    best = max(cubins or ptx, key=lambda t: (t.major, t.minor))
+    if cubins and (best.major, best.minor) != have:
+        reason = _("covered by the build's {target} code, which runs on every {major}.x GPU from {first} up")
+    elif cubins:
+        reason = _("covered by the build's {target} code")
+    elif have[0] > best.major:
+        reason = _(
+            "covered by the build's {target} PTX, which the driver compiles for compute capability {cc} "
+            "when it is first loaded (a slower first start); the build targets nothing newer than {target}, "
+            "so this later generation is untested with it"
+        )
+    else:
+        reason = _(
+            "covered by the build's {target} PTX, which the driver compiles for compute capability {cc} "
+            "when it is first loaded (a slower first start)"
+        )
+    reason = reason.format(target=best.text, major=best.major, first=f"{best.major}.{best.minor}", cc=text)
+    failure = known_failure(have, tensorflow)
     if failure is not None:
         reason = _(
             "by the binary-compatibility rules {reason}; but compute capability {cc} is a known "
             "failure with the current wheels: {failure} ({links})"
-        ).format(reason=coverage.reason, cc=text, failure=failure.text, links=", ".join(failure.issues))
-        return Coverage(True, coverage.via, coverage.jit, reason)
-    return coverage
+        ).format(reason=reason, cc=text, failure=failure.text, links=", ".join(failure.issues))
+    return Coverage(True, best.text, not cubins, reason)
 
 
 def build_targets(tensorflow: str) -> tuple[str, ...]:

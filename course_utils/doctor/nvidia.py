@@ -65,10 +65,7 @@ _MISSING_SHAPES = (
     re.compile(r"^-?(?:ba|da|k|z)?sh: (?:line \d+: |\d+: )?nvidia-smi: \S"),
 )
 _WINDOWS_ONLY_MESSAGES = _MISSING_SHAPES[:3]  # cmd and PowerShell
-_WINDOWS_ONLY_NEEDLES = (
-    "not recognized as an internal or external command",  # cmd
-    "is not recognized as the name of a cmdlet",  # PowerShell
-)
+_WINDOWS_ONLY_NEEDLES = _MISSING[1:3]  # cmd's and PowerShell's words
 _WINDOWS_PATH = re.compile(r"(?:^|[\s'\"(=>])[A-Za-z]:\\", re.M)
 _NO_DRIVER = (
     "couldn't communicate with the nvidia driver",
