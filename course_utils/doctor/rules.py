@@ -95,21 +95,13 @@ def _no_driver(m: Machine, rec: Recommendation) -> Finding:
 
 
 def _route_findings(m: Machine, rec: Recommendation, alternatives: list[Recommendation]) -> list[Finding]:
-    table, out = load(), []
-    smi = m.smi
+    table, smi, out = load(), m.smi, []
     if m.platform == "windows":
         out.append(_native_windows(m, rec, alternatives))
     if m.platform == "macos":
-        out.append(
-            Finding(
-                "macos-no-cuda",
-                "info",
-                table.rule("macos")["text"],
-                _("Install {tensorflow} (the commands above). Apple's Metal plugin is a separate route: {rule}").format(
-                    tensorflow=rec.tensorflow, rule=table.rule("macos-metal")["text"]
-                ),
-            )
-        )
+        fix = _("Install {tensorflow} (the commands above). Apple's Metal plugin is a separate route: {rule}")
+        fix = fix.format(tensorflow=rec.tensorflow, rule=table.rule("macos-metal")["text"])
+        out.append(Finding("macos-no-cuda", "info", table.rule("macos")["text"], fix))
     if rec.gpu and rec.driver_ok is False:
         out.append(Finding("driver-too-old", "error", _old_driver_message(rec, smi), _old_driver_fix(rec)))
     elif rec.gpu and rec.driver_ok and smi and smi.driver_cuda and rec.build:
@@ -163,12 +155,8 @@ def _minor_version_findings(rec: Recommendation, smi: SmiReport) -> list[Finding
         "TF {tensorflow} is built with CUDA {cuda}; your driver supports up to {driver_cuda}. That "
         "works through CUDA minor-version compatibility (same major family, driver >= {minimum}), "
         "with a limited feature set."
-    ).format(
-        tensorflow=rec.build.minor,
-        cuda=rec.build.cuda,
-        driver_cuda=smi.driver_cuda,
-        minimum=load().min_driver(need[0], rec.platform),
-    )
+    ).format(tensorflow=rec.build.minor, cuda=rec.build.cuda, driver_cuda=smi.driver_cuda,
+             minimum=load().min_driver(need[0], rec.platform))
     fix = _("Nothing to do; a newer driver lifts the limits.")
     return [Finding("minor-version-compatibility", "info", message, fix)]
 
@@ -181,14 +169,8 @@ def _old_driver_message(rec: Recommendation, smi: SmiReport | None) -> str:
     )
     if smi and smi.driver_cuda:
         text = join(text, _("It supports CUDA up to {driver_cuda}."))
-    return text.format(
-        driver=rec.driver,
-        driver_cuda=smi.driver_cuda if smi else None,
-        minimum=rec.driver_min,
-        tensorflow=rec.build.minor,
-        cuda=rec.build.cuda,
-        platform=platform_name(rec.platform),
-    )
+    return text.format(driver=rec.driver, driver_cuda=smi.driver_cuda if smi else None, minimum=rec.driver_min,
+                       tensorflow=rec.build.minor, cuda=rec.build.cuda, platform=platform_name(rec.platform))
 
 
 def _old_driver_fix(rec: Recommendation) -> str:
@@ -206,13 +188,8 @@ def _old_driver_fix(rec: Recommendation) -> str:
         text = join(text, _("It needs CUDA {cuda} and cuDNN {cudnn} installed on the system."))
     if build and load().keras_2(build.minor):
         text = join(text, _("It comes with Keras 2, on which the course's notebooks do not run."))
-    return text.format(
-        minimum=rec.driver_min,
-        fallback=rec.fallback,
-        install=rec.fallback_install,
-        cuda=build.cuda if build else None,
-        cudnn=build.cudnn if build else None,
-    )
+    return text.format(minimum=rec.driver_min, fallback=rec.fallback, install=rec.fallback_install,
+                       cuda=build.cuda if build else None, cudnn=build.cudnn if build else None)
 
 
 def _toolkit_findings(m: Machine, rec: Recommendation) -> list[Finding]:
@@ -228,9 +205,7 @@ def _toolkit_findings(m: Machine, rec: Recommendation) -> list[Finding]:
     else:
         limit = None
     if limit is not None and toolkit > limit:
-        same_family = toolkit[0] == limit[0]
-        family_min = table.min_driver(toolkit[0], m.platform)
-        if same_family:
+        if toolkit[0] == limit[0]:
             how = _(
                 "Programs built with it run only under CUDA minor-version compatibility (same major family "
                 "{major}, driver >= {minimum}), with a limited feature set; PTX it generates fails with "
@@ -238,21 +213,13 @@ def _toolkit_findings(m: Machine, rec: Recommendation) -> list[Finding]:
             )
         else:
             how = _("Programs built with it do not run on this driver: CUDA {major}.x needs a driver >= {minimum}.")
-        how = how.format(major=toolkit[0], minimum=family_min)
-        out.append(
-            Finding(
-                "toolkit-newer-than-driver",
-                "warning",
-                _(
-                    "nvcc reports CUDA toolkit {release}, newer than the CUDA {limit} the driver {driver} supports. "
-                    "{how}"
-                ).format(release=nvcc.release, limit=limit_text, driver=driver, how=how),
-                _(
-                    "For TensorFlow nothing to do: it never calls nvcc (see nvcc-not-used). For your own CUDA code, "
-                    "update the driver to one that supports CUDA {release}, or use a toolkit no newer than {limit}."
-                ).format(release=nvcc.release, limit=limit_text),
-            )
-        )
+        how = how.format(major=toolkit[0], minimum=table.min_driver(toolkit[0], m.platform))
+        message = _("nvcc reports CUDA toolkit {release}, newer than the CUDA {limit} the driver {driver} supports. "
+                    "{how}").format(release=nvcc.release, limit=limit_text, driver=driver, how=how)
+        fix = _("For TensorFlow nothing to do: it never calls nvcc (see nvcc-not-used). For your own CUDA code, "
+                "update the driver to one that supports CUDA {release}, or use a toolkit no newer than {limit}.")
+        out.append(Finding("toolkit-newer-than-driver", "warning", message,
+                           fix.format(release=nvcc.release, limit=limit_text)))
     if "[and-cuda]" in rec.tensorflow:
         route = _("the CUDA/cuDNN pip wheels that tensorflow[and-cuda] brings")
     elif rec.build:
@@ -301,14 +268,9 @@ def diagnose(machine: Machine | None = None) -> Diagnosis:
     rec, alternatives = options[0], options[1:]
     findings: list[Finding] = []
     if m.platform_note:
-        findings.append(
-            Finding(
-                "platform-assumed",
-                "info",
-                _("No platform given: {how}.").format(how=m.platform_note),
-                _("Pass --platform linux, wsl2, windows or macos."),
-            )
-        )
+        message, fix = _("No platform given: {how}.").format(how=m.platform_note), _(
+            "Pass --platform linux, wsl2, windows or macos.")
+        findings.append(Finding("platform-assumed", "info", message, fix))
     findings += _driver_findings(m, rec)
     findings += _route_findings(m, rec, alternatives)
     findings += _toolkit_findings(m, rec)
