@@ -29,6 +29,7 @@ from course_utils.doctor.nvidia import (
 )
 from course_utils.doctor.recommend import normalize_python
 from course_utils.doctor.versions import check_platform
+from course_utils.doctor.wsl import is_wsl
 
 _ = translator("doctor")
 
@@ -42,12 +43,7 @@ def detect_platform() -> str:
         return "macos"
     if sys.platform.startswith("win"):
         return "windows"
-    text = _platform.release().lower()
-    try:
-        text += Path("/proc/version").read_text(encoding="utf-8", errors="replace").lower()
-    except OSError:
-        pass
-    return "wsl2" if "microsoft" in text or "wsl" in text else "linux"
+    return "wsl2" if is_wsl() else "linux"
 
 
 def guess_platform(smi_text: str | bytes | None) -> tuple[str, str]:
