@@ -13,7 +13,7 @@ from course_utils.doctor.probes import probe
 from course_utils.doctor.recommend import Recommendation, platform_name, recommend
 from course_utils.doctor.routes import in_order, routes
 from course_utils.doctor.rules_tensorflow import tensorflow_findings
-from course_utils.doctor.texts import join
+from course_utils.doctor.texts import join, sentence
 from course_utils.doctor.versions import load, parse_version
 
 _ = translator("doctor")
@@ -45,7 +45,7 @@ def _driver_answered(smi: SmiReport, problems: str) -> list[Finding]:
     if smi.driver_cuda:
         message = join(message, _("It supports CUDA up to {driver_cuda}.").format(driver_cuda=smi.driver_cuda))
     gpus = "; ".join(g.describe() for g in smi.gpus) or _("no GPU rows could be read")
-    out = [Finding("nvidia-driver", "info", join(message, gpus + "."), _("Nothing to do."))]
+    out = [Finding("nvidia-driver", "info", join(message, sentence(gpus)), _("Nothing to do."))]
     if smi.problems:
         message = _("Parts of the nvidia-smi output could not be read: {problems}.").format(problems=problems)
         out.append(Finding("nvidia-smi-partly-read", "info", message, paste))
