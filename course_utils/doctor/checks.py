@@ -68,15 +68,10 @@ def python_wheel_check(python: str | None = None) -> list[Note]:
     build = load().newest("linux")
     if build is None or parse_version(version) is None or build.supports_python(version):
         return []
-    return [
-        Note(
-            "no-tensorflow-wheel-for-python",
-            _(
-                "TensorFlow {tensorflow}, the course's, has wheels for Python {low}-{high} only; this is Python "
-                "{python}, so `pip install tensorflow` cannot install it here"
-            ).format(tensorflow=build.minor, low=build.python_min, high=build.python_max, python=version),
-        )
-    ]
+    text = _("TensorFlow {tensorflow}, the course's, has wheels for Python {low}-{high} only; this is Python {python}, "
+             "so `pip install tensorflow` cannot install it here")
+    fields = {"tensorflow": build.minor, "low": build.python_min, "high": build.python_max, "python": version}
+    return [Note("no-tensorflow-wheel-for-python", text.format(**fields))]
 
 
 # --------------------------------------------------------------------------- all of them
@@ -92,10 +87,6 @@ def live_checks(platform: str, *, gpu: bool | None = None) -> list[Note]:
     try:
         notes += kernel_checks()
     except Exception as error:  # noqa: BLE001 - a broken Jupyter install is a finding, not the doctor's crash
-        notes.append(
-            Note(
-                "kernels-unreadable",
-                _("Jupyter's kernels could not be listed: {error}").format(error=f"{type(error).__name__}: {error}"),
-            )
-        )
+        text = _("Jupyter's kernels could not be listed: {error}")
+        notes.append(Note("kernels-unreadable", text.format(error=f"{type(error).__name__}: {error}")))
     return notes

@@ -55,8 +55,7 @@ def guess_platform(smi_text: str | bytes | None) -> tuple[str, str]:
     evidence = windows_evidence(smi_text)
     if evidence:
         return "windows", _("assumed native Windows from {evidence} (pass --platform to change it)").format(
-            evidence=evidence
-        )
+            evidence=evidence)
     return "linux", _("assumed Linux (pass --platform wsl2, windows or macos to change it)")
 
 
@@ -103,9 +102,8 @@ def probe_nvcc(timeout: float = 30) -> NvccReport:
     """Run ``nvcc --version`` if a CUDA toolkit is on PATH."""
     exe = shutil.which("nvcc")
     if exe is None:
-        return NvccReport(
-            "missing", problems=[_("nvcc is not on PATH (no CUDA toolkit - TensorFlow does not need one)")]
-        )
+        problem = _("nvcc is not on PATH (no CUDA toolkit - TensorFlow does not need one)")
+        return NvccReport("missing", problems=[problem])
     code, text = _run([exe, "--version"], timeout)
     report = parse_nvcc(text)
     if code != 0 and report.status == "ok":
@@ -115,7 +113,6 @@ def probe_nvcc(timeout: float = 30) -> NvccReport:
 
 def probe_tensorflow() -> TensorFlowInfo:
     """Import TensorFlow quietly (its start-up log captured) and read its build and devices."""
-
     try:
         tf = quiet_tensorflow()
     except Exception as error:  # noqa: BLE001 - a missing or broken install is a finding, not a crash
@@ -130,9 +127,8 @@ def probe_tensorflow() -> TensorFlowInfo:
         for gpu in tf.config.list_physical_devices("GPU"):
             details = tf.config.experimental.get_device_details(gpu)
             cc = details.get("compute_capability")
-            info.gpus.append(
-                {"name": details.get("device_name", gpu.name), "compute_capability": f"{cc[0]}.{cc[1]}" if cc else None}
-            )
+            info.gpus.append({"name": details.get("device_name", gpu.name), "compute_capability": f"{cc[0]}.{cc[1]}"
+                              if cc else None})
     except Exception as error:  # noqa: BLE001
         info.error = f"{type(error).__name__}: {error}"
     return info
