@@ -222,7 +222,6 @@ def nvidia_library_checks(
     ld_library_path: str | None = None,
     ld_so_conf: Path | None = Path("/etc/ld.so.conf"),
     gpu: bool | None = None,
-    timeout_s: float = 120,
 ) -> list[Note]:
     """Do the pip NVIDIA wheels' libraries load, and does a system CUDA on the loader's path get in their way?
 
@@ -238,7 +237,7 @@ def nvidia_library_checks(
                  "finds CUDA and cuDNN only if they are installed on the system")
         return [Note("nvidia-libs-not-installed", text)] if gpu else []
     notes: list[Note] = []
-    results = load_libraries([str(lib.path) for lib in libraries], timeout_s=timeout_s)
+    results = load_libraries([str(lib.path) for lib in libraries])
     by_path = {r["path"]: r for r in results}
     for lib in libraries:
         result = by_path.get(str(lib.path), {"ok": False, "error": _("not tried"), "crashed": False})

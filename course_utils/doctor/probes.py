@@ -98,13 +98,13 @@ def probe_nvidia_smi(timeout: float = 30) -> SmiReport:
     return report
 
 
-def probe_nvcc(timeout: float = 30) -> NvccReport:
+def probe_nvcc() -> NvccReport:
     """Run ``nvcc --version`` if a CUDA toolkit is on PATH."""
     exe = shutil.which("nvcc")
     if exe is None:
         problem = _("nvcc is not on PATH (no CUDA toolkit - TensorFlow does not need one)")
         return NvccReport("missing", problems=[problem])
-    code, text = _run([exe, "--version"], timeout)
+    code, text = _run([exe, "--version"], 30)
     report = parse_nvcc(text)
     if code != 0 and report.status == "ok":
         report.problems.append(_("nvcc exited with status {code}").format(code=code))

@@ -52,12 +52,12 @@ def english_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
-def localized(entry: Mapping[str, Any], lang: str | None = None) -> str:
-    """An entry's ``text`` in ``lang`` (default: the language now): its translation when it translates the
-    current English (same ``en_sha256``), else the English."""
+def localized(entry: Mapping[str, Any]) -> str:
+    """An entry's ``text`` in the language now: its translation when it translates the current English (same
+    ``en_sha256``), else the English."""
     raw = entry.raw if isinstance(entry, Row) else entry
     english = raw["text"]
-    found = raw.get("translations", {}).get(lang or language())
+    found = raw.get("translations", {}).get(language())
     if found and found.get("en_sha256") == english_hash(english):
         return found["text"]
     return english
