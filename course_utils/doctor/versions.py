@@ -2,7 +2,7 @@
 
 The facts live in ``course_utils/doctor/versions.json`` - TensorFlow's tested build
 configurations (Linux GPU and native-Windows GPU, TF 2.4 to 2.21), NVIDIA's minimum
-drivers per CUDA major family, the cuDNN rule and the platform rules - each row with its
+drivers per CUDA major family and the platform rules - each row with its
 public source. This module only reads and compares them; it never decides a version in
 code. ``recommend`` (``course_utils.doctor``) and notebook 01 are built on it.
 
