@@ -314,7 +314,7 @@ def ts_links(root: Path) -> Iterator[Finding]:
         for code, anchor in sorted(ANCHORS.items()):
             if anchor not in have:
                 yield Finding(name, None, "ts-link", f"the doctor links #{anchor} for {code}, which is not here",
-                              "add the entry, or change course_utils/doctor/troubleshooting.py")
+                              "add the entry, or change the code's anchor in course_utils/doctor/findings.json (see)")
     for where in SENDERS:  # the places that send students here
         sends = found.get(where) if where.endswith(".ipynb") else "troubleshooting.md" in read(root / where)
         if not sends:

@@ -35,33 +35,28 @@ def pip_install(requirement: str, tensorflow: str) -> str:
     return f'pip install "{requirement}"' + (f' "{pin}"' if pin else "")
 
 
-def tensorboard_install(build: Build) -> list[str]:
-    """The separate TensorBoard install for a build that no longer brings it (none for an older one)."""
-    since = load().rule("tensorboard-separate")["since"]
-    if parse_version(build.tensorflow) >= parse_version(since):
-        return [f'pip install "tensorboard=={build.minor}.*"']
-    return []
-
-
-def venv(platform: str, python: str | None) -> list[str]:
-    """Create and activate a virtual environment ``tf`` (with ``python``, else any Python 3)."""
+def in_venv(platform: str, python: str | None, *installs: str) -> list[str]:
+    """Create and activate a virtual environment ``tf`` (with ``python``, else any Python 3), upgrade pip, run the
+    ``installs`` and verify."""
     if platform == "windows":
-        return [f"py -{python} -m venv tf" if python else "py -3 -m venv tf", r"tf\Scripts\activate"]
-    return [f"python{python or '3'} -m venv tf", "source tf/bin/activate"]
+        venv = [f"py -{python} -m venv tf" if python else "py -3 -m venv tf", r"tf\Scripts\activate"]
+        return [*venv, "python -m pip install --upgrade pip", *installs, VERIFY]
+    venv = [f"python{python or '3'} -m venv tf", "source tf/bin/activate"]
+    return [*venv, "pip install --upgrade pip", *installs, VERIFY]
 
 
-def pip_upgrade(platform: str) -> str:
-    return "python -m pip install --upgrade pip" if platform == "windows" else "pip install --upgrade pip"
+def install_build(build: Build, requirement: str) -> list[str]:
+    """The pip commands for a tested build: the requirement (with its NumPy pin), then TensorBoard where the build no
+    longer brings it."""
+    install = [pip_install(requirement, build.minor)]
+    if parse_version(build.tensorflow) >= parse_version(load().rule("tensorboard-separate")["since"]):
+        install.append(f'pip install "tensorboard=={build.minor}.*"')
+    return install
 
 
 def conda_recipe(python: str, install: str) -> list[str]:
     """Native Windows's GPU route: the official conda recipe (CUDA and cuDNN from conda-forge) in an environment
     ``tf`` of ``python``, then ``install`` (the pip command for the TensorFlow)."""
-    return [
-        f"conda create --name tf python={python}",
-        "conda activate tf",
-        load().rule("windows-native-recipe")["conda"],
-        pip_upgrade("linux"),
-        install,
-        VERIFY,
-    ]
+    recipe = load().rule("windows-native-recipe")["conda"]
+    return [f"conda create --name tf python={python}", "conda activate tf", recipe, "pip install --upgrade pip",
+            install, VERIFY]

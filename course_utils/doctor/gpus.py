@@ -32,7 +32,8 @@ _TARGET = re.compile(r"^(sm|compute)_(\d+)(\d)([af]?)$")
 
 
 @lru_cache(maxsize=1)
-def _data() -> dict[str, Any]:
+def data() -> dict[str, Any]:
+    """versions.json's ``gpus``: the family table, the builds' target lists and the known failures."""
     return json.loads(DATA_FILE.read_text(encoding="utf-8"))["gpus"]
 
 
@@ -49,21 +50,7 @@ def compute_capability(value: str | tuple[int, int] | list[int]) -> tuple[int, i
     )
 
 
-def cc_text(value: str | tuple[int, int]) -> str:
-    """``(8, 6)`` -> ``"8.6"``."""
-    return version_text(compute_capability(value))
-
-
 # --------------------------------------------------------------------------- the GPU's generation
-
-
-@dataclass(frozen=True)
-class Family:
-    """A row of the family table: GPU names matching ``pattern`` have ``compute_capability``."""
-
-    pattern: str
-    compute_capability: str
-    family: str
 
 
 @dataclass(frozen=True)
@@ -85,7 +72,7 @@ class Generation:
             return _("compute capability unknown")
         if self.source == "name":
             return _("compute capability {cc} (from its name: {family}; {source})").format(
-                cc=self.compute_capability, family=self.family, source=families_source()
+                cc=self.compute_capability, family=self.family, source=data()["families_source"]
             )
         return _("compute capability {cc} (reported by the driver)").format(cc=self.compute_capability)
 
@@ -93,39 +80,17 @@ class Generation:
         return {"compute_capability": self.compute_capability, "from": self.source, "family": self.family}
 
 
-def families() -> tuple[Family, ...]:
-    """The family table, in matching order (the first pattern that matches a name wins)."""
-    return tuple(Family(r["pattern"], r["compute_capability"], r["family"]) for r in _data()["families"])
-
-
-def families_source() -> str:
-    return _data()["families_source"]
-
-
-def normalize_name(name: str) -> str:
-    """``"NVIDIA GeForce RTX 3060 Laptop GPU"`` -> ``"GEFORCE RTX 3060 LAPTOP GPU"`` (what the patterns match)."""
-    text = re.sub(r"\s+", " ", str(name)).strip().upper()
-    return re.sub(r"^NVIDIA ", "", text)
-
-
-def family_of(name: str) -> Family | None:
-    """The family row whose pattern matches ``name``, or None (an unknown or cut-off name)."""
-    text = normalize_name(name)
-    for family in families():
-        if re.search(family.pattern, text):
-            return family
-    return None
-
-
 def identify(name: str | None, reported: str | None = None) -> Generation:
     """A GPU's generation: the compute capability the driver or TensorFlow ``reported`` when there is one
     (``"8.6"``), else the family table's value for its ``name``, else unknown."""
     name = name or "unknown GPU"
-    family = family_of(name)
+    text = re.sub(r"^NVIDIA ", "", re.sub(r"\s+", " ", name).strip().upper())  # "GEFORCE RTX 3060 LAPTOP GPU"
+    family = next((row for row in data()["families"] if re.search(row["pattern"], text)), None)  # the first match
     if reported:
-        return Generation(name, cc_text(reported), "reported", family.family if family else None)
+        cc = version_text(compute_capability(reported))
+        return Generation(name, cc, "reported", family["family"] if family else None)
     if family is not None:
-        return Generation(name, family.compute_capability, "name", family.family)
+        return Generation(name, family["compute_capability"], "name", family["family"])
     return Generation(name, None, None)
 
 
@@ -187,7 +152,7 @@ def known_failure(cc: str | tuple[int, int], tensorflow: str | None = None) -> K
     """The known failure for this compute capability (for ``tensorflow`` up to the release it was checked on)."""
     have = compute_capability(cc)
     version = parse_version(tensorflow) if tensorflow else None
-    for row in _data()["known_failures"]:
+    for row in data()["known_failures"]:
         low = compute_capability(row["compute_capability_min"])
         below = compute_capability(row["compute_capability_below"])
         if version is not None and version[:2] > parse_version(row["tensorflow_checked"])[:2]:
@@ -213,56 +178,48 @@ def covered_by_build(
             "the build lists no CUDA targets: a CPU-only TensorFlow has none (tf.test.is_built_with_cuda() is False); "
             "pass a CUDA build's list, e.g. gpus.build_targets('2.21')"
         )
-    listed = ", ".join(t.text for t in targets)
     cubins = [t for t in targets if t.kind == "sm" and t.runs_on(have)]
     ptx = [t for t in targets if t.kind == "compute" and t.runs_on(have)]
-    failure = known_failure(have, tensorflow)
-    if cubins:
-        best = max(cubins, key=lambda t: (t.major, t.minor))
-        if (best.major, best.minor) != have:
-            reason = _(
-                "covered by the build's {target} code, which runs on every {major}.x GPU from {first} up"
-            ).format(target=best.text, major=best.major, first=f"{best.major}.{best.minor}")
-        else:
-            reason = _("covered by the build's {target} code").format(target=best.text)
-        coverage = Coverage(True, best.text, False, reason)
-    elif ptx:
-        best = max(ptx, key=lambda t: (t.major, t.minor))
-        if have[0] > best.major:
-            reason = _(
-                "covered by the build's {target} PTX, which the driver compiles for compute capability {cc} "
-                "when it is first loaded (a slower first start); the build targets nothing newer than {target}, "
-                "so this later generation is untested with it"
-            ).format(target=best.text, cc=text)
-        else:
-            reason = _(
-                "covered by the build's {target} PTX, which the driver compiles for compute capability {cc} "
-                "when it is first loaded (a slower first start)"
-            ).format(target=best.text, cc=text)
-        coverage = Coverage(True, best.text, True, reason)
-    else:
+    if not cubins and not ptx:
         why = _(
             "not covered: no code in the build ({listed}) runs on compute capability {cc} - a cubin runs only "
             "on GPUs of its own major version ({major}.x here) with an equal or higher minor version, and PTX "
             "only on its own compute capability and newer ones"
-        ).format(listed=listed, cc=text, major=have[0])
+        ).format(listed=", ".join(t.text for t in targets), cc=text, major=have[0])
         return Coverage(False, None, False, why)
+    best = max(cubins or ptx, key=lambda t: (t.major, t.minor))
+    if cubins and (best.major, best.minor) != have:
+        reason = _("covered by the build's {target} code, which runs on every {major}.x GPU from {first} up")
+    elif cubins:
+        reason = _("covered by the build's {target} code")
+    elif have[0] > best.major:
+        reason = _(
+            "covered by the build's {target} PTX, which the driver compiles for compute capability {cc} "
+            "when it is first loaded (a slower first start); the build targets nothing newer than {target}, "
+            "so this later generation is untested with it"
+        )
+    else:
+        reason = _(
+            "covered by the build's {target} PTX, which the driver compiles for compute capability {cc} "
+            "when it is first loaded (a slower first start)"
+        )
+    reason = reason.format(target=best.text, major=best.major, first=f"{best.major}.{best.minor}", cc=text)
+    failure = known_failure(have, tensorflow)
     if failure is not None:
         reason = _(
             "by the binary-compatibility rules {reason}; but compute capability {cc} is a known "
             "failure with the current wheels: {failure} ({links})"
-        ).format(reason=coverage.reason, cc=text, failure=failure.text, links=", ".join(failure.issues))
-        return Coverage(True, coverage.via, coverage.jit, reason)
-    return coverage
+        ).format(reason=reason, cc=text, failure=failure.text, links=", ".join(failure.issues))
+    return Coverage(True, best.text, not cubins, reason)
 
 
 def build_targets(tensorflow: str) -> tuple[str, ...]:
     """The CUDA targets of a TensorFlow release's wheels, as the table records them (``"2.21"``)."""
     version = parse_version(tensorflow)
-    for row in _data()["builds"]:
+    for row in data()["builds"]:
         if version is not None and version[:2] == parse_version(row["tensorflow"])[:2]:
             return tuple(row["cuda_compute_capabilities"])
-    known = ", ".join(row["tensorflow"] for row in _data()["builds"])
+    known = ", ".join(row["tensorflow"] for row in data()["builds"])
     raise ValueError(
         f"the table has no CUDA target list for TensorFlow {tensorflow!r} (it has: {known}); read the installed "
         "wheel's own list with tf.sysconfig.get_build_info()['cuda_compute_capabilities']"

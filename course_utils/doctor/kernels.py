@@ -123,12 +123,8 @@ def _kernel_note(spec: dict[str, Any], server_python: Path | None, here: Path, h
     if _same_dir(prefix_of, here):
         return Note("kernel-uses-this-environment", _("{runs}: this environment").format(runs=runs))
     if has_tensorflow(prefix_of, home) is False:
-        return Note(
-            "kernel-without-tensorflow",
-            _("{runs}, in {prefix} - another environment, without TensorFlow: `import tensorflow` fails there").format(
-                runs=runs, prefix=prefix_of
-            ),
-        )
+        text = _("{runs}, in {prefix} - another environment, without TensorFlow: `import tensorflow` fails there")
+        return Note("kernel-without-tensorflow", text.format(runs=runs, prefix=prefix_of))
     return None
 
 
@@ -161,17 +157,10 @@ def kernel_checks(
     server_python = script_python(Path(jupyter)) if jupyter else None
     notes: list[Note] = []
     if server_python is not None and not _same_dir(env_prefix(server_python), here):
-        server_tf = has_tensorflow(env_prefix(server_python), home)
-        if server_tf is False:
-            notes.append(
-                Note(
-                    "jupyter-runs-elsewhere",
-                    _(
-                        "`jupyter` on PATH ({jupyter}) runs from {prefix}, another environment without "
-                        "TensorFlow: a kernel named just 'python3' started by it runs there, not here"
-                    ).format(jupyter=jupyter, prefix=env_prefix(server_python)),
-                )
-            )
+        if has_tensorflow(env_prefix(server_python), home) is False:
+            text = _("`jupyter` on PATH ({jupyter}) runs from {prefix}, another environment without TensorFlow: a "
+                     "kernel named just 'python3' started by it runs there, not here")
+            notes.append(Note("jupyter-runs-elsewhere", text.format(jupyter=jupyter, prefix=env_prefix(server_python))))
     for spec in kernel_specs(kernel_dirs):
         if spec["language"].lower() != "python" or not spec["argv"]:
             continue
@@ -180,12 +169,6 @@ def kernel_checks(
             notes.append(note)
     uses_here = any(note.code == "kernel-uses-this-environment" for note in notes)
     if tensorflow_here and not uses_here:
-        notes.append(
-            Note(
-                "no-kernel-for-this-environment",
-                _("No Jupyter kernel runs this environment ({prefix}), where TensorFlow is installed").format(
-                    prefix=here
-                ),
-            )
-        )
+        text = _("No Jupyter kernel runs this environment ({prefix}), where TensorFlow is installed")
+        notes.append(Note("no-kernel-for-this-environment", text.format(prefix=here)))
     return notes

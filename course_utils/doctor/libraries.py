@@ -27,33 +27,13 @@ from course_utils.doctor.texts import Note
 _ = translator("doctor")
 
 # The wheels' folders under site-packages/nvidia, in the order their libraries depend on each other.
-LIBRARY_ORDER = (
-    "cuda_runtime",
-    "nvjitlink",
-    "cuda_nvrtc",
-    "cublas",
-    "cufft",
-    "curand",
-    "cusparse",
-    "cusolver",
-    "cudnn",
-    "nccl",
-    "cuda_cupti",
+LIBRARY_ORDER = tuple(
+    "cuda_runtime nvjitlink cuda_nvrtc cublas cufft curand cusparse cusolver cudnn nccl cuda_cupti".split()
 )
 _SONAME = re.compile(r"^(?P<stem>lib[\w+-]+?)\.so(?:\.(?P<major>\d+)(?:\.[\d.]+)?)?$")
-CUDA_STEMS = (
-    "libcudart",
-    "libcublas",
-    "libcublasLt",
-    "libcufft",
-    "libcurand",
-    "libcusolver",
-    "libcusparse",
-    "libcudnn",
-    "libnccl",
-    "libnvJitLink",
-    "libnvrtc",
-    "libcupti",
+CUDA_STEMS = frozenset(
+    "libcudart libcublas libcublasLt libcufft libcurand libcusolver libcusparse libcudnn libnccl libnvJitLink "
+    "libnvrtc libcupti".split()
 )
 
 
@@ -219,29 +199,17 @@ def system_cuda_notes(
         for (stem, major), name in _cuda_files(folder).items():
             lib = pip.get((stem, major))
             if lib is not None and where == "LD_LIBRARY_PATH":
-                notes.append(
-                    Note(
-                        "system-cuda-shadows-pip",
-                        _(
-                            "LD_LIBRARY_PATH's {folder} holds {name}, the same library as the pip wheel's {pip}: the "
-                            "loader searches LD_LIBRARY_PATH before the folders TensorFlow's own libraries name, so "
-                            "TensorFlow loads the system copy"
-                        ).format(folder=folder, name=name, pip=lib.path),
-                    )
-                )
+                text = _("LD_LIBRARY_PATH's {folder} holds {name}, the same library as the pip wheel's {pip}: the "
+                         "loader searches LD_LIBRARY_PATH before the folders TensorFlow's own libraries name, so "
+                         "TensorFlow loads the system copy")
+                notes.append(Note("system-cuda-shadows-pip", text.format(folder=folder, name=name, pip=lib.path)))
             elif lib is not None:
-                others.setdefault(f"{folder} ({where})", []).append(
-                    _("{name} (used only if TensorFlow does not find the pip copy, as happened with TF 2.16.1)").format(
-                        name=name
-                    )
-                )
+                text = _("{name} (used only if TensorFlow does not find the pip copy, as happened with TF 2.16.1)")
+                others.setdefault(f"{folder} ({where})", []).append(text.format(name=name))
             elif any(k[0] == stem for k in pip):
-                wanted = sorted(k[1] for k in pip if k[0] == stem and k[1])
-                others.setdefault(f"{folder} ({where})", []).append(
-                    _("{name} (another major version than the pip wheels' {library}: not used)").format(
-                        name=name, library=f"{stem}.so.{'/'.join(wanted)}"
-                    )
-                )
+                wanted = f"{stem}.so." + "/".join(sorted(k[1] for k in pip if k[0] == stem and k[1]))
+                text = _("{name} (another major version than the pip wheels' {library}: not used)")
+                others.setdefault(f"{folder} ({where})", []).append(text.format(name=name, library=wanted))
     for place, names in others.items():
         text = _("A system CUDA is on the loader's path: {place}: {files}").format(place=place, files=", ".join(names))
         notes.append(Note("system-cuda-on-library-path", text))
@@ -254,7 +222,6 @@ def nvidia_library_checks(
     ld_library_path: str | None = None,
     ld_so_conf: Path | None = Path("/etc/ld.so.conf"),
     gpu: bool | None = None,
-    timeout_s: float = 120,
 ) -> list[Note]:
     """Do the pip NVIDIA wheels' libraries load, and does a system CUDA on the loader's path get in their way?
 
@@ -266,49 +233,30 @@ def nvidia_library_checks(
     if ld_library_path is None:
         ld_library_path = os.environ.get("LD_LIBRARY_PATH", "")
     if not libraries:
-        if gpu:
-            return [
-                Note(
-                    "nvidia-libs-not-installed",
-                    _(
-                        "No NVIDIA libraries from pip wheels in this environment (site-packages/nvidia/*/lib): "
-                        "TensorFlow finds CUDA and cuDNN only if they are installed on the system"
-                    ),
-                )
-            ]
-        return []
+        text = _("No NVIDIA libraries from pip wheels in this environment (site-packages/nvidia/*/lib): TensorFlow "
+                 "finds CUDA and cuDNN only if they are installed on the system")
+        return [Note("nvidia-libs-not-installed", text)] if gpu else []
     notes: list[Note] = []
-    results = load_libraries([str(lib.path) for lib in libraries], timeout_s=timeout_s)
+    results = load_libraries([str(lib.path) for lib in libraries])
     by_path = {r["path"]: r for r in results}
-    failed = []
     for lib in libraries:
         result = by_path.get(str(lib.path), {"ok": False, "error": _("not tried"), "crashed": False})
         if result["ok"]:
             continue
-        failed.append(lib)
         if lib.package:
             where = _("{path}, package {package}").format(path=lib.path, package=lib.package)
         else:
             where = _("{path}, wheel folder {folder}").format(path=lib.path, folder=f"nvidia/{lib.folder}")
+        fields = {"name": lib.path.name, "where": where, "error": result["error"]}
         if result.get("crashed"):
             text = _("Loading {name} ({where}) crashed the test process ({error})")
-            notes.append(
-                Note("nvidia-lib-load-crashed", text.format(name=lib.path.name, where=where, error=result["error"]))
-            )
+            notes.append(Note("nvidia-lib-load-crashed", text.format(**fields)))
         else:
             text = _("{name} ({where}) does not load: {error}")
-            notes.append(
-                Note("nvidia-lib-fails-to-load", text.format(name=lib.path.name, where=where, error=result["error"]))
-            )
-    if not failed:
-        folders = sorted({lib.folder for lib in libraries})
-        notes.append(
-            Note(
-                "nvidia-libs-load",
-                _("All {count} NVIDIA libraries from pip wheels load ({folders})").format(
-                    count=len(libraries), folders=", ".join(folders)
-                ),
-            )
-        )
+            notes.append(Note("nvidia-lib-fails-to-load", text.format(**fields)))
+    if not notes:
+        text = _("All {count} NVIDIA libraries from pip wheels load ({folders})")
+        folders = ", ".join(sorted({lib.folder for lib in libraries}))
+        notes.append(Note("nvidia-libs-load", text.format(count=len(libraries), folders=folders)))
     conf_dirs = loader_conf_dirs(ld_so_conf) if ld_so_conf is not None else []
     return notes + system_cuda_notes(libraries, ld_library_path, conf_dirs)

@@ -80,22 +80,16 @@ def decode_log(data: bytes, name: str) -> str:
     Raises ``InputError`` for an empty file or one that is not text.
     """
     how = _("Save the output as plain text - e.g. `python train.py > log.txt 2>&1` - and pass that file.")
+    text = _ANSI.sub("", decode_text(data))
     if not data.strip():
-        raise InputError(_("{name} is empty: there is no log to read.").format(name=name), how)
-    text = decode_text(data)
-    if looks_binary(text):
-        raise InputError(
-            _("{name} is not a text log (it holds binary data - a compressed file, an image or a program?).").format(
-                name=name
-            ),
-            how,
-        )
-    text = _ANSI.sub("", text)
-    if not text.strip():
-        raise InputError(
-            _("{name} holds only colour codes and white space: there is no log to read.").format(name=name), how
-        )
-    return text
+        what = _("{name} is empty: there is no log to read.")
+    elif looks_binary(text):
+        what = _("{name} is not a text log (it holds binary data - a compressed file, an image or a program?).")
+    elif not text.strip():
+        what = _("{name} holds only colour codes and white space: there is no log to read.")
+    else:
+        return text
+    raise InputError(what.format(name=name), how)
 
 
 def read_log(path: str | Path) -> str:
@@ -105,19 +99,15 @@ def read_log(path: str | Path) -> str:
     where = Path(path)
     try:
         data = where.read_bytes()
-    except IsADirectoryError:
-        raise InputError(
-            _("{path} is a folder, not a log file.").format(path=where), _("Pass the log file itself.")
-        ) from None
-    except FileNotFoundError:
-        raise InputError(
-            _("The log file {path} does not exist.").format(path=where), _("Check the path (or pass - to read stdin).")
-        ) from None
     except OSError as error:
-        raise InputError(
-            _("The log file {path} cannot be read: {reason}.").format(path=where, reason=error.strerror),
-            _("Check the file's permissions, or copy the log into a file you can read."),
-        ) from None
+        if isinstance(error, IsADirectoryError):
+            what, fix = _("{path} is a folder, not a log file."), _("Pass the log file itself.")
+        elif isinstance(error, FileNotFoundError):
+            what, fix = _("The log file {path} does not exist."), _("Check the path (or pass - to read stdin).")
+        else:
+            what = _("The log file {path} cannot be read: {reason}.")
+            fix = _("Check the file's permissions, or copy the log into a file you can read.")
+        raise InputError(what.format(path=where, reason=error.strerror), fix) from None
     return decode_log(data, _("The log file {path}").format(path=where))
 
 

@@ -3,7 +3,8 @@ answer (``Diagnosis``), with the JSON and the two readable reports they give: th
 the one install to follow, the errors and warnings) and the whole one (``report``, ``course doctor --verbose``).
 
 How other answers become findings lives here too, each by its codes (never by its wording): a recommendation's notes
-(``NOTE_FINDINGS``), the live checks' notes (``checks.CHECK_FINDINGS``) and a classified TensorFlow log's lines.
+and the live checks' notes (``checks.NOTE_FINDINGS``, ``checks.CHECK_FINDINGS``: findings.json) and a classified
+TensorFlow log's lines.
 """
 
 from __future__ import annotations
@@ -13,15 +14,15 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from course_utils.core.i18n import translator
-from course_utils.doctor.checks import CHECK_FINDINGS, GROUPS, FindingRule
+from course_utils.doctor.checks import CHECK_FINDINGS, GROUPS, NOTE_FINDINGS, FindingRule
 from course_utils.doctor.gpus import QUERY_COMMAND, build_targets, covered_by_build, identify
 from course_utils.doctor.logs import LogReport, classify
-from course_utils.doctor.nvidia import Gpu, NvccReport, SmiReport
+from course_utils.doctor.nvidia import NvccReport, SmiReport
 from course_utils.doctor.recommend import Recommendation, platform_name
 from course_utils.doctor.routes import in_order
 from course_utils.doctor.texts import N_, Note, join, sentence
 from course_utils.doctor.troubleshooting import links, more_line
-from course_utils.doctor.versions import load
+from course_utils.doctor.versions import load, localized
 
 _ = translator("doctor")
 
@@ -39,54 +40,14 @@ class Finding:
         return asdict(self)
 
 
-# The recommendation notes that become findings, keyed by the note's code - never by its wording; the
-# finding's message is the note's text, its fix is filled in with ``{rec.python}`` etc. and ``{command}``. Other notes
-# stay with the recommendation only, or a finding is built from structured fields instead (driver-too-old from
-# ``rec.driver_ok``, macos-no-cuda from the platform).
-NOTE_FINDINGS: dict[str, FindingRule] = {
-    "no-gpu-build-for-python": FindingRule(
-        "warning",
-        N_("Use Python {rec.python} for TensorFlow (the commands create that environment)."),
-        code="python-unsupported",
-    ),
-    "python-limits-tensorflow": FindingRule("warning", N_("Use a newer Python for the newest TensorFlow.")),
-    "keras-2-only": FindingRule(
-        "warning",
-        N_(
-            "For this course use TensorFlow 2.16 or newer (Keras 3): WSL2 or Linux with the current TensorFlow, "
-            "or the CPU."
-        ),
-    ),
-    "gpu-too-old": FindingRule(
-        "warning",
-        N_("Install what the commands above say, or use a GPU of compute capability 6.0 or newer (or a hosted GPU)."),
-    ),
-    "gpu-known-failure": FindingRule(
-        "warning",
-        N_(
-            "Until a TensorFlow release supports this GPU, train on the CPU or on a hosted GPU (Colab, Kaggle); "
-            "the issue threads say when that changes."
-        ),
-    ),
-    "ptx-driver": FindingRule(
-        "info",
-        N_("Keep the NVIDIA driver at {rec.driver_min} or newer (nvidia-smi's 'CUDA Version' {rec.build.cuda} or "
-           "higher)."),
-    ),
-    "gpu-generation-unknown": FindingRule(
-        "info",
-        N_("Run `{command}` and give its output to the doctor (--nvidia-smi FILE)."),
-    ),
-}
-
 MAIN_GROUP = N_("Install, driver and TensorFlow")  # English, like the live checks' groups; translated in the report
 
 
 def _findings(notes: list[Note], rules: dict[str, FindingRule], **fields: Any) -> list[Finding]:
     """The findings ``notes`` give by ``rules`` (their codes decide, their wording does not): the note's text as the
-    message, the rule's fix translated and filled in with ``fields``."""
+    message, the rule's fix in the language now, filled in with ``fields``."""
     return [
-        Finding(rule.code or note.code, rule.severity, sentence(note.text), _(rule.fix).format(**fields))
+        Finding(rule.code or note.code, rule.severity, sentence(note.text), localized(rule.fix).format(**fields))
         for note in notes
         if (rule := rules.get(note.code)) is not None
     ]
@@ -270,17 +231,8 @@ class Diagnosis:
             "driver_version": smi.driver_version if smi else None,
             "driver_cuda": smi.driver_cuda if smi else None,
             "toolkit_cuda": nvcc.release if nvcc else None,
-            "gpus": [
-                {
-                    "name": g.name,
-                    "memory_mib": g.memory_mib,
-                    "index": g.index,
-                    "driver_model": g.driver_model,
-                    "compute_capability": g.compute_capability,
-                    "generation": identify(g.name, g.compute_capability).to_dict(),
-                }
-                for g in (smi.gpus if smi else [])
-            ],
+            "gpus": [{**asdict(g), "generation": identify(g.name, g.compute_capability).to_dict()}
+                     for g in (smi.gpus if smi else [])],
             "tensorflow": lead.tensorflow,
             "recommended_install": list(lead.commands),
             "findings": [f.to_dict() for f in self.findings],
@@ -296,22 +248,13 @@ class Diagnosis:
             "machine": "this machine" if m.live else "described",
             "recommended": lead.to_dict(),
             "alternatives": [a.to_dict() for a in others],
-            "nvidia_smi": None
-            if smi is None
-            else {
-                "status": smi.status,
-                "message": smi.message,
-                "problems": smi.problems,
-                "tool_version": smi.tool_version,
-            },
+            "nvidia_smi": None if smi is None else {key: getattr(smi, key) for key in ("status", "message", "problems",
+                                                                                      "tool_version")},
             "nvcc": None if nvcc is None else nvcc.to_dict(),
             "installed_tensorflow": None if m.tensorflow is None else m.tensorflow.to_dict(),
-            "checks": None
-            if m.checks is None
-            else [
+            "checks": None if m.checks is None else [
                 {**note.to_dict(), "group": CHECK_FINDINGS[note.code].group if note.code in CHECK_FINDINGS else None}
-                for note in m.checks
-            ],
+                for note in m.checks],
             # where docs/troubleshooting.md explains a finding's or a note's code: {code: link}
             "see": links(
                 [f.code for f in self.findings]
@@ -378,7 +321,7 @@ class Diagnosis:
                 driver = _("NVIDIA driver: {version}").format(version=version)
             lines.append("  " + driver)
             for g in smi.gpus:
-                lines.append(f"  GPU {g.index}: {g.name} ({_gpu_details(g)})")
+                lines.append(f"  {g.describe()}")
                 lines.append(f"    {_coverage_line(g.name, g.compute_capability, m.tensorflow)}")
         else:
             said = smi.message or "; ".join(smi.problems)
@@ -426,12 +369,6 @@ def _gpu_names(m: Machine) -> str:
     names = [g.name for g in m.smi.gpus] if m.smi and m.smi.gpus else [name for name, _cc in m.gpus]
     counts = {name: names.count(name) for name in names}
     return ", ".join(name if n == 1 else f"{n} x {name}" for name, n in counts.items())
-
-
-def _gpu_details(gpu: Gpu) -> str:
-    """``"8188 MiB, WDDM"``: the GPU's memory and (on Windows) its driver model."""
-    memory = f"{gpu.memory_mib} MiB" if gpu.memory_mib is not None else _("memory unknown")
-    return f"{memory}, {gpu.driver_model}" if gpu.driver_model else memory
 
 
 def _coverage_line(name: str, reported: str | None, tf: TensorFlowInfo | None) -> str:

@@ -25,30 +25,11 @@ _ = translator("doctor")
 # The fields the doctor asks --query-gpu for (probes.probe_nvidia_smi), in this order.
 QUERY_FIELDS = ("index", "name", "memory.total", "compute_cap")
 # Field names of --query-gpu that parse_nvidia_smi recognises in a CSV header (others are read and ignored).
-_KNOWN_QUERY_FIELDS = {
-    "index",
-    "name",
-    "gpu_name",
-    "compute_cap",
-    "driver_version",
-    "memory.total",
-    "uuid",
-    "gpu_uuid",
-    "pci.bus_id",
-    "memory.used",
-    "memory.free",
-    "temperature.gpu",
-    "utilization.gpu",
-    "utilization.memory",
-    "pstate",
-    "power.draw",
-    "clocks.sm",
-    "clocks.max.sm",
-    "fan.speed",
-    "count",
-    "serial",
-    "vbios_version",
-}
+_KNOWN_QUERY_FIELDS = frozenset(
+    "index name gpu_name compute_cap driver_version memory.total uuid gpu_uuid pci.bus_id memory.used memory.free "
+    "temperature.gpu utilization.gpu utilization.memory pstate power.draw clocks.sm clocks.max.sm fan.speed count "
+    "serial vbios_version".split()
+)
 _QUERY_ROW = re.compile(r"^\s*(?P<name>[^,]+?)\s*,\s*(?P<cc>\d+\.\d+)\s*,\s*(?P<driver>\d{3}\.\d+(?:\.\d+)?)\s*$")
 
 _DRIVER = re.compile(r"(?:Driver|KMD) Version:[ \t]*(\S*)")
@@ -84,10 +65,7 @@ _MISSING_SHAPES = (
     re.compile(r"^-?(?:ba|da|k|z)?sh: (?:line \d+: |\d+: )?nvidia-smi: \S"),
 )
 _WINDOWS_ONLY_MESSAGES = _MISSING_SHAPES[:3]  # cmd and PowerShell
-_WINDOWS_ONLY_NEEDLES = (
-    "not recognized as an internal or external command",  # cmd
-    "is not recognized as the name of a cmdlet",  # PowerShell
-)
+_WINDOWS_ONLY_NEEDLES = _MISSING[1:3]  # cmd's and PowerShell's words
 _WINDOWS_PATH = re.compile(r"(?:^|[\s'\"(=>])[A-Za-z]:\\", re.M)
 _NO_DRIVER = (
     "couldn't communicate with the nvidia driver",
@@ -106,6 +84,11 @@ class Gpu:
     memory_mib: int | None
     driver_model: str | None = None  # "WDDM" or "TCC" on Windows; None elsewhere
     compute_capability: str | None = None  # only from --query-gpu on drivers that know the field
+
+    def describe(self) -> str:
+        """``"GPU 0: NVIDIA GeForce RTX 3060 (8188 MiB, WDDM)"``: its memory and (on Windows) its driver model."""
+        memory = f"{self.memory_mib} MiB" if self.memory_mib is not None else _("memory unknown")
+        return f"GPU {self.index}: {self.name} ({memory}{f', {self.driver_model}' if self.driver_model else ''})"
 
 
 @dataclass
@@ -222,18 +205,13 @@ def _version(name: str, match: re.Match | None, text: str, problems: list[str]) 
         return value
     shown = f"{name}: {value}".strip()
     if _cut_at(match, text):
-        problems.append(
-            _(
-                "the capture looks cut: it ends at '{shown}', inside the version (a whole one has a dot part, "
-                "like 535.113.01 or 12.2)"
-            ).format(shown=shown)
-        )
+        problem = _("the capture looks cut: it ends at '{shown}', inside the version (a whole one has a dot part, "
+                    "like 535.113.01 or 12.2)")
     elif _PART_OF_A_VERSION.match(value) and value:
-        problems.append(
-            _("'{shown}' is not a whole version (it has no dot part): the text looks cut or edited").format(shown=shown)
-        )
+        problem = _("'{shown}' is not a whole version (it has no dot part): the text looks cut or edited")
     else:
-        problems.append(_("no readable '{name}' (it says {value})").format(name=name, value=repr(value)))
+        problem = _("no readable '{name}' (it says {value})")
+    problems.append(problem.format(shown=shown, name=name, value=repr(value)))
     return None
 
 
@@ -253,71 +231,56 @@ def memory_missing(index: int) -> str:
 
 
 def _parse_table(text: str) -> SmiReport:
-    problems: list[str] = []
-    driver = _DRIVER.search(text)
-    cuda = _CUDA.search(text)
+    """The ``nvidia-smi`` table: its header (driver, CUDA), then a row and a memory line per GPU."""
+    lines = [line.strip() for line in text.splitlines()]
+    rows = [(i, match) for i, line in enumerate(lines) if (match := _GPU_ROW.match(line))]
+    gpus = []
+    for n, (i, match) in enumerate(rows):
+        below = lines[i + 1 : min(rows[n + 1][0] if n + 1 < len(rows) else len(lines), i + 3)]
+        memory = next((int(found.group(1)) for line in below if (found := _MEMORY_TOTAL.search(line))), None)
+        gpus.append(Gpu(int(match.group(1)), match.group(2).strip(), memory, _driver_model(match.group(3))))
     tool = _SMI_TOOL.search(text)
-    report = SmiReport("ok", tool_version=tool.group(1) if tool else None, problems=problems)
+    return _driver_report(text, _DRIVER.search(text), _CUDA.search(text), gpus if rows else None,
+                          tool.group(1) if tool else None)
+
+
+def _parse_log(text: str) -> SmiReport:
+    """``nvidia-smi -q`` / ``-a``: "Driver Version : ...", one "Product Name" per GPU."""
+    blocks = re.split(r"^GPU [0-9A-Fa-f]{4,8}:", text, flags=re.M)[1:]
+    gpus = []
+    for index, block in enumerate(blocks):
+        name = re.search(r"^\s*Product Name\s*:\s*(.+?)\s*$", block, re.M)
+        memory = re.search(r"FB Memory Usage\s*\n\s*Total\s*:\s*(\d+)\s*MiB", block)
+        model = re.search(r"Driver Model\s*\n\s*Current\s*:\s*(\S+)", block)
+        gpus.append(Gpu(index, name.group(1) if name else "unknown GPU", int(memory.group(1)) if memory else None,
+                        _driver_model(model.group(1) if model else None)))
+    return _driver_report(text, _LOG_DRIVER.search(text), _LOG_CUDA.search(text), gpus if blocks else None)
+
+
+def _driver_model(value: str | None) -> str | None:
+    return value if value in ("WDDM", "TCC") else None
+
+
+def _driver_report(
+    text: str, driver: re.Match | None, cuda: re.Match | None, gpus: list[Gpu] | None, tool: str | None = None
+) -> SmiReport:
+    """A driver's answer (the table or ``-q``): the driver and CUDA versions its header gives, when they are whole,
+    its GPUs (None: none found), and what could not be read."""
+    problems: list[str] = []
+    report = SmiReport("ok", tool_version=tool, gpus=gpus or [], problems=problems)
     if driver is None:
         problems.append(_("no readable 'Driver Version' in the header"))
     else:  # "Driver Version" or, from driver 610 on, "KMD Version"
-        report.driver_version = _version(driver.group(0).split(":")[0], driver, text, problems)
+        report.driver_version = _version(driver.group(0).split(":")[0].strip(), driver, text, problems)
     if cuda is not None and (_CUDA_VALUE.match(cuda.group(1)) or not _PART_OF_A_VERSION.match(cuda.group(1))):
         report.driver_cuda = _read_cuda(cuda.group(1), problems)
     elif cuda is not None:
         _version("CUDA Version", cuda, text, problems)
     elif not _cut_at(driver, text):
         report.driver_cuda = _read_cuda(None, problems)
-    lines = [line.strip() for line in text.splitlines()]
-    rows = [(i, _GPU_ROW.match(line)) for i, line in enumerate(lines)]
-    rows = [(i, m) for i, m in rows if m]
-    for n, (i, match) in enumerate(rows):
-        end = rows[n + 1][0] if n + 1 < len(rows) else len(lines)
-        memory = None
-        for line in lines[i + 1 : min(end, i + 3)]:
-            found = _MEMORY_TOTAL.search(line)
-            if found:
-                memory = int(found.group(1))
-                break
-        index = int(match.group(1))
-        mode = match.group(3)
-        gpu = Gpu(index, match.group(2).strip(), memory, mode if mode in ("WDDM", "TCC") else None)
-        if memory is None:
-            problems.append(memory_missing(index))
-        report.gpus.append(gpu)
-    if not rows:
+    problems += [memory_missing(gpu.index) for gpu in report.gpus if gpu.memory_mib is None]
+    if gpus is None:
         problems.append(_("no GPU rows found below the header (the paste may be cut)"))
-    return report
-
-
-def _parse_log(text: str) -> SmiReport:
-    """``nvidia-smi -q`` / ``-a``: "Driver Version : ...", one "Product Name" per GPU."""
-    problems: list[str] = []
-    driver = _LOG_DRIVER.search(text)
-    cuda = _LOG_CUDA.search(text)
-    report = SmiReport("ok", problems=problems)
-    if driver is None:
-        problems.append(_("no readable 'Driver Version'"))
-    else:
-        report.driver_version = _version("Driver Version", driver, text, problems)
-    if not _cut_at(driver, text):
-        report.driver_cuda = _read_cuda(cuda.group(1) if cuda else None, problems)
-    blocks = re.split(r"^GPU [0-9A-Fa-f]{4,8}:", text, flags=re.M)[1:]
-    for index, block in enumerate(blocks):
-        name = re.search(r"^\s*Product Name\s*:\s*(.+?)\s*$", block, re.M)
-        memory = re.search(r"FB Memory Usage\s*\n\s*Total\s*:\s*(\d+)\s*MiB", block)
-        model = re.search(r"Driver Model\s*\n\s*Current\s*:\s*(\S+)", block)
-        gpu = Gpu(
-            index,
-            name.group(1) if name else "unknown GPU",
-            int(memory.group(1)) if memory else None,
-            model.group(1) if model and model.group(1) in ("WDDM", "TCC") else None,
-        )
-        if memory is None:
-            problems.append(memory_missing(index))
-        report.gpus.append(gpu)
-    if not blocks:
-        problems.append(_("no GPU sections found"))
     return report
 
 
@@ -355,19 +318,11 @@ def _parse_query(text: str) -> SmiReport | None:
     else:
         lines = lines[1:]
     rows, problems = parse_query_gpu("\n".join(lines), tuple(fields)) if lines else ([], [])
-    for row in rows:
-        if "gpu_name" in row and "name" not in row:
-            row["name"] = row["gpu_name"]
-    report = SmiReport("ok", gpus=gpus_from_query(rows), problems=problems)
-    drivers = {row.get("driver_version") for row in rows} - {None}
-    report.driver_version = sorted(drivers)[0] if drivers else None
+    drivers = sorted({row.get("driver_version") for row in rows} - {None})
+    report = SmiReport("ok", drivers[0] if drivers else None, gpus=gpus_from_query(rows), problems=problems)
     if "driver_version" not in fields:
-        problems.append(
-            _(
-                "the --query-gpu output has no driver_version field: add it "
-                "(--query-gpu=name,compute_cap,driver_version)"
-            )
-        )
+        problems.append(_("the --query-gpu output has no driver_version field: add it "
+                          "(--query-gpu=name,compute_cap,driver_version)"))
     if not rows:
         problems.append(_("no GPU rows below the --query-gpu header (the paste may be cut)"))
     return report
@@ -392,9 +347,8 @@ def parse_nvidia_smi(raw: str | bytes | None) -> SmiReport:
         if looks_binary(text):
             return SmiReport("unreadable", problems=[_("it is binary data, such as an image or a compressed file")])
         first = _first_line(text).replace('"', "'")
-        return SmiReport(
-            "unreadable", problems=[_('no nvidia-smi table found; the text starts: "{first}"').format(first=first)]
-        )
+        return SmiReport("unreadable", problems=[_('no nvidia-smi table found; the text starts: "{first}"').format(
+            first=first)])
     except Exception as error:  # noqa: BLE001 - a parser of pasted text must not crash its caller
         return SmiReport("unreadable", problems=[_parse_failed(error)])
 
@@ -428,11 +382,8 @@ def parse_query_gpu(raw: str | bytes | None, fields: tuple[str, ...] | list[str]
         for line in lines:
             cells = next(csv.reader([line], skipinitialspace=True))
             if len(cells) != len(fields):
-                problems.append(
-                    _("expected {expected} values, got {got}: {line}").format(
-                        expected=len(fields), got=len(cells), line=repr(line.strip()[:100])
-                    )
-                )
+                problems.append(_("expected {expected} values, got {got}: {line}").format(
+                    expected=len(fields), got=len(cells), line=repr(line.strip()[:100])))
                 continue
             rows.append({name: _value(cell) for name, cell in zip(fields, cells, strict=True)})
     except Exception as error:  # noqa: BLE001
@@ -441,20 +392,14 @@ def parse_query_gpu(raw: str | bytes | None, fields: tuple[str, ...] | list[str]
 
 
 def gpus_from_query(rows: list[dict]) -> list[Gpu]:
-    """Turn ``parse_query_gpu`` rows (fields from QUERY_FIELDS) into ``Gpu`` records."""
-    gpus = []
-    for n, row in enumerate(rows):
-        index = row.get("index")
-        memory = row.get("memory.total")
-        gpus.append(
-            Gpu(
-                int(index) if index and index.isdigit() else n,
-                row.get("name") or "unknown GPU",
-                int(float(memory)) if memory and re.match(r"^\d+(\.\d+)?$", memory) else None,
-                compute_capability=row.get("compute_cap"),
-            )
-        )
-    return gpus
+    """Turn ``parse_query_gpu`` rows (fields from QUERY_FIELDS, or ``gpu_name`` for ``name``) into ``Gpu`` records."""
+    return [
+        Gpu(int(row["index"]) if (row.get("index") or "").isdigit() else n,
+            row.get("name") or row.get("gpu_name") or "unknown GPU",
+            int(float(memory)) if (memory := row.get("memory.total")) and re.match(r"^\d+(\.\d+)?$", memory) else None,
+            compute_capability=row.get("compute_cap"))
+        for n, row in enumerate(rows)
+    ]
 
 
 def parse_nvcc(raw: str | bytes | None) -> NvccReport:

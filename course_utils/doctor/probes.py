@@ -29,6 +29,7 @@ from course_utils.doctor.nvidia import (
 )
 from course_utils.doctor.recommend import normalize_python
 from course_utils.doctor.versions import check_platform
+from course_utils.doctor.wsl import is_wsl
 
 _ = translator("doctor")
 
@@ -42,12 +43,7 @@ def detect_platform() -> str:
         return "macos"
     if sys.platform.startswith("win"):
         return "windows"
-    text = _platform.release().lower()
-    try:
-        text += Path("/proc/version").read_text(encoding="utf-8", errors="replace").lower()
-    except OSError:
-        pass
-    return "wsl2" if "microsoft" in text or "wsl" in text else "linux"
+    return "wsl2" if is_wsl() else "linux"
 
 
 def guess_platform(smi_text: str | bytes | None) -> tuple[str, str]:
@@ -59,8 +55,7 @@ def guess_platform(smi_text: str | bytes | None) -> tuple[str, str]:
     evidence = windows_evidence(smi_text)
     if evidence:
         return "windows", _("assumed native Windows from {evidence} (pass --platform to change it)").format(
-            evidence=evidence
-        )
+            evidence=evidence)
     return "linux", _("assumed Linux (pass --platform wsl2, windows or macos to change it)")
 
 
@@ -103,14 +98,13 @@ def probe_nvidia_smi(timeout: float = 30) -> SmiReport:
     return report
 
 
-def probe_nvcc(timeout: float = 30) -> NvccReport:
+def probe_nvcc() -> NvccReport:
     """Run ``nvcc --version`` if a CUDA toolkit is on PATH."""
     exe = shutil.which("nvcc")
     if exe is None:
-        return NvccReport(
-            "missing", problems=[_("nvcc is not on PATH (no CUDA toolkit - TensorFlow does not need one)")]
-        )
-    code, text = _run([exe, "--version"], timeout)
+        problem = _("nvcc is not on PATH (no CUDA toolkit - TensorFlow does not need one)")
+        return NvccReport("missing", problems=[problem])
+    code, text = _run([exe, "--version"], 30)
     report = parse_nvcc(text)
     if code != 0 and report.status == "ok":
         report.problems.append(_("nvcc exited with status {code}").format(code=code))
@@ -119,7 +113,6 @@ def probe_nvcc(timeout: float = 30) -> NvccReport:
 
 def probe_tensorflow() -> TensorFlowInfo:
     """Import TensorFlow quietly (its start-up log captured) and read its build and devices."""
-
     try:
         tf = quiet_tensorflow()
     except Exception as error:  # noqa: BLE001 - a missing or broken install is a finding, not a crash
@@ -134,9 +127,8 @@ def probe_tensorflow() -> TensorFlowInfo:
         for gpu in tf.config.list_physical_devices("GPU"):
             details = tf.config.experimental.get_device_details(gpu)
             cc = details.get("compute_capability")
-            info.gpus.append(
-                {"name": details.get("device_name", gpu.name), "compute_capability": f"{cc[0]}.{cc[1]}" if cc else None}
-            )
+            info.gpus.append({"name": details.get("device_name", gpu.name), "compute_capability": f"{cc[0]}.{cc[1]}"
+                              if cc else None})
     except Exception as error:  # noqa: BLE001
         info.error = f"{type(error).__name__}: {error}"
     return info

@@ -17,15 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from course_utils.core.i18n import translator
-from course_utils.doctor.commands import (
-    VERIFY,
-    conda_recipe,
-    pip_install,
-    pip_upgrade,
-    tensorboard_install,
-    tensorflow_requirement,
-    venv,
-)
+from course_utils.doctor.commands import conda_recipe, in_venv, install_build, pip_install, tensorflow_requirement
 from course_utils.doctor.gpus import QUERY_COMMAND, Generation, identify, known_failure, ptx_driver
 from course_utils.doctor.texts import N_, Note, join
 from course_utils.doctor.troubleshooting import links, more_text
@@ -165,17 +157,12 @@ def _gpu_notes(generation: Generation | None, build: Build, capped: bool, platfo
         return []
     table = load()
     if not generation.known:
-        return [
-            Note(
-                "gpu-generation-unknown",
-                _(
-                    "the GPU's name ({name}) does not tell its generation (compute capability), which "
-                    "decides whether a TensorFlow build has code for it: run `{command}` and give the doctor its "
-                    "output (drivers that do not know compute_cap need `--query-gpu=name,driver_version`, and the "
-                    "name then decides)"
-                ).format(name=repr(generation.name), command=QUERY_COMMAND),
-            )
-        ]
+        text = _(
+            "the GPU's name ({name}) does not tell its generation (compute capability), which decides whether a "
+            "TensorFlow build has code for it: run `{command}` and give the doctor its output (drivers that do not "
+            "know compute_cap need `--query-gpu=name,driver_version`, and the name then decides)"
+        )
+        return [Note("gpu-generation-unknown", text.format(name=repr(generation.name), command=QUERY_COMMAND))]
     rule = table.rule("compute-capability-5-dropped")
     fields = {"name": generation.name, "generation": generation.describe(), "rule": rule["text"]}
     fields.update(tensorflow=build.minor, since=rule["since"], minimum=rule["min_compute_capability"])
@@ -205,9 +192,8 @@ def _gpu_notes(generation: Generation | None, build: Build, capped: bool, platfo
     failure = known_failure(generation.compute_capability)
     if failure is not None:
         text = _("{name} has {generation}. {failure} Issue threads: {issues}")
-        notes.append(
-            Note("gpu-known-failure", text.format(failure=failure.text, issues=", ".join(failure.issues), **fields))
-        )
+        fields.update(failure=failure.text, issues=", ".join(failure.issues))
+        notes.append(Note("gpu-known-failure", text.format(**fields)))
     return notes
 
 
@@ -275,17 +261,14 @@ def recommend(
         commands, route_notes = _pip_route(platform, build, env_python, requirement, use_gpu)
     notes += route_notes + build_notes(build.minor)
     if not asked and use_gpu and platform != "windows":
-        tested = _("TF {tensorflow} was tested with Python {low}-{high}").format(
-            tensorflow=build.minor, low=build.python_min, high=build.python_max
-        )
-        notes.append(Note("tested-python-range", tested))
+        tested = _("TF {tensorflow} was tested with Python {low}-{high}")
+        notes.append(Note("tested-python-range", tested.format(tensorflow=build.minor, low=build.python_min,
+                                                               high=build.python_max)))
     notes += _gpu_notes(generation, build, capped=before is not None, platform=platform)
     if not use_gpu:
         notes.append(Note("cpu-only-install", _("CPU-only install: no NVIDIA GPU on this machine")))
-
-    rec = Recommendation(
-        platform, requirement, commands, build, env_python, use_gpu, generation=generation, notes=notes
-    )
+    rec = Recommendation(platform, requirement, commands, build, env_python, use_gpu, generation=generation,
+                         notes=notes)
     if use_gpu:
         rec.driver_min = load().min_driver(build.cuda_major, platform)
         ptx = ptx_driver(generation, build, platform)
@@ -333,8 +316,7 @@ def _pip_route(
     platform: str, build: Build, env_python: str | None, requirement: str, use_gpu: bool
 ) -> tuple[list[str], list[Note]]:
     """The pip route (Linux, WSL2, a CPU install): a venv and pip, and what the requirement leaves to the system."""
-    install = pip_install(requirement, build.minor)
-    commands = [*venv(platform, env_python), pip_upgrade(platform), install, *tensorboard_install(build), VERIFY]
+    commands = in_venv(platform, env_python, *install_build(build, requirement))
     notes = []
     if use_gpu and "[and-cuda]" not in requirement:
         text = _(
@@ -365,8 +347,7 @@ def _macos(asked: str | None, notes: list[Note]) -> Recommendation:
     build, env_python, python_notes = _build_for_python("linux", asked, None, unsupported, "macos")
     notes += python_notes
     requirement = f"tensorflow=={build.minor}.*"
-    commands = [*venv("macos", env_python), pip_upgrade("macos"), pip_install(requirement, build.minor)]
-    commands += [*tensorboard_install(build), VERIFY]
+    commands = in_venv("macos", env_python, *install_build(build, requirement))
     notes.append(rule_note("macos"))
     metal = load().rule("macos-metal")
     if asked and not metal_supports(asked):
@@ -430,30 +411,16 @@ def _check_driver(
     if fallback is not None:
         rec.fallback, rec.fallback_build = tensorflow_requirement(fallback, rec.platform, True), fallback
         rec.fallback_install = pip_install(rec.fallback, fallback.minor)
-    fields = {"driver": driver, "minimum": rec.driver_min, "fallback": rec.fallback, "install": rec.fallback_install}
-    if fallback is None:
-        text = _("your driver {driver} is older than the {minimum} this route needs: update it")
-    elif rec.platform == "windows" or "[and-cuda]" in rec.fallback:
-        text = _(
-            "your driver {driver} is older than the {minimum} this route needs: update it (or use {fallback}, the "
-            "newest tested build whose CUDA family this driver supports: {install})"
-        )
-    elif fallback.minor in table.rule("and-cuda-uninstallable")["tensorflow"]:
-        text = _(
-            "your driver {driver} is older than the {minimum} this route needs: update it (or use {fallback}, the "
-            "newest tested build whose CUDA family this driver supports: {install}, with CUDA {cuda} and cuDNN "
-            "{cudnn} installed on the system - {uninstallable})"
-        )
-    else:
-        text = _(
-            "your driver {driver} is older than the {minimum} this route needs: update it (or use {fallback}, the "
-            "newest tested build whose CUDA family this driver supports: {install}, with CUDA {cuda} and cuDNN "
-            "{cudnn} installed on the system)"
-        )
+    text = _("Your driver {driver} is older than the {minimum} this route needs: update it.").format(
+        driver=driver, minimum=rec.driver_min)
     if fallback is not None:
-        fields.update(
-            cuda=fallback.cuda, cudnn=fallback.cudnn, uninstallable=table.rule("and-cuda-uninstallable")["text"]
-        )
-    rec.notes.append(Note("driver-too-old", text.format(**fields)))
+        text = join(text, _("Or use {fallback}, the newest tested build whose CUDA family this driver supports: "
+                            "{install}.").format(fallback=rec.fallback, install=rec.fallback_install))
+    if fallback is not None and rec.platform != "windows" and "[and-cuda]" not in rec.fallback:
+        text = join(text, _("It needs CUDA {cuda} and cuDNN {cudnn} installed on the system.").format(
+            cuda=fallback.cuda, cudnn=fallback.cudnn))
+        if fallback.minor in table.rule("and-cuda-uninstallable")["tensorflow"]:
+            text = join(text, table.rule("and-cuda-uninstallable")["text"])
+    rec.notes.append(Note("driver-too-old", text))
     if fallback is not None and table.keras_2(fallback.minor) and "keras-2-only" not in rec.note_codes():
         rec.notes.append(_keras_note(fallback.minor, fallback=True))

@@ -9,7 +9,7 @@ first (WSL2 before native Windows' TF 2.10).
 from __future__ import annotations
 
 from course_utils.core.i18n import translator
-from course_utils.doctor.commands import VERIFY, pip_install, pip_upgrade, venv
+from course_utils.doctor.commands import in_venv, install_build, pip_install
 from course_utils.doctor.recommend import (
     Note,
     Recommendation,
@@ -60,11 +60,9 @@ def _metal(asked: str | None) -> Recommendation | None:
     minor = metal["tensorflow_max"]
     requirement = f"tensorflow=={minor}.*"
     install = pip_install(requirement, minor) + f' "{metal["plugin"]}"'
-    commands = [*venv("macos", python), pip_upgrade("macos"), install, VERIFY]
-    notes = [rule_note("macos-metal")]
-    if table.numpy_pin(minor):
-        notes.append(rule_note("numpy-2"))
-    return Recommendation("macos", requirement, commands, None, python, True, route=METAL_ROUTE, notes=notes)
+    notes = [rule_note("macos-metal"), *build_notes(minor)]
+    return Recommendation("macos", requirement, in_venv("macos", python, install), None, python, True,
+                          route=METAL_ROUTE, notes=notes)
 
 
 def _intel_mac(asked: str | None) -> Recommendation:
@@ -85,7 +83,7 @@ def _intel_mac(asked: str | None) -> Recommendation:
         fields = {"tensorflow": newest.minor, "low": newest.python_min, "high": newest.python_max}
         notes.append(Note("intel-mac-python", text.format(python=asked, env_python=python, **fields)))
     requirement = f"tensorflow=={build.minor}.*"
-    commands = [*venv("macos", python), pip_upgrade("macos"), pip_install(requirement, build.minor), VERIFY]
+    commands = in_venv("macos", python, *install_build(build, requirement))
     notes += build_notes(build.minor)
     return Recommendation("macos", requirement, commands, build, python, False, route=INTEL_MAC_ROUTE, notes=notes)
 

@@ -13,24 +13,10 @@ from course_utils.doctor.probes import probe
 from course_utils.doctor.recommend import Recommendation, platform_name, recommend
 from course_utils.doctor.routes import in_order, routes
 from course_utils.doctor.rules_tensorflow import tensorflow_findings
-from course_utils.doctor.texts import join
+from course_utils.doctor.texts import join, sentence
 from course_utils.doctor.versions import load, parse_version
 
 _ = translator("doctor")
-
-
-def _gpu_summary(smi: SmiReport) -> str:
-    if not smi.gpus:
-        return _("no GPU rows could be read")
-    parts = []
-    for g in smi.gpus:
-        memory = f"{g.memory_mib} MiB" if g.memory_mib is not None else _("memory unknown")
-        if g.driver_model:
-            extra = _("{memory}, {model} mode").format(memory=memory, model=g.driver_model)
-        else:
-            extra = memory
-        parts.append(f"GPU {g.index}: {g.name} ({extra})")
-    return "; ".join(parts)
 
 
 def _driver_findings(m: Machine, rec: Recommendation) -> list[Finding]:
@@ -41,17 +27,9 @@ def _driver_findings(m: Machine, rec: Recommendation) -> list[Finding]:
         return _driver_answered(smi, "; ".join(smi.problems))
     if smi.no_driver_found or smi.status == "no-driver":
         return [] if m.platform == "macos" else [_no_driver(m, rec)]
-    return [
-        Finding(
-            "no-nvidia-gpu",
-            "warning",
-            _('The NVIDIA driver is loaded but nvidia-smi found no GPU ("No devices were found").'),
-            _(
-                "Check that the GPU is seated and enabled (BIOS, passthrough, power); until then TensorFlow "
-                "uses the CPU."
-            ),
-        )
-    ]
+    message = _('The NVIDIA driver is loaded but nvidia-smi found no GPU ("No devices were found").')
+    fix = _("Check that the GPU is seated and enabled (BIOS, passthrough, power); until then TensorFlow uses the CPU.")
+    return [Finding("no-nvidia-gpu", "warning", message, fix)]
 
 
 def _driver_answered(smi: SmiReport, problems: str) -> list[Finding]:
@@ -63,18 +41,11 @@ def _driver_answered(smi: SmiReport, problems: str) -> list[Finding]:
             "{problems}. The advice below assumes nothing about the driver."
         ).format(problems=problems)
         return [Finding("nvidia-smi-partly-read", "warning", message, paste)]
+    message = _("NVIDIA driver {version}.").format(version=smi.driver_version)
     if smi.driver_cuda:
-        driver = _("NVIDIA driver {version}; it supports CUDA up to {cuda}. {gpus}.")
-    else:
-        driver = _("NVIDIA driver {version}. {gpus}.")
-    out = [
-        Finding(
-            "nvidia-driver",
-            "info",
-            driver.format(version=smi.driver_version, cuda=smi.driver_cuda, gpus=_gpu_summary(smi)),
-            _("Nothing to do."),
-        )
-    ]
+        message = join(message, _("It supports CUDA up to {driver_cuda}.").format(driver_cuda=smi.driver_cuda))
+    gpus = "; ".join(g.describe() for g in smi.gpus) or _("no GPU rows could be read")
+    out = [Finding("nvidia-driver", "info", join(message, sentence(gpus)), _("Nothing to do."))]
     if smi.problems:
         message = _("Parts of the nvidia-smi output could not be read: {problems}.").format(problems=problems)
         out.append(Finding("nvidia-smi-partly-read", "info", message, paste))
@@ -85,72 +56,52 @@ def _no_driver(m: Machine, rec: Recommendation) -> Finding:
     """No NVIDIA driver answered - nvidia-smi missing, an empty or unreadable capture, or a tool that cannot reach the
     driver: TensorFlow uses the CPU."""
     smi, table = m.smi, load()
-    platform = platform_name(m.platform)
     if smi.status == "no-driver":
-        what = _(
-            "nvidia-smi is installed but cannot talk to the NVIDIA driver ({said}): TensorFlow can only use the "
-            "CPU on {platform}."
-        ).format(said=smi.message, platform=platform)
+        what = _("nvidia-smi is installed but cannot talk to the NVIDIA driver ({said}).")
     elif smi.status == "missing":
-        what = _("No NVIDIA driver was found ({said}): TensorFlow can only use the CPU on {platform}.").format(
-            said=smi.message, platform=platform
-        )
+        what = _("No NVIDIA driver was found ({said}).")
     elif smi.status == "empty":
-        what = _(
-            "No NVIDIA driver was found: the nvidia-smi capture is empty, which is what `nvidia-smi > smi.txt` leaves "
-            "where the command is missing. TensorFlow can only use the CPU on {platform}."
-        ).format(platform=platform)
+        what = _("No NVIDIA driver was found: the nvidia-smi capture is empty, which is what `nvidia-smi > smi.txt` "
+                 "leaves where the command is missing.")
     else:
-        what = _(
-            "No NVIDIA driver was found: the capture is not nvidia-smi output ({problems}). TensorFlow can only use "
-            "the CPU on {platform}."
-        ).format(problems="; ".join(smi.problems), platform=platform)
+        what = _("No NVIDIA driver was found: the capture is not nvidia-smi output ({problems}).")
+    what = join(what.format(said=smi.message, problems="; ".join(smi.problems)),
+                _("TensorFlow can only use the CPU on {platform}.").format(platform=platform_name(m.platform)))
     capture = smi.status in ("empty", "unreadable")
+    save = _("save its whole output (`nvidia-smi > smi.txt`) and give the doctor that file")
     if m.platform == "wsl2":
         minimum = rec.driver_min or table.rule("wsl2")["driver_min"]
         fix = _("Install or update the NVIDIA driver on Windows (>= {minimum}); {rule}").format(
             minimum=minimum, rule=table.rule("wsl2-no-linux-driver")["text"]
         )
         if capture:
-            fix = join(fix, _("If `nvidia-smi` runs in WSL2, save its whole output (`nvidia-smi > smi.txt`) and give "
-                              "the doctor that file."))
+            fix = join(fix, _("If `nvidia-smi` runs in WSL2, {save}.").format(save=save))
     elif rec.gpu:
         fix = _(
             "If this machine has an NVIDIA GPU, install NVIDIA's driver (>= {minimum}) and reboot; "
             "without one, TensorFlow runs on the CPU (every notebook of this course still works)."
         ).format(minimum=rec.driver_min)
-    elif capture:
-        fix = _(
-            "The commands above are the CPU install: every notebook of this course works with it. If this machine "
-            "has an NVIDIA GPU: where `nvidia-smi` runs, save its whole output (`nvidia-smi > smi.txt`) and give the "
-            "doctor that file; where the command is not found, install NVIDIA's driver (>= {minimum}) and reboot."
-        ).format(minimum=recommend(m.platform, m.python).driver_min)
     else:
-        fix = _(
-            "The commands above are the CPU install: every notebook of this course works with it. If this machine "
-            "has an NVIDIA GPU, install NVIDIA's driver (>= {minimum}), reboot, and run the doctor again for the GPU "
-            "install."
-        ).format(minimum=recommend(m.platform, m.python).driver_min)
+        fix = _("The commands above are the CPU install: every notebook of this course works with it.")
+        if capture:
+            then = _("If this machine has an NVIDIA GPU: where `nvidia-smi` runs, {save}; where the command is not "
+                     "found, install NVIDIA's driver (>= {minimum}) and reboot.")
+        else:
+            then = _("If this machine has an NVIDIA GPU, install NVIDIA's driver (>= {minimum}), reboot, and run the "
+                     "doctor again for the GPU install.")
+        fix = join(fix, then.format(save=save, minimum=recommend(m.platform, m.python).driver_min))
     severity = "error" if smi.status == "no-driver" else "warning"
     return Finding("no-nvidia-driver", severity, what, fix)
 
 
 def _route_findings(m: Machine, rec: Recommendation, alternatives: list[Recommendation]) -> list[Finding]:
-    table, out = load(), []
-    smi = m.smi
+    table, smi, out = load(), m.smi, []
     if m.platform == "windows":
         out.append(_native_windows(m, rec, alternatives))
     if m.platform == "macos":
-        out.append(
-            Finding(
-                "macos-no-cuda",
-                "info",
-                table.rule("macos")["text"],
-                _("Install {tensorflow} (the commands above). Apple's Metal plugin is a separate route: {rule}").format(
-                    tensorflow=rec.tensorflow, rule=table.rule("macos-metal")["text"]
-                ),
-            )
-        )
+        fix = _("Install {tensorflow} (the commands above). Apple's Metal plugin is a separate route: {rule}")
+        fix = fix.format(tensorflow=rec.tensorflow, rule=table.rule("macos-metal")["text"])
+        out.append(Finding("macos-no-cuda", "info", table.rule("macos")["text"], fix))
     if rec.gpu and rec.driver_ok is False:
         out.append(Finding("driver-too-old", "error", _old_driver_message(rec, smi), _old_driver_fix(rec)))
     elif rec.gpu and rec.driver_ok and smi and smi.driver_cuda and rec.build:
@@ -172,31 +123,20 @@ def _native_windows(m: Machine, rec: Recommendation, alternatives: list[Recommen
     installed_cpu_only = bool(
         tf is not None and tf.installed and tf.version and parse_version(tf.version)[:2] > parse_version(last)[:2]
     )
+    message = _(
+        "Native Windows has no GPU TensorFlow after {last}: TF 2.11 and later install CPU-only there. "
+        "TF {last} was built and tested with CUDA {cuda} and cuDNN {cudnn}, on Python {low}-{high}."
+    )
     if installed_cpu_only:
-        message = _(
-            "Native Windows has no GPU TensorFlow after {last}: TF 2.11 and later install CPU-only there. "
-            "TF {last} was built and tested with CUDA {cuda} and cuDNN {cudnn}, on Python {low}-{high}. "
-            "The installed TensorFlow {installed} cannot use the GPU."
-        )
-    else:
-        message = _(
-            "Native Windows has no GPU TensorFlow after {last}: TF 2.11 and later install CPU-only there. "
-            "TF {last} was built and tested with CUDA {cuda} and cuDNN {cudnn}, on Python {low}-{high}."
-        )
+        message = join(message, _("The installed TensorFlow {installed} cannot use the GPU."))
+    fix = _(
+        "Use WSL2, where the course's TensorFlow uses the GPU: `{wsl}` inside WSL2 (Windows 10 {build} or newer, "
+        "Windows NVIDIA driver >= {minimum}). Native Windows runs only TF {last}, by the official conda recipe - "
+        "`{conda}`, then `{install}` in a Python <= {high} environment - and TF {last} comes with Keras 2: the "
+        "course's notebooks (Keras 3) do not run there."
+    )
     if wsl.driver_min and driver and parse_version(driver) < parse_version(wsl.driver_min):
-        fix = _(
-            "Use WSL2, where the course's TensorFlow uses the GPU: `{wsl}` inside WSL2 (Windows 10 {build} or newer, "
-            "Windows NVIDIA driver >= {minimum} - yours is {driver}, update it first). Native Windows runs only TF "
-            "{last}, by the official conda recipe - `{conda}`, then `{install}` in a Python <= {high} environment - "
-            "and TF {last} comes with Keras 2: the course's notebooks (Keras 3) do not run there."
-        )
-    else:
-        fix = _(
-            "Use WSL2, where the course's TensorFlow uses the GPU: `{wsl}` inside WSL2 (Windows 10 {build} or newer, "
-            "Windows NVIDIA driver >= {minimum}). Native Windows runs only TF {last}, by the official conda recipe - "
-            "`{conda}`, then `{install}` in a Python <= {high} environment - and TF {last} comes with Keras 2: the "
-            "course's notebooks (Keras 3) do not run there."
-        )
+        fix = join(_("First update the Windows NVIDIA driver to >= {minimum} (yours is {driver})."), fix)
     fields = {"last": last, "cuda": build.cuda, "cudnn": build.cudnn, "low": build.python_min}
     fields.update(high=build.python_max, installed=tf.version if tf else None, conda=recipe["conda"])
     fields.update(install=pip_install(recipe["requirement"], build.minor), driver=driver)
@@ -215,36 +155,22 @@ def _minor_version_findings(rec: Recommendation, smi: SmiReport) -> list[Finding
         "TF {tensorflow} is built with CUDA {cuda}; your driver supports up to {driver_cuda}. That "
         "works through CUDA minor-version compatibility (same major family, driver >= {minimum}), "
         "with a limited feature set."
-    ).format(
-        tensorflow=rec.build.minor,
-        cuda=rec.build.cuda,
-        driver_cuda=smi.driver_cuda,
-        minimum=load().min_driver(need[0], rec.platform),
-    )
+    ).format(tensorflow=rec.build.minor, cuda=rec.build.cuda, driver_cuda=smi.driver_cuda,
+             minimum=load().min_driver(need[0], rec.platform))
     fix = _("Nothing to do; a newer driver lifts the limits.")
     return [Finding("minor-version-compatibility", "info", message, fix)]
 
 
 def _old_driver_message(rec: Recommendation, smi: SmiReport | None) -> str:
     """driver-too-old's message: the driver, the CUDA it supports (when nvidia-smi said), and what TF needs."""
-    if smi and smi.driver_cuda:
-        text = _(
-            "The NVIDIA driver {driver} (it supports CUDA up to {driver_cuda}) is older than the {minimum} that TF "
-            "{tensorflow} (CUDA {cuda}) needs on {platform}."
-        )
-    else:
-        text = _(
-            "The NVIDIA driver {driver} is older than the {minimum} that TF {tensorflow} (CUDA {cuda}) needs on "
-            "{platform}."
-        )
-    return text.format(
-        driver=rec.driver,
-        driver_cuda=smi.driver_cuda if smi else None,
-        minimum=rec.driver_min,
-        tensorflow=rec.build.minor,
-        cuda=rec.build.cuda,
-        platform=platform_name(rec.platform),
+    text = _(
+        "The NVIDIA driver {driver} is older than the {minimum} that TF {tensorflow} (CUDA {cuda}) needs on "
+        "{platform}."
     )
+    if smi and smi.driver_cuda:
+        text = join(text, _("It supports CUDA up to {driver_cuda}."))
+    return text.format(driver=rec.driver, driver_cuda=smi.driver_cuda if smi else None, minimum=rec.driver_min,
+                       tensorflow=rec.build.minor, cuda=rec.build.cuda, platform=platform_name(rec.platform))
 
 
 def _old_driver_fix(rec: Recommendation) -> str:
@@ -254,38 +180,16 @@ def _old_driver_fix(rec: Recommendation) -> str:
             minimum=rec.driver_min
         )
     build = rec.fallback_build
-    system = bool(build and rec.platform != "windows" and "[and-cuda]" not in rec.fallback)
-    keras_2 = bool(build and load().keras_2(build.minor))
-    if system and keras_2:
-        text = _(
-            "Update the NVIDIA driver to >= {minimum}; if you cannot, {fallback} is the newest tested TensorFlow whose "
-            "CUDA family this driver supports (CUDA minor-version compatibility): `{install}`, with CUDA {cuda} and "
-            "cuDNN {cudnn} on the system - it comes with Keras 2, on which the course's notebooks do not run."
-        )
-    elif system:
-        text = _(
-            "Update the NVIDIA driver to >= {minimum}; if you cannot, {fallback} is the newest tested TensorFlow whose "
-            "CUDA family this driver supports (CUDA minor-version compatibility): `{install}`, with CUDA {cuda} and "
-            "cuDNN {cudnn} on the system."
-        )
-    elif keras_2:
-        text = _(
-            "Update the NVIDIA driver to >= {minimum}; if you cannot, {fallback} is the newest tested TensorFlow whose "
-            "CUDA family this driver supports (CUDA minor-version compatibility): `{install}` - it comes with Keras 2, "
-            "on which the course's notebooks do not run."
-        )
-    else:
-        text = _(
-            "Update the NVIDIA driver to >= {minimum}; if you cannot, {fallback} is the newest tested TensorFlow whose "
-            "CUDA family this driver supports (CUDA minor-version compatibility): `{install}`."
-        )
-    return text.format(
-        minimum=rec.driver_min,
-        fallback=rec.fallback,
-        install=rec.fallback_install,
-        cuda=build.cuda if build else None,
-        cudnn=build.cudnn if build else None,
+    text = _(
+        "Update the NVIDIA driver to >= {minimum}; if you cannot, {fallback} is the newest tested TensorFlow whose "
+        "CUDA family this driver supports (CUDA minor-version compatibility): `{install}`."
     )
+    if build and rec.platform != "windows" and "[and-cuda]" not in rec.fallback:
+        text = join(text, _("It needs CUDA {cuda} and cuDNN {cudnn} installed on the system."))
+    if build and load().keras_2(build.minor):
+        text = join(text, _("It comes with Keras 2, on which the course's notebooks do not run."))
+    return text.format(minimum=rec.driver_min, fallback=rec.fallback, install=rec.fallback_install,
+                       cuda=build.cuda if build else None, cudnn=build.cudnn if build else None)
 
 
 def _toolkit_findings(m: Machine, rec: Recommendation) -> list[Finding]:
@@ -301,9 +205,7 @@ def _toolkit_findings(m: Machine, rec: Recommendation) -> list[Finding]:
     else:
         limit = None
     if limit is not None and toolkit > limit:
-        same_family = toolkit[0] == limit[0]
-        family_min = table.min_driver(toolkit[0], m.platform)
-        if same_family:
+        if toolkit[0] == limit[0]:
             how = _(
                 "Programs built with it run only under CUDA minor-version compatibility (same major family "
                 "{major}, driver >= {minimum}), with a limited feature set; PTX it generates fails with "
@@ -311,21 +213,13 @@ def _toolkit_findings(m: Machine, rec: Recommendation) -> list[Finding]:
             )
         else:
             how = _("Programs built with it do not run on this driver: CUDA {major}.x needs a driver >= {minimum}.")
-        how = how.format(major=toolkit[0], minimum=family_min)
-        out.append(
-            Finding(
-                "toolkit-newer-than-driver",
-                "warning",
-                _(
-                    "nvcc reports CUDA toolkit {release}, newer than the CUDA {limit} the driver {driver} supports. "
-                    "{how}"
-                ).format(release=nvcc.release, limit=limit_text, driver=driver, how=how),
-                _(
-                    "For TensorFlow nothing to do: it never calls nvcc (see nvcc-not-used). For your own CUDA code, "
-                    "update the driver to one that supports CUDA {release}, or use a toolkit no newer than {limit}."
-                ).format(release=nvcc.release, limit=limit_text),
-            )
-        )
+        how = how.format(major=toolkit[0], minimum=table.min_driver(toolkit[0], m.platform))
+        message = _("nvcc reports CUDA toolkit {release}, newer than the CUDA {limit} the driver {driver} supports. "
+                    "{how}").format(release=nvcc.release, limit=limit_text, driver=driver, how=how)
+        fix = _("For TensorFlow nothing to do: it never calls nvcc (see nvcc-not-used). For your own CUDA code, "
+                "update the driver to one that supports CUDA {release}, or use a toolkit no newer than {limit}.")
+        out.append(Finding("toolkit-newer-than-driver", "warning", message,
+                           fix.format(release=nvcc.release, limit=limit_text)))
     if "[and-cuda]" in rec.tensorflow:
         route = _("the CUDA/cuDNN pip wheels that tensorflow[and-cuda] brings")
     elif rec.build:
@@ -374,14 +268,9 @@ def diagnose(machine: Machine | None = None) -> Diagnosis:
     rec, alternatives = options[0], options[1:]
     findings: list[Finding] = []
     if m.platform_note:
-        findings.append(
-            Finding(
-                "platform-assumed",
-                "info",
-                _("No platform given: {how}.").format(how=m.platform_note),
-                _("Pass --platform linux, wsl2, windows or macos."),
-            )
-        )
+        message, fix = _("No platform given: {how}.").format(how=m.platform_note), _(
+            "Pass --platform linux, wsl2, windows or macos.")
+        findings.append(Finding("platform-assumed", "info", message, fix))
     findings += _driver_findings(m, rec)
     findings += _route_findings(m, rec, alternatives)
     findings += _toolkit_findings(m, rec)

@@ -10,7 +10,7 @@ from course_utils.core.i18n import translator
 from course_utils.doctor.commands import pip_install
 from course_utils.doctor.gpus import covered_by_build, identify
 from course_utils.doctor.logs import classify
-from course_utils.doctor.model import Finding, Machine, TensorFlowInfo, log_hints
+from course_utils.doctor.model import Finding, Machine, TensorFlowInfo, log_findings, log_hints
 from course_utils.doctor.recommend import Recommendation
 from course_utils.doctor.texts import join
 from course_utils.doctor.versions import load, parse_version
@@ -61,28 +61,12 @@ def _not_installed(tf: TensorFlowInfo, rec: Recommendation) -> Finding:
 
 def _cpu_only_build(m: Machine, rec: Recommendation, nvidia_gpu: bool) -> Finding:
     """A TensorFlow built without CUDA: an error next to an NVIDIA GPU, else only information."""
-    windows = m.platform == "windows"
-    if nvidia_gpu and windows:
-        message = _(
-            "This TensorFlow ({version}) is a CPU-only build (tf.test.is_built_with_cuda() is False) (on native "
-            "Windows every TensorFlow after 2.10 is CPU-only): it can never use a GPU, although nvidia-smi "
-            "shows one."
-        )
-    elif nvidia_gpu:
-        message = _(
-            "This TensorFlow ({version}) is a CPU-only build (tf.test.is_built_with_cuda() is False): it can "
-            "never use a GPU, although nvidia-smi shows one."
-        )
-    elif windows:
-        message = _(
-            "This TensorFlow ({version}) is a CPU-only build (tf.test.is_built_with_cuda() is False) (on native "
-            "Windows every TensorFlow after 2.10 is CPU-only): it can never use a GPU."
-        )
-    else:
-        message = _(
-            "This TensorFlow ({version}) is a CPU-only build (tf.test.is_built_with_cuda() is False): it can "
-            "never use a GPU."
-        )
+    message = _("This TensorFlow ({version}) is a CPU-only build (tf.test.is_built_with_cuda() is False): it can "
+                "never use a GPU.").format(version=m.tensorflow.version)
+    if m.platform == "windows":
+        message = join(message, _("On native Windows every TensorFlow after 2.10 is CPU-only."))
+    if nvidia_gpu:
+        message = join(message, _("nvidia-smi shows an NVIDIA GPU on this machine."))
     if rec.gpu:
         fix = _("For the GPU install {tensorflow} instead: {commands}").format(
             tensorflow=rec.tensorflow, commands=" ; ".join(rec.commands[:5])
@@ -90,7 +74,7 @@ def _cpu_only_build(m: Machine, rec: Recommendation, nvidia_gpu: bool) -> Findin
     else:
         fix = _("Nothing to do on a machine without an NVIDIA GPU.")
     severity = "error" if nvidia_gpu else "info"
-    return Finding("cpu-only-build", severity, message.format(version=m.tensorflow.version), fix)
+    return Finding("cpu-only-build", severity, message, fix)
 
 
 def _uses_gpu(tf: TensorFlowInfo) -> Finding:
@@ -101,14 +85,9 @@ def _uses_gpu(tf: TensorFlowInfo) -> Finding:
         else g["name"]
         for g in tf.gpus
     )
-    return Finding(
-        "tensorflow-uses-gpu",
-        "info",
-        _("TensorFlow {version} sees {count} GPU(s): {names}.").format(
-            version=tf.version, count=len(tf.gpus), names=names
-        ),
-        _("Nothing to do."),
-    )
+    message = _("TensorFlow {version} sees {count} GPU(s): {names}.")
+    return Finding("tensorflow-uses-gpu", "info", message.format(version=tf.version, count=len(tf.gpus), names=names),
+                   _("Nothing to do."))
 
 
 def _sees_no_gpu(m: Machine, rec: Recommendation, nvidia_gpu: bool) -> Finding:
@@ -134,46 +113,18 @@ def _sees_no_gpu(m: Machine, rec: Recommendation, nvidia_gpu: bool) -> Finding:
 
 
 def _cudnn_findings(tf: TensorFlowInfo) -> list[Finding]:
-    """A cuDNN older than the one TensorFlow was built with, from its start-up log."""
-    out = []
-    for entry in classify(tf.startup_log).entries:
-        if entry.code == "cudnn-mismatch":
-            out.append(
-                Finding(
-                    "cudnn-mismatch",
-                    "error",
-                    _("TensorFlow loaded cuDNN {runtime} but was built with {compiled}. {rule}").format(
-                        runtime=entry.details.get("runtime"),
-                        compiled=entry.details.get("compiled"),
-                        rule=load().cudnn_rule["text"],
-                    ),
-                    _(
-                        "Another package (often PyTorch) pinned an older cuDNN in this environment: give "
-                        "TensorFlow its own environment, or install a cuDNN of the same major and at least "
-                        "the same minor version."
-                    ),
-                )
-            )
-    return out
+    """A cuDNN older than the one TensorFlow was built with: its start-up log's line, as the log rule reads it."""
+    return [f for f in log_findings(classify(tf.startup_log)) if f.code == "cudnn-mismatch"]
 
 
 def _tensorboard_findings(tf: TensorFlowInfo) -> list[Finding]:
     """A TensorFlow that no longer brings TensorBoard, without it installed."""
     rule = load().rule("tensorboard-separate")
-    if (
-        tf.version
-        and parse_version(tf.version) >= parse_version(rule["since"])
-        and importlib.util.find_spec("tensorboard") is None
-    ):
-        return [
-            Finding(
-                "tensorboard-not-installed",
-                "info",
-                rule["text"],  # in the language now (versions.Row)
-                f'pip install "tensorboard=={".".join(tf.version.split(".")[:2])}.*"',
-            )
-        ]
-    return []
+    if not tf.version or parse_version(tf.version) < parse_version(rule["since"]) or importlib.util.find_spec(
+            "tensorboard"):
+        return []
+    install = f'pip install "tensorboard=={".".join(tf.version.split(".")[:2])}.*"'
+    return [Finding("tensorboard-not-installed", "info", rule["text"], install)]  # the rule's text: the language now
 
 
 def _coverage_findings(tf: TensorFlowInfo, gpus: list[tuple[str, str | None]]) -> list[Finding]:
@@ -194,30 +145,14 @@ def _coverage_findings(tf: TensorFlowInfo, gpus: list[tuple[str, str | None]]) -
                 "TF {tensorflow} is the last release with 5.x kernels: on Linux or WSL2 `{install}` (Python "
                 "{low}-{high}; the course's notebooks are tested with newer TensorFlow) - or use a GPU of compute "
                 "capability {minimum} or newer, or a hosted GPU (Colab, Kaggle)."
-            ).format(
-                tensorflow=last.minor,
-                install=pip_install(f"tensorflow[and-cuda]=={last.minor}.*", last.minor),
-                low=last.python_min,
-                high=last.python_max,
-                minimum=rule["min_compute_capability"],
-            )
+            ).format(tensorflow=last.minor, install=pip_install(f"tensorflow[and-cuda]=={last.minor}.*", last.minor),
+                     low=last.python_min, high=last.python_max, minimum=rule["min_compute_capability"])
         else:
             fix = _(
                 "Use a GPU of compute capability {minimum} or newer, or a hosted GPU (Colab, Kaggle); TensorFlow "
                 "runs on the CPU meanwhile."
             ).format(minimum=rule["min_compute_capability"])
-        out.append(
-            Finding(
-                "compute-capability-unsupported",
-                "error",
-                _("{name} has {generation}; this TensorFlow {version}: {reason}. {rule}").format(
-                    name=name,
-                    generation=generation.describe(),
-                    version=tf.version,
-                    reason=coverage.reason,
-                    rule=rule["text"],
-                ),
-                fix,
-            )
-        )
+        message = _("{name} has {generation}; this TensorFlow {version}: {reason}. {rule}").format(
+            name=name, generation=generation.describe(), version=tf.version, reason=coverage.reason, rule=rule["text"])
+        out.append(Finding("compute-capability-unsupported", "error", message, fix))
     return out

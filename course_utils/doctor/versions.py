@@ -2,7 +2,7 @@
 
 The facts live in ``course_utils/doctor/versions.json`` - TensorFlow's tested build
 configurations (Linux GPU and native-Windows GPU, TF 2.4 to 2.21), NVIDIA's minimum
-drivers per CUDA major family, the cuDNN rule and the platform rules - each row with its
+drivers per CUDA major family and the platform rules - each row with its
 public source. This module only reads and compares them; it never decides a version in
 code. ``recommend`` (``course_utils.doctor``) and notebook 01 are built on it.
 
@@ -52,12 +52,12 @@ def english_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
-def localized(entry: Mapping[str, Any], lang: str | None = None) -> str:
-    """An entry's ``text`` in ``lang`` (default: the language now): its translation when it translates the
-    current English (same ``en_sha256``), else the English."""
+def localized(entry: Mapping[str, Any]) -> str:
+    """An entry's ``text`` in the language now: its translation when it translates the current English (same
+    ``en_sha256``), else the English."""
     raw = entry.raw if isinstance(entry, Row) else entry
     english = raw["text"]
-    found = raw.get("translations", {}).get(lang or language())
+    found = raw.get("translations", {}).get(language())
     if found and found.get("en_sha256") == english_hash(english):
         return found["text"]
     return english
@@ -123,7 +123,6 @@ class Table:
     linux: tuple[Build, ...]
     windows: tuple[Build, ...]
     driver_minimums: tuple[DriverMinimum, ...]
-    cudnn_rule: Row  # "text" in the language now, "source"
     rules: dict[str, Row]
 
     def builds(self, platform: str) -> tuple[Build, ...]:
@@ -172,19 +171,11 @@ class Table:
         return minimum
 
     def numpy_pin(self, tensorflow: str) -> str | None:
-        """``"numpy<2"`` for a TensorFlow built against NumPy 1 (before 2.18, rule 'numpy-2'), else None."""
+        """``"numpy<2"`` for a TensorFlow that lets pip install NumPy 2 beside it although it was built against NumPy 1
+        (before ``capped_since``, 2.12: rule 'numpy-2'), else None: 2.12 to 2.17 cap NumPy themselves."""
         rule = self.rule("numpy-2")
         version = parse_version(tensorflow)
-        return rule["pin"] if version is not None and version[:2] < parse_version(rule["since"])[:2] else None
-
-    def numpy_pin_needed(self, tensorflow: str) -> bool:
-        """True where pip would install NumPy 2 beside a TensorFlow built for NumPy 1: the releases before
-        ``capped_since`` (2.12) do not cap NumPy themselves (rule 'numpy-2'). From 2.12 to 2.17 the pin is
-        harmless but not needed: TensorFlow's own requirement keeps NumPy 1."""
-        rule = self.rule("numpy-2")
-        version = parse_version(tensorflow)
-        return bool(self.numpy_pin(tensorflow)) and version is not None and (
-            version[:2] < parse_version(rule["capped_since"])[:2])
+        return rule["pin"] if version is not None and version[:2] < parse_version(rule["capped_since"])[:2] else None
 
     def keras_2(self, tensorflow: str) -> bool:
         """True for a TensorFlow that comes with Keras 2 (before 2.16, rule 'keras-2-only')."""
@@ -226,6 +217,5 @@ def load() -> Table:
         driver_minimums=tuple(
             DriverMinimum(r["cuda_major"], r["linux"], r["windows"]) for r in data["driver_minimums"]
         ),
-        cudnn_rule=Row(data["cudnn_rule"]),
         rules={r["id"]: Row(r) for r in data["rules"]},
     )

@@ -59,55 +59,24 @@ def wsl_checks(
     """WSL2's GPU plumbing: the /dev/dxg device, the Windows driver's libcuda, and no Linux driver inside."""
     notes: list[Note] = []
     if not os.path.exists(dxg):
-        notes.append(
-            Note(
-                "wsl2-no-dxg",
-                _(
-                    "{device} is missing: WSL2 exposes the GPU to Linux through this device, so no GPU is visible "
-                    "(WSL 1, an old Windows build, or WSL not updated)"
-                ).format(device=dxg),
-            )
-        )
+        text = _("{device} is missing: WSL2 exposes the GPU to Linux through this device, so no GPU is visible "
+                 "(WSL 1, an old Windows build, or WSL not updated)")
+        notes.append(Note("wsl2-no-dxg", text.format(device=dxg)))
     libcuda = sorted(Path(wsl_lib).glob("libcuda.so*"))
     if not libcuda:
-        notes.append(
-            Note(
-                "wsl2-no-libcuda",
-                _(
-                    "No libcuda.so* in {folder}: the Windows NVIDIA driver puts it there, so it is missing or too old"
-                ).format(folder=wsl_lib),
-            )
-        )
+        text = _("No libcuda.so* in {folder}: the Windows NVIDIA driver puts it there, so it is missing or too old")
+        notes.append(Note("wsl2-no-libcuda", text.format(folder=wsl_lib)))
     wsl_real = Path(wsl_lib).resolve()
-    inside = []
-    for folder in linux_lib_dirs:
-        for path in sorted(Path(folder).glob("libcuda.so*")):
-            real = path.resolve()
-            if wsl_real not in real.parents and real.parent != wsl_real:
-                inside.append(str(path))
+    inside = [str(path) for folder in linux_lib_dirs for path in sorted(Path(folder).glob("libcuda.so*"))
+              if wsl_real not in path.resolve().parents and path.resolve().parent != wsl_real]
     packages = installed_driver_packages(dpkg_status)
     if inside or packages:
-        what = []
-        if packages:
-            what.append(_("packages {names}").format(names=", ".join(packages)))
-        if inside:
-            what.append(_("files {names}").format(names=", ".join(inside)))
-        notes.append(
-            Note(
-                "wsl2-linux-driver-installed",
-                _(
-                    "A Linux NVIDIA driver is installed inside WSL2 ({found}): its libcuda replaces the one the "
-                    "Windows driver provides"
-                ).format(found="; ".join(what)),
-            )
-        )
+        what = [_("packages {names}").format(names=", ".join(packages))] if packages else []
+        what += [_("files {names}").format(names=", ".join(inside))] if inside else []
+        text = _("A Linux NVIDIA driver is installed inside WSL2 ({found}): its libcuda replaces the one the Windows "
+                 "driver provides")
+        notes.append(Note("wsl2-linux-driver-installed", text.format(found="; ".join(what))))
     if not notes:
-        notes.append(
-            Note(
-                "wsl2-gpu-plumbing",
-                _(
-                    "WSL2's GPU plumbing is in place: {device}, {library} in {folder}, no Linux NVIDIA driver inside"
-                ).format(device=dxg, library=libcuda[0].name, folder=wsl_lib),
-            )
-        )
+        text = _("WSL2's GPU plumbing is in place: {device}, {library} in {folder}, no Linux NVIDIA driver inside")
+        notes.append(Note("wsl2-gpu-plumbing", text.format(device=dxg, library=libcuda[0].name, folder=wsl_lib)))
     return notes

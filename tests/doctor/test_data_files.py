@@ -1,6 +1,6 @@
-"""The doctor's data files - versions.json and log_rules.json - against their JSON Schemas (course_utils/doctor/
-schemas/), what a schema cannot say (a pattern compiles for Python's re, a code is used once, a shared text exists),
-and their translations: current, and keeping the English's commands and {fields}."""
+"""The doctor's data files - versions.json, log_rules.json and findings.json - against their JSON Schemas
+(course_utils/doctor/schemas/), what a schema cannot say (a pattern compiles for Python's re, a code is used once, a
+shared text exists), and their translations: current, and keeping the English's commands and {fields}."""
 
 from __future__ import annotations
 
@@ -17,11 +17,11 @@ from referencing import Registry, Resource
 
 from course_utils.core import variables
 from course_utils.core.i18n import ENGLISH, LANGUAGES
-from course_utils.doctor import log_rules, logs, versions
+from course_utils.doctor import checks, log_rules, logs, versions
 from course_utils.doctor.versions import english_hash, localized
 
 SCHEMAS = versions.DATA_FILE.parent / "schemas"
-FILES = {"versions": versions.DATA_FILE, "log_rules": log_rules.DATA_FILE}
+FILES = {"versions": versions.DATA_FILE, "log_rules": log_rules.DATA_FILE, "findings": checks.DATA_FILE}
 
 
 def schema_problems(name: str, data: Any) -> list[str]:
@@ -50,7 +50,7 @@ def patterns(name: str, data: dict) -> Iterator[tuple[str, str]]:
     if name == "log_rules":
         for rule in data["rules"]:
             yield from ((f"rules[{rule.get('code')}].patterns", p) for p in rule.get("patterns", []))
-    else:
+    elif name == "versions":
         yield from ((f"gpus.families[{row['family']}]", row["pattern"]) for row in data["gpus"]["families"])
 
 
@@ -112,6 +112,10 @@ PLANTED: list[tuple[str, Callable[[dict], Any], str]] = [
     ("versions", lambda d: _translation(_rule(d, "macos")).pop("en_sha256"),
      "rules[macos].translations.zh-CN: 'en_sha256' is a required property"),
     ("versions", lambda d: d["linux_gpu"][0].pop("cuda"), "linux_gpu[0]: 'cuda' is a required property"),
+    ("findings", lambda d: d["checks"]["wsl2-no-dxg"].update(severity="fatal"),
+     "checks.wsl2-no-dxg.severity: 'fatal' is not one of"),
+    ("findings", lambda d: d["checks"]["wsl2-no-dxg"].update(group="Windows"),
+     "checks.wsl2-no-dxg.group: 'Windows' is not one of"),
     ("versions", lambda d: d["gpus"]["families"][0].update(pattern=r"\bRTX 50[5-9"),
      "gpus.families[Blackwell (GeForce RTX 50 series)]: '\\\\bRTX 50[5-9' does not compile"),
 ]

@@ -1,7 +1,8 @@
 """The doctor's first answer is the one to follow (issue 38): the report starts with the verdict and the one install
 block and fits a screen, ``--verbose`` shows the rest (that the short report loses nothing: test_doctor.py's sweep);
 an empty or unreadable ``nvidia-smi`` capture is no driver and gets the CPU install; native Windows with an NVIDIA GPU
-leads with WSL2; every install command the doctor can print for a TensorFlow built against NumPy 1 pins ``numpy<2``."""
+leads with WSL2; every install command the doctor can print for a TensorFlow that does not cap NumPy (2.11 and older)
+pins ``numpy<2``."""
 
 from __future__ import annotations
 
@@ -263,7 +264,7 @@ def unpinned(text: str) -> list[str]:
         for token in tokens:
             requirement = TENSORFLOW.match(token)
             newest = newest_allowed(requirement.group("spec")) if requirement else None
-            if newest is not None and load().numpy_pin_needed(".".join(map(str, newest))) and not pinned:
+            if newest is not None and load().numpy_pin(".".join(map(str, newest))) and not pinned:
                 found.append(match.group(0))
     return found
 

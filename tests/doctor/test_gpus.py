@@ -140,7 +140,7 @@ def test_tuples_are_accepted_as_tensorflow_reports_them():
 def test_generation_from_the_name(name, cc):
     generation = identify(name)
     assert (generation.compute_capability, generation.source) == (cc, "name")
-    assert gpus.families_source() in generation.describe()
+    assert gpus.data()["families_source"] in generation.describe()
 
 
 @pytest.mark.parametrize("name", ["NVIDIA GeForce ...", "NVIDIA Graphics Device", "", None])
@@ -158,7 +158,7 @@ def test_a_reported_compute_capability_wins_over_the_name():
 
 
 def test_every_family_row_is_a_readable_compute_capability_and_the_table_names_nvidias_page():
-    assert gpus.families_source() == "https://developer.nvidia.com/cuda-gpus"
-    for family in gpus.families():
-        assert gpus.compute_capability(family.compute_capability)
-        assert family.family
+    assert gpus.data()["families_source"] == "https://developer.nvidia.com/cuda-gpus"
+    for family in gpus.data()["families"]:
+        assert gpus.compute_capability(family["compute_capability"])
+        assert family["family"]

@@ -81,7 +81,7 @@ def test_a_crashed_load_becomes_its_own_finding(tmp_path, monkeypatch):
     site = tmp_path / "site-packages"
     lib = wheel(site, "nccl", "libnccl.so.2", "nvidia-nccl-cu12")
     crashed = [{"path": str(lib), "ok": False, "error": "the process ended by signal SIGSEGV", "crashed": True}]
-    monkeypatch.setattr(libraries_module, "load_libraries", lambda paths, timeout_s: crashed)
+    monkeypatch.setattr(libraries_module, "load_libraries", lambda paths: crashed)
     [note] = nvidia_library_checks([site], ld_library_path="", ld_so_conf=None)
     assert note.code == "nvidia-lib-load-crashed" and "SIGSEGV" in note.text and "nvidia-nccl-cu12" in note.text
     assert check_findings([note])[0].severity == "error"
@@ -114,7 +114,7 @@ def test_a_system_cuda_on_ld_library_path_shadows_the_pip_wheels(tmp_path, monke
     monkeypatch.setattr(
         libraries_module,
         "load_libraries",
-        lambda paths, timeout_s: [{"path": p, "ok": True, "error": None, "crashed": False} for p in paths],
+        lambda paths: [{"path": p, "ok": True, "error": None, "crashed": False} for p in paths],
     )
     site = tmp_path / "site-packages"
     wheel(site, "cublas", "libcublas.so.12")

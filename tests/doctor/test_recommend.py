@@ -212,10 +212,10 @@ def test_note_reads_as_its_text():
 
 # ----------------------------------------------------------------- every recipe imports with the NumPy pip gives it
 
-# TensorFlow 2.18 is the first release built against NumPy 2 (its release notes); an older one needs "numpy<2",
-# because several of them (2.11 and older) let pip install NumPy 2, on which `import tensorflow` fails
-# (tensorflow/tensorflow#91042, checked with pip's resolver: tensorflow<2.11 on Windows/Python 3.10 gets NumPy 2.2.6).
-FIRST_WITH_NUMPY_2 = Version("2.18")
+# TensorFlow before 2.18 was built against NumPy 1, but only 2.11 and older let pip install NumPy 2 beside them, on
+# which `import tensorflow` fails (tensorflow/tensorflow#91042, checked with pip's resolver: tensorflow<2.11 on
+# Windows/Python 3.10 gets NumPy 2.2.6); 2.12-2.17 cap NumPy below 2 themselves. So "numpy<2" goes with TF <= 2.11.
+FIRST_CAPPING_NUMPY = Version("2.12")
 PIP_INSTALL = re.compile(r'pip install((?: "[^"]+")+)')
 
 
@@ -238,7 +238,7 @@ def check_numpy_pin(args: list[str], where: str) -> bool:
     tensorflow = [a for a in args if Requirement(a).name == "tensorflow"]
     if not tensorflow:
         return False
-    needs_pin = tensorflow_installed_by(tensorflow[0]) < FIRST_WITH_NUMPY_2
+    needs_pin = tensorflow_installed_by(tensorflow[0]) < FIRST_CAPPING_NUMPY
     assert ("numpy<2" in args) is needs_pin, f"{where}: {args}"
     return True
 
@@ -261,7 +261,7 @@ def table_drivers() -> list[str | None]:
     return [None, *sorted(minimums | below)]
 
 
-def test_every_recipe_pins_numpy_1_exactly_for_a_tensorflow_older_than_2_18():
+def test_every_recipe_pins_numpy_1_exactly_for_a_tensorflow_older_than_2_12():
     checked = set()
     for platform, python, driver, gpu in itertools.product(
         ["linux", "wsl2", "windows", "macos"], table_pythons(), table_drivers(), [None, False, "GeForce GTX 980"]
@@ -282,7 +282,7 @@ def test_the_qa_posts_machine_gets_a_recipe_that_imports():
     # Windows, Python 3.10, driver 512.77: TF 2.10 (NumPy 1 ABI) must come with numpy<2
     native, wsl = routes("windows", "3.10", "512.77", "NVIDIA GeForce ...")
     assert 'pip install "tensorflow<2.11" "numpy<2"' in native.commands
-    assert wsl.fallback_install == 'pip install "tensorflow==2.14.*" "numpy<2"'
+    assert wsl.fallback_install == 'pip install "tensorflow==2.14.*"'  # TF 2.14 caps NumPy below 2 itself
     assert not any("numpy" in c for c in wsl.commands)  # TF 2.21 is built with NumPy 2
 
 
@@ -319,7 +319,7 @@ def test_a_maxwell_card_on_linux_gets_tf_2_16_the_last_with_its_kernels():
     # nvidia-smi on a GeForce GTX 960 (compute capability 5.2) with driver 580.82.09: github.com/patfinder/cuda-1
     rec = recommend("linux", "3.12", "580.82.09", "NVIDIA GeForce GTX 960")
     assert rec.tensorflow == "tensorflow[and-cuda]==2.16.*"
-    assert 'pip install "tensorflow[and-cuda]==2.16.*" "numpy<2"' in rec.commands
+    assert 'pip install "tensorflow[and-cuda]==2.16.*"' in rec.commands
     text = note(rec, "gpu-too-old").text
     assert "5.2" in text and "2.17" in text and "Colab" in text
     assert rec.driver_ok is True

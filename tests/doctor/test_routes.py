@@ -5,16 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from course_utils.doctor.recommend import Note, Recommendation
 from course_utils.doctor.routes import routes
 from course_utils.doctor.versions import load
 
-
-def note(rec: Recommendation, code: str) -> Note:
-    """The note with ``code`` (tests match notes by code, never by wording)."""
-    matches = [n for n in rec.notes if n.code == code]
-    assert matches, f"{code} not in {rec.note_codes()}"
-    return matches[0]
+from .test_recommend import note
 
 
 def test_qa_post_wsl2_route_needs_a_newer_windows_driver():
@@ -23,9 +17,9 @@ def test_qa_post_wsl2_route_needs_a_newer_windows_driver():
     assert wsl.tensorflow == "tensorflow[and-cuda]==2.21.*"
     assert wsl.driver_min == "528.33" and wsl.driver_ok is False
     # TF 2.14 (CUDA 11.8) runs on a CUDA 11 driver; its [and-cuda] extra no longer installs (tensorrt==8.5.3.1 is
-    # gone from PyPI), so the fallback is the plain wheel with a system CUDA 11.8 / cuDNN 8.7, and NumPy 1
+    # gone from PyPI), so the fallback is the plain wheel with a system CUDA 11.8 / cuDNN 8.7; it caps NumPy itself
     assert wsl.fallback == "tensorflow==2.14.*"
-    assert wsl.fallback_install == 'pip install "tensorflow==2.14.*" "numpy<2"'
+    assert wsl.fallback_install == 'pip install "tensorflow==2.14.*"'
     assert "CUDA 11.8 and cuDNN 8.7" in note(wsl, "driver-too-old").text
     assert wsl.fallback_install in note(wsl, "driver-too-old").text
     assert "2.14" in note(wsl, "keras-2-only").text  # the fallback comes with Keras 2
@@ -41,7 +35,7 @@ def test_macos_runs_the_course_on_the_cpu_and_offers_metal_as_its_own_route():
     assert 'pip install "tensorflow==2.18.*" "tensorflow-metal==1.2.*"' in metal.commands
     assert metal.note_codes() == ["macos-metal"]
     assert (intel.route, intel.tensorflow) == ("Intel Mac", "tensorflow==2.16.*")
-    assert 'pip install "tensorflow==2.16.*" "numpy<2"' in intel.commands
+    assert 'pip install "tensorflow==2.16.*"' in intel.commands
 
 
 @pytest.mark.parametrize("python", ["3.13", "3.8"])

@@ -148,6 +148,11 @@ def _allowed(machine: Machine, newest_only: bool) -> list[Build]:
     return [b for b in load().linux if _runs(b, machine) and parse_version(b.minor) <= parse_version(newest.minor)]
 
 
+def _built_for_numpy_1(minor: str) -> bool:
+    """TF ``minor`` was built against NumPy 1 (before rule 'numpy-2''s ``since``, 2.18)."""
+    return parse_version(minor)[:2] < parse_version(load().rule("numpy-2")["since"])[:2]
+
+
 def _keeps_numpy_1(specifier) -> bool:
     """True when a NumPy requirement allows NumPy 1 and refuses NumPy 2."""
     return any(specifier.contains(v) for v in _NUMPY_1) and not any(specifier.contains(v) for v in _NUMPY_2)
@@ -244,13 +249,13 @@ def check_install(name: str, machine: Machine, answer: object, *, newest_only: b
                                   "{cuda} and cuDNN {cudnn} installed on the system instead: leave it out.").format(
                     since=table.rule("and-cuda")["since"], minor=target.minor, cuda=target.cuda, cudnn=target.cudnn))
     chosen = build or newest  # the release the NumPy requirement is judged against
-    numpy_pin, since = table.numpy_pin(chosen.minor), table.rule("numpy-2")["since"]
-    if numpy_pin and not numpy and table.numpy_pin_needed(chosen.minor):
+    numpy_pin, since = table.rule("numpy-2")["pin"], table.rule("numpy-2")["since"]
+    if table.numpy_pin(chosen.minor) and not numpy:
         problems.append(_("Add \"{pin}\": TF {minor} was built against NumPy 1. The course pins it for every "
                           "TensorFlow before {since}. Releases 2.11 and older do not limit NumPy themselves, "
                           "and with NumPy 2 `import tensorflow` fails.").format(
             pin=numpy_pin, minor=chosen.minor, since=since))
-    elif numpy_pin and not all(_keeps_numpy_1(r.specifier) for r in numpy):
+    elif _built_for_numpy_1(chosen.minor) and not all(_keeps_numpy_1(r.specifier) for r in numpy):
         problems.append(_("The NumPy pin must keep NumPy 1 and refuse NumPy 2: write \"{pin}\".").format(pin=numpy_pin))
     return feedback(name, problems, right=_right(machine, chosen, newest, command, numpy) if not problems else "")
 
@@ -274,8 +279,8 @@ def _right(machine: Machine, build: Build, newest: Build, command: str, numpy: l
         right += " " + _("TF {minor} comes with Keras 2, so the course's notebooks (Keras 3) do not run on it.").format(
             minor=build.minor)
     pin = next((str(r) for r in numpy if _keeps_numpy_1(r.specifier)), None)
-    if pin and not table.numpy_pin_needed(build.minor):
-        if table.numpy_pin(build.minor):
+    if pin and not table.numpy_pin(build.minor):
+        if _built_for_numpy_1(build.minor):
             right += " " + _("The pin \"{pin}\" is allowed but not needed: TF {minor} limits NumPy itself.").format(
                 pin=pin, minor=build.minor)
         else:
