@@ -9,9 +9,39 @@
 The tools import ``course_utils``; ``course_utils`` never imports them (``tests/test_architecture.py``).
 """
 
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-from course_utils.core.i18n import translator
+from course_utils.core import variables
+from course_utils.core.i18n import CHINESE, ENGLISH, translator
 
 LOCALE_DIR = Path(__file__).resolve().parent / "locale"  # the tools' own message catalogues (domain "tools")
 _ = translator("tools", LOCALE_DIR)  # every tools module imports this marker: from course_tools import _
+
+LANGUAGES = {"en": ENGLISH, "zh": CHINESE}  # each edition's language: its notebooks and pages speak it
+
+
+@contextmanager
+def speaking(edition: str) -> Iterator[None]:
+    """Messages in the language of ``edition`` ("en" or "zh") for a while: what a page or an assignment of that
+    edition says, whatever the language of whoever makes it."""
+    before = os.environ.get(variables.LANG)
+    os.environ[variables.LANG] = LANGUAGES[edition]
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(variables.LANG, None)
+        else:
+            os.environ[variables.LANG] = before
+
+
+def installed(package: str) -> str | None:
+    """The installed version of ``package``, None when it is not installed (the records say which ran)."""
+    try:
+        return version(package)
+    except PackageNotFoundError:
+        return None

@@ -1,28 +1,13 @@
-"""Write the Colab, Kaggle and Binder links and the hosted install cell, from two values in pyproject.toml.
+"""Write the Colab, Kaggle and Binder links and the hosted install cell, from two values in pyproject.toml
+(``make links``; ``--check`` changes nothing and names each file that differs).
 
-The values: ``Repository`` in ``[project.urls]`` (https://github.com/OWNER/REPO) and ``version`` in
-``[project]``; the release tag is "v" + version. Everything this script writes points at that tag.
-
-In every ``notebooks/NN_*.ipynb`` and every Chinese notebook ``notebooks/zh/NN_*.ipynb`` it writes two cells:
-
-- the badges cell: the first cell, markdown, tagged ``links``: "Open in Colab", "Open in Kaggle" and
-  "Open in Binder" badges for this notebook at the tag;
-- the hosted-setup cell: code, tagged ``hosted-setup``, right before the cell tagged ``parameters``.
-  On Colab and Kaggle it installs the course package from the tag and keeps the runtime's own
-  TensorFlow and Keras; anywhere else it does nothing.
-
-A Chinese notebook's badges open the Chinese notebook (``notebooks/zh/...``); its install cell is
-the same code with its comments in Chinese (the badge texts stay English, as the badge images are).
-
-In README.md it writes the block between ``<!-- links:start -->`` and ``<!-- links:end -->``:
-one row per notebook (number, short title, its Colab and Kaggle badges), then one Binder badge that
-opens the notebooks folder. README.zh-CN.md, when it exists, gets the same block with Chinese words,
-for the Chinese notebooks (their titles, their badges, Binder opening ``notebooks/zh``).
-
-Usage:
-    python -m course_tools.links            # rewrite what differs (make links)
-    python -m course_tools.links --check    # exit 1 and name each file that differs
-    python -m course_tools.links --root DIR # another checkout (the tests use a copy)
+The values: ``Repository`` in ``[project.urls]`` (https://github.com/OWNER/REPO) and ``version`` in ``[project]``;
+everything written points at the release tag, "v" + version. In every notebook (English and Chinese) it writes the
+badges cell (the first cell, tagged ``links``) and the hosted-setup cell (tagged ``hosted-setup``, before the cell
+tagged ``parameters``: on Colab and Kaggle it installs the course package from the tag and keeps the runtime's own
+TensorFlow and Keras); a Chinese notebook's badges open the Chinese notebook, and its install cell's comments are
+Chinese. In README.md (and README.zh-CN.md, in Chinese) it writes the table of notebooks between
+``<!-- links:start -->`` and ``<!-- links:end -->``.
 """
 
 from __future__ import annotations
@@ -135,12 +120,9 @@ def release(root: Path) -> Release:
     return Release(repository=f"https://github.com/{slug}", slug=slug, tag=f"v{version}", website=website)
 
 
-def notebooks(root: Path) -> list[Path]:
-    return sorted((root / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-
-
-def chinese_notebooks(root: Path) -> list[Path]:
-    return sorted((root / "notebooks" / ZH_FOLDER).glob("[0-9][0-9]_*.ipynb"))
+def notebooks(root: Path, folder: str = "") -> list[Path]:
+    """The lessons in ``notebooks/`` (``folder``: the Chinese edition's, ``zh``)."""
+    return sorted((root / "notebooks" / folder).glob("[0-9][0-9]_*.ipynb"))
 
 
 def tags(cell: dict) -> list[str]:
@@ -180,22 +162,11 @@ def notebook_text(path: Path, rel: Release) -> str:
         raise LinksError(f"{path.name}: another cell already has the id {sorted(taken)}.",
                          "Give that cell another id: make links writes cells with these ids.")
     chinese = path.parent.name == ZH_FOLDER  # a notebook of the Chinese edition: its own links, Chinese comments
-    setup = {
-        "cell_type": "code",
-        "execution_count": None,
-        "id": SETUP_ID,
-        "metadata": {"tags": [SETUP_TAG]},
-        "outputs": [],
-        "source": lines(rel.setup_source(ZH_SETUP_SOURCE if chinese else SETUP_SOURCE)),
-    }
-    badges = {
-        "cell_type": "markdown",
-        "id": LINKS_ID,
-        "metadata": {"tags": [LINKS_TAG]},
-        "source": lines(rel.badges(f"{ZH_FOLDER}/{path.name}" if chinese else path.name)),
-    }
-    cells.insert(at[0], setup)
-    cells.insert(0, badges)
+    setup = rel.setup_source(ZH_SETUP_SOURCE if chinese else SETUP_SOURCE)
+    cells.insert(at[0], {"cell_type": "code", "execution_count": None, "id": SETUP_ID,
+                         "metadata": {"tags": [SETUP_TAG]}, "outputs": [], "source": lines(setup)})
+    cells.insert(0, {"cell_type": "markdown", "id": LINKS_ID, "metadata": {"tags": [LINKS_TAG]},
+                     "source": lines(rel.badges(f"{ZH_FOLDER}/{path.name}" if chinese else path.name))})
     nb["cells"] = cells
     # the way the notebooks are stored (nbformat's own layout): indent 1, sorted keys, UTF-8, final newline
     return json.dumps(nb, indent=1, ensure_ascii=False, sort_keys=True) + "\n"
@@ -245,10 +216,10 @@ def expected(root: Path) -> dict[Path, str]:
     paths = notebooks(root)
     if not paths:
         raise LinksError(f"{root / 'notebooks'}: no NN_*.ipynb notebooks.", "Run make links in the course's folder.")
-    files = {path: notebook_text(path, rel) for path in [*paths, *chinese_notebooks(root)]}
+    files = {path: notebook_text(path, rel) for path in [*paths, *notebooks(root, ZH_FOLDER)]}
     files[root / "README.md"] = readme_text(root / "README.md", paths, rel)
     if (root / README_ZH).is_file():
-        files[root / README_ZH] = readme_text(root / README_ZH, chinese_notebooks(root), rel, chinese=True)
+        files[root / README_ZH] = readme_text(root / README_ZH, notebooks(root, ZH_FOLDER), rel, chinese=True)
     return files
 
 

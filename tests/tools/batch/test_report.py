@@ -175,7 +175,7 @@ def test_each_column_of_the_runs_table_says_something_of_its_own(tmp_path):
 
 
 def test_html_cells_show_code_spans_as_code_and_escape_the_rest():
-    from course_tools.batch.report import html_text
+    from course_tools.report_page import html_text
 
     assert html_text("run `pip install \"x<2\"` <b>now</b>") == (
         "run <code>pip install &quot;x&lt;2&quot;</code> &lt;b&gt;now&lt;/b&gt;")

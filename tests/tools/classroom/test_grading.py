@@ -22,6 +22,8 @@ import pytest
 
 from course_tools.classroom import grading
 from course_tools.classroom.progress import course_exercises
+from course_tools.links import release
+from course_utils.core.paths import PROJECT_ROOT
 
 from ...conftest import ROOT
 
@@ -71,7 +73,7 @@ def test_each_exercise_becomes_its_task_an_answer_cell_and_a_locked_check_worth_
         text = "\n".join(source(c) for c in found if c["cell_type"] == "markdown")
         assert "](../" not in text and "](./" not in text, f"{path.name}: a relative link left"
         lesson = "notebooks/zh/" if language == "zh" else "notebooks/"
-        assert f"/blob/v{grading.metadata('course-utils')['Version']}/{lesson}{notebook}.ipynb)" in text
+        assert f"/blob/{release(PROJECT_ROOT).tag}/{lesson}{notebook}.ipynb)" in text
 
 
 def test_the_lessons_solutions_pass_their_checks_and_the_students_empty_cells_do_not(exported, monkeypatch):

@@ -1,36 +1,22 @@
 """What a batch run will do, checked before anything runs: notebooks, parameters, grid files.
 
-A grid file (YAML) names notebooks and the values to try; every combination of values is
-one run of each notebook::
+A grid file (YAML; docs/instructors.md, "Parameter grids") names notebooks and the values to try; every combination
+of values is one run of each notebook. A YAML list is always the list of values to try, so a list-valued parameter
+is written as a list of lists (``LAYERS: [[64], [128, 64]]``). Every problem - an unknown notebook, a parameter a
+notebook does not declare, a value of the wrong type, a malformed grid - is an ``InputError`` naming it, raised
+before any kernel starts.
 
-    title: Batch size against accuracy and epoch time   # optional, heads the report
-    notebooks: [05_cnn_cpu_vs_gpu]     # names, numbers ("05") or paths; optional
-    parameters:                        # NAME: [values] -> the cartesian product
-      BATCH_SIZE: [32, 128, 512]
-      EPOCHS: 3                        # one value: the same in every run
-    results: [test_accuracy, epoch_s]  # optional: the key results the report compares
-    smoke: false                       # optional: the short run (as --smoke)
-    timeout: 600                       # optional: seconds allowed per cell (as --timeout)
-
-A YAML list is always the list of values to try, so a list-valued parameter is written
-as a list of lists (``LAYERS: [[64], [128, 64]]``). Every problem - an unknown notebook, a
-parameter a notebook does not declare, a value of the wrong type, a malformed grid - is an
-``InputError`` naming it, raised before any kernel starts.
-
-Limits, so that a typing slip or a hostile file cannot exhaust memory: a grid makes at most
-``MAX_RUNS`` runs (counted as the product of the value lists' lengths, before any run is
-built; past it, split the grid into several files); a grid file is at most ``MAX_GRID_BYTES``;
-YAML aliases (``*name``) are refused, because nested aliases ("billion laughs") turn a small
-file into an enormous value; a key given twice in one mapping is an error, not "the last one
-wins" as PyYAML's own loader does. ``timeout`` is a whole number of seconds >= 1, because
-nbclient's per-cell ``timeout`` is an integer trait.
+Limits, so that a typing slip or a hostile file cannot exhaust memory: a grid makes at most ``MAX_RUNS`` runs
+(counted before any run is built), a grid file is at most ``MAX_GRID_BYTES``; YAML aliases (``*name``) are refused,
+because nested aliases ("billion laughs") turn a small file into an enormous value; a key given twice in one mapping
+is an error, not "the last one wins" as PyYAML's own loader does. ``timeout`` is a whole number of seconds >= 1,
+because nbclient's per-cell ``timeout`` is an integer trait.
 """
 
 from __future__ import annotations
 
 import ast
 import difflib
-import functools
 import itertools
 import json
 import math
@@ -164,15 +150,8 @@ def _type_problem(value: Any, info: Mapping[str, Any]) -> str | None:
     if value is None:
         hint = str(info.get("inferred_type_name", ""))
         return None if ("None" in hint and hint != "None") or "Optional" in hint else _("None is not allowed")
-    expected: tuple[type, ...] = {
-        bool: (bool,),
-        int: (int,),
-        float: (int, float),
-        str: (str,),
-        list: (list, tuple),
-        tuple: (list, tuple),
-        dict: (dict,),
-    }.get(type(default), (type(default),))
+    expected: tuple[type, ...] = {float: (int, float), list: (list, tuple), tuple: (list, tuple)}.get(
+        type(default), (type(default),))
     if (isinstance(value, bool) and bool not in expected) or not isinstance(value, expected):
         return _("{expected} is expected, not {given}").format(
             expected=_a(type(default).__name__), given=_a(type(value).__name__))
@@ -220,52 +199,46 @@ def _yaml_problem(exc: Exception) -> str:
                                                                  column=mark.column + 1)
 
 
-@functools.cache
-def _strict_loader() -> type:
+class _StrictLoader(yaml.SafeLoader):
     """PyYAML's SafeLoader, made strict: an alias is an error, and so is a key repeated in one mapping."""
 
-    class StrictLoader(yaml.SafeLoader):
-        def compose_node(self, parent: Any, index: Any) -> Any:
-            if self.check_event(yaml.AliasEvent):
-                event = self.peek_event()
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise ConstructorError(
+                None, None,
+                _("YAML aliases are not allowed in grid files (nested ones can turn a few lines into billions "
+                  "of values): write the values out instead of the alias *{anchor}").format(anchor=event.anchor),
+                event.start_mark,
+            )
+        return super().compose_node(parent, index)
+
+    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+        seen: dict[Any, Any] = {}
+        for key_node, _value_node in node.value:
+            key = self.construct_object(key_node, deep=True)
+            try:
+                first = seen.get(key)
+            except TypeError:  # an unhashable key: SafeLoader names it below
+                continue
+            if first is not None:
                 raise ConstructorError(
                     None, None,
-                    _("YAML aliases are not allowed in grid files (nested ones can turn a few lines into billions "
-                      "of values): write the values out instead of the alias *{anchor}").format(anchor=event.anchor),
-                    event.start_mark,
+                    _("duplicate key {key!r} (a YAML reader silently keeps only the last): give each key once; "
+                      "it is first at line {line} and again").format(key=key, line=first.line + 1),
+                    key_node.start_mark,
                 )
-            return super().compose_node(parent, index)
-
-        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
-            seen: dict[Any, Any] = {}
-            for key_node, _value_node in node.value:
-                key = self.construct_object(key_node, deep=True)
-                try:
-                    first = seen.get(key)
-                except TypeError:  # an unhashable key: SafeLoader names it below
-                    continue
-                if first is not None:
-                    raise ConstructorError(
-                        None, None,
-                        _("duplicate key {key!r} (a YAML reader silently keeps only the last): give each key once; "
-                          "it is first at line {line} and again").format(key=key, line=first.line + 1),
-                        key_node.start_mark,
-                    )
-                seen[key] = key_node.start_mark
-            return super().construct_mapping(node, deep=deep)
-
-    return StrictLoader
+            seen[key] = key_node.start_mark
+        return super().construct_mapping(node, deep=deep)
 
 
 def _load_yaml(text: str) -> Any:
     """``yaml.safe_load`` with the strict loader (no aliases, no duplicate keys)."""
-
-    return yaml.load(text, Loader=_strict_loader())  # noqa: S506 - a SafeLoader subclass
+    return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
 
 
 def load_grid(path: Path) -> dict[str, Any]:
     """Read and check a grid file; every value in ``parameters`` becomes a list of values to try."""
-
     try:
         with open(path, "rb") as fh:
             data = fh.read(MAX_GRID_BYTES + 1)  # no more: a huge file is refused unread
@@ -337,17 +310,12 @@ def _timeout_problem(timeout: Any, name: str) -> str | None:
     return None
 
 
-def count_runs(notebooks: int, parameters: Mapping[str, Sequence[Any]]) -> int:
-    """How many runs a plan makes: notebooks x the product of the value lists' lengths (nothing is built)."""
-    return notebooks * math.prod(len(values) for values in parameters.values())
-
-
 def check_size(notebooks: int, parameters: Mapping[str, Sequence[Any]], where: str | None = None) -> int:
     """The number of runs; an InputError naming each list's length when it is more than ``MAX_RUNS``.
 
     ``where`` names where the values come from ("grid file PATH"; default "the grid").
     """
-    runs = count_runs(notebooks, parameters)
+    runs = notebooks * math.prod(len(values) for values in parameters.values())  # counted: nothing is built yet
     if runs > MAX_RUNS:
         lists = " x ".join(_("{name}: {count:,} values").format(name=name, count=len(values))
                            for name, values in parameters.items() if len(values) > 1)
@@ -382,15 +350,8 @@ def run_name(stem: str, parameters: Mapping[str, Any]) -> str:
     return f"{stem}__{'_'.join(parts)}"
 
 
-def make_plan(
-    notebooks: Sequence[str],
-    *,
-    parameters: Mapping[str, Any] | None = None,
-    grid_file: Path | None = None,
-    smoke: bool = False,
-    timeout: float | None = None,
-    if_declared: bool = False,
-) -> Plan:
+def make_plan(notebooks: Sequence[str], *, parameters: Mapping[str, Any] | None = None, grid_file: Path | None = None,
+              smoke: bool = False, timeout: float | None = None, if_declared: bool = False) -> Plan:
     """Check everything and list the runs; raise InputError naming the first problem.
 
     Notebooks on the command line replace the grid's; ``parameters`` (``-p``) fix a value
@@ -435,16 +396,9 @@ def make_plan(
                 name, n = f"{base_name}-{n}", n + 1
             used.add(name)
             runs.append(RunSpec(path, point, name, i, len(own)))
-    return Plan(
-        runs=runs,
-        smoke=bool(smoke or grid.get("smoke", False)),
-        timeout=timeout,
-        title=grid.get("title"),
-        results=grid.get("results"),
-        grid_file=str(grid_file) if grid_file else None,
-        grid=grid,
-        skipped=skipped,
-    )
+    return Plan(runs=runs, smoke=bool(smoke or grid.get("smoke", False)), timeout=timeout, title=grid.get("title"),
+                results=grid.get("results"), grid_file=str(grid_file) if grid_file else None, grid=grid,
+                skipped=skipped)
 
 
 def _check_declared_somewhere(

@@ -64,17 +64,9 @@ class RunRecord:
     peak_gpu_mib: float | None = None  # the most GPU memory TensorFlow held in the kernel (runs on a GPU)
 
 
-def run_notebook(
-    notebook: Path,
-    out: Path,
-    *,
-    parameters: dict[str, Any] | None = None,
-    smoke: bool = False,
-    timeout: float | None = None,
-    name: str | None = None,
-    point: tuple[int, int] = (1, 1),
-    stop: threading.Event | None = None,
-) -> RunRecord:
+def run_notebook(notebook: Path, out: Path, *, parameters: dict[str, Any] | None = None, smoke: bool = False,
+                 timeout: float | None = None, name: str | None = None, point: tuple[int, int] = (1, 1),
+                 stop: threading.Event | None = None) -> RunRecord:
     """Execute one notebook into ``out`` in a runner process and kernel of its own; never raises for a failing run.
 
     When ``stop`` is set (Ctrl-C or SIGTERM in ``run_batch``; its ``reason`` names which), the runner
@@ -116,30 +108,14 @@ def run_notebook(
     env_info = record.get("environment", {})
     peaks = [p for p in (record.get("peak_rss_mib"), outcome.get("kernel_peak_rss_mib")) if p is not None]
     return RunRecord(
-        notebook=notebook.stem,
-        status="failed" if outcome.get("error") else "ok",
-        duration_s=round(duration, 1),
-        executed=str(executed),
-        parameters=dict(parameters or {}),
-        smoke=smoke,
-        device=env_info.get("device"),
-        tensorflow=env_info.get("tensorflow"),
-        peak_rss_mib=round(max(peaks), 1) if peaks else None,
-        results=record.get("results", {}),
-        error=outcome.get("error"),
-        name=name,
-        point=point[0],
-        points=point[1],
-        failed_cell=outcome.get("failed_cell"),
-        environment=env_info,
-        started=started,
-        log=str(log),
-        recorded_parameters=record.get("parameters", {}),
-        key_results=record.get("key_results", []),
-        key_meanings=record.get("key_meanings") or {},
-        smoke_changes=record.get("smoke_changes") or {},
-        peak_gpu_mib=record.get("peak_gpu_mib"),
-    )
+        notebook=notebook.stem, status="failed" if outcome.get("error") else "ok", duration_s=round(duration, 1),
+        executed=str(executed), parameters=dict(parameters or {}), smoke=smoke, device=env_info.get("device"),
+        tensorflow=env_info.get("tensorflow"), peak_rss_mib=round(max(peaks), 1) if peaks else None,
+        results=record.get("results", {}), error=outcome.get("error"), name=name, point=point[0], points=point[1],
+        failed_cell=outcome.get("failed_cell"), environment=env_info, started=started, log=str(log),
+        recorded_parameters=record.get("parameters", {}), key_results=record.get("key_results", []),
+        key_meanings=record.get("key_meanings") or {}, smoke_changes=record.get("smoke_changes") or {},
+        peak_gpu_mib=record.get("peak_gpu_mib"))
 
 
 def _recorded(executed: Path, record_file: Path) -> dict[str, Any]:
@@ -266,21 +242,14 @@ def _cell_name(cell: dict[str, Any]) -> str:
 def _execute(spec: dict[str, Any]) -> dict[str, Any]:
     """Body of a run's runner process (``core.child``): execute the notebook, watch the kernel's memory,
     and return what happened - ``error`` and ``failed_cell`` when the run failed, ``kernel_peak_rss_mib``."""
-
     import papermill as pm
 
     outcome: dict[str, Any] = {}
     monitor = _KernelMemory()
     monitor.start()
     try:
-        pm.execute_notebook(
-            spec["notebook"],
-            spec["executed"],
-            parameters=spec["parameters"],
-            cwd=spec["cwd"],
-            progress_bar=False,
-            execution_timeout=spec["timeout"],
-        )
+        pm.execute_notebook(spec["notebook"], spec["executed"], parameters=spec["parameters"], cwd=spec["cwd"],
+                            progress_bar=False, execution_timeout=spec["timeout"])
     except pm.PapermillExecutionError as exc:
         outcome["error"] = f"cell In [{exc.exec_count}]: {exc.ename}: {exc.evalue}"
         said = plain("\n".join(exc.traceback or []))

@@ -33,14 +33,8 @@ def clock_text(seconds: float) -> str:
 class Progress:
     """Thread-safe progress of ``total`` runs; use as a context manager."""
 
-    def __init__(
-        self,
-        total: int,
-        *,
-        stream: TextIO | None = None,
-        live: bool | None = None,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
+    def __init__(self, total: int, *, stream: TextIO | None = None, live: bool | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.total = total
         self.stream = stream or sys.stdout
         self.live = self.stream.isatty() if live is None else live

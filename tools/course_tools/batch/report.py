@@ -1,40 +1,29 @@
-"""The report of a batch run: ``report.md``, a self-contained ``report.html`` and ``results.json``.
+"""The report of a batch run: ``report.md``, a self-contained ``report.html`` and ``results.json``
+(docs/instructors.md, "The report", says what each table and column holds).
 
-- **Runs**: one row per run - notebook, smoke or full, the parameters the batch set and those smoke mode
-  lowered, status (a failure names its cell and error), the checkpoint (passed, failed with what was not seen,
-  or not reached), time, device (the CPU, or the GPU with its driver and peak GPU memory), peak host memory,
-  TensorFlow version, data (each dataset the notebook loaded: its source and number of images, from the
-  record's ``environment["data"]``), key results - the few the notebook declares (its lesson file's
-  ``KEY_RESULTS``; every result stays in ``results.json``), with what each means under the table. Two
-  machines' reports then show whether their runs used the same GPU and the same data.
-- **Failures**: per failed run, its error, its executed notebook and log, and where it failed: the cell (its
-  position in the executed notebook and its execution count [K], as JupyterLab shows it) and the failing line,
-  marked "---->" among its neighbours; when no traceback names a line (a dead kernel, a timeout), the cell's first
-  lines.
-- **Comparisons**: for each notebook run at several grid points, a table of the
-  parameters that vary against its key results, and a chart per result (x: the first
-  varying numeric parameter; one line per combination of the others). Key results are
-  the grid file's ``results``, else those the notebook declares, else every numeric result;
-  a list of numbers (``epoch_s``) is shown as its median, a dict one column per key
-  (``matmul_median_ms[/device:CPU:0]``).
-- ``results.json``: ``{"meta": {...}, "runs": [...], "comparisons": [...]}`` - every
-  recorded field of every run, the settings of the batch and the comparison tables.
-
-The HTML embeds its charts as base64 PNGs; the Markdown links the same PNGs in ``charts/``.
+The runs; the failures, each with where it failed (the cell, its execution count [K] as JupyterLab shows it, and
+the failing line marked "---->" among its neighbours, else the cell's first lines); for each notebook run at several
+grid points, its varying parameters against its key results with a chart per result (key results: the grid
+file's ``results``, else those the notebook declares, else every numeric result; a list of numbers is shown as its
+median, a dict one column per key); the environment. The HTML embeds its charts, the Markdown links the same PNGs
+in ``charts/``; ``results.json`` holds every recorded field of every run, the batch's settings and the comparisons.
 """
 
 from __future__ import annotations
 
-import base64
 import html
 import io
 import json
 import re
 import statistics
-from collections.abc import Mapping, Sequence
+import sys
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from course_tools import _
+from course_tools.report_page import ReportPage
+from course_utils.core.i18n import padded
 from course_utils.results import data_summary
 
 HIDDEN_RESULTS = {"checkpoint_passed", "checkpoint_failed"}
@@ -165,14 +154,10 @@ def _scalars(results: Mapping[str, Any], names: Sequence[str] | None = None) -> 
     return ", ".join(f"{k}={_text(v)}" for k, v in shown.items() if isinstance(v, (int, float, str, bool)))
 
 
-def _params(parameters: Mapping[str, Any]) -> str:
-    return ", ".join(f"{k}={_text(v)}" for k, v in parameters.items())
-
-
 def _parameters(run: Mapping[str, Any]) -> str:
     """The parameters the batch set (``EPOCHS=1``), then those smoke mode lowered (``smoke: IMAGES None -> 2000``);
     "as in the notebook" when neither."""
-    parts = [_params(run["parameters"])] if run["parameters"] else []
+    parts = [", ".join(f"{k}={_text(v)}" for k, v in run["parameters"].items())] if run["parameters"] else []
     capped = {k: v for k, v in (run.get("smoke_changes") or {}).items() if k not in run["parameters"]}
     if capped:
         shown = (f"{k} {'None' if old is None else _text(old)} -> {_text(new)}" for k, (old, new) in capped.items())
@@ -211,10 +196,6 @@ def failure_excerpt(run: Mapping[str, Any]) -> tuple[str, list[str]]:
     return f"In {cell_place(cell)}{known}", lines
 
 
-def _status(run: Mapping[str, Any]) -> str:
-    return f"failed: {run['error']}" if run["status"] != "ok" else "ok"
-
-
 def _checkpoint(run: Mapping[str, Any]) -> str:
     """``passed``, ``failed: <what was not seen>``, ``not reached`` (the run stopped before it) or ``none`` (a
     notebook of one's own may have no checkpoint)."""
@@ -231,39 +212,6 @@ def _rel(path: str, out: Path) -> str:
         return Path(path).relative_to(out).as_posix()
     except ValueError:
         return path
-
-
-RUN_COLUMNS = [
-    "#",
-    "notebook",
-    "mode",
-    "parameters",
-    "status",
-    "checkpoint",
-    "time (s)",
-    "device",
-    "peak host memory (MiB)",
-    "TensorFlow",
-    "data",
-    "key results",
-]
-
-
-def _run_row(i: int, run: Mapping[str, Any]) -> list[str]:
-    return [
-        str(i),
-        run["notebook"],
-        "smoke" if run.get("smoke") else "full",
-        _parameters(run),
-        _status(run),
-        _checkpoint(run),
-        _text(run["duration_s"]),
-        _device(run),
-        _text(run["peak_rss_mib"]),
-        _text(run["tensorflow"]),
-        data_summary(run.get("environment") or {}),
-        _scalars(run["results"], run.get("key_results")),
-    ]
 
 
 _ONEDNN = {True: "oneDNN on", False: "oneDNN off"}  # which CPU kernels ran (core.tf_setup.onednn_on)
@@ -285,6 +233,21 @@ def _device(run: Mapping[str, Any]) -> str:
         about = [a for a in about if a]
         return f"CPU ({', '.join(about)})" if about else "CPU"
     return _text(run.get("device"))
+
+
+RUN_CELLS: dict[str, Callable[[Mapping[str, Any]], str]] = {  # the runs table (after "#"): a column, its cell
+    "notebook": lambda r: r["notebook"],
+    "mode": lambda r: "smoke" if r.get("smoke") else "full",
+    "parameters": _parameters,
+    "status": lambda r: f"failed: {r['error']}" if r["status"] != "ok" else "ok",
+    "checkpoint": _checkpoint,
+    "time (s)": lambda r: _text(r["duration_s"]),
+    "device": _device,
+    "peak host memory (MiB)": lambda r: _text(r["peak_rss_mib"]),
+    "TensorFlow": lambda r: _text(r["tensorflow"]),
+    "data": lambda r: data_summary(r.get("environment") or {}),
+    "key results": lambda r: _scalars(r["results"], r.get("key_results")),
+}
 
 
 def meanings(runs: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, str]]:
@@ -320,110 +283,45 @@ def _started(meta: Mapping[str, Any], out: Path) -> str:
     return (f"Started {meta['started']}, output" if meta.get("started") else "Output") + f" in `{out}`."
 
 
-def _md_cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
-def _md_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in rows]
-    return lines
-
-
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9.+-]+", "_", text).strip("_")
 
 
-def render_markdown(runs, meta, tables, chart_files, out: Path) -> str:
-    """report.md: the summary, the runs, the failures, the comparisons with their charts."""
-    lines = [f"# {meta.get('title') or 'Course run report'}", "", _summary(runs, meta), ""]
-    lines += [f"Command: `{meta.get('command', '')}`  ", _started(meta, out), ""]
-    lines += ["## Runs", ""] + _md_table(RUN_COLUMNS, [_run_row(i, r) for i, r in enumerate(runs, 1)]) + [""]
+def render(runs, meta, tables, charts_of: Mapping[str, list[tuple[str, str, bytes]]], out: Path) -> ReportPage:
+    """The report: the summary, the runs, the failures, the comparisons with their charts (column, file, PNG)."""
+    page = ReportPage(meta.get("title") or "Course run report")
+    page.text(_summary(runs, meta))
+    page.text(f"Command: `{meta.get('command', '')}`  \n{_started(meta, out)}", meta=True)
+    page.heading("Runs")
+    page.table(["#", *RUN_CELLS], [[str(i), *(cell(r) for cell in RUN_CELLS.values())] for i, r in enumerate(runs, 1)],
+               ["failed" if r["status"] != "ok" else "" for r in runs])
     for notebook, described in meanings(runs).items():
-        lines += [f"Key results of {notebook}:", ""] + [f"- `{k}`: {v}" for k, v in described.items()] + [""]
+        page.items(f"Key results of {notebook}:", described)
     failed = [r for r in runs if r["status"] != "ok"]
     if failed:
-        lines += ["## Failures", ""]
+        page.heading("Failures")
         for r in failed:
-            error = " ".join(str(r["error"]).split())  # one line: a multi-line error would end the list item
-            lines.append(
-                f"- **{r['name']}**: {error}; executed notebook [{_rel(r['executed'], out)}]"
-                f"({_rel(r['executed'], out)}), log `{_rel(r['log'], out)}`"
-            )
+            error, executed, log = " ".join(str(r["error"]).split()), _rel(r["executed"], out), _rel(r["log"], out)
+            page.raw([f"- **{r['name']}**: {error}; executed notebook [{executed}]({executed}), log `{log}`"],
+                     f"<p><b>{html.escape(r['name'])}</b>: {html.escape(r['error'])}<br>executed notebook "
+                     f"<a href='{html.escape(executed)}'>{html.escape(executed)}</a>, log <code>"
+                     f"{html.escape(log)}</code></p>")  # the Markdown's error on one line: it is a list item
             heading, shown = failure_excerpt(r)
             if heading:
-                lines += ["", f"  {heading}", "", "  ```text"] + [f"  {x}" for x in shown] + ["  ```"]
-        lines += ["", CELL_NUMBERS, ""]
+                page.code(heading, shown)
+        page.md.append("")
+        page.text(CELL_NUMBERS, meta=True)
     for table in tables:
-        lines += [f"## Comparison: {table['notebook']}", ""]
+        page.heading(f"Comparison: {table['notebook']}")
         header = table["varying"] + ["status"] + table["columns"]
-        lines += _md_table(header, [[_text(row.get(c)) for c in header] for row in table["rows"]]) + [""]
-        lines += [f"![{table['notebook']}: {c}]({path})" for c, path in chart_files.get(table["notebook"], [])]
-        lines.append("")
-    lines += ["## Environment", "", _environment(meta), ""]
-    return "\n".join(lines)
-
-
-_CSS = """body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1200px;padding:0 1em;color:#222}
-table{border-collapse:collapse;margin:1em 0;font-size:13px}th,td{border:1px solid #ccc;padding:4px 8px;
-text-align:left;vertical-align:top}th{background:#f3f3f3}tr.failed td{background:#fde8e8}
-pre{background:#f6f6f6;padding:.5em;overflow-x:auto}img{margin:.5em 1em .5em 0;border:1px solid #eee}
-.meta{color:#555}code{background:#f3f3f3;padding:0 .2em}"""
-
-
-def html_text(text: str) -> str:
-    """Text for HTML: escaped, and its `code` spans (the Markdown that messages and fixes use) as <code>."""
-    return re.sub(r"`([^`\n]+)`", r"<code>\1</code>", html.escape(text))
-
-
-def _html_table(header: Sequence[str], rows: Sequence[Sequence[str]], classes: Sequence[str] = ()) -> str:
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
-    body = []
-    for i, row in enumerate(rows):
-        cls = f' class="{classes[i]}"' if i < len(classes) and classes[i] else ""
-        body.append(f"<tr{cls}>" + "".join(f"<td>{html_text(c)}</td>" for c in row) + "</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
-
-
-def render_html(runs, meta, tables, chart_pngs, out: Path) -> str:
-    """report.html: the same content as report.md, one file, charts embedded."""
-    esc = html.escape
-    title = meta.get("title") or "Course run report"
-    parts = [
-        f"<!doctype html><html><head><meta charset='utf-8'><title>{esc(title)}</title>",
-        f"<style>{_CSS}</style></head><body><h1>{esc(title)}</h1>",
-        f"<p>{esc(_summary(runs, meta))}</p><p class='meta'>Command: <code>{esc(meta.get('command', ''))}"
-        f"</code><br>{esc(_started(meta, out)).replace('`', '')}</p>",
-        "<h2>Runs</h2>",
-    ]
-    classes = ["failed" if r["status"] != "ok" else "" for r in runs]
-    parts.append(_html_table(RUN_COLUMNS, [_run_row(i, r) for i, r in enumerate(runs, 1)], classes))
-    for notebook, described in meanings(runs).items():
-        items = "".join(f"<li><code>{esc(k)}</code>: {esc(v)}</li>" for k, v in described.items())
-        parts.append(f"<p>Key results of {esc(notebook)}:</p><ul>{items}</ul>")
-    failed = [r for r in runs if r["status"] != "ok"]
-    if failed:
-        parts.append("<h2>Failures</h2>")
-        for r in failed:
-            link = _rel(r["executed"], out)
-            parts.append(
-                f"<p><b>{esc(r['name'])}</b>: {esc(r['error'])}<br>executed notebook "
-                f"<a href='{esc(link)}'>{esc(link)}</a>, log <code>{esc(_rel(r['log'], out))}</code></p>"
-            )
-            heading, shown = failure_excerpt(r)
-            if heading:
-                parts.append(f"<p>{esc(heading)}</p><pre>{esc(chr(10).join(shown))}</pre>")
-        parts.append(f"<p class='meta'>{esc(CELL_NUMBERS)}</p>")
-    for table in tables:
-        parts.append(f"<h2>Comparison: {esc(table['notebook'])}</h2>")
-        header = table["varying"] + ["status"] + table["columns"]
-        classes = ["failed" if row["status"] != "ok" else "" for row in table["rows"]]
-        parts.append(_html_table(header, [[_text(row.get(c)) for c in header] for row in table["rows"]], classes))
-        for column, png in chart_pngs.get(table["notebook"], []):
-            data = base64.b64encode(png).decode("ascii")
-            parts.append(f"<img alt='{esc(table['notebook'])}: {esc(column)}' src='data:image/png;base64,{data}'>")
-    parts.append(f"<h2>Environment</h2><p>{esc(_environment(meta))}</p></body></html>")
-    return "\n".join(parts) + "\n"
+        page.table(header, [[_text(row.get(c)) for c in header] for row in table["rows"]],
+                   ["failed" if row["status"] != "ok" else "" for row in table["rows"]])
+        for column, path, png in charts_of.get(table["notebook"], []):
+            page.chart(f"{table['notebook']}: {column}", path, png)
+        page.md.append("")
+    page.heading("Environment")
+    page.text(_environment(meta))
+    return page
 
 
 def write_report(runs: Sequence[Mapping[str, Any]], out: Path, meta: Mapping[str, Any]) -> dict[str, Path]:
@@ -431,17 +329,28 @@ def write_report(runs: Sequence[Mapping[str, Any]], out: Path, meta: Mapping[str
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     tables = comparisons(runs, meta.get("key_results"))
-    chart_pngs = {t["notebook"]: charts(t) for t in tables}
-    chart_files: dict[str, list[tuple[str, str]]] = {}
-    for notebook, pngs in chart_pngs.items():
-        for column, png in pngs:
-            path = out / "charts" / f"{_slug(notebook)}__{_slug(column)}.png"
+    charts_of: dict[str, list[tuple[str, str, bytes]]] = {}
+    for table in tables:
+        for column, png in charts(table):
+            path = out / "charts" / f"{_slug(table['notebook'])}__{_slug(column)}.png"
             path.parent.mkdir(exist_ok=True)
             path.write_bytes(png)
-            chart_files.setdefault(notebook, []).append((column, path.relative_to(out).as_posix()))
+            charts_of.setdefault(table["notebook"], []).append((column, path.relative_to(out).as_posix(), png))
     paths = {"json": out / "results.json", "md": out / "report.md", "html": out / "report.html"}
     data = {"meta": dict(meta), "runs": list(runs), "comparisons": tables}
     paths["json"].write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-    paths["md"].write_text(render_markdown(runs, meta, tables, chart_files, out), encoding="utf-8")
-    paths["html"].write_text(render_html(runs, meta, tables, chart_pngs, out), encoding="utf-8")
+    render(runs, meta, tables, charts_of, out).write(paths["md"], paths["html"])
     return paths
+
+
+def say_written(paths: Mapping[str, Path], runs: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Print where the report (or a shard's record) is, and the failed runs (on standard error); their names."""
+    labels = {"md": _("Report:"), "html": _("Report (HTML):"), "json": _("All records:"), "shard": _("Shard record:")}
+    for key, label in labels.items():
+        if key in paths:
+            print(f"{padded(label, 19)} {paths[key]}")
+    failed = [r["name"] for r in runs if r.get("status") != "ok"]
+    if failed:
+        print(_("{failed} of {total} run(s) failed: {names}").format(
+            failed=len(failed), total=len(runs), names=", ".join(failed)), file=sys.stderr)
+    return failed

@@ -1,24 +1,14 @@
-"""Run the course's notebooks headless with papermill: the whole course, or a grid of parameters.
-
-``course run [NOTEBOOK ...] [--smoke] [-p NAME VALUE ...] [--grid FILE.yaml]
-[--out DIR] [--timeout SECONDS] [--jobs N]``; on a cluster ``--shard I/N`` (or ``auto``) runs one shard of the
-runs and ``course run --merge OUT`` writes the report of all shards (course_tools.batch.shard).
+"""``course run``: the course's notebooks headless with papermill, the whole course or a grid of parameters
+(docs/instructors.md, "Batch runs"); ``--shard`` and ``--merge``: course_tools.batch.shard.
 
 Every run executes in a fresh kernel (TensorFlow keeps device memory until its process ends), started by a runner
-process of its own (``batch.notebook_run``) with its own environment (``COURSE_SMOKE``, a course home of its own:
-``COURSE_HOME``), so up to ``--jobs`` runs can go at once without sharing settings. Ctrl-C, SIGTERM (``kill``) or a
-closing terminal's SIGHUP stops every runner process and its kernel and still writes the report - the finished runs
-kept, the stopped ones marked interrupted; a second Ctrl-C meanwhile does not cut that short
-(``core.processes.StopSignals``). One ``course run`` at a time uses an ``OUT`` folder (it is locked,
-``core.files.FolderLock``): a second one is refused, naming the first one's pid, since two would overwrite each
-other's records and reports; a killed runner's lock does not block. In ``OUT``: ``executed/NAME.ipynb`` (NAME is the
-notebook and its parameters), ``results/NAME.json`` (what the notebook recorded, read from its executed copy),
-``logs/NAME.log``, ``tensorboard/NAME/`` (where a relative TensorBoard ``LOG_DIR`` starts: ``COURSE_LOG_DIR``),
-``work/NAME/`` (the run's course home: its scratch) - every file of a run inside ``OUT``, and its own, so runs at
-once never share a folder - and the report - ``report.md``, ``report.html``, ``results.json``
-(course_tools.batch.report). A failing run keeps its executed notebook, and the others still run; its log holds the
-kernel's traceback, and the report names the failing cell, its line and the error. Exit status: 0 all passed, 1
-something failed, 2 bad input (found before anything runs: course_tools.batch.grid).
+process of its own (``batch.notebook_run``) with its own environment and course home, so up to ``--jobs`` runs go
+at once without sharing settings or files: every file of a run is in ``OUT`` under its own name (``executed/``,
+``results/``, ``logs/``, ``tensorboard/``, ``work/``). Ctrl-C, SIGTERM or SIGHUP stops every runner process and
+kernel and still writes the report (``core.processes.StopSignals``). One ``course run`` at a time uses an ``OUT``
+folder (``core.files.FolderLock``): two would overwrite each other's records and reports. A failing run keeps its
+executed notebook and the others still run. Exit status: 0 all passed, 1 something failed, 2 bad input (found
+before anything runs: course_tools.batch.grid).
 """
 
 from __future__ import annotations
@@ -33,24 +23,20 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from course_tools import _
+from course_tools import _, installed
 from course_tools.batch import shard as shard_module
-from course_tools.batch.grid import NOTEBOOKS_DIR, InputError, Plan, discover, make_plan, parse_value
+from course_tools.batch.grid import InputError, Plan, make_plan, parse_value
 from course_tools.batch.notebook_run import RunRecord, run_notebook
 from course_tools.batch.progress import Progress
-from course_tools.batch.report import write_report
+from course_tools.batch.report import say_written, write_report
 from course_utils.core.errors import FolderInUseError, ParameterError, PlaceError
 from course_utils.core.files import FolderLock
-from course_utils.core.i18n import padded
 from course_utils.core.places import course_home
 from course_utils.core.processes import StopSignals
 from course_utils.params import smoke_enabled
-
-__all__ = ["NOTEBOOKS_DIR", "RunRecord", "discover", "main", "run_batch", "run_notebook"]
 
 
 def default_out() -> Path:
@@ -91,29 +77,13 @@ def run_batch(
         spec = plan.runs[i]
         progress.start(i + 1, spec.label)
         try:
-            record = run_notebook(
-                spec.notebook,
-                out,
-                parameters=spec.parameters,
-                smoke=plan.smoke,
-                timeout=plan.timeout,
-                name=spec.name,
-                point=(spec.point, spec.points),
-                stop=stop,
-            )
+            record = run_notebook(spec.notebook, out, parameters=spec.parameters, smoke=plan.smoke,
+                                  timeout=plan.timeout, name=spec.name, point=(spec.point, spec.points), stop=stop)
         except Exception as exc:  # the runner itself failed (a full disk): this run fails, the batch goes on
-            record = RunRecord(
-                notebook=spec.notebook.stem,
-                status="failed",
-                duration_s=0.0,
-                executed=str(Path(out).resolve() / "executed" / f"{spec.name}.ipynb"),
-                parameters=dict(spec.parameters),
-                smoke=plan.smoke,
-                error=f"runner error: {type(exc).__name__}: {exc}",
-                name=spec.name,
-                point=spec.point,
-                points=spec.points,
-            )
+            executed = str(Path(out).resolve() / "executed" / f"{spec.name}.ipynb")
+            record = RunRecord(spec.notebook.stem, "failed", 0.0, executed, dict(spec.parameters), plan.smoke,
+                               error=f"runner error: {type(exc).__name__}: {exc}", name=spec.name, point=spec.point,
+                               points=spec.points)
         progress.finish(i + 1, record.status, record.duration_s, record.error or "")
         return record
 
@@ -143,16 +113,6 @@ def available_cores() -> int:
         return os.cpu_count() or 1
 
 
-def _versions() -> dict[str, str | None]:
-    found: dict[str, str | None] = {"python": platform.python_version()}
-    for package in ("tensorflow", "keras", "papermill", "course-utils"):
-        try:
-            found[package] = version(package)
-        except PackageNotFoundError:
-            found[package] = None
-    return found
-
-
 def _smoke_from_environment() -> bool:
     """``COURSE_SMOKE`` as ``course run`` reads it when neither --smoke nor --no-smoke is given."""
     try:
@@ -162,22 +122,13 @@ def _smoke_from_environment() -> bool:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="course run",
-        description="Run course notebooks headless with papermill, over a grid of parameters, and write a report.",
-    )
+    parser = argparse.ArgumentParser(prog="course run", description="Run course notebooks headless with papermill, "
+                                     "over a grid of parameters, and write a report.")
     parser.add_argument("notebooks", nargs="*", help="notebooks: names, numbers (02) or paths (default: all)")
     parser.add_argument("--smoke", action=argparse.BooleanOptionalAction, default=None,
                         help="the short run; --no-smoke the full one (default: as COURSE_SMOKE says, else full)")
-    parser.add_argument(
-        "-p",
-        "--parameter",
-        nargs=2,
-        action="append",
-        metavar=("NAME", "VALUE"),
-        default=[],
-        help="set a parameter for every run (read like papermill's -p; repeatable)",
-    )
+    parser.add_argument("-p", "--parameter", nargs=2, action="append", metavar=("NAME", "VALUE"), default=[],
+                        help="set a parameter for every run (read like papermill's -p; repeatable)")
     parser.add_argument("--grid", type=Path, help="a YAML grid file: notebooks and parameter values to combine")
     parser.add_argument(
         "--out", type=Path, default=None,
@@ -212,14 +163,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.jobs < 1:
             raise InputError(_("--jobs must be at least 1, not {jobs}").format(jobs=args.jobs))
         shard = shard_module.parse_shard(args.shard, os.environ) if args.shard is not None else None
-        plan = make_plan(
-            args.notebooks,
-            parameters={name: parse_value(value) for name, value in args.parameter},
-            grid_file=args.grid,
-            smoke=args.smoke if args.smoke is not None else _smoke_from_environment(),
-            timeout=args.timeout,
-            if_declared=args.if_declared,
-        )
+        plan = make_plan(args.notebooks, parameters={name: parse_value(value) for name, value in args.parameter},
+                         grid_file=args.grid, smoke=args.smoke if args.smoke is not None else _smoke_from_environment(),
+                         timeout=args.timeout, if_declared=args.if_declared)
         out = (args.out if args.out is not None else default_out()).resolve()
         try:
             out.mkdir(parents=True, exist_ok=True)
@@ -266,21 +212,13 @@ def _run_and_report(
                 else _("{runs} run(s) of {notebooks} notebook(s), {jobs} at a time, into {out}"))
     print(starting.format(runs=len(plan.runs), notebooks=len(notebooks), jobs=jobs, out=out), flush=True)
     meta: dict[str, Any] = {
-        "title": plan.title,
-        "command": "course run " + " ".join(argv),
-        "started": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-        "out": str(out),
-        "jobs": jobs,
-        "smoke": plan.smoke,
-        "timeout_s": plan.timeout,
-        "grid_file": plan.grid_file,
-        "grid": plan.grid,
-        "key_results": plan.results,
-        "cores": cores,
-        "platform": platform.platform(terse=True),
-        "versions": _versions(),
-        "planned_runs": len(plan.runs),
-        "skipped_parameters": plan.skipped,
+        "title": plan.title, "command": "course run " + " ".join(argv),
+        "started": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"), "out": str(out), "jobs": jobs,
+        "smoke": plan.smoke, "timeout_s": plan.timeout, "grid_file": plan.grid_file, "grid": plan.grid,
+        "key_results": plan.results, "cores": cores, "platform": platform.platform(terse=True),
+        "planned_runs": len(plan.runs), "skipped_parameters": plan.skipped,
+        "versions": {"python": platform.python_version(),
+                     **{p: installed(p) for p in ("tensorflow", "keras", "papermill", "course-utils")}},
     }
     begin = time.perf_counter()
     interrupted = False
@@ -305,21 +243,10 @@ def _run_and_report(
         runs = [asdict(r) for r in records]
         paths = write_report(runs, out, meta) if shard is None else shard.save(runs, out, meta)  # a shard: its record
     print("\n" + _("Executed notebooks: {folder}").format(folder=out / "executed"))
-    labels = {"md": _("Report:"), "html": _("Report (HTML):"), "json": _("All records:"), "shard": _("Shard record:")}
-    for key, label in labels.items():
-        if key in paths:
-            print(f"{padded(label, 19)} {paths[key]}")
+    failed = say_written(paths, runs)
     if shard is not None:
         print(shard.next_step(out))
-    failed = [r.name for r in records if r.status != "ok"]
-    if failed:
-        print(_("{failed} of {total} run(s) failed: {names}").format(
-            failed=len(failed), total=len(records), names=", ".join(failed)), file=sys.stderr)
     if interrupted:
         first = signals.first
         return 128 + int(getattr(signal, first)) if first and first.startswith("SIG") else 130  # as a shell reports it
     return 1 if failed else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,30 +1,14 @@
-"""Sharded batch runs: one plan split over several machines, then merged into one report.
+"""Sharded batch runs: one plan split over several machines, then merged into one report (docs/class.md,
+"Batch runs on a cluster", says how to run them and what is checked).
 
-``course run ... --shard I/N`` runs shard I of N: the runs at plan positions k (0-based, plan order)
-with ``k % N == I - 1``. Shards are numbered from 1, like the runs in the progress display, so
-``--shard 1/4`` to ``--shard 4/4``. The split depends only on the plan, never on the machine, and
-shard sizes differ by at most one run. A shard with no runs (N larger than the plan) is fine.
-
-``--shard auto`` takes I and N from the scheduler's environment, and only when asked (a plain
-``course run`` inside a Slurm job stays a whole run):
-
-- Kubernetes Indexed Job: ``JOB_COMPLETION_INDEX`` (0-based, so I = index + 1) and ``COURSE_SHARDS``
-  (N: the manifest sets it to the Job's ``.spec.completions``; Kubernetes does not pass that number).
-- Slurm array job: ``SLURM_ARRAY_TASK_ID``, ``SLURM_ARRAY_TASK_MIN``, ``SLURM_ARRAY_TASK_STEP`` and
-  ``SLURM_ARRAY_TASK_COUNT`` (N). I counts the tasks from the lowest index, so ``--array=1-4`` and
-  ``--array=0-3`` both make shards 1 to 4; a list of indices with gaps (``--array=1,5``) is refused.
-
-Shards share one ``--out`` (a shared file system). Each holds its own lock
-(``.course-run.shard-I-of-N.lock``), so shards never block each other, and writes its own record,
-``OUT/shards/I-of-N.json``: its runs, the batch settings, the plan's run names and a fingerprint of
-the plan (each notebook's name and content, parameters, smoke, timeout, title, key results, N). A
-shard writes no report. Run files have per-run names, so shards never write the same file.
-
-``course run --merge OUT`` checks that all N records are there, readable, of one plan, and that no
-shard still holds its lock, then writes the report of the whole plan, in plan order - the same
-files an unsharded run writes (``report.write_report``). The report differs from an unsharded run's
-only in values that differ between any two runs: times, memory, process ids, the output folder.
-Problems are an ``InputError`` naming each file (exit status 2); a failed run makes the exit status 1.
+``course run ... --shard I/N`` runs the runs at plan positions k (0-based) with ``k % N == I - 1``: the split
+depends only on the plan, never on the machine, and shard sizes differ by at most one run. ``--shard auto`` takes I
+and N from a Kubernetes Indexed Job (``JOB_COMPLETION_INDEX``, 0-based, and ``COURSE_SHARDS``) or a Slurm array job
+(``SLURM_ARRAY_TASK_*``: I counts the tasks from the lowest index; indices with gaps are refused), and only when
+asked. Shards share one ``--out``; each holds a lock of its own and writes its record, ``OUT/shards/I-of-N.json``,
+with a fingerprint of the whole plan, and no report. ``course run --merge OUT`` checks that all N records are
+there, of one plan, and that no shard still runs, then writes the report of the whole plan, in plan order
+(``report.write_report``). Problems are an ``InputError`` naming each file (exit status 2).
 """
 
 from __future__ import annotations
@@ -42,11 +26,10 @@ from typing import Any
 
 from course_tools import _
 from course_tools.batch.grid import Plan
-from course_tools.batch.report import write_report
+from course_tools.batch.report import say_written, write_report
 from course_utils.core import variables
 from course_utils.core.errors import FolderInUseError, InputError
 from course_utils.core.files import FolderLock, write_json_atomic
-from course_utils.core.i18n import padded
 
 KIND = "course-run-shard"
 VERSION = 1
@@ -165,10 +148,6 @@ def select(plan: Plan, shard: Shard) -> Plan:
     return dataclasses.replace(plan, runs=[r for k, r in enumerate(plan.runs) if shard.takes(k)])
 
 
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-
-
 def fingerprint(plan: Plan, count: int) -> str:
     """A digest of everything that makes the plan's runs and report: shards of one plan agree on it.
 
@@ -176,16 +155,9 @@ def fingerprint(plan: Plan, count: int) -> str:
     paths (a pod's image, a login node) agree; a notebook edited between two shards does not.
     """
     digests: dict[Path, str] = {}
-    runs = [
-        {
-            "name": r.name,
-            "notebook": r.notebook.stem,
-            "content": digests.setdefault(r.notebook, _sha256(r.notebook)),
-            "parameters": r.parameters,
-            "point": [r.point, r.points],
-        }
-        for r in plan.runs
-    ]
+    runs = [{"name": r.name, "notebook": r.notebook.stem, "parameters": r.parameters, "point": [r.point, r.points],
+             "content": digests.setdefault(r.notebook, hashlib.sha256(r.notebook.read_bytes()).hexdigest())}
+            for r in plan.runs]
     whole = {"runs": runs, "smoke": plan.smoke, "timeout": plan.timeout, "title": plan.title,
              "results": plan.results, "shards": count}
     text = json.dumps(whole, sort_keys=True, default=str, separators=(",", ":"))
@@ -220,18 +192,9 @@ class ShardRun:
 
     def save(self, runs: Sequence[Mapping[str, Any]], out: Path, meta: Mapping[str, Any]) -> dict[str, Path]:
         """Write the shard's record (atomically: the merge never reads half a file); ``{"shard": path}``."""
-        record = {
-            "kind": KIND,
-            "version": VERSION,
-            "shard": self.shard.index,
-            "shards": self.shard.count,
-            "fingerprint": self.fingerprint,
-            "plan": self.names,
-            "argv": self.argv,
-            "host": platform.node(),
-            "meta": dict(meta),
-            "runs": list(runs),
-        }
+        record = {"kind": KIND, "version": VERSION, "shard": self.shard.index, "shards": self.shard.count,
+                  "fingerprint": self.fingerprint, "plan": self.names, "argv": self.argv, "host": platform.node(),
+                  "meta": dict(meta), "runs": list(runs)}
         return {"shard": write_json_atomic(self.shard.record_path(out), record)}
 
     def next_step(self, out: Path) -> str:
@@ -316,10 +279,6 @@ def read_records(out: Path) -> list[dict[str, Any]]:
     return records
 
 
-def _finished(record: Mapping[str, Any]) -> str:
-    return str(record["meta"].get("finished") or "unknown")
-
-
 def check_complete(records: Sequence[dict[str, Any]], folder: Path) -> list[dict[str, Any]]:
     """The records of one plan, one per shard, by shard number; InputError for other plans or missing shards."""
     plans: dict[str, list[dict[str, Any]]] = {}
@@ -327,7 +286,9 @@ def check_complete(records: Sequence[dict[str, Any]], folder: Path) -> list[dict
         plans.setdefault(record["fingerprint"], []).append(record)
     if len(plans) > 1:
         groups = [
-            ", ".join(_("{file} (ended {finished})").format(file=r["path"].name, finished=_finished(r)) for r in group)
+            ", ".join(_("{file} (ended {finished})").format(file=r["path"].name,
+                                                              finished=r["meta"].get("finished") or "unknown")
+                      for r in group)
             + " " + _("[plan {fingerprint}]").format(fingerprint=fp[:12])
             for fp, group in plans.items()
         ]
@@ -400,12 +361,8 @@ def merged(records: Sequence[Mapping[str, Any]], out: Path) -> tuple[list[dict[s
     meta = dict(records[0]["meta"])
     starts = [t for t in (_time(r["meta"].get("started")) for r in records) if t]
     ends = [t for t in (_time(r["meta"].get("finished")) for r in records) if t]
-    meta.update(
-        command="course run " + " ".join(without_shard(records[0]["argv"])),
-        out=str(out),
-        planned_runs=len(names),
-        interrupted=any(r["meta"].get("interrupted") for r in records),
-    )
+    meta.update(command="course run " + " ".join(without_shard(records[0]["argv"])), out=str(out),
+                planned_runs=len(names), interrupted=any(r["meta"].get("interrupted") for r in records))
     if starts:
         meta["started"] = min(starts).isoformat(timespec="seconds")
     if starts and ends:
@@ -455,12 +412,7 @@ def merge(out: Path) -> int:
         lock.release()
     print(_("Merged {shards} shard(s): {runs} of {planned} run(s), into {out}").format(
         shards=len(records), runs=len(runs), planned=meta["planned_runs"], out=out))
-    for label, key in ((_("Report:"), "md"), (_("Report (HTML):"), "html"), (_("All records:"), "json")):
-        print(f"{padded(label, 19)} {paths[key]}")
-    failed = [r["name"] for r in runs if r.get("status") != "ok"]
-    if failed:
-        print(_("{failed} of {total} run(s) failed: {names}").format(
-            failed=len(failed), total=len(runs), names=", ".join(failed)), file=sys.stderr)
+    failed = say_written(paths, runs)
     return 1 if failed or len(runs) < meta["planned_runs"] else 0
 
 

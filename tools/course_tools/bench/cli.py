@@ -52,7 +52,3 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     print(json.dumps(report, indent=2) if args.json else format_dense(report))
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -17,12 +17,15 @@ from course_utils.core.rss import peak_rss_mib
 from course_utils.core.tf_setup import quiet_tensorflow
 
 
-def dense_child(way: str, dataset: str, images: int | None, epochs: int, seed: int) -> dict[str, Any]:
-    """Run the noise-vs-zeros training one way in *this* process; report its peak memory and time.
+def dense_child(run: Mapping[str, Any]) -> dict[str, Any]:
+    """The child process's entry point (``core.child``): the noise-vs-zeros training one way (``run``: way,
+    dataset, images, epochs, seed) in *this* process; its peak memory and time.
 
     The dataset comes first: a request it cannot meet (too many ``images``) fails fast, before TensorFlow's import.
     """
-    ((x, y), _test), info = data.load(dataset, images=images, strict=True, full_size=True, quiet=True, with_info=True)
+    way, epochs, seed = run["way"], run["epochs"], run["seed"]
+    ((x, y), _test), info = data.load(run["dataset"], images=run["images"], strict=True, full_size=True, quiet=True,
+                                      with_info=True)
 
     quiet_tensorflow()
     start = time.perf_counter()
@@ -39,11 +42,6 @@ def dense_child(way: str, dataset: str, images: int | None, epochs: int, seed: i
     }
 
 
-def _measure(payload: Mapping[str, Any]) -> dict[str, Any]:
-    """The child process's entry point (``core.child``): ``dense_child(**payload)``."""
-    return dense_child(**payload)
-
-
 def dense_memory(*, dataset: str = "auto", images: int | None = None, epochs: int = 1, seed: int = 0) -> dict[str, Any]:
     """The book's way vs the course's way of notebook 04's training, each in a fresh child process.
 
@@ -54,21 +52,14 @@ def dense_memory(*, dataset: str = "auto", images: int | None = None, epochs: in
     for way in ("book", "course"):
         payload = {"way": way, "dataset": dataset, "images": images, "epochs": epochs, "seed": seed}
         runs[way] = run_python(
-            "course_tools.bench.dense_memory:_measure", payload, timeout_s=None,
+            "course_tools.bench.dense_memory:dense_child", payload, timeout_s=None,
             env={"TF_CPP_MIN_LOG_LEVEL": "2"},
             what=_("The {way}-way training process").format(way=way), name=f"dense-{way}",
         ).value
-    book_run, course_run = runs["book"], runs["course"]
-    return {
-        "benchmark": "dense-memory",
-        "dataset": book_run["dataset"],
-        "dataset_source": book_run["dataset_source"],
-        "images": book_run["images"],
-        "epochs": epochs,
-        "book_peak_mib": round(book_run["peak_mib"], 1),
-        "course_peak_mib": round(course_run["peak_mib"], 1),
-        "book_s": round(book_run["seconds"], 2),
-        "course_s": round(course_run["seconds"], 2),
-        "memory_ratio": round(book_run["peak_mib"] / course_run["peak_mib"], 2),
-        "final_val_accuracy": {"book": book_run["final_val_accuracy"], "course": course_run["final_val_accuracy"]},
-    }
+    book = runs["book"]
+    return {"benchmark": "dense-memory", "dataset": book["dataset"], "dataset_source": book["dataset_source"],
+            "images": book["images"], "epochs": epochs,
+            **{f"{w}_peak_mib": round(r["peak_mib"], 1) for w, r in runs.items()},
+            **{f"{w}_s": round(r["seconds"], 2) for w, r in runs.items()},
+            "memory_ratio": round(book["peak_mib"] / runs["course"]["peak_mib"], 2),
+            "final_val_accuracy": {w: r["final_val_accuracy"] for w, r in runs.items()}}

@@ -1,54 +1,33 @@
-"""``course class-report FOLDER``: every student's preflight record in one table, problems first.
+"""``course class-report FOLDER``: every student's preflight record in one table, problems first
+(docs/class.md, "The class report").
 
-Reads every ``*.json`` file under FOLDER (sub-folders too) and writes ``class-report.md`` and a
-self-contained ``class-report.html`` into ``--out`` (default: FOLDER):
-
-- **Summary**: how many records, with errors, with warnings (a record with both counts under both), fine,
-  files that are no record; how many machines have a GPU TensorFlow can use; the TensorFlow versions and
-  platforms; students who sent more than one record.
-- **Problems by code**: each problem code, its severity, how many records have it, who, and the fix.
-- **Students**: one row per record - errors first, then warnings, then fine; by user within a group.
-- **Files that are no record**: empty, cut short, not JSON, not an object, another schema - each with why.
-
-A record is shown as it was written: its ``problems`` were found on the student's machine
-(``classroom.preflight``). Every value from a record is escaped, in the HTML and in the Markdown,
-so a record cannot add markup to the report. Exit status 0 when the report is written; 2 when FOLDER is
-missing, holds no ``*.json`` file or no valid record (the report is still written then, listing why).
+Reads every ``*.json`` file under FOLDER (sub-folders too) and writes ``class-report.md`` and a self-contained
+``class-report.html`` into ``--out`` (default: FOLDER): a summary, the problems by code, one row per record (errors,
+then warnings, then fine), and the files that are no record, each with why. A record is shown as it was written: its
+``problems`` were found on the student's machine (``classroom.preflight``). Every value from a record is escaped, in
+the HTML and in the Markdown, so a record cannot add markup to the report. Exit status 0 when the report is written;
+2 when FOLDER is missing, holds no ``*.json`` file or no valid record (the report is still written then).
 """
 
 from __future__ import annotations
 
 import argparse
-import html
 import json
 import sys
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from course_tools import _
-from course_tools.batch.report import _CSS, _html_table, _md_table
 from course_tools.classroom.handin import SCHEMA as PROGRESS_SCHEMA
 from course_tools.classroom.preflight import SCHEMA
+from course_tools.report_page import ReportPage
 from course_utils.core.errors import CourseError, InputError
 
 MAX_BYTES = 5 * 1024 * 1024  # a record is a few kB; a bigger file is no record
 GROUPS = ("errors", "warnings", "fine")
 SEVERITIES = ("error", "warning")
-COLUMNS = [
-    "student",
-    "file",
-    "platform",
-    "GPU",
-    "driver",
-    "TensorFlow",
-    "product ms (GPU / CPU)",
-    "data",
-    "problems",
-]
-
-
 # --------------------------------------------------------------------------- reading
 
 
@@ -188,23 +167,17 @@ def _data(record: dict[str, Any]) -> str:
     return "; ".join(f"{e.get('dataset', '?')}: {e.get('source') or e.get('problem') or '?'}" for e in entries)
 
 
-def _problems(record: dict[str, Any]) -> str:
-    return ", ".join(f"{p['code']} ({p['severity']})" for p in record["problems"]) or "none"
-
-
-def row(record: dict[str, Any]) -> list[str]:
-    """One record's cells, in ``COLUMNS`` order (text, not yet escaped)."""
-    return [
-        student(record),
-        record["_file"],
-        _platform(record),
-        "; ".join(_gpus(record)) or "none",
-        str(_dict(record.get("nvidia")).get("driver_version") or "-"),
-        _tensorflow(record),
-        _product(record),
-        _data(record),
-        _problems(record),
-    ]
+CELLS: dict[str, Callable[[dict[str, Any]], str]] = {  # the students table: a column, its cell (text, not escaped)
+    "student": student,
+    "file": lambda r: r["_file"],
+    "platform": _platform,
+    "GPU": lambda r: "; ".join(_gpus(r)) or "none",
+    "driver": lambda r: str(_dict(r.get("nvidia")).get("driver_version") or "-"),
+    "TensorFlow": _tensorflow,
+    "product ms (GPU / CPU)": _product,
+    "data": _data,
+    "problems": lambda r: ", ".join(f"{p['code']} ({p['severity']})" for p in r["problems"]) or "none",
+}
 
 
 def ordered(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -272,73 +245,40 @@ def duplicates(records: Sequence[dict[str, Any]]) -> list[str]:
     return [f"{who} ({', '.join(names)})" for who, names in sorted(files.items()) if len(names) > 1]
 
 
-# --------------------------------------------------------------------------- rendering
+# --------------------------------------------------------------------------- the report
 
 
-def _md(text: str) -> str:
-    """Record text for Markdown: HTML special characters as entities (a viewer may render raw HTML)."""
-    return html.escape(text, quote=False)
-
-
-def render_markdown(records: Sequence[dict[str, Any]], bad: Sequence[tuple[str, str]], folder: str) -> str:
+def render(records: Sequence[dict[str, Any]], bad: Sequence[tuple[str, str]], folder: str) -> ReportPage:
+    """The report; every value from a record is escaped, in the Markdown too."""
     records = ordered(records)
-    lines = ["# Class report", "", f"{summary_line(records, bad)}. Records read from `{_md(folder)}`.", ""]
-    lines += ["## Summary", ""] + _md_table(["what", "how many"], counts_rows(records, bad)) + [""]
+    page = ReportPage("Class report", escape=True)
+    page.text(f"{summary_line(records, bad)}. Records read from `{folder}`.")
+    page.heading("Summary")
+    page.table(["what", "how many"], counts_rows(records, bad))
     twice = duplicates(records)
     if twice:
-        lines += ["Sent more than one record: " + _md("; ".join(twice)) + ".", ""]
+        page.text("Sent more than one record: " + "; ".join(twice) + ".")
     problems = problem_rows(records)
     if problems:
-        header = ["problem", "severity", "records", "students", "what to do"]
-        lines += ["## Problems by code", ""] + _md_table(header, [[_md(c) for c in r] for r in problems]) + [""]
-    lines += ["## Students", ""]
-    lines += _md_table(COLUMNS, [[_md(c) for c in row(r)] for r in records]) + [""]
+        page.heading("Problems by code")
+        page.table(["problem", "severity", "records", "students", "what to do"], problems,
+                   ["failed" if r[1] == "error" else "warning" for r in problems])
+    page.heading("Students")
+    page.table(list(CELLS), [[cell(r) for cell in CELLS.values()] for r in records],
+               [{"errors": "failed", "warnings": "warning", "fine": ""}[group(r)] for r in records])
     if bad:
-        lines += ["## Files that are no record", ""]
-        lines += _md_table(["file", "why"], [[_md(name), _md(reason)] for name, reason in bad]) + [""]
-    return "\n".join(lines)
+        page.heading("Files that are no record")
+        page.table(["file", "why"], [list(item) for item in bad], ["failed"] * len(bad))
+    return page
 
 
-_EXTRA_CSS = "tr.warning td{background:#fff4dc}"
-
-
-def render_html(records: Sequence[dict[str, Any]], bad: Sequence[tuple[str, str]], folder: str) -> str:
-    """The same content as the Markdown, one file; ``_html_table`` escapes every cell."""
-    esc = html.escape
-    records = ordered(records)
-    parts = [
-        "<!doctype html><html><head><meta charset='utf-8'><title>Class report</title>",
-        f"<style>{_CSS}\n{_EXTRA_CSS}</style></head><body><h1>Class report</h1>",
-        f"<p>{esc(summary_line(records, bad))}.</p><p class='meta'>Records read from <code>{esc(folder)}</code>.</p>",
-        "<h2>Summary</h2>",
-        _html_table(["what", "how many"], counts_rows(records, bad)),
-    ]
-    twice = duplicates(records)
-    if twice:
-        parts.append(f"<p>Sent more than one record: {esc('; '.join(twice))}.</p>")
-    problems = problem_rows(records)
-    if problems:
-        parts.append("<h2>Problems by code</h2>")
-        classes = ["failed" if r[1] == "error" else "warning" for r in problems]
-        parts.append(_html_table(["problem", "severity", "records", "students", "what to do"], problems, classes))
-    parts.append("<h2>Students</h2>")
-    classes = [{"errors": "failed", "warnings": "warning", "fine": ""}[group(r)] for r in records]
-    parts.append(_html_table(COLUMNS, [row(r) for r in records], classes))
-    if bad:
-        parts.append("<h2>Files that are no record</h2>")
-        parts.append(_html_table(["file", "why"], [list(item) for item in bad], ["failed"] * len(bad)))
-    parts.append("</body></html>")
-    return "\n".join(parts) + "\n"
-
-
-def write_pages(out: Path, pages: Mapping[str, tuple[str, str]]) -> dict[str, Path]:
-    """Write a report's pages into ``out`` - ``{"md": (file name, text), "html": ...}`` - and return their paths;
-    ``InputError`` when ``out`` cannot be written."""
+def write_pages(out: Path, name: str, page: ReportPage) -> dict[str, Path]:
+    """Write a report's pages into ``out`` as ``name``.md and ``name``.html and return their paths; ``InputError``
+    when ``out`` cannot be written."""
+    paths = {"md": out / f"{name}.md", "html": out / f"{name}.html"}
     try:
         out.mkdir(parents=True, exist_ok=True)
-        paths = {kind: out / name for kind, (name, _text) in pages.items()}
-        for kind, (_name, text) in pages.items():
-            paths[kind].write_text(text, encoding="utf-8")
+        page.write(paths["md"], paths["html"])
     except OSError as error:
         raise InputError(
             _("The report cannot be written into {out} ({reason}).").format(out=out, reason=error.strerror or error),
@@ -356,19 +296,23 @@ def write_class_report(folder: Path, out: Path) -> dict[str, Any]:
             _("{folder} holds no *.json file.").format(folder=folder),
             _("Collect the students' preflight-*.json files (from `course preflight`) into it first."),
         )
-    paths = write_pages(out, {"md": ("class-report.md", render_markdown(records, bad, str(folder))),
-                              "html": ("class-report.html", render_html(records, bad, str(folder)))})
+    paths = write_pages(out, "class-report", render(records, bad, str(folder)))
     return {**paths, "records": records, "bad": bad, "summary": summary_line(records, bad)}
 
 
-def report_main(prog: str, folder: Path, fix: str, write: Callable[[], dict[str, Any]], none_read: str) -> int:
-    """``course class-report`` and ``course progress`` once their options are read: ``write()`` the report of
-    ``folder`` (``fix``: what to do when it is no folder), print where and its summary; 2 when it cannot be written
-    or no file is a record (``none_read`` says so)."""
+def report_main(argv: list[str] | None, prog: str, description: str, folder_help: str,
+                write: Callable[[Path, Path], dict[str, Any]], fix: str, none_read: str) -> int:
+    """``course class-report`` and ``course progress``: read FOLDER and ``--out``, ``write(folder, out)`` the report
+    (``fix``: what to do when FOLDER is no folder), print where and its summary; 2 when it cannot be written or no
+    file is a record (``none_read`` says so)."""
+    parser = argparse.ArgumentParser(prog=prog, description=description)
+    parser.add_argument("folder", type=Path, help=folder_help)
+    parser.add_argument("--out", metavar="DIR", type=Path, help="where to write the report (default: FOLDER)")
+    args = parser.parse_args(argv)
     try:
-        if not folder.is_dir():
-            raise InputError(_("{folder} is not a folder.").format(folder=folder), fix)
-        written = write()
+        if not args.folder.is_dir():
+            raise InputError(_("{folder} is not a folder.").format(folder=args.folder), fix)
+        written = write(args.folder, args.out or args.folder)
     except CourseError as error:
         print(f"{prog}: {error}", file=sys.stderr)  # CourseError says what, then what to do
         return 2
@@ -381,18 +325,8 @@ def report_main(prog: str, folder: Path, fix: str, write: Callable[[], dict[str,
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="course class-report",
-        description="Read the students' preflight records (*.json, in FOLDER and its sub-folders) and write one "
-        "report, problems first: class-report.md and class-report.html.",
-    )
-    parser.add_argument("folder", type=Path, help="the folder with the collected preflight-*.json files")
-    parser.add_argument("--out", metavar="DIR", type=Path, help="where to write the report (default: FOLDER)")
-    args = parser.parse_args(argv)
-    return report_main("course class-report", args.folder, _("Pass the folder that holds the students' records."),
-                       lambda: write_class_report(args.folder, args.out or args.folder),
+    return report_main(argv, "course class-report", "Read the students' preflight records (*.json, in FOLDER and its "
+                       "sub-folders) and write one report, problems first: class-report.md and class-report.html.",
+                       "the folder with the collected preflight-*.json files", write_class_report,
+                       _("Pass the folder that holds the students' records."),
                        _("no file is a valid preflight record (the report lists why)."))
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -1,20 +1,14 @@
-"""``course grading FOLDER``: the course's exercises as an nbgrader course, for a class that wants grades.
+"""``course grading FOLDER``: the course's exercises as an nbgrader course, for a class that wants grades
+(docs/class.md, "Grades with nbgrader"; https://nbgrader.readthedocs.io).
 
-nbgrader (https://nbgrader.readthedocs.io) releases assignments from an instructor's source notebooks, collects
-the students' copies, grades them by running them, and returns feedback. This command writes such a course:
-``FOLDER/nbgrader_config.py`` and one assignment per notebook, ``FOLDER/source/nb03/03_memory.ipynb``. Each
-exercise of the lesson becomes three cells, made from the lesson notebook itself, so there is one text and one
-check per exercise:
-
-- its task (the lesson's "Exercise 3.1" text, links made absolute);
-- an answer cell: the task cell's lines, then the lesson's solution between ``### BEGIN SOLUTION`` and
-  ``### END SOLUTION`` (nbgrader removes it from the students' copies);
-- a locked test cell worth one point that asserts the course's own check: ``nb03.CHECKS["3.1"](answer).ok``.
-
-FOLDER holds the solutions, so a folder it makes is open to its owner only (and it warns about one that is not).
-
-A solution that uses a name the lesson defines (``blog_cnn`` in 05) gets that definition and the imports it needs,
-copied from the lesson into a locked first cell. Checkpoints are not graded: they depend on the student's machine.
+It writes ``FOLDER/nbgrader_config.py`` and one assignment per notebook, ``FOLDER/source/nb03/03_memory.ipynb``.
+Each exercise becomes three cells, made from the lesson notebook itself, so there is one text and one check per
+exercise: its task (links made absolute); an answer cell, the task cell's lines, then the lesson's solution between
+``### BEGIN SOLUTION`` and ``### END SOLUTION`` (nbgrader removes it from the students' copies); a locked test cell
+worth one point that asserts the course's own check, ``nb03.CHECKS["3.1"](answer).ok``. A solution that uses a name
+the lesson defines (``blog_cnn`` in 05) gets that definition and the imports it needs in a locked first cell.
+FOLDER holds the solutions, so a folder it makes is open to its owner only. Checkpoints are not graded: they depend
+on the student's machine.
 """
 
 from __future__ import annotations
@@ -28,11 +22,11 @@ import posixpath
 import re
 import sys
 from dataclasses import dataclass
-from importlib.metadata import PackageNotFoundError, metadata
 from pathlib import Path
 from typing import Any
 
-from course_tools import _
+from course_tools import _, speaking
+from course_tools.links import release
 from course_utils.core.errors import CourseError, InputError
 from course_utils.core.paths import PROJECT_ROOT
 
@@ -46,16 +40,6 @@ c.ClearSolutions.code_stub = {{"python": ""}}
 # A test cell may load TensorFlow (Exercise 5.1): allow it time on a busy server.
 c.Execute.timeout = 300
 '''
-# The assignment's title and introduction, in each edition's language (like the notebooks, not the instructor's).
-EDITIONS = {
-    "en": ("{title}: the exercises, graded",
-           "Read the lesson first: [{name}]({url}). Each exercise below is one of its exercises. Write your answer "
-           "in its cell. The cell after it is the course's own check (1 point): run it as often as you like. "
-           "Do not change the locked cells."),
-    "zh": ("{title}：练习（评分）",
-           "先学习这一课：[{name}]({url})。下面每道练习都是其中的一道。把答案写在它的单元格里。后面的单元格是课程"
-           "自己的检查（1 分）：你可以随时运行它。不要修改锁定的单元格。"),
-}
 _SOLUTION = re.compile(r"```python\n(.*?)```", re.S)
 _LINK = re.compile(r"\]\((?!https?:|#|mailto:)([^)\s]+)\)")
 
@@ -198,17 +182,6 @@ def _absolute_links(markdown: str, lesson: str, blob: str) -> str:
     return _LINK.sub(lambda m: f"]({blob}/{posixpath.normpath(posixpath.join(folder, m.group(1)))})", markdown)
 
 
-def release_blob() -> str:
-    """``https://github.com/OWNER/REPO/blob/v<version>``: the installed package's repository at its release."""
-    try:
-        data = metadata("course-utils")
-    except PackageNotFoundError:
-        raise InputError(_("The course package is not installed, so its repository and release are unknown."),
-                         _('Install it from the course folder: pip install -e ".[class]"')) from None
-    urls = dict(entry.split(", ", 1) for entry in data.get_all("Project-URL") or [])
-    return f"{urls.get('Repository', '').rstrip('/')}/blob/v{data['Version']}"
-
-
 def assignment(path: Path, lesson: str, blob: str) -> dict[str, Any]:
     """The nbgrader source notebook of one lesson notebook (``lesson``: its path in the repository)."""
     notebook = json.loads(path.read_text(encoding="utf-8"))
@@ -216,8 +189,11 @@ def assignment(path: Path, lesson: str, blob: str) -> dict[str, Any]:
     found = exercises(notebook, where=lesson)
     title = next((_text(c).splitlines()[0] for c in notebook["cells"] if _text(c).startswith("# ")), path.stem)
     edition = "zh" if "/zh/" in f"/{lesson}" else "en"
-    header, intro = (text.format(title=title.removeprefix("# "), name=path.name, url=f"{blob}/{lesson}")
-                     for text in EDITIONS[edition])
+    with speaking(edition):  # the assignment speaks its notebooks' language, not the instructor's
+        header = _("{title}: the exercises, graded").format(title=title.removeprefix("# "))
+        intro = _("Read the lesson first: [{name}]({url}). Each exercise below is one of its exercises. Write your "
+                  "answer in its cell. The cell after it is the course's own check (1 point): run it as often as you "
+                  "like. Do not change the locked cells.").format(name=path.name, url=f"{blob}/{lesson}")
     cells = [_cell("markdown", f"# {header}\n\n{intro}", f"nb{number}-intro")]
     setup = ['import os\n\nos.environ["COURSE_LANG"] = "zh-CN"  # 检查用中文回答'] if edition == "zh" else []
     needed = set().union(*(_free(e.solution) for e in found)) if found else set()
@@ -246,7 +222,8 @@ def write_course(folder: Path, language: str = "en", notebooks: Path | None = No
     if not paths:
         raise InputError(_("There are no lesson notebooks in {folder}.").format(folder=lessons),
                          _("Run the command in the course folder, or pass --notebooks."))
-    blob, written = release_blob(), []
+    rel = release(PROJECT_ROOT)  # the course's repository at its release tag: its links, as the notebooks' badges
+    blob, written = f"{rel.repository}/blob/{rel.tag}", []
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)  # it holds the solutions: its owner's only
     for path in paths:
         lesson = path.relative_to(root.parent).as_posix()
@@ -279,7 +256,3 @@ def main(argv: list[str] | None = None) -> int:
     print(_("Written: {count} assignments in {folder}. Next, in that folder: nbgrader generate_assignment nb01 "
             "(and each other), then release them to the class.").format(count=len(written), folder=args.folder))
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

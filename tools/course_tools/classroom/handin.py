@@ -1,14 +1,11 @@
 """``course hand-in``: a student's progress - each notebook's exercises and checkpoint - in one file for the instructor.
 
-Every notebook keeps its record in the student's results folder (``core.places.results_dir``): what each exercise's
-check said and how many tries it took (``course.check``), and whether the checkpoint passed. ``course hand-in``
-gathers those records into one progress record (schema ``course-progress/1``), with no answers in it, only outcomes:
-
-- on the class hub, ``COURSE_HANDIN_DIR`` names the hand-in folder: the file goes there as ``<user>.json``,
-  readable by the student and the instructors only (``tools.classroom.hub.prepare_hand_in`` makes the folder so);
-- elsewhere it is ``progress-<user>.json`` in the current folder (or ``--out``): a file to upload.
-
-``course progress FOLDER`` (``tools.classroom.progress``) reads the class's files: who is done, stuck, not started.
+It gathers the records every notebook keeps in the student's results folder (what each exercise's check said and how
+many tries it took, whether the checkpoint passed) into one progress record (schema ``course-progress/1``): outcomes
+only, never answers. On the class hub, ``COURSE_HANDIN_DIR`` names the hand-in folder (``classroom.hub``
+``prepare_hand_in``): the file goes there as ``<user>.json``, readable by the student and the instructors only;
+elsewhere it is ``progress-<user>.json`` in the current folder (or ``--out``), a file to send. ``course progress``
+reads the class's files.
 """
 
 from __future__ import annotations
@@ -120,7 +117,3 @@ def main(argv: list[str] | None = None) -> int:
         print(_("Written: {notebooks} notebook(s), in {path}. Send this file to your instructor.").format(
             notebooks=notebooks, path=path))
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -131,18 +131,11 @@ def read_settings(environ: Mapping[str, str] | None = None) -> HubSettings:
     memory_policy(gpu_memory)  # the notebooks' own check: a bad value stops the hub, not every notebook
     repo, branch = _repo(env)
     return HubSettings(
-        users=users,
-        group=group,
-        admins=frozenset(names(env.get(variables.HUB_ADMINS, ""))),
-        mem_limit=mem_limit.upper() if mem_limit else None,
-        cpu_limit=cpu_limit,
-        gpus=tuple(names(env.get(variables.HUB_GPUS, ""))),
-        gpu_memory=gpu_memory,
+        users=users, group=group, admins=frozenset(names(env.get(variables.HUB_ADMINS, ""))),
+        mem_limit=mem_limit.upper() if mem_limit else None, cpu_limit=cpu_limit,
+        gpus=tuple(names(env.get(variables.HUB_GPUS, ""))), gpu_memory=gpu_memory,
         state_dir=Path(env.get(variables.HUB_STATE, "").strip() or DEFAULT_STATE),
-        handin_dir=Path(env.get(variables.HANDIN_DIR, "").strip() or DEFAULT_HANDIN),
-        repo=repo,
-        branch=branch,
-    )
+        handin_dir=Path(env.get(variables.HANDIN_DIR, "").strip() or DEFAULT_HANDIN), repo=repo, branch=branch)
 
 
 def gpu_for_user(name: str, devices: Sequence[str]) -> str | None:

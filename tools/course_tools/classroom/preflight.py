@@ -1,31 +1,16 @@
-"""``course preflight``: one JSON record about this machine for the instructor, and the problems found in it.
+"""``course preflight``: one JSON record about this machine for the instructor, and the problems found in it
+(docs/class.md, "Preflight: check every machine before the class", explains every problem code).
 
-The record (schema ``course-preflight/1``) holds the platform and Python, the NVIDIA driver and GPUs
-(``nvidia-smi``, through the doctor), TensorFlow (version, CUDA build, the GPUs it sees, whether the
-version is in the range the course supports), the doctor's findings, a timed 1024 x 1024 float32 matrix
-product on the CPU and on the first GPU TensorFlow sees (median of a few runs; where it ran is checked),
-the source each dataset would use now (``course data status``) and the folders the course writes
-(``core.places``). ``problems`` (``classroom.preflight_problems``) lists what stands in the way of the class,
-each with a ``code``, a ``severity`` ("error" or "warning"), a ``message`` and a ``fix``; ``docs/class.md``
-explains every code.
+The record (schema ``course-preflight/1``) holds the platform and Python, the NVIDIA driver and GPUs (through the
+doctor), TensorFlow (version, CUDA build, the GPUs it sees, whether the version is in the range the course supports),
+the doctor's findings, a timed 1024 x 1024 float32 matrix product on the CPU and on the first GPU (where it ran is
+checked), the source each dataset would use now and the folders the course writes; ``problems``
+(``classroom.preflight_problems``) lists what stands in the way of the class. No GPU is an error (``no-gpu``) unless
+the student passes ``--expect-cpu``. On the class's GPU server, ``--students N`` adds ``sizing``
+(``classroom.sizing``): how many notebooks fit on each GPU, and an error when the class does not fit.
 
-A machine without a GPU is an error (``no-gpu``) unless the student passes ``--expect-cpu``: a class
-usually expects a GPU, and a missing one is what the instructor must know before the lesson.
-
-On the class's GPU server, the instructor adds ``--students N``: the record then holds ``sizing``
-(``classroom.sizing``), how many notebooks fit on each GPU with ``COURSE_GPU_MEMORY`` (``--gpu-memory``, else the
-environment) and the hub's ``COURSE_HUB_GPUS`` (``--hub-gpus``, else the environment), and a class that does not
-fit is an error (``class-does-not-fit``).
-
-Command line::
-
-    course preflight [--out FILE] [--json] [--no-compute] [--expect-cpu] [--nvidia-smi FILE]
-                     [--students N [--gpu-memory VALUE] [--hub-gpus LIST] [--context-mib MIB]]
-
-The record goes to FILE (default ``preflight-<user>-<host>.json`` in the current folder); ``--json``
-also prints it to standard output (the summary then goes to standard error). Exit status 0 when no
-problem is an error, 1 when one is (the record is still written), 2 for bad arguments or an ``--out``
-that cannot be written.
+Exit status 0 when no problem is an error, 1 when one is (the record is still written), 2 for bad arguments or an
+``--out`` that cannot be written.
 """
 
 from __future__ import annotations
@@ -43,7 +28,7 @@ import statistics
 import sys
 import time
 import tomllib
-from importlib.metadata import PackageNotFoundError, requires, version
+from importlib.metadata import PackageNotFoundError, requires
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +37,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 import course_utils.doctor as doctor
-from course_tools import _
+from course_tools import _, installed
 from course_tools.classroom import sizing as class_sizing
 from course_tools.classroom.hub import names as hub_names
 from course_tools.classroom.preflight_problems import find_problems
@@ -119,8 +104,6 @@ def check_out(path: Path) -> Path:
 def supported_range() -> str | None:
     """The version range of TensorFlow the course supports: the installed course-utils' requirement, else the
     checkout's pyproject.toml; None when neither says."""
-
-
     try:
         texts = requires("course-utils") or []
     except PackageNotFoundError:
@@ -145,19 +128,11 @@ def _pyproject_dependencies() -> list[str]:
 
 def in_range(version: str | None, specifier: str | None) -> bool | None:
     """Whether ``version`` is in ``specifier`` (release candidates count); None when either is unknown."""
-
     if not version or not specifier:
         return None
     try:
         return SpecifierSet(specifier).contains(Version(version), prereleases=True)
     except (InvalidSpecifier, InvalidVersion):
-        return None
-
-
-def _installed(package: str) -> str | None:
-    try:
-        return version(package)
-    except PackageNotFoundError:
         return None
 
 
@@ -175,26 +150,13 @@ def platform_info(kind: str) -> dict[str, Any]:
 def nvidia_info(smi: Any, source: str) -> dict[str, Any]:
     """The driver and GPUs from the doctor's ``SmiReport``; a GPU's compute capability from the driver, else
     from its name (the doctor's family table)."""
-
     if smi is None:
         return {"source": source, "status": "not looked at", "driver_version": None, "driver_cuda": None, "gpus": []}
-    gpus = [
-        {
-            "index": g.index,
-            "name": g.name,
-            "memory_mib": g.memory_mib,
-            "compute_capability": identify(g.name, g.compute_capability).compute_capability,
-        }
-        for g in (smi.gpus if smi.status == "ok" else [])
-    ]
-    return {
-        "source": source,
-        "status": smi.status,
-        "driver_version": smi.driver_version,
-        "driver_cuda": smi.driver_cuda,
-        "gpus": gpus,
-        "message": smi.message,
-    }
+    gpus = [{"index": g.index, "name": g.name, "memory_mib": g.memory_mib,
+             "compute_capability": identify(g.name, g.compute_capability).compute_capability}
+            for g in (smi.gpus if smi.status == "ok" else [])]
+    return {"source": source, "status": smi.status, "driver_version": smi.driver_version,
+            "driver_cuda": smi.driver_cuda, "gpus": gpus, "message": smi.message}
 
 
 def tensorflow_info(info: Any) -> dict[str, Any] | None:
@@ -220,7 +182,6 @@ def time_matmul(tf: Any, device: str) -> dict[str, Any]:
     The first product is not timed (kernels load, memory is allocated). Each timed product ends by copying
     one element to Python: GPU ops run asynchronously, so without it the clock would stop too early.
     """
-
     with tf.device(device):
         a = tf.random.uniform((MATMUL_SIZE, MATMUL_SIZE), dtype=tf.float32)
         b = tf.random.uniform((MATMUL_SIZE, MATMUL_SIZE), dtype=tf.float32)
@@ -248,7 +209,6 @@ def compute(tf: Any, gpu: bool) -> dict[str, Any]:
     GPU memory grows as needed (``gpu_config``) instead of TensorFlow's default of taking nearly all of it:
     on a shared server other students' kernels hold the rest.
     """
-
     found: dict[str, Any] = {"size": MATMUL_SIZE, "repeats": MATMUL_REPEATS, "cpu": None, "gpu": None, "error": None}
     try:
         if gpu:
@@ -264,28 +224,6 @@ def compute(tf: Any, gpu: bool) -> dict[str, Any]:
     return found
 
 
-def data_info() -> dict[str, Any]:
-    """Which source each dataset would use now (``course data status``), and a bad ``COURSE_DATA_DIR``."""
-
-    return {"datasets": sources(), "data_dir_problem": data_dir_problem()}
-
-
-def folders_info() -> list[dict[str, Any]]:
-    """Each folder the course writes, and whether it can be written (``core.places``)."""
-
-    return writable_places()
-
-
-# --------------------------------------------------------------------------- the problems
-
-
-# --------------------------------------------------------------------------- the record
-
-
-def _now() -> str:
-    return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
-
-
 def collect(
     *, expect_cpu: bool = False, run_compute: bool = True, smi_text: str | None = None, smi_source: str = "nvidia-smi",
     class_size: dict[str, Any] | None = None,
@@ -293,26 +231,19 @@ def collect(
     """The preflight record of this machine. ``smi_text``: captured nvidia-smi output to read instead of running it.
     ``class_size``: the arguments of ``sizing.plan`` but the GPUs (``students``, ``policy``, ``hub_gpus``,
     ``context_mib``), to size the class on this machine's GPUs."""
-
     machine = doctor.probe()
     if smi_text is not None:
         machine = dataclasses.replace(machine, smi=parse_nvidia_smi(smi_text))
     diagnosis = doctor.diagnose(machine)
     info = machine.tensorflow
     record: dict[str, Any] = {
-        "schema": SCHEMA,
-        "created": _now(),
-        "user": user_name(),
-        "host": host_name(),
-        "course_utils": _installed("course-utils"),
-        "expect_cpu": expect_cpu,
+        "schema": SCHEMA, "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
+        "user": user_name(), "host": host_name(), "course_utils": installed("course-utils"), "expect_cpu": expect_cpu,
         "platform": platform_info(machine.platform),
         "python": {"version": platform.python_version(), "executable": sys.executable},
-        "cpu": {"model": cpu_model(), "cores": os.cpu_count()},
-        "nvidia": nvidia_info(machine.smi, smi_source),
-        "tensorflow": tensorflow_info(info),
-        "tensorflow_error": None if info is None or info.installed else info.error,
-        "keras": _installed("keras"),
+        "cpu": {"model": cpu_model(), "cores": os.cpu_count()}, "nvidia": nvidia_info(machine.smi, smi_source),
+        "tensorflow": tensorflow_info(info), "tensorflow_error": None if info is None or info.installed else info.error,
+        "keras": installed("keras"),
     }
     if record["tensorflow"] is None:
         record["compute"] = {"skipped": "TensorFlow cannot be imported"}
@@ -321,8 +252,8 @@ def collect(
     else:
         record["compute"] = compute(quiet_tensorflow(), gpu=bool(record["tensorflow"]["gpus"]))
     record["sizing"] = None if class_size is None else class_sizing.plan(gpus=record["nvidia"]["gpus"], **class_size)
-    record["data"] = data_info()
-    record["folders"] = folders_info()
+    record["data"] = {"datasets": sources(), "data_dir_problem": data_dir_problem()}  # as `course data status`
+    record["folders"] = writable_places()  # each folder the course writes, and whether it can be written
     record["doctor"] = {
         "findings": [f.to_dict() for f in diagnosis.findings],
         "recommended_install": list(diagnosis.ordered_routes()[0].commands),
@@ -340,7 +271,6 @@ def _ms(result: dict[str, Any] | None) -> str:
 
 def summary(record: dict[str, Any], out: Path) -> str:
     """A few lines for the student: the machine, TensorFlow, the product, and the problems with their fixes."""
-
     p, nv, tf = record["platform"], record["nvidia"], record["tensorflow"]
     lines = [
         f"Preflight of {record['user']}@{record['host']} ({record['created']})",
@@ -462,7 +392,6 @@ def main(argv: list[str] | None = None) -> int:
         smi_source=f"captured: {args.nvidia_smi.name}" if args.nvidia_smi else "nvidia-smi",
         class_size=size,
     )
-
     text = json.dumps(record, indent=2)
     try:
         write_json_atomic(out, record)
@@ -476,7 +405,3 @@ def main(argv: list[str] | None = None) -> int:
         print(text)
     print(summary(record, out), file=sys.stderr if args.json else sys.stdout)
     return 1 if any(p["severity"] == "error" for p in record["problems"]) else 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -30,37 +30,23 @@ def find_problems(record: dict[str, Any]) -> list[dict[str, str]]:
 def _tensorflow_problems(record: dict[str, Any]) -> list[dict[str, str]]:
     tf, expect_cpu = record["tensorflow"], record["expect_cpu"]
     if tf is None:
-        return [
-            problem(
-                "tensorflow-missing",
-                "error",
-                f"TensorFlow cannot be imported in this Python ({record.get('tensorflow_error') or 'no error text'}).",
-                "Activate the course's environment (or install the course: pip install -e .), then run "
-                "`course preflight` again; `course doctor` says which TensorFlow this machine needs.",
-            )
-        ]
+        return [problem(
+            "tensorflow-missing", "error",
+            f"TensorFlow cannot be imported in this Python ({record.get('tensorflow_error') or 'no error text'}).",
+            "Activate the course's environment (or install the course: pip install -e .), then run "
+            "`course preflight` again; `course doctor` says which TensorFlow this machine needs.")]
     out = []
     if tf["supported"] is False:
-        out.append(
-            problem(
-                "tensorflow-unsupported",
-                "error",
-                f"TensorFlow {tf['version']} is outside the range the course supports ({tf['supported_range']}).",
-                "Install the course's TensorFlow in the course's environment: pip install -e . (or "
-                f'pip install "tensorflow{tf["supported_range"]}"); `course doctor` gives the command for this '
-                "machine.",
-            )
-        )
+        out.append(problem(
+            "tensorflow-unsupported", "error",
+            f"TensorFlow {tf['version']} is outside the range the course supports ({tf['supported_range']}).",
+            "Install the course's TensorFlow in the course's environment: pip install -e . (or "
+            f'pip install "tensorflow{tf["supported_range"]}"); `course doctor` gives the command for this machine.'))
     if not tf["gpus"] and not expect_cpu:
-        out.append(
-            problem(
-                "no-gpu",
-                "error",
-                "TensorFlow sees no GPU on this machine, so the lessons will run on the CPU (slowly).",
-                "Run `course doctor` and follow its fix. If this machine has no GPU on purpose, run "
-                "`course preflight --expect-cpu`.",
-            )
-        )
+        out.append(problem(
+            "no-gpu", "error", "TensorFlow sees no GPU on this machine, so the lessons will run on the CPU (slowly).",
+            "Run `course doctor` and follow its fix. If this machine has no GPU on purpose, run "
+            "`course preflight --expect-cpu`."))
     return out
 
 
@@ -69,74 +55,44 @@ def _compute_problems(record: dict[str, Any]) -> list[dict[str, str]]:
     if not result or result.get("skipped"):
         return []
     if result.get("error"):
-        return [
-            problem(
-                "compute-failed",
-                "error",
-                f"The test matrix product failed: {result['error']}",
-                "Run `course doctor`; if the GPU is busy or out of memory, try again when other programs end.",
-            )
-        ]
+        return [problem("compute-failed", "error", f"The test matrix product failed: {result['error']}",
+                        "Run `course doctor`; if the GPU is busy or out of memory, try again when other programs end.")]
     out = []
     cpu, gpu = result.get("cpu"), result.get("gpu")
     if gpu and not gpu["placed"]:
-        out.append(
-            problem(
-                "gpu-placement-failed",
-                "error",
-                f"A matrix product placed on {gpu['device']} ran on {gpu['ran_on']} instead.",
-                "Run `course doctor`: TensorFlow lists a GPU but cannot run work on it.",
-            )
-        )
+        out.append(problem("gpu-placement-failed", "error",
+                           f"A matrix product placed on {gpu['device']} ran on {gpu['ran_on']} instead.",
+                           "Run `course doctor`: TensorFlow lists a GPU but cannot run work on it."))
     if gpu and cpu and gpu["median_ms"] > cpu["median_ms"]:
-        out.append(
-            problem(
-                "gpu-slower-than-cpu",
-                "warning",
-                f"The {result['size']} x {result['size']} product took {gpu['median_ms']:.3g} ms on the GPU and "
-                f"{cpu['median_ms']:.3g} ms on the CPU: the GPU is slower.",
-                "Check with `nvidia-smi` whether other programs use the GPU; a small laptop GPU can be slower "
-                "than a fast CPU. Tell the instructor.",
-            )
-        )
+        out.append(problem(
+            "gpu-slower-than-cpu", "warning",
+            f"The {result['size']} x {result['size']} product took {gpu['median_ms']:.3g} ms on the GPU and "
+            f"{cpu['median_ms']:.3g} ms on the CPU: the GPU is slower.",
+            "Check with `nvidia-smi` whether other programs use the GPU; a small laptop GPU can be slower "
+            "than a fast CPU. Tell the instructor."))
     return out
 
 
 def _place_problems(record: dict[str, Any]) -> list[dict[str, str]]:
-    return [
-        problem(
-            "folder-not-writable",
-            "error",
-            place.get("problem") or f"The course cannot write its {place.get('name')} folder {place.get('path')}.",
-            f"Set {place.get('variable')} to a folder you can write, then run `course preflight` again.",
-        )
-        for place in record["folders"]
-        if not place.get("writable")
-    ]
+    return [problem(
+        "folder-not-writable", "error",
+        place.get("problem") or f"The course cannot write its {place.get('name')} folder {place.get('path')}.",
+        f"Set {place.get('variable')} to a folder you can write, then run `course preflight` again.")
+        for place in record["folders"] if not place.get("writable")]
 
 
 def _data_problems(record: dict[str, Any]) -> list[dict[str, str]]:
     data = record["data"]
     out = []
     if data.get("data_dir_problem"):
-        out.append(
-            problem(
-                "data-dir-missing",
-                "warning",
-                f"COURSE_DATA_DIR is set but cannot be used: {data['data_dir_problem']}.",
-                "Set COURSE_DATA_DIR to the data folder the instructor gave, or unset it.",
-            )
-        )
+        out.append(problem("data-dir-missing", "warning",
+                           f"COURSE_DATA_DIR is set but cannot be used: {data['data_dir_problem']}.",
+                           "Set COURSE_DATA_DIR to the data folder the instructor gave, or unset it."))
     for entry in data["datasets"]:
         if entry["problem"] and entry["problem"] != "not available offline":
-            out.append(
-                problem(
-                    "data-file-bad",
-                    "warning",
-                    f"{entry['dataset']}: {entry['problem']}: {entry['location']}.",
-                    "Delete that file and run `course data fetch` while online (it is never used as it is).",
-                )
-            )
+            out.append(problem(
+                "data-file-bad", "warning", f"{entry['dataset']}: {entry['problem']}: {entry['location']}.",
+                "Delete that file and run `course data fetch` while online (it is never used as it is)."))
     return out
 
 

@@ -1,25 +1,17 @@
-"""``course progress FOLDER``: the class's progress - who is done, who is stuck, who has not started.
+"""``course progress FOLDER``: the class's progress - who is done, stuck, working or not started on each notebook's
+exercises and checkpoint (docs/class.md, "Progress: who is done, who is stuck"; ``legend`` says what each means).
 
 Reads every progress record (``course hand-in``, schema ``course-progress/1``) under FOLDER and writes
 ``progress.md`` and a self-contained ``progress.html`` into ``--out`` (default: FOLDER), in the instructor's
-language (``COURSE_LANG`` or the locale). For each notebook's exercises and checkpoint, each student is:
-
-- **done**: the exercise's check said right (at some attempt), or the checkpoint passed;
-- **stuck**: ``STUCK_ATTEMPTS`` or more wrong attempts and never right, or the checkpoint failed;
-- **working**: the notebook is started, but neither of those yet;
-- **not started**: no record of that notebook.
-
-The exercises are the course's own (each lesson file's ``CHECKS``). A record holds outcomes and counts only, never a
-student's answers. Where the file system says who wrote a file (POSIX), a record whose file belongs to another
-account than the student it names is not counted (a classmate cannot hand in for someone) - unless it belongs to
-root or to the account running ``course progress``: files the instructor collected and copied are theirs. Exit
-status 0 when the report is written, 2 when FOLDER holds no valid progress record.
+language. The exercises are the course's own (each lesson file's ``CHECKS``). Where the file system says who wrote a
+file (POSIX), a record whose file belongs to another account than the student it names is not counted (a classmate
+cannot hand in for someone) - unless it belongs to root or to the account running ``course progress``: files the
+instructor collected and copied are theirs. Exit status 0 when the report is written, 2 when FOLDER holds no valid
+progress record.
 """
 
 from __future__ import annotations
 
-import argparse
-import html
 import importlib
 import os
 import pkgutil
@@ -28,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from course_tools import _
-from course_tools.batch.report import _CSS, _html_table, _md_table
 from course_tools.classroom.class_report import read_record, report_main, write_pages
 from course_tools.classroom.handin import SCHEMA
+from course_tools.report_page import ReportPage
 from course_utils import lessons
 from course_utils.lessons import RIGHT
 
@@ -69,30 +61,27 @@ def invalid_reason(data: Any) -> str | None:
     return None
 
 
+def _account(uid: int) -> str | None:
+    """The name of account ``uid`` (POSIX), None where that is not known."""
+    try:
+        import pwd  # lazy: POSIX only
+
+        return pwd.getpwuid(uid).pw_name
+    except (ImportError, KeyError):
+        return None
+
+
 def owner(path: Path) -> str | None:
     """The account that owns ``path`` (POSIX), None where that is not known."""
     try:
-        import pwd  # lazy: POSIX only
-    except ImportError:
-        return None
-    try:
-        return pwd.getpwuid(path.stat().st_uid).pw_name
-    except (KeyError, OSError):
+        return _account(path.stat().st_uid)
+    except OSError:
         return None
 
 
 def reader() -> str | None:
     """The account running this (POSIX), None where that is not known: the files it owns, it collected itself."""
-    try:
-        import pwd  # lazy: POSIX only
-    except ImportError:
-        return None
-    if not hasattr(os, "geteuid"):
-        return None
-    try:
-        return pwd.getpwuid(os.geteuid()).pw_name
-    except KeyError:
-        return None
+    return _account(os.geteuid()) if hasattr(os, "geteuid") else None
 
 
 def load_folder(folder: Path) -> tuple[dict[str, dict[str, Any]], list[tuple[str, str]]]:
@@ -185,57 +174,30 @@ def legend() -> str:
              "record of the notebook.").format(n=STUCK_ATTEMPTS)
 
 
-def render_markdown(records, rows, bad, folder: str) -> str:
+def render(records: Mapping[str, Any], rows: Sequence[Mapping[str, Any]], bad: Sequence[tuple[str, str]],
+           folder: str) -> ReportPage:
     header, body = _rows(rows)
-    title, not_counted = _("Class progress"), _("Files not counted")
-    lines = [f"# {title}", "", summary(records, rows), "", legend(), ""]
-    lines += _md_table(header, [[html.escape(c, quote=False) for c in row] for row in body]) + [""]
+    page = ReportPage(_("Class progress"), escape=True)
+    page.text(summary(records, rows))
+    page.text(legend(), meta=True)
+    page.table(header, body, ["failed" if r[STUCK] else "" for r in rows])
     if bad:
-        lines += [f"## {not_counted}", ""]
-        lines += _md_table([_("file"), _("why")], [[html.escape(n, quote=False), html.escape(w, quote=False)]
-                                                   for n, w in bad]) + [""]
-    lines += [_("Read from {folder}.").format(folder=html.escape(folder, quote=False)), ""]
-    return "\n".join(lines)
-
-
-def render_html(records, rows, bad, folder: str) -> str:
-    esc = html.escape
-    header, body = _rows(rows)
-    classes = ["failed" if r[STUCK] else "" for r in rows]
-    title, not_counted, source = _("Class progress"), _("Files not counted"), _("Read from {folder}.")
-    parts = [
-        f"<!doctype html><html><head><meta charset='utf-8'><title>{esc(title)}</title>",
-        f"<style>{_CSS}</style></head><body><h1>{esc(title)}</h1>",
-        f"<p>{esc(summary(records, rows))}</p><p class='meta'>{esc(legend())}</p>",
-        _html_table(header, body, classes),
-    ]
-    if bad:
-        parts += [f"<h2>{esc(not_counted)}</h2>",
-                  _html_table([_("file"), _("why")], [list(item) for item in bad], ["failed"] * len(bad))]
-    parts.append(f"<p class='meta'>{esc(source.format(folder=folder))}</p></body></html>")
-    return "\n".join(parts) + "\n"
+        page.heading(_("Files not counted"))
+        page.table([_("file"), _("why")], [list(item) for item in bad], ["failed"] * len(bad))
+    page.text(_("Read from {folder}.").format(folder=folder), meta=True)
+    return page
 
 
 def write_progress(folder: Path, out: Path) -> dict[str, Any]:
     records, bad = load_folder(folder)
     rows = table(records)
-    paths = write_pages(out, {"md": ("progress.md", render_markdown(records, rows, bad, str(folder))),
-                              "html": ("progress.html", render_html(records, rows, bad, str(folder)))})
+    paths = write_pages(out, "progress", render(records, rows, bad, str(folder)))
     return {**paths, "records": records, "rows": rows, "bad": bad, "summary": summary(records, rows)}
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="course progress",
-        description="Read the students' progress records (course hand-in) in FOLDER and write who is done, stuck or "
-        "not started, per notebook and exercise: progress.md and progress.html.")
-    parser.add_argument("folder", type=Path, help="the hand-in folder, or a folder of collected progress-*.json files")
-    parser.add_argument("--out", metavar="DIR", type=Path, help="where to write the report (default: FOLDER)")
-    args = parser.parse_args(argv)
-    return report_main("course progress", args.folder, _("Pass the folder that holds the students' progress records."),
-                       lambda: write_progress(args.folder, args.out or args.folder),
+    return report_main(argv, "course progress", "Read the students' progress records (course hand-in) in FOLDER and "
+                       "write who is done, stuck or not started, per notebook and exercise: progress.md and "
+                       "progress.html.", "the hand-in folder, or a folder of collected progress-*.json files",
+                       write_progress, _("Pass the folder that holds the students' progress records."),
                        _("no file is a progress record; students make one with `course hand-in`."))
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

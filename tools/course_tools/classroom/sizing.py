@@ -26,25 +26,25 @@ CONTEXT_MIB = 512  # docs/class.md, "Sizing the limit": 0.5 GiB per CUDA context
 STEP_MIB = 256  # a recommended limit is rounded down to a multiple of this
 
 
+def _whole(text: str, least: int) -> int | None:
+    value = str(text).strip()
+    return int(value) if value.isascii() and value.isdigit() and int(value) >= least else None
+
+
 def students_count(text: str) -> int:
     """``--students``: a whole number, 1 or more (argparse's ``type``)."""
-    value = str(text).strip()
-    if value.isascii() and value.isdigit() and int(value) > 0:
-        return int(value)
-    raise argparse.ArgumentTypeError(
-        _("{value!r} is not a number of students: give a whole number, 1 or more, e.g. --students 30.").format(
-            value=text))
+    if (value := _whole(text, 1)) is None:
+        raise argparse.ArgumentTypeError(_("{value!r} is not a number of students: give a whole number, 1 or more, "
+                                           "e.g. --students 30.").format(value=text))
+    return value
 
 
 def context_size(text: str) -> int:
     """``--context-mib``: the memory of one CUDA context in MiB, a whole number, 0 or more (argparse's ``type``)."""
-    value = str(text).strip()
-    if value.isascii() and value.isdigit():
-        return int(value)
-    raise argparse.ArgumentTypeError(
-        _("{value!r} is not an amount of memory in MiB: give a whole number, e.g. --context-mib 512.").format(
-            value=text))
-
+    if (value := _whole(text, 0)) is None:
+        raise argparse.ArgumentTypeError(_("{value!r} is not an amount of memory in MiB: give a whole number, e.g. "
+                                           "--context-mib 512.").format(value=text))
+    return value
 
 
 def plan(students: int, policy: str | int, gpus: Sequence[dict[str, Any]], hub_gpus: Sequence[str] = (),

@@ -14,12 +14,8 @@ the outputs shown (the run's record of that notebook).
 
 The tool is Sphinx with MyST-NB (``nb_execution_mode = "off"``) and the Sphinx Book Theme, all from PyPI
 (the ``site`` extra): the build needs no network. It runs with ``-W``: a warning, such as a broken link
-between pages, fails the build. This script puts a Sphinx source tree for each language under ``--src``
-(default ``build/site-src``), with the links rewritten for the site, then runs ``sphinx-build`` on each.
-
-Usage:
-    python -m course_tools.site.build --from build/course            # the site into build/site
-    python -m course_tools.site.build --from build/ci/course --out build/ci/site
+between pages, fails the build. A Sphinx source tree per language goes under ``--src`` (default
+``build/site-src``), its links rewritten for the site; ``make site`` runs this module.
 """
 
 from __future__ import annotations
@@ -36,6 +32,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from course_tools import _, speaking
 from course_tools.errors import SiteError
 from course_tools.links import Release, release  # the one place that makes the Colab/Kaggle/Binder URLs
 from course_tools.site import doctor_page  # the page "Check your machine"
@@ -56,7 +53,7 @@ from course_tools.site.pages import (
 from course_utils.core.child import python_command
 from course_utils.core.i18n import CHINESE_CHARACTERS  # Chinese text's characters, one home
 from course_utils.core.paths import PROJECT_ROOT as ROOT
-from course_utils.results import RECORD_MIME  # the record a notebook keeps in its outputs
+from course_utils.results import RECORD_MIME, data_summary  # RECORD_MIME: the record a notebook keeps in its outputs
 
 THEME = Path(__file__).resolve().parent / "theme"
 
@@ -64,61 +61,38 @@ WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 LINKS_TAG = "links"  # the badges cell (tools/course_tools/links.py): the box replaces it, without external images
 
 
-WORDS: dict[str, dict[str, str]] = {
-    "en": {
-        "title": "Training deep-learning models on the GPU with TensorFlow",
-        "authors": "the tf-gpu-course authors",
-        "licence": "the tf-gpu-course authors. Code: MIT licence. Text and notebooks: CC BY 4.0",
-        "notebooks": "Notebooks",
-        "guides": "Guides",
-        "switch": "中文",
-        "switch_title": "这一页的中文版",
-        "box": "Where these outputs come from",
-        "open": "Run this notebook yourself: {colab} · {kaggle} · {binder}",
-        "colab": "Open in Colab",
-        "kaggle": "Open in Kaggle",
-        "binder": "Open in Binder",
-        "machine": "Machine: {platform}",
-        "device": "Device: {device}",
-        "cpu_only": "{description} (CPU; no GPU was used)",
-        "gpu": "GPU: {name}",
-        "gpu_facts": "compute capability {cc}, {memory} MiB, driver {driver}, CUDA {cuda}",
-        "versions": "Python {python}, TensorFlow {tensorflow}, Keras {keras}",
-        "data": "Data: {data}",
-        "smoke": "Mode: smoke (a short run: fewer images and epochs than the full run)",
-        "full": "Mode: full run",
-        "date": "Date: {date}",
-        "no_record": "The run has no record for this notebook: machine and versions unknown.",
-        "widget": "*An interactive widget is here. It works when you run the notebook "
-                  "(JupyterLab, Colab, Kaggle or Binder).*",
-    },
-    "zh": {
-        "title": "用 TensorFlow 在 GPU 上训练深度学习模型",
-        "authors": "tf-gpu-course 的作者们",
-        "licence": "tf-gpu-course 的作者们。代码：MIT 许可证。文字和笔记本：CC BY 4.0",
-        "notebooks": "笔记本",
-        "guides": "指南",
-        "switch": "English",
-        "switch_title": "This page in English",
-        "box": "这些输出从哪里来",
-        "open": "自己运行这个笔记本：{colab} · {kaggle} · {binder}",
-        "colab": "在 Colab 中打开",
-        "kaggle": "在 Kaggle 中打开",
-        "binder": "在 Binder 中打开",
-        "machine": "机器：{platform}",
-        "device": "设备：{device}",
-        "cpu_only": "{description}（CPU；没有使用 GPU）",
-        "gpu": "GPU：{name}",
-        "gpu_facts": "计算能力 {cc}，{memory} MiB，驱动 {driver}，CUDA {cuda}",
-        "versions": "Python {python}，TensorFlow {tensorflow}，Keras {keras}",
-        "data": "数据：{data}",
-        "smoke": "模式：冒烟运行（smoke run，简短的运行：图像和轮次比完整运行少）",
-        "full": "模式：完整运行",
-        "date": "日期：{date}",
-        "no_record": "这次运行没有这个笔记本的记录：机器和版本未知。",
-        "widget": "*这里是一个交互式控件。运行笔记本时它才能使用（JupyterLab、Colab、Kaggle 或 Binder）。*",
-    },
-}
+# The link to the same page in the other edition: its language's name, and a title in that language.
+SWITCH = {"en": ("中文", "这一页的中文版"), "zh": ("English", "This page in English")}
+
+
+def site_words(code: str) -> dict[str, str]:
+    """The site's own words in the language of edition ``code`` (the tools' message catalogue)."""
+    with speaking(code):
+        return {
+            "title": _("Training deep-learning models on the GPU with TensorFlow"),
+            "authors": _("the tf-gpu-course authors"),
+            "licence": _("the tf-gpu-course authors. Code: MIT licence. Text and notebooks: CC BY 4.0"),
+            "notebooks": _("Notebooks"),
+            "guides": _("Guides"),
+            "box": _("Where these outputs come from"),
+            "open": _("Run this notebook yourself: {colab} · {kaggle} · {binder}"),
+            "colab": _("Open in Colab"),
+            "kaggle": _("Open in Kaggle"),
+            "binder": _("Open in Binder"),
+            "machine": _("Machine: {platform}"),
+            "device": _("Device: {device}"),
+            "cpu_only": _("{description} (CPU; no GPU was used)"),
+            "gpu": _("GPU: {name}"),
+            "gpu_facts": _("compute capability {cc}, {memory} MiB, driver {driver}, CUDA {cuda}"),
+            "versions": _("Python {python}, TensorFlow {tensorflow}, Keras {keras}"),
+            "data": _("Data: {data}"),
+            "smoke": _("Mode: smoke (a short run: fewer images and epochs than the full run)"),
+            "full": _("Mode: full run"),
+            "date": _("Date: {date}"),
+            "no_record": _("The run has no record for this notebook: machine and versions unknown."),
+            "widget": _("*An interactive widget is here. It works when you run the notebook (JupyterLab, Colab, "
+                        "Kaggle or Binder).*"),
+        }
 
 
 # --------------------------------------------------------------------------- the box on each notebook page
@@ -126,7 +100,7 @@ WORDS: dict[str, dict[str, str]] = {
 
 def machine_lines(record: Mapping[str, Any] | None, code: str) -> list[str]:
     """Which machine and versions produced a notebook's outputs, one line each, from its run record."""
-    words = WORDS[code]
+    words = site_words(code)
     if not record:
         return [words["no_record"]]
     env = record.get("environment") or {}
@@ -162,18 +136,9 @@ def machine_lines(record: Mapping[str, Any] | None, code: str) -> list[str]:
     return lines
 
 
-def data_summary(environment: Mapping[str, Any]) -> str:
-    """The record's datasets in one line (course_utils.results.data_summary, when the package is there)."""
-    try:
-        from course_utils.results import data_summary as summary
-    except ImportError:  # the builder alone, without the course package
-        return ""
-    return summary(environment)
-
-
 def machine_box(record: Mapping[str, Any] | None, code: str, urls: tuple[str, str, str]) -> str:
     """The box at the top of a notebook page: where to run the notebook, and where its outputs come from."""
-    words = WORDS[code]
+    words = site_words(code)
     colab, kaggle, binder = urls
     opened = words["open"].format(colab=f"[{words['colab']}]({colab})", kaggle=f"[{words['kaggle']}]({kaggle})",
                                   binder=f"[{words['binder']}]({binder})")
@@ -217,7 +182,7 @@ def read_record(folder: Path, stem: str) -> dict[str, Any] | None:
 def notebook_for_site(nb: dict[str, Any], box: str, linker: Linker, source: str) -> dict[str, Any]:
     """An executed notebook as its page shows it: the box under its title, links rewritten, no live widgets, and
     no record output (data for ``course run``; the box shows what a reader needs of it)."""
-    words = WORDS[linker.edition.code]
+    words = site_words(linker.edition.code)
     cells = [c for c in nb["cells"] if LINKS_TAG not in c.get("metadata", {}).get("tags", [])]
     titled = False
     for cell in cells:
@@ -244,18 +209,12 @@ TOCTREE = "```{{toctree}}\n:caption: {caption}\n:hidden:\n\n{entries}\n```\n"
 
 def write_conf(src: Path, edition: Edition, other_pages: set[str], rel: Release) -> None:
     """The Sphinx configuration of one language: read by conf.py's ``setup``, made here."""
+    words = site_words(edition.code)
     settings = {
-        "edition": edition.code,
-        "language": edition.language,
-        "title": WORDS[edition.code]["title"],
-        "authors": WORDS[edition.code]["authors"],
-        "licence": WORDS[edition.code]["licence"],
-        "repository": rel.repository,
-        "other_pages": sorted(other_pages),
-        "switch_label": WORDS[edition.code]["switch"],
-        "switch_title": WORDS[edition.code]["switch_title"],
-        "switch_lang": "zh-CN" if edition is EN else "en",
-        "theme": str(THEME),
+        "edition": edition.code, "language": edition.language, "title": words["title"], "authors": words["authors"],
+        "licence": words["licence"], "repository": rel.repository, "other_pages": sorted(other_pages),
+        "switch_label": SWITCH[edition.code][0], "switch_title": SWITCH[edition.code][1],
+        "switch_lang": "zh-CN" if edition is EN else "en", "theme": str(THEME),
     }
     (src / "site.json").write_text(json.dumps(settings, ensure_ascii=False, indent=1), encoding="utf-8")
     (src / "conf.py").write_text(
@@ -375,7 +334,7 @@ def assemble(edition: Edition, run: Path, src: Path, rel: Release, root: Path = 
                for e in EDITIONS for path in pages[e.code] if path.endswith(".md")}
     linker = Linker(edition, pages, anchors, rel, root)
     mine = pages[edition.code]
-    words = WORDS[edition.code]
+    words = site_words(edition.code)
     if src.exists():
         shutil.rmtree(src)
     src.mkdir(parents=True)
@@ -461,14 +420,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--from", dest="run", type=Path, default=ROOT / "build" / "course",
                         help="the English course run (default build/course); the Chinese one is beside it, "
                              "with -zh added")
-    parser.add_argument("--zh-from", type=Path, help="the Chinese course run (default: --from with -zh added)")
     parser.add_argument("--out", type=Path, default=ROOT / "build" / "site", help="the site (default build/site)")
     parser.add_argument("--src", type=Path, default=ROOT / "build" / "site-src",
                         help="the Sphinx source trees it makes (default build/site-src)")
     args = parser.parse_args(argv)
     try:
-        seconds = build_site(args.run.resolve(), args.out.resolve(), args.src.resolve(),
-                             args.zh_from.resolve() if args.zh_from else None)
+        seconds = build_site(args.run.resolve(), args.out.resolve(), args.src.resolve())
     except (SiteError, doctor_page.PageError) as error:
         print(f"course_tools.site: {error}", file=sys.stderr)
         return 2

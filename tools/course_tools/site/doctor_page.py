@@ -23,19 +23,16 @@ import hashlib
 import html
 import io
 import json
-import os
 import re
 import shutil
 import subprocess
 import tarfile
 import zipfile
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
+from course_tools import LANGUAGES, _, speaking
 from course_tools.errors import PageError
-from course_utils.core import variables
-from course_utils.core.i18n import CHINESE, ENGLISH
 from course_utils.core.paths import PROJECT_ROOT as ROOT
 from course_utils.doctor.gpus import QUERY_COMMAND
 from course_utils.doctor.recommend import platform_name
@@ -173,139 +170,71 @@ def write_assets(out: Path, root: Path = ROOT) -> None:
 # --------------------------------------------------------------------------- the page
 
 
-WORDS: dict[str, dict[str, str]] = {
-    "en": {
-        "title": "Check your machine",
-        "intro": "Paste what your computer prints, and get the commands that install TensorFlow for it. "
-                 "You need nothing installed: the course's doctor, `course doctor`, runs here, in your browser. "
-                 "What you paste stays on this page. It is not sent anywhere.",
-        "step_smi": "In a terminal (on Windows: PowerShell or Command Prompt), run `nvidia-smi` and paste all "
-                    "of what it prints. If the command is not found, paste that "
-                    "message: it tells the doctor something too.",
-        "step_query": "Optional: also run `{query}` and paste its lines below the table. They tell the doctor your "
-                      "GPU's generation.",
-        "step_nvcc": "Optional: if the CUDA toolkit is installed, run `nvcc --version` and paste it. "
-                     "TensorFlow does not need the toolkit.",
-        "step_choose": "Choose your platform and the Python you want to use, then press *Check*.",
-        "later": "Once the course's environment is installed, the same doctor runs on your machine: `course doctor` "
-                 "looks at the machine itself, and at TensorFlow once it is installed.",
-        "smi": "What nvidia-smi printed",
-        "nvcc": "What nvcc --version printed (optional)",
-        "log": "A TensorFlow log (optional): what TensorFlow printed when it started or failed",
-        "log_box": "Paste the log here",
-        "file": "Or choose a file:",
-        "platform": "Platform",
-        "guess": "Guess from what I pasted",
-        "python": "Python",
-        "no_python": "Not chosen (the doctor suggests one)",
-        "check": "Check",
-        "loading": "Loading the doctor (about 12 MB, once)...",
-        "ready": "The doctor is ready (loaded in {seconds} s).",
-        "failed": "The doctor could not load in this browser: {error}. Use `course doctor` in the course's "
-                  "environment instead.",
-        "crashed": "The doctor stopped on this input: {error}. Please report it, with what you pasted.",
-        "usage": "The doctor did not accept this input:",
-        "machine": "Your machine",
-        "install": "What to install",
-        "alternatives": "Other ways",
-        "findings": "Findings",
-        "no_findings": "No findings.",
-        "error": "Errors",
-        "warning": "Warnings",
-        "info": "Information",
-        "fix": "What to do:",
-        "more": "More:",
-        "entry": "the troubleshooting page",
-        "log_title": "Your TensorFlow log",
-        "no_problem": "No problem line in the log.",
-        "report": "The report as `course doctor` prints it",
-        "same_as": "Same as this command, run where the files are:",
-        "json": "The JSON (for a program, or to share)",
-        "copy": "Copy",
-        "copy_json": "Copy the JSON",
-        "copied": "Copied",
-        "platform_line": "Platform: {value}",
-        "python_line": "Python: {value}",
-        "not_given": "not chosen",
-        "gpus_line": "GPU: {value}",
-        "driver_line": "NVIDIA driver: {driver} (supports CUDA up to {cuda})",
-        "no_driver": "NVIDIA driver: none found",
-        "toolkit_line": "CUDA toolkit (nvcc): {value}",
-        "result_errors": "Result: {count} error(s) and {warnings} warning(s). Read the findings below.",
-        "result_ok": "Result: no errors, {warnings} warning(s).",
-    },
-    "zh": {
-        "title": "检查你的机器",
-        "intro": "粘贴你的电脑打印的内容，就能得到为它安装 TensorFlow 的命令。"
-                 "你不需要安装任何东西：课程的诊断工具 `course doctor` 就在这里、在你的浏览器中运行。"
-                 "你粘贴的内容只留在这个页面上，不会发送到任何地方。",
-        "step_smi": "在终端中（Windows 上：PowerShell 或命令提示符）运行 `nvidia-smi`，粘贴它打印的全部内容。"
-                    "如果提示找不到这个命令，就粘贴这条提示：它也能告诉诊断工具一些信息。",
-        "step_query": "可选：再运行 `{query}`，把它的几行粘贴在表格下面。它们告诉诊断工具你的 GPU 属于哪一代。",
-        "step_nvcc": "可选：如果装了 CUDA 工具包，运行 `nvcc --version` 并粘贴输出。TensorFlow 不需要这个工具包。",
-        "step_choose": "选择你的平台和想用的 Python，然后点击“检查”。",
-        "later": "装好课程的环境以后，同一个诊断工具也在你的机器上运行：`course doctor` 直接查看机器本身，"
-                 "装好 TensorFlow 以后也查看 TensorFlow。",
-        "smi": "nvidia-smi 打印的内容",
-        "nvcc": "nvcc --version 打印的内容（可选）",
-        "log": "TensorFlow 的日志（可选）：TensorFlow 启动或出错时打印的内容",
-        "log_box": "把日志粘贴在这里",
-        "file": "或者选择一个文件：",
-        "platform": "平台",
-        "guess": "根据粘贴的内容推断",
-        "python": "Python",
-        "no_python": "不选（由诊断工具建议）",
-        "check": "检查",
-        "loading": "正在加载诊断工具（大约 12 MB，只加载一次）……",
-        "ready": "诊断工具已就绪（加载用了 {seconds} 秒）。",
-        "failed": "诊断工具无法在这个浏览器中加载：{error}。请改为在课程的环境中使用 `course doctor`。",
-        "crashed": "诊断工具处理这个输入时停止了：{error}。请报告这个问题，并附上你粘贴的内容。",
-        "usage": "诊断工具没有接受这个输入：",
-        "machine": "你的机器",
-        "install": "要安装什么",
-        "alternatives": "其他做法",
-        "findings": "诊断结果",
-        "no_findings": "没有发现问题。",
-        "error": "错误",
-        "warning": "警告",
-        "info": "信息",
-        "fix": "怎么做：",
-        "more": "更多：",
-        "entry": "故障排除页面",
-        "log_title": "你的 TensorFlow 日志",
-        "no_problem": "日志中没有出问题的行。",
-        "report": "`course doctor` 打印的报告",
-        "same_as": "等同于在这些文件所在的地方运行这条命令：",
-        "json": "JSON（给程序用，或者分享给别人）",
-        "copy": "复制",
-        "copy_json": "复制 JSON",
-        "copied": "已复制",
-        "platform_line": "平台：{value}",
-        "python_line": "Python：{value}",
-        "not_given": "未选择",
-        "gpus_line": "GPU：{value}",
-        "driver_line": "NVIDIA 驱动：{driver}（最高支持 CUDA {cuda}）",
-        "no_driver": "NVIDIA 驱动：没有找到",
-        "toolkit_line": "CUDA 工具包（nvcc）：{value}",
-        "result_errors": "结果：{count} 个错误，{warnings} 个警告。请阅读下面的诊断结果。",
-        "result_ok": "结果：没有错误，{warnings} 个警告。",
-    },
-}
-LANGUAGE = {"en": ENGLISH, "zh": CHINESE}
 
 
-@contextmanager
-def speaking(code: str) -> Iterator[None]:
-    """The doctor's messages in the language of edition ``code`` for a while (its catalogues name the platforms)."""
-    before = os.environ.get(variables.LANG)
-    os.environ[variables.LANG] = LANGUAGE[code]
-    try:
-        yield
-    finally:
-        if before is None:
-            os.environ.pop(variables.LANG, None)
-        else:
-            os.environ[variables.LANG] = before
+def page_words(code: str) -> dict[str, str]:
+    """The page's words in the language of edition ``code`` (the tools' message catalogue)."""
+    with speaking(code):
+        return {
+            "title": _("Check your machine"),
+            "intro": _("Paste what your computer prints, and get the commands that install TensorFlow for it. You "
+                       "need nothing installed: the course's doctor, `course doctor`, runs here, in your browser. "
+                       "What you paste stays on this page. It is not sent anywhere."),
+            "step_smi": _("In a terminal (on Windows: PowerShell or Command Prompt), run `nvidia-smi` and paste "
+                          "all of what it prints. If the command is not found, paste that message: it tells the "
+                          "doctor something too."),
+            "step_query": _("Optional: also run `{query}` and paste its lines below the table. They tell the "
+                            "doctor your GPU's generation."),
+            "step_nvcc": _("Optional: if the CUDA toolkit is installed, run `nvcc --version` and paste it. "
+                           "TensorFlow does not need the toolkit."),
+            "step_choose": _("Choose your platform and the Python you want to use, then press *Check*."),
+            "later": _("Once the course's environment is installed, the same doctor runs on your machine: `course "
+                       "doctor` looks at the machine itself, and at TensorFlow once it is installed."),
+            "smi": _("What nvidia-smi printed"),
+            "nvcc": _("What nvcc --version printed (optional)"),
+            "log": _("A TensorFlow log (optional): what TensorFlow printed when it started or failed"),
+            "log_box": _("Paste the log here"),
+            "file": _("Or choose a file:"),
+            "platform": _("Platform"),
+            "guess": _("Guess from what I pasted"),
+            "python": _("Python"),
+            "no_python": _("Not chosen (the doctor suggests one)"),
+            "check": _("Check"),
+            "loading": _("Loading the doctor (about 12 MB, once)..."),
+            "ready": _("The doctor is ready (loaded in {seconds} s)."),
+            "failed": _("The doctor could not load in this browser: {error}. Use `course doctor` in the course's "
+                        "environment instead."),
+            "crashed": _("The doctor stopped on this input: {error}. Please report it, with what you pasted."),
+            "usage": _("The doctor did not accept this input:"),
+            "machine": _("Your machine"),
+            "install": _("What to install"),
+            "alternatives": _("Other ways"),
+            "findings": _("Findings"),
+            "no_findings": _("No findings."),
+            "error": _("Errors"),
+            "warning": _("Warnings"),
+            "info": _("Information"),
+            "fix": _("What to do:"),
+            "more": _("More:"),
+            "entry": _("the troubleshooting page"),
+            "log_title": _("Your TensorFlow log"),
+            "no_problem": _("No problem line in the log."),
+            "report": _("The report as `course doctor` prints it"),
+            "same_as": _("Same as this command, run where the files are:"),
+            "json": _("The JSON (for a program, or to share)"),
+            "copy": _("Copy"),
+            "copy_json": _("Copy the JSON"),
+            "copied": _("Copied"),
+            "platform_line": _("Platform: {value}"),
+            "python_line": _("Python: {value}"),
+            "not_given": _("not chosen"),
+            "gpus_line": _("GPU: {value}"),
+            "driver_line": _("NVIDIA driver: {driver} (supports CUDA up to {cuda})"),
+            "no_driver": _("NVIDIA driver: none found"),
+            "toolkit_line": _("CUDA toolkit (nvcc): {value}"),
+            "result_errors": _("Result: {count} error(s) and {warnings} warning(s). Read the findings below."),
+            "result_ok": _("Result: no errors, {warnings} warning(s)."),
+        }
 
 
 def pythons() -> list[str]:
@@ -321,7 +250,7 @@ def pythons() -> list[str]:
 def page_source(code: str, base: str, entry: Callable[[str], str]) -> str:
     """The page's MyST source for edition ``code``. ``base`` is the way from the page to ``_doctor/``; ``entry``
     gives the link from the page to an entry (an anchor) of the troubleshooting page."""
-    words = WORDS[code]
+    words = page_words(code)
     with speaking(code):
         platforms = [("", words["guess"])] + [(p, platform_name(p)) for p in PLATFORMS]
     options = "".join(f'<option value="{v}">{html.escape(t)}</option>' for v, t in platforms)
@@ -338,7 +267,7 @@ def page_source(code: str, base: str, entry: Callable[[str], str]) -> str:
                 f'<input type="file" id="course-doctor-{key}-file" data-for="course-doctor-{key}" disabled></span>')
 
     form = "\n".join([
-        f'<div id="course-doctor" class="course-doctor" data-base="{base}" data-language="{LANGUAGE[code]}">',
+        f'<div id="course-doctor" class="course-doctor" data-base="{base}" data-language="{LANGUAGES[code]}">',
         f'<p id="course-doctor-status" class="course-doctor-status" role="status">{e(words["loading"])}</p>',
         '<form id="course-doctor-form">',
         box("smi", 12, words["smi"]),
