@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import nbformat
+import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
 from .conftest import ROOT
@@ -37,23 +38,32 @@ def outcomes(tmp_path, *paths):
     return found
 
 
-def test_each_notebook_runs_twice_in_one_kernel_and_each_checkpoint_is_read(tmp_path):
+@pytest.fixture(scope="module")
+def planted(tmp_path_factory) -> tuple[list[tuple[str, str]], list]:
+    """The outcomes of one nbval run (one pytest, one kernel start each) on three planted notebooks, and the records
+    left after it: "good" passes twice; "once" fails its second run; "silent" writes no record."""
+    folder = tmp_path_factory.mktemp("nbval")
     # "runs" survives from the first run only when the second runs in the same kernel
-    good = notebook(tmp_path, "good", "runs = globals().get('runs', 0) + 1",
-                    RECORD.format(name="good", passed="True"))
-    once = notebook(tmp_path, "once", "runs = globals().get('runs', 0) + 1",
+    good = notebook(folder, "good", "runs = globals().get('runs', 0) + 1", RECORD.format(name="good", passed="True"))
+    once = notebook(folder, "once", "runs = globals().get('runs', 0) + 1",
                     RECORD.format(name="once", passed="runs == 1"),  # the checkpoint fails in the second run
                     "assert runs == 1, 'a second run in the same kernel'")
-    assert outcomes(tmp_path, good, once) == [
+    silent = notebook(folder, "silent", "x = 1")
+    return outcomes(folder, good, once, silent), list((folder / "results").glob("*.json"))
+
+
+def test_each_notebook_runs_twice_in_one_kernel_and_each_checkpoint_is_read(planted):
+    found, left = planted
+    assert found[:14] == [
         ("Cell 0", "PASSED"), ("Cell 1", "PASSED"), ("checkpoint, first run", "PASSED"),
         ("Cell 0 again", "PASSED"), ("Cell 1 again", "PASSED"), ("checkpoint, second run", "PASSED"),
         ("Cell 0", "PASSED"), ("Cell 1", "PASSED"), ("Cell 2", "PASSED"), ("checkpoint, first run", "PASSED"),
         ("Cell 0 again", "PASSED"), ("Cell 1 again", "PASSED"), ("Cell 2 again", "FAILED"),
         ("checkpoint, second run", "FAILED"),
     ]
-    assert not list((tmp_path / "results").glob("*.json")), "each check removes the record it read"
+    assert left == [], "each check removes the record it read"
 
 
-def test_a_notebook_that_wrote_no_record_fails_its_checkpoint(tmp_path):
-    silent = notebook(tmp_path, "silent", "x = 1")
-    assert outcomes(tmp_path, silent)[1] == ("checkpoint, first run", "FAILED")
+def test_a_notebook_that_wrote_no_record_fails_its_checkpoint(planted):
+    found, _ = planted
+    assert found[14:16] == [("Cell 0", "PASSED"), ("checkpoint, first run", "FAILED")]
