@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import contextlib
 import http.server
+import io
 import os
 import signal
+import subprocess
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -48,6 +50,14 @@ def isolated(folder: Path) -> Iterator[pytest.MonkeyPatch]:
         yield monkeypatch
 
 
+def run_main(main: Callable[[list[str]], int], *args: str) -> subprocess.CompletedProcess:
+    """A command's ``main(args)`` run in this process (a fresh Python costs a second): its status and output."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = main(list(args))
+    return subprocess.CompletedProcess(list(args), status, out.getvalue(), err.getvalue())
+
+
 class _Server(http.server.ThreadingHTTPServer):
     routes: dict[str, tuple[bytes, int | None]]
 
@@ -81,9 +91,9 @@ def ctrl_c() -> Iterator[None]:
         signal.signal(signal.SIGINT, previous)
 
 
-@pytest.fixture
-def http_server() -> Iterator[_Server]:
-    """A loopback HTTP server; set ``server.routes[path] = (body, announced_length)``."""
+@pytest.fixture(scope="session")
+def _http_serving() -> Iterator[_Server]:
+    """One loopback HTTP server for the session: stopping one waits out its poll (0.5 s), so it stops once."""
     server = _Server(("127.0.0.1", 0), _Handler)
     server.routes = {}
     thread = threading.Thread(target=server.serve_forever, daemon=True)
@@ -95,6 +105,29 @@ def http_server() -> Iterator[_Server]:
         server.shutdown()
         server.server_close()
         thread.join(timeout=5)
+
+
+@pytest.fixture
+def http_server(_http_serving: _Server) -> Iterator[_Server]:
+    """A loopback HTTP server with no routes; set ``server.routes[path] = (body, announced_length)``."""
+    _http_serving.routes = {}
+    try:
+        yield _http_serving
+    finally:
+        _http_serving.routes = {}
+
+
+@pytest.fixture(scope="session")
+def stand_in_gpus(tmp_path_factory) -> dict:
+    """One child with two stand-in GPUs for tests/test_gpu_config.py and tests/test_setup_gpu_policy.py (TensorFlow
+    loads once): the policies it applied and every notebook's setup under each policy of the latter's CASES."""
+    from .test_gpu_config import run_stand_in_child
+    from .test_setup_gpu_policy import CASES, setup_cells
+
+    folder = tmp_path_factory.mktemp("stand-in-gpus")
+    request = {"policies": [case[0] for case in CASES], "notebooks": setup_cells(), "results": str(folder / "records")}
+    with isolated(folder):
+        return run_stand_in_child(request, NOTEBOOKS[0].parent)
 
 
 # The course website for the browser tests, built once per session (tests/test_site.py, tests/test_doctor_page.py).

@@ -1,8 +1,9 @@
-"""What the process tests check: which processes still run."""
+"""What the process tests check: which processes still run; and waiting for a condition."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Iterable
 
 import psutil
 
@@ -17,3 +18,9 @@ def still_running(pids: Iterable[int]) -> list[int]:
         except psutil.Error:
             pass
     return alive
+
+
+def wait_until(check: Callable[[], object]) -> None:
+    """Wait until ``check()`` holds (the test's timeout catches a hang)."""
+    while not check():
+        time.sleep(0.01)

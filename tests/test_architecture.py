@@ -8,7 +8,7 @@ concept - another ``os.killpg``, another peak-memory reader, another exception c
 from __future__ import annotations
 
 import ast
-import json
+import functools
 import re
 import subprocess
 import sys
@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from .conftest import NOTEBOOKS, ROOT
+from .test_notebooks import python_cells
 
 PACKAGE = ROOT / "course_utils"  # the student's package: the face and the core
 TOOLS = ROOT / "tools" / "course_tools"  # the instructor's package: the tools
@@ -32,14 +33,16 @@ def rel(path: Path) -> str:
 
 
 def dotted(node: ast.AST) -> str:
-    """``os.killpg`` for an attribute chain, ``''`` for anything else."""
+    """``os.killpg`` for an attribute chain, ``platform.system()`` for a call of one, ``''`` otherwise."""
+    if isinstance(node, ast.Call) and not node.args and not node.keywords:
+        inner = dotted(node.func)
+        return inner + "()" if inner else ""
     parts = []
     while isinstance(node, ast.Attribute):
         parts.append(node.attr)
         node = node.value
     if isinstance(node, ast.Name):
-        parts.append(node.id)
-        return ".".join(reversed(parts))
+        return ".".join([node.id, *reversed(parts)])
     return ""
 
 
@@ -102,9 +105,15 @@ HOMES = {
 }
 
 
+@functools.cache
+def uses_by_module() -> dict[str, set[str]]:
+    """``uses`` of every module, read once per session (the parametrised test below asks once per concept)."""
+    return {rel(p): uses(p) for p in MODULES}
+
+
 @pytest.mark.parametrize("concept", sorted(HOMES))
 def test_each_concept_has_one_home(concept):
-    where = sorted(rel(p) for p in MODULES if concept in uses(p))
+    where = sorted(name for name, found in uses_by_module().items() if concept in found)
     assert set(where) <= HOMES[concept], f"{concept} belongs in {sorted(HOMES[concept])} only, found in {where}"
     assert where, f"{concept}: its home {sorted(HOMES[concept])} no longer uses it - update this test"
 
@@ -145,12 +154,8 @@ def imported(node: ast.Import | ast.ImportFrom) -> set[str]:
 
 
 def notebook_imports(path: Path) -> set[str]:
-    nb = json.loads(path.read_text())
     found = set()
-    for cell in nb["cells"]:
-        if cell["cell_type"] != "code":
-            continue
-        source = "\n".join(line for line in "".join(cell["source"]).splitlines() if not line.lstrip().startswith("%"))
+    for source in python_cells(path):
         for node in ast.walk(ast.parse(source)):
             if isinstance(node, ast.Import | ast.ImportFrom):
                 found |= imported(node)
@@ -248,11 +253,13 @@ def test_the_package_the_doctor_and_the_command_import_with_the_standard_library
     assert out.stdout.strip() == "['course_utils']"
 
 
-def test_the_notebook_helpers_load_on_first_use():
+def test_the_notebook_helpers_load_on_first_use_and_no_lesson_file_before_setup():
+    """``setup`` imports the notebook's lesson file; ``import course_utils`` stays light."""
     code = ("import sys, course_utils; before = 'psutil' in sys.modules; course_utils.setup; "
-            "print(before, 'psutil' in sys.modules, course_utils.checkpoint.__module__)")
+            "lessons = [m for m in sys.modules if '.lessons' in m]; "
+            "print(before, 'psutil' in sys.modules, course_utils.checkpoint.__module__, lessons == [])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["False", "True", "course_utils.notebook"]
+    assert out.stdout.split() == ["False", "True", "course_utils.notebook", "True"]
 
 
 def module_name(path: Path) -> str:

@@ -17,16 +17,11 @@ from course_utils.lessons.nb05.device_monitor import DeviceMonitor, GpuSample
 
 from . import nvml_stand_in
 from .nvml_stand_in import StandInGpu, stand_in
+from .process_checks import wait_until
 
 # No test here counts the samples a stretch of time gives, nor bounds how long a start takes (a loaded CI machine
 # is slow): each waits for the samples it checks, and this timeout only catches a hang.
 pytestmark = pytest.mark.timeout(120)
-
-
-def wait_until(check) -> None:
-    """Wait until ``check()`` holds (the test's timeout catches a hang)."""
-    while not check():
-        time.sleep(0.01)
 
 
 def samples_of(monitor: DeviceMonitor, index: int) -> list[GpuSample]:

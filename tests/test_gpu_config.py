@@ -1,9 +1,9 @@
 """The GPU memory policy (``COURSE_GPU_MEMORY``): read, applied to every GPU before the runtime starts, refused after.
 
-TensorFlow's initialisation is global to a process, so each scenario that applies a policy runs in a child
-process, which prints one JSON line of what it saw. There is no GPU here: stand-in GPUs are added to TensorFlow's
-device list (``FAKE_GPUS``), so its real Python-side checks of ``set_memory_growth`` and
-``set_logical_device_configuration`` run. No child starts a runtime with a stand-in in it.
+TensorFlow's initialisation is global to a process, so what applies a policy runs in one child process
+(``SCENARIO``, shared with tests/test_setup_gpu_policy.py), which prints one JSON line of what it saw. There is no
+GPU here: stand-in GPUs are added to TensorFlow's device list (``FAKE_GPUS``), so its real Python-side checks of
+``set_memory_growth`` and ``set_logical_device_configuration`` run. No child starts a runtime with a stand-in in it.
 """
 
 from __future__ import annotations
@@ -12,19 +12,19 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from course_utils.core import gpu_config, variables
 from course_utils.core.errors import ConfigurationTooLateError, CourseError, ParameterError
 
-from .conftest import isolated
-
 PRELUDE = """
-import json
+import json, os, sys
 from course_utils.core import gpu_config
 from course_utils.core.errors import CourseError
 from course_utils.core.tf_setup import quiet_tensorflow
+from course_utils.results import read_results
 
 tf = quiet_tensorflow()
 out = {}
@@ -45,44 +45,91 @@ fakes = [tf.config.PhysicalDevice(name=f"/physical_device:GPU:{i}", device_type=
 ctx._physical_devices += fakes
 ctx._physical_device_to_index = {p: i for i, p in enumerate(ctx._physical_devices)}
 ctx._visible_device_list += fakes
-for fake in fakes:
-    ctx._memory_growth_map[fake] = None
+real_details = tf.config.experimental.get_device_details
+tf.config.experimental.get_device_details = lambda device: (
+    {"device_name": "Stand-in GPU", "compute_capability": (8, 6)} if device in fakes else real_details(device))
+
+def unconfigured():  # the stand-ins as a fresh kernel has them
+    for fake in fakes:
+        ctx._memory_growth_map[fake] = None
+        ctx._virtual_device_map.pop(fake, None)
+
+unconfigured()
 """
 
-BEFORE_START = FAKE_GPUS + """
+# Every notebook's parameters and setup cells in turn (tests/test_setup_gpu_policy.py), for each policy it asks for.
+SETUPS = """
+setups = {}
+request = json.loads(sys.stdin.read())
+for policy in request["policies"]:
+    os.environ["COURSE_GPU_MEMORY"] = policy
+    os.environ["COURSE_RESULTS_DIR"] = os.path.join(request["results"], policy)
+    for name, cells in request["notebooks"].items():
+        unconfigured()
+        namespace = {}
+        for cell in cells:
+            exec(cell, namespace)
+        course = namespace["course"]
+        record = read_results(course.recorder.path)
+        setups.setdefault(policy, {})[name] = {
+            "growth": [tf.config.experimental.get_memory_growth(f) for f in fakes],
+            "limits": [[c.memory_limit for c in tf.config.get_logical_device_configuration(f) or []] for f in fakes],
+            "recorded": record["environment"].get("gpu_memory"),
+            "gpu": record["environment"].get("gpu"),
+            "device": course.device.name,
+            "started": gpu_config.runtime_initialized(),
+        }
+unconfigured()
+"""
+
+# One child for this file's tests and tests/test_setup_gpu_policy.py's: without a GPU (the runtime stays down); two
+# stand-ins added, each notebook's setup and each policy applied before the start; then the stand-ins taken out, the
+# runtime started (never with a stand-in in it), and the stand-ins put back unconfigured.
+SCENARIO = PRELUDE + """
+out["has_gpu"] = bool(tf.config.list_physical_devices("GPU"))
+attempt("no_gpu", "growth")
+out["started_before"] = gpu_config.runtime_initialized()
+""" + FAKE_GPUS + SETUPS + """
 attempt("growth", "growth")
 out["growth_set"] = [tf.config.experimental.get_memory_growth(g) for g in fakes]
 attempt("growth_again", "growth")
-for fake in fakes:  # not configured, as in a fresh kernel
-    ctx._memory_growth_map[fake] = None
+unconfigured()
 attempt("limit", 1536)
 out["limits"] = [[c.memory_limit for c in tf.config.get_logical_device_configuration(g)] for g in fakes]
 attempt("limit_again", 1536)
 attempt("all", "all")
 out["started"] = gpu_config.runtime_initialized()
-"""
 
-# Without a GPU first (the runtime stays down), then the runtime started and the stand-ins added after it.
-NO_GPU_THEN_AFTER_START = """
-out["has_gpu"] = bool(tf.config.list_physical_devices("GPU"))
-attempt("no_gpu", "growth")
-out["started_before"] = gpu_config.runtime_initialized()
+unconfigured()
+for fake in fakes:
+    ctx._physical_devices.remove(fake)
+    ctx._visible_device_list.remove(fake)
+    ctx._memory_growth_map.pop(fake)
+ctx._physical_device_to_index = {p: i for i, p in enumerate(ctx._physical_devices)}
 tf.constant(1.0)  # the runtime starts here
 out["started_after"] = gpu_config.runtime_initialized()
-""" + FAKE_GPUS + """
+ctx._physical_devices += fakes
+ctx._physical_device_to_index = {p: i for i, p in enumerate(ctx._physical_devices)}
+ctx._visible_device_list += fakes
+unconfigured()
 attempt("growth_late", "growth")
 attempt("limit_late", 2048)
 out["growth_unchanged"] = [bool(tf.config.experimental.get_memory_growth(g)) for g in fakes]
+print("RESULT " + json.dumps({"policies": out, "setups": setups}))
 """
 
 
-def run_child(body: str) -> dict:
-    """Run ``body`` after PRELUDE in a fresh Python; return its ``out`` dict."""
-    code = PRELUDE + body + "\nprint('RESULT ' + json.dumps(out))\n"
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=os.environ.copy())
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    line = [x for x in proc.stdout.splitlines() if x.startswith("RESULT ")][-1]
-    return json.loads(line[len("RESULT "):])
+def run_stand_in_child(request: dict, cwd: Path) -> dict:
+    """SCENARIO in a fresh Python, ``request`` (the policies and notebooks SETUPS runs) on its stdin: what it saw."""
+    done = subprocess.run([sys.executable, "-c", SCENARIO], input=json.dumps(request), capture_output=True,
+                          text=True, env={**os.environ, "COURSE_SMOKE": "1"}, cwd=cwd, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(next(x for x in done.stdout.splitlines() if x.startswith("RESULT "))[len("RESULT "):])
+
+
+@pytest.fixture(scope="module")
+def scenario(stand_in_gpus) -> dict:
+    return stand_in_gpus["policies"]
 
 
 @pytest.mark.parametrize(
@@ -113,9 +160,8 @@ def test_too_late_error_says_what_and_what_to_do():
     assert str(err) == f"{err.what}\nWhat to do: {err.fix}"
 
 
-def test_each_policy_configures_every_gpu_before_the_start_and_once_only(tmp_path):
-    with isolated(tmp_path):
-        out = run_child(BEFORE_START)
+def test_each_policy_configures_every_gpu_before_the_start_and_once_only(scenario):
+    out = scenario
     assert out["growth"] == {"ok": True, "said": "GPU memory: grows as needed on 2 GPU(s) "
                                                  "(COURSE_GPU_MEMORY=growth, the default)"}
     assert out["growth_set"] == [True, True] and out["growth_again"]["ok"], "the same policy again is a no-op"
@@ -125,9 +171,8 @@ def test_each_policy_configures_every_gpu_before_the_start_and_once_only(tmp_pat
     assert out["started"] is False, "applying a policy must not start the runtime"
 
 
-def test_without_a_gpu_nothing_is_set_and_after_the_start_a_change_is_refused(tmp_path):
-    with isolated(tmp_path):
-        out = run_child(NO_GPU_THEN_AFTER_START)
+def test_without_a_gpu_nothing_is_set_and_after_the_start_a_change_is_refused(scenario):
+    out = scenario
     if out["has_gpu"]:
         pytest.skip("this machine has a GPU")
     assert out["no_gpu"] == {"ok": True, "said": "GPU memory: no GPU here, nothing to set"}

@@ -83,7 +83,7 @@ def test_the_notebook_s_limit_holds_for_cut_bits_with_a_stated_margin(n, inputs)
     assert rounded < cut / 2, "rounding to nearest cancels far more"
 
 
-@pytest.mark.parametrize("n", [256, 1024, 2048])
+@pytest.mark.parametrize("n", [256, 1024])  # the notebook's smoke size, and one four times larger
 def test_the_notebook_s_check_accepts_tf32_where_allclose_fails(n):
     f = functions_of_the_tf32_cell()
     rng = np.random.default_rng(n)
@@ -371,24 +371,24 @@ ctx._visible_device_list += [stand_in]
 ctx._memory_growth_map[stand_in] = None
 """
 
-
-def in_a_child(code: str) -> dict:
-    """Run ``code`` (which ends by printing one JSON line) in a fresh Python; return that line, read."""
-    import os
-    import subprocess
-    import sys
-
-    env = {name: value for name, value in os.environ.items() if name != "TF_FORCE_GPU_ALLOW_GROWTH"}
-    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
-                         env={**env, "TF_CPP_MIN_LOG_LEVEL": "3"})
-    assert run.returncode == 0, run.stderr[-3000:]
-    return json.loads(run.stdout.strip().splitlines()[-1])
+WITHOUT_THE_STAND_IN = """
+ctx._physical_devices.remove(stand_in)
+ctx._visible_device_list.remove(stand_in)
+ctx._memory_growth_map.pop(stand_in)
+ctx._virtual_device_map.pop(stand_in, None)
+ctx._physical_device_to_index = {p: i for i, p in enumerate(ctx._physical_devices)}
+"""
 
 
-def test_the_program_s_settings_do_on_a_gpu_what_the_notebook_says():
-    """gpu_memory.py's configuration, before its runtime starts, for each setting on one (stand-in) GPU."""
+@pytest.fixture(scope="module")
+def on_a_stand_in_gpu() -> dict:
+    """Notebook 03's cells in one child (TensorFlow's import is 3-4 CPU seconds): gpu_memory.py's configuration
+    for each setting on one stand-in GPU, before the runtime starts; then, the stand-in taken out, the cells that
+    configure (this machine has no GPU) and start the runtime; then the stand-in back, and the too-late cell."""
     import ast
+    import os
     import re
+    import subprocess
     import textwrap
 
     program = cell_source("03_memory", "gpu-memory-file").partition("\n")[2]
@@ -413,9 +413,29 @@ def test_the_program_s_settings_do_on_a_gpu_what_the_notebook_says():
                              "allow_growth": options.allow_growth,
                              "logical_mb": [list(v.memory_limit_mb) for v in options.experimental.virtual_devices]}}
         out["started"] = ctx._context_handle is not None
-        print(json.dumps(out))
+        """) + WITHOUT_THE_STAND_IN + textwrap.dedent(f"""
+        exec({cell_source("03_memory", "configure")!r})
+        ctx._physical_devices += [stand_in]
+        ctx._physical_device_to_index = {{p: i for i, p in enumerate(ctx._physical_devices)}}
+        ctx._visible_device_list += [stand_in]
+        ctx._memory_growth_map[stand_in] = None
+        gpus = [stand_in]
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed):
+            exec({cell_source("03_memory", "too-late")!r})
+        print(json.dumps({{"settings": out, "printed": printed.getvalue().splitlines(), "too_late": str(too_late),
+                           "cpus": len(tf.config.list_logical_devices("CPU"))}}))
     """)
-    out = in_a_child(code)
+    env = {name: value for name, value in os.environ.items() if name != "TF_FORCE_GPU_ALLOW_GROWTH"}
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                         env={**env, "TF_CPP_MIN_LOG_LEVEL": "3"})
+    assert run.returncode == 0, run.stderr[-3000:]
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
+
+def test_the_program_s_settings_do_on_a_gpu_what_the_notebook_says(on_a_stand_in_gpu):
+    """gpu_memory.py's configuration, before its runtime starts, for each setting on one (stand-in) GPU."""
+    out = dict(on_a_stand_in_gpu["settings"])
     assert out.pop("started") is False, "the runtime never started with the stand-in GPU"
     growth = {"printed": "", "growth_says": True, "allow_growth": True, "logical_mb": []}
     limit = {"printed": "", "growth_says": False, "allow_growth": False, "logical_mb": [[2048.0]]}
@@ -455,23 +475,10 @@ def test_the_runs_set_the_variable_for_its_own_run_only(monkeypatch, capsys, tmp
     assert "limit, then growth: ran" in capsys.readouterr().out
 
 
-def test_too_late_on_a_gpu_prints_what_the_notebook_says():
+def test_too_late_on_a_gpu_prints_what_the_notebook_says(on_a_stand_in_gpu):
     """The notebook's own cells: configure (this machine has no GPU), then - the runtime started - a stand-in GPU
     joins, and the too-late cell meets TensorFlow's refusal for growth as well as for the CPU split."""
-    import textwrap
-
-    code = "import json\nimport tensorflow as tf\n" + textwrap.dedent(f"""
-        exec({cell_source("03_memory", "configure")!r})
-        """) + STAND_IN_GPU + textwrap.dedent(f"""
-        gpus = [stand_in]
-        import contextlib, io
-        printed = io.StringIO()
-        with contextlib.redirect_stdout(printed):
-            exec({cell_source("03_memory", "too-late")!r})
-        print(json.dumps({{"printed": printed.getvalue().splitlines(), "too_late": str(too_late),
-                           "cpus": len(tf.config.list_logical_devices("CPU"))}}))
-    """)
-    out = in_a_child(code)
+    out = on_a_stand_in_gpu
     assert out["printed"] == ["RuntimeError: Virtual devices cannot be modified after being initialized",
                               "RuntimeError: Physical devices cannot be modified after being initialized"]
     assert out["too_late"] == "Virtual devices cannot be modified after being initialized" and out["cpus"] == 2

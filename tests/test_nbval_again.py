@@ -8,8 +8,10 @@ import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import nbformat
+import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
 from .conftest import ROOT
@@ -27,9 +29,11 @@ def notebook(folder, name, *sources):
     return path
 
 
-def outcomes(tmp_path, *paths, **variables):
-    """Each test's name and outcome, from ``pytest --nbval -p tests.tiers.nbval_again -v`` on the notebooks."""
-    env = dict(os.environ, COURSE_RESULTS_DIR=str(tmp_path / "results"), PYTHONPATH=str(ROOT), **variables)
+def outcomes(tmp_path, *paths):
+    """Each test's name and outcome, from ``pytest --nbval -p tests.tiers.nbval_again -v`` on the notebooks (the
+    first runs kept in ``tmp_path/kept``)."""
+    env = dict(os.environ, COURSE_RESULTS_DIR=str(tmp_path / "results"), PYTHONPATH=str(ROOT),
+               COURSE_NBVAL_KEEP=str(tmp_path / "kept"))
     done = subprocess.run([sys.executable, "-m", "pytest", "--nbval", "-p", "tests.tiers.nbval_again", "-v",
                            "-p", "no:cacheprovider", "--rootdir", str(tmp_path), "-c", os.devnull, *map(str, paths)],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
@@ -38,33 +42,46 @@ def outcomes(tmp_path, *paths, **variables):
     return found
 
 
-def test_each_notebook_runs_twice_in_one_kernel_and_each_checkpoint_is_read(tmp_path):
+@pytest.fixture(scope="module")
+def planted(tmp_path_factory) -> tuple[list[tuple[str, str]], list, Path]:
+    """The outcomes of one nbval run (one pytest, one kernel start each) on four planted notebooks, the records left
+    after it and the folder of the kept first runs: "good" passes twice; "once" fails its second run; "silent" writes
+    no record; "shown" prints, skips a cell and shows a value."""
+    folder = tmp_path_factory.mktemp("nbval")
     # "runs" survives from the first run only when the second runs in the same kernel
-    good = notebook(tmp_path, "good", "runs = globals().get('runs', 0) + 1",
-                    RECORD.format(name="good", passed="True"))
-    once = notebook(tmp_path, "once", "runs = globals().get('runs', 0) + 1",
+    good = notebook(folder, "good", "runs = globals().get('runs', 0) + 1", RECORD.format(name="good", passed="True"))
+    once = notebook(folder, "once", "runs = globals().get('runs', 0) + 1",
                     RECORD.format(name="once", passed="runs == 1"),  # the checkpoint fails in the second run
                     "assert runs == 1, 'a second run in the same kernel'")
-    assert outcomes(tmp_path, good, once) == [
+    silent = notebook(folder, "silent", "x = 1")
+    shown = notebook(folder, "shown", "runs = globals().get('runs', 0) + 1\nprint('run', runs)",
+                     "# NBVAL_SKIP\nprint('never')", "runs * 10", RECORD.format(name="shown", passed="True"))
+    found = outcomes(folder, good, once, silent, shown)
+    return found, list((folder / "results").glob("*.json")), folder / "kept"
+
+
+def test_each_notebook_runs_twice_in_one_kernel_and_each_checkpoint_is_read(planted):
+    found, left, _ = planted
+    assert found[:14] == [
         ("Cell 0", "PASSED"), ("Cell 1", "PASSED"), ("checkpoint, first run", "PASSED"),
         ("Cell 0 again", "PASSED"), ("Cell 1 again", "PASSED"), ("checkpoint, second run", "PASSED"),
         ("Cell 0", "PASSED"), ("Cell 1", "PASSED"), ("Cell 2", "PASSED"), ("checkpoint, first run", "PASSED"),
         ("Cell 0 again", "PASSED"), ("Cell 1 again", "PASSED"), ("Cell 2 again", "FAILED"),
         ("checkpoint, second run", "FAILED"),
     ]
-    assert not list((tmp_path / "results").glob("*.json")), "each check removes the record it read"
+    assert left == [], "each check removes the record it read (or keeps the first run's)"
 
 
-def test_a_notebook_that_wrote_no_record_fails_its_checkpoint(tmp_path):
-    silent = notebook(tmp_path, "silent", "x = 1")
-    assert outcomes(tmp_path, silent)[1] == ("checkpoint, first run", "FAILED")
+def test_a_notebook_that_wrote_no_record_fails_its_checkpoint(planted):
+    found, _, _ = planted
+    assert found[14:16] == [("Cell 0", "PASSED"), ("checkpoint, first run", "FAILED")]
 
 
-def test_the_first_run_is_kept_as_an_executed_notebook_and_its_record(tmp_path):
-    kept = tmp_path / "kept"
-    shown = notebook(tmp_path, "shown", "runs = globals().get('runs', 0) + 1\nprint('run', runs)",
-                     "# NBVAL_SKIP\nprint('never')", "runs * 10", RECORD.format(name="shown", passed="True"))
-    assert [outcome for _, outcome in outcomes(tmp_path, shown, COURSE_NBVAL_KEEP=str(kept))].count("FAILED") == 0
+def test_the_first_run_is_kept_as_an_executed_notebook_and_its_record(planted):
+    found, _, kept = planted
+    assert found[18:] == [(name, "PASSED") for name in ("Cell 0", "Cell 2", "Cell 3", "checkpoint, first run",
+                                                         "Cell 0 again", "Cell 2 again", "Cell 3 again",
+                                                         "checkpoint, second run")], "NBVAL_SKIP: cell 1 skipped"
     executed = nbformat.read(kept / "executed" / "shown.ipynb", as_version=4)
     cells = executed.cells
     assert [c.execution_count for c in cells] == [1, None, 2, 3], "the skipped cell has no number"
@@ -72,4 +89,5 @@ def test_the_first_run_is_kept_as_an_executed_notebook_and_its_record(tmp_path):
     assert cells[1].outputs == [] and cells[2].outputs[0].data["text/plain"] == "10"
     nbformat.validate(executed)
     assert json.loads((kept / "results" / "shown.json").read_text())["results"]["checkpoint_passed"] is True
-    assert not list((tmp_path / "results").glob("*.json")), "the second run's record is removed as before"
+    # a run that wrote no record is kept too, as course run keeps a failed run: its outputs show where it stopped
+    assert (kept / "executed" / "silent.ipynb").is_file() and not (kept / "results" / "silent.json").exists()

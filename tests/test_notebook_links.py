@@ -25,10 +25,12 @@ from IPython.core.inputtransformer2 import TransformerManager
 from IPython.utils.text import DollarFormatter
 from packaging.requirements import Requirement
 
-from .conftest import NOTEBOOKS, ROOT, ZH_NOTEBOOKS
+from course_tools import links
+
+from .conftest import NOTEBOOKS, ROOT, ZH_NOTEBOOKS, run_main
+from .test_notebooks import EDITIONS, load, source  # EDITIONS: English, then Chinese (notebooks/zh/)
 
 MODULE = "course_tools.links"
-EDITIONS = [*NOTEBOOKS, *ZH_NOTEBOOKS]  # the English notebooks, then the Chinese ones (notebooks/zh/)
 DIFFERS = ": differs from what tools/course_tools/links.py writes"
 BADGE = re.compile(r"\[!\[(?P<alt>[^\]]+)\]\((?P<image>[^)\s]+)\)\]\((?P<link>[^)\s]+)\)")
 IMAGES = {
@@ -42,14 +44,6 @@ def settings(root: Path = ROOT) -> tuple[str, str]:
     """(https://github.com/OWNER/REPO, vX.Y.Z), read from pyproject.toml."""
     project = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     return project["urls"]["Repository"].rstrip("/"), "v" + project["version"]
-
-
-def load(path: Path) -> dict:
-    return json.loads(path.read_text(encoding="utf-8"))
-
-
-def source(cell: dict) -> str:
-    return "".join(cell["source"])
 
 
 def tags(cell: dict) -> list[str]:
@@ -66,7 +60,8 @@ def link_name(path: Path) -> str:
 
 
 def run_script(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", MODULE, *args], capture_output=True, text=True, timeout=60)
+    """``python -m course_tools.links ARGS`` (``make links``), through its ``main``."""
+    return run_main(links.main, *args)
 
 
 def check_badges(markdown: str, notebook: str, repository: str, tag: str) -> None:
@@ -147,7 +142,9 @@ def copy_of_the_repository(tmp_path: Path) -> Path:
 
 def test_check_names_the_file_with_an_edited_badge_and_a_rewrite_restores_it(tmp_path):
     root = copy_of_the_repository(tmp_path)
-    assert run_script("--check", "--root", str(root)).returncode == 0
+    module = subprocess.run([sys.executable, "-m", MODULE, "--check", "--root", str(root)], capture_output=True,
+                            timeout=60)
+    assert module.returncode == 0, "make links runs the module"
     _, tag = settings(root)
     notebook = root / "notebooks" / NOTEBOOKS[2].name
     original = notebook.read_text(encoding="utf-8")

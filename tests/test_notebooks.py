@@ -23,7 +23,7 @@ def edition_id(path) -> str:
 
 
 def load(path):
-    return json.loads(path.read_text())
+    return json.loads(path.read_text(encoding="utf-8"))
 
 
 def code_cells(nb):
@@ -32,6 +32,16 @@ def code_cells(nb):
 
 def source(cell) -> str:
     return "".join(cell["source"])
+
+
+def python_cells(path) -> list[str]:
+    """A notebook's code cells as Python: an IPython magic or shell line becomes ``pass``, indented as it was."""
+
+    def python(line: str) -> str:
+        code = line.lstrip()
+        return line[: len(line) - len(code)] + "pass" if code.startswith(("%", "!")) else line
+
+    return ["\n".join(map(python, source(c).splitlines())) for c in code_cells(load(path))]
 
 
 @pytest.mark.parametrize("path", EDITIONS, ids=edition_id)

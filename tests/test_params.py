@@ -10,7 +10,6 @@ from course_utils.params import (
     check_parameters,
     check_positive_int,
     needs_split,
-    settle_smoke,
     smoke_enabled,
     too_few,
     train_images,
@@ -119,18 +118,3 @@ def test_check_parameters_runs_the_lessons_needs_after_the_names_promises():
         check_parameters({"IMAGES": 49}, needs_50)
     with pytest.raises(ParameterError, match="positive integer"):  # the name's promise comes first
         check_parameters({"IMAGES": 0}, needs_50)
-
-
-def test_a_smoke_cap_gives_way_to_the_least_images_the_lesson_needs():
-    namespace = {"IMAGES": None, "EPOCHS": 3}
-    changes = apply_smoke(namespace, {"IMAGES": 10}, smoke=True)
-    settle_smoke(lambda: namespace, namespace, changes, needs_50)
-    assert namespace["IMAGES"] == 50 and changes == {"IMAGES": (None, 50)}
-
-
-def test_images_the_student_chose_too_few_still_fail_in_smoke_mode():
-    namespace = {"IMAGES": 20}
-    changes = apply_smoke(namespace, {"IMAGES": 10}, smoke=True)
-    with pytest.raises(ParameterError, match="too few"):
-        settle_smoke(lambda: namespace, namespace, changes, needs_50)
-    assert namespace["IMAGES"] == 20 and changes == {}

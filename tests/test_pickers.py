@@ -18,7 +18,8 @@ def test_the_qa_post_machine_in_the_picker():
     assert picker.result.value.index("WSL2") < picker.result.value.index("native Windows")
     assert "(the course&#x27;s notebooks do not run on this route: TF 2.10 comes with Keras 2)" in picker.result.value
     assert "conda install -c conda-forge cudatoolkit=11.2 cudnn=8.1.0" in picker.result.value
-    assert "&quot;tensorflow&lt;2.11&quot;" in picker.result.value  # escaped, shown as text
+    assert "&quot;tensorflow&lt;2.11&quot; &quot;numpy&lt;2&quot;" in picker.result.value  # escaped; its numpy pin
+    assert 'data-code="keras-2-only"' in picker.result.value
 
 
 def test_changing_values_and_clicking_again_follows_recommend():
@@ -104,10 +105,3 @@ def test_macos_routes_are_titled_and_python_3_13_shows_no_metal_install():
     shown = picker.click()
     assert [r.route for r in shown] == [None, "Intel Mac"]
     assert "pip install &quot;tensorflow-metal" not in picker.result.value
-
-
-def test_old_tensorflow_lines_show_the_numpy_pin_in_the_picker():
-    picker = InstallPicker(platform="windows", python="3.10", driver="512.77")
-    picker.click()
-    assert "&quot;tensorflow&lt;2.11&quot; &quot;numpy&lt;2&quot;" in picker.result.value
-    assert 'data-code="keras-2-only"' in picker.result.value

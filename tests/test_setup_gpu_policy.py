@@ -3,60 +3,17 @@
 There is no GPU here, so two stand-in GPUs are added to TensorFlow's device list before the setup
 runs (as in tests/test_gpu_config.py). TensorFlow then really records the configuration setup makes -
 memory growth, or a logical device with a memory limit - without starting its runtime. One process
-runs the parameters and setup cells of every notebook in turn, once for each value of
-``COURSE_GPU_MEMORY``; the stand-ins are reset to "not configured" before each notebook, as a fresh
-kernel would have them.
+(tests/test_gpu_config.py's, the ``stand_in_gpus`` fixture) runs the parameters and setup cells of every notebook in
+turn, once for each value of ``COURSE_GPU_MEMORY``; the stand-ins are reset to "not configured" before each notebook,
+as a fresh kernel would have them.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-
 import pytest
 
 from .conftest import NOTEBOOKS
-from .test_gpu_config import FAKE_GPUS
 from .test_notebooks import code_cells, load, source
-
-CHILD = """
-import json, os, sys
-from course_utils.core.tf_setup import quiet_tensorflow
-from course_utils.core import gpu_config
-from course_utils.results import read_results
-
-tf = quiet_tensorflow()
-{fake_gpus}
-real_details = tf.config.experimental.get_device_details
-tf.config.experimental.get_device_details = lambda device: (
-    {{"device_name": "Stand-in GPU", "compute_capability": (8, 6)}} if device in fakes else real_details(device))
-
-out = {{}}
-request = json.loads(sys.stdin.read())
-for policy in request["policies"]:
-    os.environ["COURSE_GPU_MEMORY"] = policy
-    os.environ["COURSE_RESULTS_DIR"] = os.path.join(request["results"], policy)
-    for name, cells in request["notebooks"].items():
-        for fake in fakes:  # not configured, as in a fresh kernel
-            ctx._memory_growth_map[fake] = None
-            ctx._virtual_device_map.pop(fake, None)
-        namespace = {{}}
-        for cell in cells:
-            exec(cell, namespace)
-        course = namespace["course"]
-        record = read_results(course.recorder.path)
-        out.setdefault(policy, {{}})[name] = {{
-            "growth": [tf.config.experimental.get_memory_growth(f) for f in fakes],
-            "limits": [[c.memory_limit for c in tf.config.get_logical_device_configuration(f) or []] for f in fakes],
-            "recorded": record["environment"].get("gpu_memory"),
-            "gpu": record["environment"].get("gpu"),
-            "device": course.device.name,
-            "started": gpu_config.runtime_initialized(),
-        }}
-print("RESULT " + json.dumps(out))
-"""
 
 
 def setup_cells() -> dict[str, list[str]]:
@@ -75,15 +32,9 @@ CASES = [  # COURSE_GPU_MEMORY, growth on each stand-in, its limits, what setup 
 
 
 @pytest.fixture(scope="module")
-def setups(tmp_path_factory) -> dict[str, dict[str, dict]]:
-    """Every notebook's setup under each policy of CASES, in one fresh process (TensorFlow loads once)."""
-    request = {"policies": [case[0] for case in CASES], "notebooks": setup_cells(),
-               "results": str(tmp_path_factory.mktemp("records"))}
-    code = CHILD.format(fake_gpus=FAKE_GPUS)
-    done = subprocess.run([sys.executable, "-c", code], input=json.dumps(request), capture_output=True,
-                          text=True, env={**os.environ, "COURSE_SMOKE": "1"}, cwd=NOTEBOOKS[0].parent, timeout=300)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(next(x for x in done.stdout.splitlines() if x.startswith("RESULT "))[len("RESULT "):])
+def setups(stand_in_gpus) -> dict[str, dict[str, dict]]:
+    """Every notebook's setup under each policy of CASES, in tests/test_gpu_config.py's child (SETUPS)."""
+    return stand_in_gpus["setups"]
 
 
 @pytest.mark.parametrize(("policy", "growth", "limits", "said"), CASES)

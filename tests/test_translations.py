@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import NOTEBOOKS, ROOT
+from .conftest import NOTEBOOKS, ROOT, run_main
 
 sys.path.insert(0, str(ROOT / "scripts"))
 import translations  # noqa: E402 - scripts/translations.py: the checks, and the maintainer's commands
@@ -76,8 +76,8 @@ def edit(path: Path, change) -> None:
 
 
 def run(root: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(SCRIPT), "--root", str(root), *args],
-                          capture_output=True, text=True, timeout=60)
+    """``python scripts/translations.py --root ROOT ARGS``, through its ``main``."""
+    return run_main(translations.main, "--root", str(root), *args)
 
 
 def first(cells: list, cell_type: str, start: int = 2) -> int:
@@ -90,7 +90,9 @@ def test_new_starts_an_unstamped_copy_that_status_lists_cell_by_cell(tmp_path):
     (tmp_path / "notebooks").mkdir()
     shutil.copy2(PLANTED, tmp_path / "notebooks" / PLANTED.name)
     shutil.copy2(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
-    assert run(tmp_path, "new", "02").returncode == 0
+    script = subprocess.run([sys.executable, str(SCRIPT), "--root", str(tmp_path), "new", "02"], capture_output=True,
+                            text=True, timeout=60)
+    assert script.returncode == 0, script.stderr
     nb = translations.load(zh(tmp_path))
     english = translations.load(en(tmp_path))
     assert [c["id"] for c in nb["cells"]] == [c["id"] for c in english["cells"]]

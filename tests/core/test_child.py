@@ -140,16 +140,16 @@ def test_a_timeout_leaves_nothing_behind(tmp_path, monkeypatch):
     wait = Child.wait
 
     def wait_once_started(child: Child, timeout_s: float | None = None) -> int | None:
-        wait_for(pids)  # the grandchild exists before the 3 s count, however long the start took
+        wait_for(pids)  # the grandchild exists before the 1 s count, however long the start took
         return wait(child, timeout_s)
 
     monkeypatch.setattr(Child, "wait", wait_once_started)
     with pytest.raises(ChildError) as info:
-        run_python(T + "sleep_with_grandchild", payload, timeout_s=3, what="The sleeper", folder=tmp_path,
+        run_python(T + "sleep_with_grandchild", payload, timeout_s=1, what="The sleeper", folder=tmp_path,
                    name="sleeper")
     err = info.value
-    assert "The sleeper did not finish within 3 s, so it was stopped." in err.what
-    assert err.ended == "timeout after 3 s" and "more time" in err.fix
+    assert "The sleeper did not finish within 1 s, so it was stopped." in err.what
+    assert err.ended == "timeout after 1 s" and "more time" in err.fix
     child_pid, grandchild_pid = json.loads(pids.read_text())
     assert gone(child_pid) and gone(grandchild_pid), "the child and the grandchild in its group were stopped"
     assert processes_naming(tmp_path / "sleeper.payload.json") == []
@@ -240,12 +240,12 @@ def test_a_child_whose_parent_is_killed_ends_with_its_group(tmp_path):
 
 
 def test_a_child_past_its_own_time_limit_ends_by_itself_and_says_so(tmp_path):
-    """A child that would sleep for 120 s (and a grandchild) with a limit of 2 s: the limit ends both."""
+    """A child that would sleep for 120 s (and a grandchild) with a limit of 1 s: the limit ends both."""
     pids = tmp_path / "pids.json"
     marker = tmp_path / "grandchild"
     payload = {"pids": str(pids), "marker": str(marker)}
     with start_python(T + "sleep_with_grandchild", payload, folder=tmp_path, name="late", what="The late child",
-                      time_limit_s=2) as child:
+                      time_limit_s=1) as child:
         code = child.wait()  # nobody stops it here: only its own limit can end it before its 120 s sleep does
         with pytest.raises(ChildError) as info:
             child.result()
@@ -256,7 +256,7 @@ def test_a_child_past_its_own_time_limit_ends_by_itself_and_says_so(tmp_path):
     assert not pids.exists() or all(gone(pid) for pid in json.loads(pids.read_text()))
     err = info.value
     assert err.ended == "error" and err.error["type"] == "ChildTimeLimit"
-    assert "ran past its own time limit of 2 s" in err.what and "more time" in err.fix
+    assert "ran past its own time limit of 1 s" in err.what and "more time" in err.fix
 
 
 def test_a_time_limit_must_be_positive(tmp_path):

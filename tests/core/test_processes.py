@@ -7,7 +7,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 
 import psutil
 import pytest
@@ -21,7 +20,7 @@ from course_utils.core.processes import (
     stop_group,
 )
 
-from ..process_checks import still_running
+from ..process_checks import still_running, wait_until
 
 # No test here bounds how long a start or a stop takes (a loaded CI machine is slow): each waits for what it
 # checks, and the timeout below only catches a hang.
@@ -29,12 +28,6 @@ pytestmark = [pytest.mark.skipif(os.name == "nt", reason="POSIX process groups a
 
 SLEEP = "import time; time.sleep(120)"
 GRACE_S = 60  # ample for a polite SIGTERM on a loaded machine; stop_group returns as soon as everything has ended
-
-
-def wait_until(check) -> None:
-    """Wait until ``check()`` holds (the test's timeout catches a hang)."""
-    while not check():
-        time.sleep(0.05)
 
 
 def grace_passes_once(ready):

@@ -31,7 +31,8 @@ from typing import Any
 import pytest
 
 from ..conftest import NOTEBOOKS, ROOT, isolated
-from ..test_architecture import MODULES, rel  # both packages' modules, and each one's path from its package on
+from ..test_architecture import MODULES, dotted, rel  # both packages' modules, each one's path from its package on
+from ..test_notebooks import python_cells
 from . import windows_sim
 
 MARK = windows_sim.MARK_MIB
@@ -134,7 +135,7 @@ def test_a_child_writes_utf8_and_its_result_comes_back(windows):
     assert value["stdout_encoding"] == "utf-8"
     assert value["peak_rss_mib"] == pytest.approx(value["linux_peak_mib"] + MARK, abs=0.5)
     assert c["printed"], "what the child printed (a Keras progress bar's characters) reached its log"
-    assert c["timeout"] == "timeout after 2 s"
+    assert c["timeout"] == "timeout after 1 s"
     # the control: the same print without the course's PYTHONIOENCODING fails as it would on Windows
     assert c["plain_exit"] == 1 and "UnicodeEncodeError" in c["plain_log"]
 
@@ -166,20 +167,6 @@ UNIX_ONLY_ATTRIBUTES = {f"os.{name}" for name in windows_sim.UNIX_ONLY_OS} | {
 }
 UNIX_ONLY_KEYWORDS = {"start_new_session", "preexec_fn", "pass_fds"}  # Popen: ignored or refused on Windows
 AS_ON_WINDOWS = {"os.name": "nt", "sys.platform": "win32", "platform.system()": "Windows"}
-
-
-def dotted(node: ast.AST) -> str:
-    """``os.killpg`` for an attribute chain, ``platform.system()`` for a call of one, ``''`` otherwise."""
-    if isinstance(node, ast.Call) and not node.args and not node.keywords:
-        inner = dotted(node.func)
-        return inner + "()" if inner else ""
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        return ".".join([node.id, *reversed(parts)])
-    return ""
 
 
 def on_windows(test: ast.expr) -> bool | None:
@@ -318,18 +305,6 @@ def unix_only_uses(source: str) -> list[Use]:
     return found
 
 
-def notebook_cells(path: Path) -> list[str]:
-    """A notebook's code cells as Python sources (an IPython magic or shell line becomes ``pass``)."""
-    nb = json.loads(path.read_text(encoding="utf-8"))
-    cells = ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code"]
-
-    def python(line: str) -> str:
-        code = line.lstrip()
-        return line[: len(line) - len(code)] + "pass" if code.startswith(("%", "!")) else line
-
-    return ["\n".join(python(line) for line in cell.splitlines()) for cell in cells]
-
-
 def test_every_unix_only_import_and_call_in_the_package_is_guarded():
     uses = {f"{rel(p)}:{u.line} {u.what}": u.guard
             for p in MODULES for u in unix_only_uses(p.read_text(encoding="utf-8"))}
@@ -342,7 +317,7 @@ def test_every_unix_only_import_and_call_in_the_package_is_guarded():
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_notebooks_use_nothing_unix_only_unguarded(path):
-    cells = notebook_cells(path)
+    cells = python_cells(path)
     assert cells
     unguarded = [(i, u) for i, cell in enumerate(cells) for u in unix_only_uses(cell) if u.guard is None]
     assert unguarded == []

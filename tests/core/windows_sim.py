@@ -315,7 +315,7 @@ def _children(folder: pathlib.Path) -> dict[str, Any]:
     run = child.run_python("windows_sim:child_report", {"text": NOT_CP1252}, timeout_s=120, what="The Windows child")
     found: dict[str, Any] = {"value": run.value, "printed": NOT_CP1252 in run.output}
     try:
-        child.run_python("time:sleep", 60, timeout_s=2, what="The sleeping child")
+        child.run_python("time:sleep", 60, timeout_s=1, what="The sleeping child")
         found["timeout"] = "no error"
     except ChildError as error:
         found["timeout"] = error.ended

@@ -2,11 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
-import sys
-
 from course_utils import data
 from course_utils.data import cli as data_cli
 
@@ -19,37 +14,20 @@ def test_status_says_which_source_each_dataset_would_use_offline():
     assert lines[1].startswith("fashion-mnist")
 
 
-def run_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "course_utils", "data", *args], capture_output=True, text=True)
+def test_cli_fetch_refuses_offline(capsys):
+    assert data_cli.main(["fetch", "mnist"]) == 2
+    assert "COURSE_OFFLINE=1" in capsys.readouterr().err
 
 
-def test_cli_status_names_sources():
-    result = run_cli("status")
-    assert result.returncode == 0
-    assert "mnist: 10,000 images" in result.stdout and "the course's bundled sample" in result.stdout
-
-
-def test_cli_fetch_refuses_offline():
-    result = run_cli("fetch", "mnist")
-    assert result.returncode == 2 and "COURSE_OFFLINE=1" in result.stderr
-
-
-def test_cli_fetch_downloads(monkeypatch, http_server, tmp_path):
+def test_cli_fetch_downloads_and_the_checksum_rejects_a_wrong_file(monkeypatch, http_server, tmp_path, capsys):
     served = tmp_path / "served.npz"
-    fake_mnist_npz(served)
+    fake_mnist_npz(served)  # not MNIST's checksum
     http_server.routes["/mnist.npz"] = (served.read_bytes(), None)
-    # A child process cannot see monkeypatches: the real checksum must reject this fake file.
-    env = {**os.environ, "COURSE_OFFLINE": "0"}
-    code = (
-        "import course_utils.data as d, sys; from course_utils.data.cli import main;"
-        f"d.KERAS_ORIGIN = {http_server.url + '/'!r};"
-        "sys.exit(main(['fetch', 'mnist', '--cache-dir', sys.argv[1]]))"
-    )
-    result = subprocess.run([sys.executable, "-c", code, str(tmp_path / "c")], capture_output=True, text=True, env=env)
-    assert result.returncode == 1
-    assert "expected " + data.MNIST_SHA256 in result.stderr
+    monkeypatch.setenv("COURSE_OFFLINE", "0")
+    monkeypatch.setattr(data, "KERAS_ORIGIN", http_server.url + "/")
+    assert data_cli.main(["fetch", "mnist", "--cache-dir", str(tmp_path / "c")]) == 1
+    assert "expected " + data.MNIST_SHA256 in capsys.readouterr().err
     assert not (tmp_path / "c" / "mnist.npz").exists()
-    shutil.rmtree(tmp_path / "c", ignore_errors=True)
 
 
 # -- bad input: each an error that names what to fix, never a traceback (issue 17) ---------------------------------

@@ -86,3 +86,10 @@ def task_cells(notebook: str) -> dict[str, str]:
             assert names, f"{notebook}: an exercise cell must name its exercise in a comment"
             found[names[0]] = source(cell)
     return found
+
+
+def judged(check, answer, capsys) -> Any:
+    """What a lesson's ``check`` makes of ``answer``, the feedback it prints swallowed."""
+    result = check(answer)
+    capsys.readouterr()
+    return result

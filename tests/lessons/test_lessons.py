@@ -15,7 +15,8 @@ from course_utils.notebook import lesson_file
 from course_utils.params import apply_smoke, check_parameters, check_value, settle_smoke
 
 from ..conftest import NOTEBOOKS, ROOT, ZH_NOTEBOOKS
-from .solutions import declared_parameters, parameters_to_try
+from ..test_notebooks import edition_id, python_cells
+from .solutions import declared_parameters, parameters_to_try, solutions, task_cells
 
 NAMES = [p.stem for p in NOTEBOOKS]
 
@@ -80,22 +81,11 @@ def test_every_value_a_notebook_invites_passes_in_a_full_and_a_smoke_run(name):
 # --- key results: the report shows what KEY_RESULTS names, so each edition of the notebook must record each one --
 
 
-def edition_id(path) -> str:
-    return f"zh/{path.stem}" if path.parent.name == "zh" else path.stem
-
-
-def python(path) -> str:
-    """A notebook's code as Python: IPython's magics and shell lines become comments."""
-    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
-    code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
-    return "\n".join("#" + line if line.lstrip().startswith(("%", "!")) else line for line in code.splitlines())
-
-
 @pytest.mark.parametrize("path", [*NOTEBOOKS, *ZH_NOTEBOOKS], ids=edition_id)
 def test_declares_a_few_key_results_that_it_records(path):
     declared = lesson_file(path.stem).KEY_RESULTS
     assert 1 <= len(declared) <= 4, "a few key results: the rest stays in results.json"
-    recorded = {k.arg for n in ast.walk(ast.parse(python(path))) if isinstance(n, ast.Call)
+    recorded = {k.arg for n in ast.walk(ast.parse("\n".join(python_cells(path)))) if isinstance(n, ast.Call)
                 and getattr(n.func, "attr", None) == "record" for k in n.keywords}
     assert set(declared) <= recorded, f"declared but never recorded: {sorted(set(declared) - recorded)}"
 
@@ -114,11 +104,21 @@ def test_each_task_cell_calls_the_check_of_its_own_exercise_through_the_course(p
         calls = [node for node in ast.walk(ast.parse(source)) if isinstance(node, ast.Call)
                  and ast.unparse(node.func) == "course.check"]
         assert len(calls) == 1, f"{path.name}: a task cell makes one course.check call:\n{source}"
-        number = calls[0].args[0].value
+        number, *answers = calls[0].args
+        number = number.value
+        assigned = {t.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Assign) for t in n.targets
+                    if isinstance(t, ast.Name)}
+        assert answers and all(isinstance(a, ast.Name) and a.id in assigned for a in answers), (
+            f"{path.name}: course.check({number!r}, ...) passes the answer the cell sets")
         first_line = source.splitlines()[0]
         assert re.match(rf"# (Exercise|练习) {re.escape(number)}\b", first_line), f"{path.name}: {first_line!r}"
         called.append(number)
     assert called == list(lesson.CHECKS), f"{path.name}: CHECKS lists {list(lesson.CHECKS)}"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_exercise_has_its_task_and_its_solution(name):
+    assert sorted(task_cells(name)) == sorted(solutions(name)) == [f"Exercise {n}" for n in lesson_file(name).CHECKS]
 
 
 @pytest.mark.parametrize("name", NAMES)

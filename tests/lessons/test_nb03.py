@@ -13,13 +13,6 @@ from .solutions import cell_source, cells, solved, source, task_cells
 NOTEBOOK = "03_memory"
 
 
-def test_the_notebook_has_the_two_exercises_each_calling_its_check():
-    tasks = task_cells(NOTEBOOK)
-    assert set(tasks) == {"Exercise 3.1", "Exercise 3.2"}
-    assert 'course.check("3.1", answer)' in tasks["Exercise 3.1"]
-    assert 'course.check("3.2", answer)' in tasks["Exercise 3.2"]
-
-
 # ----------------------------------------------------------------------------- Exercise 3.1
 # Exercise 3.1's task: choose "default" (nothing set), "growth", "limit" or "logical GPUs" (each set in code), or
 # "TF_FORCE_GPU_ALLOW_GROWTH", for (1) "A class of four shares one 24 GB GPU. Nobody may take more than 6 GB.",

@@ -18,13 +18,10 @@ NOTEBOOK = "07_beyond_one_gpu"
 WORKER_1 = {"cluster": {"worker": ["10.0.0.1:12345", "10.0.0.2:12345"]}, "task": {"type": "worker", "index": 1}}
 
 
-def test_the_notebook_has_the_two_exercises_each_calling_its_check():
+def test_the_tasks_start_with_the_keys_the_checks_read_and_no_values():
     tasks = task_cells(NOTEBOOK)
-    assert set(tasks) == {"Exercise 7.1", "Exercise 7.2"}
     assert 'answer = {"global_batch": None, "steps_per_epoch": None}' in tasks["Exercise 7.1"]
-    assert 'course.check("7.1", answer)' in tasks["Exercise 7.1"]
     assert 'answer = {"TF_CONFIG": None, "replicas": None}' in tasks["Exercise 7.2"]
-    assert 'course.check("7.2", answer)' in tasks["Exercise 7.2"]
 
 
 def test_the_notebooks_code_does_not_give_worker_1s_config_away():
