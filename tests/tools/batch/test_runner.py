@@ -19,7 +19,7 @@ import yaml
 
 import course_tools.batch.runner as runner
 from course_tools.batch.grid import make_plan
-from course_tools.batch.notebook_run import excerpt, failing_line, plain, run_notebook
+from course_tools.batch.notebook_run import KERNEL_DIED, excerpt, execute_notebook, failing_line, plain, run_notebook
 from course_tools.batch.report import failure_excerpt
 from course_tools.batch.runner import BatchInterrupted, main, run_batch
 from course_utils.results import record_in
@@ -558,3 +558,31 @@ def test_make_course_passes_smoke_to_both_editions(arguments, smoke):
                          check=True).stdout
     runs = [line for line in out.splitlines() if " run " in line]
     assert len(runs) == 2 and all(line.endswith("--smoke") is smoke for line in runs), out
+
+
+class Papermill:
+    """A stand-in for papermill whose ``execute_notebook`` raises the given errors, one per call, then succeeds."""
+
+    def __init__(self, *errors: Exception) -> None:
+        self.errors, self.calls = list(errors), 0
+
+    def execute_notebook(self, *args, **kwargs) -> None:
+        self.calls += 1
+        if self.errors:
+            raise self.errors.pop(0)
+
+
+SPEC = {"notebook": "in.ipynb", "executed": "out.ipynb", "parameters": {}, "cwd": ".", "timeout": 60}
+
+
+def test_a_kernel_that_died_before_its_first_cell_starts_once_more_then_the_run_fails(capsys):
+    lost_port = Papermill(RuntimeError(KERNEL_DIED))
+    execute_notebook(lost_port, SPEC)
+    assert lost_port.calls == 2 and KERNEL_DIED in capsys.readouterr().err  # said, in the run's log
+    twice = Papermill(RuntimeError(KERNEL_DIED), RuntimeError(KERNEL_DIED))
+    with pytest.raises(RuntimeError, match=KERNEL_DIED):
+        execute_notebook(twice, SPEC)
+    other = Papermill(RuntimeError("Kernel died while waiting for execute reply"))  # a cell was running: no retry
+    with pytest.raises(RuntimeError, match="execute reply"):
+        execute_notebook(other, SPEC)
+    assert (twice.calls, other.calls) == (2, 1)

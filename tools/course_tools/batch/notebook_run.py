@@ -239,6 +239,27 @@ def _cell_name(cell: dict[str, Any]) -> str:
     return f"cell #{cell['index'] + 1} of the executed notebook"
 
 
+# Jupyter picks a kernel's ports, frees them and hands them to the kernel: another process can take one in between,
+# and the kernel dies before it answers ("Address already in use"; jupyter/jupyter_client#154, nteract/papermill#511).
+# No cell has run then, so a batch on a busy machine starts that kernel once more instead of failing the run.
+KERNEL_DIED = "Kernel died before replying to kernel_info"
+KERNEL_STARTS = 2
+
+
+def execute_notebook(pm: Any, spec: dict[str, Any]) -> None:
+    """``pm.execute_notebook`` for a run's spec, started again once if its kernel died before running a cell."""
+    for start in range(1, KERNEL_STARTS + 1):
+        try:
+            pm.execute_notebook(spec["notebook"], spec["executed"], parameters=spec["parameters"], cwd=spec["cwd"],
+                                progress_bar=False, execution_timeout=spec["timeout"])
+            return
+        except RuntimeError as exc:
+            if KERNEL_DIED not in str(exc) or start == KERNEL_STARTS:
+                raise
+            print(_("{error}: starting the kernel again (another process may have taken one of its ports).").format(
+                error=exc), file=sys.stderr, flush=True)
+
+
 def _execute(spec: dict[str, Any]) -> dict[str, Any]:
     """Body of a run's runner process (``core.child``): execute the notebook, watch the kernel's memory,
     and return what happened - ``error`` and ``failed_cell`` when the run failed, ``kernel_peak_rss_mib``."""
@@ -248,8 +269,7 @@ def _execute(spec: dict[str, Any]) -> dict[str, Any]:
     monitor = _KernelMemory()
     monitor.start()
     try:
-        pm.execute_notebook(spec["notebook"], spec["executed"], parameters=spec["parameters"], cwd=spec["cwd"],
-                            progress_bar=False, execution_timeout=spec["timeout"])
+        execute_notebook(pm, spec)
     except pm.PapermillExecutionError as exc:
         outcome["error"] = f"cell In [{exc.exec_count}]: {exc.ename}: {exc.evalue}"
         said = plain("\n".join(exc.traceback or []))
