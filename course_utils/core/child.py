@@ -1,36 +1,19 @@
 """Run a Python function in a fresh child process and get its result back - the course's one way to do it.
 
-Why a fresh process: TensorFlow reads its device configuration once per process and keeps
-device memory until the process ends; a process's peak memory only ever grows; TensorFlow's
-C++ core writes logs to the process's file descriptors. So the course runs such work in a
-child, and this module is how - for a notebook run, a fresh TensorFlow, a placement log,
-a benchmark, and each worker of a cluster::
+Why: TensorFlow reads its device configuration once per process and keeps device memory until the process ends,
+peak memory only grows, and TensorFlow's C++ core logs to the process's file descriptors. So a notebook run, a
+fresh TensorFlow, a placement log, a benchmark and each cluster worker run as
+``python -m course_utils.core.child TARGET PAYLOAD.json RESULT.json``: a process group of its own
+(``core.processes``), output and errors in one log; ``main`` calls ``function(payload)`` and writes
+``{"value": ...}`` or ``{"error": {...}}`` (``what``/``fix`` of a ``CourseError``) atomically. The parent raises
+``ChildError`` for any failure: an exception, a crash, a signal, a timeout, no result.
 
-    run = run_python("course_utils.doctor.libraries:_load_libraries", {"paths": paths}, timeout_s=60,
-                     what="The library-loading check")
-    run.value    # what _load_libraries({"paths": paths}) returned
-    run.output   # everything the process printed, C++ logs included
-
-How: the child is ``python -m course_utils.core.child TARGET PAYLOAD.json RESULT.json``,
-the leader of a process group of its own (``core.processes``), its standard output and
-error both in one log file. ``main`` (the child side) imports TARGET's module
-(``"package.module:function"``), calls ``function(payload)`` and writes ``{"value": ...}`` to
-RESULT.json atomically. If the function raises, the traceback goes to the log,
-``{"error": {"type", "message", "what", "fix", "traceback"}}`` to RESULT.json (``what`` and
-``fix`` when it is a ``CourseError``), and the child exits with status 1. The parent raises
-``errors.ChildError`` for any failure: an exception, a crash, a signal, a timeout, no result.
-
-No child outlives its use: ``Child`` is a context manager that always stops the child's
-process group, and ``run_python`` stops it on a timeout, on Ctrl-C and on any exception.
-And when the parent cannot stop it - killed (``kill -KILL`` of a Jupyter kernel or of ``course
-run``), or hung - the child ends by itself: a watchdog thread in the child ends it, and every
-process it started, once the process that started it has ended (``COURSE_PARENT_PID``; an
-orphan also removes the temporary folder ``start_python`` made for it) or once its own time
-limit has passed (``time_limit_s``: ``COURSE_TIME_LIMIT_S``), writing a result that says which.
-A watchdog rather than Linux's ``prctl(PR_SET_PDEATHSIG)``: that signal comes when the parent
-*thread* that started the child ends (https://man7.org/linux/man-pages/man2/prctl.2.html), and
-the course starts children from worker threads (``course run --jobs``); the watchdog also works
-on macOS and Windows.
+No child outlives its use: ``Child`` (a context manager) and ``run_python`` stop its group; and when the parent
+cannot (killed, hung), a watchdog thread in the child ends it and all it started once its parent has ended
+(``COURSE_PARENT_PID``) or its time limit passed (``COURSE_TIME_LIMIT_S``). A watchdog rather than
+``prctl(PR_SET_PDEATHSIG)``, which fires when the parent *thread* ends
+(https://man7.org/linux/man-pages/man2/prctl.2.html) - the course starts children from worker threads - and it
+works on macOS and Windows too.
 """
 
 from __future__ import annotations
@@ -97,27 +80,16 @@ def exit_description(returncode: int) -> str:
         return f"signal {-returncode}"
 
 
+@dataclass(eq=False)  # identity, as a process is
 class Child:
     """A running child started by ``start_python``; a context manager that always stops it (and cleans up)."""
 
-    def __init__(
-        self,
-        process: subprocess.Popen,
-        *,
-        target: str,
-        what: str,
-        log: Path,
-        keep_log: bool,
-        result_file: Path,
-        temp_dir: Path | None,
-    ) -> None:
-        self.process = process
-        self.target = target
-        self.what = what
-        self.log = log
-        self.keep_log = keep_log  # the caller chose the log (or its folder): name it in messages
-        self.result_file = result_file
-        self.temp_dir = temp_dir
+    process: subprocess.Popen
+    what: str
+    log: Path
+    keep_log: bool  # the caller chose the log (or its folder): name it in messages
+    result_file: Path
+    temp_dir: Path | None
 
     @property
     def pid(self) -> int:
@@ -249,13 +221,10 @@ def start_python(
 ) -> Child:
     """Start ``target`` (``"package.module:function"``) on ``payload`` in a new Python process; return at once.
 
-    ``payload`` must be JSON-able; it is written to ``<folder>/<name>.payload.json`` and the
-    result goes to ``<folder>/<name>.result.json`` (``folder``: a temporary folder, removed by
-    ``Child.close``, when not given). Output goes to ``log`` (default ``<folder>/<name>.log``).
-    ``env`` adds environment variables to this process's (``None`` removes one).
-    ``what`` names the child in error messages; ``python`` is the interpreter
-    (default ``sys.executable``). The child ends by itself, and all it started, when this
-    process ends, and after ``time_limit_s`` seconds if given (see the module docstring).
+    ``payload`` (JSON-able) and the result are ``<folder>/<name>.payload.json`` and ``.result.json`` (``folder``: a
+    temporary folder, removed by ``Child.close``, when not given); output goes to ``log`` (default
+    ``<folder>/<name>.log``). ``env`` adds variables (``None`` removes one); ``what`` names the child in errors;
+    ``python``: the interpreter. The child ends by itself when this process ends, and after ``time_limit_s``.
     """
     if not _TARGET.fullmatch(target):
         raise ValueError(f"target {target!r} is not 'package.module:function'")
@@ -285,7 +254,6 @@ def start_python(
         raise
     return Child(
         process,
-        target=target,
         what=what or _("The child process {name!r} ({target})").format(name=name, target=target),
         log=log_path,
         keep_log=log is not None or folder is not None,
@@ -315,10 +283,8 @@ def run_python(
 ) -> ChildRun:
     """Run ``target(payload)`` in a new Python process, wait for it, and return what it delivered.
 
-    Raises ``ChildError`` if the function raised (its ``what``/``fix`` come along when it is a
-    ``CourseError``), if the process crashed or was killed, wrote no result, or ran past
-    ``timeout_s`` seconds (None: no limit). Whatever happens - a timeout, Ctrl-C, an
-    exception here - the child's process group is stopped before this returns or raises.
+    ``ChildError`` if the function raised, the process crashed, wrote no result, or ran past ``timeout_s`` (None: no
+    limit). Whatever happens the child's process group is stopped before this returns or raises.
     """
     with start_python(target, payload, folder=folder, env=env, log=log, name=name, what=what) as child:
         if child.wait(timeout_s) is None:
@@ -350,10 +316,8 @@ def _describe(exc: BaseException) -> dict[str, str | None]:
 
 
 def _parent_alive(parent: Any, adopted_if_ppid_changes: bool) -> bool:
-    """Whether the process that started this one still runs (a zombie has ended).
-
-    On POSIX an orphan is adopted at once (its parent pid changes), the quickest sign; it is used
-    only when the parent pid was the parent's at the start (no launcher process in between).
+    """Whether the process that started this one still runs (a zombie has ended). A POSIX orphan is adopted at
+    once, so a changed parent pid says so first (when there was no launcher in between).
     """
 
     if adopted_if_ppid_changes and os.getppid() != parent.pid:

@@ -14,11 +14,7 @@ _ = translator("course")
 
 
 class CourseError(RuntimeError):
-    """An error a student can act on.
-
-    The message has two parts, always: what happened, and what to do. Both are kept
-    as attributes so tools (the runner, the doctor) can show them separately.
-    """
+    """An error a student can act on: ``what`` happened and the ``fix``, kept apart for tools to show."""
 
     def __init__(self, what: str, fix: str) -> None:
         self.what = what
@@ -27,11 +23,8 @@ class CourseError(RuntimeError):
 
 
 class DataError(CourseError):
-    """A dataset file is missing, corrupt, truncated or fails its checksum.
-
-    Also kept apart, when the error is about one file that is there but cannot be used: ``path``
-    (that file) and ``problem`` (in a few words: "corrupt: checksum mismatch", "unreadable:
-    Permission denied"), so ``course data status`` can say so instead of "not available".
+    """A dataset file is missing, corrupt, truncated or fails its checksum; for one file there but unusable,
+    ``path`` and ``problem`` ("corrupt: checksum mismatch"), so ``course data status`` can say so.
     """
 
     def __init__(self, what: str, fix: str, *, path: object = None, problem: str | None = None) -> None:
@@ -64,11 +57,8 @@ class CheckpointError(CourseError, AssertionError):
 
 
 class WorkerError(CourseError):
-    """A local worker failed, did not report, or the workers ran past their time limit.
-
-    Also kept apart: ``worker`` (the index of the worker it is about, None for all of them),
-    ``last_error`` (the last exception line of that worker's log, None when it has none - a
-    worker stopped while it started, or killed) and ``timed_out`` (the workers ran past their limit).
+    """A local worker failed, did not report, or the workers ran past their time limit: ``worker`` (its index,
+    None for all), ``last_error`` (its log's last exception line, or None) and ``timed_out``.
     """
 
     def __init__(
@@ -100,13 +90,10 @@ class PlaceError(CourseError):
 
 
 class ChildError(CourseError):
-    """A child Python process (``course_utils.core.child``) failed, crashed, ran past its time or reported nothing.
+    """A child Python process (``core.child``) failed, crashed, ran past its time or reported nothing.
 
-    ``what`` names the child, how it ended and the last lines of its log. Also kept apart:
-    ``ended`` ("status 3", "signal SIGKILL", "timeout after 5 s", or "error" when the child's
-    function raised), ``returncode`` (None if it had to be stopped), ``error`` (the child's
-    exception as ``{"type", "message", "what", "fix", "traceback"}``, when it wrote one) and
-    ``tail`` (the last lines of its log).
+    Kept apart: ``ended`` ("status 3", "signal SIGKILL", "timeout after 5 s", "error"), ``returncode``, ``error``
+    (the child's exception, when it wrote one) and ``tail`` (its log's last lines).
     """
 
     def __init__(

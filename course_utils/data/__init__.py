@@ -1,40 +1,20 @@
 """Datasets for the course, offline first, every file verified.
 
-``load(name, images=...)`` is the one dataset switch of the course (notebooks, ``course
-bench``, the distributed workers): it checks the name, loads, and keeps the first ``images``
-training images. ``load("mnist")`` returns what ``keras.datasets.mnist.load_data()`` returns
-(``(x_train, y_train), (x_test, y_test)``, uint8) and looks in this order:
+``load(name, images=...)`` is the one dataset switch (notebooks through ``course.load``, ``course bench``, the
+workers): it checks the name, loads, and keeps the first ``images`` training images, as
+``keras.datasets.mnist.load_data()`` returns them. MNIST comes from ``$COURSE_DATA_DIR/mnist.npz``, the Keras
+cache, a download into it (not when ``COURSE_OFFLINE=1``), or the bundled 10,000-digit sample, with a notice.
+Fashion-MNIST from ``$COURSE_DATA_DIR/fashion-mnist/``, the Keras cache, Debian's package or a download.
 
-1. ``$COURSE_DATA_DIR/mnist.npz``;
-2. the Keras cache ``~/.keras/datasets/mnist.npz`` (``$KERAS_HOME`` respected);
-3. a download into that cache (skipped when offline: ``COURSE_OFFLINE=1``);
-4. the bundled 10,000-digit sample shipped in this package, with a visible notice.
-
-Every file found is SHA-256 verified; a corrupt or unreadable one raises ``DataError`` naming
-the file and the fix (its ``problem`` says which), and is never used. A ``.gz`` file is read
-no further than its dataset file's known size, so a file that inflates past it (a "gzip
-bomb") is refused without filling the memory. ``COURSE_DATA_DIR`` set to a folder that does
-not exist is said once (the search goes on). Every load prints one line: the source, the
-number of images, and whether the checksum held.
-
-``load("fashion-mnist")`` looks in ``$COURSE_DATA_DIR/fashion-mnist/``, the Keras cache's
-``fashion-mnist/``, Debian's package folder ``/usr/share/datasets/fashion-mnist``, and then
-downloads into the Keras cache (offline: a ``DataError`` that says how to get it).
-
-A notebook loads through its ``course`` object, ``course.load(name, images=...)``, which calls ``load``
-and writes the dataset, its source and the images kept into the notebook's results record.
-
-Command line (for instructors preparing an offline classroom)::
-
-    course data fetch [mnist|fashion-mnist|all] [--cache-dir DIR]
-    course data status
+Every file is SHA-256 verified; a corrupt or unreadable one is a ``DataError`` naming the file and the fix, and
+never used. A ``.gz`` file is read no further than its dataset's known size (no "gzip bomb"). Every load prints
+one line: the source, the images, the checksum. ``course data fetch|status`` prepares an offline classroom.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -164,10 +144,10 @@ def keras_cache_dir() -> Path:
     return Path(base) / "datasets"
 
 
-def _digest(path: Path, digest_of: Callable[[Path], str] = sha256_of) -> str:
-    """``digest_of(path)``; a file that cannot be read is a DataError naming it and why."""
+def _digest(path: Path) -> str:
+    """``path``'s SHA-256; a file that cannot be read is a DataError naming it and why."""
     try:
-        return digest_of(path)
+        return sha256_of(path)
     except (PermissionError, IsADirectoryError) as exc:
         raise unreadable(path, exc, fetch_hint()) from None
 
@@ -327,8 +307,9 @@ def _good_copy(path: Path, content_sha: str, limit: int | None) -> bool:
         raise
 
 
-def check_dataset(name: object, parameter: str = "DATASET") -> str:
+def check_dataset(name: object) -> str:
     """``name`` if it is a dataset the course knows ("mnist", "fashion-mnist", or "auto"), else a ParameterError."""
+    parameter = "DATASET"
     if name not in (*DATASETS, "auto"):
         raise ParameterError(
             _("{parameter} = {name!r} is not a dataset of the course.").format(parameter=parameter, name=name),
@@ -348,10 +329,8 @@ def load(
 ):
     """Load dataset ``name`` and keep its first ``images`` training images (None: all); the test set stays whole.
 
-    ``name`` is "mnist", "fashion-mnist" or "auto" (MNIST; with ``full_size``, Fashion-MNIST
-    when MNIST is only the bundled sample). More ``images`` than the dataset holds: all of
-    them, with a notice - or a ``ParameterError`` when ``strict``. Returns
-    ``(x_train, y_train), (x_test, y_test)``, and the ``LoadInfo`` too with ``with_info``.
+    "auto" is MNIST, or with ``full_size`` Fashion-MNIST when MNIST is only the sample. More ``images`` than there
+    are: all, with a notice (``strict``: a ``ParameterError``). ``with_info``: the ``LoadInfo`` too.
     """
     check_dataset(name)
     check_positive_int("IMAGES", images, allow_none=True)
