@@ -42,7 +42,7 @@ from course_utils.core.errors import ChildError, CourseError
 from course_utils.core.files import write_json_atomic
 from course_utils.core.i18n import translator
 from course_utils.core.paths import PROJECT_ROOT
-from course_utils.core.processes import start_in_group, stop_group
+from course_utils.core.processes import running, start_in_group, stop_group
 
 _TARGET = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*")
 _ = translator("course")
@@ -317,15 +317,8 @@ def _describe(exc: BaseException) -> dict[str, str | None]:
 
 def _parent_alive(parent: Any, adopted_if_ppid_changes: bool) -> bool:
     """Whether the process that started this one still runs (a zombie has ended). A POSIX orphan is adopted at
-    once, so a changed parent pid says so first (when there was no launcher in between).
-    """
-
-    if adopted_if_ppid_changes and os.getppid() != parent.pid:
-        return False
-    try:
-        return parent.is_running() and parent.status() != psutil.STATUS_ZOMBIE
-    except psutil.Error:
-        return False
+    once, so a changed parent pid says so first (when there was no launcher in between)."""
+    return not (adopted_if_ppid_changes and os.getppid() != parent.pid) and running(parent)
 
 
 def _end_here(result_file: str, error: dict[str, str | None], status: int, remove: str | None = None) -> None:

@@ -116,23 +116,16 @@ class ChildError(CourseError):
 class ConfigurationTooLateError(CourseError):
     """TensorFlow's runtime is already initialised, so its device configuration can no longer change.
 
-    ``changes`` are the settings that were refused (each says what it would have changed), ``fix`` how to restart.
+    ``changes`` are the settings that were refused (each says what it would have changed), ``fix`` how to restart,
+    ``tf_message`` TensorFlow's own refusal.
     """
 
-    def __init__(self, changes: Sequence[object], fix: str, tf_message: str | None = None) -> None:
+    def __init__(self, changes: Sequence[object], fix: str, tf_message: str) -> None:
         self.changes = list(changes)
         self.tf_message = tf_message
-        settings = "; ".join(str(c) for c in self.changes)
-        if tf_message:
-            what = _(
-                "TensorFlow's runtime is already initialised in this process, so its device configuration is "
-                "fixed and these settings cannot change: {settings}. Something before this call created a tensor, "
-                "ran an op, built a model or listed logical devices. TensorFlow says: \"{tf_message}\"."
-            ).format(settings=settings, tf_message=tf_message)
-        else:
-            what = _(
-                "TensorFlow's runtime is already initialised in this process, so its device configuration is "
-                "fixed and these settings cannot change: {settings}. Something before this call created a tensor, "
-                "ran an op, built a model or listed logical devices."
-            ).format(settings=settings)
+        what = _(
+            "TensorFlow's runtime is already initialised in this process, so its device configuration is "
+            "fixed and these settings cannot change: {settings}. Something before this call created a tensor, "
+            "ran an op, built a model or listed logical devices. TensorFlow says: \"{tf_message}\"."
+        ).format(settings="; ".join(str(c) for c in self.changes), tf_message=tf_message)
         super().__init__(what, fix)

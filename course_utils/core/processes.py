@@ -119,11 +119,18 @@ def _handles(pids: Iterable[int]) -> list[Any]:
     return handles
 
 
+def running(handle: Any) -> bool:
+    """Whether the process of a psutil handle still runs (a zombie has ended)."""
+    try:
+        return handle.is_running() and handle.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
 def _signal_all(handles: list[Any], kill: bool) -> None:
-    for handle in handles:
+    for handle in filter(running, handles):
         try:
-            if handle.is_running() and handle.status() != psutil.STATUS_ZOMBIE:
-                handle.kill() if kill else handle.terminate()
+            handle.kill() if kill else handle.terminate()
         except psutil.Error:
             pass
 
@@ -132,13 +139,7 @@ def _all_ended(proc: subprocess.Popen, handles: list[Any]) -> bool:
     proc.poll()  # reap the leader: an unreaped leader keeps its group alive
     if proc.returncode is None or (os.name != "nt" and group_alive(proc.pid)):
         return False
-    for handle in handles:
-        try:
-            if handle.is_running() and handle.status() != psutil.STATUS_ZOMBIE:
-                return False
-        except psutil.Error:
-            pass
-    return True
+    return not any(map(running, handles))
 
 
 def _wait_ended(

@@ -36,12 +36,12 @@ def captured_stderr_fd(sink: list[str]) -> Iterator[None]:
             sink.append(tmp.read().decode("utf-8", errors="replace"))
 
 
-def quiet_tensorflow(level: str = "2") -> ModuleType:
+def quiet_tensorflow() -> ModuleType:
     """Import and return ``tensorflow`` with its start-up logs captured, not printed (an explicit
     ``TF_CPP_MIN_LOG_LEVEL`` wins; ``COURSE_TF_LOGS=1`` captures nothing).
     """
     global _STARTUP_LOG
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", level)
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     if "tensorflow" in sys.modules or variables.flag(variables.TF_LOGS):
         import tensorflow as tf
     else:

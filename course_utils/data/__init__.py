@@ -175,34 +175,22 @@ def _read_npz(path: Path) -> Arrays:
                         path=path, problem="corrupt: not a readable .npz file") from exc
 
 
-def _announce(info: LoadInfo, quiet: bool) -> None:
-    if quiet:
-        return
-    if info.is_sample:
-        print(_(
-            "NOTICE: no full MNIST is available offline, so the course uses its bundled sample of "
-            "10,000 real MNIST digits (8,000 train / 2,000 test). Numbers will differ from full-size "
-            "runs; for full MNIST {fetch_hint}."
-        ).format(fetch_hint=fetch_hint()))
-    print(info.describe())
+def _candidates(entry: str, quiet: bool) -> list[tuple[str, Path]]:
+    """(source, path) of a dataset's file or folder ``entry``: in ``COURSE_DATA_DIR`` first, then the Keras cache."""
+    data_dir = _data_dir(quiet)
+    first = [(variables.DATA_DIR, data_dir / entry)] if data_dir is not None else []
+    return [*first, ("keras-cache", keras_cache_dir() / entry)]
 
 
 def _mnist(*, quiet: bool = False, download: bool | None = None) -> tuple[Arrays, LoadInfo]:
     """MNIST: the arrays and where they came from (COURSE_DATA_DIR, the Keras cache, a download, the sample).
     ``download``: whether a download may happen; None: as ``COURSE_OFFLINE`` says."""
-    candidates: list[tuple[str, Path]] = []
-    data_dir = _data_dir(quiet)
-    if data_dir is not None:
-        candidates.append((variables.DATA_DIR, data_dir / MNIST_FILE))
-    cache = keras_cache_dir() / MNIST_FILE
-    candidates.append(("keras-cache", cache))
-
+    candidates = _candidates(MNIST_FILE, quiet)
     for source, candidate in candidates:
         if candidate.is_file():
             _verify(candidate, MNIST_SHA256, "MNIST (mnist.npz)")
-            arrays = _read_npz(candidate)
-            return _finish("mnist", source, candidate, arrays, quiet)
-
+            return _finish("mnist", source, candidate, _read_npz(candidate), quiet)
+    cache = candidates[-1][1]
     if download if download is not None else not offline():
         try:
             fetch_mnist(cache.parent)
@@ -218,7 +206,14 @@ def _mnist(*, quiet: bool = False, download: bool | None = None) -> tuple[Arrays
 def _finish(dataset: str, source: str, location: Path, arrays: Arrays, quiet: bool) -> tuple[Arrays, LoadInfo]:
     (x_train, _y_train), (x_test, _y_test) = arrays
     info = LoadInfo(dataset, source, str(location), len(x_train), len(x_test), "verified")
-    _announce(info, quiet)
+    if info.is_sample and not quiet:
+        print(_(
+            "NOTICE: no full MNIST is available offline, so the course uses its bundled sample of "
+            "10,000 real MNIST digits (8,000 train / 2,000 test). Numbers will differ from full-size "
+            "runs; for full MNIST {fetch_hint}."
+        ).format(fetch_hint=fetch_hint()))
+    if not quiet:
+        print(info.describe())
     return arrays, info
 
 
@@ -256,12 +251,9 @@ def _read_fashion_dir(folder: Path) -> Arrays:
 def _fashion_mnist(*, quiet: bool = False, download: bool | None = None) -> tuple[Arrays, LoadInfo]:
     """Fashion-MNIST (60,000 + 10,000) from COURSE_DATA_DIR, the Keras cache, Debian's package, or a download.
     ``download``: whether a download may happen; None: as ``COURSE_OFFLINE`` says."""
-    candidates: list[tuple[str, Path]] = []
-    data_dir = _data_dir(quiet)
-    if data_dir is not None:
-        candidates.append((variables.DATA_DIR, data_dir / FASHION_DIR))
-    cache = keras_cache_dir() / FASHION_DIR
-    candidates += [("keras-cache", cache), ("debian", DEBIAN_FASHION_DIR)]
+    candidates = _candidates(FASHION_DIR, quiet)
+    cache = candidates[-1][1]
+    candidates.append(("debian", DEBIAN_FASHION_DIR))
     for source, folder in candidates:
         if all((folder / name).is_file() for name in FASHION_FILES):
             return _finish("fashion-mnist", source, folder, _read_fashion_dir(folder), quiet)
