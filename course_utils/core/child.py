@@ -40,7 +40,7 @@ import psutil
 from course_utils.core import variables
 from course_utils.core.errors import ChildError, CourseError
 from course_utils.core.files import write_json_atomic
-from course_utils.core.i18n import translator
+from course_utils.core.i18n import N_, translator
 from course_utils.core.paths import PROJECT_ROOT
 from course_utils.core.processes import running, start_in_group, stop_group
 
@@ -49,6 +49,8 @@ _ = translator("course")
 WATCH_INTERVAL_S = 0.25  # how often the child's watchdog looks
 EXIT_ORPHANED = 129  # the child's status when it ended because its parent had ended
 EXIT_TIME_LIMIT = 124  # ... because its own time limit passed (as timeout(1) exits)
+MORE_TIME = N_("Run it again with more time (or less work); if it stops at the same place again, run the same call "
+               "in a terminal to see where it hangs.")
 
 
 def _environment(env: Mapping[str, str | None] | None) -> dict[str, str]:
@@ -144,16 +146,14 @@ class Child:
         """The ``ChildError`` that says how this child ended (``timeout_s``: it ran past that and was stopped)."""
         record = record if record is not None else self._record()
         error = record.get("error") if record else None
+        error = error if isinstance(error, dict) else None
         code = self.process.returncode  # negative: the signal that ended it
         fix = _("Read the last lines of its log above; run `course doctor` if they mention CUDA or the GPU.")
         if timeout_s is not None:
             ended = f"timeout after {timeout_s:g} s"
             how = _("{subject} did not finish within {seconds:g} s, so it was stopped.")
-            fix = _(
-                "Run it again with more time (or less work); if it stops at the same place again, run the same "
-                "call in a terminal to see where it hangs."
-            )
-        elif isinstance(error, dict):
+            fix = _(MORE_TIME)
+        elif error:
             ended = "error"
             how = _("{subject} raised {type}: {message}.")
             fix = error.get("fix") or _("Read the traceback at the end of its log above.")
@@ -169,7 +169,7 @@ class Child:
             ended = exit_description(code)
             how = (_("{subject} exited with {ended} but wrote no result.") if code == 0
                    else _("{subject} exited with {ended} before it wrote a result."))
-        raised = error if isinstance(error, dict) else {}
+        raised = error or {}
         what = how.format(subject=self.what, seconds=timeout_s, ended=ended, type=raised.get("type"),
                           message=raised.get("what") or raised.get("message"))
         tail = self.log_tail()
@@ -178,14 +178,7 @@ class Child:
                 log=self.log, tail=tail)
         else:
             said = _("The last lines of its log:\n{tail}").format(tail=tail) if tail else _("Its log is empty.")
-        return ChildError(
-            f"{what}\n{said}",
-            fix,
-            ended=ended,
-            returncode=code,
-            error=error if isinstance(error, dict) else None,
-            tail=tail,
-        )
+        return ChildError(f"{what}\n{said}", fix, ended=ended, returncode=code, error=error, tail=tail)
 
     def close(self) -> None:
         """Stop it, and delete the temporary folder ``start_python`` made for it (if it made one)."""
@@ -380,8 +373,7 @@ def _watch(result_file: str) -> None:
             if deadline is not None and time.monotonic() >= deadline:
                 what = _("This child ran past its own time limit of {seconds:g} s, so it ended itself.").format(
                     seconds=limit_s)
-                fix = _("Run it again with more time (or less work); if it stops at the same place again, run the "
-                        "same call in a terminal to see where it hangs.")
+                fix = _(MORE_TIME)
                 _end_here(result_file, _ended("ChildTimeLimit", what, fix), EXIT_TIME_LIMIT)
             time.sleep(WATCH_INTERVAL_S)
 

@@ -21,17 +21,6 @@ MARKS = {RIGHT: "✅", WRONG: "❌", EMPTY: "✏️"}
 _ = translator("lessons")
 
 
-def status_text(status: str) -> str:
-    """RIGHT, WRONG or EMPTY as the student reads it (the constants stay English: code compares them)."""
-    return {RIGHT: _("right"), WRONG: _("wrong"), EMPTY: _("not answered yet")}.get(status, status)
-
-
-def exercise_text(exercise: str) -> str:
-    """An exercise's name as the student reads it: "Exercise 3.1" in the chosen language."""
-    number = exercise.removeprefix("Exercise ")
-    return _("Exercise {number}").format(number=number) if number != exercise else exercise
-
-
 @dataclass(frozen=True)
 class Feedback:
     """What a check says about one answer."""
@@ -48,8 +37,10 @@ class Feedback:
         """Nothing: the check printed this feedback already; as a cell's last value it would show twice."""
 
     def __str__(self) -> str:
-        head = _("{mark} {exercise}: {status}").format(
-            mark=MARKS[self.status], exercise=exercise_text(self.exercise), status=status_text(self.status))
+        """In the chosen language (the status constants stay English: code compares them)."""
+        status = {RIGHT: _("right"), WRONG: _("wrong"), EMPTY: _("not answered yet")}[self.status]
+        exercise = _("Exercise {number}").format(number=self.exercise.removeprefix("Exercise "))
+        head = _("{mark} {exercise}: {status}").format(mark=MARKS[self.status], exercise=exercise, status=status)
         return "\n".join([head, *(f"   - {m}" for m in self.messages)])
 
 

@@ -143,16 +143,13 @@ def first_to_fail(failed: list[int], logs: list[Path]) -> int:
     return min(failed, key=last_write)
 
 
-def _tail(path: Path, lines: int = 6, width: int = 200) -> str:
+def _tail(path: Path, lines: int = 6) -> str:
     """The end of a worker's log for an error message: its last exception line first, then the last lines."""
-    short = _short_lines(path, width)
-    if short is None:
-        return "(no log)"
+    short = _short_lines(path)
     if not short:
-        return "(empty log)"
+        return "(no log)" if short is None else "(empty log)"
     error = _last_error(path)
-    head = f"last error: {error}\n" if error else ""
-    return head + "\n".join(short[-lines:])
+    return (f"last error: {error}\n" if error else "") + "\n".join(short[-lines:])
 
 
 # A run's processes still running, orphans included: each worker's command line names its folder (its payload and
