@@ -15,7 +15,7 @@ import os
 import platform
 import re
 from collections.abc import Mapping, MutableMapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -58,7 +58,6 @@ class Course:
     device: DeviceChoice
     smoke: bool
     recorder: Recorder
-    smoke_changes: dict[str, tuple] = field(default_factory=dict)
 
     def record(self, **results: Any) -> None:
         """Record key results for the report and the tests; prints what was recorded."""
@@ -244,4 +243,4 @@ def setup(
         lines.append(_("Smoke mode (COURSE_SMOKE=1): {changes}").format(changes=shown))
     lines.append(_("Results are recorded in {path}").format(path=recorder.path))
     print("\n".join(lines))
-    return Course(notebook, tf, device, is_smoke, recorder, changes)
+    return Course(notebook, tf, device, is_smoke, recorder)

@@ -135,11 +135,10 @@ class Recorder:
         self._save()
         return dict(entry)
 
-    def record(self, **results: Any) -> dict[str, Any]:
-        """Record key results (numbers, strings, lists); returns everything recorded so far."""
+    def record(self, **results: Any) -> None:
+        """Record key results (numbers, strings, lists)."""
         self.data["results"].update(_plain(results))
         self._save()
-        return dict(self.data["results"])
 
     def _save(self) -> None:
         self.data["peak_rss_mib"] = round(peak_rss_mib(), 1)

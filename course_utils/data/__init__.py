@@ -80,19 +80,18 @@ class LoadInfo:
     location: str
     train_images: int
     test_images: int
-    checksum: str  # "verified" - every file is checked, or the load fails
+    checksum: str = "verified"  # every file is checked, or the load fails
 
     @property
     def is_sample(self) -> bool:
         return self.source == "bundled-sample"
 
     def describe(self) -> str:
-        checksum = _("verified") if self.checksum == "verified" else self.checksum
         source = _(SOURCE_NAMES[self.source]) if self.source in SOURCE_NAMES else self.source
         return _("{dataset}: {total:,} images ({train:,} train / {test:,} test) from {source} ({location}), "
                  "SHA-256 {checksum}").format(
             dataset=self.dataset, total=self.train_images + self.test_images, train=self.train_images,
-            test=self.test_images, source=source, location=self.location, checksum=checksum)
+            test=self.test_images, source=source, location=self.location, checksum=_("verified"))
 
 
 def offline() -> bool:
@@ -205,7 +204,7 @@ def _mnist(*, quiet: bool = False, download: bool | None = None) -> tuple[Arrays
 
 def _finish(dataset: str, source: str, location: Path, arrays: Arrays, quiet: bool) -> tuple[Arrays, LoadInfo]:
     (x_train, _y_train), (x_test, _y_test) = arrays
-    info = LoadInfo(dataset, source, str(location), len(x_train), len(x_test), "verified")
+    info = LoadInfo(dataset, source, str(location), len(x_train), len(x_test))
     if info.is_sample and not quiet:
         print(_(
             "NOTICE: no full MNIST is available offline, so the course uses its bundled sample of "
