@@ -18,6 +18,7 @@ works on macOS and Windows too.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import os
@@ -42,7 +43,7 @@ from course_utils.core.errors import ChildError, CourseError
 from course_utils.core.files import write_json_atomic
 from course_utils.core.i18n import N_, translator
 from course_utils.core.paths import PROJECT_ROOT
-from course_utils.core.processes import running, start_in_group, stop_group
+from course_utils.core.processes import descendants, running, start_in_group, stop_group
 
 _TARGET = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*")
 _ = translator("course")
@@ -316,21 +317,12 @@ def _parent_alive(parent: Any, adopted_if_ppid_changes: bool) -> bool:
 
 def _end_here(result_file: str, error: dict[str, str | None], status: int, remove: str | None = None) -> None:
     """End this child now: say why (log and result), stop every process it started, remove ``remove``, exit."""
-
     print(f"\n{error['what']}", file=sys.stderr, flush=True)
-    try:
+    with contextlib.suppress(Exception):  # the exit status still says it failed
         write_json_atomic(result_file, {"error": error})
-    except Exception:  # noqa: BLE001 - the exit status still says it failed
-        pass
-    try:
-        started = psutil.Process().children(recursive=True)
-    except psutil.Error:
-        started = []
-    for process in started:
-        try:
-            process.kill()
-        except psutil.Error:
-            pass
+    for pid in descendants(os.getpid()):
+        with contextlib.suppress(psutil.Error):
+            psutil.Process(pid).kill()
     if remove:  # the temporary folder its parent would have removed
         shutil.rmtree(remove, ignore_errors=True)
     os._exit(status)  # the main thread may be deep in TensorFlow or papermill: end the process from here
@@ -345,7 +337,6 @@ def _watch(result_file: str) -> None:
 
     Reads ``COURSE_PARENT_PID``, ``COURSE_TIME_LIMIT_S`` and ``COURSE_CHILD_TEMP_DIR`` (set by ``start_python``).
     """
-
     try:
         parent_pid = int(os.environ.get(variables.PARENT_PID) or 0) or None
         limit_s = float(os.environ.get(variables.TIME_LIMIT_S) or 0) or None
@@ -396,10 +387,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     except BaseException as exc:  # everything, SystemExit and KeyboardInterrupt too, is reported to the parent
         traceback.print_exc()
-        try:
+        with contextlib.suppress(Exception):  # the exit status still says it failed
             write_json_atomic(result_file, {"error": _describe(exc)})
-        except Exception:  # noqa: BLE001 - the exit status still says it failed
-            pass
         return 1
     finally:
         sys.stdout.flush()

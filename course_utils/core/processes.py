@@ -8,6 +8,7 @@ second Ctrl-C or SIGTERM/SIGHUP: its cleanup runs to the end.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -112,10 +113,8 @@ def _handles(pids: Iterable[int]) -> list[Any]:
 
     handles = []
     for pid in set(pids):
-        try:
+        with contextlib.suppress(psutil.Error):
             handles.append(psutil.Process(pid))
-        except psutil.Error:
-            pass
     return handles
 
 
@@ -129,10 +128,8 @@ def running(handle: Any) -> bool:
 
 def _signal_all(handles: list[Any], kill: bool) -> None:
     for handle in filter(running, handles):
-        try:
+        with contextlib.suppress(psutil.Error):
             handle.kill() if kill else handle.terminate()
-        except psutil.Error:
-            pass
 
 
 def _all_ended(proc: subprocess.Popen, handles: list[Any]) -> bool:

@@ -7,6 +7,7 @@ What a killed download leaves is removed by the next download of that file (``re
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import http.client
 import os
@@ -93,11 +94,9 @@ def remove_stale_parts(dest: str | os.PathLike[str]) -> None:
     untouched for ``STALE_PART_S``: a download of the same file in another process may still be writing."""
     dest, now = Path(dest), time.time()
     for part in dest.parent.glob(f".{dest.name}.*.part*"):
-        try:
+        with contextlib.suppress(OSError):  # gone already, or not ours to remove: the download goes on
             if part.is_file() and now - part.stat().st_mtime > STALE_PART_S:
                 part.unlink()
-        except OSError:  # gone already, or not ours to remove: the download goes on
-            pass
 
 
 def _make_folder(folder: Path) -> None:
