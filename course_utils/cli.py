@@ -1,9 +1,8 @@
 """``course COMMAND ...`` - one command for the course (also ``python -m course_utils COMMAND``).
 
-The student's commands live here, in ``course_utils``. The instructor's tools (``course run``, the class commands)
-are a package of their own, ``course_tools``, which adds its commands through the entry-point group ``course.commands``;
-this package never imports it. Each command is a module with a ``main(argv) -> int``, imported only when used, so
-``course --help`` is fast and never imports TensorFlow.
+The student's commands live here; ``course_tools`` adds the instructor's through the entry-point group
+``course.commands``. Each command is a module with ``main(argv) -> int``, imported only when used, so ``course
+--help`` is fast and never imports TensorFlow.
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
 """Choose the device a notebook trains on, and say in one line why.
 
-Notebooks never assume a GPU: they ask ``choose_device()`` and place work with
-``with tf.device(choice.name):``. ``DEVICE = "auto"`` picks ``/GPU:0`` when TensorFlow
-can use one, else ``/CPU:0``; ``"cpu"`` forces the CPU (useful for comparisons);
-``"gpu"`` insists on a GPU and fails with the reason and the fix when there is none.
+Notebooks never assume a GPU: ``DEVICE = "auto"`` picks ``/GPU:0`` when TensorFlow can use one, else ``/CPU:0``;
+``"cpu"`` forces the CPU; ``"gpu"`` insists, and fails with the reason and the fix when there is none.
 """
 
 from __future__ import annotations
@@ -22,11 +20,7 @@ CHOICES = ("auto", "cpu", "gpu")
 
 
 def check_device(value: object) -> str:
-    """The one check of a DEVICE choice: ``value`` lower-cased if it is "auto", "cpu" or "gpu".
-
-    Notebooks and the distribution helpers all call this, so a typo gets the same message everywhere
-    (a ``ParameterError``).
-    """
+    """``value`` lower-cased if it is "auto", "cpu" or "gpu", else a ``ParameterError`` - the same everywhere."""
     name = "DEVICE"
     choice = value.lower() if isinstance(value, str) else value
     if choice not in CHOICES:
@@ -99,10 +93,8 @@ def choose_device(prefer: str = "auto") -> DeviceChoice:
 
 
 def gpu_facts(tf) -> dict[str, object]:
-    """The first GPU as a run's record states it: name, compute capability, memory, driver, CUDA of the build.
-
-    TensorFlow names the GPU and its compute capability; ``nvidia-smi`` adds the driver and the memory. Two
-    records then say whether they ran on the same GPU.
+    """The first GPU as a record states it (name, compute capability, memory, driver, the build's CUDA), from
+    TensorFlow and ``nvidia-smi``: two records then say whether they ran on the same GPU.
     """
     gpus = tf.config.list_physical_devices("GPU")
     if not gpus:

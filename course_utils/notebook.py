@@ -1,25 +1,11 @@
 """The setup cell and the checkpoint cell of every notebook, implemented once.
 
-A notebook starts::
-
-    # parameters (tagged "parameters"; literals only)
-    EPOCHS = 10
-    IMAGES = None
-    DEVICE = "auto"
-    SEED = 0
-
-    # setup
-    import course_utils
-    course = course_utils.setup(globals(), "05_cnn_cpu_vs_gpu", language="en")
-
-and ends with ``course.checkpoint({...})``. What else the notebook knows - its smoke caps, key results and what
-its parameters need - is in its lesson file, ``course_utils/lessons/nb05.py``. ``setup`` applies the smoke
-switch, imports TensorFlow quietly, seeds everything, chooses the device and opens the results record;
-``course.load`` loads a dataset and adds its source and size to that record. It configures nothing out
-of sight: it prints each TensorFlow and Keras call it made (``setup_calls``), and the notebook then
-writes ``import tensorflow as tf`` itself.
-It does not initialise TensorFlow's runtime, so device configuration (memory growth,
-logical devices) can still follow it.
+A notebook starts with its parameters (a cell tagged "parameters", literals only), then
+``course = course_utils.setup(globals(), "05_cnn_cpu_vs_gpu", language="en")``, and ends with
+``course.checkpoint({...})``; the rest it knows is in its lesson file. ``setup`` applies the smoke switch,
+imports TensorFlow quietly, seeds, chooses the device and opens the results record; it configures nothing out of
+sight (it prints the calls it made, ``setup_calls``) and does not start TensorFlow's runtime, so device
+configuration can still follow.
 """
 
 from __future__ import annotations
@@ -29,7 +15,7 @@ import os
 import platform
 import re
 from collections.abc import Mapping, MutableMapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -72,7 +58,6 @@ class Course:
     device: DeviceChoice
     smoke: bool
     recorder: Recorder
-    smoke_changes: dict[str, tuple] = field(default_factory=dict)
 
     def record(self, **results: Any) -> None:
         """Record key results for the report and the tests; prints what was recorded."""
@@ -156,10 +141,8 @@ def setup_calls(policy: str | int | None, gpus: int, seed: int | None) -> list[s
 
 
 def lesson_file(notebook: str) -> ModuleType | None:
-    """The lesson file of a course notebook - ``05_...`` is ``course_utils.lessons.nb05`` - or None for a notebook
-    of one's own (a number no lesson has, or none).
-
-    A notebook with a lesson's number but another name is an error: it would run without the lesson's caps.
+    """The lesson file of a course notebook (``05_...``: ``course_utils.lessons.nb05``), or None for a notebook of
+    one's own. A lesson's number with another name is an error: it would run without the lesson's caps.
     """
     number = _NUMBER.match(notebook)
     if number is None:
@@ -204,20 +187,13 @@ def setup(
     key_results: Sequence[str] | None = None,
     language: str | None = None,
 ) -> Course:
-    """Prepare a notebook: smoke caps, quiet TensorFlow, seeds, device, results record.
+    """Prepare a notebook (``namespace``: its ``globals()``): smoke caps, quiet TensorFlow, seeds, device, record.
 
-    ``namespace`` is the notebook's ``globals()``. A course notebook's smoke caps, key results and ``needs`` come
-    from its lesson file (``lesson_file``); ``smoke`` and ``key_results`` are for a notebook of one's own (a
-    test's, an instructor's). Parameters named in the smoke caps are lowered to those caps when
-    ``COURSE_SMOKE=1``, then all are checked (``params.check_parameters``, with the lesson's ``needs``).
-    ``SEED`` (if defined) seeds everything; ``DEVICE`` (if defined: "auto", "cpu" or "gpu") chooses the device.
-    ``gpu_memory``: "course" applies the course-wide policy ``COURSE_GPU_MEMORY`` (memory growth unless set
-    otherwise, so notebooks open side by side share a GPU); None leaves the GPUs alone (notebook 03 configures
-    them itself). Key results: the few recorded results
-    that say what the notebook showed; reports show those (the record keeps every result). ``language``
-    ("en" or "zh-CN"): the language of the course's messages from here on (``COURSE_LANG``, inherited by
-    child processes); each notebook passes its own, so the Chinese edition speaks Chinese. In Chinese, plots
-    also get a Chinese font (``plot_fonts.use_chinese_font``).
+    A course notebook's smoke caps, key results and ``needs`` come from its lesson file; ``smoke`` and
+    ``key_results`` are for a notebook of one's own. ``SEED`` seeds everything, ``DEVICE`` chooses the device.
+    ``gpu_memory``: "course" applies ``COURSE_GPU_MEMORY``; None leaves the GPUs alone (notebook 03 configures them).
+    ``language`` ("en" or "zh-CN"): the messages' language from here on (``COURSE_LANG``, inherited by child
+    processes); in Chinese, plots also get a Chinese font.
     """
     if language is not None:
         set_language(check_language(language))
@@ -267,4 +243,4 @@ def setup(
         lines.append(_("Smoke mode (COURSE_SMOKE=1): {changes}").format(changes=shown))
     lines.append(_("Results are recorded in {path}").format(path=recorder.path))
     print("\n".join(lines))
-    return Course(notebook, tf, device, is_smoke, recorder, changes)
+    return Course(notebook, tf, device, is_smoke, recorder)

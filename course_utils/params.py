@@ -1,21 +1,13 @@
 """Notebook parameters and the one smoke switch, ``COURSE_SMOKE``.
 
-Every notebook's first code cell (tagged ``parameters``) holds literal values that
-papermill can override. nbval cannot inject parameters, so the environment switch
-``COURSE_SMOKE=1`` shortens every notebook the same way under both runners: each
-notebook has *caps* (``{"EPOCHS": 1, "IMAGES": 2000}``, its lesson file's ``SMOKE``) and in smoke mode a
-parameter is lowered to its cap, never raised - so a papermill grid over small values
-keeps its points.
+A notebook's first code cell (tagged ``parameters``) holds literals papermill can override. nbval cannot
+inject parameters, so ``COURSE_SMOKE=1`` shortens every notebook the same way under both: each parameter in the
+lesson's ``SMOKE`` caps is lowered to its cap, never raised (a papermill grid over small values keeps its points).
 
-``check_parameters(values, needs)`` - run by ``setup`` before anything else, so a bad
-value fails the setup cell instead of training to the end and failing the checkpoint - checks
-what each parameter's name promises in the course's vocabulary (CONTRIBUTING, "A notebook"):
-every number is finite (no NaN, no infinity); counts (``EPOCHS``, ``BATCH_SIZE``, ``IMAGES``,
-``*_EPOCHS``, ``*_IMAGES``, ``*_SIZE``, ``REPEATS``, ``WORKERS``, ``*_DEVICES``, ``*_REPLICAS``)
-are whole numbers >= 1 (``IMAGES`` may be None: all); amounts (``*_RATE``, ``*_MB``, ``*_S``)
-are numbers > 0. Then what the notebook itself needs, such as the fewest images its checkpoint can be
-trusted with: the ``needs`` of its lesson file (``course_utils/lessons/nbNN.py``), built from ``too_few`` and
-``needs_split`` here.
+``check_parameters(values, needs)`` runs in ``setup`` before TensorFlow, so a bad value fails the setup cell, not
+the checkpoint: it checks what each name promises (CONTRIBUTING, "A notebook") - counts are whole numbers >= 1,
+amounts numbers > 0, every number finite - then the lesson's own ``needs`` (built from ``too_few`` and
+``needs_split``).
 """
 
 from __future__ import annotations
@@ -63,11 +55,7 @@ def smoke_enabled(environ: Mapping[str, str] | None = None) -> bool:
 
 
 def apply_smoke(namespace: MutableMapping[str, Any], caps: Mapping[str, Any], *, smoke: bool) -> dict[str, tuple]:
-    """Lower each capped parameter in ``namespace`` to its cap when ``smoke``; return what changed.
-
-    ``None`` as a parameter value means "all" (e.g. ``IMAGES = None``: every image), so it
-    is lowered to the cap as well.
-    """
+    """Lower each capped parameter in ``namespace`` to its cap when ``smoke`` (None, "all", too); what changed."""
     missing = [name for name in caps if name not in namespace]
     if missing:
         raise ParameterError(
@@ -131,10 +119,8 @@ def check_value(name: str, value: Any) -> None:
 
 
 def too_few(what: str, least: int, fix: str | None = None) -> ParameterError:
-    """IMAGES below what a notebook needs: ``what`` says so (one whole sentence), the fix asks for ``least``.
-
-    The error keeps ``least`` (``least_images``), so smoke mode can give way where its own cap was the cause
-    (``settle_smoke``). A lesson's ``needs`` raises it.
+    """IMAGES below what a notebook needs (``what``: one sentence; the fix asks for ``least``), raised by a lesson's
+    ``needs``; it keeps ``least_images`` so a smoke cap that caused it can give way (``settle_smoke``).
     """
     error = ParameterError(
         what, fix or _change("IMAGES", _("{least:,} or more, or None for all").format(least=least)))
@@ -166,12 +152,9 @@ def check_parameters(values: Mapping[str, Any], needs: Needs | None = None) -> N
 
 def settle_smoke(values: Callable[[], Mapping[str, Any]], namespace: MutableMapping[str, Any],
                  changes: dict[str, tuple], needs: Needs | None = None) -> None:
-    """``check_parameters(values(), needs)`` after ``apply_smoke``, where a smoke cap never makes a choice illegal.
-
-    A cap on IMAGES can leave too few images for what the student chose (06's ``PROFILE_BATCH`` with
-    ``EPOCHS = 1``: the profiled steps never come). The cap is the course's choice, not the student's, so
-    IMAGES then goes up to the least the notebook needs - still a short run - and ``changes`` says so. A value
-    the student chose that is too few by itself still fails.
+    """``check_parameters(values(), needs)`` after ``apply_smoke``, where a smoke cap never makes a choice illegal:
+    a cap on IMAGES that leaves too few images for what the student chose (06's ``PROFILE_BATCH``) rises to the least
+    the notebook needs, and ``changes`` says so. A value the student chose that is too few by itself still fails.
     """
     while True:
         try:

@@ -1,28 +1,12 @@
 """Record a notebook's key results once; the instructor report and the tests read the same records.
 
-A record is one JSON file per notebook run::
-
-    {"notebook": "05_cnn", "smoke": true, "parameters": {...}, "smoke_changes": {"IMAGES": [null, 2000]},
-     "environment": {...}, "results": {"test_accuracy": 0.97, ...}, "key_results": ["test_accuracy", ...],
-     "key_meanings": {"test_accuracy": "test accuracy of the fixed model on the chosen device", ...},
-     "peak_rss_mib": 812.4, "peak_gpu_mib": 1536.0, "updated": "..."}
-
-``key_results`` are the few results the notebook declares, ``key_meanings`` what each means (its lesson file's
-``KEY_RESULTS``): the report shows those, ``results`` keeps everything. ``smoke_changes``: in smoke mode, each
-parameter the smoke caps lowered, from its value to the cap. ``peak_gpu_mib`` is there when the run used a GPU.
-
-Where it goes: ``$COURSE_RESULTS_DIR/<notebook>.json``, else ``<course home>/results/<notebook>.json``: ``build/``
-in the student's own checkout, or a folder of the student's own on a shared server (``core.places``). Each
-``record`` call rewrites the file atomically. In a notebook's kernel the record is also one output of the notebook,
-of the type ``RECORD_MIME``, updated in place (a front end shows nothing for it): ``course run`` reads a run's
-record from the executed notebook (``record_in``), as papermill and scrapbook keep data in a notebook. A new run of
-the same notebook starts a new record at the same place but keeps the earlier run's ``exercises``: a student's
-attempts count across Run Alls (each one a new kernel), so three wrong tries in three runs are three tries
-(``Recorder.exercise``; ``course progress`` reads them).
-
-A notebook's data goes in through its ``course`` object: ``course.load(...)`` loads a dataset and
-writes its origin here (``Recorder.note_data``), so every record says which dataset it used, where
-from, and how many images - and two machines' records show whether they trained on the same data.
+A record is one JSON file per notebook run: ``notebook``, ``smoke``, ``parameters``, ``smoke_changes`` (each
+parameter the smoke caps lowered: ``[value, cap]``), ``environment``, ``results`` (everything recorded),
+``key_results`` and ``key_meanings`` (the lesson's ``KEY_RESULTS``, what reports show), the data used, peak
+memory and ``exercises``. It goes to ``$COURSE_RESULTS_DIR/<notebook>.json``, else the course home's
+``results/`` (``core.places``), rewritten atomically at each ``record``. In a kernel the record is also one
+output of the notebook (``RECORD_MIME``, updated in place), which ``course run`` reads back (``record_in``). A new
+run keeps the earlier run's ``exercises``: a student's attempts count across Run Alls.
 """
 
 from __future__ import annotations
@@ -40,15 +24,6 @@ from typing import Any
 from course_utils.core.files import write_json_atomic
 from course_utils.core.places import results_dir
 from course_utils.core.rss import peak_rss_mib
-
-__all__ = [
-    "RECORD_MIME",
-    "Recorder",
-    "data_summary",
-    "default_results_path",
-    "read_results",
-    "record_in",
-]
 
 RECORD_MIME = "application/vnd.course.record+json"  # a record as one output of its notebook (``Recorder._show``)
 
@@ -138,13 +113,8 @@ class Recorder:
         self._save()
 
     def note_data(self, info: Any, *, train_images_used: int) -> None:
-        """Add a dataset's origin to the record (``course.load`` calls this), one entry per dataset.
-
-        ``info`` is a ``course_utils.data.LoadInfo``; ``train_images_used`` the training images kept
-        (``IMAGES``). The entry, in ``environment["data"]``::
-
-            "mnist": {"source": "download", "location": "...", "train_images": 60000, "test_images": 10000,
-                      "train_images_used": 2000, "checksum": "verified"}
+        """Add a dataset's origin (a ``data.LoadInfo``) and the training images kept to ``environment["data"]``,
+        one entry per dataset (``course.load`` calls this).
         """
         data = dict(self.data["environment"].get("data", {}))
         data[info.dataset] = {"source": info.source, "location": info.location, "train_images": info.train_images,
@@ -153,13 +123,8 @@ class Recorder:
         self.environment(data=data)
 
     def exercise(self, number: str, status: str, *, answered: bool, right: bool) -> dict[str, Any]:
-        """Count an attempt at exercise ``number`` (``"3.1"``) and keep its outcome (``status``: the check's words,
-        right, wrong or not answered yet; ``answered``: an answer was given; ``right``: it was right).
-
-        ``exercises[number]``: ``{"status": the last outcome, "attempts": checks with an answer, in every run of the
-        notebook at this record's place (module docstring), "right_at": the attempt that was first right (None until
-        then)}``. A check of an empty answer is no attempt.
-        """
+        """Count an attempt at exercise ``number`` (``"3.1"``) and keep its outcome: ``exercises[number]`` is the
+        last ``status``, the ``attempts`` with an answer (across runs) and ``right_at``, the first right one."""
         entry = self.data.setdefault("exercises", {}).setdefault(number, {"status": status, "attempts": 0,
                                                                            "right_at": None})
         entry["status"] = status
@@ -170,11 +135,10 @@ class Recorder:
         self._save()
         return dict(entry)
 
-    def record(self, **results: Any) -> dict[str, Any]:
-        """Record key results (numbers, strings, lists); returns everything recorded so far."""
+    def record(self, **results: Any) -> None:
+        """Record key results (numbers, strings, lists)."""
         self.data["results"].update(_plain(results))
         self._save()
-        return dict(self.data["results"])
 
     def _save(self) -> None:
         self.data["peak_rss_mib"] = round(peak_rss_mib(), 1)

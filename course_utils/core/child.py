@@ -1,40 +1,24 @@
 """Run a Python function in a fresh child process and get its result back - the course's one way to do it.
 
-Why a fresh process: TensorFlow reads its device configuration once per process and keeps
-device memory until the process ends; a process's peak memory only ever grows; TensorFlow's
-C++ core writes logs to the process's file descriptors. So the course runs such work in a
-child, and this module is how - for a notebook run, a fresh TensorFlow, a placement log,
-a benchmark, and each worker of a cluster::
+Why: TensorFlow reads its device configuration once per process and keeps device memory until the process ends,
+peak memory only grows, and TensorFlow's C++ core logs to the process's file descriptors. So a notebook run, a
+fresh TensorFlow, a placement log, a benchmark and each cluster worker run as
+``python -m course_utils.core.child TARGET PAYLOAD.json RESULT.json``: a process group of its own
+(``core.processes``), output and errors in one log; ``main`` calls ``function(payload)`` and writes
+``{"value": ...}`` or ``{"error": {...}}`` (``what``/``fix`` of a ``CourseError``) atomically. The parent raises
+``ChildError`` for any failure: an exception, a crash, a signal, a timeout, no result.
 
-    run = run_python("course_utils.doctor.libraries:_load_libraries", {"paths": paths}, timeout_s=60,
-                     what="The library-loading check")
-    run.value    # what _load_libraries({"paths": paths}) returned
-    run.output   # everything the process printed, C++ logs included
-
-How: the child is ``python -m course_utils.core.child TARGET PAYLOAD.json RESULT.json``,
-the leader of a process group of its own (``core.processes``), its standard output and
-error both in one log file. ``main`` (the child side) imports TARGET's module
-(``"package.module:function"``), calls ``function(payload)`` and writes ``{"value": ...}`` to
-RESULT.json atomically. If the function raises, the traceback goes to the log,
-``{"error": {"type", "message", "what", "fix", "traceback"}}`` to RESULT.json (``what`` and
-``fix`` when it is a ``CourseError``), and the child exits with status 1. The parent raises
-``errors.ChildError`` for any failure: an exception, a crash, a signal, a timeout, no result.
-
-No child outlives its use: ``Child`` is a context manager that always stops the child's
-process group, and ``run_python`` stops it on a timeout, on Ctrl-C and on any exception.
-And when the parent cannot stop it - killed (``kill -KILL`` of a Jupyter kernel or of ``course
-run``), or hung - the child ends by itself: a watchdog thread in the child ends it, and every
-process it started, once the process that started it has ended (``COURSE_PARENT_PID``; an
-orphan also removes the temporary folder ``start_python`` made for it) or once its own time
-limit has passed (``time_limit_s``: ``COURSE_TIME_LIMIT_S``), writing a result that says which.
-A watchdog rather than Linux's ``prctl(PR_SET_PDEATHSIG)``: that signal comes when the parent
-*thread* that started the child ends (https://man7.org/linux/man-pages/man2/prctl.2.html), and
-the course starts children from worker threads (``course run --jobs``); the watchdog also works
-on macOS and Windows.
+No child outlives its use: ``Child`` (a context manager) and ``run_python`` stop its group; and when the parent
+cannot (killed, hung), a watchdog thread in the child ends it and all it started once its parent has ended
+(``COURSE_PARENT_PID``) or its time limit passed (``COURSE_TIME_LIMIT_S``). A watchdog rather than
+``prctl(PR_SET_PDEATHSIG)``, which fires when the parent *thread* ends
+(https://man7.org/linux/man-pages/man2/prctl.2.html) - the course starts children from worker threads - and it
+works on macOS and Windows too.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import os
@@ -57,15 +41,17 @@ import psutil
 from course_utils.core import variables
 from course_utils.core.errors import ChildError, CourseError
 from course_utils.core.files import write_json_atomic
-from course_utils.core.i18n import translator
+from course_utils.core.i18n import N_, translator
 from course_utils.core.paths import PROJECT_ROOT
-from course_utils.core.processes import start_in_group, stop_group
+from course_utils.core.processes import descendants, running, start_in_group, stop_group
 
 _TARGET = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*")
 _ = translator("course")
 WATCH_INTERVAL_S = 0.25  # how often the child's watchdog looks
 EXIT_ORPHANED = 129  # the child's status when it ended because its parent had ended
 EXIT_TIME_LIMIT = 124  # ... because its own time limit passed (as timeout(1) exits)
+MORE_TIME = N_("Run it again with more time (or less work); if it stops at the same place again, run the same call "
+               "in a terminal to see where it hangs.")
 
 
 def _environment(env: Mapping[str, str | None] | None) -> dict[str, str]:
@@ -97,27 +83,16 @@ def exit_description(returncode: int) -> str:
         return f"signal {-returncode}"
 
 
+@dataclass(eq=False)  # identity, as a process is
 class Child:
     """A running child started by ``start_python``; a context manager that always stops it (and cleans up)."""
 
-    def __init__(
-        self,
-        process: subprocess.Popen,
-        *,
-        target: str,
-        what: str,
-        log: Path,
-        keep_log: bool,
-        result_file: Path,
-        temp_dir: Path | None,
-    ) -> None:
-        self.process = process
-        self.target = target
-        self.what = what
-        self.log = log
-        self.keep_log = keep_log  # the caller chose the log (or its folder): name it in messages
-        self.result_file = result_file
-        self.temp_dir = temp_dir
+    process: subprocess.Popen
+    what: str
+    log: Path
+    keep_log: bool  # the caller chose the log (or its folder): name it in messages
+    result_file: Path
+    temp_dir: Path | None
 
     @property
     def pid(self) -> int:
@@ -172,16 +147,14 @@ class Child:
         """The ``ChildError`` that says how this child ended (``timeout_s``: it ran past that and was stopped)."""
         record = record if record is not None else self._record()
         error = record.get("error") if record else None
+        error = error if isinstance(error, dict) else None
         code = self.process.returncode  # negative: the signal that ended it
         fix = _("Read the last lines of its log above; run `course doctor` if they mention CUDA or the GPU.")
         if timeout_s is not None:
             ended = f"timeout after {timeout_s:g} s"
             how = _("{subject} did not finish within {seconds:g} s, so it was stopped.")
-            fix = _(
-                "Run it again with more time (or less work); if it stops at the same place again, run the same "
-                "call in a terminal to see where it hangs."
-            )
-        elif isinstance(error, dict):
+            fix = _(MORE_TIME)
+        elif error:
             ended = "error"
             how = _("{subject} raised {type}: {message}.")
             fix = error.get("fix") or _("Read the traceback at the end of its log above.")
@@ -197,7 +170,7 @@ class Child:
             ended = exit_description(code)
             how = (_("{subject} exited with {ended} but wrote no result.") if code == 0
                    else _("{subject} exited with {ended} before it wrote a result."))
-        raised = error if isinstance(error, dict) else {}
+        raised = error or {}
         what = how.format(subject=self.what, seconds=timeout_s, ended=ended, type=raised.get("type"),
                           message=raised.get("what") or raised.get("message"))
         tail = self.log_tail()
@@ -206,14 +179,7 @@ class Child:
                 log=self.log, tail=tail)
         else:
             said = _("The last lines of its log:\n{tail}").format(tail=tail) if tail else _("Its log is empty.")
-        return ChildError(
-            f"{what}\n{said}",
-            fix,
-            ended=ended,
-            returncode=code,
-            error=error if isinstance(error, dict) else None,
-            tail=tail,
-        )
+        return ChildError(f"{what}\n{said}", fix, ended=ended, returncode=code, error=error, tail=tail)
 
     def close(self) -> None:
         """Stop it, and delete the temporary folder ``start_python`` made for it (if it made one)."""
@@ -249,13 +215,10 @@ def start_python(
 ) -> Child:
     """Start ``target`` (``"package.module:function"``) on ``payload`` in a new Python process; return at once.
 
-    ``payload`` must be JSON-able; it is written to ``<folder>/<name>.payload.json`` and the
-    result goes to ``<folder>/<name>.result.json`` (``folder``: a temporary folder, removed by
-    ``Child.close``, when not given). Output goes to ``log`` (default ``<folder>/<name>.log``).
-    ``env`` adds environment variables to this process's (``None`` removes one).
-    ``what`` names the child in error messages; ``python`` is the interpreter
-    (default ``sys.executable``). The child ends by itself, and all it started, when this
-    process ends, and after ``time_limit_s`` seconds if given (see the module docstring).
+    ``payload`` (JSON-able) and the result are ``<folder>/<name>.payload.json`` and ``.result.json`` (``folder``: a
+    temporary folder, removed by ``Child.close``, when not given); output goes to ``log`` (default
+    ``<folder>/<name>.log``). ``env`` adds variables (``None`` removes one); ``what`` names the child in errors;
+    ``python``: the interpreter. The child ends by itself when this process ends, and after ``time_limit_s``.
     """
     if not _TARGET.fullmatch(target):
         raise ValueError(f"target {target!r} is not 'package.module:function'")
@@ -285,7 +248,6 @@ def start_python(
         raise
     return Child(
         process,
-        target=target,
         what=what or _("The child process {name!r} ({target})").format(name=name, target=target),
         log=log_path,
         keep_log=log is not None or folder is not None,
@@ -315,10 +277,8 @@ def run_python(
 ) -> ChildRun:
     """Run ``target(payload)`` in a new Python process, wait for it, and return what it delivered.
 
-    Raises ``ChildError`` if the function raised (its ``what``/``fix`` come along when it is a
-    ``CourseError``), if the process crashed or was killed, wrote no result, or ran past
-    ``timeout_s`` seconds (None: no limit). Whatever happens - a timeout, Ctrl-C, an
-    exception here - the child's process group is stopped before this returns or raises.
+    ``ChildError`` if the function raised, the process crashed, wrote no result, or ran past ``timeout_s`` (None: no
+    limit). Whatever happens the child's process group is stopped before this returns or raises.
     """
     with start_python(target, payload, folder=folder, env=env, log=log, name=name, what=what) as child:
         if child.wait(timeout_s) is None:
@@ -350,37 +310,19 @@ def _describe(exc: BaseException) -> dict[str, str | None]:
 
 
 def _parent_alive(parent: Any, adopted_if_ppid_changes: bool) -> bool:
-    """Whether the process that started this one still runs (a zombie has ended).
-
-    On POSIX an orphan is adopted at once (its parent pid changes), the quickest sign; it is used
-    only when the parent pid was the parent's at the start (no launcher process in between).
-    """
-
-    if adopted_if_ppid_changes and os.getppid() != parent.pid:
-        return False
-    try:
-        return parent.is_running() and parent.status() != psutil.STATUS_ZOMBIE
-    except psutil.Error:
-        return False
+    """Whether the process that started this one still runs (a zombie has ended). A POSIX orphan is adopted at
+    once, so a changed parent pid says so first (when there was no launcher in between)."""
+    return not (adopted_if_ppid_changes and os.getppid() != parent.pid) and running(parent)
 
 
 def _end_here(result_file: str, error: dict[str, str | None], status: int, remove: str | None = None) -> None:
     """End this child now: say why (log and result), stop every process it started, remove ``remove``, exit."""
-
     print(f"\n{error['what']}", file=sys.stderr, flush=True)
-    try:
+    with contextlib.suppress(Exception):  # the exit status still says it failed
         write_json_atomic(result_file, {"error": error})
-    except Exception:  # noqa: BLE001 - the exit status still says it failed
-        pass
-    try:
-        started = psutil.Process().children(recursive=True)
-    except psutil.Error:
-        started = []
-    for process in started:
-        try:
-            process.kill()
-        except psutil.Error:
-            pass
+    for pid in descendants(os.getpid()):
+        with contextlib.suppress(psutil.Error):
+            psutil.Process(pid).kill()
     if remove:  # the temporary folder its parent would have removed
         shutil.rmtree(remove, ignore_errors=True)
     os._exit(status)  # the main thread may be deep in TensorFlow or papermill: end the process from here
@@ -395,7 +337,6 @@ def _watch(result_file: str) -> None:
 
     Reads ``COURSE_PARENT_PID``, ``COURSE_TIME_LIMIT_S`` and ``COURSE_CHILD_TEMP_DIR`` (set by ``start_python``).
     """
-
     try:
         parent_pid = int(os.environ.get(variables.PARENT_PID) or 0) or None
         limit_s = float(os.environ.get(variables.TIME_LIMIT_S) or 0) or None
@@ -423,8 +364,7 @@ def _watch(result_file: str) -> None:
             if deadline is not None and time.monotonic() >= deadline:
                 what = _("This child ran past its own time limit of {seconds:g} s, so it ended itself.").format(
                     seconds=limit_s)
-                fix = _("Run it again with more time (or less work); if it stops at the same place again, run the "
-                        "same call in a terminal to see where it hangs.")
+                fix = _(MORE_TIME)
                 _end_here(result_file, _ended("ChildTimeLimit", what, fix), EXIT_TIME_LIMIT)
             time.sleep(WATCH_INTERVAL_S)
 
@@ -447,10 +387,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     except BaseException as exc:  # everything, SystemExit and KeyboardInterrupt too, is reported to the parent
         traceback.print_exc()
-        try:
+        with contextlib.suppress(Exception):  # the exit status still says it failed
             write_json_atomic(result_file, {"error": _describe(exc)})
-        except Exception:  # noqa: BLE001 - the exit status still says it failed
-            pass
         return 1
     finally:
         sys.stdout.flush()

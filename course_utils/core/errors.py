@@ -14,11 +14,7 @@ _ = translator("course")
 
 
 class CourseError(RuntimeError):
-    """An error a student can act on.
-
-    The message has two parts, always: what happened, and what to do. Both are kept
-    as attributes so tools (the runner, the doctor) can show them separately.
-    """
+    """An error a student can act on: ``what`` happened and the ``fix``, kept apart for tools to show."""
 
     def __init__(self, what: str, fix: str) -> None:
         self.what = what
@@ -27,11 +23,8 @@ class CourseError(RuntimeError):
 
 
 class DataError(CourseError):
-    """A dataset file is missing, corrupt, truncated or fails its checksum.
-
-    Also kept apart, when the error is about one file that is there but cannot be used: ``path``
-    (that file) and ``problem`` (in a few words: "corrupt: checksum mismatch", "unreadable:
-    Permission denied"), so ``course data status`` can say so instead of "not available".
+    """A dataset file is missing, corrupt, truncated or fails its checksum; for one file there but unusable,
+    ``path`` and ``problem`` ("corrupt: checksum mismatch"), so ``course data status`` can say so.
     """
 
     def __init__(self, what: str, fix: str, *, path: object = None, problem: str | None = None) -> None:
@@ -64,11 +57,8 @@ class CheckpointError(CourseError, AssertionError):
 
 
 class WorkerError(CourseError):
-    """A local worker failed, did not report, or the workers ran past their time limit.
-
-    Also kept apart: ``worker`` (the index of the worker it is about, None for all of them),
-    ``last_error`` (the last exception line of that worker's log, None when it has none - a
-    worker stopped while it started, or killed) and ``timed_out`` (the workers ran past their limit).
+    """A local worker failed, did not report, or the workers ran past their time limit: ``worker`` (its index,
+    None for all), ``last_error`` (its log's last exception line, or None) and ``timed_out``.
     """
 
     def __init__(
@@ -100,13 +90,10 @@ class PlaceError(CourseError):
 
 
 class ChildError(CourseError):
-    """A child Python process (``course_utils.core.child``) failed, crashed, ran past its time or reported nothing.
+    """A child Python process (``core.child``) failed, crashed, ran past its time or reported nothing.
 
-    ``what`` names the child, how it ended and the last lines of its log. Also kept apart:
-    ``ended`` ("status 3", "signal SIGKILL", "timeout after 5 s", or "error" when the child's
-    function raised), ``returncode`` (None if it had to be stopped), ``error`` (the child's
-    exception as ``{"type", "message", "what", "fix", "traceback"}``, when it wrote one) and
-    ``tail`` (the last lines of its log).
+    Kept apart: ``ended`` ("status 3", "signal SIGKILL", "timeout after 5 s", "error"), ``returncode``, ``error``
+    (the child's exception, when it wrote one) and ``tail`` (its log's last lines).
     """
 
     def __init__(
@@ -129,23 +116,16 @@ class ChildError(CourseError):
 class ConfigurationTooLateError(CourseError):
     """TensorFlow's runtime is already initialised, so its device configuration can no longer change.
 
-    ``changes`` are the settings that were refused (each says what it would have changed), ``fix`` how to restart.
+    ``changes`` are the settings that were refused (each says what it would have changed), ``fix`` how to restart,
+    ``tf_message`` TensorFlow's own refusal.
     """
 
-    def __init__(self, changes: Sequence[object], fix: str, tf_message: str | None = None) -> None:
+    def __init__(self, changes: Sequence[object], fix: str, tf_message: str) -> None:
         self.changes = list(changes)
         self.tf_message = tf_message
-        settings = "; ".join(str(c) for c in self.changes)
-        if tf_message:
-            what = _(
-                "TensorFlow's runtime is already initialised in this process, so its device configuration is "
-                "fixed and these settings cannot change: {settings}. Something before this call created a tensor, "
-                "ran an op, built a model or listed logical devices. TensorFlow says: \"{tf_message}\"."
-            ).format(settings=settings, tf_message=tf_message)
-        else:
-            what = _(
-                "TensorFlow's runtime is already initialised in this process, so its device configuration is "
-                "fixed and these settings cannot change: {settings}. Something before this call created a tensor, "
-                "ran an op, built a model or listed logical devices."
-            ).format(settings=settings)
+        what = _(
+            "TensorFlow's runtime is already initialised in this process, so its device configuration is "
+            "fixed and these settings cannot change: {settings}. Something before this call created a tensor, "
+            "ran an op, built a model or listed logical devices. TensorFlow says: \"{tf_message}\"."
+        ).format(settings="; ".join(str(c) for c in self.changes), tf_message=tf_message)
         super().__init__(what, fix)

@@ -1,11 +1,8 @@
 """Files that several processes share: a JSON file written atomically, and a folder locked by one process.
 
-- ``write_json_atomic``: a reader never sees half a file, and the file gets the permissions any
-  file the user writes gets (``0o666`` less the umask), not a temporary file's private ``0o600``.
-- ``FolderLock``: one process at a time works in a folder (``course run --out``); a second is refused
-  with the first one's pid, and the lock of a process that died - killed, crashed - does not block,
-  because the operating system releases it with the process (``fcntl.flock`` on POSIX,
-  ``msvcrt.locking`` on Windows).
+``write_json_atomic``: a reader never sees half a file, and the file gets the permissions of any file the user
+writes, not a temporary file's ``0o600``. ``FolderLock``: one process at a time works in a folder (``course run
+--out``); the lock of a process that died does not block, as the operating system releases it with the process.
 """
 
 from __future__ import annotations
@@ -34,10 +31,8 @@ _BINARY = getattr(os, "O_BINARY", 0)  # Windows: no newline translation below th
 
 
 def _create_exclusive(folder: Path, stem: str) -> tuple[int, Path]:
-    """A new file in ``folder`` named after ``stem`` that no one else has, opened for writing.
-
-    ``os.open`` with mode ``0o666`` lets the operating system apply the umask, as ``open()`` does;
-    ``tempfile.mkstemp`` would make it ``0o600``, readable by its owner only.
+    """A new file in ``folder`` named after ``stem`` that no one else has, opened for writing, with mode ``0o666``
+    less the umask (``tempfile.mkstemp`` would make it ``0o600``).
     """
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _BINARY
     while True:
@@ -54,13 +49,9 @@ def write_json_atomic(
 ) -> Path:
     """Write ``data`` as JSON to ``path`` atomically; return the path.
 
-    The text goes to a temporary file in the same folder, which then replaces ``path``
-    (``os.replace`` is atomic on one file system): a reader - another process polling the
-    file, or the next run after a crash - sees the old file or the new one, never a part.
-    If ``data`` cannot be written (not JSON-able, a full disk), ``path`` is left as it was
-    and the temporary file is removed. The parent folder is created if needed. The file's
-    permissions are those of any file the user creates (``0o666`` less the umask), or ``mode``
-    (POSIX), set before anything is written.
+    The text goes to a temporary file in the same folder, which then replaces ``path`` (``os.replace``, atomic on
+    one file system): a reader sees the old file or the new one, never a part; on any failure ``path`` is left as it
+    was. The parent folder is created if needed. Permissions: ``0o666`` less the umask, or ``mode`` (POSIX).
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -81,11 +72,8 @@ def write_json_atomic(
 class FolderLock:
     """An exclusive lock on ``folder``, held by one process at a time: ``with FolderLock(out): ...``.
 
-    The lock is the file ``folder/name``, locked while held and naming the holder's pid. Another
-    holder - another process, or a second ``FolderLock`` here - gets ``FolderInUseError`` with that
-    pid. The operating system releases the lock when its process ends, however it ends, so the file
-    a killed process leaves behind does not block the next one. The file stays (removing it could let
-    two processes lock two different files of the same name).
+    The lock is the file ``folder/name``, naming the holder's pid; another holder gets ``FolderInUseError`` with
+    that pid. The file stays after release: removing it could let two processes lock two files of the same name.
     """
 
     # Windows locks a byte range and keeps others from reading it: lock a byte past the pid text.

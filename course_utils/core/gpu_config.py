@@ -1,14 +1,10 @@
 """The course-wide GPU memory policy that every notebook's setup applies, before TensorFlow's runtime starts.
 
-One switch, ``COURSE_GPU_MEMORY``, for every notebook (and, on a shared server, for every student): how much of
-each GPU a kernel may take. TensorFlow's default maps nearly all of it at start-up, so a second notebook open on
-the same GPU would find it full (tensorflow.org/guide/gpu, "Limiting GPU memory growth"). "growth" (the default)
-lets each GPU's memory grow as needed; a number caps each GPU at that many MiB; "all" keeps TensorFlow's default.
-
-TensorFlow reads these settings once, when its runtime starts (the first tensor, op, model or
-``list_logical_devices()``), and refuses changes afterwards. So the same policy again is a no-op (a re-run setup
-cell), and another one after the start raises ``ConfigurationTooLateError``: what happened and how to restart.
-Notebook 03 teaches the calls themselves (``tf.config.experimental.set_memory_growth``, logical devices).
+``COURSE_GPU_MEMORY``: "growth" (the default) lets each GPU's memory grow as needed, so notebooks open side by
+side share a GPU - TensorFlow's default maps nearly all of it at start-up (tensorflow.org/guide/gpu, "Limiting GPU
+memory growth"); a number caps each GPU at that many MiB; "all" keeps TensorFlow's default. TensorFlow refuses
+changes once its runtime has started, so the same policy again is a no-op (a re-run setup cell) and another one
+raises ``ConfigurationTooLateError``.
 """
 
 from __future__ import annotations

@@ -1,38 +1,16 @@
 """The course's messages in the student's language: English, or Simplified Chinese.
 
-The language is the first of these that says one (``language()``):
+The language is the first of these that says one (``language()``): a notebook's ``setup(..., language=...)``
+(``set_language``, which sets ``COURSE_LANG`` for helpers and child processes); ``COURSE_LANG`` (``en`` or
+``zh-CN``; another value means English, and ``course`` names it on standard error); the locale variables in GNU
+gettext's order (``LANGUAGE``, counted only when the locale is not ``C``, then ``LC_ALL``, ``LC_MESSAGES``,
+``LANG``), where ``zh_CN``, ``zh_SG`` and ``zh`` mean Chinese. Traditional Chinese locales stay English: the course
+has only Simplified Chinese, with mainland terms, so it waits to be asked.
 
-1. a notebook's own choice: ``setup(..., language="zh-CN")`` calls ``set_language``, which sets ``COURSE_LANG``,
-   so that helpers, the doctor and child processes speak it;
-2. ``COURSE_LANG``: ``en`` or ``zh-CN`` (also written ``zh``, ``zh_CN``, ``zh-Hans``); any other value means
-   English, and the ``course`` command names it on standard error;
-3. the usual locale variables, in GNU gettext's order: ``LANGUAGE`` (a list such as ``zh_CN:en``; its first
-   language the course speaks), then the first one set of ``LC_ALL``, ``LC_MESSAGES``, ``LANG``. As in gettext,
-   ``LANGUAGE`` counts only when that locale is not ``C`` (or ``POSIX``; none set means ``C``). ``zh_CN.UTF-8``,
-   ``zh_CN``, ``zh_SG`` and ``zh`` mean Chinese; anything else - ``C``, ``en_US.UTF-8``, an unknown name - means
-   English, silently. Traditional Chinese locales (``zh_TW``, ``zh_HK``, ``zh_MO``) stay English: the course has
-   only Simplified Chinese, written with mainland terms, so it waits to be asked (``COURSE_LANG=zh-CN``).
-
-So ``COURSE_LANG=zh-CN course doctor`` reports in Chinese, and so does ``course doctor`` on a machine whose
-locale is ``zh_CN.UTF-8``.
-
-Messages are marked with GNU gettext's standard marker, ``_("...")``, and translated in
-message catalogues, one per *domain*:
-
-- ``doctor``: ``course_utils/doctor/`` (findings, fixes, the report);
-- ``lessons``: ``course_utils/lessons/`` (a notebook's own parameter rules, the feedback on a student's answer);
-- ``course``: everything else (errors, parameter checks, setup and checkpoint lines).
-
-Another package keeps its own catalogues and passes their folder: the instructor's tools (``course_tools``) take
-``translator("tools", LOCALE_DIR)`` with ``tools/course_tools/locale``.
-
-A module takes its domain's marker once: ``_ = translator("doctor")``. A message with values
-keeps named fields and is formatted after translation - ``_("Seed: {seed}").format(seed=seed)`` -
-so a translation may put the fields in another order. The catalogues are
-``course_utils/locale/zh_CN/LC_MESSAGES/<domain>.po`` (the text a translator edits) and the
-``.mo`` file compiled from it, which Python's ``gettext`` reads. ``python scripts/messages.py``
-extracts new messages into the ``.po`` files and compiles them (see CONTRIBUTING);
-``tests/test_i18n.py`` fails on any message without a translation.
+Messages are marked ``_("...")`` (``_ = translator(domain)``) and formatted after translation with named fields,
+so a translation may reorder them. One catalogue per domain in ``course_utils/locale/zh_CN/LC_MESSAGES/``:
+``doctor`` (``doctor/``), ``lessons`` (``lessons/``), ``course`` (the rest); ``course_tools`` passes its own folder.
+``scripts/messages.py`` extracts and compiles them (CONTRIBUTING).
 """
 
 from __future__ import annotations
@@ -63,15 +41,9 @@ _SPELLINGS = {"en": ENGLISH, "english": ENGLISH, "zh": CHINESE, "zh-cn": CHINESE
               "zh-hans": CHINESE, "zh-hans-cn": CHINESE, "zh-hans-sg": CHINESE, "chinese": CHINESE}
 _C_LOCALES = ("C", "POSIX")  # the locale in which gettext ignores LANGUAGE
 
-__all__ = ["CHINESE", "CHINESE_CHARACTERS", "ENGLISH", "LANGUAGES", "LOCALE_VARIABLES", "N_",
-           "columns", "language", "listed", "locale_language", "padded", "set_language", "spelled", "translator"]
-
 
 def spelled(value: object) -> str | None:
-    """The language a spelling names (``zh_CN``, ``zh-Hans``, ``en``: any case, ``_`` or ``-``), None if none.
-
-    A choice the student made is checked by ``params.check_language``, which says what to write instead.
-    """
+    """The language a spelling names (``zh_CN``, ``zh-Hans``, ``en``: any case, ``_`` or ``-``), None if none."""
     return _SPELLINGS.get(value.strip().lower().replace("_", "-")) if isinstance(value, str) else None
 
 
@@ -96,9 +68,8 @@ def _locale_spelled(name: str) -> str | None:
 def locale_language(environ: Mapping[str, str]) -> str:
     """The language the locale variables ask for, in GNU gettext's order; English unless they ask for Chinese.
 
-    The locale is the first non-empty of ``LC_ALL``, ``LC_MESSAGES``, ``LANG`` (``C`` when none is set). Unless it is
-    ``C`` or ``POSIX``, a non-empty ``LANGUAGE`` decides: its first entry the course speaks (``zh_TW:zh_CN`` is
-    Chinese, ``fr`` English). Otherwise the locale decides. An unknown value never raises and never warns.
+    The locale is the first non-empty of ``LC_ALL``, ``LC_MESSAGES``, ``LANG`` (else ``C``); unless it is ``C`` or
+    ``POSIX``, a non-empty ``LANGUAGE`` decides first (``zh_TW:zh_CN`` is Chinese). Never raises or warns.
     """
     locale = next((environ[name].strip() for name in LOCALE_VARIABLES[1:] if environ.get(name, "").strip()), "C")
     preferred = environ.get("LANGUAGE", "").strip()

@@ -1,18 +1,11 @@
 """Where the course writes - results, TensorBoard logs, scratch - for one student on a shared machine too.
 
-One variable moves everything: ``COURSE_HOME``. Without it the course writes into
-
-1. ``build/`` in the course's checkout, when the checkout belongs to this user and can be written
-   (one student, one copy: the usual case);
-2. ``build/`` in the current folder, for an installed package (no checkout) when that folder is the
-   user's own (Colab's ``/content``, a student's home);
-3. otherwise a folder of this user's own: ``$XDG_DATA_HOME/tf-gpu-course`` (default
-   ``~/.local/share/tf-gpu-course``; Windows: ``%LOCALAPPDATA%\\tf-gpu-course``), created readable by
-   this user only - so on a class server with one shared, read-only copy of the course, each student's
-   files are their own, and no student can read another's.
-
-``COURSE_RESULTS_DIR`` and ``COURSE_LOG_DIR`` still move the results and the logs alone. A place that
-cannot be written is a ``PlaceError`` naming the variable to set, never a bare ``PermissionError``.
+``COURSE_HOME`` moves everything. Without it: ``build/`` in the course's checkout when this user owns it and can
+write it; else ``build/`` in the current folder when it is the user's own (Colab's ``/content``); else a folder
+readable by this user only, ``$XDG_DATA_HOME/tf-gpu-course`` (Windows: ``%LOCALAPPDATA%\tf-gpu-course``), so on a
+class server with one shared, read-only copy of the course no student reads another's files.
+``COURSE_RESULTS_DIR`` and ``COURSE_LOG_DIR`` move the results and the logs alone. A place that cannot be written
+is a ``PlaceError`` naming the variable to set.
 """
 
 from __future__ import annotations
@@ -32,11 +25,6 @@ from course_utils.core.paths import PROJECT_ROOT
 APP_NAME = "tf-gpu-course"
 _ = translator("course")
 
-__all__ = [
-    "APP_NAME",
-    "course_home", "is_own_and_writable", "log_base", "results_dir", "user_data_dir", "writable", "writable_places",
-]
-
 
 def is_checkout() -> bool:
     """True when the package runs from the course's checkout (not from an installed copy)."""
@@ -44,10 +32,8 @@ def is_checkout() -> bool:
 
 
 def is_own_and_writable(folder: Path) -> bool:
-    """True when ``folder`` exists, this user may write in it and (POSIX) this user owns it.
-
-    A folder another user owns is shared, even when its group lets us write: what one student writes there,
-    the next one would overwrite.
+    """True when ``folder`` exists, this user may write in it and (POSIX) owns it: a folder another user owns is
+    shared, and what one student writes there the next would overwrite.
     """
     try:
         info = folder.stat()
@@ -68,9 +54,8 @@ def user_data_dir() -> Path:
 
 
 def writable(folder: Path, variable: str, *, private: bool = False) -> Path:
-    """Create ``folder`` if needed (``private``: readable by this user only) and prove it can be written.
-
-    Raises ``PlaceError`` naming ``variable``, the one setting that moves the folder.
+    """Create ``folder`` if needed (``private``: readable by this user only) and prove it can be written; else a
+    ``PlaceError`` naming ``variable``, the setting that moves it.
     """
     folder = Path(folder).expanduser()
     try:
@@ -111,10 +96,8 @@ def results_dir() -> Path:
 
 
 def log_base() -> Path:
-    """Where a relative TensorBoard ``LOG_DIR`` starts.
-
-    ``$COURSE_LOG_DIR`` if set (``course run`` sets one per run); else the current folder when it is this
-    user's own (Jupyter starts a kernel in the notebook's folder); else ``<course home>/logs``.
+    """Where a relative TensorBoard ``LOG_DIR`` starts: ``$COURSE_LOG_DIR``, else the current folder when it is
+    this user's own (Jupyter starts a kernel in the notebook's folder), else ``<course home>/logs``.
     """
     chosen = os.environ.get(variables.LOG_DIR)
     if chosen:
@@ -142,15 +125,10 @@ def writable_places() -> list[dict[str, Any]]:
 
 
 def work_dir(record: Path, name: str | None = None) -> Path:
-    """A fresh, empty folder for the run whose results record is ``record``: the programs it writes, its backups,
-    checkpoints, logs.
-
-    It lies under the run's own folder, next to the results folder and named like the record:
-    ``OUT/work/NAME/`` under ``course run``, ``build/work/NN_name/`` otherwise - not in the
-    system's temporary folder, where every run stopped half-way would leave one behind, and never in the course's
-    own folder, which may be read-only. Emptied here, so a run starts clean; what a failed run left stays there to
-    read until the next run. ``name``: a subfolder of it instead, emptied alone (notebook 07's cluster, whose
-    program stays beside it).
+    """A fresh, empty folder for the run whose record is ``record`` (its programs, backups, checkpoints, logs), or
+    its subfolder ``name``, emptied alone. Beside the results (``OUT/work/NAME/`` under ``course run``, else
+    ``build/work/NN_name/``): not the system's temporary folder, where a stopped run would leave one behind, nor the
+    course's own, which may be read-only. What a failed run left stays until the next run.
     """
     folder = record.parent.parent / "work" / record.stem
     if name is not None:

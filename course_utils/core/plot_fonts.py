@@ -1,16 +1,10 @@
 """Chinese text in matplotlib plots: a CJK font as the fallback after DejaVu Sans.
 
-matplotlib's default font, DejaVu Sans, has no Chinese characters: a Chinese title shows as
-empty boxes, and matplotlib warns "Glyph ... missing from font(s) DejaVu Sans". Since
-matplotlib 3.6, ``font.family`` may list several fonts, and each character is drawn with the
-first font in the list that has it ("Font fallback",
-https://matplotlib.org/stable/users/prev_whats_new/whats_new_3.6.0.html#font-fallback).
-
-``use_chinese_font()`` puts DejaVu Sans first (Latin letters, digits and the minus sign look as
-in the English notebooks) and the first installed Chinese font of ``CHINESE_FONTS`` second
-(https://matplotlib.org/stable/users/explain/text/text_props.html#text-with-non-latin-glyphs).
-The Chinese notebooks' setup cell calls it (``setup(..., language="zh-CN")``). With no Chinese
-font installed it warns once and says what to install.
+DejaVu Sans, matplotlib's default, has no Chinese characters (they show as boxes). Since matplotlib 3.6
+``font.family`` may list several fonts, each character drawn with the first that has it
+(https://matplotlib.org/stable/users/prev_whats_new/whats_new_3.6.0.html#font-fallback), so
+``use_chinese_font()`` puts DejaVu Sans first (Latin text looks as in the English notebooks) and the first
+installed font of ``CHINESE_FONTS`` second. With none installed it warns once and says what to install.
 """
 
 from __future__ import annotations
@@ -68,11 +62,8 @@ def find_chinese_font(candidates: Sequence[str] = CHINESE_FONTS) -> str | None:
 
 def use_chinese_font(candidates: Sequence[str] = CHINESE_FONTS) -> str | None:
     """Draw Chinese characters in plots with the first installed font of ``candidates``; its name.
-
-    Sets ``font.family`` to DejaVu Sans, then that font (matplotlib falls back from one to the
-    next character by character), and ``axes.unicode_minus`` to False (the ASCII hyphen-minus,
-    which every font has). Without any of them installed: one warning that says what to install,
-    and None; plots then show boxes for Chinese characters.
+    ``font.family``: DejaVu Sans, then that font; ``axes.unicode_minus`` False (the ASCII minus, in every font).
+    None installed: one warning that says what to install, and None.
     """
     import matplotlib
 

@@ -1,17 +1,14 @@
 """Child processes that never outlive their use: free ports, a process group each, and one way to stop it.
 
-A tool that starts a process (a worker, TensorBoard, a notebook runner) starts it with
-``start_in_group``, which makes it the leader of a process group of its own (a new session on
-POSIX, ``CREATE_NEW_PROCESS_GROUP`` on Windows), and ends it with ``stop_group``, which ends the
-whole group - the processes the child started too - and every descendant that left the group
-(a Jupyter kernel runs in a session of its own). ``processes_naming`` finds what is still running,
-for the checks that nothing was left behind. ``StopSignals`` makes a tool stop the same way
-whether it gets Ctrl-C, a second Ctrl-C while it stops, or SIGTERM (``kill``, a closing terminal's
-SIGHUP): its cleanup runs to the end.
+``start_in_group`` starts a process as the leader of a group of its own (a new session on POSIX,
+``CREATE_NEW_PROCESS_GROUP`` on Windows); ``stop_group`` ends the whole group and every descendant that left it
+(a Jupyter kernel runs in a session of its own). ``StopSignals`` makes a tool stop the same way on Ctrl-C, a
+second Ctrl-C or SIGTERM/SIGHUP: its cleanup runs to the end.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -28,10 +25,8 @@ LOCALHOST = "127.0.0.1"
 
 
 def free_ports(count: int, host: str = LOCALHOST) -> list[int]:
-    """``count`` distinct TCP ports nobody listens on right now on ``host`` (the OS picks them).
-
-    All sockets are held open until every port is picked, so the ports differ. Another
-    program may still take one before it is used: use them at once.
+    """``count`` distinct TCP ports free now on ``host`` (the OS picks them; all held until every one is picked).
+    Another program may still take one: use them at once.
     """
     sockets: list[socket.socket] = []
     try:
@@ -57,11 +52,9 @@ def start_in_group(
 ) -> subprocess.Popen:
     """Start ``cmd`` as the leader of a process group of its own; ``stop_group`` ends it and all it started.
 
-    Output goes to ``log_path`` (stdout and stderr together, the file is truncated first), or
-    to the ``stdout`` / ``stderr`` handles given (stderr follows stdout by default); with
-    neither it is inherited. Standard input is closed - nobody types into these processes - unless
-    ``stdin=subprocess.PIPE``: a pipe whose end tells the child that this process is done with it, or gone.
-    ``env`` is the child's whole environment (default: this process's).
+    Output goes to ``log_path`` (stdout and stderr, truncated first), or to ``stdout`` / ``stderr`` (stderr follows
+    stdout by default), or is inherited. Standard input is closed unless ``stdin=subprocess.PIPE`` (its end tells the
+    child this process is done, or gone). ``env``: the child's whole environment.
     """
     if log_path is not None and stdout is not None:
         raise ValueError("give log_path or stdout, not both")
@@ -99,10 +92,8 @@ def descendants(pid: int) -> set[int]:
 
 
 def processes_naming(text: str | os.PathLike[str]) -> list[int]:
-    """PIDs of running processes (zombies excluded) whose command line contains ``text``.
-
-    A tool that passes its children paths inside one folder checks with the folder's path
-    that none of them - orphans included - is still running.
+    """PIDs of running processes (zombies excluded) whose command line contains ``text``: a tool checks with a
+    folder's path that none of the children it passed paths inside it, orphans included, still runs.
     """
 
     needle = str(Path(text)) if isinstance(text, os.PathLike) else str(text)
@@ -122,33 +113,30 @@ def _handles(pids: Iterable[int]) -> list[Any]:
 
     handles = []
     for pid in set(pids):
-        try:
+        with contextlib.suppress(psutil.Error):
             handles.append(psutil.Process(pid))
-        except psutil.Error:
-            pass
     return handles
 
 
+def running(handle: Any) -> bool:
+    """Whether the process of a psutil handle still runs (a zombie has ended)."""
+    try:
+        return handle.is_running() and handle.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
 def _signal_all(handles: list[Any], kill: bool) -> None:
-    for handle in handles:
-        try:
-            if handle.is_running() and handle.status() != psutil.STATUS_ZOMBIE:
-                handle.kill() if kill else handle.terminate()
-        except psutil.Error:
-            pass
+    for handle in filter(running, handles):
+        with contextlib.suppress(psutil.Error):
+            handle.kill() if kill else handle.terminate()
 
 
 def _all_ended(proc: subprocess.Popen, handles: list[Any]) -> bool:
     proc.poll()  # reap the leader: an unreaped leader keeps its group alive
     if proc.returncode is None or (os.name != "nt" and group_alive(proc.pid)):
         return False
-    for handle in handles:
-        try:
-            if handle.is_running() and handle.status() != psutil.STATUS_ZOMBIE:
-                return False
-        except psutil.Error:
-            pass
-    return True
+    return not any(map(running, handles))
 
 
 def _wait_ended(
@@ -171,13 +159,10 @@ def stop_group(
     also: Iterable[int] = (),
     clock: Callable[[], float] = time.monotonic,
 ) -> int | None:
-    """End ``proc``, its process group and its descendants; return ``proc``'s exit code (None if it never ended).
+    """End ``proc``, its process group and its descendants; ``proc``'s exit code (None if it never ended).
 
-    POSIX: SIGTERM to the group (and to descendants outside it, and to the pids in ``also``),
-    then, after ``grace_s`` seconds, SIGKILL to whatever is left - including group members
-    that outlived the leader. Windows: the leader and its descendants are killed. Safe to
-    call again, and on a process that already ended. ``clock`` measures the grace periods
-    (a test passes one that it controls).
+    POSIX: SIGTERM to the group, descendants outside it and ``also``, then SIGKILL after ``grace_s`` to what is
+    left. Windows: the leader and its descendants are killed. Safe to call again. ``clock``: a test's own.
     """
     handles = _handles(descendants(proc.pid) | set(also))
     if os.name == "nt":
@@ -206,15 +191,11 @@ def stop_group(
 class StopSignals:
     """While active: SIGTERM (and SIGHUP, Windows' SIGBREAK) stop the program as Ctrl-C does, and only once.
 
-    The first stop signal - Ctrl-C included - raises ``KeyboardInterrupt`` in the main thread, so the
-    program's Ctrl-C handling (stop the children, keep what finished, write a report) runs. Every later
-    one, while that handling goes on, is recorded and announced with ``on_repeat(name)`` instead of
-    raised: a second Ctrl-C no longer cuts the cleanup short, and ``kill`` no longer ends the program
-    before it has stopped its children (whose process groups a terminal's signals do not reach).
-    After ``disarm()`` no signal raises (the program is finishing anyway). ``received`` lists the
-    signals, as ``"Ctrl-C"``, ``"SIGTERM"``, ``"SIGHUP"``. Only the main thread can set signal
-    handlers (https://docs.python.org/3/library/signal.html#signals-and-threads): elsewhere this does
-    nothing. SIGKILL cannot be caught; the course's children end by themselves then (``core.child``).
+    The first stop signal raises ``KeyboardInterrupt`` in the main thread, so the program's Ctrl-C handling (stop
+    the children, write a report) runs; later ones are recorded in ``received`` and announced with
+    ``on_repeat(name)``, so a second Ctrl-C or a ``kill`` does not cut the cleanup short. After ``disarm()`` none
+    raises. Only the main thread can set handlers
+    (https://docs.python.org/3/library/signal.html#signals-and-threads): elsewhere this does nothing.
     """
 
     def __init__(self, on_repeat: Callable[[str], None] | None = None) -> None:

@@ -31,12 +31,9 @@ def _vmhwm_mib(pid: int | None) -> float | None:
 def peak_rss_mib(pid: int | None = None) -> float:
     """The peak resident memory of process ``pid`` (default: this process) so far, in MiB.
 
-    Linux: ``VmHWM`` from /proc/<pid>/status. Not ``getrusage``'s ``ru_maxrss``: Linux keeps
-    that across ``exec``, so a child started by a big process (a kernel started by a runner
-    that holds TensorFlow) would report its parent's peak. Windows: psutil's ``peak_wset``
-    (the peak working set). macOS: ``ru_maxrss`` for this process; another process's peak is
-    not readable there, so its current resident memory stands in. Raises
-    ``psutil.NoSuchProcess`` when ``pid`` is gone.
+    Linux: ``VmHWM`` (/proc/<pid>/status), not ``ru_maxrss``, which Linux keeps across ``exec``, so a child of a
+    big process would report its parent's peak. Windows: psutil's ``peak_wset``. macOS: ``ru_maxrss`` for this
+    process, the current RSS for another. ``psutil.NoSuchProcess`` when ``pid`` is gone.
     """
     if sys.platform == "win32":  # peak_wset is Windows' PeakWorkingSetSize (psutil's memory_info docs)
         return psutil.Process(pid).memory_info().peak_wset / MIB

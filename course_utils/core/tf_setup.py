@@ -1,11 +1,9 @@
 """Import TensorFlow quietly - the first thing every notebook does.
 
-TensorFlow's C++ start-up messages (oneDNN notices, CUDA probing, "Could not find cuda
-drivers") go to the process's stderr, which Jupyter shows and stores. In TF 2.21 most of
-them are written before absl logging is initialised, so ``TF_CPP_MIN_LOG_LEVEL`` cannot
-silence them all. ``quiet_tensorflow`` therefore sets that variable *and* captures file
-descriptor 2 while TensorFlow is imported and first lists its devices; nothing is lost:
-``startup_log()`` returns what was captured (the doctor and notebook 02 read it).
+TensorFlow's C++ start-up messages go to the process's stderr, which Jupyter shows and stores; in TF 2.21 most are
+written before absl logging starts, so ``TF_CPP_MIN_LOG_LEVEL`` cannot silence them all. ``quiet_tensorflow``
+sets it *and* captures file descriptor 2 while TensorFlow is imported and lists its devices; ``startup_log()``
+returns what was captured (the doctor and notebook 02 read it).
 """
 
 from __future__ import annotations
@@ -38,14 +36,12 @@ def captured_stderr_fd(sink: list[str]) -> Iterator[None]:
             sink.append(tmp.read().decode("utf-8", errors="replace"))
 
 
-def quiet_tensorflow(level: str = "2") -> ModuleType:
-    """Import and return ``tensorflow`` with its start-up logs captured, not printed.
-
-    An explicit ``TF_CPP_MIN_LOG_LEVEL`` in the environment wins, and with
-    ``COURSE_TF_LOGS=1`` nothing is captured - for a student who wants to see them.
+def quiet_tensorflow() -> ModuleType:
+    """Import and return ``tensorflow`` with its start-up logs captured, not printed (an explicit
+    ``TF_CPP_MIN_LOG_LEVEL`` wins; ``COURSE_TF_LOGS=1`` captures nothing).
     """
     global _STARTUP_LOG
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", level)
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     if "tensorflow" in sys.modules or variables.flag(variables.TF_LOGS):
         import tensorflow as tf
     else:
@@ -71,12 +67,11 @@ ONEDNN_ON_LINE = "oneDNN custom operations are on"
 
 
 def onednn_on() -> bool | None:
-    """Whether this TensorFlow runs oneDNN's CPU kernels; None: TensorFlow is not imported, or cannot tell.
+    """Whether this TensorFlow runs oneDNN's CPU kernels (None: not imported, or cannot tell).
 
-    It decides which CPU kernels run, and with them speed, memory statistics and the last digits of results
-    (docs/troubleshooting.md#cpu-memory-stats): a run's record keeps it beside the device. TensorFlow answers
-    with the decision it logs as "oneDNN custom operations are on" (``IsMklEnabled``, which its own tests
-    ask); the log line alone is not enough: TF 2.20 drops it under ``TF_CPP_MIN_LOG_LEVEL=2``.
+    They decide speed, memory statistics and the last digits of results (docs/troubleshooting.md#cpu-memory-stats),
+    so a record keeps it. TensorFlow's ``IsMklEnabled`` answers; its log line does not: TF 2.20 drops it under
+    ``TF_CPP_MIN_LOG_LEVEL=2``.
     """
     if "tensorflow" not in sys.modules:
         return None

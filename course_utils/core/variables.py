@@ -1,11 +1,8 @@
 """Every ``COURSE_*`` environment variable: its name, who sets it, and what it does - the one place that names them.
 
-A module reads a variable through its constant here (``os.environ.get(variables.SMOKE)``), never through
-a string of its own; ``tests/test_architecture.py`` holds the package to that, and CONTRIBUTING's table
-is ``markdown_table()`` (``scripts/course_lint.py`` compares them). The switches that are on or off
-(``COURSE_SMOKE``, ``COURSE_OFFLINE``, ``COURSE_TF_LOGS``) share one reading: ``flag``. What a value means
-beyond that (a folder, a memory policy, a list of users) is checked by the module that uses it, with an
-error that names the variable.
+Modules read a variable through its constant here (``tests/test_architecture.py`` holds them to that);
+CONTRIBUTING's table is ``markdown_table()`` (``scripts/course_lint.py`` compares). The on/off switches share one
+reading, ``flag``; other values are checked by the module that uses them, with an error naming the variable.
 """
 
 from __future__ import annotations

@@ -1,40 +1,20 @@
 """Datasets for the course, offline first, every file verified.
 
-``load(name, images=...)`` is the one dataset switch of the course (notebooks, ``course
-bench``, the distributed workers): it checks the name, loads, and keeps the first ``images``
-training images. ``load("mnist")`` returns what ``keras.datasets.mnist.load_data()`` returns
-(``(x_train, y_train), (x_test, y_test)``, uint8) and looks in this order:
+``load(name, images=...)`` is the one dataset switch (notebooks through ``course.load``, ``course bench``, the
+workers): it checks the name, loads, and keeps the first ``images`` training images, as
+``keras.datasets.mnist.load_data()`` returns them. MNIST comes from ``$COURSE_DATA_DIR/mnist.npz``, the Keras
+cache, a download into it (not when ``COURSE_OFFLINE=1``), or the bundled 10,000-digit sample, with a notice.
+Fashion-MNIST from ``$COURSE_DATA_DIR/fashion-mnist/``, the Keras cache, Debian's package or a download.
 
-1. ``$COURSE_DATA_DIR/mnist.npz``;
-2. the Keras cache ``~/.keras/datasets/mnist.npz`` (``$KERAS_HOME`` respected);
-3. a download into that cache (skipped when offline: ``COURSE_OFFLINE=1``);
-4. the bundled 10,000-digit sample shipped in this package, with a visible notice.
-
-Every file found is SHA-256 verified; a corrupt or unreadable one raises ``DataError`` naming
-the file and the fix (its ``problem`` says which), and is never used. A ``.gz`` file is read
-no further than its dataset file's known size, so a file that inflates past it (a "gzip
-bomb") is refused without filling the memory. ``COURSE_DATA_DIR`` set to a folder that does
-not exist is said once (the search goes on). Every load prints one line: the source, the
-number of images, and whether the checksum held.
-
-``load("fashion-mnist")`` looks in ``$COURSE_DATA_DIR/fashion-mnist/``, the Keras cache's
-``fashion-mnist/``, Debian's package folder ``/usr/share/datasets/fashion-mnist``, and then
-downloads into the Keras cache (offline: a ``DataError`` that says how to get it).
-
-A notebook loads through its ``course`` object, ``course.load(name, images=...)``, which calls ``load``
-and writes the dataset, its source and the images kept into the notebook's results record.
-
-Command line (for instructors preparing an offline classroom)::
-
-    course data fetch [mnist|fashion-mnist|all] [--cache-dir DIR]
-    course data status
+Every file is SHA-256 verified; a corrupt or unreadable one is a ``DataError`` naming the file and the fix, and
+never used. A ``.gz`` file is read no further than its dataset's known size (no "gzip bomb"). Every load prints
+one line: the source, the images, the checksum. ``course data fetch|status`` prepares an offline classroom.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -100,19 +80,18 @@ class LoadInfo:
     location: str
     train_images: int
     test_images: int
-    checksum: str  # "verified" - every file is checked, or the load fails
+    checksum: str = "verified"  # every file is checked, or the load fails
 
     @property
     def is_sample(self) -> bool:
         return self.source == "bundled-sample"
 
     def describe(self) -> str:
-        checksum = _("verified") if self.checksum == "verified" else self.checksum
         source = _(SOURCE_NAMES[self.source]) if self.source in SOURCE_NAMES else self.source
         return _("{dataset}: {total:,} images ({train:,} train / {test:,} test) from {source} ({location}), "
                  "SHA-256 {checksum}").format(
             dataset=self.dataset, total=self.train_images + self.test_images, train=self.train_images,
-            test=self.test_images, source=source, location=self.location, checksum=checksum)
+            test=self.test_images, source=source, location=self.location, checksum=_("verified"))
 
 
 def offline() -> bool:
@@ -164,10 +143,10 @@ def keras_cache_dir() -> Path:
     return Path(base) / "datasets"
 
 
-def _digest(path: Path, digest_of: Callable[[Path], str] = sha256_of) -> str:
-    """``digest_of(path)``; a file that cannot be read is a DataError naming it and why."""
+def _digest(path: Path) -> str:
+    """``path``'s SHA-256; a file that cannot be read is a DataError naming it and why."""
     try:
-        return digest_of(path)
+        return sha256_of(path)
     except (PermissionError, IsADirectoryError) as exc:
         raise unreadable(path, exc, fetch_hint()) from None
 
@@ -195,34 +174,22 @@ def _read_npz(path: Path) -> Arrays:
                         path=path, problem="corrupt: not a readable .npz file") from exc
 
 
-def _announce(info: LoadInfo, quiet: bool) -> None:
-    if quiet:
-        return
-    if info.is_sample:
-        print(_(
-            "NOTICE: no full MNIST is available offline, so the course uses its bundled sample of "
-            "10,000 real MNIST digits (8,000 train / 2,000 test). Numbers will differ from full-size "
-            "runs; for full MNIST {fetch_hint}."
-        ).format(fetch_hint=fetch_hint()))
-    print(info.describe())
+def _candidates(entry: str, quiet: bool) -> list[tuple[str, Path]]:
+    """(source, path) of a dataset's file or folder ``entry``: in ``COURSE_DATA_DIR`` first, then the Keras cache."""
+    data_dir = _data_dir(quiet)
+    first = [(variables.DATA_DIR, data_dir / entry)] if data_dir is not None else []
+    return [*first, ("keras-cache", keras_cache_dir() / entry)]
 
 
 def _mnist(*, quiet: bool = False, download: bool | None = None) -> tuple[Arrays, LoadInfo]:
     """MNIST: the arrays and where they came from (COURSE_DATA_DIR, the Keras cache, a download, the sample).
     ``download``: whether a download may happen; None: as ``COURSE_OFFLINE`` says."""
-    candidates: list[tuple[str, Path]] = []
-    data_dir = _data_dir(quiet)
-    if data_dir is not None:
-        candidates.append((variables.DATA_DIR, data_dir / MNIST_FILE))
-    cache = keras_cache_dir() / MNIST_FILE
-    candidates.append(("keras-cache", cache))
-
+    candidates = _candidates(MNIST_FILE, quiet)
     for source, candidate in candidates:
         if candidate.is_file():
             _verify(candidate, MNIST_SHA256, "MNIST (mnist.npz)")
-            arrays = _read_npz(candidate)
-            return _finish("mnist", source, candidate, arrays, quiet)
-
+            return _finish("mnist", source, candidate, _read_npz(candidate), quiet)
+    cache = candidates[-1][1]
     if download if download is not None else not offline():
         try:
             fetch_mnist(cache.parent)
@@ -237,8 +204,15 @@ def _mnist(*, quiet: bool = False, download: bool | None = None) -> tuple[Arrays
 
 def _finish(dataset: str, source: str, location: Path, arrays: Arrays, quiet: bool) -> tuple[Arrays, LoadInfo]:
     (x_train, _y_train), (x_test, _y_test) = arrays
-    info = LoadInfo(dataset, source, str(location), len(x_train), len(x_test), "verified")
-    _announce(info, quiet)
+    info = LoadInfo(dataset, source, str(location), len(x_train), len(x_test))
+    if info.is_sample and not quiet:
+        print(_(
+            "NOTICE: no full MNIST is available offline, so the course uses its bundled sample of "
+            "10,000 real MNIST digits (8,000 train / 2,000 test). Numbers will differ from full-size "
+            "runs; for full MNIST {fetch_hint}."
+        ).format(fetch_hint=fetch_hint()))
+    if not quiet:
+        print(info.describe())
     return arrays, info
 
 
@@ -276,12 +250,9 @@ def _read_fashion_dir(folder: Path) -> Arrays:
 def _fashion_mnist(*, quiet: bool = False, download: bool | None = None) -> tuple[Arrays, LoadInfo]:
     """Fashion-MNIST (60,000 + 10,000) from COURSE_DATA_DIR, the Keras cache, Debian's package, or a download.
     ``download``: whether a download may happen; None: as ``COURSE_OFFLINE`` says."""
-    candidates: list[tuple[str, Path]] = []
-    data_dir = _data_dir(quiet)
-    if data_dir is not None:
-        candidates.append((variables.DATA_DIR, data_dir / FASHION_DIR))
-    cache = keras_cache_dir() / FASHION_DIR
-    candidates += [("keras-cache", cache), ("debian", DEBIAN_FASHION_DIR)]
+    candidates = _candidates(FASHION_DIR, quiet)
+    cache = candidates[-1][1]
+    candidates.append(("debian", DEBIAN_FASHION_DIR))
     for source, folder in candidates:
         if all((folder / name).is_file() for name in FASHION_FILES):
             return _finish("fashion-mnist", source, folder, _read_fashion_dir(folder), quiet)
@@ -327,8 +298,9 @@ def _good_copy(path: Path, content_sha: str, limit: int | None) -> bool:
         raise
 
 
-def check_dataset(name: object, parameter: str = "DATASET") -> str:
+def check_dataset(name: object) -> str:
     """``name`` if it is a dataset the course knows ("mnist", "fashion-mnist", or "auto"), else a ParameterError."""
+    parameter = "DATASET"
     if name not in (*DATASETS, "auto"):
         raise ParameterError(
             _("{parameter} = {name!r} is not a dataset of the course.").format(parameter=parameter, name=name),
@@ -348,10 +320,8 @@ def load(
 ):
     """Load dataset ``name`` and keep its first ``images`` training images (None: all); the test set stays whole.
 
-    ``name`` is "mnist", "fashion-mnist" or "auto" (MNIST; with ``full_size``, Fashion-MNIST
-    when MNIST is only the bundled sample). More ``images`` than the dataset holds: all of
-    them, with a notice - or a ``ParameterError`` when ``strict``. Returns
-    ``(x_train, y_train), (x_test, y_test)``, and the ``LoadInfo`` too with ``with_info``.
+    "auto" is MNIST, or with ``full_size`` Fashion-MNIST when MNIST is only the sample. More ``images`` than there
+    are: all, with a notice (``strict``: a ``ParameterError``). ``with_info``: the ``LoadInfo`` too.
     """
     check_dataset(name)
     check_positive_int("IMAGES", images, allow_none=True)

@@ -22,12 +22,9 @@ _ = translator("course")
 
 
 def sources() -> list[dict[str, str | None]]:
-    """Per dataset, what a load would use right now, offline, without downloading.
-
-    Each entry: ``dataset``, ``source`` (None when no copy can be used), ``location``, ``problem``
-    ("corrupt: checksum mismatch", "unreadable: Permission denied", "not available offline"; None when
-    usable) and ``line`` (what ``course data status`` prints). ``course preflight`` records them. A look is
-    not a load: nothing goes into a results record.
+    """Per dataset, what a load would use right now, offline, without downloading: ``dataset``, ``source`` (None:
+    none usable), ``location``, ``problem`` (DataError's, or "not available offline") and ``line`` (what ``course
+    data status`` prints). ``course preflight`` records them.
     """
     found: list[dict[str, str | None]] = []
     for name, loader in (("mnist", _mnist), ("fashion-mnist", _fashion_mnist)):
@@ -46,11 +43,7 @@ def sources() -> list[dict[str, str | None]]:
 
 
 def status() -> list[str]:
-    """One line per dataset: what a load would use right now, without downloading (``sources``).
-
-    A file that is there but cannot be used is named with its problem ("corrupt: checksum
-    mismatch", "unreadable: Permission denied"), not called "not available".
-    """
+    """One line per dataset (``sources``): a file there but unusable is named with its problem."""
     problem = data_dir_problem()
     return ([_("note: {problem}").format(problem=problem)] if problem else []) + [entry["line"] for entry in sources()]
 

@@ -1,14 +1,13 @@
 """Verified, atomic downloads: a file is moved into place only once its SHA-256 holds.
 
-A failed or interrupted download never replaces (or half-writes) a good file: bytes go
-to a temporary file in the destination folder, are hashed while they arrive, and only
-``os.replace`` - atomic on one file system - puts them under the final name. The temporary
-file is removed on any error; a download killed outright (SIGKILL, a power cut) cannot remove
-it, so the next download of the same file removes those left untouched for ``STALE_PART_S``.
+Bytes go to a temporary file in the destination folder, hashed as they arrive, and only ``os.replace`` (atomic
+on one file system) gives them the final name, so a failed download never replaces or half-writes a good file.
+What a killed download leaves is removed by the next download of that file (``remove_stale_parts``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import http.client
 import os
@@ -45,13 +44,8 @@ def fetch_verified(
     *,
     digest_of: Callable[[Path], str] = sha256_of,
 ) -> Path:
-    """Download ``url`` to ``dest`` if its digest equals ``sha256``; return ``dest``.
-
-    ``digest_of`` computes the digest of the downloaded temporary file (default: the
-    file's own SHA-256; pass another to check, say, the un-gzipped content). Raises
-    DataError, leaving ``dest`` untouched, when the transfer fails, is shorter than the
-    server announced, or the digest does not match. How long it waits for the server:
-    ``connect.open_url``.
+    """Download ``url`` to ``dest`` if its ``digest_of`` (default: its SHA-256) equals ``sha256``; return ``dest``.
+    A failed transfer, one shorter than announced or a wrong digest is a DataError, ``dest`` untouched.
     """
     dest = Path(dest)
     _make_folder(dest.parent)
@@ -95,23 +89,14 @@ def fetch_verified(
         tmp.unlink(missing_ok=True)
 
 
-def remove_stale_parts(dest: str | os.PathLike[str], *, older_than_s: float = STALE_PART_S) -> list[Path]:
-    """Remove the temporary files that killed downloads of ``dest`` left beside it; return what was removed.
-
-    Only files named as ``fetch_verified`` names them (``.NAME.*.part*``), and only those untouched
-    for ``older_than_s`` seconds: a download of the same file in another process may still be writing.
-    """
-    dest = Path(dest)
-    removed = []
-    now = time.time()
+def remove_stale_parts(dest: str | os.PathLike[str]) -> None:
+    """Remove the temporary files (``.NAME.*.part*``) that killed downloads of ``dest`` left beside it, those
+    untouched for ``STALE_PART_S``: a download of the same file in another process may still be writing."""
+    dest, now = Path(dest), time.time()
     for part in dest.parent.glob(f".{dest.name}.*.part*"):
-        try:
-            if part.is_file() and now - part.stat().st_mtime > older_than_s:
+        with contextlib.suppress(OSError):  # gone already, or not ours to remove: the download goes on
+            if part.is_file() and now - part.stat().st_mtime > STALE_PART_S:
                 part.unlink()
-                removed.append(part)
-        except OSError:  # gone already, or not ours to remove: the download goes on
-            pass
-    return removed
 
 
 def _make_folder(folder: Path) -> None:

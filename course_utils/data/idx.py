@@ -41,11 +41,8 @@ def _fix_for(path: Path) -> str:
 
 
 def read_bytes(path: str | os.PathLike[str], *, limit: int | None = None) -> bytes:
-    """The file's payload, un-gzipped when its name ends in .gz; at most ``limit`` bytes of it.
-
-    The course knows how big each of its files is, so ``limit`` stops a file that inflates past
-    that (a corrupt or hostile .gz - a "gzip bomb") after reading ``limit + 1`` bytes, instead of
-    filling the memory first. A file that cannot be opened is a ``DataError`` saying why.
+    """The file's payload, un-gzipped when its name ends in .gz; at most ``limit`` bytes of it, so a .gz that
+    inflates past its known size (a "gzip bomb") stops after ``limit + 1`` bytes. Unopenable: a ``DataError``.
     """
     path = Path(path)
     try:

@@ -1,26 +1,12 @@
-"""Lessons: one home per notebook. Everything only notebook NN uses is in ``course_utils/lessons/nbNN``: a file
-(``nb03.py``), or a package when the notebook has helpers of its own (``nb06/``: ``__init__.py`` with what follows,
-``tb_logs.py`` and ``tb_profile.py`` beside it, which the notebook imports by name).
+"""Lessons: one home per notebook, ``course_utils/lessons/nbNN`` (a file, or a package with helpers of its own).
 
-A lesson file (a package's ``__init__.py``) holds, at its top, what ``setup`` reads (it finds the file by the
-notebook's number, ``05_...``):
-
-- ``NOTEBOOK``: the name the notebook gives ``setup`` (``"05_cnn_cpu_vs_gpu"``);
-- ``SMOKE``: the smoke caps, each parameter lowered to its cap when ``COURSE_SMOKE=1`` (``params.apply_smoke``;
-  ``{}``: nothing to shorten);
-- ``KEY_RESULTS``: the few recorded results that say what the notebook showed, each with what it means; reports
-  show those, with their meanings;
-- ``needs(values)``, where the notebook needs more of its parameters than their names promise (``params``): it
-  raises ``ParameterError`` at setup, before TensorFlow loads; too few images with ``params.too_few``, so a smoke
-  cap can give way (``params.settle_smoke``).
-
-Then its exercises (``nb03.check_memory_setting(...)``): a task in the notebook, a check the student runs, and a
-solution to reveal. ``CHECKS`` maps each exercise's number to its check; the task cell calls it through the
-course object, ``course.check("3.1", answer)``, which also records the outcome and the attempts in the student's
-record. A check looks at the student's answer and returns ``Feedback``: right, wrong (with what to
-look at), or not answered yet. It prints the feedback too, so the notebook shows it. A wrong or empty answer never
-raises: a notebook run unattended (papermill, nbval, CI) leaves the answers empty and must still finish. The
-solution sits under the task in a collapsed ``<details>`` block. This module holds what the checks share.
+A lesson file holds, at its top, what ``setup`` reads: ``NOTEBOOK`` (the notebook's name), ``SMOKE`` (its smoke
+caps, ``params.apply_smoke``), ``KEY_RESULTS`` (the results that say what it showed, with their meanings), and
+``needs(values)`` where its parameters need more than their names promise (a ``ParameterError`` at setup).
+Then its exercises: ``CHECKS`` maps each number to its check, which the task cell calls as
+``course.check("3.1", answer)`` (recorded in the student's record). A check prints and returns ``Feedback``:
+right, wrong (with what to look at), or not answered yet. It never raises on a wrong or empty answer: a notebook
+run unattended leaves the answers empty and must still finish. This module holds what the checks share.
 """
 
 from __future__ import annotations
@@ -33,17 +19,6 @@ from course_utils.core.i18n import listed, translator
 RIGHT, WRONG, EMPTY = "right", "wrong", "not answered yet"
 MARKS = {RIGHT: "✅", WRONG: "❌", EMPTY: "✏️"}
 _ = translator("lessons")
-
-
-def status_text(status: str) -> str:
-    """RIGHT, WRONG or EMPTY as the student reads it (the constants stay English: code compares them)."""
-    return {RIGHT: _("right"), WRONG: _("wrong"), EMPTY: _("not answered yet")}.get(status, status)
-
-
-def exercise_text(exercise: str) -> str:
-    """An exercise's name as the student reads it: "Exercise 3.1" in the chosen language."""
-    number = exercise.removeprefix("Exercise ")
-    return _("Exercise {number}").format(number=number) if number != exercise else exercise
 
 
 @dataclass(frozen=True)
@@ -62,8 +37,10 @@ class Feedback:
         """Nothing: the check printed this feedback already; as a cell's last value it would show twice."""
 
     def __str__(self) -> str:
-        head = _("{mark} {exercise}: {status}").format(
-            mark=MARKS[self.status], exercise=exercise_text(self.exercise), status=status_text(self.status))
+        """In the chosen language (the status constants stay English: code compares them)."""
+        status = {RIGHT: _("right"), WRONG: _("wrong"), EMPTY: _("not answered yet")}[self.status]
+        exercise = _("Exercise {number}").format(number=self.exercise.removeprefix("Exercise "))
+        head = _("{mark} {exercise}: {status}").format(mark=MARKS[self.status], exercise=exercise, status=status)
         return "\n".join([head, *(f"   - {m}" for m in self.messages)])
 
 

@@ -1,20 +1,11 @@
-"""Notebook 03's lesson: what setup reads, and the exercises.
+"""Notebook 03's lesson: what setup reads, and the exercises, two decisions about GPU memory.
 
-Setup reads ``NOTEBOOK``, ``SMOKE`` (a smaller batch to measure) and ``KEY_RESULTS``.
-
-The exercises: two decisions about GPU memory.
-
-- Exercise 3.1, ``check_memory_setting(answer)``: which memory setting fits each of three situations - a class
-  sharing one GPU under a cap, code for two GPUs on one Colab T4, and a program nobody can change. Each has one
-  right choice; a wrong one is answered with what that setting does there.
-- Exercise 3.2, ``check_largest_batch(answer)``: the largest batch of the blog post's CNN, trained with Adam, that
-  fits in the 5000 MiB TensorFlow gets of a 6 GB GeForce, estimated with the section's count: weights + gradients
-  + Adam's two slots (16 bytes a weight) plus each layer's output per image, twice (the forward pass keeps it, the
-  backward pass needs its gradient), at 4 bytes a number. The check accepts that count's estimate, with the
-  slips in reading it that change it by 2 or 3% at most (the input counted as an output, Flatten left out,
-  rounding). A real step also holds the input batch and scratch memory: the notebook's next cell measures one,
-  and says whether the student's batch really fits there (on the course's CPUs it does not: each image took 1.1
-  to 1.4 times the count).
+- 3.1 ``check_memory_setting``: the memory setting for each of three situations; a wrong one is answered with
+  what that setting does there.
+- 3.2 ``check_largest_batch``: the largest batch of the post's CNN, trained with Adam, in 5000 MiB, by the
+  section's count (16 bytes a weight, plus each layer's output per image twice, 4 bytes a number). The check
+  accepts the slips that change it by 2 or 3% at most; the next cell measures a real step, which also holds the
+  input batch and scratch memory (1.1 to 1.4 times the count on the course's CPUs).
 """
 
 from __future__ import annotations
@@ -24,7 +15,7 @@ from collections.abc import Mapping
 from numbers import Real
 
 from course_utils.core.i18n import translator
-from course_utils.lessons import Feedback, feedback, is_empty, not_answered
+from course_utils.lessons import Feedback, feedback, is_empty, not_answered, unanswered
 
 _ = translator("lessons")
 
@@ -90,7 +81,7 @@ def why_not(situation: str, given: str) -> str:
 
 def check_memory_setting(answer: object) -> Feedback:
     """Exercise 3.1: a dict {situation: choice} for the three situations of ``SITUATIONS``."""
-    if is_empty(answer) or (isinstance(answer, Mapping) and all(is_empty(v) for v in answer.values())):
+    if unanswered(answer):
         return not_answered(SETTING, _("Replace each None with one of the five choices, as a string. Then run the "
                                        "cell."))
     if not isinstance(answer, Mapping):

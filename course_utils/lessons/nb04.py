@@ -1,19 +1,11 @@
-"""Notebook 04's lesson: what setup reads, and the exercises.
+"""Notebook 04's lesson: what setup reads (``needs``: images to train and validate, and for MNIST the 4,000 its
+checkpoint was measured with), and the exercises about the Q&A post's dense model.
 
-Setup reads ``NOTEBOOK``, ``SMOKE``, ``KEY_RESULTS`` and ``needs``: images enough to train and validate, and
-for MNIST the 4,000 its checkpoint was measured with.
-
-The exercises: two decisions about the Q&A post's dense model, checked by reasoning.
-
-- Exercise 4.1, ``check_memory(answer)``: the post's float64 arrays for 60,000 images - one array, and the data
-  held during the first ``fit`` (both arrays, built before training as the post does, and the float32 copy
-  Keras makes of the one it trains on) - and whether that fits in a 2 GB session that already holds
-  TensorFlow. The task asks for MB (10**6 bytes): sizes within 3% are right (rounded to 2 or 3 digits, the
-  labels or the loaded images added); a size in MiB (2**20 bytes, 4.6% less), kB, GB or bytes is wrong, and
-  the message says so.
-- Exercise 4.2, ``check_gpu_speed(answer)``: the arithmetic of one training step at batch 128, and the prediction
-  that a GPU speeds this small model up far less than its FLOP/s suggest: the fixed cost of a step (Keras's Python
-  code, starting the step's GPU kernels one by one) is larger than the step's arithmetic on a GPU.
+- 4.1 ``check_memory``: the post's float64 arrays for 60,000 images, the data held during the first ``fit`` (both
+  arrays and Keras's float32 copy), and whether that fits a 2 GB session. In MB: within 3% is right; MiB (4.6%
+  less), kB, GB or bytes is wrong, and said so.
+- 4.2 ``check_gpu_speed``: a step's arithmetic at batch 128, and why a GPU speeds this small model up far less
+  than its FLOP/s suggest (a step's fixed cost is larger than its arithmetic on a GPU).
 """
 
 from __future__ import annotations

@@ -1,31 +1,13 @@
-"""Notebook 01's lesson: what setup reads, and the exercises.
+"""Notebook 01's lesson: what setup reads, and the exercises (1.1 ``check_route``, the route for the Q&A post's
+machine; 1.2 ``check_laptop_install`` and 1.3 ``check_server_install``, pip commands for two other machines).
 
-Setup reads ``NOTEBOOK``, ``SMOKE`` (none: the notebook runs in seconds) and ``KEY_RESULTS``.
-
-The exercises: choose the route for the Q&A post's machine, and write the pip command for two others.
-
-The right answers are never written here: they come from the version table
-(``course_utils/doctor/versions.json``) through ``recommend()``, the function the doctor and the
-picker use. So when the table gets a new row, the exercises follow it.
-
-- Exercise 1.1, ``check_route(answer)``: the route that runs this course on the Q&A post's GPU (WSL2).
-- Exercise 1.2, ``check_laptop_install(answer)``: a pip command that installs TensorFlow with GPU support on a
-  Windows laptop with WSL2. The task asks for no particular release, so every release that runs there with its GPU
-  is right (2.16 to 2.21 for Python 3.12); the right-message names the newest.
-- Exercise 1.3, ``check_server_install(answer)``: the pip command that gets an old Linux server (Python 3.8) the
-  newest TensorFlow that can use its GPU: only that release (2.13) is right.
-
-An install command is read as a terminal reads it (``shlex``) and each requirement as pip reads
-it (``packaging``, which TensorFlow itself depends on). The check finds the release pip would install:
-the newest row of the table whose versions the pin allows and whose Python range holds the machine's
-Python (pip skips a release without a wheel for that Python). Any patch version of a row counts as that
-row (``==2.13.1`` is TF 2.13): the table holds releases, not their patch versions, so a patch that was
-never published is not caught; a version before the row's first (``==2.16.0``, where the row is 2.16.1)
-is. Then it looks at three things: whether the task allows that release, the package and its
-``[and-cuda]`` extra (the platform's route), and the NumPy requirement, judged only on NumPy 1 against
-NumPy 2. TensorFlow before 2.12 needs ``"numpy<2"``; before 2.18 a NumPy requirement must keep NumPy 1;
-a ``"numpy<2"`` the release does not need is accepted, and the right-message says so (2.12-2.17 cap NumPy
-themselves, 2.18 and later work with NumPy 2).
+The right answers are never written here: they come from the version table through ``recommend()``, as the
+doctor's do, so the exercises follow the table. A command is read as a terminal reads it (``shlex``) and each
+requirement as pip does (``packaging``): the release pip would install is the newest row whose versions the pin
+allows and whose Python range holds the machine's (any patch version counts as its row; one before the row's
+first does not). Then: whether the task allows it, the package and its ``[and-cuda]`` extra, and NumPy 1 against
+NumPy 2 (before 2.12 ``"numpy<2"`` is needed, before 2.18 NumPy 1 must be kept; an unneeded ``"numpy<2"`` passes
+with a note).
 """
 
 from __future__ import annotations

@@ -1,16 +1,9 @@
 """Notebook 01's install picker (platform, Python and driver in, the install command out) and its timeline.
 
-The widget holds no version knowledge: its button calls ``course_utils.doctor.routes.routes``,
-the function the doctor and the tests use, and shows the result. The logic lives here,
-not in the notebook, so tests can set the values and click the button::
-
-    picker = InstallPicker(platform="windows", python="3.10", driver="512.77")
-    picker.click()
-    picker.recommendations[0].tensorflow   # 'tensorflow[and-cuda]==2.21.*' (WSL2 first)
-
-The picker checks its starting values (the notebook's ``PLATFORM`` and ``PYTHON`` parameters) and
-names the parameter in a ``ParameterError``. ``timeline(table)`` draws the version table as the
-notebook's picture.
+The widget holds no version knowledge: its button calls ``doctor.routes.routes``, as the doctor does, and tests
+click it: ``InstallPicker(platform="windows", python="3.10", driver="512.77").click()``. Its starting values
+(``PLATFORM``, ``PYTHON``) are checked with a ``ParameterError`` naming the parameter. ``timeline(table)`` draws
+the version table.
 """
 
 from __future__ import annotations
@@ -29,8 +22,9 @@ _ = translator("course")
 PYTHONS = ("3.7", "3.8", "3.9", "3.10", "3.11", "3.12", "3.13", "3.14")
 
 
-def check_inputs(platform: object, python: object, names: tuple[str, str] = ("PLATFORM", "PYTHON")) -> None:
+def check_inputs(platform: object, python: object) -> None:
     """Refuse a platform or Python the picker does not offer, naming the notebook parameter (``ParameterError``)."""
+    names = ("PLATFORM", "PYTHON")
     if platform not in PLATFORM_NAMES:
         raise ParameterError(_("{name} = {value!r} is not a platform.").format(name=names[0], value=platform),
                              _("Set {name} to one of {choices}.").format(
@@ -116,7 +110,6 @@ def timeline(table: Any):
     """Notebook 01's picture of the version table: CUDA and cuDNN per release (top), the tested Pythons (bottom),
     the native-Windows GPU releases (blue band) and the rule changes (dashed lines). Returns the figure."""
     import matplotlib.pyplot as plt
-
 
     builds = list(reversed(table.linux))  # oldest first
     where = {b.minor: i for i, b in enumerate(builds)}

@@ -1,16 +1,7 @@
-"""Notebook 02's lesson: what setup reads, and the exercises.
-
-Setup reads ``NOTEBOOK``, ``SMOKE`` (a smaller product, fewer timed runs) and ``KEY_RESULTS``.
-
-The exercises: three decisions about a GPU, each checked by reasoning, not by a table lookup.
-
-- Exercise 2.1, ``check_gpu_code(answer)``: which code of TF 2.21's wheel each of five GPUs runs - a
-  ready-made cubin, PTX the driver compiles, or none. The check applies NVIDIA's binary-compatibility
-  rules (``doctor.gpus.covered_by_build``, the doctor's own function) to the wheel's target list.
-- Exercise 2.2, ``check_timing(answer)``: a classmate's timing table from a GPU; which of three plans
-  computes 100 products and their sum in NumPy fastest? The check computes each plan's time from the table.
-- Exercise 2.3, ``check_tf32_gpus(answer)``: on which of five GPUs does a float32 product fail
-  ``np.allclose`` by default, as TF32 does? The check applies the rule (TF32 from compute capability 8.0).
+"""Notebook 02's lesson: what setup reads, and the exercises, each checked by reasoning, not by a table lookup:
+2.1 ``check_gpu_code`` (which code of the wheel five GPUs run, by ``doctor.gpus.covered_by_build``), 2.2
+``check_timing`` (the fastest of three plans, from a timing table), 2.3 ``check_tf32_gpus`` (where TF32 makes a
+float32 product fail ``np.allclose``: compute capability 8.0 and newer).
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
 """Notebook 02's answer: can TensorFlow use a GPU here - one plain sentence, and where to read more.
 
-``gpu_answer(...)`` turns what the notebook saw (the GPUs TensorFlow lists, where each placed product ran,
-TensorFlow's reason for having none, the doctor's findings) into "TensorFlow can use a GPU here: yes/no,
-because ...", with the troubleshooting entry to read when the answer is no. The notebook itself lists the
-devices, runs the placement log in a fresh process and times the products, in TensorFlow's own calls.
+``gpu_answer(...)`` turns what the notebook saw (its own TensorFlow calls) into "TensorFlow can use a GPU here:
+yes/no, because ...", with the troubleshooting entry to read when the answer is no.
 """
 
 from __future__ import annotations
@@ -87,11 +85,9 @@ def _link(findings: Iterable[Any]) -> tuple[str, str | None]:
 def gpu_answer(
     gpus: Sequence[str], placed: Iterable[tuple[str, str]], why_not: str, findings: Iterable[Any] = ()
 ) -> GpuAnswer:
-    """The answer from what the notebook saw: the GPUs TensorFlow lists (their names), where each product
-    placed on a device ran (``(asked, ran)`` pairs), the reason TensorFlow gives for having no GPU
-    (``device.why_no_gpu``), and the doctor's findings (for the troubleshooting entry).
-
-    Yes needs both: a GPU listed, and a product placed on a GPU that ran there.
+    """The answer from what the notebook saw: the GPUs TensorFlow lists, where each product placed on a device
+    ran (``(asked, ran)``), TensorFlow's reason for no GPU (``device.why_no_gpu``) and the doctor's findings. Yes
+    needs both a GPU listed and a product placed on a GPU that ran there.
     """
     link, code = _link(findings)
     on_gpu = [short_device(ran) for asked, ran in placed

@@ -1,22 +1,11 @@
-"""Notebook 05's lesson: what setup reads, and the exercises.
+"""Notebook 05's lesson: what setup reads (``needs``: an epoch after the warm-up, a policy ``speed.check_policy``
+knows, a target accuracy in (0, 1), 2,000 images for the checkpoint), and the exercises.
 
-Setup reads ``NOTEBOOK``, ``SMOKE``, ``KEY_RESULTS`` and ``needs``: an epoch to time after the warm-up, a
-precision policy ``speed.check_policy`` knows, a target accuracy between 0 and 1, and the 2,000 images its
-checkpoint's short-run accuracy is verified at.
-
-The exercises: a model and loss that agree, a utilisation figure explained, a Tensor Core policy per GPU.
-
-- 5.1 ``check_model_and_loss(model, loss)``: the blog post's CNN with its output and its loss made
-  to agree. The check calls the model on four random images (no training) to see whether it
-  outputs probabilities or logits (or neither: a relu or sigmoid at the end), and calls the loss on
-  fixed labels and scores to see which of the two it reads - so any loss ``compile`` takes is judged
-  by what it computes: an object, a class, a function, a name, a lambda.
-- 5.2 ``check_utilisation(answer)``: a measured figure explained - which change raises a GPU's utilisation
-  of 35% during ``fit`` of this small CNN at batch 32.
-- 5.3 ``check_policies(answer)``: on four named GPUs, a mixed-precision policy that runs on Tensor Cores,
-  or None where the GPU has none. The check applies the course's rule (``course_utils.lessons.nb05.speed.gpu_policy``:
-  Tensor Cores from compute capability 7.0 except the GTX 16 series; bfloat16 from 8.0) and accepts
-  float16 on an 8.x GPU too.
+- 5.1 ``check_model_and_loss``: the model's output and its loss made to agree. The check calls the model on four
+  random images (probabilities, logits, or neither) and the loss on fixed scores, so any loss ``compile`` takes is
+  judged by what it computes.
+- 5.2 ``check_utilisation``: which change raises a GPU's 35% utilisation during ``fit`` at batch 32.
+- 5.3 ``check_policies``: a Tensor Core policy for four GPUs, by ``speed.gpu_policy`` (float16 on an 8.x GPU too).
 """
 
 from __future__ import annotations
@@ -209,11 +198,8 @@ def _policy(value: Any) -> str | None:
 
 
 def check_policies(answer: Any) -> Feedback:
-    """Right when each GPU of ``GPUS`` gets a policy that runs on its Tensor Cores, or None where it has none.
-
-    The task asks where mixed precision gets the Tensor Cores' speedup, not whether it runs: it runs on
-    every one of these GPUs, and older GPUs may still gain a little from saved memory and bandwidth
-    (the mixed-precision guide, ``speed.MIXED_PRECISION_GUIDE``).
+    """Right when each GPU of ``GPUS`` gets a policy that runs on its Tensor Cores, or None where it has none:
+    the task asks where mixed precision gets their speedup, not where it runs (everywhere).
     """
 
     if is_empty(answer) or (isinstance(answer, dict) and all(v is Ellipsis for v in answer.values())):

@@ -1,26 +1,14 @@
-"""Watching the devices while a model trains: GPU utilisation and memory from NVML, CPU utilisation from psutil,
-sampled in the background and drawn against time (notebook 05).
+"""Watching the devices while a model trains (notebook 05): GPU utilisation and memory from NVML, CPU utilisation
+from psutil, sampled by one background thread and drawn against time.
 
-NVML, the NVIDIA Management Library, is the library under ``nvidia-smi`` (https://docs.nvidia.com/deploy/nvml-api/);
-nvidia-ml-py, imported as ``pynvml``, is NVIDIA's Python binding of it. Every ``interval_s`` (500 ms) the monitor
-reads, for each GPU NVML counts (``nvmlDeviceGetCount``, ``nvmlDeviceGetHandleByIndex``):
-
-- ``nvmlDeviceGetUtilizationRates(handle).gpu``: the percent of the last sample period (1/6 s to 1 s, by product) in
-  which a kernel ran on it - nvidia-smi's ``utilization.gpu``;
-- ``nvmlDeviceGetMemoryInfo(handle, version=nvmlMemory_v2).used``: the memory allocated, in bytes (shown in MiB).
-  Version 2 leaves out what the driver reserves, as nvidia-smi's ``memory.used`` does; version 1's ``used`` counts
-  it (https://docs.nvidia.com/deploy/nvml-api/structnvmlMemory__t.html; rust-nvml/nvml-wrapper#57: 912 MB against
-  nvidia-smi's 7.8 MB on an A100).
-
-A reading the GPU does not support (``NVMLError_NotSupported``; nvidia-smi prints ``[N/A]`` or ``[Not Supported]``)
-is None. The index keeps two GPUs apart (Kaggle's two T4s). psutil's ``cpu_percent`` gives the whole machine's CPU
-use. One thread samples both (NVML is thread-safe). On WSL2 the driver's ``libnvidia-ml.so.1`` is in
-``/usr/lib/wsl/lib``, which WSL registers with the loader (``ldconfig -p`` in Syllo/nvtop#441).
-
-``DeviceMonitor()`` starts NVML (``nvmlInit``) and the sampler thread; ``stop`` ends the thread, then NVML
-(``nvmlShutdown``). ``with DeviceMonitor() as monitor:`` stops them even when training fails. Where NVML cannot
-start (nvidia-ml-py not installed, its library or the driver missing, no GPU) the monitor samples the CPU only and
-says why in ``gpu_error``; ``DeviceMonitor(gpus=False)`` samples the CPU only by choice.
+NVML is the library under ``nvidia-smi`` (https://docs.nvidia.com/deploy/nvml-api/), bound by nvidia-ml-py
+(``pynvml``). Every ``interval_s`` each GPU's ``nvmlDeviceGetUtilizationRates(h).gpu`` (nvidia-smi's
+``utilization.gpu``) and ``nvmlDeviceGetMemoryInfo(h, version=nvmlMemory_v2).used``: version 2 leaves out what the
+driver reserves, as nvidia-smi's ``memory.used`` does
+(https://docs.nvidia.com/deploy/nvml-api/structnvmlMemory__t.html; rust-nvml/nvml-wrapper#57). A reading the GPU
+does not support is None. Where NVML cannot start (no nvidia-ml-py, driver or GPU) the monitor samples the CPU
+only and says why in ``gpu_error``. ``with DeviceMonitor() as monitor:`` stops the thread and NVML even when
+training fails.
 """
 
 from __future__ import annotations
@@ -72,18 +60,10 @@ def start_nvml() -> tuple[ModuleType | None, list[tuple[int, Any]], str | None]:
     return pynvml, handles, None
 
 
-def _utilization(nvml: ModuleType, handle: Any) -> float:
-    return nvml.nvmlDeviceGetUtilizationRates(handle).gpu
-
-
-def _memory_mib(nvml: ModuleType, handle: Any) -> float:
-    return nvml.nvmlDeviceGetMemoryInfo(handle, version=nvml.nvmlMemory_v2).used / MIB
-
-
-def _supported(nvml: ModuleType, reading: Callable[[ModuleType, Any], float], handle: Any) -> float | None:
+def _supported(nvml: ModuleType, reading: Callable[[], float]) -> float | None:
     """A reading of one GPU, or None where the GPU does not support it (where nvidia-smi prints [N/A])."""
     try:
-        return float(reading(nvml, handle))
+        return float(reading())
     except nvml.NVMLError_NotSupported:
         return None
 
@@ -161,10 +141,10 @@ class DeviceMonitor:
     def _sample_gpus(self, now: float) -> None:
         nvml = self._nvml
         try:
-            for index, handle in self._handles:
-                sample = GpuSample(now, index, _supported(nvml, _utilization, handle),
-                                   _supported(nvml, _memory_mib, handle))
-                self.gpu.append(sample)
+            for index, h in self._handles:
+                busy = _supported(nvml, lambda h=h: nvml.nvmlDeviceGetUtilizationRates(h).gpu)
+                used = _supported(nvml, lambda h=h: nvml.nvmlDeviceGetMemoryInfo(h, version=nvml.nvmlMemory_v2).used)
+                self.gpu.append(GpuSample(now, index, busy, None if used is None else used / MIB))
         except nvml.NVMLError as error:  # a GPU lost or reset mid-run: the CPU samples go on
             self.gpu_error = _("NVML stopped answering: {error}").format(error=error)
             self._handles = []

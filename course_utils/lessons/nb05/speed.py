@@ -1,12 +1,9 @@
 """The mixed-precision rule notebook 05 uses (``mixed_precision_policy``): the policy its "auto" picks.
 
-Mixed precision runs on most hardware; TensorFlow's guide expects its large speedup on GPUs with Tensor Cores
-(``tensor_cores``: compute capability 7.0 and newer, except the GeForce GTX 16 series) and on CPUs with AMX.
-"auto" picks it there only - bfloat16 from compute capability 8.0, which needs no loss scaling, float16 on 7.x,
-bfloat16 on an AMX CPU (the guide says it runs slower on a CPU without AMX). On a GPU without Tensor Cores it
-picks none: the guide expects no faster arithmetic there, only "some speedups" from memory and bandwidth
-savings, which the notebook's ``MIXED_PRECISION = "mixed_float16"`` measures. Notebook 05's speed ladder
-measures what the chosen policy gives on the machine at hand.
+TensorFlow's mixed-precision guide expects its large speedup on GPUs with Tensor Cores (``tensor_cores``: compute
+capability 7.0 and newer, except the GeForce GTX 16 series) and on CPUs with AMX; "auto" picks it there only -
+bfloat16 from 8.0 (no loss scaling), float16 on 7.x, bfloat16 on an AMX CPU. Elsewhere it picks none; the
+notebook's ``MIXED_PRECISION = "mixed_float16"`` measures what memory savings alone give.
 """
 
 from __future__ import annotations
@@ -48,17 +45,10 @@ _GTX_16 = re.compile(r"\bGTX 16\d0\b")
 def tensor_cores(name: str | None, compute_capability: Sequence[int] | None) -> bool:
     """Whether an NVIDIA GPU has Tensor Cores, from its name and compute capability (``(7, 5)``).
 
-    Tensor Cores came with compute capability 7.0 (Volta, V100) and every generation since has them
-    (the mixed-precision guide: MIXED_PRECISION_GUIDE) - except the GeForce GTX 16 series: Turing
-    chips (TU116, TU117) of compute capability 7.5 like the RTX 20 series and the T4, built without
-    Tensor Cores (TechPowerUp's GTX 1660 Ti review: "lacking its two killer features, RT cores and
-    tensor cores", https://www.techpowerup.com/review/evga-gtx-1660-ti-xc-black/2.html; Notebookcheck
-    on the TU117 GTX 1650: "no Raytracing or Tensor cores",
+    From compute capability 7.0 (MIXED_PRECISION_GUIDE), except the GTX 16 series: Turing chips (TU116, TU117)
+    built without them (https://www.techpowerup.com/review/evga-gtx-1660-ti-xc-black/2.html,
     https://www.notebookcheck.net/GeForce-GTX-1650-Mobile-vs-GeForce-GTX-1650-Ti-Mobile_9828_10227.247598.0.html).
-    Plain values in, so the rule is testable without a GPU; an unknown compute capability is no. Other
-    cards on the TU117 chip are not recognised by name here, e.g. the NVIDIA T600 laptop GPU, which has
-    no Tensor Cores either:
-    https://www.notebookcheck.com/NVIDIA-T600-Laptop-GPU-Grafikkarte-Benchmarks-und-Spezifikationen.532551.0.html
+    Other TU117 cards (the T600 laptop GPU) are not recognised by name; an unknown compute capability is no.
     """
     if not compute_capability or tuple(compute_capability)[:2] < (7, 0):
         return False
@@ -68,16 +58,9 @@ def tensor_cores(name: str | None, compute_capability: Sequence[int] | None) -> 
 def gpu_policy(name: str | None, compute_capability: Sequence[int] | None) -> tuple[str | None, str]:
     """The mixed-precision policy that runs on one NVIDIA GPU's Tensor Cores, and why (plain values, no TensorFlow).
 
-    Mixed precision runs on older GPUs too, but the guide (MIXED_PRECISION_GUIDE) expects "the greatest
-    performance benefit" where Tensor Cores do the 16-bit matrix products (``tensor_cores``); "Older GPUs
-    offer no math performance benefit", though "memory and bandwidth savings can enable some speedups".
-    So without Tensor Cores the answer is None, and the reason says how to measure mixed_float16 anyway.
-    From compute capability 8.0 (Ampere) Tensor Cores also run bfloat16 (NVIDIA: "BF16 requires compute
-    capability 8.0 or higher", https://nvidia.github.io/TransformerEngine/support_matrix.html), which has
-    float32's exponent range, so ``mixed_bfloat16`` needs no loss scaling. On 7.x only float16 runs on
-    Tensor Cores, and float16 needs loss scaling on every device, or small gradients underflow:
-    ``Model.fit`` scales the loss by itself, a custom training loop wraps its optimizer in
-    ``keras.optimizers.LossScaleOptimizer`` (LOSS_SCALE_OPTIMIZER_DOCS; ``distribute.training.loop_optimizer``).
+    The guide (MIXED_PRECISION_GUIDE) expects no math speedup on older GPUs, so without Tensor Cores: None. From
+    8.0 they run bfloat16 (https://nvidia.github.io/TransformerEngine/support_matrix.html), which keeps float32's
+    range and needs no loss scaling; on 7.x float16, which does (LOSS_SCALE_OPTIMIZER_DOCS).
     """
     cc = f"{compute_capability[0]}.{compute_capability[1]}" if compute_capability else _("unknown")
     shown = _("{name} (compute capability {cc})").format(name=name or "GPU", cc=cc)
@@ -98,11 +81,8 @@ def gpu_policy(name: str | None, compute_capability: Sequence[int] | None) -> tu
 def mixed_precision_policy(device: str, *, flags: set[str] | None = None) -> tuple[str | None, str]:
     """The mixed-precision policy worth trying on ``device`` ("/CPU:0", "/GPU:0"), and why.
 
-    On a GPU: ``gpu_policy`` of the name and compute capability TensorFlow reports
-    (``tf.config.experimental.get_device_details``). On CPUs TensorFlow's mixed-precision guide
-    (``MIXED_PRECISION_GUIDE``) names only AMX (Intel Sapphire Rapids and newer: ``mixed_bfloat16``),
-    and ``mixed_bfloat16`` on a CPU without AMX "will run significantly slower". A CPU with
-    AVX512-BF16 but no AMX is therefore no exception here. Otherwise ``None``.
+    A GPU: ``gpu_policy`` of what TensorFlow reports. A CPU: ``mixed_bfloat16`` with AMX only, the one the guide
+    names (without it bfloat16 "will run significantly slower"; AVX512-BF16 is no exception).
     """
     if "GPU" in device.upper():
         import tensorflow as tf

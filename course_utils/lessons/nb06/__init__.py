@@ -1,18 +1,10 @@
-"""Notebook 06's lesson: what setup reads, and the exercises.
+"""Notebook 06's lesson: what setup reads (``needs``: images to train and validate, batches enough for
+``PROFILE_BATCH``), and the exercises about profiling.
 
-Setup reads ``NOTEBOOK``, ``SMOKE``, ``KEY_RESULTS`` and ``needs``: images enough to train and validate, and
-enough batches for ``PROFILE_BATCH`` to come.
-
-The exercises: two decisions about profiling a run on a GPU.
-
-- Exercise 6.1, ``check_profile_range(answer)``: ``profile_batch`` for 5 steps of the second epoch
-  of a run with 3 epochs of 20 batches (its first epoch fills a cache, and on a GPU compiles). The check
-  takes what the callback takes (two ints, or the text "start,stop"), applies its counting (from 1, across
-  epochs, both ends included) and the course's rules (``tb_profile.check_profile_batch``).
-- Exercise 6.2, ``check_input_bound(answer)``: three profiles from a GPU, each a step time and the part
-  of it spent waiting for input; is each run highly, moderately or not input-bound? The check applies the
-  limits of TensorBoard's Profile tab (XProf: below 5% of the step not, from 20% highly) to the numbers,
-  and says the share of each run answered wrongly.
+- 6.1 ``check_profile_range``: ``profile_batch`` for 5 steps of the second epoch, taken and counted as the callback
+  does, with the course's rules (``tb_profile.check_profile_batch``).
+- 6.2 ``check_input_bound``: how input-bound three profiles are, by the limits of TensorBoard's Profile tab
+  (XProf: below 5% of the step not, from 20% highly).
 """
 
 from __future__ import annotations

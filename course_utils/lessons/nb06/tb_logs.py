@@ -1,12 +1,6 @@
-"""Where a notebook writes its TensorBoard logs (notebook 06 reads them back with TensorBoard's own reader).
-
-Where logs go (``log_root``): a notebook's ``LOG_DIR`` parameter. A relative ``LOG_DIR`` starts in
-the current folder - the kernel's working folder, which JupyterLab and ``course run`` set to the
-notebook's folder, and Colab and Kaggle to their working folders (``/content``, ``/kaggle/working``).
-When the environment sets ``COURSE_LOG_DIR`` (the tests do; ``course run`` sets one folder per run), a
-relative ``LOG_DIR`` starts in that folder instead. When the current folder is not the student's own (a
-shared, read-only copy of the course on a class server), it starts in the course home's ``logs/``
-(``core.places.log_base``). An absolute ``LOG_DIR`` is used as it is.
+"""Where a notebook writes its TensorBoard logs (``log_root``): its ``LOG_DIR``, as it is when absolute; a relative
+one starts in ``COURSE_LOG_DIR`` when set (``course run`` sets one per run), else in the current folder, or in the
+course home's ``logs/`` when that folder is not the student's own (``core.places.log_base``).
 """
 
 from __future__ import annotations

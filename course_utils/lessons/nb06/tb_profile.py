@@ -1,31 +1,17 @@
 """Profiling a few training steps with the Keras TensorBoard callback, and reading the steps back.
 
-``keras.callbacks.TensorBoard(profile_batch=(start, stop))`` starts TensorFlow's profiler
-when training reaches batch ``start`` and stops it after batch ``stop``. What the
-callback does, read from its source (``keras/src/callbacks/tensorboard.py``, Keras 3.15):
+What ``keras.callbacks.TensorBoard(profile_batch=(start, stop))`` does (``keras/src/callbacks/tensorboard.py``,
+Keras 3.15): batches count from 1 across epochs, both ends included; each profiled batch is a ``"Profiled batch"``
+event whose ``step_num`` is its index in its epoch; the trace goes to
+``<run>/train/plugins/profile/<timestamp>/<host>.xplane.pb`` (docs/references.md#profiling). After TensorFlow's
+profiler guide (https://www.tensorflow.org/guide/profiler: at most 10 steps, not the first batches)
+``check_profile_batch`` refuses a range that starts before ``MIN_START`` (batch 1 traces the step into a graph),
+spans more than ``MAX_STEPS`` or ends after the run's last batch.
 
-- batches are counted **from the start of training, across epochs**, from 1: with 7
-  batches an epoch, batch 10 is the third batch of epoch 2;
-- **both ends are included**: ``(10, 14)`` profiles 5 batches;
-- each profiled batch is wrapped in a ``"Profiled batch"`` event whose ``step_num`` is the batch's
-  index within its epoch, from 0;
-- the trace is written to ``<run>/train/plugins/profile/<timestamp>/<host>.xplane.pb``
-  (docs/references.md#profiling), which TensorBoard's profile plugin (XProf) shows;
-- profiling is off unless ``profile_batch`` is set (0 turns it off).
-
-The course's rule, after TensorFlow's profiler guide (https://www.tensorflow.org/guide/profiler: at
-most 10 steps at a time, and not the first batches): ``check_profile_batch`` refuses ranges that start before batch
-``MIN_START`` - batch 1 includes tracing the training step into a graph - or span more than ``MAX_STEPS``
-batches, or end after the last batch of the run (then nothing, or not all of it, would be profiled).
-
-``profiled_steps`` reads a trace without the profile plugin, with the XSpace protocol buffer that
-TensorFlow ships (``tensorflow.tsl.profiler.protobuf.xplane_pb2``): each profiled step's wall time,
-and the part of it spent waiting for the next batch. A training step asks its ``tf.data`` iterator
-for the next batch in ``IteratorGetNext``; the time inside it is the time the input pipeline took
-to hand over a batch (https://www.tensorflow.org/guide/data_performance_analysis). XProf counts
-host events whose name starts with ``IteratorGetNext`` as "waiting for input" (``ClassifyCpuEvent``
-in openxla/xprof ``xprof/convert/xplane_to_step_events.cc``); so does this reader. XProf also counts
-host-to-device copies as input time; those are left out here (a batch of MNIST is a few hundred KB).
+``profiled_steps`` reads a trace with TensorFlow's XSpace protobuf: each step's wall time and its time inside
+``IteratorGetNext``, waiting for the input pipeline (https://www.tensorflow.org/guide/data_performance_analysis),
+as XProf counts it (``ClassifyCpuEvent``, openxla/xprof ``xprof/convert/xplane_to_step_events.cc``). XProf's
+host-to-device copies are left out (a batch of MNIST is a few hundred KB).
 """
 
 from __future__ import annotations
@@ -46,12 +32,9 @@ INPUT_EVENT = "IteratorGetNext"  # events whose name starts with this: the step 
 
 
 def check_profile_batch(profile_batch: Any, *, total_batches: int | None = None) -> tuple[int, int] | None:
-    """Validate a ``profile_batch`` range; return ``(start, stop)``, or ``None`` for no profiling.
-
-    ``None``, ``0`` and ``False`` mean no profiling. A range is two integers
-    ``(start, stop)`` (a list is accepted: papermill passes tuples as lists), counted as
-    the callback counts them: from 1, across epochs, both ends included.
-    ``total_batches`` (training batches per epoch x epochs), when given, must reach ``stop``.
+    """Validate a ``profile_batch`` range; return ``(start, stop)``, or None (None, 0, False) for no profiling.
+    Two integers (a list too: papermill passes tuples as lists), counted as the callback does; ``total_batches``
+    (batches per epoch x epochs), when given, must reach ``stop``.
     """
     if profile_batch is None or profile_batch is False or profile_batch == 0:
         return None
@@ -122,11 +105,8 @@ def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
 
 
 def profiled_steps(path: str | os.PathLike[str]) -> list[Step]:
-    """The profiled steps in one ``.xplane.pb``, in time order: wall time, and time spent waiting for input.
-
-    Steps are the ``"Profiled batch"`` events Keras records around each profiled batch. The wait is
-    the time, inside a step, covered by events whose name starts with ``IteratorGetNext`` on any
-    plane (see the module docstring).
+    """The ``"Profiled batch"`` steps in one ``.xplane.pb``, in time order: wall time, and the time inside it
+    covered by ``IteratorGetNext*`` events on any plane (module docstring).
     """
     xspace_class = _xspace_class()
     if xspace_class is None:

@@ -1,17 +1,9 @@
-"""Notebook 07's lesson: what setup reads, and the exercises.
+"""Notebook 07's lesson: what setup reads (``needs``: images enough for one step of run (c)), and the exercises.
 
-Setup reads ``NOTEBOOK``, ``SMOKE``, ``KEY_RESULTS`` and ``needs``: images enough for one step of run (c).
-
-The exercises: the global batch for four GPUs, and a two-machine cluster.
-
-- Exercise 7.1, ``check_global_batch(answer)``: one GPU trained well with a batch of 256; a machine with four
-  such GPUs should give each the same work, and the epoch of 60,000 images is batched with
-  ``drop_remainder=True`` (the task says so). The check compares with ``distribute.batch_plan`` and names the
-  usual slips (the one-GPU batch kept as the global batch, a partial last step, one GPU's steps).
-- Exercise 7.2, ``check_cluster(answer)``: the ``TF_CONFIG`` of the second of two machines, the first being
-  worker 0, the chief (a dict or its JSON text; the index may be text, as TensorFlow reads it with ``int()``),
-  compared part by part with what ``distribute.tf_config`` builds (its tests hold the two equal), and the
-  replicas in sync when each machine has two GPUs.
+- 7.1 ``check_global_batch``: the global batch for four GPUs with ``drop_remainder=True``, compared with
+  ``distribute.batch_plan``, naming the usual slips.
+- 7.2 ``check_cluster``: the second machine's ``TF_CONFIG`` (a dict or its JSON; the index may be text, as
+  TensorFlow reads it with ``int()``), compared part by part with ``distribute.tf_config``'s.
 """
 
 from __future__ import annotations
@@ -64,11 +56,11 @@ GPUS_PER_MACHINE = 2
 
 
 def _whole(value: object) -> int | None:
-    """A whole number given as an int (or a float without a fraction); None otherwise."""
+    """A whole number given as an integer (or a float without a fraction); None otherwise."""
     if isinstance(value, bool):
         return None
-    if isinstance(value, int):
-        return value
+    if isinstance(value, numbers.Integral):
+        return int(value)
     if isinstance(value, float) and value.is_integer():
         return int(value)
     return None
@@ -118,18 +110,12 @@ def check_global_batch(answer: object) -> Feedback:
 def _index_given(index: object) -> int | None:
     """The task index as TensorFlow reads it (``int(task["index"])``): 1, "1" or 1.0 is 1; None for a bool or
     anything that is no whole number."""
-    if isinstance(index, bool):
-        return None
-    if isinstance(index, numbers.Integral):
-        return int(index)
-    if isinstance(index, float):
-        return int(index) if index.is_integer() else None
     if isinstance(index, str):
         try:
             return int(index)
         except ValueError:
             return None
-    return None
+    return _whole(index)
 
 
 def _config_problems(config: dict[str, Any]) -> list[str]:

@@ -1,33 +1,20 @@
-"""Training on several devices and several workers with ``tf.distribute`` - the machinery of notebook 07.
+"""Training on several devices and workers with ``tf.distribute``: the machinery of notebook 07, which writes the
+TensorFlow itself.
 
-Notebook 07 writes the TensorFlow itself (the strategies, the worker program); this module keeps
-what is not the lesson:
+``batch_plan`` (global and per-replica batch, steps per epoch), ``tf_config`` / ``local_cluster`` (each worker's
+``TF_CONFIG``), ``run_local_workers`` (a worker program N times on 127.0.0.1, each a ``core.child`` of its own,
+stopped whatever happens, and ending by itself when its starter dies or its time limit plus
+``WORKER_TIME_MARGIN_S`` passes), ``leftover_processes``.
 
-- ``batch_plan``: global batch, per-replica batch and steps per epoch, checked.
-- ``tf_config`` / ``local_cluster``: the ``TF_CONFIG`` each worker of a cluster reads, validated.
-- ``run_local_workers``: start a worker program N times (each a child process of its own:
-  ``core.child``) on 127.0.0.1, each with its own ``TF_CONFIG``, wait for all, and stop every
-  one of them - on success, on failure and on timeout (each worker leads its own process group,
-  which is stopped whatever happens). A worker also ends by itself when the process that started
-  it has ended (a killed kernel) and after the run's time limit plus ``WORKER_TIME_MARGIN_S``;
-  ``leftover_processes`` checks that nothing of a run is still running.
+Where the workers listen: TensorFlow's gRPC server listens on every interface whatever ``TF_CONFIG`` says
+(``GrpcServer::Init`` binds ``"0.0.0.0:" + port``,
+https://github.com/tensorflow/tensorflow/blob/master/tensorflow/core/distributed_runtime/rpc/grpc_server_lib.cc,
+a dual-stack ``[::]`` socket as tests/distribute/test_distribute.py observes); the host in ``TF_CONFIG`` only
+names the address the peers dial, and the worker service has no authentication. So on a shared or public
+network run notebook 07 behind a firewall. Where Linux allows it the workers of a run share a network namespace
+of their own (``private_net``); on a shared server (the class hub) the run needs one.
 
-Where the workers listen: the peers dial each other at 127.0.0.1 (``TF_CONFIG``), but TensorFlow's
-gRPC server listens on every network interface whatever ``TF_CONFIG`` says. ``GrpcServer::Init``
-binds ``"0.0.0.0:" + port``, a constant (TensorFlow 2.21 still carries that string):
-https://github.com/tensorflow/tensorflow/blob/master/tensorflow/core/distributed_runtime/rpc/grpc_server_lib.cc
-and gRPC opens it as a dual-stack ``[::]`` socket, as tests/distribute/test_distribute.py observes of
-the running workers. The host in ``TF_CONFIG`` (or a ``ClusterSpec``) only names the address the peers
-dial; ``tf.distribute.Server``'s ``ServerDef`` can change the port and the protocol, not the address;
-``TF_GRPC_DEFAULT_OPTIONS`` sets options of the client channels. The worker service has no
-authentication. So while the workers run, their ports are open to the network: on a shared or
-public network, run notebook 07 behind a firewall. What the course does: where Linux allows it, the
-workers of a run share a network namespace of their own (``private_net``), so no other process on the
-machine reaches their ports; on a shared server (the class hub) the run needs one. And the servers live
-only as long as the workers: no worker outlives its run, its kernel or its time limit.
-
-Sources: tensorflow.org/guide/distributed_training, tensorflow.org/tutorials/distribute/keras,
-tensorflow.org/tutorials/distribute/multi_worker_with_keras and .../multi_worker_with_ctl.
+Sources: tensorflow.org/guide/distributed_training, tensorflow.org/tutorials/distribute/multi_worker_with_keras.
 """
 
 from __future__ import annotations
@@ -156,25 +143,18 @@ def first_to_fail(failed: list[int], logs: list[Path]) -> int:
     return min(failed, key=last_write)
 
 
-def _tail(path: Path, lines: int = 6, width: int = 200) -> str:
+def _tail(path: Path, lines: int = 6) -> str:
     """The end of a worker's log for an error message: its last exception line first, then the last lines."""
-    short = _short_lines(path, width)
-    if short is None:
-        return "(no log)"
+    short = _short_lines(path)
     if not short:
-        return "(empty log)"
+        return "(no log)" if short is None else "(empty log)"
     error = _last_error(path)
-    head = f"last error: {error}\n" if error else ""
-    return head + "\n".join(short[-lines:])
+    return (f"last error: {error}\n" if error else "") + "\n".join(short[-lines:])
 
 
-def leftover_processes(folder: str | os.PathLike[str]) -> list[int]:
-    """PIDs of processes still running whose command line names ``folder`` - a run's workers, orphans included.
-
-    ``run_local_workers`` passes each worker its payload and result files inside its folder,
-    so after a run this must be empty: the check the notebook and the tests make.
-    """
-    return processes_naming(Path(folder))
+# A run's processes still running, orphans included: each worker's command line names its folder (its payload and
+# result files), so after a run this is empty - the check the notebook and the tests make.
+leftover_processes = processes_naming
 
 
 def run_program(payload: Mapping[str, Any]) -> None:
@@ -241,18 +221,11 @@ def run_local_workers(
 ) -> LocalRun:
     """Start the worker ``program`` ``workers`` times on this machine, as ``python PROGRAM FOLDER``; wait for all.
 
-    Each worker runs in a child process of its own (``core.child``) with its own ``TF_CONFIG``
-    (127.0.0.1, free ports: ``LocalRun.tf_config(i)``); its log is ``FOLDER/worker-<i>.log``. The
-    program finds its settings in FOLDER and writes its results there. The call returns when every
-    worker has exited successfully, and raises ``WorkerError`` as soon as one fails, or when
-    ``timeout_s`` passes. Whatever happens, every worker's process group is stopped before the call
-    returns (nothing is left running); and should this process be killed, each worker ends by itself
-    within a second, or at the latest ``WORKER_TIME_MARGIN_S`` after ``timeout_s``. The ``WorkerError``
-    names the worker (``worker``), the last exception line of its log (``last_error``) and whether
-    the time limit passed (``timed_out``). The workers get no GPU, as local workers would otherwise
-    compete for the same one (TensorFlow's tutorial does the same). ``private_network`` (``_network``): the
-    workers share a network namespace of their own, so no other process on the machine reaches their ports
-    (``LocalRun.network``).
+    Each worker is a ``core.child`` with its own ``TF_CONFIG`` (127.0.0.1, free ports) and log
+    ``FOLDER/worker-<i>.log``, and no GPU (local workers would compete for one, as TensorFlow's tutorial notes).
+    Returns when all exited successfully; a ``WorkerError`` (``worker``, ``last_error``, ``timed_out``) as soon as
+    one fails or ``timeout_s`` passes. Every worker's process group is stopped before this returns, and should this
+    process be killed each worker ends by itself. ``private_network``: see ``_network``.
     """
     program = Path(program).resolve()
     if not program.is_file():

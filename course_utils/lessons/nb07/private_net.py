@@ -1,22 +1,15 @@
 """A network of its own for a run's workers: no other process on the machine can reach their ports.
 
-TensorFlow's gRPC workers listen on every interface and have no authentication (``lessons.nb07.distribute``):
-any process that reaches a worker's port can run TensorFlow operations in it, as the worker's user. On a
-shared class server every classmate's process could. So the workers of one run share a Linux *network
-namespace* of their own, with only a loopback interface: they reach each other at 127.0.0.1 as before,
-and nothing outside the namespace reaches them. An unprivileged user creates one inside a *user namespace*
-(``unshare --user --map-root-user --net``, util-linux), where the user is root of that namespace only:
-https://man7.org/linux/man-pages/man7/network_namespaces.7.html and
-https://man7.org/linux/man-pages/man7/user_namespaces.7.html.
-
-A *holder* process creates the namespace, brings its loopback interface up (``SIOCSIFFLAGS``) and waits; each
-worker joins it (``nsenter --target HOLDER --user --net --preserve-credentials``: the worker keeps its user, which
-is root inside that namespace only; without the option nsenter calls ``setgroups``, which a user namespace made
-by an unprivileged user refuses). The holder ends when its standard input closes:
-when the run ends, or when the process that started it dies. Some systems forbid unprivileged user
-namespaces, or what is done inside them (Ubuntu from 23.10, AppArmor's ``kernel.apparmor_restrict_unprivileged_userns``;
-some containers):
-``PrivateNetwork`` then raises a ``WorkerError`` that says why (the workers cannot start as they should).
+TensorFlow's gRPC workers listen on every interface without authentication (``distribute``), so on a class
+server any classmate could run operations in them. The workers of one run share a Linux network namespace with
+only a loopback interface, which an unprivileged user creates inside a user namespace (``unshare --user
+--map-root-user --net``: https://man7.org/linux/man-pages/man7/network_namespaces.7.html,
+https://man7.org/linux/man-pages/man7/user_namespaces.7.html). A holder process creates it, brings loopback up
+(``SIOCSIFFLAGS``) and waits until its standard input closes; each worker joins with ``nsenter --target HOLDER
+--user --net --preserve-credentials`` (without that option nsenter calls ``setgroups``, which such a namespace
+refuses). Where user namespaces are forbidden (Ubuntu from 23.10, AppArmor's
+``kernel.apparmor_restrict_unprivileged_userns``; some containers) ``PrivateNetwork`` raises a ``WorkerError``
+that says why.
 """
 
 from __future__ import annotations
