@@ -107,11 +107,9 @@ help:
 PYTHONS = $(shell sh scripts/venv.sh --accepted)
 
 # Runs every time; does nothing when the stamp says .venv holds what is asked for (see scripts/venv.sh).
-# Under flock (Linux), when there is one: make test's two lanes may ask at the same time, and one waits for the other.
 $(STAMP): pyproject.toml tools/pyproject.toml constraints/course.txt FORCE
-	@mkdir -p build; lock=$$(command -v flock >/dev/null 2>&1 && echo "flock build/venv.lock"); \
-	  PYTHON='$(PYTHON)' PYTHON_GIVEN='$(filter-out undefined default file,$(origin PYTHON))' VENV='$(VENV)' \
-	  EXTRAS='$(INSTALL_EXTRAS)' $$lock sh scripts/venv.sh
+	@PYTHON='$(PYTHON)' PYTHON_GIVEN='$(filter-out undefined default file,$(origin PYTHON))' VENV='$(VENV)' \
+	  EXTRAS='$(INSTALL_EXTRAS)' sh scripts/venv.sh
 
 FORCE:
 

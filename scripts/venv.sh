@@ -34,6 +34,12 @@ if [ "${1:-}" = --accepted ]; then
     exit 0
 fi
 
+# One at a time: make test's two lanes may both ask (flock, util-linux, where there is one; a second call waits).
+if [ -z "${VENV_LOCKED:-}" ] && command -v flock >/dev/null 2>&1; then
+    mkdir -p build
+    VENV_LOCKED=1 exec flock build/venv.lock sh "$0" "$@"
+fi
+
 PYTHON=${PYTHON:-python3}
 PYTHON_GIVEN=${PYTHON_GIVEN:-}
 VENV=${VENV:-.venv}
