@@ -38,12 +38,12 @@ class CheckpointPassed(pytest.Item):
         if not folder:
             raise pytest.UsageError("tests.tiers.nbval_again needs COURSE_RESULTS_DIR: the folder the records go to")
         record = Path(folder) / f"{self.path.stem}.json"
-        keep = os.environ.get("COURSE_NBVAL_KEEP")
-        if keep and self.cells is not None:
+        keep = os.environ.get("COURSE_NBVAL_KEEP") if self.cells is not None else None  # the first run only
+        if keep:
             self.keep(Path(keep))
         assert record.is_file(), f"{self.path.name} wrote no record ({record}): a cell before the checkpoint failed"
         written = json.loads(record.read_text(encoding="utf-8"))
-        if keep and self.cells is not None:
+        if keep:
             (Path(keep) / "results").mkdir(parents=True, exist_ok=True)
             record.replace(Path(keep) / "results" / record.name)
         else:
