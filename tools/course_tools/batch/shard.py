@@ -202,9 +202,6 @@ class ShardRun:
                  "course run --merge {out}").format(index=self.shard.index, count=self.shard.count, out=out)
 
 
-# --- the merge ------------------------------------------------------------------------------------------------
-
-
 def without_shard(argv: Sequence[str]) -> list[str]:
     """``argv`` less its ``--shard`` option (also ``--shard=V`` and argparse's abbreviations such as ``--sha``)."""
     kept: list[str] = []

@@ -28,7 +28,6 @@ from course_utils.core.errors import CourseError, InputError
 MAX_BYTES = 5 * 1024 * 1024  # a record is a few kB; a bigger file is no record
 GROUPS = ("errors", "warnings", "fine")
 SEVERITIES = ("error", "warning")
-# --------------------------------------------------------------------------- reading
 
 
 def invalid_reason(data: Any) -> str | None:
@@ -97,9 +96,6 @@ def load_folder(folder: Path) -> tuple[list[dict[str, Any]], list[tuple[str, str
         else:
             records.append({**record, "_file": name})
     return records, bad
-
-
-# --------------------------------------------------------------------------- one record's cells
 
 
 def _dict(value: Any) -> dict[str, Any]:
@@ -185,9 +181,6 @@ def ordered(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted(records, key=lambda r: (GROUPS.index(group(r)), r["user"], r["host"], r["_file"]))
 
 
-# --------------------------------------------------------------------------- the class
-
-
 def severity_counts(records: Sequence[dict[str, Any]]) -> Counter[str]:
     """How many records have each severity: a record with an error and a warning counts under both."""
     return Counter(severity for r in records for severity in {p["severity"] for p in r["problems"]})
@@ -243,9 +236,6 @@ def duplicates(records: Sequence[dict[str, Any]]) -> list[str]:
     for record in records:
         files.setdefault(student(record), []).append(record["_file"])
     return [f"{who} ({', '.join(names)})" for who, names in sorted(files.items()) if len(names) > 1]
-
-
-# --------------------------------------------------------------------------- the report
 
 
 def render(records: Sequence[dict[str, Any]], bad: Sequence[tuple[str, str]], folder: str) -> ReportPage:

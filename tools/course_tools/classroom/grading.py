@@ -100,7 +100,6 @@ def exercises(notebook: dict[str, Any], where: str = "notebook") -> list[Exercis
     return found
 
 
-# --------------------------------------------------------------------------- what a solution needs from its lesson
 def _names(node: ast.AST, loads: bool) -> set[str]:
     """The names ``node`` reads (``loads``) or binds."""
     found = set()
@@ -165,7 +164,6 @@ def context(notebook: dict[str, Any], needed: set[str], where: str = "notebook")
     return "".join(("\n" if imported else "\n\n\n") + code for _order, code, imported in blocks).strip()
 
 
-# --------------------------------------------------------------------------- the nbgrader notebooks
 def _cell(kind: str, source: str, cell_id: str, **grading: Any) -> dict[str, Any]:
     cell: dict[str, Any] = {"cell_type": kind, "id": cell_id, "metadata": {}, "source": source}
     if grading:

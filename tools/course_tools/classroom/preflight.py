@@ -61,9 +61,6 @@ MATMUL_SIZE = 1024  # 1024 x 1024 float32: 2 GFLOP per product, tens of ms on a 
 MATMUL_REPEATS = 5
 
 
-# --------------------------------------------------------------------------- who and where
-
-
 def user_name() -> str:
     """This user's login name ("unknown" when the system cannot say, as in some containers)."""
     try:
@@ -96,9 +93,6 @@ def check_out(path: Path) -> Path:
         raise InputError(_("The folder {folder} cannot be written, so the record cannot be saved there.").format(
             folder=path.parent), fix)
     return path
-
-
-# --------------------------------------------------------------------------- what the record holds
 
 
 def supported_range() -> str | None:
@@ -262,9 +256,6 @@ def collect(
     return record
 
 
-# --------------------------------------------------------------------------- the summary
-
-
 def _ms(result: dict[str, Any] | None) -> str:
     return f"{result['median_ms']:.3g} ms" if result else "-"
 
@@ -319,9 +310,6 @@ def summary(record: dict[str, Any], out: Path) -> str:
         f"Result: {errors} error(s), {len(problems) - errors} warning(s) (exit status {1 if errors else 0}).",
     ]
     return "\n".join(lines)
-
-
-# --------------------------------------------------------------------------- command line
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -47,9 +47,6 @@ def course_exercises() -> list[tuple[str, list[str]]]:
     return found
 
 
-# --------------------------------------------------------------------------- reading
-
-
 def invalid_reason(data: Any) -> str | None:
     """Why parsed JSON is not a progress record; None when it is one."""
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
@@ -104,9 +101,6 @@ def load_folder(folder: Path) -> tuple[dict[str, dict[str, Any]], list[tuple[str
     return records, bad
 
 
-# --------------------------------------------------------------------------- states
-
-
 def exercise_state(notebook: Mapping[str, Any] | None, number: str) -> tuple[str, int]:
     """One student's state on one exercise, and their attempts."""
     if notebook is None:
@@ -143,9 +137,6 @@ def table(records: Mapping[str, dict[str, Any]]) -> list[dict[str, Any]]:
                         attempts[user] = tries
             rows.append({"notebook": notebook, "item": item, **who, "attempts": attempts})
     return rows
-
-
-# --------------------------------------------------------------------------- rendering
 
 
 def _names(names: Sequence[str], attempts: Mapping[str, int] | None = None) -> str:

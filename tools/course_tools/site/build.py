@@ -95,9 +95,6 @@ def site_words(code: str) -> dict[str, str]:
         }
 
 
-# --------------------------------------------------------------------------- the box on each notebook page
-
-
 def machine_lines(record: Mapping[str, Any] | None, code: str) -> list[str]:
     """Which machine and versions produced a notebook's outputs, one line each, from its run record."""
     words = site_words(code)
@@ -148,9 +145,6 @@ def machine_box(record: Mapping[str, Any] | None, code: str, urls: tuple[str, st
 
 def escape_markdown(text: str) -> str:
     return re.sub(r"([\\`*_\[\]<>#|])", r"\\\1", text)
-
-
-# --------------------------------------------------------------------------- the run and the source tree
 
 
 def check_run(folder: Path, edition: Edition, root: Path = ROOT) -> None:

@@ -55,9 +55,6 @@ ZIP_DATE = (1980, 1, 1, 0, 0, 0)  # the same bundle from the same code: no file 
 _TRANSLATOR = re.compile(r"""translator\(["'](\w+)["']\)""")  # a module's message domain
 
 
-# --------------------------------------------------------------------------- the doctor's modules
-
-
 def module_file(name: str, root: Path = ROOT) -> Path | None:
     """The file of module ``name`` (a package's ``__init__.py``) under ``root``, None when it is no module there."""
     base = root.joinpath(*name.split("."))
@@ -123,9 +120,6 @@ def bundle(root: Path = ROOT) -> bytes:
     return out.getvalue()
 
 
-# --------------------------------------------------------------------------- Pyodide
-
-
 def integrity(data: bytes) -> str:
     """npm's ``dist.integrity`` of a tarball: ``sha512-`` and the base64 of its SHA-512."""
     return "sha512-" + base64.b64encode(hashlib.sha512(data).digest()).decode()
@@ -165,11 +159,6 @@ def write_assets(out: Path, root: Path = ROOT) -> None:
             (folder / "pyodide" / name).write_bytes(source.read())
     (folder / "course_doctor.zip").write_bytes(bundle(root))
     shutil.copyfile(ASSETS / "doctor.js", folder / "doctor.js")
-
-
-# --------------------------------------------------------------------------- the page
-
-
 
 
 def page_words(code: str) -> dict[str, str]:

@@ -36,9 +36,6 @@ ZH = Edition("zh", "zh_CN", "README.zh-CN.md", "notebooks/zh", "docs/zh",
 EDITIONS = (EN, ZH)
 
 
-# --------------------------------------------------------------------------- pages and links
-
-
 def other(edition: Edition) -> Edition:
     return ZH if edition is EN else EN
 
