@@ -1,17 +1,5 @@
-"""What a batch run will do, checked before anything runs: notebooks, parameters, grid files.
-
-A grid file (YAML; docs/instructors.md, "Parameter grids") names notebooks and the values to try; every combination
-of values is one run of each notebook. A YAML list is always the list of values to try, so a list-valued parameter
-is written as a list of lists (``LAYERS: [[64], [128, 64]]``). Every problem - an unknown notebook, a parameter a
-notebook does not declare, a value of the wrong type, a malformed grid - is an ``InputError`` naming it, raised
-before any kernel starts.
-
-Limits, so that a typing slip or a hostile file cannot exhaust memory: a grid makes at most ``MAX_RUNS`` runs
-(counted before any run is built), a grid file is at most ``MAX_GRID_BYTES``; YAML aliases (``*name``) are refused,
-because nested aliases ("billion laughs") turn a small file into an enormous value; a key given twice in one mapping
-is an error, not "the last one wins" as PyYAML's own loader does. ``timeout`` is a whole number of seconds >= 1,
-because nbclient's per-cell ``timeout`` is an integer trait.
-"""
+"""What a batch run will do, checked before anything runs: notebooks, parameters, grid files (docs/instructors.md,
+"Batch runs" and "Parameter grids"). Every problem is an ``InputError`` naming it, raised before any kernel starts."""
 
 from __future__ import annotations
 

@@ -1,14 +1,7 @@
-"""One notebook run in a fresh kernel: papermill in a runner process of its own, its record, its memory.
-
-``run_notebook`` starts the runner process (``core.child``: ``_execute``) with the run's own environment
-(``COURSE_SMOKE``; ``COURSE_HOME`` and ``COURSE_LOG_DIR``: a course home and a TensorBoard folder of the run's own),
-watches the kernel's peak memory (``_KernelMemory``) and returns a
-``RunRecord``: what the notebook recorded, read from the executed notebook itself (``results.record_in``: the record
-is one of its outputs), how long it took, and for a failed run the failing cell, its failing line and its error
-(``failed_cell``). The runner writes that record to ``OUT/results/NAME.json``. The kernel's traceback reaches only the
-executed notebook, so a failed run writes it into the run's log too, without colour codes, under a line that names
-the cell. ``course_tools.batch.runner`` runs many of these, and writes the report.
-"""
+"""One notebook run in a fresh kernel: papermill in a runner process of its own (``core.child``), its record, its
+memory. ``run_notebook`` returns a ``RunRecord``: what the notebook recorded (read from the executed notebook's
+outputs), how long it took, and for a failed run the failing cell, line and error; the kernel's traceback reaches only
+the executed notebook, so it is written into the run's log too."""
 
 from __future__ import annotations
 

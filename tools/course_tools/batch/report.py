@@ -1,13 +1,5 @@
-"""The report of a batch run: ``report.md``, a self-contained ``report.html`` and ``results.json``
-(docs/instructors.md, "The report", says what each table and column holds).
-
-The runs; the failures, each with where it failed (the cell, its execution count [K] as JupyterLab shows it, and
-the failing line marked "---->" among its neighbours, else the cell's first lines); for each notebook run at several
-grid points, its varying parameters against its key results with a chart per result (key results: the grid
-file's ``results``, else those the notebook declares, else every numeric result; a list of numbers is shown as its
-median, a dict one column per key); the environment. The HTML embeds its charts, the Markdown links the same PNGs
-in ``charts/``; ``results.json`` holds every recorded field of every run, the batch's settings and the comparisons.
-"""
+"""The report of a batch run: ``report.md``, a self-contained ``report.html`` (its charts inside; the Markdown links
+the same PNGs in ``charts/``) and ``results.json`` (docs/instructors.md, "The report", says what each part holds)."""
 
 from __future__ import annotations
 

@@ -1,14 +1,10 @@
 """``course run``: the course's notebooks headless with papermill, the whole course or a grid of parameters
 (docs/instructors.md, "Batch runs"); ``--shard`` and ``--merge``: course_tools.batch.shard.
 
-Every run executes in a fresh kernel (TensorFlow keeps device memory until its process ends), started by a runner
-process of its own (``batch.notebook_run``) with its own environment and course home, so up to ``--jobs`` runs go
-at once without sharing settings or files: every file of a run is in ``OUT`` under its own name (``executed/``,
-``results/``, ``logs/``, ``tensorboard/``, ``work/``). Ctrl-C, SIGTERM or SIGHUP stops every runner process and
-kernel and still writes the report (``core.processes.StopSignals``). One ``course run`` at a time uses an ``OUT``
-folder (``core.files.FolderLock``): two would overwrite each other's records and reports. A failing run keeps its
-executed notebook and the others still run. Exit status: 0 all passed, 1 something failed, 2 bad input (found
-before anything runs: course_tools.batch.grid).
+Every run executes in a fresh kernel (TensorFlow keeps device memory until its process ends), in a runner process of
+its own with its own environment and course home, so up to ``--jobs`` runs go at once without sharing settings or
+files. One ``course run`` at a time uses an ``OUT`` folder (``core.files.FolderLock``): two would overwrite each
+other's records and reports.
 """
 
 from __future__ import annotations

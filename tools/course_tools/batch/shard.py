@@ -1,15 +1,6 @@
-"""Sharded batch runs: one plan split over several machines, then merged into one report (docs/class.md,
-"Batch runs on a cluster", says how to run them and what is checked).
-
-``course run ... --shard I/N`` runs the runs at plan positions k (0-based) with ``k % N == I - 1``: the split
-depends only on the plan, never on the machine, and shard sizes differ by at most one run. ``--shard auto`` takes I
-and N from a Kubernetes Indexed Job (``JOB_COMPLETION_INDEX``, 0-based, and ``COURSE_SHARDS``) or a Slurm array job
-(``SLURM_ARRAY_TASK_*``: I counts the tasks from the lowest index; indices with gaps are refused), and only when
-asked. Shards share one ``--out``; each holds a lock of its own and writes its record, ``OUT/shards/I-of-N.json``,
-with a fingerprint of the whole plan, and no report. ``course run --merge OUT`` checks that all N records are
-there, of one plan, and that no shard still runs, then writes the report of the whole plan, in plan order
-(``report.write_report``). Problems are an ``InputError`` naming each file (exit status 2).
-"""
+"""Sharded batch runs: one plan split over several machines (``course run --shard I/N`` or ``--shard auto``), then
+merged into one report (``course run --merge OUT``); docs/class.md, "Batch runs on a cluster", says how the runs are
+split, what a shard's record holds and what the merge checks. Problems are an ``InputError`` naming each file."""
 
 from __future__ import annotations
 
@@ -112,7 +103,8 @@ def _number(env: Mapping[str, str], name: str, fix: str) -> int:
 
 
 def from_environment(env: Mapping[str, str]) -> Shard:
-    """The shard a Kubernetes Indexed Job's pod or a Slurm array task is (see the module docstring)."""
+    """The shard a Kubernetes Indexed Job's pod (``JOB_COMPLETION_INDEX`` 0 is shard 1) or a Slurm array task is (the
+    lowest index is shard 1; an array with gaps is refused)."""
     if "JOB_COMPLETION_INDEX" in env:
         fix = _("In the Job's manifest set the environment variable {variable} to the same number as "
                 ".spec.completions (cluster/k8s/course-indexed-job.yaml does), and keep completionMode: "

@@ -1,13 +1,6 @@
 """``course class-report FOLDER``: every student's preflight record in one table, problems first
-(docs/class.md, "The class report").
-
-Reads every ``*.json`` file under FOLDER (sub-folders too) and writes ``class-report.md`` and a self-contained
-``class-report.html`` into ``--out`` (default: FOLDER): a summary, the problems by code, one row per record (errors,
-then warnings, then fine), and the files that are no record, each with why. A record is shown as it was written: its
-``problems`` were found on the student's machine (``classroom.preflight``). Every value from a record is escaped, in
-the HTML and in the Markdown, so a record cannot add markup to the report. Exit status 0 when the report is written;
-2 when FOLDER is missing, holds no ``*.json`` file or no valid record (the report is still written then).
-"""
+(docs/class.md, "The class report"). Every value from a record is escaped, in the HTML and in the Markdown, so a
+record cannot add markup to the report."""
 
 from __future__ import annotations
 

@@ -1,14 +1,9 @@
 """``course grading FOLDER``: the course's exercises as an nbgrader course, for a class that wants grades
 (docs/class.md, "Grades with nbgrader"; https://nbgrader.readthedocs.io).
 
-It writes ``FOLDER/nbgrader_config.py`` and one assignment per notebook, ``FOLDER/source/nb03/03_memory.ipynb``.
-Each exercise becomes three cells, made from the lesson notebook itself, so there is one text and one check per
-exercise: its task (links made absolute); an answer cell, the task cell's lines, then the lesson's solution between
-``### BEGIN SOLUTION`` and ``### END SOLUTION`` (nbgrader removes it from the students' copies); a locked test cell
-worth one point that asserts the course's own check, ``nb03.CHECKS["3.1"](answer).ok``. A solution that uses a name
-the lesson defines (``blog_cnn`` in 05) gets that definition and the imports it needs in a locked first cell.
-FOLDER holds the solutions, so a folder it makes is open to its owner only. Checkpoints are not graded: they depend
-on the student's machine.
+Each exercise becomes three cells made from the lesson notebook itself, so there is one text and one check per
+exercise: its task, an answer cell holding the lesson's solution between nbgrader's markers, and a locked test cell
+that asserts the course's own check. FOLDER holds the solutions, so a folder it makes is open to its owner only.
 """
 
 from __future__ import annotations

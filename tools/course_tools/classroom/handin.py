@@ -1,11 +1,5 @@
-"""``course hand-in``: a student's progress - each notebook's exercises and checkpoint - in one file for the instructor.
-
-It gathers the records every notebook keeps in the student's results folder (what each exercise's check said and how
-many tries it took, whether the checkpoint passed) into one progress record (schema ``course-progress/1``): outcomes
-only, never answers. On the class hub, ``COURSE_HANDIN_DIR`` names the hand-in folder (``classroom.hub``
-``prepare_hand_in``): the file goes there as ``<user>.json``, readable by the student and the instructors only;
-elsewhere it is ``progress-<user>.json`` in the current folder (or ``--out``), a file to send. ``course progress``
-reads the class's files.
+"""``course hand-in``: a student's progress - each notebook's exercises and checkpoint, outcomes only, never answers -
+in one file for the instructor (docs/class.md, "Progress: who is done, who is stuck"; ``target`` says where it goes).
 """
 
 from __future__ import annotations
@@ -79,7 +73,7 @@ def target(out: Path | None, user: str) -> Path:
 
 
 def hand_in(out: Path | None = None) -> tuple[Path, dict[str, Any]]:
-    """Write this student's progress (see the module's doc); return where it went, and what."""
+    """Write this student's progress where ``target`` says; return where it went, and what."""
     data = gather(results_dir())
     path = target(out, data["user"])
     if hasattr(os, "getuid") and path.exists() and path.stat().st_uid != os.getuid():

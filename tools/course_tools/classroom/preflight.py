@@ -1,17 +1,6 @@
 """``course preflight``: one JSON record about this machine for the instructor, and the problems found in it
-(docs/class.md, "Preflight: check every machine before the class", explains every problem code).
-
-The record (schema ``course-preflight/1``) holds the platform and Python, the NVIDIA driver and GPUs (through the
-doctor), TensorFlow (version, CUDA build, the GPUs it sees, whether the version is in the range the course supports),
-the doctor's findings, a timed 1024 x 1024 float32 matrix product on the CPU and on the first GPU (where it ran is
-checked), the source each dataset would use now and the folders the course writes; ``problems``
-(``classroom.preflight_problems``) lists what stands in the way of the class. No GPU is an error (``no-gpu``) unless
-the student passes ``--expect-cpu``. On the class's GPU server, ``--students N`` adds ``sizing``
-(``classroom.sizing``): how many notebooks fit on each GPU, and an error when the class does not fit.
-
-Exit status 0 when no problem is an error, 1 when one is (the record is still written), 2 for bad arguments or an
-``--out`` that cannot be written.
-"""
+(docs/class.md, "Preflight: check every machine before the class", says what the record holds, every problem code
+and the exit status). The problems: ``classroom.preflight_problems``; ``--students N``: ``classroom.sizing``."""
 
 from __future__ import annotations
 

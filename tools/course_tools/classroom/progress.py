@@ -1,13 +1,9 @@
 """``course progress FOLDER``: the class's progress - who is done, stuck, working or not started on each notebook's
-exercises and checkpoint (docs/class.md, "Progress: who is done, who is stuck"; ``legend`` says what each means).
+exercises and checkpoint (docs/class.md, "Progress: who is done, who is stuck").
 
-Reads every progress record (``course hand-in``, schema ``course-progress/1``) under FOLDER and writes
-``progress.md`` and a self-contained ``progress.html`` into ``--out`` (default: FOLDER), in the instructor's
-language. The exercises are the course's own (each lesson file's ``CHECKS``). Where the file system says who wrote a
-file (POSIX), a record whose file belongs to another account than the student it names is not counted (a classmate
-cannot hand in for someone) - unless it belongs to root or to the account running ``course progress``: files the
-instructor collected and copied are theirs. Exit status 0 when the report is written, 2 when FOLDER holds no valid
-progress record.
+Where the file system says who wrote a file (POSIX), a record whose file belongs to another account than the student
+it names is not counted (a classmate cannot hand in for someone) - unless it belongs to root or to the account running
+``course progress``: files the instructor collected and copied are theirs.
 """
 
 from __future__ import annotations

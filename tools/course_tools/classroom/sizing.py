@@ -1,14 +1,10 @@
 """Sizing a class on a shared GPU server: how many students' notebooks fit on each GPU (``course preflight
---students N``).
+--students N``; docs/class.md, "Sizing the limit").
 
-Each running notebook is one process. With ``COURSE_GPU_MEMORY`` set to a limit, it takes up to that many MiB of
-each GPU it sees, plus a CUDA context outside the limit (docs/class.md, "Sizing the limit": about 0.5 GiB, an
-approximate value; ``--context-mib`` takes a measured one). So a GPU with M MiB holds
-floor(M / (limit + context)) notebooks. The GPUs' memory is the total that ``nvidia-smi`` reports (the doctor
-reads it). How students are spread follows the hub (``classroom.hub``): with ``COURSE_HUB_GPUS``, each student
-gets one listed device, chosen from a hash of the name (a device listed twice gets twice the share); without it,
-every student sees every GPU, and TensorFlow takes memory on every GPU it sees, so each GPU must hold the whole
-class. With "growth" there is no limit, so the class cannot be sized; "all" leaves one notebook per GPU.
+With ``COURSE_GPU_MEMORY`` set to a limit, a notebook takes up to that many MiB of each GPU it sees, plus a CUDA
+context outside the limit, so a GPU of M MiB holds floor(M / (limit + context)) notebooks. With ``COURSE_HUB_GPUS``
+each student gets one listed device (``classroom.hub``); without it every student sees every GPU, and TensorFlow takes
+memory on every GPU it sees, so each GPU must hold the whole class.
 """
 
 from __future__ import annotations

@@ -1,21 +1,7 @@
-"""Build the course as a static website from a course run: ``make site``.
+"""Build the course as a static website from a course run: ``make site`` (docs/maintainers.md, "The website").
 
-The site shows what a course run executed; it never runs a notebook. It takes two run folders, the English
-run (``course run --out DIR``) and the Chinese run (``course run notebooks/zh/*.ipynb --out DIR-zh``), each
-with ``executed/NN_*.ipynb`` and ``results/NN_*.json``. It writes:
-
-- ``SITE/``: the English pages: the README as the home page, the notebooks with their outputs and plots,
-  the student guides (docs/routes.md, wsl2.md, troubleshooting.md, sources.md, glossary.md);
-- ``SITE/zh/``: the same in Chinese: README.zh-CN.md, notebooks/zh/, docs/zh/.
-
-Every page has a link to the same page in the other language. Every notebook page starts with a box: where to
-open the notebook (Colab, Kaggle, Binder: tools/course_tools/links.py) and which machine and versions produced
-the outputs shown (the run's record of that notebook).
-
-The tool is Sphinx with MyST-NB (``nb_execution_mode = "off"``) and the Sphinx Book Theme, all from PyPI
-(the ``site`` extra): the build needs no network. It runs with ``-W``: a warning, such as a broken link
-between pages, fails the build. A Sphinx source tree per language goes under ``--src`` (default
-``build/site-src``), its links rewritten for the site; ``make site`` runs this module.
+The site shows what the English and the Chinese course runs executed; it never runs a notebook. Sphinx with MyST-NB
+and the Sphinx Book Theme (the ``site`` extra) build it with no network, with ``-W``: a warning fails the build.
 """
 
 from __future__ import annotations

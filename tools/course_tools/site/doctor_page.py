@@ -1,18 +1,9 @@
-"""The website's "Check your machine" page: the course's doctor, run in the browser by Pyodide (``make site``).
+"""The website's "Check your machine" page: the course's doctor, run in the browser by Pyodide
+(docs/maintainers.md, "The page 'Check your machine'").
 
-A student pastes what ``nvidia-smi`` and ``nvcc --version`` print (and, if they have one, a TensorFlow log), chooses
-a platform and a Python, and gets the report of ``course doctor``: the findings, the install commands, links to the
-troubleshooting page. Nothing needs to be installed, and nothing pasted leaves the page.
-
-How: the page (``check.html`` and ``zh/check.html``) loads Pyodide - CPython compiled to WebAssembly, with its
-standard library - from the site itself (``_doctor/pyodide/``). Then it unpacks ``_doctor/course_doctor.zip``, which
-this module makes from the package: the modules that ``course_utils.doctor.cli`` imports (found by reading their
-imports), the doctor's version table, the message catalogues they use, and ``theme/doctor/course_doctor_page.py``,
-which runs the command line's ``main`` on the pasted text. The page's script is ``theme/doctor/doctor.js``.
-So the page runs the doctor's own code: no rule is written a second time, in JavaScript or elsewhere.
-
-Pyodide comes from npm, the package ``pyodide`` at ``PYODIDE_VERSION``: ``npm pack`` fetches it into ``build/npm``
-when it is not there (``.ci/run`` does it first), and its sha512 must be the registry's (``PYODIDE_INTEGRITY``).
+This module writes the page and ``_doctor/``: Pyodide's files, the page's script and ``course_doctor.zip``, made from
+the modules that ``course_utils.doctor.cli`` imports (found by reading their imports). So the page runs the doctor's
+own code: no rule is written a second time, in JavaScript or elsewhere.
 """
 
 from __future__ import annotations
