@@ -1,12 +1,5 @@
-"""The course's tools for instructors and maintainers - a package of their own, beside the student's ``course_utils``.
-
-- ``commands``: the commands this package adds to ``course`` (entry-point group ``course.commands``);
-- ``batch/``: ``course run`` (notebooks run headless, grids, shards, the report);
-- ``bench/``: ``course bench``;
-- ``classroom/``: the class commands (``course preflight``, ``class-report``, ``hand-in``, ``progress``, ``grading``)
-  and the JupyterHub settings.
-
-The tools import ``course_utils``; ``course_utils`` never imports them (``tests/test_architecture.py``).
+"""The course's tools for instructors and maintainers - a package of their own, beside the student's ``course_utils``
+(CONTRIBUTING.md, "Layout", lists its modules). The tools import ``course_utils``; ``course_utils`` never imports them.
 """
 
 import os

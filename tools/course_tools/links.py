@@ -1,13 +1,7 @@
 """Write the Colab, Kaggle and Binder links and the hosted install cell, from two values in pyproject.toml
 (``make links``; ``--check`` changes nothing and names each file that differs).
 
-The values: ``Repository`` in ``[project.urls]`` (https://github.com/OWNER/REPO) and ``version`` in ``[project]``;
-everything written points at the release tag, "v" + version. In every notebook (English and Chinese) it writes the
-badges cell (the first cell, tagged ``links``) and the hosted-setup cell (tagged ``hosted-setup``, before the cell
-tagged ``parameters``: on Colab and Kaggle it installs the course package from the tag and keeps the runtime's own
-TensorFlow and Keras); a Chinese notebook's badges open the Chinese notebook, and its install cell's comments are
-Chinese. In README.md (and README.zh-CN.md, in Chinese) it writes the table of notebooks between
-``<!-- links:start -->`` and ``<!-- links:end -->``.
+What is written, and where: CONTRIBUTING.md, "A notebook"; everything points at the release tag, "v" + version.
 """
 
 from __future__ import annotations

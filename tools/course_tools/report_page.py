@@ -1,7 +1,5 @@
 """One report written twice from the same calls: as Markdown and as one self-contained HTML file.
 
-The batch report (``batch.report``), the class report (``classroom.class_report``) and the class's progress
-(``classroom.progress``) each build a ``ReportPage``: headings, paragraphs, tables, lists, code, charts.
 Every value goes through ``html_text`` on the HTML side; with ``escape``, the Markdown side escapes HTML's special
 characters too (a Markdown viewer may render raw HTML, and a student's record must not add markup to a report).
 """

@@ -25,7 +25,7 @@ def run(name, notebook="05_cnn", status="ok", error=None, **parameters):
         else {"test_accuracy": 0.9 + size / 10_000, "epoch_s": [3.0, 60 / size, 50 / size], "checkpoint_passed": True},
         "executed": f"/out/executed/{name}.ipynb",
         "log": f"/out/logs/{name}.log",
-        "failed_cell": {"index": 4, "execution_count": 3, "source": "model.fit(x)"} if status != "ok" else None,
+        "failed_cell": {"index": 4, "execution_count": 3, "excerpt": ["model.fit(x)"]} if status != "ok" else None,
     }
 
 

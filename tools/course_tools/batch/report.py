@@ -176,10 +176,7 @@ def failure_excerpt(run: Mapping[str, Any]) -> tuple[str, list[str]]:
     cell = run.get("failed_cell") or {}
     if not cell:
         return "", []
-    if "excerpt" in cell:
-        lines = list(cell["excerpt"])
-    else:  # a record from before the excerpt was recorded
-        lines = (cell.get("source") or "").splitlines()[:8]
+    lines = list(cell["excerpt"])
     error = str(cell.get("error") or "")
     first = error.strip().splitlines()[:1]
     if first:

@@ -1,9 +1,5 @@
-"""The problems ``course preflight`` finds in its record: each a ``code``, a ``severity``, a ``message``, a ``fix``.
-
-``find_problems(record, expect_cpu)`` reads the record that ``course_tools.classroom.preflight`` collected
-(TensorFlow, the timed product, the folders, the data, the class's sizing, the doctor's findings) and lists what
-stands in the way of the class; ``docs/class.md`` explains every code.
-"""
+"""The problems ``course preflight`` finds in its record: each a ``code``, a ``severity``, a ``message``, a ``fix``
+(docs/class.md, "Preflight: check every machine before the class", explains every code)."""
 
 from __future__ import annotations
 

@@ -1,19 +1,8 @@
-"""Reaching TensorBoard on a hub: the class hub's private TensorBoard.
-
-``%tensorboard`` (notebook 06) starts a server on the session's ``localhost``. On JupyterHub or Binder
-the browser cannot reach that; ``jupyter-server-proxy`` serves it at ``<hub prefix>proxy/<port>/``, and
-``%tensorboard`` shows it there when ``TENSORBOARD_PROXY_URL`` is set (docs/references.md#tensorboard-proxy).
-Binder (``binder/start``) sets it; notebook 06 sets it in view when it is missing.
-
-On a class's shared server that is not private: every student's server runs on one machine, a TCP port on
-``localhost`` is open to every classmate's process, and ``jupyter-server-proxy`` proxies "all ports listening
-on the local machine" - through any student's own server. TensorBoard has no login. So on the class hub
-each student's TensorBoard listens on a Unix socket instead, in a folder only that student can enter:
-``jupyter-server-proxy`` starts it (``tensorboard_server``, the ``jupyter_serverproxy_servers`` entry point)
-the first time the student opens ``<their server>/tensorboard/``, and reaches it through the socket
-(its ``unix_socket`` option: https://jupyter-server-proxy.readthedocs.io/en/latest/server-process.html).
-TensorBoard's own server (Werkzeug) listens on a ``unix://`` host; ``main`` starts it there, on the student's
-log folder (``COURSE_LOG_DIR``, which the hub sets).
+"""The class hub's private TensorBoard (docs/class.md, "TensorBoard" under "Sharing the GPU"): on a shared server a
+TCP port on ``localhost`` is open to every classmate's process, and TensorBoard has no login. So
+``jupyter-server-proxy`` starts each student's TensorBoard (``tensorboard_server``, the ``jupyter_serverproxy_servers``
+entry point) on a Unix socket in a folder only that student can enter, and ``main`` serves the student's
+``COURSE_LOG_DIR`` there (https://jupyter-server-proxy.readthedocs.io/en/latest/server-process.html).
 """
 
 from __future__ import annotations
