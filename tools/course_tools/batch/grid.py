@@ -87,18 +87,14 @@ def resolve_notebook(name: str | int, *, base: Path | None = None) -> Path:
     return matches[0]
 
 
-def parse_value(text: str) -> Any:
-    """A ``-p NAME VALUE`` value, read as papermill's ``-p`` does, plus YAML lists, dicts and quoted strings.
+_CONSTANTS = {"True": True, "true": True, "False": False, "false": False, "None": None, "null": None, "~": None}
 
-    ``True``/``False``/``None`` (or ``true``/``false``/``null``), integers and floats become
-    those types; ``[32, 64]``, ``{a: 1}`` and ``"128"`` are read as YAML; anything else is a string.
-    """
-    if text in ("True", "true"):
-        return True
-    if text in ("False", "false"):
-        return False
-    if text in ("None", "null", "~"):
-        return None
+
+def parse_value(text: str) -> Any:
+    """A ``-p NAME VALUE`` value, read as papermill's ``-p`` does, plus YAML lists, dicts and quoted strings
+    (docs/instructors.md, "Batch runs")."""
+    if text in _CONSTANTS:
+        return _CONSTANTS[text]
     for kind in (int, float):
         try:
             return kind(text)
@@ -298,11 +294,8 @@ def _timeout_problem(timeout: Any, name: str) -> str | None:
     return None
 
 
-def check_size(notebooks: int, parameters: Mapping[str, Sequence[Any]], where: str | None = None) -> int:
-    """The number of runs; an InputError naming each list's length when it is more than ``MAX_RUNS``.
-
-    ``where`` names where the values come from ("grid file PATH"; default "the grid").
-    """
+def check_size(notebooks: int, parameters: Mapping[str, Sequence[Any]], where: str) -> int:
+    """The number of runs; an InputError naming each list's length (``where``: their file) past ``MAX_RUNS``."""
     runs = notebooks * math.prod(len(values) for values in parameters.values())  # counted: nothing is built yet
     if runs > MAX_RUNS:
         lists = " x ".join(_("{name}: {count:,} values").format(name=name, count=len(values))
@@ -312,7 +305,7 @@ def check_size(notebooks: int, parameters: Mapping[str, Sequence[Any]], where: s
                 else _("{where} makes {runs:,} runs ({lists}, times {notebooks} notebook), more than the limit of "
                        "{limit:,} runs a batch may hold"))
         raise InputError(
-            what.format(where=where or _("the grid"), runs=runs, lists=lists or _("one value each"),
+            what.format(where=where, runs=runs, lists=lists or _("one value each"),
                         notebooks=notebooks, limit=MAX_RUNS),
             _("Split the grid into several files of at most {limit:,} runs each (e.g. one file per value of "
               "the longest list, each run with its own --out folder), or fix the values you do not need to vary "
@@ -340,13 +333,8 @@ def run_name(stem: str, parameters: Mapping[str, Any]) -> str:
 
 def make_plan(notebooks: Sequence[str], *, parameters: Mapping[str, Any] | None = None, grid_file: Path | None = None,
               smoke: bool = False, timeout: float | None = None, if_declared: bool = False) -> Plan:
-    """Check everything and list the runs; raise InputError naming the first problem.
-
-    Notebooks on the command line replace the grid's; ``parameters`` (``-p``) fix a value
-    for every run, replacing the grid's values for that name. ``if_declared`` (``--if-declared``):
-    a notebook gets only the parameters it declares (``-p DEVICE gpu`` over the whole course, where
-    notebook 01 has no ``DEVICE``); a name no notebook declares is still an error - it is a typo.
-    """
+    """Check everything and list the runs; raise InputError naming the first problem. Notebooks and ``parameters``
+    (``-p``) replace the grid's; ``if_declared``: docs/instructors.md, "Batch runs"."""
     grid: dict[str, Any] = load_grid(grid_file) if grid_file else {}
     base = Path(grid_file).parent if grid_file else None
     names = list(notebooks) or grid.get("notebooks") or []

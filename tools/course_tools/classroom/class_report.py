@@ -14,10 +14,10 @@ from typing import Any
 
 from course_tools import _
 from course_tools.classroom.handin import SCHEMA as PROGRESS_SCHEMA
-from course_tools.classroom.preflight import SCHEMA
 from course_tools.report_page import ReportPage
 from course_utils.core.errors import CourseError, InputError
 
+SCHEMA = "course-preflight/1"  # the record `course preflight` writes
 MAX_BYTES = 5 * 1024 * 1024  # a record is a few kB; a bigger file is no record
 GROUPS = ("errors", "warnings", "fine")
 SEVERITIES = ("error", "warning")
@@ -109,11 +109,12 @@ def student(record: dict[str, Any]) -> str:
     return f"{record['user']}@{record['host']}"
 
 
-def _platform(record: dict[str, Any]) -> str:
+def platform_text(record: dict[str, Any]) -> str:
+    """``linux (Linux 6.1, x86_64), Python 3.12``: the class report's cell and the preflight summary's line."""
     p, python = _dict(record.get("platform")), _dict(record.get("python"))
     text = str(p.get("kind") or p.get("system") or "?")
     if p.get("system") and p.get("release"):
-        text += f" ({p['system']} {p['release']})"
+        text += f" ({p['system']} {p['release']}" + (f", {p['machine']})" if p.get("machine") else ")")
     return text + (f", Python {python['version']}" if python.get("version") else "")
 
 
@@ -129,7 +130,7 @@ def _gpus(record: dict[str, Any]) -> list[str]:
     return found
 
 
-def _tensorflow(record: dict[str, Any]) -> str:
+def tensorflow_text(record: dict[str, Any]) -> str:
     tf = record.get("tensorflow")
     if not isinstance(tf, dict):
         return "not importable"
@@ -151,7 +152,7 @@ def _product(record: dict[str, Any]) -> str:
     return f"{_ms(result.get('gpu'))} / {_ms(result.get('cpu'))}"
 
 
-def _data(record: dict[str, Any]) -> str:
+def data_text(record: dict[str, Any]) -> str:
     entries = [_dict(e) for e in _list(_dict(record.get("data")).get("datasets"))]
     return "; ".join(f"{e.get('dataset', '?')}: {e.get('source') or e.get('problem') or '?'}" for e in entries)
 
@@ -159,12 +160,12 @@ def _data(record: dict[str, Any]) -> str:
 CELLS: dict[str, Callable[[dict[str, Any]], str]] = {  # the students table: a column, its cell (text, not escaped)
     "student": student,
     "file": lambda r: r["_file"],
-    "platform": _platform,
+    "platform": platform_text,
     "GPU": lambda r: "; ".join(_gpus(r)) or "none",
     "driver": lambda r: str(_dict(r.get("nvidia")).get("driver_version") or "-"),
-    "TensorFlow": _tensorflow,
+    "TensorFlow": tensorflow_text,
     "product ms (GPU / CPU)": _product,
-    "data": _data,
+    "data": data_text,
     "problems": lambda r: ", ".join(f"{p['code']} ({p['severity']})" for p in r["problems"]) or "none",
 }
 

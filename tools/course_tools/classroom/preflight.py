@@ -28,6 +28,7 @@ from packaging.version import InvalidVersion, Version
 import course_utils.doctor as doctor
 from course_tools import _, installed
 from course_tools.classroom import sizing as class_sizing
+from course_tools.classroom.class_report import SCHEMA, data_text, platform_text, student, tensorflow_text
 from course_tools.classroom.hub import names as hub_names
 from course_tools.classroom.preflight_problems import find_problems
 from course_utils.core import gpu_config, variables
@@ -45,7 +46,6 @@ from course_utils.doctor.nvidia import parse_nvidia_smi
 from course_utils.doctor.troubleshooting import more_line
 from course_utils.lessons.nb02.verify import short_device
 
-SCHEMA = "course-preflight/1"
 MATMUL_SIZE = 1024  # 1024 x 1024 float32: 2 GFLOP per product, tens of ms on a laptop CPU
 MATMUL_REPEATS = 5
 
@@ -251,10 +251,10 @@ def _ms(result: dict[str, Any] | None) -> str:
 
 def summary(record: dict[str, Any], out: Path) -> str:
     """A few lines for the student: the machine, TensorFlow, the product, and the problems with their fixes."""
-    p, nv, tf = record["platform"], record["nvidia"], record["tensorflow"]
+    nv, tf = record["nvidia"], record["tensorflow"]
     lines = [
-        f"Preflight of {record['user']}@{record['host']} ({record['created']})",
-        f"  Platform: {p['kind']} ({p['system']} {p['release']}, {p['machine']}), Python {record['python']['version']}",
+        f"Preflight of {student(record)} ({record['created']})",
+        f"  Platform: {platform_text(record)}",
         f"  CPU: {record['cpu']['model']} ({record['cpu']['cores']} cores)",
     ]
     if nv["status"] == "ok":
@@ -265,12 +265,8 @@ def summary(record: dict[str, Any], out: Path) -> str:
     if tf is None:
         lines.append(f"  TensorFlow: cannot be imported ({record['tensorflow_error']})")
     else:
-        build = f"CUDA {tf['cuda_version']} build" if tf["is_cuda_build"] else "CPU-only build"
         ok = {True: "yes", False: "NO", None: "unknown"}[tf["supported"]]
-        lines.append(
-            f"  TensorFlow: {tf['version']} ({build}), sees {len(tf['gpus'])} GPU(s); "
-            f"in the course's range {tf['supported_range']}: {ok}"
-        )
+        lines.append(f"  TensorFlow: {tensorflow_text(record)}; in the course's range {tf['supported_range']}: {ok}")
     result = record["compute"]
     if result.get("skipped"):
         lines.append(f"  Matrix product: skipped ({result['skipped']})")
@@ -281,8 +277,7 @@ def summary(record: dict[str, Any], out: Path) -> str:
             f"  Matrix product {result['size']}x{result['size']} (median of {result['repeats']}): "
             f"CPU {_ms(result['cpu'])}, GPU {_ms(result['gpu'])}"
         )
-    for entry in record["data"]["datasets"]:
-        lines.append(f"  Data: {entry['dataset']}: {entry['source'] or entry['problem']}")
+    lines.append(f"  Data: {data_text(record)}")
     for place in record["folders"]:
         lines.append(f"  Folder ({place['name']}): {place['path']}: {'ok' if place['writable'] else 'NOT writable'}")
     if record.get("sizing"):
