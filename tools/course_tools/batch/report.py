@@ -55,18 +55,13 @@ def key_results(runs: Sequence[Mapping[str, Any]], wanted: Sequence[str] | None 
     return list(labels)
 
 
-def declared(runs: Sequence[Mapping[str, Any]]) -> list[str] | None:
-    """The key results the notebook declared (the first run that recorded any), else None: every number."""
-    return next((list(r["key_results"]) for r in runs if r.get("key_results")), None)
-
-
 def comparisons(runs: Sequence[Mapping[str, Any]], wanted: Sequence[str] | None = None) -> list[dict[str, Any]]:
     """Per notebook run at two or more grid points: the varying parameters against the key results
     (``wanted``, else the notebook's declared ones)."""
     found = []
     for notebook in dict.fromkeys(r["notebook"] for r in runs):
         group = [r for r in runs if r["notebook"] == notebook]
-        chosen = wanted or declared(group)
+        chosen = wanted or next((list(r["key_results"]) for r in group if r.get("key_results")), None)  # else: all
         names = list(dict.fromkeys(k for r in group for k in r["parameters"]))
         varying = [n for n in names if len({json.dumps(r["parameters"].get(n)) for r in group}) > 1]
         if len(group) < 2 or not varying:
@@ -103,9 +98,7 @@ def charts(comparison: Mapping[str, Any]) -> list[tuple[str, bytes]]:
     made = []
     for column in comparison["columns"]:
         points = [r for r in rows if _is_number(r.get(column))]
-        if column == "time (s)":  # a run's wall time includes starting its kernel: epoch times say more
-            continue
-        if not points:
+        if column == "time (s)" or not points:  # a run's wall time includes starting its kernel: epoch times say more
             continue
         fig = Figure(figsize=(5.0, 3.2), dpi=100, layout="constrained")
         ax = fig.add_subplot()

@@ -119,17 +119,6 @@ def in_range(version: str | None, specifier: str | None) -> bool | None:
         return None
 
 
-def platform_info(kind: str) -> dict[str, Any]:
-    """``kind`` is the doctor's platform (linux, wsl2, windows, macos); the rest is what Python reports."""
-    return {
-        "kind": kind,
-        "system": platform.system(),
-        "release": platform.release(),
-        "machine": platform.machine(),
-        "wsl2": kind == "wsl2",
-    }
-
-
 def nvidia_info(smi: Any, source: str) -> dict[str, Any]:
     """The driver and GPUs from the doctor's ``SmiReport``; a GPU's compute capability from the driver, else
     from its name (the doctor's family table)."""
@@ -222,7 +211,9 @@ def collect(
     record: dict[str, Any] = {
         "schema": SCHEMA, "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
         "user": user_name(), "host": host_name(), "course_utils": installed("course-utils"), "expect_cpu": expect_cpu,
-        "platform": platform_info(machine.platform),
+        # the doctor's platform (linux, wsl2, windows, macos), then what Python reports
+        "platform": {"kind": machine.platform, "system": platform.system(), "release": platform.release(),
+                     "machine": platform.machine(), "wsl2": machine.platform == "wsl2"},
         "python": {"version": platform.python_version(), "executable": sys.executable},
         "cpu": {"model": cpu_model(), "cores": os.cpu_count()}, "nvidia": nvidia_info(machine.smi, smi_source),
         "tensorflow": tensorflow_info(info), "tensorflow_error": None if info is None or info.installed else info.error,

@@ -54,34 +54,21 @@ def invalid_reason(data: Any) -> str | None:
     return None
 
 
-def _account(uid: int) -> str | None:
-    """The name of account ``uid`` (POSIX), None where that is not known."""
+def owner(path: Path | None = None) -> str | None:
+    """The account that owns ``path``, or (no path) the one running this (POSIX); None where that is not known."""
     try:
         import pwd  # lazy: POSIX only
 
-        return pwd.getpwuid(uid).pw_name
-    except (ImportError, KeyError):
+        return pwd.getpwuid(path.stat().st_uid if path else os.geteuid()).pw_name
+    except (ImportError, AttributeError, KeyError, OSError):  # not POSIX, no such account, no such file
         return None
-
-
-def owner(path: Path) -> str | None:
-    """The account that owns ``path`` (POSIX), None where that is not known."""
-    try:
-        return _account(path.stat().st_uid)
-    except OSError:
-        return None
-
-
-def reader() -> str | None:
-    """The account running this (POSIX), None where that is not known: the files it owns, it collected itself."""
-    return _account(os.geteuid()) if hasattr(os, "geteuid") else None
 
 
 def load_folder(folder: Path) -> tuple[dict[str, dict[str, Any]], list[tuple[str, str]]]:
     """``({user: record}, [(file, why it was not counted)])``; the newest record of a user wins."""
     records: dict[str, dict[str, Any]] = {}
     bad: list[tuple[str, str]] = []
-    trusted = (None, "root", reader())  # an unknown owner, root, and whoever collected the files
+    trusted = (None, "root", owner())  # an unknown owner, root, and whoever runs this: they collected the files
     for path in sorted(folder.rglob("*.json")):
         name = path.relative_to(folder).as_posix()
         data, why = read_record(path, invalid_reason, MAX_BYTES)
