@@ -24,22 +24,6 @@ def html_text(text: str) -> str:
     return re.sub(r"`([^`\n]+)`", r"<code>\1</code>", html.escape(text))
 
 
-def md_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
-    """A Markdown table: a ``|`` in a cell escaped, a line break a space."""
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    return lines + ["| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in row) + " |" for row in rows]
-
-
-def html_table(header: Sequence[str], rows: Sequence[Sequence[str]], classes: Sequence[str] = ()) -> str:
-    """An HTML table, every cell escaped; ``classes``: each row's class ("failed", "warning" or "")."""
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
-    body = []
-    for i, row in enumerate(rows):
-        cls = f' class="{classes[i]}"' if i < len(classes) and classes[i] else ""
-        body.append(f"<tr{cls}>" + "".join(f"<td>{html_text(c)}</td>" for c in row) + "</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
-
-
 class ReportPage:
     """A report's content, kept as Markdown lines and HTML parts side by side."""
 
@@ -62,8 +46,17 @@ class ReportPage:
         self.html.append(("<p class='meta'>" if meta else "<p>") + f"{html_text(text)}</p>")
 
     def table(self, header: Sequence[str], rows: Sequence[Sequence[str]], classes: Sequence[str] = ()) -> None:
-        self.md += md_table(header, [[self._md(c) for c in row] for row in rows]) + [""]
-        self.html.append(html_table(header, rows, classes))
+        """A table: in the Markdown a ``|`` in a cell escaped, a line break a space; ``classes``: each HTML row's
+        class ("failed", "warning" or "")."""
+        self.md += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        self.md += ["| " + " | ".join(self._md(c).replace("|", "\\|").replace("\n", " ") for c in row) + " |"
+                    for row in rows] + [""]
+        body = []
+        for i, row in enumerate(rows):
+            cls = f' class="{classes[i]}"' if i < len(classes) and classes[i] else ""
+            body.append(f"<tr{cls}>" + "".join(f"<td>{html_text(c)}</td>" for c in row) + "</tr>")
+        head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
+        self.html.append(f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>")
 
     def items(self, intro: str, pairs: dict[str, str]) -> None:
         """A list of names (as code) and what each means."""

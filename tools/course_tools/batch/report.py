@@ -261,10 +261,6 @@ def _environment(meta: Mapping[str, Any]) -> str:
     return "; ".join(p for p in (meta.get("platform"), cores, versions) if p) or "not recorded"
 
 
-def _started(meta: Mapping[str, Any], out: Path) -> str:
-    return (f"Started {meta['started']}, output" if meta.get("started") else "Output") + f" in `{out}`."
-
-
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9.+-]+", "_", text).strip("_")
 
@@ -273,7 +269,8 @@ def render(runs, meta, tables, charts_of: Mapping[str, list[tuple[str, str, byte
     """The report: the summary, the runs, the failures, the comparisons with their charts (column, file, PNG)."""
     page = ReportPage(meta.get("title") or "Course run report")
     page.text(_summary(runs, meta))
-    page.text(f"Command: `{meta.get('command', '')}`  \n{_started(meta, out)}", meta=True)
+    started = (f"Started {meta['started']}, output" if meta.get("started") else "Output") + f" in `{out}`."
+    page.text(f"Command: `{meta.get('command', '')}`  \n{started}", meta=True)
     page.heading("Runs")
     page.table(["#", *RUN_CELLS], [[str(i), *(cell(r) for cell in RUN_CELLS.values())] for i, r in enumerate(runs, 1)],
                ["failed" if r["status"] != "ok" else "" for r in runs])

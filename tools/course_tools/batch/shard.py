@@ -60,9 +60,6 @@ class Shard:
         """The shard's own lock file in OUT: shards of one plan do not block each other."""
         return f".course-run.shard-{self.name}.lock"
 
-    def record_path(self, out: Path) -> Path:
-        return Path(out) / SHARDS_DIR / f"{self.name}.json"
-
     def takes(self, position: int) -> bool:
         """Whether the run at ``position`` (0-based, plan order) is this shard's."""
         return position % self.count == self.index - 1
@@ -187,7 +184,7 @@ class ShardRun:
         record = {"kind": KIND, "version": VERSION, "shard": self.shard.index, "shards": self.shard.count,
                   "fingerprint": self.fingerprint, "plan": self.names, "argv": self.argv, "host": platform.node(),
                   "meta": dict(meta), "runs": list(runs)}
-        return {"shard": write_json_atomic(self.shard.record_path(out), record)}
+        return {"shard": write_json_atomic(Path(out) / SHARDS_DIR / f"{self.shard.name}.json", record)}
 
     def next_step(self, out: Path) -> str:
         return _("Shard {index} of {count} is done. When all {count} are done, write the report: "

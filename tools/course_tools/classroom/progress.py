@@ -29,10 +29,6 @@ CHECKPOINT = "checkpoint"
 MAX_BYTES = 1024 * 1024  # a progress record is a few kB
 
 
-def state_words() -> dict[str, str]:
-    return {DONE: _("done"), WORKING: _("working"), STUCK: _("stuck"), NOT_STARTED: _("not started")}
-
-
 def course_exercises() -> list[tuple[str, list[str]]]:
     """Each course notebook with its exercises' numbers, in order: ``[("03_memory", ["3.1", "3.2"]), ...]``."""
     found = []
@@ -129,7 +125,7 @@ def _names(names: Sequence[str], attempts: Mapping[str, int] | None = None) -> s
 
 
 def _rows(rows: Sequence[Mapping[str, Any]]) -> tuple[list[str], list[list[str]]]:
-    words = state_words()
+    words = {DONE: _("done"), WORKING: _("working"), STUCK: _("stuck"), NOT_STARTED: _("not started")}
     header = [_("notebook"), _("exercise"), *(words[s] for s in STATES)]
     item = {CHECKPOINT: _("checkpoint")}
     return header, [[r["notebook"], item.get(r["item"], r["item"]),

@@ -125,12 +125,8 @@ def machine_box(record: Mapping[str, Any] | None, code: str, urls: tuple[str, st
     colab, kaggle, binder = urls
     opened = words["open"].format(colab=f"[{words['colab']}]({colab})", kaggle=f"[{words['kaggle']}]({kaggle})",
                                   binder=f"[{words['binder']}]({binder})")
-    items = "\n".join(f"- {escape_markdown(line)}" for line in machine_lines(record, code))
+    items = "\n".join("- " + re.sub(r"([\\`*_\[\]<>#|])", r"\\\1", line) for line in machine_lines(record, code))
     return f"```{{admonition}} {words['box']}\n:class: note course-run\n\n{opened}\n\n{items}\n```\n"
-
-
-def escape_markdown(text: str) -> str:
-    return re.sub(r"([\\`*_\[\]<>#|])", r"\\\1", text)
 
 
 def check_run(folder: Path, edition: Edition, root: Path = ROOT) -> None:

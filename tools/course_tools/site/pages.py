@@ -68,15 +68,10 @@ def label(page: str, anchor: str) -> str:
     return f"{page.replace('/', '-')}-{anchor}"
 
 
-def switch_target(page: str, other_pages: set[str]) -> str:
-    """The page in the other language: the same page when it has one, else the other language's home page."""
-    return page if page in other_pages or page in SPECIAL_PAGES else "index"
-
-
 def switch_url(page: str, code: str, other_pages: set[str]) -> str:
     """The language switch's link on ``page`` of edition ``code``, relative to that page."""
     up = "../" * page.count("/")
-    target = switch_target(page, other_pages)
+    target = page if page in other_pages or page in SPECIAL_PAGES else "index"  # else the other language's home
     return f"{up}zh/{target}.html" if code == "en" else f"{up}../{target}.html"
 
 
