@@ -26,8 +26,7 @@ def _is_number(value: Any) -> bool:
 
 
 def flat_results(results: Mapping[str, Any], names: Sequence[str] | None = None) -> dict[str, Any]:
-    """Results as label -> value, one value per column: a list of numbers becomes its median
-    (``epoch_s (median)``), a dict one entry per key (``matmul_ms[/CPU:0]``); ``names`` picks results."""
+    """Results as label -> value, one value per column (``epoch_s (median)``, ``matmul_ms[/CPU:0]``)."""
     flat: dict[str, Any] = {}
     for name in names if names is not None else [n for n in results if n not in HIDDEN_RESULTS]:
         flat.update(_flatten(name, results.get(name)))
@@ -56,8 +55,7 @@ def key_results(runs: Sequence[Mapping[str, Any]], wanted: Sequence[str] | None 
 
 
 def comparisons(runs: Sequence[Mapping[str, Any]], wanted: Sequence[str] | None = None) -> list[dict[str, Any]]:
-    """Per notebook run at two or more grid points: the varying parameters against the key results
-    (``wanted``, else the notebook's declared ones)."""
+    """Per notebook run at two or more grid points: the varying parameters against the key results."""
     found = []
     for notebook in dict.fromkeys(r["notebook"] for r in runs):
         group = [r for r in runs if r["notebook"] == notebook]
@@ -140,8 +138,7 @@ def _scalars(results: Mapping[str, Any], names: Sequence[str] | None = None) -> 
 
 
 def _parameters(run: Mapping[str, Any]) -> str:
-    """The parameters the batch set (``EPOCHS=1``), then those smoke mode lowered (``smoke: IMAGES None -> 2000``);
-    "as in the notebook" when neither."""
+    """The runs table's *parameters* (docs/instructors.md, "The report")."""
     parts = [", ".join(f"{k}={_text(v)}" for k, v in run["parameters"].items())] if run["parameters"] else []
     capped = {k: v for k, v in (run.get("smoke_changes") or {}).items() if k not in run["parameters"]}
     if capped:
@@ -179,8 +176,7 @@ def failure_excerpt(run: Mapping[str, Any]) -> tuple[str, list[str]]:
 
 
 def _checkpoint(run: Mapping[str, Any]) -> str:
-    """``passed``, ``failed: <what was not seen>``, ``not reached`` (the run stopped before it) or ``none`` (a
-    notebook of one's own may have no checkpoint)."""
+    """The runs table's *checkpoint* (docs/instructors.md, "The report")."""
     results = run.get("results") or {}
     if "checkpoint_passed" not in results:
         return "not reached" if run["status"] != "ok" else "none"

@@ -14,7 +14,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -257,8 +257,9 @@ def join_cjk_breaks(doctree: Any) -> None:
     from docutils import nodes  # lazy: Sphinx's docutils (the site extra), loaded only while Sphinx builds
 
     code = (nodes.literal_block, nodes.literal, nodes.raw, nodes.comment, nodes.doctest_block)
+    in_code = {id(n) for block in doctree.findall(lambda n: isinstance(n, code)) for n in block.findall()}
     for element in list(doctree.findall(nodes.TextElement)):
-        if isinstance(element, code) or any(isinstance(a, code) for a in _ancestors(element)):
+        if id(element) in in_code:
             continue
         children = element.children
         for i, child in enumerate(list(children)):
@@ -272,12 +273,6 @@ def join_cjk_breaks(doctree: Any) -> None:
                 replacement = nodes.Text(joined)
                 replacement.parent = element
                 children[i] = replacement
-
-
-def _ancestors(node: Any) -> Iterator[Any]:
-    while node.parent is not None:
-        node = node.parent
-        yield node
 
 
 def sphinx_setup(app: Any) -> dict[str, Any]:
