@@ -5,6 +5,7 @@ the executed notebook, so it is written into the run's log too."""
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import json
 import re
@@ -132,32 +133,6 @@ def _died(err: ChildError, log: Path) -> str:
     return f"runner process ended by {err.ended}" + (f": {last[0].strip()}" if last else "") + f" (log: {log})"
 
 
-class _KernelMemory(threading.Thread):
-    """Samples the peak resident memory (``core.rss``: Linux VmHWM) of this process's children: the kernel."""
-
-    def __init__(self, interval_s: float = 0.25) -> None:
-        super().__init__(daemon=True)
-        self.interval_s = interval_s
-        self.peaks: dict[int, float] = {}
-        self.halt = threading.Event()
-
-    def run(self) -> None:
-        while not self.halt.wait(self.interval_s):
-            self.sample()
-
-    def sample(self) -> None:
-        for child in psutil.Process().children():
-            try:
-                mib = peak_rss_mib(child.pid)
-            except (OSError, psutil.Error):
-                continue
-            self.peaks[child.pid] = max(mib, self.peaks.get(child.pid, 0.0))
-
-    @property
-    def peak_mib(self) -> float | None:
-        return round(max(self.peaks.values()), 1) if self.peaks else None
-
-
 def _failed_cell(executed: str) -> dict[str, Any] | None:
     """The cell a run stopped in, read from its executed notebook (for errors papermill does not locate).
 
@@ -259,8 +234,19 @@ def _execute(spec: dict[str, Any]) -> dict[str, Any]:
     import papermill as pm
 
     outcome: dict[str, Any] = {}
-    monitor = _KernelMemory()
-    monitor.start()
+    peaks: dict[int, float] = {}  # the kernel's (this process's children's) peak resident memory: core.rss, VmHWM
+    halt = threading.Event()
+
+    def sample() -> None:
+        for child in psutil.Process().children():
+            with contextlib.suppress(OSError, psutil.Error):
+                peaks[child.pid] = max(peak_rss_mib(child.pid), peaks.get(child.pid, 0.0))
+
+    def watch() -> None:
+        while not halt.wait(0.25):
+            sample()
+
+    threading.Thread(target=watch, daemon=True).start()
     try:
         execute_notebook(pm, spec)
     except pm.PapermillExecutionError as exc:
@@ -283,7 +269,7 @@ def _execute(spec: dict[str, Any]) -> dict[str, Any]:
             print(f"\nThe run stopped in {cell_place(cell)}: {error}", file=sys.stderr, flush=True)
         outcome["failed_cell"] = cell
     finally:
-        monitor.sample()
-        monitor.halt.set()
-    outcome["kernel_peak_rss_mib"] = monitor.peak_mib
+        sample()
+        halt.set()
+    outcome["kernel_peak_rss_mib"] = round(max(peaks.values()), 1) if peaks else None
     return outcome
