@@ -17,11 +17,9 @@ from pathlib import Path
 from course_tools.errors import LinksError
 from course_utils.core.paths import PROJECT_ROOT as ROOT
 
-LINKS_TAG = "links"
+LINKS_TAG = "links"  # the generated cells' tags, and their ids (fixed: the output is the same on every run)
 SETUP_TAG = "hosted-setup"
 PARAMETERS_TAG = "parameters"
-LINKS_ID = "links"  # fixed cell ids: the output is the same on every run
-SETUP_ID = "hosted-setup"
 README_START = "<!-- links:start -->"
 README_END = "<!-- links:end -->"
 # README.zh-CN.md gets the same block in Chinese, for the Chinese notebooks (notebooks/zh/), when it exists.
@@ -151,15 +149,15 @@ def notebook_text(path: Path, rel: Release) -> str:
     if len(at) != 1 or cells[at[0]]["cell_type"] != "code":
         raise LinksError(f"{path.name}: {len(at)} code cells are tagged '{PARAMETERS_TAG}', not one.",
                          f"Tag exactly one code cell '{PARAMETERS_TAG}'.")
-    taken = {c.get("id") for c in cells} & {LINKS_ID, SETUP_ID}
+    taken = {c.get("id") for c in cells} & {LINKS_TAG, SETUP_TAG}
     if taken:
         raise LinksError(f"{path.name}: another cell already has the id {sorted(taken)}.",
                          "Give that cell another id: make links writes cells with these ids.")
     chinese = path.parent.name == ZH_FOLDER  # a notebook of the Chinese edition: its own links, Chinese comments
     setup = rel.setup_source(ZH_SETUP_SOURCE if chinese else SETUP_SOURCE)
-    cells.insert(at[0], {"cell_type": "code", "execution_count": None, "id": SETUP_ID,
+    cells.insert(at[0], {"cell_type": "code", "execution_count": None, "id": SETUP_TAG,
                          "metadata": {"tags": [SETUP_TAG]}, "outputs": [], "source": lines(setup)})
-    cells.insert(0, {"cell_type": "markdown", "id": LINKS_ID, "metadata": {"tags": [LINKS_TAG]},
+    cells.insert(0, {"cell_type": "markdown", "id": LINKS_TAG, "metadata": {"tags": [LINKS_TAG]},
                      "source": lines(rel.badges(f"{ZH_FOLDER}/{path.name}" if chinese else path.name))})
     nb["cells"] = cells
     # the way the notebooks are stored (nbformat's own layout): indent 1, sorted keys, UTF-8, final newline

@@ -20,7 +20,7 @@ from typing import Any
 
 from course_tools import _, speaking
 from course_tools.errors import SiteError
-from course_tools.links import Release, release  # the one place that makes the Colab/Kaggle/Binder URLs
+from course_tools.links import LINKS_TAG, Release, release  # the one place that makes the Colab/Kaggle/Binder URLs
 from course_tools.site import doctor_page  # the page "Check your machine"
 from course_tools.site.pages import (
     EDITIONS,
@@ -44,7 +44,6 @@ from course_utils.results import RECORD_MIME, data_summary  # RECORD_MIME: the r
 THEME = Path(__file__).resolve().parent / "theme"
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-LINKS_TAG = "links"  # the badges cell (tools/course_tools/links.py): the box replaces it, without external images
 
 
 # The link to the same page in the other edition: its language's name, and a title in that language.
@@ -159,7 +158,7 @@ def notebook_for_site(nb: dict[str, Any], box: str, linker: Linker, source: str)
     """An executed notebook as its page shows it: the box under its title, links rewritten, no live widgets, and
     no record output (data for ``course run``; the box shows what a reader needs of it)."""
     words = site_words(linker.edition.code)
-    cells = [c for c in nb["cells"] if LINKS_TAG not in c.get("metadata", {}).get("tags", [])]
+    cells = [c for c in nb["cells"] if LINKS_TAG not in c.get("metadata", {}).get("tags", [])]  # the box replaces it
     titled = False
     for cell in cells:
         if cell["cell_type"] == "markdown":
