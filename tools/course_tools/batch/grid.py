@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import ast
+import contextlib
 import difflib
 import itertools
 import json
@@ -96,10 +97,8 @@ def parse_value(text: str) -> Any:
     if text in _CONSTANTS:
         return _CONSTANTS[text]
     for kind in (int, float):
-        try:
+        with contextlib.suppress(ValueError):
             return kind(text)
-        except ValueError:
-            pass
     if text[:1] in ("[", "{", '"', "'"):
         try:
             return _load_yaml(text)

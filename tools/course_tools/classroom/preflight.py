@@ -5,6 +5,7 @@ and the exit status). The problems: ``classroom.preflight_problems``; ``--studen
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import datetime as _dt
 import getpass
@@ -184,10 +185,8 @@ def compute(tf: Any, gpu: bool) -> dict[str, Any]:
     found: dict[str, Any] = {"size": MATMUL_SIZE, "repeats": MATMUL_REPEATS, "cpu": None, "gpu": None, "error": None}
     try:
         if gpu:
-            try:
+            with contextlib.suppress(CourseError):  # the runtime already started (a second call in one process)
                 gpu_config.apply_memory_policy("growth")
-            except CourseError:  # the runtime already started (a second call in one process): keep its settings
-                pass
         found["cpu"] = time_matmul(tf, "/CPU:0")
         if gpu:
             found["gpu"] = time_matmul(tf, "/GPU:0")

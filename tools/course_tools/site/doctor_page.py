@@ -1,5 +1,5 @@
 """The website's "Check your machine" page: the course's doctor, run in the browser by Pyodide
-(docs/maintainers.md, "The page 'Check your machine'").
+(docs/maintainers.md, 'The page "Check your machine"').
 
 This module writes the page and ``_doctor/``: Pyodide's files, the page's script and ``course_doctor.zip``, made from
 the modules that ``course_utils.doctor.cli`` imports (found by reading their imports). So the page runs the doctor's

@@ -1,11 +1,6 @@
-"""The website's "Check your machine" page, run by Pyodide in the browser: ``course doctor`` on what was pasted.
-
-The page's script (doctor.js) calls ``answer`` with what the student gave - the ``nvidia-smi`` and ``nvcc --version``
-text, a TensorFlow log, the platform and Python chosen - as JSON. ``answer`` writes each text to a file and runs the
-course's own command line, ``course_utils.doctor.cli.main``, with those files: once with ``--json`` and once for
-the report a terminal shows, and, for a log, ``--log`` the same way. So the page answers exactly what
-``course doctor`` answers; no rule lives here. ``course_tools/site/doctor_page.py`` puts this file into the page's
-bundle.
+"""The website's "Check your machine" page, run by Pyodide in the browser: ``course doctor`` on what was pasted
+(docs/maintainers.md, 'The page "Check your machine"'). ``answer`` writes each pasted text to a file and runs the
+course's own command line on them, so the page answers exactly what ``course doctor`` answers; no rule lives here.
 """
 
 from __future__ import annotations
