@@ -43,11 +43,8 @@ def dense_child(run: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def dense_memory(*, dataset: str = "auto", images: int | None = None, epochs: int = 1, seed: int = 0) -> dict[str, Any]:
-    """The book's way vs the course's way of notebook 04's training, each in a fresh child process.
-
-    A fresh process per way, because peak memory (VmHWM) only ever grows within a process.
-    A child that fails raises ``ChildError`` (a ``CourseError``) with the end of its output.
-    """
+    """The book's way vs the course's way of notebook 04's training, each in a fresh child process; a child that
+    fails raises ``ChildError`` (a ``CourseError``) with the end of its output."""
     runs = {}
     for way in ("book", "course"):
         payload = {"way": way, "dataset": dataset, "images": images, "epochs": epochs, "seed": seed}

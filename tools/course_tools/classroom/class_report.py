@@ -78,12 +78,13 @@ def read_record(path: Path, validate: Callable[[Any], str | None] = invalid_reas
     return (None, reason) if reason else (data, None)
 
 
-def load_folder(folder: Path) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
+def load_folder(folder: Path, validate: Callable[[Any], str | None] = invalid_reason,
+                max_bytes: int = MAX_BYTES) -> tuple[list[dict[str, Any]], list[tuple[str, str]]]:
     """The records under ``folder`` (each with ``_file``, its path there) and the files that are none, with why."""
     records, bad = [], []
     for path in sorted(folder.rglob("*.json")):
         name = path.relative_to(folder).as_posix()
-        record, reason = read_record(path)
+        record, reason = read_record(path, validate, max_bytes)
         if record is None:
             bad.append((name, reason or "unknown"))
         else:

@@ -177,11 +177,8 @@ def time_matmul(tf: Any, device: str) -> dict[str, Any]:
 
 
 def compute(tf: Any, gpu: bool) -> dict[str, Any]:
-    """The timed product on the CPU and (when TensorFlow sees one) on the first GPU; an exception is recorded.
-
-    GPU memory grows as needed (``gpu_config``) instead of TensorFlow's default of taking nearly all of it:
-    on a shared server other students' kernels hold the rest.
-    """
+    """The timed product on the CPU and (when TensorFlow sees one) on the first GPU, with memory growth (docs/class.md,
+    "Preflight"); an exception is recorded."""
     found: dict[str, Any] = {"size": MATMUL_SIZE, "repeats": MATMUL_REPEATS, "cpu": None, "gpu": None, "error": None}
     try:
         if gpu:

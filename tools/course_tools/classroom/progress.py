@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from course_tools import _
-from course_tools.classroom.class_report import read_record, report_main, write_pages
+from course_tools.classroom.class_report import load_folder as read_folder
+from course_tools.classroom.class_report import report_main, write_pages
 from course_tools.classroom.handin import SCHEMA
 from course_tools.report_page import ReportPage
 from course_utils import lessons
@@ -62,22 +63,17 @@ def owner(path: Path | None = None) -> str | None:
 
 def load_folder(folder: Path) -> tuple[dict[str, dict[str, Any]], list[tuple[str, str]]]:
     """``({user: record}, [(file, why it was not counted)])``; the newest record of a user wins."""
+    found, bad = read_folder(folder, invalid_reason, MAX_BYTES)
     records: dict[str, dict[str, Any]] = {}
-    bad: list[tuple[str, str]] = []
     trusted = (None, "root", owner())  # an unknown owner, root, and whoever runs this: they collected the files
-    for path in sorted(folder.rglob("*.json")):
-        name = path.relative_to(folder).as_posix()
-        data, why = read_record(path, invalid_reason, MAX_BYTES)
-        wrote = owner(path)
-        if data is not None and wrote not in (*trusted, data["user"]):
-            why = _("written by the account {owner}, not by {user}").format(owner=wrote, user=data["user"])
-        if why is not None:
-            bad.append((name, why))
-            continue
-        kept = records.get(data["user"])
-        if kept is None or str(data.get("handed_in", "")) > str(kept.get("handed_in", "")):
+    for data in found:
+        wrote, kept = owner(folder / data["_file"]), records.get(data["user"])
+        if wrote not in (*trusted, data["user"]):
+            bad.append((data["_file"], _("written by the account {owner}, not by {user}").format(
+                owner=wrote, user=data["user"])))
+        elif kept is None or str(data.get("handed_in", "")) > str(kept.get("handed_in", "")):
             records[data["user"]] = data
-    return records, bad
+    return records, sorted(bad)
 
 
 def exercise_state(notebook: Mapping[str, Any] | None, number: str) -> tuple[str, int]:
