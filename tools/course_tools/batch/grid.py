@@ -319,15 +319,15 @@ def expand(parameters: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
     return [dict(zip(names, combo, strict=True)) for combo in itertools.product(*parameters.values())]
 
 
+def slug(text: str) -> str:
+    """``text`` for a file name: each run of characters other than ``A-Za-z0-9.+-`` one ``_``."""
+    return re.sub(r"[^A-Za-z0-9.+-]+", "_", text).strip("_")
+
+
 def run_name(stem: str, parameters: Mapping[str, Any]) -> str:
     """The output name of a run: the notebook, then each parameter as NAME-value (file-name safe)."""
-    if not parameters:
-        return stem
-    parts = []
-    for name, value in parameters.items():
-        text = value if isinstance(value, str) else json.dumps(value)
-        parts.append(f"{name}-{re.sub(r'[^A-Za-z0-9.+-]+', '_', text).strip('_')[:40]}")
-    return f"{stem}__{'_'.join(parts)}"
+    parts = [f"{name}-{slug(v if isinstance(v, str) else json.dumps(v))[:40]}" for name, v in parameters.items()]
+    return f"{stem}__{'_'.join(parts)}" if parts else stem
 
 
 def make_plan(notebooks: Sequence[str], *, parameters: Mapping[str, Any] | None = None, grid_file: Path | None = None,

@@ -6,7 +6,6 @@ from __future__ import annotations
 import html
 import io
 import json
-import re
 import statistics
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -14,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from course_tools import _
+from course_tools.batch.grid import slug
 from course_tools.report_page import ReportPage
 from course_utils.core.i18n import padded
 from course_utils.results import data_summary
@@ -257,10 +257,6 @@ def _environment(meta: Mapping[str, Any]) -> str:
     return "; ".join(p for p in (meta.get("platform"), cores, versions) if p) or "not recorded"
 
 
-def _slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9.+-]+", "_", text).strip("_")
-
-
 def render(runs, meta, tables, charts_of: Mapping[str, list[tuple[str, str, bytes]]], out: Path) -> ReportPage:
     """The report: the summary, the runs, the failures, the comparisons with their charts (column, file, PNG)."""
     page = ReportPage(meta.get("title") or "Course run report")
@@ -307,7 +303,7 @@ def write_report(runs: Sequence[Mapping[str, Any]], out: Path, meta: Mapping[str
     charts_of: dict[str, list[tuple[str, str, bytes]]] = {}
     for table in tables:
         for column, png in charts(table):
-            path = out / "charts" / f"{_slug(table['notebook'])}__{_slug(column)}.png"
+            path = out / "charts" / f"{slug(table['notebook'])}__{slug(column)}.png"
             path.parent.mkdir(exist_ok=True)
             path.write_bytes(png)
             charts_of.setdefault(table["notebook"], []).append((column, path.relative_to(out).as_posix(), png))
