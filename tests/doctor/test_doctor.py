@@ -54,25 +54,6 @@ def cuda_tf(**overrides) -> TensorFlowInfo:
 # ----------------------------------------------------------------- the Q&A post's machine, the worked example
 
 
-def test_qa_post_native_windows_means_tf_2_10_cuda_11_2_cudnn_8_1_python_up_to_3_10():
-    result = qa_machine()
-    assert result.recommendation.tensorflow == "tensorflow<2.11"
-    assert "conda install -c conda-forge cudatoolkit=11.2 cudnn=8.1.0" in result.recommendation.commands
-    windows = finding(result, "windows-native-no-gpu-after-2.10")
-    assert windows.severity == "warning"
-    assert "CUDA 11.2 and cuDNN 8.1" in windows.message and "Python 3.7-3.10" in windows.message
-    assert "Python <= 3.10" in windows.fix and 'pip install "tensorflow<2.11" "numpy<2"' in windows.fix
-    assert "Keras 2" in windows.fix  # offered with the caveat: the course's notebooks need Keras 3
-
-
-def test_qa_post_or_wsl2_with_current_tensorflow():
-    result = qa_machine()
-    wsl = result.alternatives[0]
-    assert (wsl.platform, wsl.tensorflow) == ("wsl2", "tensorflow[and-cuda]==2.21.*")
-    fix = finding(result, "windows-native-no-gpu-after-2.10").fix
-    assert "WSL2" in fix and "512.77" in fix and "528.33" in fix  # the driver to update first
-
-
 def test_qa_post_toolkit_11_7_is_newer_than_the_driver_supports():
     f = finding(qa_machine(), "toolkit-newer-than-driver")
     assert f.severity == "warning" and "11.7" in f.message and "11.6" in f.message
@@ -110,6 +91,8 @@ def test_linux_drivers_before_cuda_11_run_no_tested_build(name):
         ("smi_missing_no_such_file.txt", "no-nvidia-driver", "warning"),
         ("smi_no_driver.txt", "no-nvidia-driver", "error"),
         ("smi_no_devices.txt", "no-nvidia-gpu", "warning"),
+        ("smi_missing_windows_cmd_zh.txt", "no-nvidia-driver", "warning"),  # cmd's "not found", in Chinese
+        ("smi_missing_windows_cmd_de.txt", "no-nvidia-driver", "warning"),
         ("smi_wsl2_546.80_cuda_err.txt", "nvidia-smi-partly-read", "info"),
         ("smi_windows_538.15_tcc_cut.txt", "nvidia-smi-partly-read", "info"),
         ("smi_linux_535.113.01_gtx1650.txt", "minor-version-compatibility", "info"),
@@ -322,25 +305,6 @@ def test_cli_qa_post_json_contract():
     assert "wsl2" in [n["code"] for n in data["recommended"]["notes"]]
 
 
-def test_cli_readable_report_without_json():
-    done = run_cli("--nvidia-smi", str(QA_SMI), "--nvcc", str(QA_NVCC))
-    assert done.returncode == 0
-    assert done.stdout.startswith("Verdict: ") and "\nInstall (WSL2): " in done.stdout
-    assert "[warning] toolkit-newer-than-driver" in done.stdout
-    verbose = run_cli("--nvidia-smi", str(QA_SMI), "--nvcc", str(QA_NVCC), "--verbose")
-    assert "\nInstall:\n" in verbose.stdout and "[info] nvcc-not-used" in verbose.stdout
-    assert not done.stdout.lstrip().startswith("{")
-
-
-def test_cli_unreadable_input_is_a_finding_not_a_crash(tmp_path):
-    junk = tmp_path / "junk.bin"
-    junk.write_bytes(bytes(range(256)) * 10)
-    done = run_cli("--nvidia-smi", str(junk), "--json")
-    assert done.returncode == 0, done.stderr
-    data = json.loads(done.stdout)
-    assert "no-nvidia-driver" in {f["code"] for f in data["findings"]} and data["nvidia_smi"]["status"] == "unreadable"
-
-
 def test_cli_exit_status_reads_stdin_and_rejects_bad_arguments(tmp_path):
     done = subprocess.run([sys.executable, "-m", "course_utils", "doctor", "--nvidia-smi", "-", "--json"],
                           input=smi("smi_no_devices.txt"), capture_output=True, text=True, cwd=ROOT, timeout=120)
@@ -350,11 +314,6 @@ def test_cli_exit_status_reads_stdin_and_rejects_bad_arguments(tmp_path):
     assert run_cli("--nvidia-smi", str(tmp_path / "absent.txt")).returncode == 2
     assert run_cli("--python", "three").returncode == 2
     assert run_cli("--platform", "beos").returncode == 2
-
-
-def test_cli_is_listed_in_the_course_commands():
-    done = subprocess.run([sys.executable, "-m", "course_utils", "--help"], capture_output=True, text=True, cwd=ROOT)
-    assert "doctor" in done.stdout
 
 
 FAKE_TF = '''
@@ -410,12 +369,6 @@ def doctor_json(capsys, path) -> dict:
     return json.loads(capsys.readouterr().out)
 
 
-def test_a_powershell_utf16_capture_is_read_as_windows_with_its_driver(capsys):
-    data = doctor_json(capsys, FIXTURES / "smi_windows_517.48_2x_wddm_utf16le.txt")
-    assert data["platform"] == "windows" and data["driver_version"] == "517.48"
-    assert [g["name"] for g in data["gpus"]] == ["NVIDIA GeForce ...", "NVIDIA GeForce ..."]
-
-
 def test_a_capture_cut_inside_the_driver_version_says_so_and_names_no_driver(capsys):
     data = doctor_json(capsys, FIXTURES / "smi_linux_535.113.01_cut_in_driver_version.txt")
     assert data["driver_version"] is None
@@ -424,19 +377,12 @@ def test_a_capture_cut_inside_the_driver_version_says_so_and_names_no_driver(cap
     assert not any("driver 53" in f["message"] or "driver None" in f["message"] for f in data["findings"])
 
 
-@pytest.mark.parametrize("name", ["smi_missing_windows_cmd_zh.txt", "smi_missing_windows_cmd_de.txt"])
-def test_a_localized_cmd_message_is_a_missing_driver_on_windows(capsys, name):
-    data = doctor_json(capsys, FIXTURES / name)
-    assert data["platform"] == "windows"
-    missing = next(f for f in data["findings"] if f["code"] == "no-nvidia-driver")
-    assert (FIXTURES / name).read_text(encoding="utf-8").splitlines()[0] in missing["message"]
-
-
 @pytest.mark.parametrize(
     "text, platform",
     [
-        *((smi(name), "windows") for name in ("smi_qa_post_windows_512.77_wddm.txt", "smi_windows_538.15_tcc_cut.txt",
-                                              "smi_windows_517.48_2x_wddm.txt")),
+        *(((FIXTURES / name).read_bytes(), "windows") for name in (
+            "smi_qa_post_windows_512.77_wddm.txt", "smi_windows_538.15_tcc_cut.txt", "smi_windows_517.48_2x_wddm.txt",
+            "smi_windows_517.48_2x_wddm_utf16le.txt", "smi_missing_windows_cmd_de.txt")),
         *((smi(name), "linux") for name in ("smi_linux_535.113.01_gtx1650.txt", "smi_no_devices.txt",
                                             "smi_wsl2_555.99_rtx4070.txt", "smi_missing_command_not_found.txt")),
         ("Microsoft Windows [Version 10.0.19045.3570]\n(c) Microsoft Corporation. All rights reserved.\n", "windows"),
@@ -452,10 +398,3 @@ def test_the_platform_is_guessed_from_a_capture(text, platform):
     assert guess_platform(text)[0] == platform
 
 
-def test_text_with_no_table_is_reported_with_its_first_line(capsys, tmp_path):
-    path = tmp_path / "smi.txt"
-    path.write_text("Quelque chose d'autre\nsans tableau\n", encoding="utf-8")
-    data = doctor_json(capsys, path)
-    missing = next(f for f in data["findings"] if f["code"] == "no-nvidia-driver")
-    assert "\"Quelque chose d'autre\"" in missing["message"] and "nvidia-smi > smi.txt" in missing["fix"]
-    assert data["nvidia_smi"]["status"] == "unreadable"
