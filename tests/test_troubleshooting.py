@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
+from course_utils.core import variables
 from course_utils.doctor import describe, diagnose
 from course_utils.doctor.checks import CHECK_FINDINGS
-from course_utils.doctor.cli import main
 from course_utils.doctor.log_rules import RULES
 from course_utils.doctor.model import NOTE_FINDINGS
 from course_utils.doctor.recommend import recommend
@@ -17,7 +19,6 @@ from .conftest import ROOT
 from .doctor.note_codes import NOTE_CODES
 
 NVIDIA = ROOT / "tests" / "fixtures" / "nvidia"
-TF_LOGS = ROOT / "tests" / "fixtures" / "tf_logs"
 
 
 # ----------------------------------------------------------------- the mapping
@@ -32,13 +33,18 @@ def test_the_doctor_maps_only_codes_it_really_gives():
     assert set(ANCHORS) <= known, set(ANCHORS) - known
 
 
-def test_see_and_more_line():
-    assert see("out-of-memory") == "docs/troubleshooting.md#oom"
+@pytest.mark.parametrize("lang, page, more", [(None, "docs/", "More: "), ("zh-CN", "docs/zh/", "详见：")])
+def test_see_and_more_line_lead_to_the_page_in_the_language(monkeypatch, lang, page, more):
+    if lang:
+        monkeypatch.setenv(variables.LANG, lang)
+    else:
+        monkeypatch.delenv(variables.LANG, raising=False)
+    assert see("out-of-memory") == f"{page}troubleshooting.md#oom"
     assert see("nvidia-driver") is None and see(None) is None
-    assert more_line("out-of-memory", "  ") == ["  More: docs/troubleshooting.md#oom"]
+    assert more_line("out-of-memory", "  ") == [f"  {more}{page}troubleshooting.md#oom"]
     assert more_line("nvidia-driver") == []
     assert links(["cudnn-mismatch", "nvidia-driver", "cudnn-mismatch"]) == {
-        "cudnn-mismatch": "docs/troubleshooting.md#cudnn-mismatch"
+        "cudnn-mismatch": f"{page}troubleshooting.md#cudnn-mismatch"
     }
 
 
@@ -77,11 +83,5 @@ def test_a_recommendations_notes_link_their_entries():
     rec = recommend("windows", "3.10")  # TF 2.10 by the conda recipe: a numpy<2 note
     assert "numpy-2" in rec.note_codes()
     assert "  More: docs/troubleshooting.md#numpy-2" in rec.text().splitlines()
-
-
-def test_a_pasted_log_lists_the_entries_for_its_lines(capsys):
-    assert main(["--log", str(TF_LOGS / "cudnn_mismatch_composed.txt")]) == 1
-    out = capsys.readouterr().out
-    assert "  cudnn-mismatch: docs/troubleshooting.md#cudnn-mismatch" in out.splitlines()
 
 

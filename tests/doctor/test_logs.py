@@ -217,14 +217,6 @@ def test_cli_log_json_names_the_problem_and_exits_1(capsys):
     assert set(entry) == {"verdict", "code", "lines", "message", "meaning", "fix", "source"}
 
 
-def test_cli_log_report_puts_the_problem_first(capsys):
-    assert main(["--log", str(LOGS / "cudnn_mismatch_composed.txt")]) == 1
-    out = capsys.readouterr().out.splitlines()
-    problem = classify(fixture("cudnn_mismatch_composed.txt")).problem
-    assert out[1].startswith("  [problem] cudnn-mismatch, line 2:") and out[3] == f"      fix: {problem.fix}"
-    assert any(line.startswith("  [harmless] executor-aborted-after-error, ") for line in out)
-
-
 def test_cli_gpu_switches_and_nvidia_smi_decide_the_depends_lines(capsys):
     captured = str(LOGS / "linux_no_gpu_tf2.21_captured.txt")
     assert main(["--log", captured, "--json"]) == 0
