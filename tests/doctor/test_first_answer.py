@@ -18,11 +18,11 @@ from course_utils.doctor.logs import classify
 from course_utils.doctor.model import Machine, TensorFlowInfo, log_findings
 from course_utils.doctor.nvidia import parse_nvcc, parse_nvidia_smi
 from course_utils.doctor.recommend import platform_name
-from course_utils.doctor.routes import routes
 from course_utils.doctor.texts import Note
 from course_utils.doctor.versions import PLATFORMS, load, parse_version
 
 from ..conftest import ROOT
+from .test_recommend import every_recommendation
 
 sys.path.insert(0, str(ROOT / "scripts"))
 import messages  # noqa: E402 - scripts/messages.py: the catalogues, every message the doctor can print
@@ -236,6 +236,9 @@ def test_elsewhere_the_recommendation_leads_and_a_keras_2_route_is_marked():
 # ----------------------------------------------------------------- every fix is complete: numpy<2 with an old TF
 
 
+# TensorFlow before 2.18 was built against NumPy 1, but only 2.11 and older let pip install NumPy 2 beside them, on
+# which `import tensorflow` fails (tensorflow/tensorflow#91042, checked with pip's resolver: tensorflow<2.11 on
+# Windows/Python 3.10 gets NumPy 2.2.6); 2.12-2.17 cap NumPy below 2 themselves. So "numpy<2" goes with TF <= 2.11.
 PIP = re.compile(r"pip install((?:[ \t]+(?:\"[^\"\n]*\"|'[^'\n]*'|[^\s`;&|()（）\"'，。]+))+)")
 TOKEN = re.compile(r"\"([^\"]*)\"|'([^']*)'|(\S+)")
 TENSORFLOW = re.compile(r"^tensorflow(?:-cpu|-gpu)?(?:\[[^\]]*\])?(?P<spec>(?:[<>=!~]=?[^,\s]*,?)*)$")
@@ -299,17 +302,8 @@ def table_texts(node=None) -> list[str]:
 
 
 def routes_texts() -> list[str]:
-    """Every route recommend() and routes() give, for every platform, Python, driver and kind of GPU: commands,
-    fallbacks and notes."""
-    texts = []
-    drivers = [None, "340.1", "418.67", "452.39", "470.256.02", "512.77", "525.60.13", "528.33", "535.113.01", "560.94"]
-    for platform in PLATFORMS:
-        for python in [None, "3.6", "3.7", "3.8", "3.9", "3.10", "3.11", "3.12", "3.13", "3.14"]:
-            for driver in drivers:
-                for gpu in [None, False, "NVIDIA GeForce GTX 960", "NVIDIA H100 80GB HBM3", "NVIDIA GeForce RTX 5090"]:
-                    for rec in routes(platform, python, driver, gpu):
-                        texts += [*rec.commands, rec.text(), rec.fallback_install or ""]
-    return texts
+    """Every route of test_recommend's sweep: commands, fallbacks and notes."""
+    return [text for rec in every_recommendation() for text in (*rec.commands, rec.text(), rec.fallback_install or "")]
 
 
 def diagnosis_texts() -> list[str]:

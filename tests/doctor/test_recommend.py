@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 
@@ -12,7 +13,7 @@ from course_utils.doctor.commands import VERIFY
 from course_utils.doctor.recommend import Recommendation, recommend
 from course_utils.doctor.routes import routes
 from course_utils.doctor.texts import Note
-from course_utils.doctor.versions import load
+from course_utils.doctor.versions import PLATFORMS, load
 
 from .note_codes import NOTE_CODES
 
@@ -147,40 +148,26 @@ def test_unknown_platform_is_an_error():
         recommend("solaris")
 
 
-@pytest.mark.parametrize(
-    "platform, python, driver",
-    list(
-        itertools.product(
-            ["linux", "wsl2", "windows", "macos"],
-            [None, "3.6", "3.9", "3.10", "3.11", "3.13", "3.14", "x"],
-            [None, "390.25", "512.77", "528.33", "580.65.06", "junk"],
-        )
-    ),
-)
-def test_every_input_gets_commands(platform, python, driver):
-    rec = recommend(platform, python, driver)
-    assert rec.commands[-1] == VERIFY
-    assert any(rec.tensorflow in command for command in rec.commands)
-    data = rec.to_dict()
-    assert data["recommended_install"] == rec.commands and data["platform"] == platform
-    assert data["notes"] == [{"code": n.code, "text": n.text} for n in rec.notes]
+@functools.cache
+def every_recommendation() -> tuple[Recommendation, ...]:
+    """Every route ``routes()`` gives for each platform, a Python of each line (and bad ones), a driver on each side
+    of each minimum (and junk) and each kind of GPU; made once, the tests only read them."""
+    pythons = [None, "3.6", "3.7", "3.8", "3.9", "3.10", "3.11", "3.12", "3.13", "3.14", "x"]
+    drivers = [None, "418.181.07", "452.39", "470.256.02", "512.77", "525.60.13", "528.33", "580.65.06", "junk"]
+    gpus = [None, False, "NVIDIA GeForce GTX 960", "NVIDIA GeForce RTX 5090", "NVIDIA GeForce ...", "Tesla K80",
+            "NVIDIA H100 80GB HBM3"]
+    return tuple(rec for platform, python, driver, gpu in itertools.product(PLATFORMS, pythons, drivers, gpus)
+                 for rec in routes(platform, python, driver, gpu))
 
 
-# ----------------------------------------------------------------- notes are codes plus text
-
-
-GPUS = [None, False, "NVIDIA GeForce GTX 960", "NVIDIA GeForce RTX 5090", "NVIDIA GeForce ...", "Tesla K80"]
-
-
-def every_recommendation() -> list[Recommendation]:
-    platforms = ["linux", "wsl2", "windows", "macos"]
-    pythons = [None, "3.6", "3.8", "3.11", "3.13", "3.14", "x"]
-    drivers = [None, "418.181.07", "512.77", "580.65.06", "junk"]
-    return [
-        rec
-        for platform, python, driver, gpu in itertools.product(platforms, pythons, drivers, GPUS)
-        for rec in routes(platform, python, driver, gpu)
-    ]
+def test_every_route_installs_its_tensorflow_and_verifies_it_and_the_sweep_crosses_every_line():
+    for rec in every_recommendation():
+        assert rec.commands[-1] == VERIFY and any(rec.tensorflow in command for command in rec.commands), rec.text()
+        data = rec.to_dict()
+        assert data["recommended_install"] == rec.commands and data["platform"] == rec.platform
+        assert data["notes"] == [{"code": n.code, "text": n.text} for n in rec.notes]
+    offered = {b.minor for rec in every_recommendation() for b in (rec.build, rec.fallback_build) if b}
+    assert {"2.10", "2.11", "2.13", "2.14", "2.16", "2.21"} <= offered, sorted(offered)  # the NumPy and Keras lines
 
 
 def test_every_note_code_is_kebab_case_registered_and_given():
@@ -207,19 +194,6 @@ def test_note_reads_as_its_text():
     assert str(n) == "any words" and n.to_dict() == {"code": "python-limits-tensorflow", "text": "any words"}
     rec = recommend("linux", "3.9")
     assert all(f"  note: {n.text}" in rec.text() for n in rec.notes)
-
-
-# ----------------------------------------------------------------- every recipe imports with the NumPy pip gives it
-
-# TensorFlow before 2.18 was built against NumPy 1, but only 2.11 and older let pip install NumPy 2 beside them, on
-# which `import tensorflow` fails (tensorflow/tensorflow#91042, checked with pip's resolver: tensorflow<2.11 on
-# Windows/Python 3.10 gets NumPy 2.2.6); 2.12-2.17 cap NumPy below 2 themselves. So "numpy<2" goes with TF <= 2.11.
-def test_the_qa_posts_machine_gets_a_recipe_that_imports():
-    # Windows, Python 3.10, driver 512.77: TF 2.10 (NumPy 1 ABI) must come with numpy<2
-    native, wsl = routes("windows", "3.10", "512.77", "NVIDIA GeForce ...")
-    assert 'pip install "tensorflow<2.11" "numpy<2"' in native.commands
-    assert wsl.fallback_install == 'pip install "tensorflow==2.14.*"'  # TF 2.14 caps NumPy below 2 itself
-    assert not any("numpy" in c for c in wsl.commands)  # TF 2.21 is built with NumPy 2
 
 
 # ----------------------------------------------------------------- Keras 2 lines are flagged where they are offered
