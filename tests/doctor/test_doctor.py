@@ -54,10 +54,24 @@ def cuda_tf(**overrides) -> TensorFlowInfo:
 # ----------------------------------------------------------------- the Q&A post's machine, the worked example
 
 
-def test_qa_post_toolkit_11_7_is_newer_than_the_driver_supports():
-    f = finding(qa_machine(), "toolkit-newer-than-driver")
-    assert f.severity == "warning" and "11.7" in f.message and "11.6" in f.message
-    assert finding(qa_machine(), "nvcc-not-used").severity == "info"
+@pytest.mark.parametrize("platform, name, nvcc, needs", [
+    ("windows", "smi_qa_post_windows_512.77_wddm.txt", "nvcc_qa_post_windows_11.7.txt", "11.6"),  # the Q&A post's
+    ("wsl2", "smi_qa_post_windows_512.77_wddm.txt", "nvcc_linux_12.6.txt", "528.33"),  # WSL2's CUDA 12 driver
+    ("linux", "smi_linux_515.48.07_3x_a100.txt", "nvcc_linux_12.6.txt", "525.60.13"),
+    ("linux", "smi_linux_580.126.09_2x_a100.txt", "nvcc_linux_12.6.txt", None),
+])
+def test_a_toolkit_newer_than_the_driver_is_named_with_what_the_driver_needs(platform, name, nvcc, needs):
+    result = diagnose(describe(platform, "3.11", smi(name), smi(nvcc)))
+    found = [f for f in result.findings if f.code == "toolkit-newer-than-driver"]
+    assert [(f.severity, needs in f.message) for f in found] == ([("warning", True)] if needs else [])
+
+
+@pytest.mark.parametrize("platform, claims", [("linux", True), ("wsl2", True), ("windows", False)])
+def test_a_system_toolkit_is_unused_by_tensorflow_and_off_windows_can_interfere(platform, claims):
+    f = finding(diagnose(describe(platform, "3.11", smi("smi_qa_post_windows_512.77_wddm.txt"), QA_NVCC.read_text())),
+                "nvcc-not-used")
+    assert f.severity == "info" and ("LD_LIBRARY_PATH" in f.message + f.fix) is claims
+    assert ("https://www.tensorflow.org/install/pip#linux" in f.fix) is claims
 
 
 def test_qa_post_has_no_error_and_guesses_windows_from_the_wddm_column():
@@ -130,14 +144,6 @@ def test_installed_tf_2_11_plus_on_native_windows_cannot_use_the_gpu():
         "windows", "3.11", smi("smi_windows_517.48_2x_wddm.txt"), tensorflow=cuda_tf(built_with_cuda=False)
     )
     assert finding(diagnose(machine), "windows-native-no-gpu-after-2.10").severity == "error"
-
-
-@pytest.mark.parametrize("name, newer", [("smi_linux_515.48.07_3x_a100.txt", True),
-                                         ("smi_linux_580.126.09_2x_a100.txt", False)])
-def test_a_toolkit_of_a_newer_major_family_than_the_driver_is_named_with_the_driver_it_needs(name, newer):
-    result = diagnose(describe("linux", "3.11", smi(name), (FIXTURES / "nvcc_linux_12.6.txt").read_text()))
-    found = [f for f in result.findings if f.code == "toolkit-newer-than-driver"]
-    assert [("525.60.13" in f.message) for f in found] == ([True] if newer else [])
 
 
 # ----------------------------------------------------------------- TensorFlow's own view (live machines)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 
 import pytest
 
@@ -119,44 +118,10 @@ def test_a_wsl2_report_states_528_33_and_never_527_41(smi_name, nvcc):
     assert "527.41" not in text  # NVIDIA's CUDA 12 minimum for native Windows, not the WSL2 one
 
 
-def test_the_toolkit_finding_on_wsl2_uses_the_wsl2_minimum():
-    # driver 512.77 (CUDA 11.x) with a 12.6 toolkit under WSL2: the toolkit needs the CUDA 12 driver of WSL2
-    f = finding(diagnose(describe("wsl2", "3.11", QA_SMI, NVCC_12_6)), "toolkit-newer-than-driver")
-    assert "528.33" in f.message
-
-
 # ----------------------------------------------------------------- when a system toolkit can interfere
 
 
-@pytest.mark.parametrize("platform", ["linux", "wsl2"])
-def test_a_system_toolkit_is_unused_by_tensorflow_but_can_interfere(platform):
-    f = finding(diagnose(describe(platform, "3.11", GTX_960_SMI, NVCC_12_6)), "nvcc-not-used")
-    assert "LD_LIBRARY_PATH" in f.message and "https://www.tensorflow.org/install/pip#linux" in f.fix
-
-
-def test_on_native_windows_the_doctor_makes_no_linux_library_path_claim():
-    f = finding(diagnose(describe("windows", "3.10", QA_SMI, QA_NVCC)), "nvcc-not-used")
-    assert "LD_LIBRARY_PATH" not in f.message + f.fix
-
-
 # ----------------------------------------------------------------- macOS
-
-
-def test_macos_with_python_3_13_is_not_told_to_install_tensorflow_metal():
-    result = diagnose(describe("macos", "3.13"))
-    report = result.report()
-    assert "pip install" in report and not re.search(r"pip install[^\n`]*tensorflow-metal", report)
-    assert not any("metal" in c for rec in [result.recommendation, *result.alternatives] for c in rec.commands)
-    assert result.recommendation.tensorflow == "tensorflow==2.21.*"
-    assert "macos-no-cuda" in result.codes()
-
-
-def test_macos_with_python_3_12_offers_metal_only_as_a_separate_route():
-    result = diagnose(describe("macos", "3.12"))
-    assert not any("metal" in c for c in result.recommendation.commands)
-    [metal] = [a for a in result.alternatives if a.route == "Apple silicon, Metal GPU"]
-    assert any('"tensorflow-metal==1.2.*"' in c for c in metal.commands)
-    assert metal.heading() in result.report() and metal.tensorflow == "tensorflow==2.18.*"
 
 
 # ----------------------------------------------------------------- Hopper runs TF 2.21 only through PTX

@@ -156,12 +156,6 @@ def test_query_rows_without_a_header_are_a_driver_that_answered_not_no_driver(ca
     assert "--query-gpu=name,compute_cap,driver_version --format=csv" in out
 
 
-def test_a_csv_with_no_numbers_is_not_taken_for_nvidia_smi_rows(tmp_path):
-    path = tmp_path / "smi.txt"
-    path.write_text("name, colour\nkiwi, green\n")
-    assert parse_nvidia_smi(path.read_bytes()).no_driver_found
-
-
 def test_a_capture_that_cannot_be_read_from_disk_is_still_a_clear_usage_error(tmp_path, capsys):
     for path in (tmp_path / "absent.txt", tmp_path):
         with pytest.raises(SystemExit) as stop:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import codecs
 import dataclasses
+import io
 import json
-import subprocess
 import sys
 from pathlib import Path
 
@@ -242,16 +242,10 @@ def test_cli_bad_log_exits_2_with_what_happened_and_what_to_do(tmp_path, capsys)
     assert usage.value.code == 2
 
 
-def run_course(*args: str, data: bytes | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "course_utils", "doctor", *args], input=data, capture_output=True, cwd=ROOT, timeout=120
-    )
-
-
-def test_cli_reads_a_powershell_utf16_log_from_stdin():
+def test_cli_reads_a_powershell_utf16_log_from_stdin(monkeypatch, capsys):
     text = fixture("xla_ptxas_composed.txt").replace("\n", "\r\n")
-    done = run_course("--log", "-", "--json", data=codecs.BOM_UTF16_LE + text.encode("utf-16-le"))
-    assert done.returncode == 1, done.stderr
-    assert json.loads(done.stdout)["log"]["problem"]["code"] == "ptxas-missing"
-    empty = run_course("--log", "-", data=b"")
-    assert empty.returncode == 2 and b"standard input is empty" in empty.stderr
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(codecs.BOM_UTF16_LE + text.encode("utf-16-le"))))
+    assert main(["--log", "-", "--json"]) == 1
+    assert json.loads(capsys.readouterr().out)["log"]["problem"]["code"] == "ptxas-missing"
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"")))
+    assert main(["--log", "-"]) == 2 and "standard input is empty" in capsys.readouterr().err

@@ -204,7 +204,8 @@ P620_QUERY = "name, compute_cap, driver_version\nQuadro P620, 6.1, 580.173.02\n"
     ("NVIDIA GeForce RTX 5090, 12.0, 575.57.08\n", "ok", "575.57.08", [(0, "12.0", None)], None),
     ("name, compute_cap\nTesla T4, 7.5\n", "ok", None, [(0, "7.5", None)], "driver_version"),
     ("name, compute_cap, driver_version\n", "ok", None, [], "no GPU rows"),
-    *((text, "unreadable", None, [], "") for text in ("a, b, c\nd, e, f\n", "GeForce, fast, new\n", "name\n")),
+    *((text, "unreadable", None, [], "") for text in ("a, b, c\nd, e, f\n", "GeForce, fast, new\n", "name\n",
+                                                                  "name, colour\nkiwi, green\n")),
 ])
 def test_query_csv_as_nvidia_smi_text(text, status, driver, gpus, problem):
     report = parse_nvidia_smi(text)
