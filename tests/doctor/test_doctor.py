@@ -83,52 +83,47 @@ def test_qa_post_has_no_error_and_guesses_windows_from_the_wddm_column():
 # ----------------------------------------------------------------- every required code fires on matching input
 
 
-def test_driver_too_old_for_the_wsl2_route_is_an_error():
-    result = qa_machine(platform="wsl2")
-    f = finding(result, "driver-too-old")
-    assert f.severity == "error" and result.exit_code == 1
-    assert "512.77" in f.message and "528.33" in f.message and 'pip install "tensorflow==2.14.*"' in f.fix
-
-
-@pytest.mark.parametrize(
-    "name", ["smi_linux_346.46_grid_k520.txt", "smi_linux_418.181.07_gtx1080.txt", "smi_linux_440.33.01_2x_gv100.txt"]
-)
-def test_linux_drivers_before_cuda_11_run_no_tested_build(name):
-    result = diagnose(describe("linux", "3.11", smi(name)))
-    assert finding(result, "driver-too-old").severity == "error" and result.recommendation.fallback is None
-
-
-@pytest.mark.parametrize(
-    "name, code, severity",
-    [
-        ("smi_missing_command_not_found.txt", "no-nvidia-driver", "warning"),
-        ("smi_missing_no_such_file.txt", "no-nvidia-driver", "warning"),
-        ("smi_no_driver.txt", "no-nvidia-driver", "error"),
-        ("smi_no_devices.txt", "no-nvidia-gpu", "warning"),
-        ("smi_missing_windows_cmd_zh.txt", "no-nvidia-driver", "warning"),  # cmd's "not found", in Chinese
-        ("smi_missing_windows_cmd_de.txt", "no-nvidia-driver", "warning"),
-        ("smi_wsl2_546.80_cuda_err.txt", "nvidia-smi-partly-read", "info"),
-        ("smi_windows_538.15_tcc_cut.txt", "nvidia-smi-partly-read", "info"),
-        ("smi_linux_535.113.01_gtx1650.txt", "minor-version-compatibility", "info"),
-    ],
-)
-def test_nvidia_smi_states_become_findings(name, code, severity):
-    assert finding(diagnose(describe("linux", "3.11", smi(name))), code).severity == severity
-
-
 def test_no_nvidia_driver_on_wsl2_points_at_the_windows_driver():
     f = finding(diagnose(describe("wsl2", "3.11", smi("smi_missing_command_not_found.txt"))), "no-nvidia-driver")
     assert "528.33" in f.fix and load().rule("wsl2-no-linux-driver")["text"] in f.fix
 
 
-@pytest.mark.parametrize("name, severity", [("smi_linux_535.113.01_gtx1650.txt", "error"),
-                                            ("smi_missing_command_not_found.txt", "info")])
-def test_a_cpu_only_build_is_an_error_next_to_an_nvidia_gpu_and_information_without_one(name, severity):
-    tf = cuda_tf(built_with_cuda=False, cuda_version=None)
-    result = diagnose(describe("linux", "3.11", smi(name), tensorflow=tf))
-    f = finding(result, "cpu-only-build")
-    assert f.severity == severity and result.exit_code == (severity == "error")
-    assert (severity != "error") or "tensorflow[and-cuda]==2.21.*" in f.fix
+CUDNN_9_1 = ("E0000 00:00:1.0  7 cuda_dnn.cc:522] Loaded runtime CuDNN library: 9.1.0 but source was compiled with: "
+             "9.3.0.  CuDNN library needs to have matching major version and equal or higher minor version.\n")
+CPU_ONLY = cuda_tf(built_with_cuda=False, cuda_version=None)
+# (platform, Python, nvidia-smi capture, TensorFlow found live, the finding's code, its severity)
+FINDINGS = [
+    ("linux", "3.11", "smi_missing_command_not_found.txt", None, "no-nvidia-driver", "warning"),
+    ("linux", "3.11", "smi_missing_no_such_file.txt", None, "no-nvidia-driver", "warning"),
+    ("linux", "3.11", "smi_no_driver.txt", None, "no-nvidia-driver", "error"),
+    ("linux", "3.11", "smi_no_devices.txt", None, "no-nvidia-gpu", "warning"),
+    ("linux", "3.11", "smi_missing_windows_cmd_zh.txt", None, "no-nvidia-driver", "warning"),  # cmd, in Chinese
+    ("linux", "3.11", "smi_missing_windows_cmd_de.txt", None, "no-nvidia-driver", "warning"),
+    ("linux", "3.11", "smi_wsl2_546.80_cuda_err.txt", None, "nvidia-smi-partly-read", "info"),
+    ("linux", "3.11", "smi_windows_538.15_tcc_cut.txt", None, "nvidia-smi-partly-read", "info"),
+    ("linux", "3.11", "smi_linux_535.113.01_gtx1650.txt", None, "minor-version-compatibility", "info"),
+    ("wsl2", "3.11", "smi_qa_post_windows_512.77_wddm.txt", None, "driver-too-old", "error"),  # below WSL2's 528.33
+    *(("linux", "3.11", name, None, "driver-too-old", "error")  # before CUDA 11: no tested build (test_recommend)
+      for name in ("smi_linux_346.46_grid_k520.txt", "smi_linux_418.181.07_gtx1080.txt",
+                   "smi_linux_440.33.01_2x_gv100.txt")),
+    ("linux", "3.11", "smi_linux_535.113.01_gtx1650.txt", CPU_ONLY, "cpu-only-build", "error"),  # next to a GPU
+    ("linux", "3.11", "smi_missing_command_not_found.txt", CPU_ONLY, "cpu-only-build", "info"),  # without one
+    ("windows", "3.11", "smi_windows_517.48_2x_wddm.txt", cuda_tf(built_with_cuda=False),
+     "windows-native-no-gpu-after-2.10", "error"),  # an installed TF 2.11+ on native Windows
+    ("linux", "3.11", "smi_linux_550.135_tesla_p4.txt", cuda_tf(startup_log=CUDNN_9_1), "cudnn-mismatch", "error"),
+    ("linux", "3.11", None, TensorFlowInfo(False, error="ModuleNotFoundError"), "tensorflow-not-installed", "info"),
+    ("linux", "3.14", None, None, "python-unsupported", "warning"),
+    ("linux", "3.8", None, None, "python-limits-tensorflow", "warning"),
+    ("macos", "3.12", None, None, "macos-no-cuda", "info"),
+]
+
+
+@pytest.mark.parametrize("platform, python, name, tensorflow, code, severity", FINDINGS,
+                         ids=[f"{row[4]}-{n}" for n, row in enumerate(FINDINGS)])
+def test_a_machine_gets_its_finding(platform, python, name, tensorflow, code, severity):
+    result = diagnose(describe(platform, python, smi(name) if name else None, tensorflow=tensorflow))
+    assert finding(result, code).severity == severity
+    assert result.exit_code == ("error" in {f.severity for f in result.findings})
 
 
 @pytest.mark.parametrize("platform", ["linux", "wsl2", "windows"])
@@ -139,34 +134,7 @@ def test_no_nvidia_smi_at_all_gets_the_cpu_install_and_how_to_get_the_gpu_one(pl
     assert finding(result, "no-nvidia-driver").severity == "warning"
 
 
-def test_installed_tf_2_11_plus_on_native_windows_cannot_use_the_gpu():
-    machine = describe(
-        "windows", "3.11", smi("smi_windows_517.48_2x_wddm.txt"), tensorflow=cuda_tf(built_with_cuda=False)
-    )
-    assert finding(diagnose(machine), "windows-native-no-gpu-after-2.10").severity == "error"
-
-
 # ----------------------------------------------------------------- TensorFlow's own view (live machines)
-
-
-def test_cuda_build_that_sees_no_gpu_next_to_one_quotes_its_log():
-    log = (
-        "2026-01-01 W0000 00:00:1.0  1 gpu_device.cc:2344] Cannot dlopen some GPU libraries. Please make sure "
-        "the missing libraries mentioned above are installed properly.\n"
-    )
-    machine = describe("linux", "3.11", smi("smi_linux_535.113.01_gtx1650.txt"), tensorflow=cuda_tf(startup_log=log))
-    f = finding(diagnose(machine), "tensorflow-sees-no-gpu")
-    assert f.severity == "error" and "Cannot dlopen some GPU libraries" in f.message  # the log line, quoted
-    assert load().rule("pip-symlink-step")["text"] in f.fix
-
-
-def test_cudnn_mismatch_from_the_startup_log():
-    log = (
-        "E0000 00:00:1.0  7 cuda_dnn.cc:522] Loaded runtime CuDNN library: 9.1.0 but source was compiled with: "
-        "9.3.0.  CuDNN library needs to have matching major version and equal or higher minor version.\n"
-    )
-    machine = describe("linux", "3.11", smi("smi_linux_550.135_tesla_p4.txt"), tensorflow=cuda_tf(startup_log=log))
-    assert "9.1.0" in finding(diagnose(machine), "cudnn-mismatch").message
 
 
 def test_gpu_visible_and_compute_capability_check():
@@ -186,17 +154,6 @@ def test_coverage_follows_the_installed_builds_own_list():
     tf = cuda_tf(compute_capabilities=["sm_80"], gpus=[{"name": "Tesla T4", "compute_capability": "7.5"}])
     message = finding(diagnose(describe("linux", "3.11", tensorflow=tf)), "compute-capability-unsupported").message
     assert "sm_80" in message and "7.5" in message
-
-
-def test_tensorflow_not_installed_is_information():
-    result = diagnose(describe("linux", "3.11", tensorflow=TensorFlowInfo(False, error="ModuleNotFoundError")))
-    assert finding(result, "tensorflow-not-installed").severity == "info"
-
-
-def test_python_findings_and_macos():
-    assert "python-unsupported" in diagnose(describe("linux", "3.14")).codes()
-    assert "python-limits-tensorflow" in diagnose(describe("linux", "3.8")).codes()
-    assert "macos-no-cuda" in diagnose(describe("macos", "3.12")).codes()
 
 
 # ----------------------------------------------------------------- notes become findings by code, never by wording

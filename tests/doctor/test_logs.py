@@ -18,6 +18,7 @@ from course_utils.doctor.cli import main
 from course_utils.doctor.log_rules import RULES
 from course_utils.doctor.logs import classify, decode_log, read_log, strip_prefix
 from course_utils.doctor.model import log_findings
+from course_utils.doctor.versions import load
 
 from ..conftest import ROOT
 
@@ -141,7 +142,9 @@ def test_the_startup_log_quotes_problem_lines_not_the_harmless_ones():
     log = fixture("linux_gpu_missing_cudnn_composed.txt")
     tf = TensorFlowInfo(True, version="2.21.0", built_with_cuda=True, cuda_version="12.5.1", startup_log=log)
     machine = describe("linux", "3.11", (SMI / "smi_linux_535.113.01_gtx1650.txt").read_text(), tensorflow=tf)
-    message = next(f.message for f in diagnose(machine).findings if f.code == "tensorflow-sees-no-gpu")
+    sees_no_gpu = next(f for f in diagnose(machine).findings if f.code == "tensorflow-sees-no-gpu")
+    message = sees_no_gpu.message
+    assert sees_no_gpu.severity == "error" and load().rule("pip-symlink-step")["text"] in sees_no_gpu.fix
     assert "Cannot dlopen some GPU libraries" in message and "libcudnn.so.9" in message
     assert "Unable to register" not in message and "TensorRT" not in message
 
