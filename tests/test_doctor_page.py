@@ -25,6 +25,7 @@ import subprocess
 import sys
 import zipfile
 from pathlib import Path
+from unittest import mock
 from urllib.parse import urldefrag, urljoin
 
 import pytest
@@ -53,16 +54,8 @@ TF_LOG = ROOT / "tests" / "fixtures" / "tf_logs" / "cudnn_mismatch_composed.txt"
 def cli_json(*arguments: str, language: str = "en") -> dict:
     """What ``course doctor ARGUMENTS`` prints, parsed (its main, in this process, in ``language``)."""
     out = io.StringIO()
-    before = os.environ.get("COURSE_LANG")
-    os.environ["COURSE_LANG"] = language
-    try:
-        with contextlib.redirect_stdout(out):
-            doctor_cli.main([*arguments, "--json"])
-    finally:
-        if before is None:
-            os.environ.pop("COURSE_LANG", None)
-        else:
-            os.environ["COURSE_LANG"] = before
+    with mock.patch.dict(os.environ, {"COURSE_LANG": language}), contextlib.redirect_stdout(out):
+        doctor_cli.main([*arguments, "--json"])
     return json.loads(out.getvalue())
 
 

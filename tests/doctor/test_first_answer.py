@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from course_utils.doctor import cli as doctor_cli
-from course_utils.doctor import describe, diagnose, log_rules, versions
+from course_utils.doctor import describe, diagnose
 from course_utils.doctor.logs import classify
 from course_utils.doctor.model import Machine, TensorFlowInfo, log_findings
 from course_utils.doctor.nvidia import parse_nvcc, parse_nvidia_smi
@@ -22,6 +22,7 @@ from course_utils.doctor.texts import Note
 from course_utils.doctor.versions import PLATFORMS, load, parse_version
 
 from ..conftest import ROOT
+from .test_data_files import FILES, shipped, texts
 from .test_recommend import every_recommendation
 
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -284,15 +285,10 @@ def catalogue_texts() -> list[str]:
     return [text for m in messages.load("zh_CN", "doctor") if m.id for text in (m.id, m.string)]
 
 
-def table_texts(node=None) -> list[str]:
-    """Every string of the doctor's data files (versions.json, log_rules.json), the translations too."""
-    if node is None:
-        node = [json.loads(path.read_text(encoding="utf-8")) for path in (versions.DATA_FILE, log_rules.DATA_FILE)]
-    if isinstance(node, dict):
-        return [text for value in node.values() for text in table_texts(value)]
-    if isinstance(node, list):
-        return [text for value in node for text in table_texts(value)]
-    return [node] if isinstance(node, str) else []
+def table_texts() -> list[str]:
+    """Every text of the doctor's data files (versions.json, log_rules.json, findings.json) and its translation."""
+    return [text for name in FILES for _, entry in texts(shipped(name))
+            for text in (entry["text"], entry["translations"]["zh-CN"]["text"])]
 
 
 def routes_texts() -> list[str]:

@@ -53,7 +53,6 @@ def test_rules_agree_with_the_tables():
     assert table.rule("tensorboard-separate")["since"] == table.linux[0].minor
     assert table.rule("and-cuda")["since"] in [b.minor for b in table.linux]
     assert table.rule("linux-driver-min")["driver_min"] == table.min_driver(12, "linux")
-    assert table.rule("wsl2")["driver_min"] == "528.33"
 
 
 @pytest.mark.parametrize(
@@ -69,7 +68,8 @@ def test_rules_agree_with_the_tables():
         ("525.60.12", "linux", 11),
         ("528.33", "windows", 12),
         ("528.32", "windows", 11),
-        ("527.41", "wsl2", 11),
+        ("527.41", "wsl2", 11),  # NVIDIA's CUDA 12 minimum on native Windows: not enough under WSL2
+        ("528.33", "wsl2", 12),
         ("580.126.09", "linux", 13),
         ("not a driver", "linux", None),
     ],
@@ -110,7 +110,6 @@ def test_one_driver_minimum_per_platform_for_cuda_12():
     assert (table.min_driver(12, "linux"), table.min_driver(12, "windows")) == ("525.60.13", "528.33")
     assert table.min_driver(12, "wsl2") == table.rule("wsl2")["driver_min"] == "528.33"
     assert table.min_driver(11, "wsl2") == "452.39"  # CUDA 11: NVIDIA's Windows minimum, nothing to raise
-    assert table.driver_cuda_major("527.41", "wsl2") == 11 and table.driver_cuda_major("528.33", "wsl2") == 12
 
 
 @pytest.mark.parametrize(
