@@ -10,13 +10,13 @@ import sys
 import pytest
 
 from course_utils.core import variables
-from course_utils.doctor import Machine, describe, diagnose
-from course_utils.doctor.checks import CHECK_FINDINGS, GROUP_KERNELS, GROUP_WSL
+from course_utils.doctor import describe, diagnose
+from course_utils.doctor.checks import CHECK_FINDINGS
 from course_utils.doctor.cli import main
 from course_utils.doctor.logs import classify
 from course_utils.doctor.model import MAIN_GROUP
 from course_utils.doctor.nvidia import parse_nvidia_smi
-from course_utils.doctor.recommend import PLATFORM_NAMES, Note
+from course_utils.doctor.recommend import PLATFORM_NAMES
 from course_utils.doctor.routes import INTEL_MAC_ROUTE, METAL_ROUTE
 from course_utils.doctor.texts import join, sentence
 from course_utils.doctor.troubleshooting import ANCHORS
@@ -132,18 +132,6 @@ def test_the_language_is_read_when_a_message_is_shown_not_at_import(monkeypatch)
     assert entry.meaning == entry.rule.meaning["text"].format(**entry.details)
     monkeypatch.setenv(variables.LANG, "zh-CN")  # the same entry, now in Chinese
     assert entry.meaning == entry.rule.meaning["translations"]["zh-CN"]["text"].format(**entry.details)
-
-
-def test_the_report_translates_the_group_headings_and_the_json_keeps_their_names(monkeypatch):
-    monkeypatch.setenv(variables.LANG, "zh-CN")
-    notes = [Note("wsl2-no-dxg", "/dev/dxg 不存在"), Note("kernel-without-tensorflow", "内核 'Base' 没有 TensorFlow")]
-    result = diagnose(Machine("linux", "3.11", live=True, checks=notes))
-    report = result.report()
-    assert "\n  WSL2：\n" in report and "\n  Jupyter 内核：\n" in report
-    assert all(CJK.search(line) for line in report.splitlines()[:2])
-    groups = {check["code"]: check["group"] for check in result.to_json()["checks"]}
-    assert groups == {"wsl2-no-dxg": GROUP_WSL, "kernel-without-tensorflow": GROUP_KERNELS}
-    assert (GROUP_WSL, GROUP_KERNELS) == ("WSL2", "Jupyter kernels")
 
 
 def test_every_table_text_is_in_the_catalogue_with_a_translation():
