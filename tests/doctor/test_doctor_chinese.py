@@ -10,7 +10,6 @@ import sys
 import pytest
 
 from course_utils.core import variables
-from course_utils.doctor import describe, diagnose
 from course_utils.doctor.checks import CHECK_FINDINGS
 from course_utils.doctor.cli import main
 from course_utils.doctor.logs import classify
@@ -33,12 +32,6 @@ QA_SMI = NVIDIA / "smi_qa_post_windows_512.77_wddm.txt"  # driver 512.77: too ol
 QA_NVCC = NVIDIA / "nvcc_qa_post_windows_11.7.txt"
 CUDNN_LOG = ROOT / "tests" / "fixtures" / "tf_logs" / "cudnn_mismatch_composed.txt"
 ZH_PAGE = ROOT / "docs" / "zh" / "troubleshooting.md"
-FINDING = re.compile(r"^\s*\[(info|warning|error)\] ([a-z0-9.-]+): (.*)$")
-
-
-def findings_in(report: str) -> list[tuple[str, str, str]]:
-    """``[(severity, code, message)]`` of the report's finding lines, in order."""
-    return [m.groups() for m in map(FINDING.match, report.splitlines()) if m]
 
 
 def shape(value):
@@ -63,24 +56,33 @@ def course_doctor(monkeypatch, capsys, *args: str, lang: str | None) -> tuple[in
     return (status, *capsys.readouterr())
 
 
-def test_course_doctor_reports_in_chinese_with_the_codes_and_commands_unchanged(monkeypatch, capsys):
+def test_course_doctor_in_chinese_keeps_the_codes_commands_and_the_jsons_structure(monkeypatch, capsys):
     args = ("--nvidia-smi", str(QA_SMI), "--nvcc", str(QA_NVCC), "--platform", "wsl2", "--python", "3.11")
-    (zh_status, zh, _), (en_status, en, _) = (course_doctor(monkeypatch, capsys, *args, lang=lang)
-                                              for lang in ("zh-CN", None))
+    (zh_status, zh, _), (_, zh_json, _), (en_status, en, _), (_, en_json, _) = (
+        course_doctor(monkeypatch, capsys, *args, *json_switch, lang=lang)
+        for lang in ("zh-CN", None) for json_switch in ((), ("--json",)))
     assert zh_status == en_status == 1  # driver-too-old is an error in both
     assert not CJK.search(en), [line for line in en.splitlines() if CJK.search(line)]  # English without the switch
-    zh_found, en_found = findings_in(zh), findings_in(en)
-    assert [f[:2] for f in zh_found] == [f[:2] for f in en_found]  # the same severities and codes, in order
-    assert ("error", "driver-too-old") in [f[:2] for f in zh_found]
-    assert all(CJK.search(message) for _, _, message in zh_found), zh_found
-    fixes = [line.strip() for line in zh.splitlines() if line.strip().startswith("解决办法：")]
-    assert len(fixes) == len(zh_found) and all(CJK.search(fix[5:]) for fix in fixes)
+    zh_data, en_data = json.loads(zh_json), json.loads(en_json)
+    assert shape(zh_data) == shape(en_data)
+    assert [(f["code"], f["severity"]) for f in zh_data["findings"]] == [
+        (f["code"], f["severity"]) for f in en_data["findings"]]  # the same codes and severities, in order
+    assert ("driver-too-old", "error") in [(f["code"], f["severity"]) for f in zh_data["findings"]]
+    assert [n["code"] for n in zh_data["recommended"]["notes"]] == [n["code"] for n in en_data["recommended"]["notes"]]
+    assert (zh_data["recommended_install"], zh_data["tensorflow"]) == (en_data["recommended_install"],
+                                                                       en_data["tensorflow"])
+    assert all(CJK.search(f["message"]) and CJK.search(f["fix"]) for f in zh_data["findings"])
+    assert all(not CJK.search(f["message"] + f["fix"]) for f in en_data["findings"])
+    assert all(CJK.search(n["text"]) for n in zh_data["recommended"]["notes"])
+    assert zh_data["see"]["driver-too-old"] == "docs/zh/troubleshooting.md#driver-too-old"
+    assert en_data["see"]["driver-too-old"] == "docs/troubleshooting.md#driver-too-old"
+    fixes = [line.strip() for line in zh.splitlines() if line.strip().startswith("解决办法：")]  # the report
+    assert fixes and all(CJK.search(fix[5:]) for fix in fixes) and "fix:" not in zh and "Result:" not in zh
     assert "512.77" in zh and "528.33" in zh  # the versions stay
     assert 'pip install "tensorflow[and-cuda]==2.21.*"' in zh  # and the commands
     verdict, *_, result = zh.splitlines()
     assert CJK.search(verdict) and "528.33" in verdict and CJK.search(result)
     assert "docs/zh/troubleshooting.md#driver-too-old" in zh
-    assert "fix:" not in zh and "Result:" not in zh
 
 
 @pytest.mark.parametrize("lang, page", [("zh-CN", "docs/zh/"), (None, "docs/")])
@@ -101,26 +103,6 @@ def test_a_bad_log_file_says_what_to_do_in_chinese(monkeypatch, capsys, tmp_path
     status, _, err = course_doctor(monkeypatch, capsys, "--log", str(tmp_path / "missing.txt"), lang="zh-CN")
     assert status == 2 and str(tmp_path / "missing.txt") in err
     assert all(CJK.search(line) for line in err.splitlines())
-
-
-# ----------------------------------------------------------------- the JSON
-
-
-def test_the_json_keeps_its_structure_and_codes_and_its_sentences_follow_the_language(monkeypatch):
-    machine = describe("wsl2", "3.11", QA_SMI.read_text(encoding="utf-8"), QA_NVCC.read_text(encoding="utf-8"))
-    monkeypatch.delenv(variables.LANG, raising=False)
-    en = json.loads(json.dumps(diagnose(machine).to_json()))
-    monkeypatch.setenv(variables.LANG, "zh-CN")
-    zh = json.loads(json.dumps(diagnose(machine).to_json()))
-    assert shape(zh) == shape(en)
-    assert [f["code"] for f in zh["findings"]] == [f["code"] for f in en["findings"]]
-    assert [n["code"] for n in zh["recommended"]["notes"]] == [n["code"] for n in en["recommended"]["notes"]]
-    assert zh["recommended_install"] == en["recommended_install"] and zh["tensorflow"] == en["tensorflow"]
-    assert all(CJK.search(f["message"]) and CJK.search(f["fix"]) for f in zh["findings"])
-    assert all(not CJK.search(f["message"] + f["fix"]) for f in en["findings"])
-    assert all(CJK.search(n["text"]) for n in zh["recommended"]["notes"])
-    assert zh["see"]["driver-too-old"] == "docs/zh/troubleshooting.md#driver-too-old"
-    assert en["see"]["driver-too-old"] == "docs/troubleshooting.md#driver-too-old"
 
 
 # ----------------------------------------------------------------- how the language is chosen
