@@ -157,11 +157,16 @@ def test_query_rows_without_a_header_are_a_driver_that_answered_not_no_driver(ca
     assert "--query-gpu=name,compute_cap,driver_version --format=csv" in out
 
 
-def test_a_capture_that_cannot_be_read_from_disk_is_still_a_clear_usage_error(tmp_path, capsys):
-    for path in (tmp_path / "absent.txt", tmp_path):
-        with pytest.raises(SystemExit) as stop:
-            doctor_cli.main(["--nvidia-smi", str(path)])
-        assert stop.value.code == 2 and f"cannot read {path}" in capsys.readouterr().err
+@pytest.mark.parametrize("args, said", [
+    (["--nvidia-smi", "{tmp}/absent.txt"], "cannot read {tmp}/absent.txt"),
+    (["--nvidia-smi", "{tmp}"], "cannot read {tmp}"),  # a folder
+    (["--python", "three"], "'three' is not a version like 3.11"),
+    (["--platform", "beos"], "invalid choice: 'beos'"),
+])
+def test_bad_arguments_are_a_usage_error_that_says_what_was_wrong(tmp_path, capsys, args, said):
+    with pytest.raises(SystemExit) as stop:
+        doctor_cli.main([arg.format(tmp=tmp_path) for arg in args])
+    assert stop.value.code == 2 and said.format(tmp=tmp_path) in capsys.readouterr().err
 
 
 # ----------------------------------------------------------------- native Windows with an NVIDIA GPU: WSL2 first

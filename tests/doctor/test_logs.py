@@ -86,13 +86,6 @@ def test_a_line_only_a_gpu_machine_prints_decides_the_depends_lines():
     assert classify(text, gpu=False).problem is None  # what the caller says wins over the evidence
 
 
-def test_cudnn_mismatch_reads_both_versions_and_the_follow_up_is_harmless():
-    report = classify(fixture("cudnn_mismatch_composed.txt"))
-    assert report.problem.details == {"runtime": "8.0.5", "compiled": "8.6.0"}
-    found = verdicts(report)
-    assert found["dnn-library-not-found"] == "problem" and found["executor-aborted-after-error"] == "harmless"
-
-
 def test_an_unknown_tensorflow_line_is_listed_as_unknown_and_other_text_is_only_counted():
     report = classify(fixture("xla_ptxas_composed.txt"))
     unknown = [e for e in report.entries if e.verdict == "unknown"]
