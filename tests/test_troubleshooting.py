@@ -21,9 +21,6 @@ from .doctor.note_codes import NOTE_CODES
 NVIDIA = ROOT / "tests" / "fixtures" / "nvidia"
 
 
-# ----------------------------------------------------------------- the mapping
-
-
 def test_the_doctor_maps_only_codes_it_really_gives():
     source = "".join(p.read_text(encoding="utf-8") for p in sorted((ROOT / "course_utils" / "doctor").glob("*.py")))
     findings = set(re.findall(r'(?:Note)?Finding\(\s*"([a-z0-9.-]+)"', source))
@@ -46,9 +43,6 @@ def test_see_and_more_line_lead_to_the_page_in_the_language(monkeypatch, lang, p
     assert links(["cudnn-mismatch", "nvidia-driver", "cudnn-mismatch"]) == {
         "cudnn-mismatch": f"{page}troubleshooting.md#cudnn-mismatch"
     }
-
-
-# ----------------------------------------------------------------- the doctor prints the links
 
 
 def report_lines(result) -> list[str]:

@@ -32,9 +32,6 @@ ON_LINUX = sys.platform.startswith("linux")
 CHECK_MODULES = ("checks", "libraries", "wsl", "kernels")
 
 
-# ----------------------------------------------------------------- a wheel for this Python
-
-
 @pytest.mark.parametrize("python", ["3.9", "3.14"])
 def test_a_python_without_a_tensorflow_wheel(python):
     build = load().newest("linux")
@@ -48,9 +45,6 @@ def test_a_python_without_a_tensorflow_wheel(python):
 def test_a_python_with_a_wheel_gets_no_note():
     build = load().newest("linux")
     assert python_wheel_check(build.python_min) == python_wheel_check(build.python_max) == []
-
-
-# ----------------------------------------------------------------- findings from codes, grouped in the report
 
 
 def noted_codes() -> set[str]:

@@ -51,9 +51,6 @@ def cuda_tf(**overrides) -> TensorFlowInfo:
     return TensorFlowInfo(**{**values, **overrides})
 
 
-# ----------------------------------------------------------------- the Q&A post's machine, the worked example
-
-
 @pytest.mark.parametrize("platform, name, nvcc, needs", [
     ("windows", "smi_qa_post_windows_512.77_wddm.txt", "nvcc_qa_post_windows_11.7.txt", "11.6"),  # the Q&A post's
     ("wsl2", "smi_qa_post_windows_512.77_wddm.txt", "nvcc_linux_12.6.txt", "528.33"),  # WSL2's CUDA 12 driver

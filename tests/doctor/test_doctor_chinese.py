@@ -135,18 +135,12 @@ def test_sentences_end_in_the_language_now(monkeypatch):
     assert join("第一句。", "第二句。") == "第一句。第二句。" and join("第一句。", "") == "第一句。"
 
 
-# ----------------------------------------------------------------- the version table's texts (test_data_files.py)
-
-
 def test_a_rule_text_is_read_in_the_language_now(monkeypatch):
     rule = load().rule("wsl2-no-linux-driver")
     monkeypatch.delenv(variables.LANG, raising=False)
     assert rule["text"] == rule.raw["text"]
     monkeypatch.setenv(variables.LANG, "zh-CN")
     assert rule["text"] == rule.raw["translations"]["zh-CN"]["text"] and rule["source"].startswith("https://")
-
-
-# ----------------------------------------------------------------- captured tool output
 
 
 def test_nvidia_smi_problems_in_chinese_keep_the_cut_capture_rule(monkeypatch):

@@ -138,9 +138,6 @@ def test_an_ampere_gpu_has_cubins_and_keeps_the_cuda_12_minimum():
     assert (rec.driver_min, rec.driver_ok) == ("525.60.13", True) and "ptx-driver" not in rec.note_codes()
 
 
-# ----------------------------------------------------------------- WSL2 runs Pascal and newer
-
-
 def test_a_maxwell_gpu_under_wsl2_is_told_wsl2_cannot_use_it_and_linux_still_gets_tf_2_16():
     wsl = diagnose(describe("wsl2", "3.11", GTX_960_SMI))
     assert load().rule("wsl2-gpu-generations")["text"] in finding(wsl, "gpu-too-old").message

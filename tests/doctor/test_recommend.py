@@ -248,9 +248,6 @@ def test_covered_gpus_change_nothing(gpu):  # cubins cover them (an H100 runs PT
     assert rec.generation.known
 
 
-# ----------------------------------------------------------------- one WSL2 driver minimum
-
-
 @pytest.mark.parametrize("driver", [None, "527.41", "512.77", "junk"])
 def test_wsl2_answers_state_one_driver_minimum(driver):
     wsl_min = load().rule("wsl2")["driver_min"]
