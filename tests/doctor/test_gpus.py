@@ -37,18 +37,15 @@ def test_the_table_holds_tf_2_21s_build_list():
         ("RTX 3060", "8.6", "sm_80", False),  # 8.0 code on an 8.6 card, not the 8.9 one
         ("RTX 4090", "8.9", "sm_89", False),
         ("H100", "9.0", "compute_90", True),  # no sm_90 cubin: the driver compiles the PTX
+        ("GTX 960", "5.2", None, False),  # Maxwell and older: nothing in TF 2.21 runs on them
+        ("GTX 960M", "5.0", None, False),
+        ("K80", "3.7", None, False),
     ],
 )
-def test_supported_gpus_are_covered_by_tf_2_21(gpu, cc, via, jit):
+def test_tf_2_21_covers_pascal_and_newer_and_nothing_older(gpu, cc, via, jit):
     coverage = covered_by_build(cc, TF_2_21)
-    assert coverage.covered, coverage.reason
-    assert (coverage.via, coverage.jit) == (via, jit) and via in coverage.reason and known_failure(cc) is None
-
-
-@pytest.mark.parametrize("cc", ["5.2", "5.0", "3.7"])
-def test_maxwell_and_older_are_not_covered(cc):
-    coverage = covered_by_build(cc, TF_2_21)
-    assert not coverage.covered and coverage.via is None and cc in coverage.reason and known_failure(cc) is None
+    assert (coverage.covered, coverage.via, coverage.jit) == (via is not None, via, jit), coverage.reason
+    assert (via or cc) in coverage.reason and known_failure(cc) is None
 
 
 def test_a_cubin_never_crosses_a_major_version():

@@ -143,11 +143,6 @@ def test_cpu_only_machines_get_the_plain_wheel():
     ]
 
 
-def test_unknown_platform_is_an_error():
-    with pytest.raises(ValueError):
-        recommend("solaris")
-
-
 @functools.cache
 def every_recommendation() -> tuple[Recommendation, ...]:
     """Every route ``routes()`` gives for each platform, a Python of each line (and bad ones), a driver on each side

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from course_utils.doctor import versions
+from course_utils.doctor.recommend import recommend
 from course_utils.doctor.versions import load, parse_version
 
 TF_MINORS = [f"2.{n}" for n in range(4, 22)]
@@ -99,9 +100,11 @@ def test_parse_version_is_lenient():
     assert parse_version("ERR!") is None and parse_version("N/A") is None and parse_version(None) is None
 
 
-def test_unknown_platform_is_rejected():
+@pytest.mark.parametrize("ask", [lambda: load().builds("beos"), lambda: recommend("solaris")],
+                         ids=["table", "recommend"])
+def test_unknown_platform_is_rejected(ask):
     with pytest.raises(ValueError, match="not one of"):
-        load().builds("beos")
+        ask()
 
 
 def test_one_driver_minimum_per_platform_for_cuda_12():
