@@ -45,32 +45,19 @@ def test_see_and_more_line_lead_to_the_page_in_the_language(monkeypatch, lang, p
     }
 
 
-def report_lines(result) -> list[str]:
-    return result.report().splitlines()
-
-
-def test_an_old_driver_diagnosis_links_its_entry_under_the_finding():
-    old = next(NVIDIA.glob("smi_*windows_512.77_wddm.txt"))  # the Q&A post's machine: driver 512.77
-    result = diagnose(describe("wsl2", "3.11", old.read_text(encoding="utf-8")))
-    lines = report_lines(result)
-    at = next(i for i, line in enumerate(lines) if "[error] driver-too-old:" in line)
+@pytest.mark.parametrize("platform, capture, code, anchor", [
+    ("wsl2", "smi_qa_post_windows_512.77_wddm.txt", "driver-too-old", "driver-too-old"),  # the Q&A post's driver
+    ("linux", "smi_missing_command_not_found.txt", "no-nvidia-driver", "nvidia-smi-not-found"),
+    ("wsl2", "smi_wsl2_555.99_rtx4070.txt", "nvidia-driver", None),  # a finding the page does not explain
+])
+def test_a_finding_the_page_explains_links_its_entry_under_its_fix(platform, capture, code, anchor):
+    result = diagnose(describe(platform, "3.12", (NVIDIA / capture).read_text(encoding="utf-8")))
+    lines = result.report().splitlines()
+    at = next(i for i, line in enumerate(lines) if f"] {code}: " in line)
     assert lines[at + 1].strip().startswith("fix:")
-    assert lines[at + 2] == "      More: docs/troubleshooting.md#driver-too-old"
-    assert result.to_json()["see"]["driver-too-old"] == "docs/troubleshooting.md#driver-too-old"
-
-
-def test_a_machine_without_nvidia_smi_links_the_not_found_entry():
-    missing = (NVIDIA / "smi_missing_command_not_found.txt").read_text(encoding="utf-8")
-    result = diagnose(describe("linux", "3.12", missing))
-    assert "no-nvidia-driver" in result.codes()
-    assert "      More: docs/troubleshooting.md#nvidia-smi-not-found" in report_lines(result)
-
-
-def test_a_finding_the_page_does_not_explain_gets_no_link():
-    ok = (NVIDIA / "smi_wsl2_555.99_rtx4070.txt").read_text(encoding="utf-8")
-    lines = report_lines(diagnose(describe("wsl2", "3.12", ok)))
-    at = next(i for i, line in enumerate(lines) if "[info] nvidia-driver:" in line)
-    assert not lines[at + 2].strip().startswith("More:")
+    link = f"docs/troubleshooting.md#{anchor}" if anchor else None
+    assert (lines[at + 2] if lines[at + 2].strip().startswith("More:") else None) == (link and f"      More: {link}")
+    assert result.to_json()["see"].get(code) == link
 
 
 def test_a_recommendations_notes_link_their_entries():
