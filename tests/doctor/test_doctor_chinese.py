@@ -109,11 +109,12 @@ def test_a_bad_log_file_says_what_to_do_in_chinese(monkeypatch, capsys, tmp_path
 
 
 def test_the_language_is_read_when_a_message_is_shown_not_at_import(monkeypatch):
-    entry = classify(CUDNN_LOG.read_text(encoding="utf-8")).problem
+    entry, rule = classify(CUDNN_LOG.read_text(encoding="utf-8")).problem, load().rule("wsl2-no-linux-driver")
     monkeypatch.delenv(variables.LANG, raising=False)
-    assert entry.meaning == entry.rule.meaning["text"].format(**entry.details)
-    monkeypatch.setenv(variables.LANG, "zh-CN")  # the same entry, now in Chinese
+    assert entry.meaning == entry.rule.meaning["text"].format(**entry.details) and rule["text"] == rule.raw["text"]
+    monkeypatch.setenv(variables.LANG, "zh-CN")  # the same log entry and versions.json rule, now in Chinese
     assert entry.meaning == entry.rule.meaning["translations"]["zh-CN"]["text"].format(**entry.details)
+    assert rule["text"] == rule.raw["translations"]["zh-CN"]["text"] and rule["source"].startswith("https://")
 
 
 def test_every_table_text_is_in_the_catalogue_with_a_translation():
@@ -133,14 +134,6 @@ def test_sentences_end_in_the_language_now(monkeypatch):
     monkeypatch.setenv(variables.LANG, "zh-CN")
     assert sentence("没有驱动") == "没有驱动。" and sentence("没有驱动。") == "没有驱动。"
     assert join("第一句。", "第二句。") == "第一句。第二句。" and join("第一句。", "") == "第一句。"
-
-
-def test_a_rule_text_is_read_in_the_language_now(monkeypatch):
-    rule = load().rule("wsl2-no-linux-driver")
-    monkeypatch.delenv(variables.LANG, raising=False)
-    assert rule["text"] == rule.raw["text"]
-    monkeypatch.setenv(variables.LANG, "zh-CN")
-    assert rule["text"] == rule.raw["translations"]["zh-CN"]["text"] and rule["source"].startswith("https://")
 
 
 def test_nvidia_smi_problems_in_chinese_keep_the_cut_capture_rule(monkeypatch):
