@@ -64,5 +64,3 @@ def test_a_recommendations_notes_link_their_entries():
     rec = recommend("windows", "3.10")  # TF 2.10 by the conda recipe: a numpy<2 note
     assert "numpy-2" in rec.note_codes()
     assert "  More: docs/troubleshooting.md#numpy-2" in rec.text().splitlines()
-
-

@@ -330,5 +330,3 @@ def test_a_capture_cut_inside_the_driver_version_says_so_and_names_no_driver():
 )
 def test_the_platform_is_guessed_from_a_capture(text, platform):
     assert guess_platform(text)[0] == platform
-
-

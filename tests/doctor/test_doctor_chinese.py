@@ -18,7 +18,6 @@ from course_utils.doctor.nvidia import parse_nvidia_smi
 from course_utils.doctor.recommend import PLATFORM_NAMES
 from course_utils.doctor.routes import INTEL_MAC_ROUTE, METAL_ROUTE
 from course_utils.doctor.texts import join, sentence
-from course_utils.doctor.troubleshooting import ANCHORS
 from course_utils.doctor.versions import load
 
 from ..conftest import ROOT
@@ -31,9 +30,6 @@ NVIDIA = ROOT / "tests" / "fixtures" / "nvidia"
 QA_SMI = NVIDIA / "smi_qa_post_windows_512.77_wddm.txt"  # driver 512.77: too old for TF 2.21 on WSL2
 QA_NVCC = NVIDIA / "nvcc_qa_post_windows_11.7.txt"
 CUDNN_LOG = ROOT / "tests" / "fixtures" / "tf_logs" / "cudnn_mismatch_composed.txt"
-ZH_PAGE = ROOT / "docs" / "zh" / "troubleshooting.md"
-
-
 def shape(value):
     """The JSON's structure: keys kept, leaves replaced by their type (None kept apart)."""
     if isinstance(value, dict):
@@ -149,8 +145,3 @@ def test_nvidia_smi_problems_in_chinese_keep_the_cut_capture_rule(monkeypatch):
     )
     assert len(chinese.problems) == len(english.problems) and any("截断" in p for p in chinese.problems)
     assert not any("CUDA Version" in p and "旧版驱动" in p for p in chinese.problems)  # a cut, not an old driver
-
-
-def test_the_chinese_page_has_every_anchor_the_doctor_links_to():
-    anchors = set(re.findall(r'<a id="([^"]+)"></a>', ZH_PAGE.read_text(encoding="utf-8")))
-    assert set(ANCHORS.values()) <= anchors, set(ANCHORS.values()) - anchors

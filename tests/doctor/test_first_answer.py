@@ -325,5 +325,3 @@ def test_a_windows_log_missing_cudart64_110_gets_a_complete_fix(capsys, tmp_path
     status, out = cli(capsys, "--log", str(log), "--gpu")
     assert status == 1 and 'pip install "tensorflow<2.11" "numpy<2"' in out and unpinned(out) == []
     assert out.index("WSL2") < out.index("conda install")
-
-
