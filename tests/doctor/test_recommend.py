@@ -42,16 +42,12 @@ def test_qa_post_native_windows_gets_tf_2_10_by_the_conda_recipe_with_numpy_1():
     assert rec.note_codes() == ["windows-native-gpu-last", "numpy-2", "keras-2-only", "gpu-generation-unknown"]
 
 
-@pytest.mark.parametrize("python", ["3.7", "3.8", "3.10", "3.10.11"])
-def test_native_windows_keeps_a_supported_python(python):
+@pytest.mark.parametrize("python, env", [("3.7", "3.7"), ("3.8", "3.8"), ("3.10", "3.10"), ("3.10.11", "3.10"),
+                                         ("3.12", "3.10")])  # too new for TF 2.10: a 3.10 environment
+def test_native_windows_keeps_a_supported_python_and_makes_3_10_for_a_newer_one(python, env):
     rec = recommend("windows", python)
-    assert rec.commands[0] == f"conda create --name tf python={python[:4].rstrip('.')}"
-
-
-def test_native_windows_with_a_too_new_python_creates_a_3_10_environment():
-    rec = recommend("windows", "3.12")
-    assert rec.commands[0] == "conda create --name tf python=3.10" and rec.tensorflow == "tensorflow<2.11"
-    assert "no-gpu-build-for-python" in rec.note_codes()
+    assert rec.commands[0] == f"conda create --name tf python={env}" and rec.tensorflow == "tensorflow<2.11"
+    assert ("no-gpu-build-for-python" in rec.note_codes()) is (python == "3.12")
 
 
 def test_linux_python_3_11_gets_current_tensorflow_with_cuda_wheels():
