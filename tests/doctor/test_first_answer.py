@@ -167,6 +167,7 @@ def test_query_rows_without_a_header_are_a_driver_that_answered_not_no_driver(ca
     (["--nvidia-smi", "{tmp}"], "cannot read {tmp}"),  # a folder
     (["--python", "three"], "'three' is not a version like 3.11"),
     (["--platform", "beos"], "invalid choice: 'beos'"),
+    (["--gpu"], "--gpu/--no-gpu go with --log"),
 ])
 def test_bad_arguments_are_a_usage_error_that_says_what_was_wrong(tmp_path, capsys, args, said):
     with pytest.raises(SystemExit) as stop:
