@@ -95,29 +95,24 @@ def test_untested_python_gets_an_environment_with_a_tested_one(python):
 
 
 @pytest.mark.parametrize(
-    "platform, driver, ok, fallback",
+    "platform, driver, driver_cuda, ok, fallback",
     [
-        ("linux", "525.60.13", True, None),
-        ("linux", "525.60.12", False, "tensorflow==2.14.*"),
-        ("linux", "470.256.02", False, "tensorflow==2.14.*"),
-        ("linux", "450.80.02", False, "tensorflow==2.14.*"),
-        ("linux", "418.181.07", False, None),
-        ("wsl2", "528.33", True, None),
-        ("wsl2", "528.32", False, "tensorflow==2.14.*"),
-        ("windows", "452.39", True, None),
-        ("windows", "452.38", False, None),
+        ("linux", "525.60.13", None, True, None),
+        ("linux", "525.60.12", None, False, "tensorflow==2.14.*"),
+        ("linux", "470.256.02", None, False, "tensorflow==2.14.*"),
+        ("linux", "450.80.02", None, False, "tensorflow==2.14.*"),
+        ("linux", "418.181.07", None, False, None),
+        ("linux", "535.113.01", "11.8", False, "tensorflow==2.14.*"),  # nvidia-smi's CUDA Version is authoritative
+        ("wsl2", "528.33", None, True, None),
+        ("wsl2", "528.32", None, False, "tensorflow==2.14.*"),
+        ("windows", "452.39", None, True, None),
+        ("windows", "452.38", None, False, None),
     ],
 )
-def test_driver_check_and_fallback(platform, driver, ok, fallback):
-    rec = recommend(platform, "3.11" if platform != "windows" else "3.10", driver)
+def test_driver_check_and_fallback(platform, driver, driver_cuda, ok, fallback):
+    rec = recommend(platform, "3.11" if platform != "windows" else "3.10", driver, driver_cuda=driver_cuda)
     assert rec.driver_ok is ok and rec.fallback == fallback
     assert ("driver-too-old" in rec.note_codes()) is (not ok)
-
-
-def test_driver_cuda_from_nvidia_smi_is_authoritative():
-    # A 12.x driver number but nvidia-smi says the driver stops at CUDA 11.x: trust nvidia-smi.
-    rec = recommend("linux", "3.11", "535.113.01", driver_cuda="11.8")
-    assert rec.driver_ok is False and rec.fallback == "tensorflow==2.14.*"
 
 
 @pytest.mark.parametrize(
