@@ -6,13 +6,14 @@ import json
 
 import pytest
 
-from course_utils.doctor import Finding, describe, diagnose
 from course_utils.doctor import cli as doctor_cli
+from course_utils.doctor import describe, diagnose
 from course_utils.doctor.gpus import QUERY_COMMAND, build_targets, covered_by_build, known_failure
 from course_utils.doctor.recommend import recommend
 from course_utils.doctor.versions import load
 
 from ..conftest import ROOT
+from .test_doctor import finding
 
 FIXTURES = ROOT / "tests" / "fixtures" / "nvidia"
 QA_SMI = (FIXTURES / "smi_qa_post_windows_512.77_wddm.txt").read_text()  # the Q&A post's nvidia-smi
@@ -39,12 +40,6 @@ Sun Sep 21 21:56:02 2025
 P620_QUERY = "name, compute_cap, driver_version\nQuadro P620, 6.1, 580.173.02\n"
 # Constructed in the same format: an RTX 5090 (compute capability 12.0) on a 575 driver.
 RTX_5090_QUERY = "name, compute_cap, driver_version\nNVIDIA GeForce RTX 5090, 12.0, 575.57.08\n"
-
-
-def finding(result, code: str) -> Finding:
-    matches = [f for f in result.findings if f.code == code]
-    assert matches, f"{code} not in {result.codes()}"
-    return matches[0]
 
 
 def coverage_reason(cc: str) -> str:
