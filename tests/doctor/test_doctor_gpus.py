@@ -121,16 +121,15 @@ def test_an_h200_on_a_driver_of_cuda_12_8_gets_the_ptx_note_and_no_driver_error(
     assert "error" not in {f.severity for f in result.findings}
 
 
-@pytest.mark.parametrize(("driver_cuda", "ok"), [("12.4", False), ("12.5", True), ("13.0", True)])
-def test_through_ptx_the_drivers_cuda_version_decides_not_only_its_family(driver_cuda, ok):
-    # the driver number alone passes (555.99 >= 555.85); nvidia-smi's "CUDA Version" is what the driver runs
-    rec = recommend("wsl2", "3.12", "555.99", "NVIDIA H100 PCIe", driver_cuda=driver_cuda)
-    assert rec.driver_min == "555.85" and rec.driver_ok is ok
-
-
-def test_an_ampere_gpu_has_cubins_and_keeps_the_cuda_12_minimum():
-    rec = recommend("linux", "3.12", "535.161.08", "NVIDIA A100-SXM4-80GB", driver_cuda="12.2")
-    assert (rec.driver_min, rec.driver_ok) == ("525.60.13", True) and "ptx-driver" not in rec.note_codes()
+@pytest.mark.parametrize("platform, gpu, driver, driver_cuda, minimum, ok", [
+    # through PTX the driver number alone passes (555.99 >= 555.85); nvidia-smi's "CUDA Version" decides
+    *(("wsl2", "NVIDIA H100 PCIe", "555.99", cuda, "555.85", cuda != "12.4") for cuda in ("12.4", "12.5", "13.0")),
+    ("linux", "NVIDIA A100-SXM4-80GB", "535.161.08", "12.2", "525.60.13", True),  # cubins: the CUDA 12 minimum
+])
+def test_a_gpu_reached_only_through_ptx_needs_a_driver_of_the_builds_cuda(platform, gpu, driver, driver_cuda, minimum,
+                                                                         ok):
+    rec = recommend(platform, "3.12", driver, gpu, driver_cuda=driver_cuda)
+    assert (rec.driver_min, rec.driver_ok, "ptx-driver" in rec.note_codes()) == (minimum, ok, "H100" in gpu)
 
 
 def test_a_maxwell_gpu_under_wsl2_is_told_wsl2_cannot_use_it_and_linux_still_gets_tf_2_16():
