@@ -25,6 +25,7 @@ import subprocess
 import sys
 import zipfile
 from pathlib import Path
+from unittest import mock
 from urllib.parse import urldefrag, urljoin
 
 import pytest
@@ -53,16 +54,8 @@ TF_LOG = ROOT / "tests" / "fixtures" / "tf_logs" / "cudnn_mismatch_composed.txt"
 def cli_json(*arguments: str, language: str = "en") -> dict:
     """What ``course doctor ARGUMENTS`` prints, parsed (its main, in this process, in ``language``)."""
     out = io.StringIO()
-    before = os.environ.get("COURSE_LANG")
-    os.environ["COURSE_LANG"] = language
-    try:
-        with contextlib.redirect_stdout(out):
-            doctor_cli.main([*arguments, "--json"])
-    finally:
-        if before is None:
-            os.environ.pop("COURSE_LANG", None)
-        else:
-            os.environ["COURSE_LANG"] = before
+    with mock.patch.dict(os.environ, {"COURSE_LANG": language}), contextlib.redirect_stdout(out):
+        doctor_cli.main([*arguments, "--json"])
     return json.loads(out.getvalue())
 
 
@@ -200,6 +193,14 @@ class CheckPage:
         crash = self.page.locator(".course-doctor-crash")
         assert crash.count() == 0, crash.inner_text()
 
+    def choose_file(self, path: Path, shows: str) -> None:
+        """Give ``path`` to the file chooser of nvidia-smi's box, wait until the box ``shows`` it, and check it."""
+        self.page.set_input_files("#course-doctor-smi-file", str(path))
+        self.page.wait_for_function(f"document.getElementById('course-doctor-smi').value.includes({shows!r})")
+        before = self.page.evaluate("window.courseDoctor.answers")
+        self.page.click("#course-doctor-check")
+        self.page.wait_for_function(f"window.courseDoctor.answers > {before}")
+
     def screenshot(self, name: str) -> None:
         """The whole page, from its top, with no element focused (the theme's skip link shows on focus)."""
         self.page.evaluate("document.activeElement && document.activeElement.blur(); window.scrollTo(0, 0)")
@@ -267,33 +268,25 @@ ODD = {
 def test_odd_input_gets_the_doctors_answer_and_never_a_javascript_error(built_site: Path, served, chromium,
                                                                          tmp_path: Path):
     check = CheckPage(chromium, served, "check.html")
+    smi, nvcc, gbk = tmp_path / "smi.txt", tmp_path / "nvcc.txt", tmp_path / "smi-gbk.txt"
+    nvcc.write_text("nvcc: command not found", encoding="utf-8")
     try:
         for name, text in ODD.items():
             check.ask(text, "nvcc: command not found" if name == "nothing" else "")
             # a browser's text box holds "\n" line ends; the command line reads the file as it is
-            path = tmp_path / "smi.txt"
-            path.write_bytes(text.encode("utf-8"))
-            assert check.json() == cli_json("--nvidia-smi", str(path), *(
-                ["--nvcc", str(_write(tmp_path / "nvcc.txt", "nvcc: command not found"))] if name == "nothing" else [])
-            ), name
+            smi.write_bytes(text.encode("utf-8"))
+            assert check.json() == cli_json("--nvidia-smi", str(smi), *(
+                ["--nvcc", str(nvcc)] if name == "nothing" else [])), name
         # a file saved by PowerShell's ">" (UTF-16) through the file chooser
         utf16 = NVIDIA / "smi_windows_517.48_2x_wddm_utf16le.txt"
         check.page.fill("#course-doctor-nvcc", "")
-        check.page.set_input_files("#course-doctor-smi-file", str(utf16))
-        check.page.wait_for_function("document.getElementById('course-doctor-smi').value.includes('NVIDIA-SMI')")
+        check.choose_file(utf16, "NVIDIA-SMI")
         # the text box holds the decoded text, its line ends made "\n" as in every text box
         assert check.page.input_value("#course-doctor-smi") == decode_text(utf16.read_bytes()).replace("\r\n", "\n")
-        before = check.page.evaluate("window.courseDoctor.answers")
-        check.page.click("#course-doctor-check")
-        check.page.wait_for_function(f"window.courseDoctor.answers > {before}")
         assert check.json() == cli_json("--nvidia-smi", str(utf16))
         # a file in the Chinese Windows console's code page (GBK), not UTF-8: read as the command line reads it
-        gbk = _write_bytes(tmp_path / "smi-gbk.txt", ODD["another language"].encode("gbk"))
-        check.page.set_input_files("#course-doctor-smi-file", str(gbk))
-        check.page.wait_for_function("document.getElementById('course-doctor-smi').value.includes('nvidia-smi')")
-        before = check.page.evaluate("window.courseDoctor.answers")
-        check.page.click("#course-doctor-check")
-        check.page.wait_for_function(f"window.courseDoctor.answers > {before}")
+        gbk.write_bytes(ODD["another language"].encode("gbk"))
+        check.choose_file(gbk, "nvidia-smi")
         assert check.json() == cli_json("--nvidia-smi", str(gbk))
         # a "log" that is not text: the command line's own message, no JavaScript error
         check.ask(QA_SMI.read_text(encoding="utf-8"), log="\x00\x01\x02\x03" * 40)
@@ -304,16 +297,6 @@ def test_odd_input_gets_the_doctors_answer_and_never_a_javascript_error(built_si
         assert check.problems() == []
     finally:
         check.visit.close()
-
-
-def _write(path: Path, text: str) -> Path:
-    path.write_text(text, encoding="utf-8")
-    return path
-
-
-def _write_bytes(path: Path, data: bytes) -> Path:
-    path.write_bytes(data)
-    return path
 
 
 @pytest.mark.browser

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
+from course_utils.core import variables
 from course_utils.doctor import describe, diagnose
 from course_utils.doctor.checks import CHECK_FINDINGS
-from course_utils.doctor.cli import main
 from course_utils.doctor.log_rules import RULES
 from course_utils.doctor.model import NOTE_FINDINGS
 from course_utils.doctor.recommend import recommend
@@ -17,10 +19,6 @@ from .conftest import ROOT
 from .doctor.note_codes import NOTE_CODES
 
 NVIDIA = ROOT / "tests" / "fixtures" / "nvidia"
-TF_LOGS = ROOT / "tests" / "fixtures" / "tf_logs"
-
-
-# ----------------------------------------------------------------- the mapping
 
 
 def test_the_doctor_maps_only_codes_it_really_gives():
@@ -32,56 +30,37 @@ def test_the_doctor_maps_only_codes_it_really_gives():
     assert set(ANCHORS) <= known, set(ANCHORS) - known
 
 
-def test_see_and_more_line():
-    assert see("out-of-memory") == "docs/troubleshooting.md#oom"
+@pytest.mark.parametrize("lang, page, more", [(None, "docs/", "More: "), ("zh-CN", "docs/zh/", "详见：")])
+def test_see_and_more_line_lead_to_the_page_in_the_language(monkeypatch, lang, page, more):
+    if lang:
+        monkeypatch.setenv(variables.LANG, lang)
+    else:
+        monkeypatch.delenv(variables.LANG, raising=False)
+    assert see("out-of-memory") == f"{page}troubleshooting.md#oom"
     assert see("nvidia-driver") is None and see(None) is None
-    assert more_line("out-of-memory", "  ") == ["  More: docs/troubleshooting.md#oom"]
+    assert more_line("out-of-memory", "  ") == [f"  {more}{page}troubleshooting.md#oom"]
     assert more_line("nvidia-driver") == []
     assert links(["cudnn-mismatch", "nvidia-driver", "cudnn-mismatch"]) == {
-        "cudnn-mismatch": "docs/troubleshooting.md#cudnn-mismatch"
+        "cudnn-mismatch": f"{page}troubleshooting.md#cudnn-mismatch"
     }
 
 
-# ----------------------------------------------------------------- the doctor prints the links
-
-
-def report_lines(result) -> list[str]:
-    return result.report().splitlines()
-
-
-def test_an_old_driver_diagnosis_links_its_entry_under_the_finding():
-    old = next(NVIDIA.glob("smi_*windows_512.77_wddm.txt"))  # the Q&A post's machine: driver 512.77
-    result = diagnose(describe("wsl2", "3.11", old.read_text(encoding="utf-8")))
-    lines = report_lines(result)
-    at = next(i for i, line in enumerate(lines) if "[error] driver-too-old:" in line)
+@pytest.mark.parametrize("platform, capture, code, anchor", [
+    ("wsl2", "smi_qa_post_windows_512.77_wddm.txt", "driver-too-old", "driver-too-old"),  # the Q&A post's driver
+    ("linux", "smi_missing_command_not_found.txt", "no-nvidia-driver", "nvidia-smi-not-found"),
+    ("wsl2", "smi_wsl2_555.99_rtx4070.txt", "nvidia-driver", None),  # a finding the page does not explain
+])
+def test_a_finding_the_page_explains_links_its_entry_under_its_fix(platform, capture, code, anchor):
+    result = diagnose(describe(platform, "3.12", (NVIDIA / capture).read_text(encoding="utf-8")))
+    lines = result.report().splitlines()
+    at = next(i for i, line in enumerate(lines) if f"] {code}: " in line)
     assert lines[at + 1].strip().startswith("fix:")
-    assert lines[at + 2] == "      More: docs/troubleshooting.md#driver-too-old"
-    assert result.to_json()["see"]["driver-too-old"] == "docs/troubleshooting.md#driver-too-old"
-
-
-def test_a_machine_without_nvidia_smi_links_the_not_found_entry():
-    missing = (NVIDIA / "smi_missing_command_not_found.txt").read_text(encoding="utf-8")
-    result = diagnose(describe("linux", "3.12", missing))
-    assert "no-nvidia-driver" in result.codes()
-    assert "      More: docs/troubleshooting.md#nvidia-smi-not-found" in report_lines(result)
-
-
-def test_a_finding_the_page_does_not_explain_gets_no_link():
-    ok = (NVIDIA / "smi_wsl2_555.99_rtx4070.txt").read_text(encoding="utf-8")
-    lines = report_lines(diagnose(describe("wsl2", "3.12", ok)))
-    at = next(i for i, line in enumerate(lines) if "[info] nvidia-driver:" in line)
-    assert not lines[at + 2].strip().startswith("More:")
+    link = f"docs/troubleshooting.md#{anchor}" if anchor else None
+    assert (lines[at + 2] if lines[at + 2].strip().startswith("More:") else None) == (link and f"      More: {link}")
+    assert result.to_json()["see"].get(code) == link
 
 
 def test_a_recommendations_notes_link_their_entries():
     rec = recommend("windows", "3.10")  # TF 2.10 by the conda recipe: a numpy<2 note
     assert "numpy-2" in rec.note_codes()
     assert "  More: docs/troubleshooting.md#numpy-2" in rec.text().splitlines()
-
-
-def test_a_pasted_log_lists_the_entries_for_its_lines(capsys):
-    assert main(["--log", str(TF_LOGS / "cudnn_mismatch_composed.txt")]) == 1
-    out = capsys.readouterr().out
-    assert "  cudnn-mismatch: docs/troubleshooting.md#cudnn-mismatch" in out.splitlines()
-
-

@@ -9,6 +9,7 @@ import sys
 
 import pytest
 
+from course_utils.core import variables
 from course_utils.doctor import Machine, TensorFlowInfo, diagnose, probe, probes
 from course_utils.doctor import checks as checks_module
 from course_utils.doctor.checks import (
@@ -31,9 +32,6 @@ ON_LINUX = sys.platform.startswith("linux")
 CHECK_MODULES = ("checks", "libraries", "wsl", "kernels")
 
 
-# ----------------------------------------------------------------- a wheel for this Python
-
-
 @pytest.mark.parametrize("python", ["3.9", "3.14"])
 def test_a_python_without_a_tensorflow_wheel(python):
     build = load().newest("linux")
@@ -47,9 +45,6 @@ def test_a_python_without_a_tensorflow_wheel(python):
 def test_a_python_with_a_wheel_gets_no_note():
     build = load().newest("linux")
     assert python_wheel_check(build.python_min) == python_wheel_check(build.python_max) == []
-
-
-# ----------------------------------------------------------------- findings from codes, grouped in the report
 
 
 def noted_codes() -> set[str]:
@@ -77,7 +72,7 @@ def test_a_note_gives_its_finding_whatever_its_text():
     assert check_findings([Note("not-a-check-code", "no finding for codes nobody registered")]) == []
 
 
-def test_the_report_groups_the_live_checks_and_the_json_lists_them():
+def test_the_report_groups_the_live_checks_and_the_json_lists_them(monkeypatch):
     notes = [
         Note("nvidia-lib-fails-to-load", "libcudnn.so.9 does not load: file too short"),
         Note("wsl2-no-dxg", "/dev/dxg is missing"),
@@ -95,6 +90,10 @@ def test_the_report_groups_the_live_checks_and_the_json_lists_them():
     assert {"code": "wsl2-no-dxg", "text": "/dev/dxg is missing", "group": GROUP_WSL} in data["checks"]
     assert all(set(f) == {"code", "severity", "message", "fix"} for f in data["findings"])
     assert diagnose(Machine("linux", "3.11")).to_json()["checks"] is None
+    monkeypatch.setenv(variables.LANG, "zh-CN")  # the headings follow the language; the JSON keeps the groups' names
+    chinese = diagnose(Machine("linux", "3.11", live=True, checks=notes))
+    assert "\n  WSL2：\n" in chinese.report() and "\n  Jupyter 内核：\n" in chinese.report()
+    assert chinese.to_json()["checks"] == data["checks"]
 
 
 def test_live_checks_run_what_fits_the_platform(monkeypatch):

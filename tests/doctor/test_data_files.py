@@ -213,8 +213,3 @@ def test_a_log_entry_shows_a_changed_rule_in_english_and_the_others_translated(t
     entry = logs.classify("OOM when allocating tensor with shape[256]").problem
     assert entry.meaning == "The device ran out of memory."
     assert entry.fix == _translation(_rule(data, "out-of-memory")["fix"])["text"]
-
-
-@pytest.mark.parametrize("name", FILES)
-def test_the_files_stand_alone(name):
-    assert not re.search(r"\.\./shared|\bseeds?\b|facts\s+file", FILES[name].read_text(encoding="utf-8"), re.I)

@@ -37,18 +37,15 @@ def test_the_table_holds_tf_2_21s_build_list():
         ("RTX 3060", "8.6", "sm_80", False),  # 8.0 code on an 8.6 card, not the 8.9 one
         ("RTX 4090", "8.9", "sm_89", False),
         ("H100", "9.0", "compute_90", True),  # no sm_90 cubin: the driver compiles the PTX
+        ("GTX 960", "5.2", None, False),  # Maxwell and older: nothing in TF 2.21 runs on them
+        ("GTX 960M", "5.0", None, False),
+        ("K80", "3.7", None, False),
     ],
 )
-def test_supported_gpus_are_covered_by_tf_2_21(gpu, cc, via, jit):
+def test_tf_2_21_covers_pascal_and_newer_and_nothing_older(gpu, cc, via, jit):
     coverage = covered_by_build(cc, TF_2_21)
-    assert coverage.covered, coverage.reason
-    assert (coverage.via, coverage.jit) == (via, jit) and via in coverage.reason and known_failure(cc) is None
-
-
-@pytest.mark.parametrize("cc", ["5.2", "5.0", "3.7"])
-def test_maxwell_and_older_are_not_covered(cc):
-    coverage = covered_by_build(cc, TF_2_21)
-    assert not coverage.covered and coverage.via is None and cc in coverage.reason and known_failure(cc) is None
+    assert (coverage.covered, coverage.via, coverage.jit) == (via is not None, via, jit), coverage.reason
+    assert (via or cc) in coverage.reason and known_failure(cc) is None
 
 
 def test_a_cubin_never_crosses_a_major_version():
@@ -66,7 +63,6 @@ def test_ptx_runs_on_its_own_and_every_newer_generation_only():
 
 
 def test_arch_specific_targets_run_on_exactly_one_generation():
-    assert parse_target("sm_90a") == Target("sm_90a", "sm", 9, 0, True)
     assert covered_by_build("9.0", ["sm_90a"]).covered and not covered_by_build("10.0", ["sm_90a"]).covered
 
 
@@ -82,9 +78,10 @@ def test_a_known_failure_is_claimed_only_up_to_the_release_it_was_checked_on():
     assert known_failure("9.0") is None and known_failure("13.0") is None
 
 
-def test_targets_parse_with_two_digit_majors():
-    assert parse_target("sm_120") == Target("sm_120", "sm", 12, 0, False)
-    assert parse_target("compute_90") == Target("compute_90", "compute", 9, 0, False)
+@pytest.mark.parametrize("target", [Target("sm_120", "sm", 12, 0, False), Target("compute_90", "compute", 9, 0, False),
+                                    Target("sm_90a", "sm", 9, 0, True)], ids=lambda target: target.text)
+def test_targets_parse_with_two_digit_majors_and_arch_specific_suffixes(target):
+    assert parse_target(target.text) == target
 
 
 @pytest.mark.parametrize("bad", ["8.6.1", "eight", "", None, "86"])

@@ -71,6 +71,8 @@ LINES = [
      "windows-dll-not-loaded", "depends"),
     ("Could not load dynamic library 'libcudnn.so.9'; dlerror: libcudnn.so.9: cannot open", "library-not-loaded",
      "depends"),
+    ("Could not load dynamic library 'libcudart.so.11.0'; dlerror: libcudart.so.11.0: cannot open",
+     "library-not-loaded", "depends"),  # the CUDA runtime beside libcupti keeps the general rule
 ]
 
 

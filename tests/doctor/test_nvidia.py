@@ -102,12 +102,9 @@ def test_nvidia_smi_fixture(name):
         assert any(problem in p for p in report.problems), report.problems
 
 
-def test_failures_keep_the_tools_own_words():
+def test_failures_keep_the_tools_own_words():  # a shell's "not found": test_command_not_found_is_recognised_...
     assert parse_nvidia_smi((FIXTURES / "smi_no_driver.txt").read_text()).message.startswith(
         "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver"
-    )
-    assert parse_nvidia_smi((FIXTURES / "smi_missing_command_not_found.txt").read_text()).message == (
-        "bash: nvidia-smi: command not found"
     )
 
 
@@ -132,15 +129,12 @@ def test_nvcc_fixture(name):
         ("   \n\n", "empty"),
         (b"\x00\xff\xfe garbage \x89PNG", "unreadable"),
         ("Hello, this is not nvidia-smi output\nat all", "unreadable"),
-        ("| NVIDIA-SMI 999 Driver Version: ???  CUDA Version: ???", "ok"),
         ("x" * 100_000, "unreadable"),
     ],
 )
 def test_unreadable_text_is_a_status_not_a_crash(raw, status):
     report = parse_nvidia_smi(raw)
-    assert report.status == status
-    if status != "ok":
-        assert report.problems and report.driver_version is None
+    assert report.status == status and report.problems and report.driver_version is None
 
 
 def test_header_without_readable_values_says_so():
@@ -204,7 +198,8 @@ P620_QUERY = "name, compute_cap, driver_version\nQuadro P620, 6.1, 580.173.02\n"
     ("NVIDIA GeForce RTX 5090, 12.0, 575.57.08\n", "ok", "575.57.08", [(0, "12.0", None)], None),
     ("name, compute_cap\nTesla T4, 7.5\n", "ok", None, [(0, "7.5", None)], "driver_version"),
     ("name, compute_cap, driver_version\n", "ok", None, [], "no GPU rows"),
-    *((text, "unreadable", None, [], "") for text in ("a, b, c\nd, e, f\n", "GeForce, fast, new\n", "name\n")),
+    *((text, "unreadable", None, [], "") for text in ("a, b, c\nd, e, f\n", "GeForce, fast, new\n", "name\n",
+                                                                  "name, colour\nkiwi, green\n")),
 ])
 def test_query_csv_as_nvidia_smi_text(text, status, driver, gpus, problem):
     report = parse_nvidia_smi(text)
@@ -216,13 +211,10 @@ def test_query_csv_as_nvidia_smi_text(text, status, driver, gpus, problem):
 # --- captures as people really save and paste them (issue 17) ------------------------------------------------------
 
 
-def test_a_utf16_capture_reads_like_the_original():
-    """Windows PowerShell 5.1's `nvidia-smi > smi.txt` writes UTF-16 LE with a byte-order mark."""
-    original = parse_nvidia_smi((FIXTURES / "smi_windows_517.48_2x_wddm.txt").read_bytes())
-    saved = parse_nvidia_smi((FIXTURES / "smi_windows_517.48_2x_wddm_utf16le.txt").read_bytes())
-    assert saved == original and saved.status == "ok"
+def test_a_utf16_capture_without_its_byte_order_mark_is_read_too():
+    # with its mark (PowerShell 5.1's `nvidia-smi > smi.txt`): the SMI table, the same values as the UTF-8 capture
     no_bom = (FIXTURES / "smi_windows_517.48_2x_wddm_utf16le.txt").read_bytes()[2:]
-    assert parse_nvidia_smi(no_bom).driver_version == "517.48", "UTF-16 without its byte-order mark too"
+    assert parse_nvidia_smi(no_bom) == parse_nvidia_smi((FIXTURES / "smi_windows_517.48_2x_wddm.txt").read_bytes())
 
 
 CUT = "| NVIDIA-SMI 535.113.01             Driver Version: "

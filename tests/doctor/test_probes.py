@@ -15,6 +15,7 @@ from ..conftest import ROOT
 
 FIXTURES = ROOT / "tests" / "fixtures" / "nvidia"
 CAT = shutil.which("cat") or "/bin/cat"
+pytestmark = pytest.mark.skipif(os.name != "posix", reason="stub tools are shell scripts")
 
 
 def _tool(folder: Path, name: str, script: str) -> None:
@@ -33,7 +34,6 @@ def bin_dir(tmp_path, monkeypatch):
     return folder
 
 
-@pytest.mark.skipif(os.name != "posix", reason="stub tools are shell scripts")
 def test_probe_reads_the_table_then_the_query(bin_dir):
     table = FIXTURES / "smi_linux_440.33.01_2x_gv100.txt"
     # A stub that behaves like a driver too old for the compute_cap field: that query fails, the next works.
@@ -56,7 +56,6 @@ esac
     ]
 
 
-@pytest.mark.skipif(os.name != "posix", reason="stub tools are shell scripts")
 def test_probe_keeps_the_table_when_the_query_fails(bin_dir):
     table = FIXTURES / "smi_qa_post_windows_512.77_wddm.txt"
     _tool(bin_dir, "nvidia-smi", f'case "$1" in --query-gpu=*) exit 6;; *) cat "{table}";; esac\n')
@@ -64,7 +63,6 @@ def test_probe_keeps_the_table_when_the_query_fails(bin_dir):
     assert report.gpus[0].name == "NVIDIA GeForce ..." and report.gpus[0].memory_mib == 6144
 
 
-@pytest.mark.skipif(os.name != "posix", reason="stub tools are shell scripts")
 def test_probe_reports_failures(bin_dir):
     assert probes.probe_nvidia_smi().status == "missing"
     assert probes.probe_nvcc().status == "missing"
@@ -74,7 +72,6 @@ def test_probe_reports_failures(bin_dir):
     assert probes.probe_nvcc().release == "12.6"
 
 
-@pytest.mark.skipif(os.name != "posix", reason="stub tools are shell scripts")
 def test_off_path_the_probe_runs_wsl2s_nvidia_smi(bin_dir, tmp_path, monkeypatch):
     wsl_lib = tmp_path / "usr/lib/wsl/lib"
     wsl_lib.mkdir(parents=True)

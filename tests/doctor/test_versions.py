@@ -7,6 +7,7 @@ import json
 import pytest
 
 from course_utils.doctor import versions
+from course_utils.doctor.recommend import recommend
 from course_utils.doctor.versions import load, parse_version
 
 TF_MINORS = [f"2.{n}" for n in range(4, 22)]
@@ -53,7 +54,6 @@ def test_rules_agree_with_the_tables():
     assert table.rule("tensorboard-separate")["since"] == table.linux[0].minor
     assert table.rule("and-cuda")["since"] in [b.minor for b in table.linux]
     assert table.rule("linux-driver-min")["driver_min"] == table.min_driver(12, "linux")
-    assert table.rule("wsl2")["driver_min"] == "528.33"
 
 
 @pytest.mark.parametrize(
@@ -69,7 +69,8 @@ def test_rules_agree_with_the_tables():
         ("525.60.12", "linux", 11),
         ("528.33", "windows", 12),
         ("528.32", "windows", 11),
-        ("527.41", "wsl2", 11),
+        ("527.41", "wsl2", 11),  # NVIDIA's CUDA 12 minimum on native Windows: not enough under WSL2
+        ("528.33", "wsl2", 12),
         ("580.126.09", "linux", 13),
         ("not a driver", "linux", None),
     ],
@@ -99,9 +100,11 @@ def test_parse_version_is_lenient():
     assert parse_version("ERR!") is None and parse_version("N/A") is None and parse_version(None) is None
 
 
-def test_unknown_platform_is_rejected():
+@pytest.mark.parametrize("ask", [lambda: load().builds("beos"), lambda: recommend("solaris")],
+                         ids=["table", "recommend"])
+def test_unknown_platform_is_rejected(ask):
     with pytest.raises(ValueError, match="not one of"):
-        load().builds("beos")
+        ask()
 
 
 def test_one_driver_minimum_per_platform_for_cuda_12():
@@ -110,7 +113,6 @@ def test_one_driver_minimum_per_platform_for_cuda_12():
     assert (table.min_driver(12, "linux"), table.min_driver(12, "windows")) == ("525.60.13", "528.33")
     assert table.min_driver(12, "wsl2") == table.rule("wsl2")["driver_min"] == "528.33"
     assert table.min_driver(11, "wsl2") == "452.39"  # CUDA 11: NVIDIA's Windows minimum, nothing to raise
-    assert table.driver_cuda_major("527.41", "wsl2") == 11 and table.driver_cuda_major("528.33", "wsl2") == 12
 
 
 @pytest.mark.parametrize(
