@@ -8,7 +8,7 @@ import json
 import pytest
 
 from course_utils.core.errors import ParameterError
-from course_utils.lessons import EMPTY, RIGHT, WRONG, nb07
+from course_utils.lessons import RIGHT, WRONG, nb07
 from course_utils.lessons.nb07 import distribute
 from course_utils.params import check_parameters
 
@@ -73,14 +73,12 @@ REJECT_7_1 = [
 ]
 
 
-def test_the_global_batch_solution_is_right_and_is_batch_plan(capsys):
+def test_the_global_batch_solution_is_batch_plan():
     answer = solved(NOTEBOOK, "Exercise 7.1")["answer"]
-    assert nb07.check_global_batch(answer).status == RIGHT
     plan = distribute.batch_plan(answer["global_batch"], nb07.GPUS, nb07.PLAN_IMAGES)
     assert plan.per_replica == nb07.ONE_GPU_BATCH, "each GPU keeps the work one GPU had"
     assert answer == {"global_batch": 1024, "steps_per_epoch": plan.steps_per_epoch} == {"global_batch": 1024,
                                                                                        "steps_per_epoch": 58}
-    assert "the last 608 images are dropped" in capsys.readouterr().out
 
 
 def test_the_task_says_the_epoch_drops_its_last_partial_batch():
@@ -89,27 +87,10 @@ def test_the_task_says_the_epoch_drops_its_last_partial_batch():
     assert "drop_remainder=True" in task.split("### Exercise 7.1")[1]
 
 
-@pytest.mark.parametrize(("answer", "why"), ACCEPT_7_1, ids=[w for _, w in ACCEPT_7_1])
-def test_every_global_batch_plan_the_task_allows_is_right(answer, why):
-    result = nb07.check_global_batch(answer)
-    assert result.status == RIGHT, (why, result)
-
-
-@pytest.mark.parametrize(("answer", "message"), REJECT_7_1, ids=[repr(a) for a, _ in REJECT_7_1])
-def test_a_wrong_global_batch_names_the_slip(answer, message):
-    result = nb07.check_global_batch(answer)
-    assert result.status == WRONG and any(message in m for m in result.messages), result
-
-
 def test_steps_that_fit_a_wrong_global_batch_get_only_the_batch_s_reason():
     """29 steps of 2048 images is right arithmetic: the slip is the batch, and only the batch is named."""
     result = nb07.check_global_batch({"global_batch": 2048, "steps_per_epoch": 29})
     assert result.status == WRONG and len(result.messages) == 1 and "2048 images over 4 GPUs" in result.messages[0]
-
-
-def test_an_unfilled_global_batch_answer_is_not_answered_yet():
-    assert nb07.check_global_batch({"global_batch": None, "steps_per_epoch": None}).status == EMPTY
-    assert nb07.check_global_batch(None).status == EMPTY
 
 
 # ----------------------------------------------------------------------------- Exercise 7.2
@@ -173,12 +154,10 @@ REJECT_7_2 = [
 ]
 
 
-def test_the_cluster_solution_is_right_and_is_what_the_course_builds(capsys):
+def test_the_cluster_solution_is_what_the_course_builds():
     answer = solved(NOTEBOOK, "Exercise 7.2")["answer"]
-    assert nb07.check_cluster(answer).status == RIGHT
     assert answer["TF_CONFIG"] == distribute.tf_config(list(nb07.CLUSTER), 1) == WORKER_1
     assert answer["replicas"] == 4
-    assert capsys.readouterr().out.startswith("✅ Exercise 7.2: right")
 
 
 def test_tensorflow_reads_the_accepted_configs_as_worker_1_of_the_two_machines(monkeypatch):
@@ -192,23 +171,20 @@ def test_tensorflow_reads_the_accepted_configs_as_worker_1_of_the_two_machines(m
             "worker", 1, {"worker": list(nb07.CLUSTER)}), answer
 
 
-@pytest.mark.parametrize(("answer", "why"), ACCEPT_7_2, ids=[w for _, w in ACCEPT_7_2])
-def test_every_cluster_answer_the_task_allows_is_right(answer, why):
-    result = nb07.check_cluster(answer)
+@pytest.mark.parametrize(("check", "answer", "why"), [(nb07.check_global_batch, *r) for r in ACCEPT_7_1]
+                         + [(nb07.check_cluster, *r) for r in ACCEPT_7_2])
+def test_every_answer_the_task_allows_is_right(check, answer, why):
+    result = check(answer)
     assert result.status == RIGHT, (why, result)
 
 
-@pytest.mark.parametrize(("answer", "message"), REJECT_7_2, ids=[repr(a) for a, _ in REJECT_7_2])
-def test_a_wrong_cluster_answer_says_what_is_wrong(answer, message):
-    result = nb07.check_cluster(answer)
+@pytest.mark.parametrize(("check", "answer", "message"), [(nb07.check_global_batch, *r) for r in REJECT_7_1]
+                         + [(nb07.check_cluster, *r) for r in REJECT_7_2])
+def test_a_wrong_answer_says_what_is_wrong(check, answer, message):
+    result = check(answer)
     assert result.status == WRONG and any(message in m for m in result.messages), result
 
 
 def test_the_chief_layout_gets_one_reason_not_the_index_of_another_layout():
     result = nb07.check_cluster(cluster_answer(CHIEF_LAYOUT))
     assert len(result.messages) == 1, result
-
-
-def test_an_unfilled_cluster_answer_is_not_answered_yet():
-    assert nb07.check_cluster({"TF_CONFIG": None, "replicas": None}).status == EMPTY
-    assert nb07.check_cluster(None).status == EMPTY
