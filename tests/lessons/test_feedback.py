@@ -78,7 +78,7 @@ def test_a_letter_answer_is_read_in_any_usual_spelling_and_anything_else_says_th
     from course_utils.lessons import multiple_choice
 
     said = {"a": "Look at the clock."}
-    for given in ("b", "B", "(b)", " c "):
+    for given in ("b", "B", "(b)", "b)", " c "):
         assert multiple_choice("Exercise 9.9", given, "abc", said, right="Yes.").ok, given
     wrong = multiple_choice("Exercise 9.9", "(A)", "abc", said, right="Yes.")
     assert wrong.status == WRONG and wrong.messages == ("Look at the clock.",)
