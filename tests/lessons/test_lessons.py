@@ -45,6 +45,26 @@ def test_smoke_caps_name_parameters_the_notebook_defines_and_shorten_them(name):
         assert parameters[parameter] is None or cap < parameters[parameter], f"{parameter}: its cap shortens nothing"
 
 
+# The fewest images each lesson takes (for its checkpoint, one step of each run, the batch it profiles), with the
+# parameters that decide it: one image fewer is refused at setup (params.check_parameters), naming what it needs.
+FEWEST = [
+    ("04", {"IMAGES": 4000, "DATASET": "mnist"}, "at least 4,000"),
+    ("04", {"IMAGES": 2, "DATASET": "fashion-mnist"}, "at least 2"),
+    ("05", {"IMAGES": 2000}, "at least 2,000"),
+    ("06", {"IMAGES": 2, "EPOCHS": 5, "BATCH_SIZE": 128, "PROFILE_BATCH": None}, "at least 2"),
+    ("07", {"IMAGES": 256, "BATCH_SIZE": 128, "CPU_REPLICAS": 2, "DEVICE": "cpu"}, "at least 256"),
+]
+
+
+@pytest.mark.parametrize(("number", "fewest", "message"), FEWEST)
+def test_the_fewest_images_a_lesson_takes_and_one_fewer_refused_at_setup(number, fewest, message):
+    needs = lesson_file(next(n for n in NAMES if n.startswith(number))).needs
+    check_parameters(fewest, needs)
+    with pytest.raises(ParameterError) as info:
+        check_parameters({**fewest, "IMAGES": fewest["IMAGES"] - 1}, needs)
+    assert f"IMAGES = {fewest['IMAGES'] - 1:,} " in info.value.what and message in info.value.what + info.value.fix
+
+
 # A value the header invites that the caps alone leave too few images for: the cap gives way (settle_smoke, the next
 # test). 06's PROFILE_BATCH = (20, 24) profiles up to batch 24, which 1,000 images in 2 epochs never reach.
 GIVES_WAY = {("06_tensorboard", "PROFILE_BATCH")}

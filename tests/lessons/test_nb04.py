@@ -1,36 +1,15 @@
-"""Notebook 04's lesson file: parameters it cannot run with are refused at setup; in its exercise checks,
-the notebook's own solutions are right, wrong answers say what to look at."""
+"""Notebook 04's exercise checks: every answer the task allows is right, wrong answers say what to look at."""
 
 from __future__ import annotations
 
 import pytest
 
-from course_utils.core.errors import ParameterError
 from course_utils.lessons import RIGHT, WRONG, nb04
-from course_utils.params import check_parameters
 
 from .solutions import cell_source, cells, solved, source
 
 NOTEBOOK = "04_dense_noise_vs_zeros"
 ONE, HELD = nb04.array_bytes() / 1e6, nb04.during_fit_bytes() / 1e6  # 752.64 MB, 1,881.6 MB
-
-
-# ----------------------------------------------------------------------------- what its parameters need
-
-
-@pytest.mark.parametrize(
-    "parameters, message",
-    [({"IMAGES": 5, "DATASET": "mnist"}, "at least 4,000"), ({"IMAGES": 1, "DATASET": "fashion-mnist"}, "at least 2")],
-)
-def test_too_few_images_for_its_checkpoint_are_refused_at_setup(parameters, message):
-    with pytest.raises(ParameterError) as info:
-        check_parameters(parameters, nb04.needs)
-    assert "IMAGES = " in info.value.what and message in info.value.what + info.value.fix
-
-
-def test_the_fewest_images_it_takes_are_accepted():
-    nb04.needs({"IMAGES": 4000, "DATASET": "mnist"})
-    nb04.needs({"IMAGES": 2, "DATASET": "fashion-mnist"})
 
 
 # ----------------------------------------------------------------------------- Exercise 4.1
