@@ -98,10 +98,10 @@ def test_exercise_1_2_accepts(answer, why, capsys):
 
 def test_an_older_release_for_the_laptop_is_right_and_told_the_newest(capsys):
     result = judged(nb01.check_laptop_install, 'pip install "tensorflow[and-cuda]==2.20.*"', capsys)
-    assert result.messages[0].startswith("TF 2.20 runs on Windows 11 with WSL2")
-    assert 'The newest release that does is TF 2.21: pip install "tensorflow[and-cuda]==2.21.*"' in result.messages[0]
+    assert result.messages[0].startswith("TF 2.20 ") and 'TF 2.21: pip install "tensorflow[and-cuda]==2.21.*"' in (
+        result.messages[0]), "the newest release that runs there, and its command"
     unneeded = judged(nb01.check_laptop_install, 'pip install "tensorflow[and-cuda]" "numpy<2"', capsys)
-    assert 'The pin "numpy<2" is not needed: TF 2.21 works with NumPy 2.' in unneeded.messages[0]
+    assert '"numpy<2" is not needed' in unneeded.messages[0] and "TF 2.21 works with NumPy 2" in unneeded.messages[0]
 
 
 # ----------------------------------------------------------------------------- Exercise 1.3
@@ -187,8 +187,8 @@ def test_where_the_driver_decides_no_pin_and_a_too_new_pin_say_so(capsys):
     """Driver 470 runs CUDA 11 only: on Python 3.10 pip would take TF 2.21 without a pin; TF 2.14 is the answer."""
     old = nb01.Machine("linux", "3.10", "470.256.02", "Linux, Python 3.10, driver 470.256.02")
     result = judged(lambda a: nb01.check_install("x", old, a, newest_only=True), 'pip install "tensorflow"', capsys)
-    assert result.messages == ("Without a version pin, pip takes the newest TensorFlow for Python 3.10: TF 2.21. "
-                               "This machine needs TF 2.14 (its driver decides). Pin it, such as ==2.99.*.",)
+    [message] = result.messages
+    assert "pip takes the newest TensorFlow for Python 3.10: TF 2.21" in message and "needs TF 2.14" in message
     result = judged(lambda a: nb01.check_install("x", old, a, newest_only=False),
                     'pip install "tensorflow[and-cuda]==2.15.*"', capsys)
     assert "Driver 470.256.02 is too old for CUDA 12" in result.messages[0]
