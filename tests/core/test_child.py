@@ -92,11 +92,6 @@ def test_a_child_that_exits_hard_is_reported_with_its_status_and_last_output():
     assert "about to exit hard" in err.what and "about to exit hard" in err.tail
 
 
-def test_a_child_that_exits_0_without_a_result_is_a_failure():
-    with pytest.raises(ChildError, match="exited with status 0 but wrote no result"):
-        run_python(T + "exit_hard", 0, timeout_s=60, what="The child")
-
-
 @pytest.mark.skipif(os.name == "nt", reason="POSIX signals")
 def test_a_child_killed_by_a_signal_names_the_signal():
     with pytest.raises(ChildError) as info:
@@ -108,17 +103,20 @@ def test_a_child_killed_by_a_signal_names_the_signal():
     assert exit_description(-15) == "signal SIGTERM" and exit_description(2) == "status 2"
 
 
-def test_a_result_that_is_not_json_fails_clearly():
-    with pytest.raises(ChildError, match="TypeError.*not JSON serializable"):
-        run_python(T + "not_json", None, timeout_s=60, what="The child")
+@pytest.mark.parametrize(("target", "payload", "says"), [
+    (T + "exit_hard", 0, "exited with status 0 but wrote no result"),
+    (T + "not_json", None, "TypeError.*not JSON serializable"),
+    ("no_such_module_here:f", None, "ModuleNotFoundError"),
+])
+def test_a_child_without_a_usable_result_says_why(target, payload, says):
+    with pytest.raises(ChildError, match=says):
+        run_python(target, payload, timeout_s=60, what="The child")
 
 
-def test_unknown_targets():
+def test_a_target_or_payload_that_cannot_be_started_is_refused_before_anything_starts():
     with pytest.raises(ValueError, match="package.module:function"):
         start_python("tests.core.targets.echo", None)
-    with pytest.raises(ChildError, match="ModuleNotFoundError"):
-        run_python("no_such_module_here:f", None, timeout_s=60, what="The child")
-    with pytest.raises(TypeError):  # the payload is checked before anything starts
+    with pytest.raises(TypeError):
         start_python(T + "echo", object())
 
 

@@ -236,32 +236,31 @@ def install() -> None:
 # --------------------------------------------------------------------------- run inside the simulation
 
 
+# One control per way the simulation makes a thing Unix-only: (code, run as the course's code, what Windows does - the
+# exception's name, or "ok"). The test checks them first: without them, the checks after it would prove nothing.
+CONTROLS = [
+    ("import fcntl", False, "ModuleNotFoundError"),  # the finder: for everyone
+    ("import posix", True, "ModuleNotFoundError"),  # the import hook: the course's code only
+    ("import os; os.killpg", True, "AttributeError"),
+    ("from os import setsid", True, "ImportError"),
+    ("import signal; signal.SIGKILL", True, "AttributeError"),
+    ("import signal; signal.SIGTERM", True, "ok"),  # Windows has SIGTERM
+    ("import os, sys; assert (os.name, sys.platform) == ('nt', 'win32')", True, "ok"),
+    ("import os; assert os.path.join('a', 'b') == 'a/b'", True, "ok"),  # the file system stays Linux's
+    ("from pathlib import Path; Path('/proc/self/status').read_text()", False, "FileNotFoundError"),
+    ("import os; assert os.name == 'posix'", False, "ok"),  # pathlib, subprocess and psutil keep working
+]
+
+
 def controls() -> dict[str, str]:
-    """What each Unix-only thing does here: the name of the exception it raises, or "ok"."""
-    course = {"__name__": "course_utils._windows_probe"}
-    statements = {
-        **{f"import {m}": f"import {m}" for m in ("resource", "fcntl", "termios", "pwd", "grp")},
-        "course: import posix": "import posix",
-        "course: os.killpg": "import os; os.killpg",
-        "course: os.setsid": "import os; os.setsid",
-        "course: os.getpgid": "import os; os.getpgid",
-        "course: os.geteuid": "import os; os.geteuid",
-        "course: signal.SIGKILL": "import signal; signal.SIGKILL",
-        "course: from os import killpg": "from os import killpg",
-        "course: os.name is nt": "import os; assert os.name == 'nt'",
-        "course: sys.platform is win32": "import sys; assert sys.platform == 'win32'",
-        "course: signal.SIGTERM": "import signal; signal.SIGTERM",
-        "course: os.path and os.pathsep as Linux's": "import os; assert os.path.join('a', 'b') == 'a/b'",
-        "read /proc": "from pathlib import Path; Path('/proc/self/status').read_text()",
-        "everyone: os.name is posix": "import os; assert os.name == 'posix'",
-    }
+    """What each control's code does here: the name of the exception it raises, or "ok"."""
     found = {}
-    for label, code in statements.items():
+    for code, as_course, _ in CONTROLS:
         try:
-            exec(code, dict(course) if label.startswith("course") else {"__name__": "someone_else"})
-            found[label] = "ok"
+            exec(code, {"__name__": "course_utils._windows_probe" if as_course else "someone_else"})
+            found[code] = "ok"
         except Exception as error:  # noqa: BLE001 - the exception's type is the answer
-            found[label] = type(error).__name__
+            found[code] = type(error).__name__
     return found
 
 
@@ -423,6 +422,8 @@ def scenario(folder_name: str) -> dict[str, Any]:
     namespace: dict[str, Any] = {"EPOCHS": 10, "IMAGES": None, "DEVICE": "auto", "SEED": 0}
     course = course_utils.setup(namespace, "99_windows", smoke={"EPOCHS": 1, "IMAGES": 2000})
     from course_utils.device import cpu_model, why_no_gpu
+    from course_utils.doctor import detect_platform, wsl
+    from course_utils.lessons.nb05 import speed
 
     before = linux_peak_mib()
     course.record(x=1)
@@ -438,29 +439,11 @@ def scenario(folder_name: str) -> dict[str, Any]:
         "why_no_gpu_without_cuda": why_no_gpu(types.SimpleNamespace(test=types.SimpleNamespace(
             is_built_with_cuda=lambda: False))),
         "cpu_model": cpu_model(),
-    }
-
-    # memory readings: the process's memory now and its peak (notebook 04 and every record)
-    import numpy as np
-    import psutil
-
-    from course_utils.core import rss
-    from course_utils.doctor import detect_platform, wsl
-    from course_utils.lessons.nb05 import speed
-
-    peak_before = rss.peak_rss_mib()
-    big = np.ones(96 * MIB // 8)
-    current = psutil.Process().memory_info().rss / MIB
-    del big
-    out["memory"] = {
-        "current_mib": current,
-        "peak_before_mib": peak_before,
-        "peak_rss_mib": rss.peak_rss_mib(),
-        "linux_peak_mib": linux_peak_mib(),
         "cpu_flags": sorted(speed.cpu_flags()),
         "doctor_platform": detect_platform(),
         "is_wsl": wsl.is_wsl(environ={}),
     }
+
     out["processes"] = _processes()
     out["children"] = _children(folder)
     out["runner"] = _runner(folder)

@@ -23,12 +23,6 @@ def test_load_keeps_the_first_images_and_the_whole_test_set(capsys):
     assert "bundled" in capsys.readouterr().out.lower()  # the source is said, as every load does
 
 
-def test_load_all_images_by_default_and_info_on_request():
-    ((x_train, _), _), info = data.load("mnist", quiet=True, with_info=True)
-    assert info.dataset == "mnist" and info.is_sample  # offline, no cache: the bundled sample
-    assert len(x_train) == 8000
-
-
 @pytest.mark.parametrize("name", ["MNIST", "fashion", "cifar10", None, 3])
 def test_an_unknown_dataset_is_a_parameter_error_that_lists_the_choices(name):
     with pytest.raises(ParameterError) as info:
@@ -73,9 +67,12 @@ def recorded_data(course: Course) -> dict:
     return read_results(course.recorder.path)["environment"].get("data", {})
 
 
-def test_data_load_itself_records_nothing(tmp_path, course):
+def test_data_load_and_course_data_status_record_nothing(tmp_path, course):
+    from course_utils.data import cli
+
     data.load("mnist", images=100, quiet=True)
     data.load("mnist", quiet=True)
+    assert any("the course's bundled sample" in line for line in cli.status())
     assert recorded_data(course) == {}
     assert [p.name for p in tmp_path.rglob("*.json")] == ["record.json"]
 
@@ -117,11 +114,4 @@ def test_auto_is_recorded_as_the_dataset_it_used(course):
 def test_course_load_checks_the_dataset_name(course):
     with pytest.raises(ParameterError):
         course.load("cifar10")
-    assert recorded_data(course) == {}
-
-
-def test_data_status_looks_without_recording(tmp_path, course):
-    from course_utils.data import cli
-
-    assert any("the course's bundled sample" in line for line in cli.status())
     assert recorded_data(course) == {}

@@ -6,7 +6,6 @@ import gzip
 import hashlib
 import io
 import os
-import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -18,6 +17,7 @@ from course_utils import data
 from course_utils.core.errors import DataError
 
 from ..conftest import IN_CI, ROOT
+from .test_idx import idx_bytes
 
 
 def fake_mnist_npz(path: Path, n_train: int = 12, n_test: int = 5) -> str:
@@ -52,7 +52,7 @@ def test_offline_load_uses_the_bundled_sample_and_says_so(capsys):
 
 def test_sample_is_real_stratified_mnist():
     ((x_train, y_train), (x_test, y_test)), info = data.load("mnist", quiet=True, with_info=True)
-    assert info.is_sample and info.train_images + info.test_images == 10_000
+    assert info.dataset == "mnist" and info.is_sample and info.train_images + info.test_images == 10_000
     train_counts, test_counts = np.bincount(y_train, minlength=10), np.bincount(y_test, minlength=10)
     assert (train_counts > 0).all() and (test_counts > 0).all(), "every class in both splits"
     np.testing.assert_allclose(test_counts / (train_counts + test_counts), 0.2, atol=0.002)
@@ -164,7 +164,7 @@ def write_fashion(folder: Path, n_train: int = 6, n_test: int = 4) -> dict[str, 
     }
     hashes = {}
     for name, arr in arrays.items():
-        payload = struct.pack(">BBBB", 0, 0, 8, arr.ndim) + struct.pack(f">{arr.ndim}I", *arr.shape) + arr.tobytes()
+        payload = idx_bytes(arr)
         (folder / name).write_bytes(gzip.compress(payload))
         hashes[name] = hashlib.sha256(payload).hexdigest()
     return hashes

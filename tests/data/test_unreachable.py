@@ -147,27 +147,19 @@ def load_mnist(monkeypatch, origin: str) -> data.LoadInfo:
 
 
 @pytest.mark.usefixtures("online")
-def test_a_black_holed_address_falls_back_to_the_sample_at_the_deadline(monkeypatch, black_hole, openings, capsys):
-    info = load_mnist(monkeypatch, black_hole)
+@pytest.mark.parametrize("unreachable", ["black_hole", "silent", "dns_hangs"])
+def test_a_host_that_never_answers_costs_one_deadline_then_the_sample(monkeypatch, openings, capsys, request,
+                                                                        unreachable):
+    """A black-holed address, a server that accepts and never answers, a name server that never answers."""
+    server = request.getfixturevalue(unreachable)
+    url = getattr(server, "url", server)
+    info = load_mnist(monkeypatch, url)
     assert info.source == "bundled-sample"
-    assert openings == [(black_hole + data.MNIST_FILE, "TimeoutError")], "one opening, ended by the deadline"
+    assert openings == [(url + data.MNIST_FILE, "TimeoutError")], "one opening, ended by the deadline"
     out = capsys.readouterr().out
     assert "Download of full MNIST failed" in out and f"no answer within {DEADLINE:g} s" in out
-
-
-@pytest.mark.usefixtures("online")
-def test_a_server_that_never_answers_costs_one_deadline_and_one_connection(monkeypatch, silent, openings):
-    info = load_mnist(monkeypatch, silent.url)
-    assert info.source == "bundled-sample"
-    assert openings == [(silent.url + data.MNIST_FILE, "TimeoutError")], "one opening, ended by the deadline"
-    assert silent.until_accepted() == 1, "no retry: one connection per download"
-
-
-@pytest.mark.usefixtures("online")
-def test_a_name_server_that_never_answers_costs_one_deadline(monkeypatch, dns_hangs, openings):
-    info = load_mnist(monkeypatch, dns_hangs)
-    assert info.source == "bundled-sample"
-    assert openings == [(dns_hangs + data.MNIST_FILE, "TimeoutError")], "one opening, ended by the deadline"
+    if isinstance(server, Silent):
+        assert server.until_accepted() == 1, "no retry: one connection per download"
 
 
 @pytest.mark.usefixtures("online")

@@ -70,6 +70,16 @@ def solutions(notebook: str) -> dict[str, str]:
     return found
 
 
+def function(notebook: str, cell_id: str, name: str, **names: object) -> Any:
+    """The function ``name`` that the notebook's cell ``cell_id`` defines, with the cell's imports, the rest of the
+    cell not run: the lesson's own code, not a copy."""
+    body = [n for n in ast.parse(cell_source(notebook, cell_id)).body if isinstance(n, (ast.Import, ast.ImportFrom))
+            or (isinstance(n, ast.FunctionDef) and n.name == name)]
+    namespace: dict = dict(names)
+    exec(compile(ast.Module(body, []), notebook, "exec"), namespace)  # noqa: S102 - the notebook's own code
+    return namespace[name]
+
+
 def solved(notebook: str, exercise: str, **names: object) -> dict:
     """The names the notebook's solution to ``exercise`` sets, run with ``names`` already defined."""
     namespace: dict = dict(names)

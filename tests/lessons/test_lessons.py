@@ -11,12 +11,13 @@ import re
 import pytest
 
 from course_utils.core.errors import ParameterError
+from course_utils.lessons import EMPTY, RIGHT
 from course_utils.notebook import lesson_file
 from course_utils.params import apply_smoke, check_parameters, check_value, settle_smoke
 
 from ..conftest import NOTEBOOKS, ROOT, ZH_NOTEBOOKS
 from ..test_notebooks import edition_id, python_cells
-from .solutions import declared_parameters, parameters_to_try, solutions, task_cells
+from .solutions import declared_parameters, function, parameters_to_try, solutions, solved, task_cells
 
 NAMES = [p.stem for p in NOTEBOOKS]
 
@@ -42,6 +43,26 @@ def test_smoke_caps_name_parameters_the_notebook_defines_and_shorten_them(name):
     for parameter, cap in caps.items():
         check_value(parameter, cap)
         assert parameters[parameter] is None or cap < parameters[parameter], f"{parameter}: its cap shortens nothing"
+
+
+# The fewest images each lesson takes (for its checkpoint, one step of each run, the batch it profiles), with the
+# parameters that decide it: one image fewer is refused at setup (params.check_parameters), naming what it needs.
+FEWEST = [
+    ("04", {"IMAGES": 4000, "DATASET": "mnist"}, "at least 4,000"),
+    ("04", {"IMAGES": 2, "DATASET": "fashion-mnist"}, "at least 2"),
+    ("05", {"IMAGES": 2000}, "at least 2,000"),
+    ("06", {"IMAGES": 2, "EPOCHS": 5, "BATCH_SIZE": 128, "PROFILE_BATCH": None}, "at least 2"),
+    ("07", {"IMAGES": 256, "BATCH_SIZE": 128, "CPU_REPLICAS": 2, "DEVICE": "cpu"}, "at least 256"),
+]
+
+
+@pytest.mark.parametrize(("number", "fewest", "message"), FEWEST)
+def test_the_fewest_images_a_lesson_takes_and_one_fewer_refused_at_setup(number, fewest, message):
+    needs = lesson_file(next(n for n in NAMES if n.startswith(number))).needs
+    check_parameters(fewest, needs)
+    with pytest.raises(ParameterError) as info:
+        check_parameters({**fewest, "IMAGES": fewest["IMAGES"] - 1}, needs)
+    assert f"IMAGES = {fewest['IMAGES'] - 1:,} " in info.value.what and message in info.value.what + info.value.fix
 
 
 # A value the header invites that the caps alone leave too few images for: the cap gives way (settle_smoke, the next
@@ -118,12 +139,31 @@ def test_each_task_cell_calls_the_check_of_its_own_exercise_through_the_course(p
 
 @pytest.mark.parametrize("name", NAMES)
 def test_every_exercise_has_its_task_and_its_solution(name):
-    assert sorted(task_cells(name)) == sorted(solutions(name)) == [f"Exercise {n}" for n in lesson_file(name).CHECKS]
+    checks = [f"Exercise {n}" for n in lesson_file(name).CHECKS]
+    assert sorted(task_cells(name)) == sorted(solutions(name)) == checks
+    assert len(checks) >= 2 and all(n.startswith(f"Exercise {int(name[:2])}.") for n in checks), checks
+
+
+def defined_before(exercise: str) -> dict:
+    """What the notebook defines before a solution that uses it: 05's ``blog_cnn``, from its own cell."""
+    if exercise != "Exercise 5.1":
+        return {}
+    import keras
+
+    return {"keras": keras, "blog_cnn": function("05_cnn_cpu_vs_gpu", "blog-model", "blog_cnn", keras=keras)}
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_each_check_is_registered_under_the_exercise_it_gives_feedback_on(name):
-    lesson = lesson_file(name)
-    for number, check in lesson.CHECKS.items():
-        empty = (None,) * (check.__code__.co_argcount)
-        assert check(*empty).exercise == f"Exercise {number}", check.__name__
+def test_each_check_finds_the_solution_shown_right_and_an_empty_answer_not_answered_yet(name):
+    """For every exercise: the per-notebook files hold only the answers with a reason of their own."""
+    tasks = task_cells(name)
+    for number, check in lesson_file(name).CHECKS.items():
+        exercise = f"Exercise {number}"
+        call = next(n for n in ast.walk(ast.parse(tasks[exercise]))
+                    if isinstance(n, ast.Call) and ast.unparse(n.func) == "course.check")
+        names = [a.id for a in call.args[1:]]
+        shown = solved(name, exercise, **defined_before(exercise))
+        assert check(*(shown[n] for n in names)).status == RIGHT, exercise
+        for empty in (None, "", " "):
+            result = check(*(empty,) * len(names))
+            assert (result.status, result.exercise) == (EMPTY, exercise), (check.__name__, empty)

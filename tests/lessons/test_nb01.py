@@ -6,19 +6,16 @@ from __future__ import annotations
 import pytest
 
 from course_utils.doctor.versions import load
-from course_utils.lessons import EMPTY, RIGHT, WRONG, nb01
+from course_utils.lessons import RIGHT, WRONG, nb01
 
 from .solutions import judged, solved, task_cells
 
 NOTEBOOK = "01_install_versions"
 
 
-def test_the_tasks_start_empty_and_state_the_quoting_rule_the_checks_apply():
-    tasks = task_cells(NOTEBOOK)
-    for source in tasks.values():
-        assert "= None" in source, "the task starts with empty answers"
-    for exercise in ("Exercise 1.2", "Exercise 1.3"):  # the quoting rule the checks apply is in the task cell
-        assert "each requirement in double quotes" in tasks[exercise]
+def test_the_tasks_state_the_quoting_rule_the_checks_apply():
+    for exercise in ("Exercise 1.2", "Exercise 1.3"):
+        assert "each requirement in double quotes" in task_cells(NOTEBOOK)[exercise]
 
 
 # ----------------------------------------------------------------------------- Exercise 1.1
@@ -26,19 +23,13 @@ def test_the_tasks_start_empty_and_state_the_quoting_rule_the_checks_apply():
 # Exercise 1.1's task: "Windows 11, with NVIDIA driver 512.77 and a 6 GB GeForce. Its owner wants to run this course
 # on the GPU. Which route works? (a) native Windows with TF 2.10; (b) WSL2 with current TensorFlow, after a driver
 # update; (c) `pip install tensorflow-gpu` on native Windows; (d) install the CUDA 12 toolkit on Windows."
-# Only (b) runs this course (Keras 3, TF 2.16+) on that GPU; a letter may come in either case, in brackets, spaced.
-ACCEPT_1_1 = [
-    ("b", "WSL2 runs the Linux build; a driver update brings it to 528.33 or newer"),
-    ("B", "the same letter in capitals"),
-    ("(b)", "the letter as the task writes it"),
-    (" b ", "spaces around the letter"),
-]
+# Only (b) runs this course (Keras 3, TF 2.16+) on that GPU. (Its spellings, and a letter not offered: multiple_choice,
+# test_feedback.py.)
+ACCEPT_1_1 = [("b", "WSL2 runs the Linux build; a driver update brings it to 528.33 or newer")]
 REJECT_1_1 = [
     ("a", "it comes with Keras 2. The course needs Keras 3 (TF 2.16 or newer)"),  # TF 2.10: Keras 2 (the rules)
     ("C", "tensorflow-gpu is an empty package today"),  # versions.json rule tensorflow-gpu-removed
     ("(d)", "TensorFlow never calls the toolkit"),  # and native Windows has no GPU TensorFlow after 2.10
-    ("e", "'e' is not one of"),
-    ("wsl2", "'wsl2' is not one of"),  # the task asks for a letter
 ]
 
 
@@ -55,11 +46,6 @@ def test_exercise_1_1_rejects(answer, reason, capsys):
     assert result.status == WRONG and reason in result.messages[0], result
 
 
-def test_the_route_solution_is_right_and_an_empty_route_is_not_answered_yet(capsys):
-    assert judged(nb01.check_route, solved(NOTEBOOK, "Exercise 1.1")["answer"], capsys).status == RIGHT
-    assert judged(nb01.check_route, None, capsys).status == EMPTY
-
-
 # ----------------------------------------------------------------------------- Exercise 1.2
 
 # Exercise 1.2's task: "Windows 11 with WSL2 (Ubuntu), Python 3.12 inside Ubuntu, NVIDIA driver 560.94. Write the
@@ -68,7 +54,6 @@ def test_the_route_solution_is_right_and_an_empty_route_is_not_answered_yet(caps
 # the rows with Python 3.12, all built with CUDA 12, which driver 560.94 runs - with [and-cuda], which brings CUDA and
 # cuDNN (the machine has none). pip takes the newest release a pin allows that supports Python 3.12.
 ACCEPT_1_2 = [
-    ('pip install "tensorflow[and-cuda]"', "the solution: pip takes TF 2.21, the newest for Python 3.12"),
     ('pip install "tensorflow[and-cuda]==2.21.*"', "the doctor's command"),
     ('!pip install "tensorflow[and-cuda]==2.21.0"', "a notebook's shell escape; the one 2.21 release"),
     ('%pip install "tensorflow[and-cuda]"', "the notebook's pip magic"),
@@ -111,18 +96,12 @@ def test_exercise_1_2_accepts(answer, why, capsys):
     assert result.status == RIGHT, (why, result)
 
 
-@pytest.mark.parametrize(("answer", "reason"), REJECT_1_2)
-def test_exercise_1_2_rejects(answer, reason, capsys):
-    result = judged(nb01.check_laptop_install, answer, capsys)
-    assert result.status == WRONG and any(reason in m for m in result.messages), result
-
-
 def test_an_older_release_for_the_laptop_is_right_and_told_the_newest(capsys):
     result = judged(nb01.check_laptop_install, 'pip install "tensorflow[and-cuda]==2.20.*"', capsys)
-    assert result.messages[0].startswith("TF 2.20 runs on Windows 11 with WSL2")
-    assert 'The newest release that does is TF 2.21: pip install "tensorflow[and-cuda]==2.21.*"' in result.messages[0]
+    assert result.messages[0].startswith("TF 2.20 ") and 'TF 2.21: pip install "tensorflow[and-cuda]==2.21.*"' in (
+        result.messages[0]), "the newest release that runs there, and its command"
     unneeded = judged(nb01.check_laptop_install, 'pip install "tensorflow[and-cuda]" "numpy<2"', capsys)
-    assert 'The pin "numpy<2" is not needed: TF 2.21 works with NumPy 2.' in unneeded.messages[0]
+    assert '"numpy<2" is not needed' in unneeded.messages[0] and "TF 2.21 works with NumPy 2" in unneeded.messages[0]
 
 
 # ----------------------------------------------------------------------------- Exercise 1.3
@@ -133,7 +112,6 @@ def test_an_older_release_for_the_laptop_is_right_and_told_the_newest(capsys):
 # runs): any pin that makes pip take 2.13 is right, as is no pin (pip on Python 3.8 finds nothing newer). 2.13 has no
 # [and-cuda] extra and caps NumPy itself, so "numpy<2" is allowed, not needed.
 ACCEPT_1_3 = [
-    ('pip install "tensorflow==2.13.*"', "the solution"),
     ('pip install "tensorflow==2.13.1"', "2.13.1, the last patch of TF 2.13"),
     ('pip install "tensorflow==2.13.0"', "the row's own version"),
     ('pip install "tensorflow==2.13"', "==2.13 means 2.13.0"),
@@ -172,29 +150,21 @@ def test_exercise_1_3_accepts(answer, why, capsys):
     assert "Install CUDA 11.8 and cuDNN 8.6 on the system too." in result.messages[0]
 
 
-@pytest.mark.parametrize(("answer", "reason"), REJECT_1_3)
-def test_exercise_1_3_rejects(answer, reason, capsys):
-    result = judged(nb01.check_server_install, answer, capsys)
+@pytest.mark.parametrize(("check", "answer", "reason"), [(nb01.check_laptop_install, *r) for r in REJECT_1_2]
+                         + [(nb01.check_server_install, *r) for r in REJECT_1_3])
+def test_exercises_1_2_and_1_3_reject(check, answer, reason, capsys):
+    result = judged(check, answer, capsys)
     assert result.status == WRONG and any(reason in m for m in result.messages), result
 
 
 # ----------------------------------------------------------------------------- both install checks
 
 
-def test_the_install_solutions_are_right_and_use_the_doctor_s_requirement(capsys):
-    for exercise, check, machine in (("Exercise 1.2", nb01.check_laptop_install, nb01.LAPTOP),
-                                     ("Exercise 1.3", nb01.check_server_install, nb01.SERVER)):
+def test_the_install_solutions_use_the_doctor_s_requirement():
+    for exercise, machine in (("Exercise 1.2", nb01.LAPTOP), ("Exercise 1.3", nb01.SERVER)):
         answer = solved(NOTEBOOK, exercise)["answer"]
-        assert judged(check, answer, capsys).status == RIGHT
         requirement = answer.split('"')[1].split("==")[0]
         assert requirement in " ".join(machine.recommendation().commands), "the doctor's own requirement"
-
-
-@pytest.mark.parametrize("answer", [None, "", "   "])
-def test_an_empty_command_is_not_answered_yet(answer, capsys):
-    assert nb01.check_laptop_install(answer).status == EMPTY
-    assert nb01.check_server_install(answer).status == EMPTY
-    assert capsys.readouterr().out.count("not answered yet") == 2
 
 
 def test_the_expected_answer_follows_the_table(monkeypatch, capsys):
@@ -217,8 +187,8 @@ def test_where_the_driver_decides_no_pin_and_a_too_new_pin_say_so(capsys):
     """Driver 470 runs CUDA 11 only: on Python 3.10 pip would take TF 2.21 without a pin; TF 2.14 is the answer."""
     old = nb01.Machine("linux", "3.10", "470.256.02", "Linux, Python 3.10, driver 470.256.02")
     result = judged(lambda a: nb01.check_install("x", old, a, newest_only=True), 'pip install "tensorflow"', capsys)
-    assert result.messages == ("Without a version pin, pip takes the newest TensorFlow for Python 3.10: TF 2.21. "
-                               "This machine needs TF 2.14 (its driver decides). Pin it, such as ==2.99.*.",)
+    [message] = result.messages
+    assert "pip takes the newest TensorFlow for Python 3.10: TF 2.21" in message and "needs TF 2.14" in message
     result = judged(lambda a: nb01.check_install("x", old, a, newest_only=False),
                     'pip install "tensorflow[and-cuda]==2.15.*"', capsys)
     assert "Driver 470.256.02 is too old for CUDA 12" in result.messages[0]
