@@ -46,29 +46,24 @@ def entered(scope: list[str], name: str):
 # ----------------------------------------------------------------------------- TensorFloat-32
 
 
-def test_to_tf32_keeps_ten_mantissa_bits_rounding_to_nearest():
-    to_tf32 = functions_of_the_tf32_cell()["to_tf32"]
-    one_ulp = 2.0**-10  # the spacing of TF32 numbers in [1, 2)
-    values = np.array([1.0, 1.0 + one_ulp, 1.0 + 0.4 * one_ulp, 1.0 + 0.6 * one_ulp, -3.0 - 0.6 * 2 * one_ulp],
-                      dtype=np.float32)
-    assert to_tf32(values).tolist() == [1.0, 1.0 + one_ulp, 1.0, 1.0 + one_ulp, -3.0 - 2 * one_ulp]
-    bits = to_tf32(np.random.default_rng(0).standard_normal(1000).astype(np.float32)).view(np.uint32)
-    assert np.all(bits & 0x1FFF == 0), "the 13 lowest mantissa bits of every TF32 number are zero"
+ULP = 2.0**-10  # the spacing of TF32 numbers in [1, 2)
 
 
-def test_to_tf32_can_cut_the_bits_instead():
+@pytest.mark.parametrize(("cut", "values", "wanted"), [
+    (False, [1, 1 + ULP, 1 + 0.4 * ULP, 1 + 0.6 * ULP, -3 - 1.2 * ULP], [1, 1 + ULP, 1, 1 + ULP, -3 - 2 * ULP]),
+    (True, [1 + 0.9 * ULP, 1 + ULP, -3 - 1.8 * ULP], [1, 1 + ULP, -3]),  # cut towards zero, never rounded up
+], ids=["rounded", "cut"])
+def test_to_tf32_keeps_ten_mantissa_bits(cut, values, wanted):
     to_tf32 = functions_of_the_tf32_cell()["to_tf32"]
-    one_ulp = 2.0**-10
-    values = np.array([1.0 + 0.9 * one_ulp, 1.0 + one_ulp, -3.0 - 0.9 * 2 * one_ulp], dtype=np.float32)
-    assert to_tf32(values, cut=True).tolist() == [1.0, 1.0 + one_ulp, -3.0], "cut towards zero, never rounded up"
+    assert to_tf32(np.array(values, np.float32), cut=cut).tolist() == wanted
     normal = np.random.default_rng(0).standard_normal(1000).astype(np.float32)
-    assert np.all(np.abs(to_tf32(normal, cut=True)) <= np.abs(normal))
-    assert np.all(to_tf32(normal, cut=True).view(np.uint32) & 0x1FFF == 0)
+    assert np.all(to_tf32(normal, cut=cut).view(np.uint32) & 0x1FFF == 0), "the 13 lowest mantissa bits are zero"
+    assert not cut or np.all(np.abs(to_tf32(normal, cut=True)) <= np.abs(normal))
 
 
 @pytest.mark.parametrize("inputs", ["standard normal", "non-negative"])
-@pytest.mark.parametrize("n", [256, 1024])
-def test_the_notebook_s_limit_holds_for_cut_bits_with_a_stated_margin(n, inputs):
+@pytest.mark.parametrize("n", [256, 1024])  # the notebook's smoke size, and one four times larger
+def test_the_notebook_s_check_accepts_tf32_where_allclose_fails(n, inputs):
     """Cut bits shrink every input, so their errors add up instead of cancelling: about 7e-4 for either kind
     of input and any size. The limit 2**-10 (9.8e-4) keeps the margin notebook 02 states, about 20%."""
     f = functions_of_the_tf32_cell()
@@ -78,23 +73,15 @@ def test_the_notebook_s_limit_holds_for_cut_bits_with_a_stated_margin(n, inputs)
         a, b = np.abs(a), np.abs(b)
     exact = a.astype(np.float64) @ b.astype(np.float64)
     cut = f["relative_error"](f["to_tf32"](a, cut=True) @ f["to_tf32"](b, cut=True), exact)
-    rounded = f["relative_error"](f["to_tf32"](a) @ f["to_tf32"](b), exact)
+    on_ampere = f["to_tf32"](a) @ f["to_tf32"](b)
+    rounded = f["relative_error"](on_ampere, exact)
     assert 6e-4 < cut < 0.8 * 2**-10, "cut bits pass, with at least 20% to spare"
     assert rounded < cut / 2, "rounding to nearest cancels far more"
-
-
-@pytest.mark.parametrize("n", [256, 1024])  # the notebook's smoke size, and one four times larger
-def test_the_notebook_s_check_accepts_tf32_where_allclose_fails(n):
-    f = functions_of_the_tf32_cell()
-    rng = np.random.default_rng(n)
-    a, b = (rng.standard_normal((n, n), dtype=np.float32) for _ in range(2))
-    exact = a.astype(np.float64) @ b.astype(np.float64)
-    on_ampere = f["to_tf32"](a) @ f["to_tf32"](b)
-    outside = np.mean(~np.isclose(on_ampere, exact, rtol=1e-3, atol=1e-3))
-    assert 0.10 < outside < 0.25, "the naive check fails for about one element in six"
-    error = f["relative_error"](on_ampere, exact)
-    assert 2e-4 < error < 2**-10 / 2, "TF32 passes with a margin of two"
-    assert f["relative_error"](a @ b, exact) < 1e-6  # float32 itself
+    if inputs == "standard normal":
+        outside = np.mean(~np.isclose(on_ampere, exact, rtol=1e-3, atol=1e-3))
+        assert 0.10 < outside < 0.25, "the naive check fails for about one element in six"
+        assert 2e-4 < rounded < 2**-10 / 2, "TF32 passes with a margin of two"
+        assert f["relative_error"](a @ b, exact) < 1e-6  # float32 itself
 
 
 def test_the_notebook_s_check_rejects_what_is_not_the_product():
@@ -226,25 +213,22 @@ def run_replica_cell(devices: StandInDevices, device: str = "auto") -> dict:
     return namespace
 
 
-def test_one_gpu_becomes_two_logical_gpus_with_a_memory_limit_each():
-    devices = StandInDevices(gpus=1)
-    cell = run_replica_cell(devices)
-    ((split_device, configs),) = devices.splits
-    assert split_device == "/physical_device:GPU:0" and [c.memory_limit for c in configs] == [1024, 1024]
-    assert devices.strategy_devices == ["/device:GPU:0", "/device:GPU:1"] and cell["replicas"] == 2
+GPUS, CPUS = ["/device:GPU:0", "/device:GPU:1"], ["/device:CPU:0", "/device:CPU:1"]
 
 
-def test_two_gpus_are_used_as_they_are_and_no_gpu_splits_the_cpu():
-    two = StandInDevices(gpus=2)
-    run_replica_cell(two)
-    assert two.splits == [] and two.strategy_devices == ["/device:GPU:0", "/device:GPU:1"]
-    none = StandInDevices(gpus=0)
-    run_replica_cell(none)
-    assert [name for name, _ in none.splits] == ["/physical_device:CPU:0"]
-    assert none.strategy_devices == ["/device:CPU:0", "/device:CPU:1"]
-    asked_cpu = StandInDevices(gpus=1)
-    run_replica_cell(asked_cpu, device="cpu")
-    assert [name for name, _ in asked_cpu.splits] == ["/physical_device:CPU:0"]
+@pytest.mark.parametrize(("gpus", "device", "split", "replicas"), [
+    (1, "auto", "GPU:0", GPUS),  # one GPU becomes two logical GPUs, with a memory limit each
+    (2, "auto", None, GPUS),  # two GPUs are used as they are
+    (0, "auto", "CPU:0", CPUS),  # no GPU: the CPU is split
+    (1, "cpu", "CPU:0", CPUS),
+])
+def test_the_replica_cell_splits_one_device_into_two(gpus, device, split, replicas):
+    devices = StandInDevices(gpus=gpus)
+    cell = run_replica_cell(devices, device)
+    assert [name for name, _ in devices.splits] == ([f"/physical_device:{split}"] if split else [])
+    assert devices.strategy_devices == replicas and cell["replicas"] == 2
+    if split == "GPU:0":
+        assert [c.memory_limit for c in devices.splits[0][1]] == [1024, 1024]
 
 
 def test_a_second_run_keeps_the_first_split_and_says_so(capsys):
