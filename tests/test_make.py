@@ -149,21 +149,16 @@ def test_gpu_takes_0_or_1_only(machine):
     assert machine.calls() == [] and not machine.venv.exists()
 
 
-def test_help_names_the_switch_and_the_accepted_pythons():
+def test_help_names_the_switch_the_accepted_pythons_and_every_target_a_person_runs():
     out = subprocess.run(["make", "--no-print-directory", "help"], cwd=ROOT, capture_output=True, text=True,
                          check=True).stdout
     assert "GPU=1" in out and "make lab GPU=1" in out
     accepted = lint_claims.accepted_pythons(ROOT)
-    assert f"accepted: {accepted[0]}-{accepted[-1]}" in out, "read from requires-python in pyproject.toml"
-
-
-def test_help_lists_every_target_a_person_runs():
+    assert f"accepted: {accepted[0]}-{accepted[-1]}" in out, "read from requires-python (scripts/venv.sh --accepted)"
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
     tiers = re.search(r"^TIERS := (.+)$", makefile, re.M)[1].split()
     phony = re.search(r"^\.PHONY: (.+)$", makefile, re.M)[1].replace("$(TIERS)", " ".join(tiers)).split()
     internal = {"lane1", "lane2", "FORCE"}  # the halves of make test, and the always-out-of-date marker
-    out = subprocess.run(["make", "--no-print-directory", "help"], cwd=ROOT, capture_output=True, text=True,
-                         check=True).stdout
     listed = set(re.findall(r"^make ([a-z]+) ", out, re.M))
     assert set(phony) - internal == listed, f"make help lacks {set(phony) - internal - listed}"
 
@@ -281,22 +276,17 @@ def refusal(done: subprocess.CompletedProcess[str]) -> str:
     return message
 
 
-def test_an_unsupported_python_stops_with_what_works_and_how_to_get_it(machine):
-    python310 = machine.python("3.10")
-    message = refusal(machine.make("venv", f"PYTHON={python310}"))
-    assert "is Python 3.10" in message
+@pytest.mark.parametrize(("python", "target", "said"), [
+    ("python3.10", "venv", "python3.10 is Python 3.10"),  # PYTHON=python3.10
+    ("python3", "lab", "python3 is Python 3.10"),  # python3 on PATH: Ubuntu 22.04's
+    ("python3.99", "venv", "python3.99 is not a Python that runs here"),  # PYTHON=, a Python there is not
+], ids=["given", "python3", "missing"])
+def test_an_unsupported_python_stops_with_what_works_and_how_to_get_it(machine, python, target, said):
+    if python != "python3.99":
+        machine.python("3.10", python)
+    assert said in refusal(machine.make(target, *([] if python == "python3" else [f"PYTHON={python}"])))
     assert not machine.venv.exists() and machine.venvs_made() == []
-
-
-def test_an_unsupported_python3_on_path_stops_too(machine):
-    machine.python("3.10", "python3")  # Ubuntu 22.04's
-    assert "python3 is Python 3.10" in refusal(machine.make("lab"))
-    assert not machine.venv.exists()
     assert "jupyter lab notebooks/" not in machine.calls(), "lab did not start"
-
-
-def test_a_missing_python_stops_with_the_same_advice(machine):
-    assert "python3.99 is not a Python that runs here" in refusal(machine.make("venv", "PYTHON=python3.99"))
 
 
 def test_an_environment_made_with_an_unsupported_python_is_not_reused(machine):
@@ -320,13 +310,6 @@ def test_a_folder_that_is_not_an_environment_is_never_deleted(machine):
     done = machine.make("venv")
     assert done.returncode != 0 and "is not a virtual environment" in done.stderr
     assert (machine.venv / "notes.txt").read_text(encoding="utf-8") == "mine"
-
-
-def test_the_accepted_pythons_are_read_from_pyproject():
-    out = subprocess.run(["sh", "scripts/venv.sh", "--accepted"], cwd=ROOT, capture_output=True, text=True,
-                         check=True).stdout.strip()
-    accepted = lint_claims.accepted_pythons(ROOT)
-    assert out == f"{accepted[0]}-{accepted[-1]}"
 
 
 def test_the_browser_tier_names_every_file_that_holds_a_browser_test():
