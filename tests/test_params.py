@@ -16,13 +16,10 @@ from course_utils.params import (
 )
 
 
-@pytest.mark.parametrize("value, expected", [("1", True), ("true", True), ("YES", True), ("0", False), ("", False)])
+@pytest.mark.parametrize("value, expected", [("1", True), ("true", True), ("YES", True), ("0", False), ("", False),
+                                             (None, False)])
 def test_smoke_values(value, expected):
-    assert smoke_enabled({"COURSE_SMOKE": value}) is expected
-
-
-def test_smoke_unset_is_off():
-    assert smoke_enabled({}) is False
+    assert smoke_enabled({} if value is None else {"COURSE_SMOKE": value}) is expected
 
 
 def test_unknown_smoke_value_is_an_error():
