@@ -57,16 +57,11 @@ def test_setup_applies_and_records_the_gpu_memory_policy(monkeypatch, tmp_path, 
     assert "GPU memory" not in capsys.readouterr().out
 
 
-def test_a_bad_gpu_memory_switch_stops_the_setup_with_what_to_set(monkeypatch):
-    monkeypatch.setenv("COURSE_GPU_MEMORY", "half")
-    with pytest.raises(ParameterError, match="COURSE_GPU_MEMORY='half' is not a GPU memory policy"):
-        course_utils.setup({"DEVICE": "cpu"}, "99_test")
-
-
-def test_setup_rejects_bad_smoke_switch(monkeypatch):
-    monkeypatch.setenv("COURSE_SMOKE", "please")
-    with pytest.raises(ParameterError):
-        course_utils.setup({"EPOCHS": 1}, "99_test", smoke={"EPOCHS": 1})
+@pytest.mark.parametrize(("variable", "value"), [("COURSE_GPU_MEMORY", "half"), ("COURSE_SMOKE", "please")])
+def test_a_bad_switch_stops_the_setup_naming_it(monkeypatch, variable, value):
+    monkeypatch.setenv(variable, value)
+    with pytest.raises(ParameterError, match=f"{variable}='{value}'"):
+        course_utils.setup({"EPOCHS": 1, "DEVICE": "cpu"}, "99_test", smoke={"EPOCHS": 1})
 
 
 # What a notebook's first cell does, in a fresh process: setup() (seeded), a device configuration - which fails
@@ -115,8 +110,6 @@ def test_seed_makes_weights_reproducible(two_fresh_setups):
 
 
 def test_device_choices():
-    with pytest.raises(ParameterError, match="'tpu'"):
-        choose_device("tpu")
     cpu = choose_device("cpu")
     assert cpu.name == "/CPU:0" and cpu.kind == "CPU" and cpu.description
     import tensorflow as tf
