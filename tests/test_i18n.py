@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import string
 import subprocess
 import sys
@@ -12,7 +11,6 @@ import pytest
 
 from course_utils.core import i18n, variables
 from course_utils.core.errors import ParameterError
-from course_utils.notebook import checkpoint
 from course_utils.params import check_language
 
 from .conftest import ROOT
@@ -52,16 +50,6 @@ def test_the_language_switch_accepts_the_usual_spellings(written, meant):
 def test_an_unknown_language_is_a_parameter_error_naming_the_choices():
     with pytest.raises(ParameterError, match="zh-CN"):
         check_language("fr")
-
-
-def test_the_checkpoint_speaks_the_chosen_language(monkeypatch, capsys):
-    monkeypatch.delenv(variables.LANG, raising=False)
-    checkpoint({"loss went down": True})
-    assert "Checkpoint passed: 1 of 1 checks." in capsys.readouterr().out
-    monkeypatch.setenv(variables.LANG, "zh-CN")
-    checkpoint({"loss went down": True})
-    said = capsys.readouterr().out
-    assert "检查点通过" in said and re.search(r"[\u4e00-\u9fff]", said)
 
 
 # ----------------------------------------------------------------- the locale variables (after COURSE_LANG)

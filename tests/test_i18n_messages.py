@@ -96,19 +96,17 @@ def test_setup_speaks_english_without_the_switch(english, capsys):
     assert "/CPU:0" in out and "keras.utils.set_random_seed(3)" in out and not CJK.search(out)
 
 
-def test_an_exercise_gives_its_feedback_in_chinese(chinese, capsys):
+@pytest.mark.parametrize("language", ["en", "zh-CN"])
+def test_an_exercise_gives_its_feedback_in_the_language_asked_for(monkeypatch, capsys, language):
+    monkeypatch.setenv(variables.LANG, language)
     result = nb04.check_memory({"float64_mb": 376.3, "during_fit_mb": 1881.6, "fits": False})
-    out = capsys.readouterr().out
+    lines = capsys.readouterr().out.splitlines()
     assert result.status == WRONG  # the status stays the constant the code compares
-    assert out.startswith("❌ ") and "4.1" in out.splitlines()[0] and CJK.search(out.splitlines()[0])
-    assert "`float64_mb` = 376.3" in out and CJK.search(out.splitlines()[1])  # the fields, in a Chinese sentence
+    assert lines[0].startswith("❌ ") and "4.1" in lines[0] and "`float64_mb` = 376.3" in lines[1]  # its fields
+    assert [bool(CJK.search(line)) for line in lines[:2]] == [language == "zh-CN"] * 2
     empty = nb04.check_memory(None)
-    assert empty.status == EMPTY and str(empty).startswith("✏️ ") and CJK.search(str(empty))
-
-
-def test_an_exercise_gives_its_feedback_in_english_without_the_switch(english):
-    result = nb04.check_memory({"float64_mb": 376.3, "during_fit_mb": 1881.6, "fits": False})
-    assert str(result).startswith("❌ ") and "`float64_mb` = 376.3" in str(result) and not CJK.search(str(result))
+    assert empty.status == EMPTY and str(empty).startswith("✏️ ")
+    assert bool(CJK.search(str(empty))) is (language == "zh-CN")
 
 
 def test_a_table_lines_up_chinese_labels_by_terminal_columns():
