@@ -2,8 +2,9 @@
 
 TensorFlow's initialisation is global to a process, so what applies a policy runs in one child process
 (``SCENARIO``, shared with tests/test_setup_gpu_policy.py), which prints one JSON line of what it saw. There is no
-GPU here: stand-in GPUs are added to TensorFlow's device list (``FAKE_GPUS``), so its real Python-side checks of
-``set_memory_growth`` and ``set_logical_device_configuration`` run. No child starts a runtime with a stand-in in it.
+GPU here: stand-in GPUs are added to TensorFlow's device list (``stand_in_code``, tests/test_gpu_emulation.py's too),
+so its real Python-side checks of ``set_memory_growth`` and ``set_logical_device_configuration`` run. No child starts
+a runtime with a stand-in in it.
 """
 
 from __future__ import annotations
@@ -37,14 +38,11 @@ def attempt(label, policy):
                       "tf_message": getattr(err, "tf_message", None)}
 """
 
-FAKE_GPUS = """
+STAND_INS = """
 from tensorflow.python.eager import context
 ctx = context.context()
 ctx._initialize_physical_devices()
-fakes = [tf.config.PhysicalDevice(name=f"/physical_device:GPU:{i}", device_type="GPU") for i in range(2)]
-ctx._physical_devices += fakes
-ctx._physical_device_to_index = {p: i for i, p in enumerate(ctx._physical_devices)}
-ctx._visible_device_list += fakes
+fakes = [tf.config.PhysicalDevice(name=f"/physical_device:GPU:{i}", device_type="GPU") for i in range(COUNT)]
 real_details = tf.config.experimental.get_device_details
 tf.config.experimental.get_device_details = lambda device: (
     {"device_name": "Stand-in GPU", "compute_capability": (8, 6)} if device in fakes else real_details(device))
@@ -54,8 +52,28 @@ def unconfigured():  # the stand-ins as a fresh kernel has them
         ctx._memory_growth_map[fake] = None
         ctx._virtual_device_map.pop(fake, None)
 
-unconfigured()
+def put_back():  # the stand-ins in TensorFlow's device list, unconfigured
+    ctx._physical_devices += fakes
+    ctx._physical_device_to_index = {p: i for i, p in enumerate(ctx._physical_devices)}
+    ctx._visible_device_list += fakes
+    unconfigured()
+
+def take_out():  # before the runtime starts: it never starts with a stand-in in it
+    unconfigured()
+    for fake in fakes:
+        ctx._physical_devices.remove(fake)
+        ctx._visible_device_list.remove(fake)
+        ctx._memory_growth_map.pop(fake)
+    ctx._physical_device_to_index = {p: i for i, p in enumerate(ctx._physical_devices)}
+
+put_back()
 """
+
+
+def stand_in_code(count: int) -> str:
+    """Code that adds ``count`` stand-in GPUs (``fakes``) to TensorFlow's device list, where ``tf`` is imported."""
+    return STAND_INS.replace("COUNT", str(count))
+
 
 # Every notebook's parameters and setup cells in turn (tests/test_setup_gpu_policy.py), for each policy it asks for.
 SETUPS = """
@@ -89,7 +107,7 @@ SCENARIO = PRELUDE + """
 out["has_gpu"] = bool(tf.config.list_physical_devices("GPU"))
 attempt("no_gpu", "growth")
 out["started_before"] = gpu_config.runtime_initialized()
-""" + FAKE_GPUS + SETUPS + """
+""" + stand_in_code(2) + SETUPS + """
 attempt("growth", "growth")
 out["growth_set"] = [tf.config.experimental.get_memory_growth(g) for g in fakes]
 attempt("growth_again", "growth")
@@ -100,18 +118,10 @@ attempt("limit_again", 1536)
 attempt("all", "all")
 out["started"] = gpu_config.runtime_initialized()
 
-unconfigured()
-for fake in fakes:
-    ctx._physical_devices.remove(fake)
-    ctx._visible_device_list.remove(fake)
-    ctx._memory_growth_map.pop(fake)
-ctx._physical_device_to_index = {p: i for i, p in enumerate(ctx._physical_devices)}
+take_out()
 tf.constant(1.0)  # the runtime starts here
 out["started_after"] = gpu_config.runtime_initialized()
-ctx._physical_devices += fakes
-ctx._physical_device_to_index = {p: i for i, p in enumerate(ctx._physical_devices)}
-ctx._visible_device_list += fakes
-unconfigured()
+put_back()
 attempt("growth_late", "growth")
 attempt("limit_late", 2048)
 out["growth_unchanged"] = [bool(tf.config.experimental.get_memory_growth(g)) for g in fakes]

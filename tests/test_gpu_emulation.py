@@ -22,6 +22,7 @@ import pytest
 
 from .lessons.solutions import cell_source
 from .nvml_stand_in import StandInGpu, stand_in
+from .test_gpu_config import stand_in_code
 
 
 def functions_of_the_tf32_cell() -> dict:
@@ -337,27 +338,6 @@ def test_the_time_per_step_is_the_gpu_s_time_not_the_queueing(monkeypatch, capsy
 # (tensorflow/python/eager/context.py), so they run here against a stand-in GPU: a name added to TensorFlow's device
 # list in a child process (private API; TensorFlow has no public way). The runtime is never started with it.
 
-STAND_IN_GPU = """
-from tensorflow.python.eager import context
-
-ctx = context.context()
-ctx._initialize_physical_devices()
-stand_in = tf.config.PhysicalDevice(name="/physical_device:GPU:0", device_type="GPU")
-ctx._physical_devices += [stand_in]
-ctx._physical_device_to_index = {p: i for i, p in enumerate(ctx._physical_devices)}
-ctx._visible_device_list += [stand_in]
-ctx._memory_growth_map[stand_in] = None
-"""
-
-WITHOUT_THE_STAND_IN = """
-ctx._physical_devices.remove(stand_in)
-ctx._visible_device_list.remove(stand_in)
-ctx._memory_growth_map.pop(stand_in)
-ctx._virtual_device_map.pop(stand_in, None)
-ctx._physical_device_to_index = {p: i for i, p in enumerate(ctx._physical_devices)}
-"""
-
-
 @pytest.fixture(scope="module")
 def on_a_stand_in_gpu() -> dict:
     """Notebook 03's cells in one child (TensorFlow's import is 3-4 CPU seconds): gpu_memory.py's configuration
@@ -373,11 +353,10 @@ def on_a_stand_in_gpu() -> dict:
     configuration = program[: program.index("\nbefore = gpu_used_mib()")]
     runs = cell_source("03_memory", "gpu-memory-runs")
     settings = ast.literal_eval(re.search(r"settings = (\[.*?\])", runs, re.S).group(1))
-    code = "import contextlib, io, json, sys\nimport tensorflow as tf\n" + STAND_IN_GPU + textwrap.dedent(f"""
+    code = "import contextlib, io, json, sys\nimport tensorflow as tf\n" + stand_in_code(1) + textwrap.dedent(f"""
         out = {{}}
         for setting in {settings!r}:
-            ctx._memory_growth_map[stand_in] = None
-            ctx._virtual_device_map.pop(stand_in, None)
+            unconfigured()
             sys.argv = ["gpu_memory.py", setting, "2048"]
             printed = io.StringIO()
             with contextlib.redirect_stdout(printed):
@@ -387,17 +366,14 @@ def on_a_stand_in_gpu() -> dict:
                     pass
             options = ctx.config.gpu_options  # what TensorFlow would hand its runtime
             out[setting] = {{"printed": printed.getvalue().strip(),
-                             "growth_says": bool(tf.config.experimental.get_memory_growth(stand_in)),
+                             "growth_says": bool(tf.config.experimental.get_memory_growth(fakes[0])),
                              "allow_growth": options.allow_growth,
                              "logical_mb": [list(v.memory_limit_mb) for v in options.experimental.virtual_devices]}}
         out["started"] = ctx._context_handle is not None
-        """) + WITHOUT_THE_STAND_IN + textwrap.dedent(f"""
+        take_out()
         exec({cell_source("03_memory", "configure")!r})
-        ctx._physical_devices += [stand_in]
-        ctx._physical_device_to_index = {{p: i for i, p in enumerate(ctx._physical_devices)}}
-        ctx._visible_device_list += [stand_in]
-        ctx._memory_growth_map[stand_in] = None
-        gpus = [stand_in]
+        put_back()
+        gpus = fakes
         printed = io.StringIO()
         with contextlib.redirect_stdout(printed):
             exec({cell_source("03_memory", "too-late")!r})
