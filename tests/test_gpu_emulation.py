@@ -118,10 +118,14 @@ class StandInGPU:
             return np.zeros((2, 2), np.float32)
         return SimpleNamespace(numpy=numpy, device="/job:localhost/replica:0/task:0/device:GPU:0")
 
+    def queue(self, seconds: float, launch_s: float = LAUNCH_S) -> float:
+        """Queue ``seconds`` of work after what is queued; the host goes on after ``launch_s``. When it is done."""
+        self.busy_until = max(self.now, self.busy_until) + seconds
+        self.now += launch_s
+        return self.busy_until
+
     def matmul(self, x, y):
-        self.busy_until = max(self.now, self.busy_until) + KERNEL_S
-        self.now += LAUNCH_S
-        return self.tensor(self.busy_until)
+        return self.tensor(self.queue(KERNEL_S))
 
     def sync_devices(self) -> None:
         self.syncs += 1
@@ -255,11 +259,6 @@ class StandInKeras:
     def device(self, name: str):
         return entered(self.scope, name)
 
-    def queue(self, seconds: float) -> None:
-        gpu = self.gpu
-        gpu.busy_until = max(gpu.now, gpu.busy_until) + seconds
-        gpu.now += STEP_LAUNCH_S
-
     def model(self, layers):
         keras = self
 
@@ -277,11 +276,11 @@ class StandInKeras:
                     if epoch == 0:
                         keras.gpu.now += TRACE_S  # tracing runs on the host, before the first step
                     for _ in range(steps):
-                        keras.queue(STEP_S)
+                        keras.gpu.queue(STEP_S, STEP_LAUNCH_S)
                     for callback in callbacks:
                         callback.on_test_begin()
                     for _ in range(val_steps):
-                        keras.queue(STEP_S / 3)
+                        keras.gpu.queue(STEP_S / 3, STEP_LAUNCH_S)
                     keras.gpu.sync_devices()  # the epoch's metrics are read as numbers: that waits for the GPU
                     for callback in callbacks:
                         callback.on_epoch_end(epoch, {"val_accuracy": 0.9})
