@@ -161,12 +161,10 @@ def test_a_bad_memory_policy_names_the_switch_and_the_choices(value):
 
 def test_each_policy_configures_every_gpu_before_the_start_and_once_only(scenario):
     out = scenario
-    assert out["growth"] == {"ok": True, "said": "GPU memory: grows as needed on 2 GPU(s) "
-                                                 "(COURSE_GPU_MEMORY=growth, the default)"}
     assert out["growth_set"] == [True, True] and out["growth_again"]["ok"], "the same policy again is a no-op"
-    assert out["limit"]["said"] == "GPU memory: at most 1536 MiB on each of 2 GPU(s) (COURSE_GPU_MEMORY=1536)"
     assert out["limits"] == [[1536], [1536]] and out["limit_again"]["ok"]
-    assert "TensorFlow's default" in out["all"]["said"]
+    said = {"growth": ["2 GPU(s)", "=growth"], "limit": ["1536 MiB", "2 GPU(s)", "=1536"], "all": ["=all"]}
+    assert all(out[label]["ok"] and all(f in out[label]["said"] for f in facts) for label, facts in said.items()), out
     assert out["started"] is False, "applying a policy must not start the runtime"
 
 
