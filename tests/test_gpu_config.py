@@ -163,7 +163,8 @@ def test_each_policy_configures_every_gpu_before_the_start_and_once_only(scenari
     out = scenario
     assert out["growth_set"] == [True, True] and out["growth_again"]["ok"], "the same policy again is a no-op"
     assert out["limits"] == [[1536], [1536]] and out["limit_again"]["ok"]
-    said = {"growth": ["2 GPU(s)", "=growth"], "limit": ["1536 MiB", "2 GPU(s)", "=1536"], "all": ["=all"]}
+    said = {"growth": ["2 GPU(s)", "COURSE_GPU_MEMORY=growth"], "all": ["COURSE_GPU_MEMORY=all"],
+            "limit": ["1536 MiB", "2 GPU(s)", "COURSE_GPU_MEMORY=1536"]}
     assert all(out[label]["ok"] and all(f in out[label]["said"] for f in facts) for label, facts in said.items()), out
     assert out["started"] is False, "applying a policy must not start the runtime"
 
