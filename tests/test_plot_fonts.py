@@ -80,17 +80,13 @@ def missing_glyphs(messages: list[str]) -> list[str]:
     return [m for m in messages if "missing from font" in m]
 
 
-def test_with_a_chinese_font_a_chinese_title_renders_without_missing_glyphs(chinese_font):
+def test_with_a_chinese_font_a_chinese_title_renders_its_characters_not_boxes(chinese_font):
     assert plot_fonts.use_chinese_font() == chinese_font
     assert matplotlib.rcParams["font.family"] == ["DejaVu Sans", chinese_font], "Latin first, Chinese second"
     assert matplotlib.rcParams["axes.unicode_minus"] is False
     _, messages = render(TITLE)
     assert missing_glyphs(messages) == []
-
-
-def test_chinese_characters_are_drawn_as_characters_not_boxes(chinese_font):
-    """Two different characters: the same box in DejaVu Sans alone, two different shapes with the fallback."""
-    plot_fonts.use_chinese_font()
+    # Two different characters: the same box in DejaVu Sans alone, two different shapes with the fallback.
     fallback = list(matplotlib.rcParams["font.family"])
     boxes = glyph("训", ["DejaVu Sans"]), glyph("练", ["DejaVu Sans"])
     drawn = glyph("训", fallback), glyph("练", fallback)

@@ -23,14 +23,11 @@ PROFILE = (10, 13)  # batches 2-5 of epoch 2 (counted from 1, across epochs; bot
 TRACE_GLOB = "train/plugins/profile/*/*.xplane.pb"  # where notebook 06 looks for a run's profile
 
 
-@pytest.mark.parametrize("off", [None, 0, False])
-def test_no_profiling(off):
-    assert check_profile_batch(off) is None
-
-
-@pytest.mark.parametrize("good", [(MIN_START, MIN_START), (10, 14), [10, 19], (3, 3 + MAX_STEPS - 1)])
-def test_good_ranges(good):
-    assert check_profile_batch(good, total_batches=100) == tuple(good)
+@pytest.mark.parametrize(("value", "wanted"), [(None, None), (0, None), (False, None),  # no profiling
+                                              ((MIN_START, MIN_START), (MIN_START, MIN_START)), ((10, 14), (10, 14)),
+                                              ([10, 19], (10, 19)), ((3, 3 + MAX_STEPS - 1), (3, 3 + MAX_STEPS - 1))])
+def test_no_profiling_or_a_good_range(value, wanted):
+    assert check_profile_batch(value, total_batches=100) == wanted
 
 
 @pytest.mark.parametrize(
