@@ -28,7 +28,7 @@ def samples_of(monitor: DeviceMonitor, index: int) -> list[GpuSample]:
     return [s for s in monitor.gpu if s.index == index]
 
 
-def test_the_stand_in_has_the_real_pynvml_s_names():
+def test_the_stand_in_has_the_real_pynvml_s_names_which_here_find_no_nvidia_library():
     import pynvml
 
     missing = [name for name in nvml_stand_in.NAMES if not hasattr(pynvml, name)]
@@ -36,6 +36,17 @@ def test_the_stand_in_has_the_real_pynvml_s_names():
     assert pynvml.nvmlMemory_v2 == nvml_stand_in.MEMORY_V2
     assert issubclass(pynvml.NVMLError_NotSupported, pynvml.NVMLError)
     assert str(pynvml.NVMLError_LibraryNotFound()) == str(nvml_stand_in.NVMLError_LibraryNotFound())
+    # This machine has no NVIDIA driver: the real nvidia-ml-py gives the CPU-only path, with NVML's reason.
+    try:
+        pynvml.nvmlInit()
+    except pynvml.NVMLError as error:
+        reason = str(error)
+    else:
+        pynvml.nvmlShutdown()
+        pytest.skip("this machine has NVML: the stand-in tests cover the GPU path")
+    with DeviceMonitor(interval_s=0.01) as monitor:
+        wait_until(lambda: monitor.cpu)
+    assert monitor.gpu == [] and reason in monitor.gpu_error and monitor.cpu
 
 
 def test_two_gpus_are_sampled_with_their_own_index_and_a_reading_not_supported_is_none(monkeypatch):
@@ -87,22 +98,6 @@ def test_without_gpu_readings_it_samples_the_cpu_and_says_why(monkeypatch, nvml,
     assert monitor.gpu == [] and {p for _, p in monitor.cpu} == {42.0}
     assert reason in monitor.gpu_error and monitor.gpu_error in line
     assert module is None or module.calls == calls
-
-
-def test_the_real_pynvml_here_finds_no_nvidia_library():
-    """This machine has no NVIDIA driver: the real nvidia-ml-py gives the CPU-only path, with NVML's reason."""
-    import pynvml
-
-    try:
-        pynvml.nvmlInit()
-    except pynvml.NVMLError as error:
-        reason = str(error)
-    else:
-        pynvml.nvmlShutdown()
-        pytest.skip("this machine has NVML: the stand-in tests cover the GPU path")
-    with DeviceMonitor(interval_s=0.01) as monitor:
-        wait_until(lambda: monitor.cpu)
-    assert monitor.gpu == [] and reason in monitor.gpu_error and monitor.cpu
 
 
 def test_a_gpu_lost_mid_run_ends_the_gpu_samples_and_the_cpu_ones_go_on(monkeypatch):
