@@ -224,7 +224,7 @@ GPUS, CPUS = ["/device:GPU:0", "/device:GPU:1"], ["/device:CPU:0", "/device:CPU:
     (0, "auto", "CPU:0", CPUS),  # no GPU: the CPU is split
     (1, "cpu", "CPU:0", CPUS),
 ])
-def test_the_replica_cell_splits_one_device_into_two(gpus, device, split, replicas):
+def test_the_replica_cell_has_two_replicas_splitting_one_device_when_there_is_one(gpus, device, split, replicas):
     devices = StandInDevices(gpus=gpus)
     cell = run_replica_cell(devices, device)
     assert [name for name, _ in devices.splits] == ([f"/physical_device:{split}"] if split else [])
