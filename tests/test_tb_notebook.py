@@ -48,13 +48,8 @@ def test_the_tensorboard_cell_is_guarded_three_ways_and_its_logs_go_to_a_git_ign
 
 
 def test_papermill_skips_the_tagged_server_cell_even_with_the_switch_on(tmp_path):
-    """Papermill (through nbclient) never executes a cell tagged skip-execution, whatever LAUNCH_TENSORBOARD says.
-
-    The notebook run here holds notebook 06's parameters cell and its server cell, copied
-    with their tags, between a cell that defines the ``root`` the server cell reads and a
-    last cell that shows the switch really was on. The course runner runs it with
-    ``LAUNCH_TENSORBOARD=True`` - what a student or an instructor could pass with ``-p``.
-    """
+    """Papermill (through nbclient) never executes a cell tagged skip-execution, whatever LAUNCH_TENSORBOARD says:
+    the course runner runs the small notebook with ``LAUNCH_TENSORBOARD=True``, as ``-p`` could pass it."""
     import nbformat
     import psutil
 
