@@ -240,7 +240,7 @@ def test_an_environment_whose_python_changed_underneath_is_made_again(machine):
     assert "made with Python 3.11 but now runs Python 3.12" in done.stdout
 
 
-def test_a_students_command_after_the_tests_extra_installs_nothing(machine):
+def test_a_students_command_after_the_tests_extra_installs_nothing_and_an_empty_stamp_means_dev(machine):
     """dev brings lab, class, site and profile along (pyproject.toml): make lab finds lab there already."""
     machine.python("3.12", "python3")
     assert machine.make("venv", "EXTRAS=dev").returncode == 0 and machine.installs() == [". ./tools[dev]"]
@@ -248,16 +248,10 @@ def test_a_students_command_after_the_tests_extra_installs_nothing(machine):
         assert machine.make(target).returncode == 0 and machine.installs() == [], target
     assert machine.stamp.read_text(encoding="utf-8") == "python 3.12\nextras dev\n"
     assert machine.make("venv", "EXTRAS=lab,profile").returncode == 0 and machine.installs() == []
-    assert machine.make("venv", "EXTRAS=gpu").returncode == 0 and machine.installs() == [".[gpu] ./tools[dev]"]
-
-
-def test_an_empty_stamp_from_before_is_taken_as_dev_installed(machine):
-    machine.python("3.12", "python3")
-    assert machine.make("venv").returncode == 0
-    machine.stamp.write_text("", encoding="utf-8")  # what the Makefile's `touch` left
-    assert machine.make("venv").returncode == 0
-    assert machine.installs() == [] and machine.venvs_made() == []
+    machine.stamp.write_text("", encoding="utf-8")  # an empty stamp, what the Makefile's `touch` left, means dev
+    assert machine.make("venv").returncode == 0 and machine.installs() == [] and machine.venvs_made() == []
     assert machine.stamp.read_text(encoding="utf-8") == "python 3.12\nextras dev\n"
+    assert machine.make("venv", "EXTRAS=gpu").returncode == 0 and machine.installs() == [".[gpu] ./tools[dev]"]
 
 
 def refusal(done: subprocess.CompletedProcess[str]) -> str:
