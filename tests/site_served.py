@@ -10,7 +10,6 @@ requests outside the site (which are refused).
 from __future__ import annotations
 
 import functools
-import os
 import re
 import subprocess
 import threading
@@ -25,11 +24,10 @@ import pytest
 from course_tools.site import build
 
 from .conftest import IN_CI, ROOT
-from .test_browser import CHROMIUM, CHROMIUM_ARGS, VIEWPORT, _require_browser
+from .test_browser import CHROMIUM, CHROMIUM_ARGS, CI_OUT, VIEWPORT, _require_browser
 
 site = build  # the site builder (course_tools.site.build)
 
-CI_OUT = Path(os.environ.get("COURSE_CI_OUT") or ROOT / "build" / "ci" / "course")
 SITE = ROOT / "build" / "ci" / "site"
 
 

@@ -232,15 +232,6 @@ def test_every_module_is_named_by_some_test():
     assert missing == [], f"modules no test imports: {missing}"
 
 
-def test_importing_the_package_and_its_command_line_does_not_import_tensorflow():
-    code = (
-        "import sys, course_utils, course_utils.cli, course_tools.batch.runner, course_utils.doctor, "
-        "course_utils.data, course_utils.core.child; print('tensorflow' in sys.modules)"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "False"
-
-
 LIGHT = ("course_utils", "course_utils.doctor", "course_utils.doctor.cli", "course_utils.cli")
 
 
@@ -253,13 +244,17 @@ def test_the_package_the_doctor_and_the_command_import_with_the_standard_library
     assert out.stdout.strip() == "['course_utils']"
 
 
-def test_the_notebook_helpers_load_on_first_use_and_no_lesson_file_before_setup():
-    """``setup`` imports the notebook's lesson file; ``import course_utils`` stays light."""
+def test_the_notebook_helpers_load_on_first_use_no_lesson_file_before_setup_and_no_tensorflow():
+    """``setup`` imports the notebook's lesson file; ``import course_utils`` stays light; neither it, its command
+    line, the runner nor the data and child machinery import TensorFlow."""
     code = ("import sys, course_utils; before = 'psutil' in sys.modules; course_utils.setup; "
             "lessons = [m for m in sys.modules if '.lessons' in m]; "
-            "print(before, 'psutil' in sys.modules, course_utils.checkpoint.__module__, lessons == [])")
+            "import course_utils.cli, course_tools.batch.runner, course_utils.doctor, course_utils.data, "
+            "course_utils.core.child; "
+            "print(before, 'psutil' in sys.modules, course_utils.checkpoint.__module__, lessons == [], "
+            "'tensorflow' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["False", "True", "course_utils.notebook", "True"]
+    assert out.stdout.split() == ["False", "True", "course_utils.notebook", "True", "False"]
 
 
 def module_name(path: Path) -> str:

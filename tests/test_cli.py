@@ -13,15 +13,12 @@ import pytest
 from course_utils import cli
 
 
-def test_help_lists_every_tool(capsys):
+def test_help_lists_every_tool_and_an_unknown_command_is_refused_with_the_list(capsys):
     assert cli.main(["--help"]) == 0
     out = capsys.readouterr().out
     for command in ("run", "doctor", "data", "bench", "class-report"):
         assert f"\n  {command} " in out
     assert out.startswith("usage: course COMMAND")
-
-
-def test_an_unknown_command_is_refused_with_the_list(capsys):
     assert cli.main(["trian"]) == 2
     captured = capsys.readouterr()
     assert "unknown command 'trian'" in captured.err and "commands:" in captured.out

@@ -23,6 +23,8 @@ def test_anything_else_is_a_parameter_error_naming_the_parameter(value):
 def test_choose_device_refuses_a_typo_with_the_same_message():
     from course_utils import device
 
+    with pytest.raises(ParameterError) as checked:
+        check_device("tpu")
     with pytest.raises(ParameterError) as from_notebook:
         device.choose_device("tpu")
-    assert from_notebook.value.what == "DEVICE = 'tpu' is not a device choice."
+    assert (from_notebook.value.what, from_notebook.value.fix) == (checked.value.what, checked.value.fix)

@@ -28,7 +28,7 @@ def samples_of(monitor: DeviceMonitor, index: int) -> list[GpuSample]:
     return [s for s in monitor.gpu if s.index == index]
 
 
-def test_the_stand_in_has_the_real_pynvml_s_names():
+def test_the_stand_in_has_the_real_pynvml_s_names_which_here_find_no_nvidia_library():
     import pynvml
 
     missing = [name for name in nvml_stand_in.NAMES if not hasattr(pynvml, name)]
@@ -36,6 +36,17 @@ def test_the_stand_in_has_the_real_pynvml_s_names():
     assert pynvml.nvmlMemory_v2 == nvml_stand_in.MEMORY_V2
     assert issubclass(pynvml.NVMLError_NotSupported, pynvml.NVMLError)
     assert str(pynvml.NVMLError_LibraryNotFound()) == str(nvml_stand_in.NVMLError_LibraryNotFound())
+    # This machine has no NVIDIA driver: the real nvidia-ml-py gives the CPU-only path, with NVML's reason.
+    try:
+        pynvml.nvmlInit()
+    except pynvml.NVMLError as error:
+        reason = str(error)
+    else:
+        pynvml.nvmlShutdown()
+        pytest.skip("this machine has NVML: the stand-in tests cover the GPU path")
+    with DeviceMonitor(interval_s=0.01) as monitor:
+        wait_until(lambda: monitor.cpu)
+    assert monitor.gpu == [] and reason in monitor.gpu_error and monitor.cpu
 
 
 def test_two_gpus_are_sampled_with_their_own_index_and_a_reading_not_supported_is_none(monkeypatch):
@@ -72,47 +83,21 @@ def test_the_monitor_stops_even_when_training_fails(monkeypatch):
     assert not thread.is_alive() and nvml.calls == {"nvmlInit": 1, "nvmlShutdown": 1}
 
 
-def test_without_nvml_s_library_it_samples_the_cpu_and_says_why(monkeypatch):
-    nvml = stand_in([], init_error=nvml_stand_in.NVMLError_LibraryNotFound())
-    monkeypatch.setitem(sys.modules, "pynvml", nvml)
+@pytest.mark.parametrize(("nvml", "reason", "calls"), [
+    (lambda: stand_in([], init_error=nvml_stand_in.NVMLError_LibraryNotFound()), "NVML Shared Library Not Found",
+     {"nvmlInit": 1, "nvmlShutdown": 0}),  # no shutdown of an NVML that did not start
+    (lambda: stand_in([]), "NVML sees no GPU", {"nvmlInit": 1, "nvmlShutdown": 1}),
+    (lambda: None, "pip install nvidia-ml-py", None),  # no nvidia-ml-py: import pynvml raises ImportError
+], ids=["no-library", "no-gpu", "no-pynvml"])
+def test_without_gpu_readings_it_samples_the_cpu_and_says_why(monkeypatch, nvml, reason, calls):
+    module = nvml()
+    monkeypatch.setitem(sys.modules, "pynvml", module)
     with DeviceMonitor(interval_s=0.01, cpu_percent=lambda: 42.0) as monitor:
         wait_until(lambda: monitor.cpu)
         line = monitor.describe()
     assert monitor.gpu == [] and {p for _, p in monitor.cpu} == {42.0}
-    assert "NVML Shared Library Not Found" in monitor.gpu_error and monitor.gpu_error in line
-    assert nvml.calls == {"nvmlInit": 1, "nvmlShutdown": 0}, "no shutdown of an NVML that did not start"
-
-
-def test_the_real_pynvml_here_finds_no_nvidia_library():
-    """This machine has no NVIDIA driver: the real nvidia-ml-py gives the CPU-only path, with NVML's reason."""
-    import pynvml
-
-    try:
-        pynvml.nvmlInit()
-    except pynvml.NVMLError as error:
-        reason = str(error)
-    else:
-        pynvml.nvmlShutdown()
-        pytest.skip("this machine has NVML: the stand-in tests cover the GPU path")
-    with DeviceMonitor(interval_s=0.01) as monitor:
-        wait_until(lambda: monitor.cpu)
-    assert monitor.gpu == [] and reason in monitor.gpu_error and monitor.cpu
-
-
-def test_nvml_with_no_gpu_is_said_and_shut_down(monkeypatch):
-    nvml = stand_in([])
-    monkeypatch.setitem(sys.modules, "pynvml", nvml)
-    with DeviceMonitor(interval_s=0.01) as monitor:
-        wait_until(lambda: monitor.cpu)
-    assert monitor.gpu == [] and monitor.gpu_error == "NVML sees no GPU"
-    assert nvml.calls == {"nvmlInit": 1, "nvmlShutdown": 1}
-
-
-def test_without_nvidia_ml_py_it_says_how_to_install_it(monkeypatch):
-    monkeypatch.setitem(sys.modules, "pynvml", None)  # import pynvml raises ImportError
-    with DeviceMonitor(interval_s=0.01) as monitor:
-        wait_until(lambda: monitor.cpu)
-    assert monitor.gpu == [] and "pip install nvidia-ml-py" in monitor.gpu_error
+    assert reason in monitor.gpu_error and monitor.gpu_error in line
+    assert module is None or module.calls == calls
 
 
 def test_a_gpu_lost_mid_run_ends_the_gpu_samples_and_the_cpu_ones_go_on(monkeypatch):

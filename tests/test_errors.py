@@ -8,19 +8,6 @@ import course_utils
 from course_utils.core import errors
 
 
-def all_errors():
-    return [v for v in vars(errors).values() if isinstance(v, type) and issubclass(v, Exception)]
-
-
-def test_every_course_error_derives_from_course_error_and_is_exported():
-    names = {cls.__name__ for cls in all_errors()}
-    assert {"DataError", "ParameterError", "DeviceError", "InputError", "CheckpointError", "WorkerError",
-            "ConfigurationTooLateError"} <= names
-    for cls in all_errors():
-        assert issubclass(cls, errors.CourseError)
-        assert getattr(course_utils, cls.__name__) is cls
-
-
 def test_the_message_holds_what_and_fix():
     err = errors.DataError("The file is cut short.", "Download it again.")
     assert (err.what, err.fix) == ("The file is cut short.", "Download it again.")

@@ -22,6 +22,7 @@ import pytest
 
 from .lessons.solutions import cell_source
 from .nvml_stand_in import StandInGpu, stand_in
+from .test_gpu_config import stand_in_code
 
 
 def functions_of_the_tf32_cell() -> dict:
@@ -46,29 +47,24 @@ def entered(scope: list[str], name: str):
 # ----------------------------------------------------------------------------- TensorFloat-32
 
 
-def test_to_tf32_keeps_ten_mantissa_bits_rounding_to_nearest():
-    to_tf32 = functions_of_the_tf32_cell()["to_tf32"]
-    one_ulp = 2.0**-10  # the spacing of TF32 numbers in [1, 2)
-    values = np.array([1.0, 1.0 + one_ulp, 1.0 + 0.4 * one_ulp, 1.0 + 0.6 * one_ulp, -3.0 - 0.6 * 2 * one_ulp],
-                      dtype=np.float32)
-    assert to_tf32(values).tolist() == [1.0, 1.0 + one_ulp, 1.0, 1.0 + one_ulp, -3.0 - 2 * one_ulp]
-    bits = to_tf32(np.random.default_rng(0).standard_normal(1000).astype(np.float32)).view(np.uint32)
-    assert np.all(bits & 0x1FFF == 0), "the 13 lowest mantissa bits of every TF32 number are zero"
+ULP = 2.0**-10  # the spacing of TF32 numbers in [1, 2)
 
 
-def test_to_tf32_can_cut_the_bits_instead():
+@pytest.mark.parametrize(("cut", "values", "wanted"), [
+    (False, [1, 1 + ULP, 1 + 0.4 * ULP, 1 + 0.6 * ULP, -3 - 1.2 * ULP], [1, 1 + ULP, 1, 1 + ULP, -3 - 2 * ULP]),
+    (True, [1 + 0.9 * ULP, 1 + ULP, -3 - 1.8 * ULP], [1, 1 + ULP, -3]),  # cut towards zero, never rounded up
+], ids=["rounded", "cut"])
+def test_to_tf32_keeps_ten_mantissa_bits(cut, values, wanted):
     to_tf32 = functions_of_the_tf32_cell()["to_tf32"]
-    one_ulp = 2.0**-10
-    values = np.array([1.0 + 0.9 * one_ulp, 1.0 + one_ulp, -3.0 - 0.9 * 2 * one_ulp], dtype=np.float32)
-    assert to_tf32(values, cut=True).tolist() == [1.0, 1.0 + one_ulp, -3.0], "cut towards zero, never rounded up"
+    assert to_tf32(np.array(values, np.float32), cut=cut).tolist() == wanted
     normal = np.random.default_rng(0).standard_normal(1000).astype(np.float32)
-    assert np.all(np.abs(to_tf32(normal, cut=True)) <= np.abs(normal))
-    assert np.all(to_tf32(normal, cut=True).view(np.uint32) & 0x1FFF == 0)
+    assert np.all(to_tf32(normal, cut=cut).view(np.uint32) & 0x1FFF == 0), "the 13 lowest mantissa bits are zero"
+    assert not cut or np.all(np.abs(to_tf32(normal, cut=True)) <= np.abs(normal))
 
 
 @pytest.mark.parametrize("inputs", ["standard normal", "non-negative"])
-@pytest.mark.parametrize("n", [256, 1024])
-def test_the_notebook_s_limit_holds_for_cut_bits_with_a_stated_margin(n, inputs):
+@pytest.mark.parametrize("n", [256, 1024])  # the notebook's smoke size, and one four times larger
+def test_the_notebook_s_check_accepts_tf32_where_allclose_fails(n, inputs):
     """Cut bits shrink every input, so their errors add up instead of cancelling: about 7e-4 for either kind
     of input and any size. The limit 2**-10 (9.8e-4) keeps the margin notebook 02 states, about 20%."""
     f = functions_of_the_tf32_cell()
@@ -78,23 +74,15 @@ def test_the_notebook_s_limit_holds_for_cut_bits_with_a_stated_margin(n, inputs)
         a, b = np.abs(a), np.abs(b)
     exact = a.astype(np.float64) @ b.astype(np.float64)
     cut = f["relative_error"](f["to_tf32"](a, cut=True) @ f["to_tf32"](b, cut=True), exact)
-    rounded = f["relative_error"](f["to_tf32"](a) @ f["to_tf32"](b), exact)
+    on_ampere = f["to_tf32"](a) @ f["to_tf32"](b)
+    rounded = f["relative_error"](on_ampere, exact)
     assert 6e-4 < cut < 0.8 * 2**-10, "cut bits pass, with at least 20% to spare"
     assert rounded < cut / 2, "rounding to nearest cancels far more"
-
-
-@pytest.mark.parametrize("n", [256, 1024])  # the notebook's smoke size, and one four times larger
-def test_the_notebook_s_check_accepts_tf32_where_allclose_fails(n):
-    f = functions_of_the_tf32_cell()
-    rng = np.random.default_rng(n)
-    a, b = (rng.standard_normal((n, n), dtype=np.float32) for _ in range(2))
-    exact = a.astype(np.float64) @ b.astype(np.float64)
-    on_ampere = f["to_tf32"](a) @ f["to_tf32"](b)
-    outside = np.mean(~np.isclose(on_ampere, exact, rtol=1e-3, atol=1e-3))
-    assert 0.10 < outside < 0.25, "the naive check fails for about one element in six"
-    error = f["relative_error"](on_ampere, exact)
-    assert 2e-4 < error < 2**-10 / 2, "TF32 passes with a margin of two"
-    assert f["relative_error"](a @ b, exact) < 1e-6  # float32 itself
+    if inputs == "standard normal":
+        outside = np.mean(~np.isclose(on_ampere, exact, rtol=1e-3, atol=1e-3))
+        assert 0.10 < outside < 0.25, "the naive check fails for about one element in six"
+        assert 2e-4 < rounded < 2**-10 / 2, "TF32 passes with a margin of two"
+        assert f["relative_error"](a @ b, exact) < 1e-6  # float32 itself
 
 
 def test_the_notebook_s_check_rejects_what_is_not_the_product():
@@ -130,10 +118,14 @@ class StandInGPU:
             return np.zeros((2, 2), np.float32)
         return SimpleNamespace(numpy=numpy, device="/job:localhost/replica:0/task:0/device:GPU:0")
 
+    def queue(self, seconds: float, launch_s: float = LAUNCH_S) -> float:
+        """Queue ``seconds`` of work after what is queued; the host goes on after ``launch_s``. When it is done."""
+        self.busy_until = max(self.now, self.busy_until) + seconds
+        self.now += launch_s
+        return self.busy_until
+
     def matmul(self, x, y):
-        self.busy_until = max(self.now, self.busy_until) + KERNEL_S
-        self.now += LAUNCH_S
-        return self.tensor(self.busy_until)
+        return self.tensor(self.queue(KERNEL_S))
 
     def sync_devices(self) -> None:
         self.syncs += 1
@@ -165,11 +157,8 @@ def test_the_timing_cell_times_the_kernel_and_the_copy_apart(monkeypatch, capsys
     assert copy_ms == pytest.approx(1e3 * COPY_S, rel=0.01), "the copy, timed on its own"
     assert gpu.syncs >= 5 + 1  # each timed run, and after the warm-up
     assert "compute ms" in capsys.readouterr().out
-
-
-def test_the_stand_in_shows_what_goes_wrong_without_the_sync(monkeypatch):
-    """The emulation is faithful: the classmate's timing of exercise 2.2 measures only the queueing,
-    and the course's old timing (``.numpy()`` inside the timed interval) adds the copy."""
+    # The emulation is faithful: the classmate's timing of exercise 2.2 measures only the queueing,
+    # and the course's old timing (``.numpy()`` inside the timed interval) adds the copy.
     source = cell_source("02_verify_gpu", "timing")
     no_sync = source.replace("            tf.test.experimental.sync_devices()  #", "            pass  #", 1)
     assert no_sync != source
@@ -226,25 +215,22 @@ def run_replica_cell(devices: StandInDevices, device: str = "auto") -> dict:
     return namespace
 
 
-def test_one_gpu_becomes_two_logical_gpus_with_a_memory_limit_each():
-    devices = StandInDevices(gpus=1)
-    cell = run_replica_cell(devices)
-    ((split_device, configs),) = devices.splits
-    assert split_device == "/physical_device:GPU:0" and [c.memory_limit for c in configs] == [1024, 1024]
-    assert devices.strategy_devices == ["/device:GPU:0", "/device:GPU:1"] and cell["replicas"] == 2
+GPUS, CPUS = ["/device:GPU:0", "/device:GPU:1"], ["/device:CPU:0", "/device:CPU:1"]
 
 
-def test_two_gpus_are_used_as_they_are_and_no_gpu_splits_the_cpu():
-    two = StandInDevices(gpus=2)
-    run_replica_cell(two)
-    assert two.splits == [] and two.strategy_devices == ["/device:GPU:0", "/device:GPU:1"]
-    none = StandInDevices(gpus=0)
-    run_replica_cell(none)
-    assert [name for name, _ in none.splits] == ["/physical_device:CPU:0"]
-    assert none.strategy_devices == ["/device:CPU:0", "/device:CPU:1"]
-    asked_cpu = StandInDevices(gpus=1)
-    run_replica_cell(asked_cpu, device="cpu")
-    assert [name for name, _ in asked_cpu.splits] == ["/physical_device:CPU:0"]
+@pytest.mark.parametrize(("gpus", "device", "split", "replicas"), [
+    (1, "auto", "GPU:0", GPUS),  # one GPU becomes two logical GPUs, with a memory limit each
+    (2, "auto", None, GPUS),  # two GPUs are used as they are
+    (0, "auto", "CPU:0", CPUS),  # no GPU: the CPU is split
+    (1, "cpu", "CPU:0", CPUS),
+])
+def test_the_replica_cell_has_two_replicas_splitting_one_device_when_there_is_one(gpus, device, split, replicas):
+    devices = StandInDevices(gpus=gpus)
+    cell = run_replica_cell(devices, device)
+    assert [name for name, _ in devices.splits] == ([f"/physical_device:{split}"] if split else [])
+    assert devices.strategy_devices == replicas and cell["replicas"] == 2
+    if split == "GPU:0":
+        assert [c.memory_limit for c in devices.splits[0][1]] == [1024, 1024]
 
 
 def test_a_second_run_keeps_the_first_split_and_says_so(capsys):
@@ -273,11 +259,6 @@ class StandInKeras:
     def device(self, name: str):
         return entered(self.scope, name)
 
-    def queue(self, seconds: float) -> None:
-        gpu = self.gpu
-        gpu.busy_until = max(gpu.now, gpu.busy_until) + seconds
-        gpu.now += STEP_LAUNCH_S
-
     def model(self, layers):
         keras = self
 
@@ -295,11 +276,11 @@ class StandInKeras:
                     if epoch == 0:
                         keras.gpu.now += TRACE_S  # tracing runs on the host, before the first step
                     for _ in range(steps):
-                        keras.queue(STEP_S)
+                        keras.gpu.queue(STEP_S, STEP_LAUNCH_S)
                     for callback in callbacks:
                         callback.on_test_begin()
                     for _ in range(val_steps):
-                        keras.queue(STEP_S / 3)
+                        keras.gpu.queue(STEP_S / 3, STEP_LAUNCH_S)
                     keras.gpu.sync_devices()  # the epoch's metrics are read as numbers: that waits for the GPU
                     for callback in callbacks:
                         callback.on_epoch_end(epoch, {"val_accuracy": 0.9})
@@ -341,10 +322,7 @@ def test_the_time_per_step_is_the_gpu_s_time_not_the_queueing(monkeypatch, capsy
         assert cell["step_ms"][kind] == pytest.approx(1e3 * STEP_S, rel=1e-6), "waited for the GPU; tracing left out"
         assert cell["devices"][kind].endswith("device:GPU:0"), "the output was computed under tf.device"
     assert cell["fed"] == {"float32"} and "ms per step" in capsys.readouterr().out
-
-
-def test_without_the_callback_s_sync_the_time_per_step_is_the_queueing(monkeypatch):
-    """Faithful: without the callback's sync the clock stops when the steps are queued; one epoch keeps the trace."""
+    # Faithful: without the callback's sync the clock stops when the steps are queued; one epoch keeps the trace.
     source = cell_source("04_dense_noise_vs_zeros", "train")
     no_sync = source.replace("        tf.test.experimental.sync_devices()  #", "        pass  #", 1)
     assert no_sync != source
@@ -358,27 +336,6 @@ def test_without_the_callback_s_sync_the_time_per_step_is_the_queueing(monkeypat
 # Notebook 03 says what each memory setting does on a GPU. TensorFlow's checks of these settings are Python
 # (tensorflow/python/eager/context.py), so they run here against a stand-in GPU: a name added to TensorFlow's device
 # list in a child process (private API; TensorFlow has no public way). The runtime is never started with it.
-
-STAND_IN_GPU = """
-from tensorflow.python.eager import context
-
-ctx = context.context()
-ctx._initialize_physical_devices()
-stand_in = tf.config.PhysicalDevice(name="/physical_device:GPU:0", device_type="GPU")
-ctx._physical_devices += [stand_in]
-ctx._physical_device_to_index = {p: i for i, p in enumerate(ctx._physical_devices)}
-ctx._visible_device_list += [stand_in]
-ctx._memory_growth_map[stand_in] = None
-"""
-
-WITHOUT_THE_STAND_IN = """
-ctx._physical_devices.remove(stand_in)
-ctx._visible_device_list.remove(stand_in)
-ctx._memory_growth_map.pop(stand_in)
-ctx._virtual_device_map.pop(stand_in, None)
-ctx._physical_device_to_index = {p: i for i, p in enumerate(ctx._physical_devices)}
-"""
-
 
 @pytest.fixture(scope="module")
 def on_a_stand_in_gpu() -> dict:
@@ -395,11 +352,10 @@ def on_a_stand_in_gpu() -> dict:
     configuration = program[: program.index("\nbefore = gpu_used_mib()")]
     runs = cell_source("03_memory", "gpu-memory-runs")
     settings = ast.literal_eval(re.search(r"settings = (\[.*?\])", runs, re.S).group(1))
-    code = "import contextlib, io, json, sys\nimport tensorflow as tf\n" + STAND_IN_GPU + textwrap.dedent(f"""
+    code = "import contextlib, io, json, sys\nimport tensorflow as tf\n" + stand_in_code(1) + textwrap.dedent(f"""
         out = {{}}
         for setting in {settings!r}:
-            ctx._memory_growth_map[stand_in] = None
-            ctx._virtual_device_map.pop(stand_in, None)
+            unconfigured()
             sys.argv = ["gpu_memory.py", setting, "2048"]
             printed = io.StringIO()
             with contextlib.redirect_stdout(printed):
@@ -409,17 +365,14 @@ def on_a_stand_in_gpu() -> dict:
                     pass
             options = ctx.config.gpu_options  # what TensorFlow would hand its runtime
             out[setting] = {{"printed": printed.getvalue().strip(),
-                             "growth_says": bool(tf.config.experimental.get_memory_growth(stand_in)),
+                             "growth_says": bool(tf.config.experimental.get_memory_growth(fakes[0])),
                              "allow_growth": options.allow_growth,
                              "logical_mb": [list(v.memory_limit_mb) for v in options.experimental.virtual_devices]}}
         out["started"] = ctx._context_handle is not None
-        """) + WITHOUT_THE_STAND_IN + textwrap.dedent(f"""
+        take_out()
         exec({cell_source("03_memory", "configure")!r})
-        ctx._physical_devices += [stand_in]
-        ctx._physical_device_to_index = {{p: i for i, p in enumerate(ctx._physical_devices)}}
-        ctx._visible_device_list += [stand_in]
-        ctx._memory_growth_map[stand_in] = None
-        gpus = [stand_in]
+        put_back()
+        gpus = fakes
         printed = io.StringIO()
         with contextlib.redirect_stdout(printed):
             exec({cell_source("03_memory", "too-late")!r})
@@ -615,11 +568,7 @@ def test_the_race_trains_each_device_with_xla_off_and_watches_the_gpu(monkeypatc
     assert out.startswith(monitor.describe()) and "0, 1" in out.splitlines()[0], "where the readings come from"
     assert "\n/GPU:0: " in out, "a line per device"
     plt.close("all")
-
-
-@pytest.mark.timeout(120)  # a hang guard only: the stand-in trains until the monitor has sampled
-def test_the_stand_in_shows_what_keras_s_default_does_to_the_cpu_run(monkeypatch):
-    """Faithful: without jit_compile=False, Keras's "auto" compiles the CPU's model with XLA too on a GPU machine."""
+    # Faithful: without jit_compile=False, Keras's "auto" compiles the CPU's model with XLA too on a GPU machine.
     source = cell_source("05_cnn_cpu_vs_gpu", "race")
     auto = source.replace(", jit_compile=False)", ")", 1)
     assert auto != source

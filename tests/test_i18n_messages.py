@@ -4,6 +4,7 @@ every field filled and the data (names, values, commands, paths) kept. The words
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -15,7 +16,7 @@ from course_utils.data import offline
 from course_utils.data.idx import parse_idx
 from course_utils.lessons import EMPTY, WRONG, nb04, nb05
 from course_utils.notebook import checkpoint
-from course_utils.params import check_value
+from course_utils.params import check_parameters, check_value
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
@@ -30,55 +31,40 @@ def english(monkeypatch):
     monkeypatch.delenv(variables.LANG, raising=False)
 
 
-def test_a_parameter_error_is_chinese_with_its_name_and_value_and_the_fix(chinese):
-    with pytest.raises(ParameterError) as info:
-        check_value("EPOCHS", 0)
+def blocked(tmp_path: Path) -> Path:
+    """A folder that cannot be made: a file stands where its parent should be."""
+    (tmp_path / "a-file").write_text("not a folder")
+    return tmp_path / "a-file" / "results"
+
+
+# what raises it -> (its class, what its `what` keeps, what its `fix` keeps): regular expressions
+ERRORS = {
+    "parameter": (lambda tmp, env: check_value("EPOCHS", 0), ParameterError, ["EPOCHS = 0"], ["-p EPOCHS"]),
+    "images": (lambda tmp, env: check_parameters({"IMAGES": 1500}, nb05.needs),  # a lesson's rule: its catalogue
+               ParameterError, ["1,500", "2,000"], ["IMAGES"]),
+    "data": (lambda tmp, env: parse_idx(b"\x00\x00", source=tmp / "t10k-labels-idx1-ubyte.gz"), DataError,
+             [r"t10k-labels-idx1-ubyte\.gz", r"\b2\b"], ["course data fetch"]),
+    "offline": (lambda tmp, env: env.setenv("COURSE_OFFLINE", "maybe") or offline(), DataError, ["'maybe'"],
+                ["COURSE_OFFLINE=1"]),
+    "place": (lambda tmp, env: writable(blocked(tmp), "COURSE_RESULTS_DIR"), PlaceError, [r"a-file[/\\]results"],
+              ["export COURSE_RESULTS_DIR=~/course-work"]),
+}
+
+
+@pytest.mark.parametrize("language", ["en", "zh-CN"])
+@pytest.mark.parametrize("kind", list(ERRORS))
+def test_an_error_speaks_the_language_asked_for_and_keeps_its_data(kind, language, tmp_path, monkeypatch):
+    monkeypatch.setenv(variables.LANG, language)
+    raise_it, cls, what, fix = ERRORS[kind]
+    with pytest.raises(cls) as info:
+        raise_it(tmp_path, monkeypatch)
     err = info.value
-    assert CJK.search(err.what) and "EPOCHS = 0" in err.what
-    assert CJK.search(err.fix) and "-p EPOCHS" in err.fix
-    what, to_do = str(err).split("\n")
-    assert what == err.what and to_do.endswith(err.fix) and CJK.search(to_do.removesuffix(err.fix))  # its label too
-
-
-def test_a_parameter_error_is_unchanged_in_english(english):
-    with pytest.raises(ParameterError) as info:
-        check_value("EPOCHS", 0)
-    assert "EPOCHS = 0" in info.value.what and "-p EPOCHS" in info.value.fix
-    assert not CJK.search(str(info.value))
-
-
-def test_a_too_small_images_value_is_one_chinese_sentence_with_every_number(chinese):
-    from course_utils.params import check_parameters
-
-    with pytest.raises(ParameterError) as info:
-        check_parameters({"IMAGES": 1500}, nb05.needs)  # a lesson's own rule: the "lessons" catalogue
-    assert CJK.search(info.value.what) and "1,500" in info.value.what and "2,000" in info.value.what
-    assert "{" not in info.value.what + info.value.fix  # every field filled
-
-
-def test_a_data_error_is_chinese_and_names_the_file(chinese, tmp_path):
-    with pytest.raises(DataError) as info:
-        parse_idx(b"\x00\x00", source=tmp_path / "t10k-labels-idx1-ubyte.gz")
-    err = info.value
-    assert CJK.search(err.what) and "t10k-labels-idx1-ubyte.gz" in err.what and re.search(r"\b2\b", err.what)
-    assert CJK.search(err.fix) and "course data fetch" in err.fix
-
-
-def test_a_data_error_keeps_its_english_problem_for_the_code_that_reads_it(chinese, monkeypatch):
-    monkeypatch.setenv("COURSE_OFFLINE", "maybe")
-    with pytest.raises(DataError) as info:
-        offline()
-    assert CJK.search(info.value.what) and "'maybe'" in info.value.what and "COURSE_OFFLINE=1" in info.value.fix
-
-
-def test_a_place_error_is_chinese_and_names_the_variable_that_moves_the_folder(chinese, tmp_path):
-    blocker = tmp_path / "a-file"
-    blocker.write_text("not a folder")
-    with pytest.raises(PlaceError) as info:
-        writable(blocker / "results", "COURSE_RESULTS_DIR")
-    err = info.value
-    assert CJK.search(err.what) and str(blocker / "results") in err.what
-    assert CJK.search(err.fix) and "export COURSE_RESULTS_DIR=~/course-work" in err.fix
+    assert all(re.search(p, err.what) for p in what) and all(re.search(p, err.fix) for p in fix), (err.what, err.fix)
+    assert "{" not in err.what + err.fix, "every field filled"
+    first, second = str(err).split("\n")
+    label = second.removesuffix(err.fix)
+    assert first == err.what and second.endswith(err.fix) and label
+    assert [bool(CJK.search(text)) for text in (err.what, err.fix, label)] == [language == "zh-CN"] * 3
 
 
 def test_a_failed_checkpoint_is_chinese_and_names_the_failed_check(chinese, capsys):
@@ -110,19 +96,17 @@ def test_setup_speaks_english_without_the_switch(english, capsys):
     assert "/CPU:0" in out and "keras.utils.set_random_seed(3)" in out and not CJK.search(out)
 
 
-def test_an_exercise_gives_its_feedback_in_chinese(chinese, capsys):
+@pytest.mark.parametrize("language", ["en", "zh-CN"])
+def test_an_exercise_gives_its_feedback_in_the_language_asked_for(monkeypatch, capsys, language):
+    monkeypatch.setenv(variables.LANG, language)
     result = nb04.check_memory({"float64_mb": 376.3, "during_fit_mb": 1881.6, "fits": False})
-    out = capsys.readouterr().out
+    lines = capsys.readouterr().out.splitlines()
     assert result.status == WRONG  # the status stays the constant the code compares
-    assert out.startswith("❌ ") and "4.1" in out.splitlines()[0] and CJK.search(out.splitlines()[0])
-    assert "`float64_mb` = 376.3" in out and CJK.search(out.splitlines()[1])  # the fields, in a Chinese sentence
+    assert lines[0].startswith("❌ ") and "4.1" in lines[0] and "`float64_mb` = 376.3" in lines[1]  # its fields
+    assert [bool(CJK.search(line)) for line in lines[:2]] == [language == "zh-CN"] * 2
     empty = nb04.check_memory(None)
-    assert empty.status == EMPTY and str(empty).startswith("✏️ ") and CJK.search(str(empty))
-
-
-def test_an_exercise_gives_its_feedback_in_english_without_the_switch(english):
-    result = nb04.check_memory({"float64_mb": 376.3, "during_fit_mb": 1881.6, "fits": False})
-    assert str(result).startswith("❌ ") and "`float64_mb` = 376.3" in str(result) and not CJK.search(str(result))
+    assert empty.status == EMPTY and str(empty).startswith("✏️ ")
+    assert bool(CJK.search(str(empty))) is (language == "zh-CN")
 
 
 def test_a_table_lines_up_chinese_labels_by_terminal_columns():

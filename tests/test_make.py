@@ -149,21 +149,16 @@ def test_gpu_takes_0_or_1_only(machine):
     assert machine.calls() == [] and not machine.venv.exists()
 
 
-def test_help_names_the_switch_and_the_accepted_pythons():
+def test_help_names_the_switch_the_accepted_pythons_and_every_target_a_person_runs():
     out = subprocess.run(["make", "--no-print-directory", "help"], cwd=ROOT, capture_output=True, text=True,
                          check=True).stdout
     assert "GPU=1" in out and "make lab GPU=1" in out
     accepted = lint_claims.accepted_pythons(ROOT)
-    assert f"accepted: {accepted[0]}-{accepted[-1]}" in out, "read from requires-python in pyproject.toml"
-
-
-def test_help_lists_every_target_a_person_runs():
+    assert f"accepted: {accepted[0]}-{accepted[-1]}" in out, "read from requires-python (scripts/venv.sh --accepted)"
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
     tiers = re.search(r"^TIERS := (.+)$", makefile, re.M)[1].split()
     phony = re.search(r"^\.PHONY: (.+)$", makefile, re.M)[1].replace("$(TIERS)", " ".join(tiers)).split()
     internal = {"lane1", "lane2", "FORCE"}  # the halves of make test, and the always-out-of-date marker
-    out = subprocess.run(["make", "--no-print-directory", "help"], cwd=ROOT, capture_output=True, text=True,
-                         check=True).stdout
     listed = set(re.findall(r"^make ([a-z]+) ", out, re.M))
     assert set(phony) - internal == listed, f"make help lacks {set(phony) - internal - listed}"
 
@@ -212,19 +207,12 @@ def test_gpu_1_installs_the_gpu_extra_into_the_environment_there_is_and_it_stays
     assert f"Environment ready: .venv {ready}" in (ROOT / "docs" / "wsl2.md").read_text(encoding="utf-8"), "step 8"
     # later commands without GPU=1 keep it: nothing to install, but the instructor's tools for make course
     assert machine.make("venv").returncode == 0 and machine.installs() == []
+    os.utime(machine.stamp, (0, 0))  # as if pyproject.toml had changed since: every extra there is refreshed
+    assert machine.make("venv").returncode == 0 and machine.installs() == [".[gpu,lab]"] and machine.venvs_made() == []
     assert machine.make("course").returncode == 0 and machine.installs() == [".[gpu,lab] ./tools"]
     # asking for another extra installs it beside the ones there
     assert machine.make("venv", "EXTRAS=dev,profile").returncode == 0
     assert machine.installs() == [".[gpu,lab,profile] ./tools[dev]"]
-
-
-def test_a_pyproject_newer_than_the_stamp_reinstalls_with_every_extra_installed(machine):
-    machine.python("3.12", "python3")
-    assert machine.make("venv", "GPU=1").returncode == 0
-    os.utime(machine.stamp, (0, 0))  # as if pyproject.toml had changed since
-    assert machine.make("venv").returncode == 0
-    assert machine.installs() == [".[gpu,lab]"], "the gpu extra is refreshed too"
-    assert machine.venvs_made() == []
 
 
 def test_another_python_makes_a_new_environment_and_keeps_the_extras(machine):
@@ -252,7 +240,7 @@ def test_an_environment_whose_python_changed_underneath_is_made_again(machine):
     assert "made with Python 3.11 but now runs Python 3.12" in done.stdout
 
 
-def test_a_students_command_after_the_tests_extra_installs_nothing(machine):
+def test_a_students_command_after_the_tests_extra_installs_nothing_and_an_empty_stamp_means_dev(machine):
     """dev brings lab, class, site and profile along (pyproject.toml): make lab finds lab there already."""
     machine.python("3.12", "python3")
     assert machine.make("venv", "EXTRAS=dev").returncode == 0 and machine.installs() == [". ./tools[dev]"]
@@ -260,16 +248,10 @@ def test_a_students_command_after_the_tests_extra_installs_nothing(machine):
         assert machine.make(target).returncode == 0 and machine.installs() == [], target
     assert machine.stamp.read_text(encoding="utf-8") == "python 3.12\nextras dev\n"
     assert machine.make("venv", "EXTRAS=lab,profile").returncode == 0 and machine.installs() == []
-    assert machine.make("venv", "EXTRAS=gpu").returncode == 0 and machine.installs() == [".[gpu] ./tools[dev]"]
-
-
-def test_an_empty_stamp_from_before_is_taken_as_dev_installed(machine):
-    machine.python("3.12", "python3")
-    assert machine.make("venv").returncode == 0
-    machine.stamp.write_text("", encoding="utf-8")  # what the Makefile's `touch` left
-    assert machine.make("venv").returncode == 0
-    assert machine.installs() == [] and machine.venvs_made() == []
+    machine.stamp.write_text("", encoding="utf-8")  # an empty stamp, what the Makefile's `touch` left, means dev
+    assert machine.make("venv").returncode == 0 and machine.installs() == [] and machine.venvs_made() == []
     assert machine.stamp.read_text(encoding="utf-8") == "python 3.12\nextras dev\n"
+    assert machine.make("venv", "EXTRAS=gpu").returncode == 0 and machine.installs() == [".[gpu] ./tools[dev]"]
 
 
 def refusal(done: subprocess.CompletedProcess[str]) -> str:
@@ -281,22 +263,17 @@ def refusal(done: subprocess.CompletedProcess[str]) -> str:
     return message
 
 
-def test_an_unsupported_python_stops_with_what_works_and_how_to_get_it(machine):
-    python310 = machine.python("3.10")
-    message = refusal(machine.make("venv", f"PYTHON={python310}"))
-    assert "is Python 3.10" in message
+@pytest.mark.parametrize(("python", "target", "said"), [
+    ("python3.10", "venv", "python3.10 is Python 3.10"),  # PYTHON=python3.10
+    ("python3", "lab", "python3 is Python 3.10"),  # python3 on PATH: Ubuntu 22.04's
+    ("python3.99", "venv", "python3.99 is not a Python that runs here"),  # PYTHON=, a Python there is not
+], ids=["given", "python3", "missing"])
+def test_an_unsupported_python_stops_with_what_works_and_how_to_get_it(machine, python, target, said):
+    if python != "python3.99":
+        machine.python("3.10", python)
+    assert said in refusal(machine.make(target, *([] if python == "python3" else [f"PYTHON={python}"])))
     assert not machine.venv.exists() and machine.venvs_made() == []
-
-
-def test_an_unsupported_python3_on_path_stops_too(machine):
-    machine.python("3.10", "python3")  # Ubuntu 22.04's
-    assert "python3 is Python 3.10" in refusal(machine.make("lab"))
-    assert not machine.venv.exists()
     assert "jupyter lab notebooks/" not in machine.calls(), "lab did not start"
-
-
-def test_a_missing_python_stops_with_the_same_advice(machine):
-    assert "python3.99 is not a Python that runs here" in refusal(machine.make("venv", "PYTHON=python3.99"))
 
 
 def test_an_environment_made_with_an_unsupported_python_is_not_reused(machine):
@@ -320,13 +297,6 @@ def test_a_folder_that_is_not_an_environment_is_never_deleted(machine):
     done = machine.make("venv")
     assert done.returncode != 0 and "is not a virtual environment" in done.stderr
     assert (machine.venv / "notes.txt").read_text(encoding="utf-8") == "mine"
-
-
-def test_the_accepted_pythons_are_read_from_pyproject():
-    out = subprocess.run(["sh", "scripts/venv.sh", "--accepted"], cwd=ROOT, capture_output=True, text=True,
-                         check=True).stdout.strip()
-    accepted = lint_claims.accepted_pythons(ROOT)
-    assert out == f"{accepted[0]}-{accepted[-1]}"
 
 
 def test_the_browser_tier_names_every_file_that_holds_a_browser_test():

@@ -18,19 +18,8 @@ def test_no_peak_before_the_runtime_starts(monkeypatch):
     assert memory.peak_gpu_mib() is None
 
 
-@pytest.fixture
-def runtime_started(monkeypatch):
-    monkeypatch.setattr(memory, "runtime_initialized", lambda: True)
-
-
-def test_no_peak_without_a_gpu(runtime_started, monkeypatch):
-    import tensorflow as tf
-
-    monkeypatch.setattr(tf.config, "get_visible_devices", lambda kind=None: [])
-    assert memory.peak_gpu_mib() is None
-
-
-def test_the_peak_of_the_first_gpu_in_mib(runtime_started, monkeypatch):
+@pytest.mark.parametrize(("visible", "peak"), [(0, None), (1, 300.0)], ids=["no-gpu", "one-gpu"])
+def test_the_peak_of_the_first_gpu_in_mib_once_the_runtime_started(monkeypatch, visible, peak):
     import tensorflow as tf
 
     def get_memory_info(name):
@@ -38,7 +27,8 @@ def test_the_peak_of_the_first_gpu_in_mib(runtime_started, monkeypatch):
             raise ValueError(f"No matching devices found for '{name}'")
         return {"current": 100 * 2**20, "peak": 300.04 * 2**20}
 
-    gpu = tf.config.PhysicalDevice(name="/physical_device:GPU:0", device_type="GPU")
-    monkeypatch.setattr(tf.config, "get_visible_devices", lambda kind=None: [gpu])
+    gpus = [tf.config.PhysicalDevice(name="/physical_device:GPU:0", device_type="GPU")][:visible]
+    monkeypatch.setattr(memory, "runtime_initialized", lambda: True)
+    monkeypatch.setattr(tf.config, "get_visible_devices", lambda kind=None: gpus)
     monkeypatch.setattr(tf.config.experimental, "get_memory_info", get_memory_info)
-    assert memory.peak_gpu_mib() == 300.0
+    assert memory.peak_gpu_mib() == peak

@@ -21,9 +21,6 @@ def test_cnn_matches_the_blog_post():
         assert [type(layer).__name__ for layer in model.layers].count("Conv2D") == 3
     assert build_blog_cnn(logits=True).layers[-1].activation is keras.activations.linear
     assert build_blog_cnn(logits=False).layers[-1].activation is keras.activations.softmax
-
-
-def test_cnn_outputs_logits_or_probabilities():
     x = np.random.default_rng(0).random((4, 28, 28, 1), dtype=np.float32)
     probs = build_blog_cnn(logits=False)(x).numpy()
     np.testing.assert_allclose(probs.sum(axis=1), 1.0, rtol=1e-5)

@@ -16,13 +16,10 @@ from course_utils.params import (
 )
 
 
-@pytest.mark.parametrize("value, expected", [("1", True), ("true", True), ("YES", True), ("0", False), ("", False)])
+@pytest.mark.parametrize("value, expected", [("1", True), ("true", True), ("YES", True), ("0", False), ("", False),
+                                             (None, False)])
 def test_smoke_values(value, expected):
-    assert smoke_enabled({"COURSE_SMOKE": value}) is expected
-
-
-def test_smoke_unset_is_off():
-    assert smoke_enabled({}) is False
+    assert smoke_enabled({} if value is None else {"COURSE_SMOKE": value}) is expected
 
 
 def test_unknown_smoke_value_is_an_error():
@@ -31,16 +28,13 @@ def test_unknown_smoke_value_is_an_error():
     assert "COURSE_SMOKE='fast'" in info.value.what and "COURSE_SMOKE=1" in info.value.fix
 
 
-def test_smoke_lowers_to_caps_and_never_raises():
+def test_smoke_lowers_to_caps_and_never_raises_and_without_smoke_changes_nothing():
     ns = {"EPOCHS": 10, "IMAGES": None, "BATCH_SIZE": 32, "SMALL": 1}
-    changed = apply_smoke(ns, {"EPOCHS": 2, "IMAGES": 500, "SMALL": 3}, smoke=True)
+    caps = {"EPOCHS": 2, "IMAGES": 500, "SMALL": 3}
+    assert apply_smoke(ns, caps, smoke=False) == {} and ns["EPOCHS"] == 10
+    changed = apply_smoke(ns, caps, smoke=True)
     assert ns == {"EPOCHS": 2, "IMAGES": 500, "BATCH_SIZE": 32, "SMALL": 1}
     assert changed == {"EPOCHS": (10, 2), "IMAGES": (None, 500)}
-
-
-def test_no_smoke_changes_nothing():
-    ns = {"EPOCHS": 10}
-    assert apply_smoke(ns, {"EPOCHS": 1}, smoke=False) == {} and ns == {"EPOCHS": 10}
 
 
 def test_caps_must_name_defined_parameters():

@@ -16,7 +16,7 @@ def test_the_qa_post_machine_in_the_picker():
     shown = picker.click()
     assert [r.tensorflow for r in shown] == ["tensorflow[and-cuda]==2.21.*", "tensorflow<2.11"]  # WSL2 first
     assert picker.result.value.index("WSL2") < picker.result.value.index("native Windows")
-    assert "(the course&#x27;s notebooks do not run on this route: TF 2.10 comes with Keras 2)" in picker.result.value
+    assert shown[1].mark() and html.escape(shown[1].mark_suffix()) in picker.result.value  # TF 2.10 has Keras 2
     assert "conda install -c conda-forge cudatoolkit=11.2 cudnn=8.1.0" in picker.result.value
     assert "&quot;tensorflow&lt;2.11&quot; &quot;numpy&lt;2&quot;" in picker.result.value  # escaped; its numpy pin
     assert 'data-code="keras-2-only"' in picker.result.value
@@ -34,15 +34,11 @@ def test_changing_values_and_clicking_again_follows_recommend():
                 assert shown[0].commands[0].split()[0] in picker.result.value
 
 
-def test_nothing_is_shown_before_the_click_and_the_box_holds_the_inputs():
+def test_nothing_is_shown_before_the_click_and_a_failing_recommendation_is_shown_not_raised(monkeypatch):
     picker = InstallPicker()
     assert picker.result.value == "" and picker.recommendations == []
     assert picker.box.children[:4] == (picker.platform, picker.python, picker.driver, picker.button)
     assert tuple(picker.python.options) == PYTHONS
-
-
-def test_a_failing_recommendation_is_shown_not_raised(monkeypatch):
-    picker = InstallPicker()
 
     def broken(*args, **kwargs):
         raise ValueError("table missing")
@@ -52,13 +48,10 @@ def test_a_failing_recommendation_is_shown_not_raised(monkeypatch):
     assert "Could not recommend" in picker.result.value and "table missing" in picker.result.value
 
 
-def test_render_and_text_show_every_command():
+def test_render_and_text_show_every_command_and_each_note_as_its_text_with_its_code():
     recs = routes("windows", "3.10", "512.77")
     assert all(cmd.split()[0] in render(recs) for r in recs for cmd in r.commands)
     assert text(recs).startswith("Install - native Windows: tensorflow<2.11")
-
-
-def test_notes_are_shown_as_their_text_with_their_code():
     picker = InstallPicker(platform="linux", python="3.8", driver="418.181.07")
     shown = picker.click()
     assert {"python-limits-tensorflow", "system-cuda-needed", "driver-too-old"} <= set(shown[0].note_codes())

@@ -163,12 +163,6 @@ def test_binder_installs_the_lessons_and_lab_with_tensorflow_cpu_at_the_course_v
     assert COURSE["tensorflow-cpu"] == COURSE["tensorflow"]
 
 
-def test_make_installs_with_the_course_constraints():
-    script = (ROOT / "scripts" / "venv.sh").read_text()
-    assert '-m pip install --quiet -c constraints/course.txt "$@"' in script
-    assert "constraints/course.txt" in (ROOT / "Makefile").read_text().split("$(STAMP):", 1)[1].splitlines()[0]
-
-
 def test_the_package_reports_the_version_pyproject_gives_it():
     import course_utils
 

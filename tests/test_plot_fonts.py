@@ -9,6 +9,7 @@ font these tests are skipped locally and fail in CI.
 from __future__ import annotations
 
 import io
+import re
 import warnings
 
 import matplotlib
@@ -79,17 +80,13 @@ def missing_glyphs(messages: list[str]) -> list[str]:
     return [m for m in messages if "missing from font" in m]
 
 
-def test_with_a_chinese_font_a_chinese_title_renders_without_missing_glyphs(chinese_font):
+def test_with_a_chinese_font_a_chinese_title_renders_its_characters_not_boxes(chinese_font):
     assert plot_fonts.use_chinese_font() == chinese_font
     assert matplotlib.rcParams["font.family"] == ["DejaVu Sans", chinese_font], "Latin first, Chinese second"
     assert matplotlib.rcParams["axes.unicode_minus"] is False
     _, messages = render(TITLE)
     assert missing_glyphs(messages) == []
-
-
-def test_chinese_characters_are_drawn_as_characters_not_boxes(chinese_font):
-    """Two different characters: the same box in DejaVu Sans alone, two different shapes with the fallback."""
-    plot_fonts.use_chinese_font()
+    # Two different characters: the same box in DejaVu Sans alone, two different shapes with the fallback.
     fallback = list(matplotlib.rcParams["font.family"])
     boxes = glyph("训", ["DejaVu Sans"]), glyph("练", ["DejaVu Sans"])
     drawn = glyph("训", fallback), glyph("练", fallback)
@@ -100,14 +97,17 @@ def test_chinese_characters_are_drawn_as_characters_not_boxes(chinese_font):
     assert 0.02 < ink < 0.6, f"a character's strokes, not an empty or a filled box ({ink:.1%} dark pixels)"
 
 
-def test_without_a_chinese_font_one_warning_says_what_to_install():
+@pytest.mark.parametrize("language", ["en", "zh-CN"])
+def test_without_a_chinese_font_one_warning_says_what_to_install_in_the_notebook_s_language(monkeypatch, language):
+    monkeypatch.setenv("COURSE_LANG", language)
     before = list(matplotlib.rcParams["font.family"])
     with pytest.warns(UserWarning) as caught:
         assert plot_fonts.use_chinese_font(["No Such Chinese Font"]) is None
     (warning,) = [str(w.message) for w in caught]
     for needed in ("sudo apt-get install fonts-noto-cjk", "fonts-wqy-microhei", "Windows", "macOS",
-                   "No Such Chinese Font"):
+                   "No Such Chinese Font"):  # the font looked for: the field is filled
         assert needed in warning, warning
+    assert bool(re.search(r"[\u4e00-\u9fff]", warning)) is (language == "zh-CN")
     assert matplotlib.rcParams["font.family"] == before, "nothing changed"
     _, messages = render(TITLE)
     assert missing_glyphs(messages), "and Chinese text then shows as boxes: matplotlib warns about each glyph"
@@ -123,10 +123,3 @@ def test_the_chinese_setup_cell_sets_the_font_and_the_english_one_does_not(monke
     assert chosen == ["called"]
 
 
-def test_in_a_chinese_notebook_the_warning_is_in_chinese(monkeypatch):
-    monkeypatch.setenv("COURSE_LANG", "zh-CN")
-    with pytest.warns(UserWarning) as caught:
-        plot_fonts.use_chinese_font(["No Such Chinese Font"])
-    (warning,) = [str(w.message) for w in caught]
-    assert "没有找到用于绘图的中文字体" in warning and "fonts-wqy-microhei" in warning
-    assert "No Such Chinese Font" in warning, "the field is filled"

@@ -17,7 +17,7 @@ from course_utils.results import (
 )
 
 
-def test_record_writes_and_merges(tmp_path):
+def test_record_writes_and_merges_numbers_and_refuses_objects(tmp_path):
     path = tmp_path / "r.json"
     rec = Recorder("05_cnn", parameters={"EPOCHS": 2}, smoke=True, path=path)
     rec.environment(device="/CPU:0")
@@ -29,12 +29,8 @@ def test_record_writes_and_merges(tmp_path):
     assert data["results"] == {"accuracy": 0.75, "epoch_s": [1.5, 2.0], "images": 8000}
     assert data["peak_rss_mib"] > 10
     assert [p.name for p in tmp_path.iterdir()] == ["r.json"], "no temporary files left"
-
-
-def test_non_finite_numbers_become_null_and_objects_are_refused(tmp_path):
-    rec = Recorder("x", parameters={}, smoke=False, path=tmp_path / "x.json")
-    rec.record(loss=float("nan"))
-    assert read_results(tmp_path / "x.json")["results"]["loss"] is None
+    rec.record(loss=float("nan"))  # a non-finite number becomes null; an object is refused
+    assert read_results(path)["results"]["loss"] is None
     with pytest.raises(TypeError, match="cannot record object"):
         rec.record(model=object())
 
@@ -50,7 +46,7 @@ SAMPLE = LoadInfo("mnist", "bundled-sample", "/pkg/mnist_sample.npz", 8000, 2000
 FASHION = LoadInfo("fashion-mnist", "download", "/home/a/.keras/datasets/fashion-mnist", 60000, 10000, "verified")
 
 
-def test_note_data_keeps_one_entry_per_dataset_beside_the_other_facts(tmp_path):
+def test_note_data_keeps_one_entry_per_dataset_beside_the_other_facts_and_the_summary_shows_each(tmp_path):
     rec = Recorder("04_dense", parameters={}, smoke=False, path=tmp_path / "r.json")
     rec.environment(device="/CPU:0")
     rec.note_data(SAMPLE, train_images_used=2000)
@@ -64,16 +60,8 @@ def test_note_data_keeps_one_entry_per_dataset_beside_the_other_facts(tmp_path):
                           "train_images": 60000, "test_images": 10000, "train_images_used": 60000,
                           "checksum": "verified"},
     }
-
-
-def test_data_summary_is_one_line_per_record():
-    rec = {"data": {"mnist": {"source": "bundled-sample", "train_images": 8000, "test_images": 2000,
-                              "train_images_used": 2000},
-                    "fashion-mnist": {"source": "download", "train_images": 60000, "test_images": 10000,
-                                      "train_images_used": 60000}}}
-    assert data_summary(rec) == (
-        "mnist: bundled-sample, 8,000 + 2,000 (2,000 used); fashion-mnist: download, 60,000 + 10,000"
-    )
+    assert data_summary(env) == (  # in the record's order (its keys are sorted)
+        "fashion-mnist: download, 60,000 + 10,000; mnist: bundled-sample, 8,000 + 2,000 (2,000 used)")
     assert data_summary({}) == "" and data_summary({"data": None}) == ""
     assert data_summary({"data": {"mnist": {"source": "keras-cache"}}}) == "mnist: keras-cache"
 

@@ -40,22 +40,6 @@ GPUS = [
 ]
 
 
-@pytest.mark.parametrize(("name", "cc", "policy"), GPUS)
-def test_gpu_policy_bfloat16_from_8_0_float16_on_tensor_cores_before_none_without(name, cc, policy):
-    assert speed.tensor_cores(name, cc) is (policy is not None)
-    chosen, reason = speed.gpu_policy(name, cc)
-    assert chosen == policy
-    assert name in reason and f"{cc[0]}.{cc[1]}" in reason
-    if policy is None:
-        # the guide: no faster arithmetic without Tensor Cores, but mixed precision runs, and saved memory and
-        # bandwidth "can enable some speedups" - so the reason says how to measure it, not that it cannot help
-        assert "no Tensor Cores" in reason and "still runs" in reason and 'MIXED_PRECISION = "mixed_float16"' in reason
-    elif policy == "mixed_float16":
-        assert "Model.fit" in reason and "LossScaleOptimizer" in reason
-    else:
-        assert "needs no loss scaling" in reason
-
-
 @pytest.mark.parametrize("name", ["NVIDIA GeForce GTX 1660 SUPER", "NVIDIA GeForce GTX 1650 Ti with Max-Q Design",
                                   "nvidia geforce  gtx 1650 super", "NVIDIA GeForce GTX 1630"])
 def test_every_gtx_16_card_is_turing_without_tensor_cores(name):
@@ -80,8 +64,19 @@ def fake_gpu(monkeypatch, details):
 
 
 @pytest.mark.parametrize(("name", "cc", "policy"), GPUS)
-def test_mixed_precision_policy_reads_the_gpu_tensorflow_reports(monkeypatch, name, cc, policy):
+def test_gpu_policy_bfloat16_from_8_0_float16_on_tensor_cores_before_none_without(monkeypatch, name, cc, policy):
+    """Read from the GPU TensorFlow reports, as get_device_details gives it."""
+    assert speed.tensor_cores(name, cc) is (policy is not None)
     fake_gpu(monkeypatch, {"device_name": name, "compute_capability": cc})
     chosen, reason = speed.mixed_precision_policy("/GPU:0")
-    assert chosen == policy and name in reason
+    assert (chosen, reason) == speed.gpu_policy(name, cc) and chosen == policy
+    assert name in reason and f"{cc[0]}.{cc[1]}" in reason
+    if policy is None:
+        # the guide: no faster arithmetic without Tensor Cores, but mixed precision runs, and saved memory and
+        # bandwidth "can enable some speedups" - so the reason says how to measure it, not that it cannot help
+        assert "no Tensor Cores" in reason and "still runs" in reason and 'MIXED_PRECISION = "mixed_float16"' in reason
+    elif policy == "mixed_float16":
+        assert "Model.fit" in reason and "LossScaleOptimizer" in reason
+    else:
+        assert "needs no loss scaling" in reason
     assert speed.mixed_precision_policy("/GPU:1") == (None, "no /GPU:1 visible")

@@ -34,7 +34,7 @@ def parameters() -> dict:
     return {n.targets[0].id: ast.literal_eval(n.value) for n in ast.parse(source).body}
 
 
-def test_the_tensorboard_cell_is_guarded_three_ways():
+def test_the_tensorboard_cell_is_guarded_three_ways_and_its_logs_go_to_a_git_ignored_folder():
     assert parameters()["LAUNCH_TENSORBOARD"] is True, "on for a student; its tags keep unattended runs out"
     starting = [c for c in cells() if any(s in "".join(c["source"]) for s in ("%tensorboard", "TensorBoardServer("))]
     assert len(starting) == 1, "one cell starts a server"
@@ -42,21 +42,14 @@ def test_the_tensorboard_cell_is_guarded_three_ways():
     assert {"nbval-skip", "skip-execution"} <= set(cell["metadata"]["tags"])
     source = "".join(cell["source"])
     assert source.lstrip().splitlines()[1].startswith("if LAUNCH_TENSORBOARD:"), "the code checks too"
-
-
-def test_logs_go_to_a_git_ignored_folder_by_default():
+    # its logs go to a git-ignored folder by default
     assert parameters()["LOG_DIR"] == "logs"
     assert "notebooks/logs/" in (ROOT / ".gitignore").read_text().splitlines()
 
 
 def test_papermill_skips_the_tagged_server_cell_even_with_the_switch_on(tmp_path):
-    """Papermill (through nbclient) never executes a cell tagged skip-execution, whatever LAUNCH_TENSORBOARD says.
-
-    The notebook run here holds notebook 06's parameters cell and its server cell, copied
-    with their tags, between a cell that defines the ``root`` the server cell reads and a
-    last cell that shows the switch really was on. The course runner runs it with
-    ``LAUNCH_TENSORBOARD=True`` - what a student or an instructor could pass with ``-p``.
-    """
+    """Papermill (through nbclient) never executes a cell tagged skip-execution, whatever LAUNCH_TENSORBOARD says:
+    the course runner runs the small notebook with ``LAUNCH_TENSORBOARD=True``, as ``-p`` could pass it."""
     import nbformat
     import psutil
 

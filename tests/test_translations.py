@@ -101,120 +101,88 @@ def test_new_starts_an_unstamped_copy_that_status_lists_cell_by_cell(tmp_path):
     wanted = notebook_links.notebook_text(zh(tmp_path), notebook_links.release(tmp_path))
     assert zh(tmp_path).read_text(encoding="utf-8") == wanted, "its own badges and install cell, as make links writes"
 
-    done = run(tmp_path, "status")
     translatable = [i for i, c in enumerate(nb["cells"]) if not translations.generated(c)]
-    assert done.returncode == 1
-    for index in translatable:
-        assert f"cell {index} (id {nb['cells'][index]['id']}): no translation stamp" in done.stdout
+    assert [p.cell for p in translations.status(tmp_path) if p.kind == "unstamped"] == translatable
+    assert run(tmp_path, "status").returncode == 1
     again = run(tmp_path, "new", "02")
     assert again.returncode == 2 and "exists already" in again.stderr
 
 
-def test_a_changed_english_cell_names_its_stale_translation_and_stamp_clears_it(copy):
-    at = first(translations.load(en(copy))["cells"], "markdown")
-    edit(en(copy), lambda cells: cells[at]["source"].append("\nOne more English sentence."))
+def test_a_changed_english_cell_names_its_stale_translation_and_stamp_clears_only_the_cells_it_names(copy):
+    cells = translations.load(en(copy))["cells"]
+    one, two = sorted((first(cells, "markdown"), first(cells, "code")))
+    edit(en(copy), lambda cells: [cells[i]["source"].append("\n# changed") for i in (one, two)])
     problems = translations.status(copy)
-    assert [p.kind for p in problems] == ["stale"], report(problems)
-    cell_id = translations.load(zh(copy))["cells"][at]["id"]
+    assert [(p.kind, p.cell) for p in problems] == [("stale", one), ("stale", two)], report(problems)
+    cell_id = cells[one]["id"]
     message = str(problems[0])
-    assert message.startswith(f"notebooks/zh/{PLANTED.name} cell {at} (id {cell_id}): stale")
+    assert message.startswith(f"notebooks/zh/{PLANTED.name} cell {one} (id {cell_id}): stale")
     assert f"python scripts/translations.py stamp 02 --cell {cell_id}" in message and GUIDE in message
 
     done = run(copy, "status")
     assert done.returncode == 1 and message in done.stdout
     assert run(copy, "stamp", "02", "--cell", cell_id).returncode == 0
-    assert run(copy, "status").returncode == 0 and translations.status(copy) == []
-
-
-def test_stamp_changes_only_the_cells_it_names(copy):
-    cells = translations.load(en(copy))["cells"]
-    one, two = first(cells, "markdown"), first(cells, "code")
-    edit(en(copy), lambda cells: [cells[i]["source"].append("\n# changed") for i in (one, two)])
-    translations.stamp(copy, "02", [cells[one]["id"]])
     assert [(p.kind, p.cell) for p in translations.status(copy)] == [("stale", two)]
     bad = run(copy, "stamp", "02", "--cell", "no-such-id")
     assert bad.returncode == 2 and "no-such-id" in bad.stderr
+    assert run(copy, "stamp", "02").returncode == 0 and run(copy, "status").returncode == 0
 
 
-def test_a_changed_number_in_chinese_code_is_a_code_difference(copy):
+# (what picks the Chinese cell: a tag or a text in it, the text changed, what it becomes, the problem: kind, shown)
+CHANGES = [("parameters", "10", "11", "code", "11"), ("hosted-setup", "install -q", "install -U", "code", "-U"),
+           ("%%writefile {work}/gpu_check.py", "(256, 256)", "(128, 128)", "code", "128"),  # a written program
+           ('language="zh-CN"', 'language="zh-CN"', 'language="en"', "setup", "'en'")]  # a setup call in English
+
+
+@pytest.mark.parametrize(("key", "old", "new", "kind", "shown"), CHANGES, ids=["number", "magic", "program", "setup"])
+def test_changed_code_in_a_chinese_cell_is_found(copy, key, old, new, kind, shown):
     cells = translations.load(zh(copy))["cells"]
-    (at,) = [i for i, c in enumerate(cells) if "parameters" in translations.tags(c)]
-    original = translations.source(cells[at])
-    changed = original.replace("10", "11", 1)
-    assert changed != original
-    edit(zh(copy), lambda cells: cells.__setitem__(at, {**cells[at], "source": changed.splitlines(True)}))
+    at = next(i for i, c in enumerate(cells) if key in translations.tags(c) or key in translations.source(c))
+    changed = translations.source(cells[at]).replace(old, new, 1)
+    assert changed != translations.source(cells[at])
+    edit(zh(copy), lambda cells: cells[at].__setitem__("source", changed.splitlines(True)))
     problems = translations.status(copy)
-    assert [p.kind for p in problems] == ["code"], report(problems)
-    assert problems[0].cell == at and "11" in problems[0].what
-    assert f"cell {at} (id {cells[at]['id']}): the code differs from the English cell" in str(problems[0])
+    assert [(p.kind, p.cell, p.cell_id) for p in problems] == [(kind, at, cells[at]["id"])], report(problems)
+    assert shown in problems[0].what
 
 
 def test_translated_comments_and_strings_are_not_code_differences_but_expressions_are(copy):
-    cells = translations.load(zh(copy))["cells"]
-    at = next(i for i, c in enumerate(cells) if c["cell_type"] == "code" and 'print(f"' in translations.source(c))
-    code = translations.source(cells[at])
+    nb = translations.load(zh(copy))
+    (program,) = [c for c in nb["cells"] if translations.source(c).startswith("%%writefile {work}/gpu_check.py")]
+    program["source"] = translations.source(program).replace("# first:", "# 第一句：").replace(
+        '"GPUs:"', '"所有 GPU："').splitlines(True)
+    cell = next(c for c in nb["cells"] if c["cell_type"] == "code" and 'print(f"' in translations.source(c))
+    code = translations.source(cell)
     start = code.index('print(f"') + len('print(f"')
-    translated = code[:start] + "中文 " + code[start:]  # a literal part of an f-string, translated
-    edit(zh(copy), lambda cells: cells.__setitem__(at, {**cells[at], "source": translated.splitlines(True)}))
-    assert translations.status(copy) == []
+    cell["source"] = (code[:start] + "中文 " + code[start:]).splitlines(True)  # an f-string's literal part
+    translations.save(zh(copy), nb)
+    assert translations.status(copy) == [], report(translations.status(copy))
 
     expression = code.index("{", start)
-    broken = code[: expression + 1] + "1 + " + code[expression + 1:]  # an f-string's {expression} changed
-    edit(zh(copy), lambda cells: cells.__setitem__(at, {**cells[at], "source": broken.splitlines(True)}))
+    cell["source"] = (code[: expression + 1] + "1 + " + code[expression + 1:]).splitlines(True)  # its {expression}
+    translations.save(zh(copy), nb)
     assert [p.kind for p in translations.status(copy)] == ["code"]
 
 
-def test_a_changed_magic_command_is_a_code_difference(copy):
-    def change(cells):
-        (setup,) = [c for c in cells if "hosted-setup" in translations.tags(c)]
-        setup["source"] = translations.source(setup).replace("install -q", "install -U").splitlines(True)
-
-    edit(zh(copy), change)
-    problems = translations.status(copy)
-    assert [p.kind for p in problems] == ["code"] and "install -U" in problems[0].what, report(problems)
-
-
-def test_a_setup_call_left_in_english_is_found(copy):
-    def change(cells):
-        for cell in cells:
-            cell["source"] = translations.source(cell).replace('language="zh-CN"', 'language="en"').splitlines(True)
-
-    edit(zh(copy), change)
-    assert [p.kind for p in translations.status(copy)] == ["setup"]
+# An edit of the Chinese cells at `at` (the first translated markdown cell), how many problems it makes, and the
+# cell each names first (from the cells' ids before the edit)
+STRUCTURE = [
+    (lambda cells, at: cells.pop(at), 2, lambda ids, at: f"{at} (id {ids[at]})"),  # and the count of cells
+    (lambda cells, at: cells.insert(at, {"cell_type": "markdown", "id": "extra123", "metadata": {},
+                                         "source": ["多出来的单元格"]}), 2, lambda ids, at: f"{at} (id extra123)"),
+    (lambda cells, at: cells.insert(at, cells.pop(at + 1)), 1, lambda ids, at: f"{at} (id {ids[at + 1]})"),
+    (lambda cells, at: cells[at]["metadata"].__setitem__("tags", ["new-tag"]), 1, lambda ids, at: "['new-tag']"),
+]
 
 
-def test_a_missing_cell_and_an_extra_cell_are_structure_problems(copy):
-    stored = zh(copy).read_text(encoding="utf-8")
+@pytest.mark.parametrize(("change", "count", "named"), STRUCTURE, ids=["missing", "extra", "reordered", "tags"])
+def test_a_changed_cell_list_is_a_structure_problem(copy, change, count, named):
     cells = translations.load(zh(copy))["cells"]
     at = first(cells, "markdown")
-    edit(zh(copy), lambda cells: cells.pop(at))
+    edit(zh(copy), lambda cells: change(cells, at))
     problems = translations.status(copy)
-    assert [p.kind for p in problems] == ["structure", "structure"], report(problems)
-    assert f"English cells {at} (id {cells[at]['id']}) have no Chinese cell" in str(problems[0])
-    assert f"{len(cells) - 1} cells, the English notebook has {len(cells)}" in str(problems[1])
-
-    zh(copy).write_text(stored, encoding="utf-8")
-    edit(zh(copy), lambda cells: cells.insert(at, {"cell_type": "markdown", "id": "extra123", "metadata": {},
-                                                  "source": ["多出来的单元格"]}))
-    problems = translations.status(copy)
-    assert [p.kind for p in problems] == ["structure", "structure"], report(problems)
-    assert f"cells {at} (id extra123) are not in the English notebook" in str(problems[0])
-
-
-def test_a_reordered_cell_and_changed_tags_are_structure_problems(copy):
-    stored = zh(copy).read_text(encoding="utf-8")
-    cells = translations.load(zh(copy))["cells"]
-    at = first(cells, "markdown")
-    edit(zh(copy), lambda cells: cells.insert(at, cells.pop(at + 1)))
-    problems = translations.status(copy)
-    assert [p.kind for p in problems] == ["structure"], report(problems)
-    assert f"cell {at} (id {cells[at + 1]['id']}): the cells are in another order" in str(problems[0])
-
-    zh(copy).write_text(stored, encoding="utf-8")
-    edit(zh(copy), lambda cells: cells[at]["metadata"].__setitem__("tags", ["new-tag"]))
-    problems = translations.status(copy)
-    assert [p.kind for p in problems] == ["structure"]
-    assert "tags ['new-tag']; the English cell has []" in str(problems[0])
+    assert [p.kind for p in problems] == ["structure"] * count, report(problems)
+    assert named([c["id"] for c in cells], at) in str(problems[0])
 
 
 def test_a_markdown_cell_left_in_english_is_found(copy):
@@ -237,26 +205,3 @@ def test_the_hash_is_sha256_of_the_joined_source_first_16_hex_digits():
 
     cell = {"source": ["# 05 · Title\n", "第二行"]}
     assert translations.english_hash(cell) == hashlib.sha256("# 05 · Title\n第二行".encode()).hexdigest()[:16]
-
-
-def test_a_written_program_is_compared_as_python(copy):
-    """A %%writefile cell's program may have Chinese comments and strings; a changed statement is a difference."""
-    def cell_of(cells):
-        (found,) = [c for c in cells if translations.source(c).startswith("%%writefile {work}/gpu_check.py")]
-        return found
-
-    def retranslate(cells):
-        cell = cell_of(cells)
-        cell["source"] = translations.source(cell).replace("# first:", "# 第一句：").replace(
-            '"GPUs:"', '"所有 GPU："').splitlines(True)
-
-    edit(zh(copy), retranslate)
-    assert translations.status(copy) == [], report(translations.status(copy))
-
-    def break_code(cells):
-        cell = cell_of(cells)
-        cell["source"] = translations.source(cell).replace("(256, 256)", "(128, 128)").splitlines(True)
-
-    edit(zh(copy), break_code)
-    problems = translations.status(copy)
-    assert [p.kind for p in problems] == ["code"] and "128" in problems[0].what, report(problems)

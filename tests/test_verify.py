@@ -25,38 +25,29 @@ ON_GPU = [("/device:CPU:0", "/job:localhost/replica:0/task:0/device:CPU:0"),
           ("/device:GPU:0", "/job:localhost/replica:0/task:0/device:GPU:0")]
 
 
-def test_yes_needs_a_gpu_listed_and_a_product_that_ran_there():
-    answer = gpu_answer(["NVIDIA H100 80GB HBM3"], ON_GPU, "unused")
-    assert answer.usable and str(answer) == (
-        "TensorFlow can use a GPU here: yes, because TensorFlow lists 1 GPU (NVIDIA H100 80GB HBM3), "
-        "and a matrix product placed on GPU:0 ran there")
-    assert answer.as_asked("gpu") and answer.as_asked("auto")
-    assert answer.label("gpu").endswith("; DEVICE='gpu' requires a GPU")
-    assert answer.advice().startswith("The GPU works")
+# (GPUs listed, where each product ran, TensorFlow's reason, the doctor's findings) -> usable, what the reason
+# names, the troubleshooting entry and the finding it explains
+ANSWERS = [
+    (["NVIDIA H100 80GB HBM3"], ON_GPU, "unused", [], True, ["1 GPU", "NVIDIA H100 80GB HBM3", "GPU:0"], INDEX, None),
+    (["GPU"], [("/device:GPU:0", ON_GPU[0][1])], "unused", [NO_GPU_SEEN],  # listed, but the product ran on the CPU
+     False, ["1 GPU(s)"], "cannot-dlopen", "tensorflow-sees-no-gpu"),
+    ([], ON_GPU[:1], "no CUDA support", [NO_GPU_SEEN, NO_DRIVER],  # the worst finding's entry
+     False, ["no CUDA support"], "nvidia-smi-not-found", "no-nvidia-driver"),
+    ([], [], "x", [NO_DRIVER, DLOPEN], False, ["x"], "cannot-dlopen", "gpu-libraries-not-loaded"),  # error first
+    ([], [], "no GPU", [Finding("nvcc-not-used", "info", "m", "f")], False, ["no GPU"], INDEX, None),  # no entry
+]
 
 
-def test_a_listed_gpu_that_did_not_run_the_product_is_a_no():
-    moved = [("/device:GPU:0", "/job:localhost/replica:0/task:0/device:CPU:0")]
-    answer = gpu_answer(["GPU"], moved, "unused", [NO_GPU_SEEN])
-    assert not answer.usable and "lists 1 GPU(s), but no matrix product placed on a GPU ran there" in str(answer)
-    assert not answer.as_asked("gpu") and answer.as_asked("auto") and answer.as_asked("cpu")
-
-
-def test_no_gpu_gives_tensorflow_s_reason_and_the_worst_finding_s_entry():
-    answer = gpu_answer([], ON_GPU[:1], "this TensorFlow build has no CUDA support", [NO_GPU_SEEN, NO_DRIVER])
-    assert str(answer) == "TensorFlow can use a GPU here: no, because this TensorFlow build has no CUDA support"
-    assert (answer.see, answer.finding) == ("docs/troubleshooting.md#nvidia-smi-not-found", "no-nvidia-driver")
-    assert answer.advice() == (
-        "No GPU: TensorFlow runs on the CPU here. The doctor's main finding is no-nvidia-driver. "
-        "See docs/troubleshooting.md#nvidia-smi-not-found, or run `course doctor` in a terminal.")
-    assert gpu_answer([], [], "x", [NO_DRIVER, DLOPEN]).see == "docs/troubleshooting.md#cannot-dlopen"  # error first
-    assert not answer.as_asked("GPU") and answer.label("auto").endswith("; DEVICE='auto' accepts the CPU")
-
-
-def test_without_a_finding_that_has_an_entry_the_index_is_named():
-    answer = gpu_answer([], [], "no GPU", [Finding("nvcc-not-used", "info", "m", "f")])
-    assert (answer.see, answer.finding) == ("docs/troubleshooting.md#index", None)
-    assert "See docs/troubleshooting.md#index" in answer.advice()
+@pytest.mark.parametrize(("gpus", "placed", "why_not", "findings", "usable", "named", "anchor", "finding"), ANSWERS,
+                         ids=["yes", "not-run-there", "no-gpu", "error-first", "index"])
+def test_yes_needs_a_gpu_listed_and_a_product_that_ran_there_and_no_names_an_entry(
+        gpus, placed, why_not, findings, usable, named, anchor, finding):
+    answer = gpu_answer(gpus, placed, why_not, findings)
+    assert (answer.usable, answer.see, answer.finding) == (usable, f"docs/troubleshooting.md#{anchor}", finding)
+    assert all(name in answer.because for name in named) and answer.because in str(answer)
+    assert (answer.as_asked("gpu"), answer.as_asked("GPU"), answer.as_asked("auto")) == (usable, usable, True)
+    assert str(answer) in answer.label("gpu") and "DEVICE='gpu'" in answer.label("gpu")
+    assert usable or (answer.see in answer.advice() and (finding or "") in answer.advice())
 
 
 ROOT = Path(__file__).resolve().parents[1]

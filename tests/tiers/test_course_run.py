@@ -50,6 +50,7 @@ from course_utils.params import apply_smoke
 from ..accounts import passage
 from ..conftest import ROOT, ZH_NOTEBOOKS
 from ..lessons.solutions import declared_parameters
+from ..test_notebooks import code_cells, source
 
 EN_OUT = Path(os.environ.get("COURSE_CI_OUT") or ROOT / "build" / "ci" / "course")
 OUT = Path(os.environ.get("COURSE_CI_ZH_OUT") or f"{EN_OUT}-zh").resolve()
@@ -251,14 +252,6 @@ def test_each_run_shows_the_key_results_its_notebook_declares(course_run):
 # --- every notebook ---------------------------------------------------------------------------
 
 
-def code_cells(nb: dict[str, Any]) -> list[dict[str, Any]]:
-    return [c for c in nb["cells"] if c["cell_type"] == "code"]
-
-
-def source(cell: dict[str, Any]) -> str:
-    return "".join(cell["source"])
-
-
 def smoke_values(path: Path) -> dict[str, Any]:
     """The parameters a smoke run should record: each default lowered to its lesson file's smoke cap."""
     values, caps = declared_parameters(path.stem), lesson_file(path.stem).SMOKE
@@ -266,15 +259,11 @@ def smoke_values(path: Path) -> dict[str, Any]:
     return {name: values[name] for name in caps}
 
 
-def record(course_run: CourseRun, name: str) -> dict[str, Any]:
-    runs = course_run.runs
-    assert name in runs, f"no run of {name} in {course_run.out / 'results.json'} (runs: {sorted(runs)})"
-    return runs[name]
-
-
 def passed(course_run: CourseRun, name: str) -> dict[str, Any]:
     """The record of a run that passed; fails with the runner's error, failing cell and log otherwise."""
-    run = record(course_run, name)
+    runs = course_run.runs
+    assert name in runs, f"no run of {name} in {course_run.out / 'results.json'} (runs: {sorted(runs)})"
+    run = runs[name]
     assert run["status"] == "ok", (
         f"{name} failed: {run['error']}\nfailing cell: {(run.get('failed_cell') or {}).get('source')}\n"
         f"executed notebook: {run['executed']}\nlog: {run['log']}"
