@@ -193,9 +193,6 @@ def test_the_batch_size_grid_is_valid():
     assert [r.parameters["BATCH_SIZE"] for r in plan.runs] == loaded["parameters"]["BATCH_SIZE"]
 
 
-# --- bad input refused before anything runs: huge grids, YAML bombs, duplicate keys, timeouts ----------------
-
-
 def test_a_grid_past_the_run_limit_is_refused_with_its_count_and_how_to_split_it(tmp_path):
     values = ", ".join(str(i) for i in range(40))
     path = write(tmp_path, f"parameters:\n  N: [{values}]\n  SCALE: [{values}]\n")

@@ -389,9 +389,6 @@ def test_the_make_target_uses_this_runner():
     assert cli.commands()["run"][0] == "course_tools.batch.runner"
 
 
-# --- one runner per --out; SIGTERM and a second Ctrl-C keep the report ----------------------------------------
-
-
 def course_run(tmp_path, *args):
     """``course run ARGS`` in a process of its own (its output in tmp_path/course-run.out)."""
     output = open(tmp_path / "course-run.out", "wb")  # noqa: SIM115 - closed by the test's cleanup

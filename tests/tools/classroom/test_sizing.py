@@ -106,9 +106,6 @@ def test_sizing_options_need_students_and_a_good_limit(capsys, tmp_path):
     assert not (tmp_path / "r.json").exists()
 
 
-# --------------------------------------------------------------------------- the problems
-
-
 def sizing_problems(real_run, sized):
     record = copy.deepcopy(real_run.record)
     record["sizing"] = sized
@@ -142,9 +139,6 @@ def test_each_sizing_gives_its_problem(real_run, sized, expected):
     for problem, (_code, _severity, message, fixes) in zip(found, expected, strict=True):
         assert message in problem["message"]
         assert all(fix in problem["fix"] for fix in fixes), problem["fix"]
-
-
-# --------------------------------------------------------------------------- the command
 
 
 def sizing_part(out: str) -> str:

@@ -90,8 +90,6 @@ def require_hub() -> None:
                       "test's accounts through (Debian package acl; .ci/run installs it)")
 
 
-
-
 @dataclass
 class Student:
     name: str
@@ -140,8 +138,6 @@ def remove_account(student: Student) -> str | None:
         shutil.rmtree(student.home, ignore_errors=True)
         return f"userdel left {student.home} behind: {done.stderr.strip()}"
     return None
-
-
 
 
 @dataclass
@@ -307,8 +303,6 @@ def gpu_list() -> list[str]:
     return ["0"]
 
 
-
-
 @dataclass
 class Class:
     hub: Hub
@@ -414,8 +408,6 @@ def report_and_end(pids: list[int]) -> list[str]:
         except psutil.Error:
             pass
     return found
-
-
 
 
 def test_a_wrong_password_is_refused(klass):
@@ -524,7 +516,6 @@ def test_a_students_tensorboard_is_reached_by_its_owner_only(klass):
     assert stat.S_IMODE(Path(path).parent.stat().st_mode) == 0o700
 
 
-
 START_WORKERS = """
 import pathlib, threading
 from course_utils.lessons.nb07.distribute import run_local_workers
@@ -593,8 +584,6 @@ def test_a_students_workers_are_out_of_reach_of_another_students_processes(klass
         alice.kernel.run("(_folder / 'run' / 'probed').write_text('')")
         finished = alice.kernel.run("_thread.join(); print(_runs['run'].network if 'run' in _runs else _runs)")
     assert finished.error is None and finished.stdout.strip() == "private", finished.describe()
-
-
 
 
 HAND_IN = "(lambda done: done.stdout + done.stderr)(__import__('subprocess').run([__import__('sys').executable, " \

@@ -35,9 +35,6 @@ DEVICES = ["0", "1", "2", "3"]
 START = ROOT / "hub" / "start-student"
 
 
-# --------------------------------------------------------------------------- the instructor's variables
-
-
 def test_defaults_let_a_group_in_with_limits_and_memory_growth():
     settings = hub.read_settings({})
     assert settings.users == frozenset() and settings.group == "tf-course" and settings.admins == frozenset()
@@ -90,9 +87,6 @@ def test_the_course_repository_is_a_clone_on_this_machine_or_a_url_and_reaches_e
     assert variables.HUB_REPO not in unset and variables.HUB_BRANCH not in unset
 
 
-# --------------------------------------------------------------------------- each student's device
-
-
 def test_each_student_keeps_one_device_across_restarts_and_hash_seeds():
     chosen = hub.gpu_for_user("ana", DEVICES)
     assert chosen in DEVICES and hub.gpu_for_user("ana", DEVICES) == chosen
@@ -129,9 +123,6 @@ def test_the_private_tensorboard_listens_on_a_unix_socket_the_proxy_picks():
     assert server["unix_socket"] is True and "{unix_socket}" in server["command"]
     assert server["command"][:3] == [sys.executable, "-m", "course_tools.classroom.tb_server"]
     assert "{port}" not in " ".join(server["command"]), "no TCP port: classmates' processes would reach it"
-
-
-# --------------------------------------------------------------------------- what students can reach, the proxy
 
 
 @pytest.fixture
@@ -189,9 +180,6 @@ def test_the_proxy_comes_from_the_checkout_then_path_else_a_message_with_the_npm
     with pytest.raises(CourseError) as caught:
         hub.proxy_command({"PATH": str(tmp_path / "nothing")})
     assert "npm install" in caught.value.fix and "configurable-http-proxy@5.3.0" in caught.value.fix
-
-
-# --------------------------------------------------------------------------- the shipped configuration file
 
 
 @pytest.fixture
@@ -306,9 +294,6 @@ def test_systemd_spawner_turns_the_limits_into_unit_properties_that_systemd_enfo
              "NoNewPrivileges": "NoNewPrivileges"}  # a property set, and the name systemctl show gives it
     assert command.group(2).split() == [word for name in shown.values() for word in ("-p", name)]
     assert set(shown) <= set(properties)
-
-
-# --------------------------------------------------------------------------- the start script
 
 
 def start_student(home: Path, **settings: str) -> subprocess.CompletedProcess[str]:
