@@ -33,7 +33,7 @@ from course_tools.batch.runner import BatchInterrupted, main, run_batch
 from course_utils.results import record_in
 
 from ...conftest import ROOT, isolated, run_main
-from ...process_checks import still_running
+from ...process_checks import still_running, wait_until
 
 FIXTURES = ROOT / "tests" / "fixtures"
 # No test here bounds how long a run, a start or a stop takes (a loaded CI machine is slow): each waits for what
@@ -160,18 +160,6 @@ def test_colour_codes_are_stripped_and_the_excerpt_marks_the_line():
     assert excerpt(source, None)["excerpt"][-1] == "...", "a long cell's first lines, cut"
 
 
-def ended(pids):
-    """Whether every one of ``pids`` has ended, now (zombies count: they only wait to be reaped)."""
-    return still_running(pids) == []
-
-
-def until_ended(pids):
-    """Wait until every one of ``pids`` has ended, for what ends by itself (the test's timeout catches a hang)."""
-    while not ended(pids):
-        time.sleep(0.1)
-    return True
-
-
 def cell_running(executed, source):
     """Whether papermill has started the cell of ``source`` in the executed notebook it saves at each cell's start."""
     try:
@@ -195,7 +183,7 @@ def test_a_runner_process_killed_by_a_signal_fails_the_run_and_says_so(tmp_path)
     log = tmp_path / "out" / "logs" / "kills.log"
     assert record.status == "failed" and record.error.startswith("runner process ended by signal SIGKILL")
     assert record.error.endswith(f"(log: {log})") and record.log == str(log) and log.is_file()
-    assert until_ended([int(pid_file.read_text())]), "the orphaned kernel ends too"
+    wait_until(lambda: not still_running([int(pid_file.read_text())]))  # the orphaned kernel ends too
 
 
 @pytest.mark.skipif(os.name == "nt", reason="POSIX signals")
@@ -217,7 +205,7 @@ def test_ctrl_c_stops_the_batch_its_runner_processes_and_kernels(tmp_path, ctrl_
         run_batch(plan, tmp_path / "out")
     presser.join()
     assert len(seen) >= 2, "a runner process and its kernel were running"
-    assert ended(seen), "Ctrl-C stopped the runner process and its kernel before run_batch returned"
+    assert not still_running(seen), "Ctrl-C stopped the runner process and its kernel before run_batch returned"
     [record] = info.value.records
     assert record.status == "failed" and record.error == "interrupted (Ctrl-C): the run was stopped"
 
@@ -442,7 +430,7 @@ def test_a_second_runner_on_the_same_out_is_refused_but_a_killed_ones_lock_does_
         assert "wait for it or choose another --out" in err
         first.kill()  # kill -KILL: no report, no cleanup - its lock file stays
         first.wait()
-        assert until_ended(seen), "its runner process and kernel ended with it (by themselves)"
+        wait_until(lambda: not still_running(seen))  # its runner process and kernel end by themselves
         monkeypatch.setattr(runner, "run_batch", lambda *a, **kw: [])
         assert main([str(FIXTURES / "ok.ipynb"), "--out", str(out)]) == 0, "a dead runner's lock does not block"
     finally:
@@ -476,7 +464,7 @@ def test_sigterm_or_a_second_ctrl_c_keeps_the_report_and_leaves_nothing_running(
             os.kill(process.pid, sig)
             time.sleep(0.05)  # the second Ctrl-C lands while the runs are being stopped
         assert process.wait() == status, (tmp_path / "course-run.out").read_text()
-        assert ended(seen), "no runner process or kernel was left running when course run exited"
+        assert not still_running(seen), "no runner process or kernel was left running when course run exited"
         data = load(out / "results.json")
         assert data["meta"]["interrupted"] is True
         runs = [(r["name"], r["status"], r["error"]) for r in data["runs"]]
