@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -30,7 +29,6 @@ from course_tools.batch.notebook_run import (
 )
 from course_tools.batch.report import failure_excerpt
 from course_tools.batch.runner import BatchInterrupted, main, run_batch
-from course_utils.results import record_in
 
 from ...conftest import ROOT, isolated, run_main
 from ...process_checks import still_running, wait_until
@@ -212,46 +210,6 @@ def grid_file(tmp_path, text):
     path = tmp_path / "grid.yaml"
     path.write_text(text)
     return path
-
-
-def test_a_smoke_grid_runs_every_point_in_a_fresh_kernel_and_reports_it(tmp_path, capsys):
-    grid = grid_file(tmp_path, f"title: Fixture grid\nnotebooks: [{FIXTURES / 'curve.ipynb'}]\n"
-                               "parameters:\n  N: [1, 2]\nsmoke: true\n")
-    out = tmp_path / "out"
-    assert main(["--grid", str(grid), "--out", str(out), "--jobs", "2"]) == 0
-    assert re.search(r"\[\d/2\] ok +curve point \d/2 \(N=\d\)", capsys.readouterr().out)
-    assert os.environ.get("COURSE_HOME") != str(out / "work" / "curve__N-1"), "a run's settings stay its own"
-
-    data = load(out / "results.json")
-    runs = {r["name"]: r for r in data["runs"]}
-    assert list(runs) == ["curve__N-1", "curve__N-2"]
-    assert data["meta"]["smoke"] is True and data["meta"]["jobs"] == 2 and data["meta"]["title"] == "Fixture grid"
-    for n in (1, 2):  # each run saw its own parameters and wrote its own record, though two ran at once
-        curve = runs[f"curve__N-{n}"]
-        assert curve["parameters"] == {"N": n} and curve["results"]["scaled"] == 1.5 * n and curve["error"] is None
-        assert (curve["point"], curve["points"], curve["status"], curve["device"]) == (n, 2, "ok", "/CPU:0")
-        assert curve["peak_rss_mib"] > 10  # the kernel's memory, watched by its runner process
-        assert load(out / "results" / f"curve__N-{n}.json")["smoke"] is True  # COURSE_SMOKE reached the kernel
-        executed = load(Path(curve["executed"]))
-        assert curve["executed"] == str(out / "executed" / f"curve__N-{n}.ipynb")
-        assert record_in(executed)["results"] == curve["results"], "the record came from the executed notebook"
-    assert runs["curve__N-1"]["environment"]["pid"] != runs["curve__N-2"]["environment"]["pid"], "a fresh kernel each"
-
-    # The report agrees with the records.
-    md = (out / "report.md").read_text()
-    assert md.startswith("# Fixture grid") and "2 of 2 run(s), 2 ok, 0 failed" in md
-    for n in (1, 2):
-        assert f"| curve | smoke | N={n} | ok | passed |" in md
-    comparison = {t["notebook"]: t for t in data["comparisons"]}["curve"]
-    assert [row["N"] for row in comparison["rows"]] == [1, 2]
-    assert [row["score"] for row in comparison["rows"]] == [runs[f"curve__N-{n}"]["results"]["score"] for n in (1, 2)]
-    assert [row["epoch_s (median)"] for row in comparison["rows"]] == [0.2, 0.4]
-    assert "| 2 | ok | 0.4 | 3 | 0.6667 |" in md  # N, status, epoch_s (median), scaled, score
-    assert (out / "charts" / "curve__score.png").read_bytes().startswith(b"\x89PNG")
-    page = (out / "report.html").read_text()
-    sources = re.findall(r"src='([^']*)'", page)
-    assert sources and all(s.startswith("data:image/png;base64,") for s in sources), "self-contained"
-    assert "0.6667" in page and "<td>curve</td><td>smoke</td><td>N=2</td><td>ok</td><td>passed</td>" in page
 
 
 def test_the_batch_size_grid_makes_a_comparison_table(tmp_path):

@@ -4,7 +4,8 @@ The merge is checked for real once per test session (module fixture ``real``): t
 (tests/fixtures/shard_grid.yaml: two notebooks without TensorFlow, two runs that fail on purpose) runs
 unsharded and as 2 shards through ``course run``'s ``main``, 8 kernels in all, two at a time; the merged
 report must equal the unsharded one but for times, memory and process ids (tests/tools/batch/report_diff.py).
-Every other test here starts no kernel.
+The unsharded run is also where a grid's runs, each in a kernel of its own, are checked. Every other test here
+starts no kernel.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from course_tools.batch.shard import (
 )
 from course_utils.core.errors import InputError
 from course_utils.core.files import FolderLock
+from course_utils.results import record_in
 
 from ...conftest import ROOT, isolated
 from .report_diff import differences
@@ -251,6 +253,33 @@ def real(tmp_path_factory):
             statuses[f"shard {i}"] = main(argv)
         statuses["merge"] = main(["--merge", str(parts)])
     return SimpleNamespace(whole=whole, parts=parts, statuses=statuses)
+
+
+def test_a_grid_runs_every_point_in_a_fresh_kernel_of_its_own_and_reports_it(real):
+    """The unsharded run: four runs, two at once, each with its own parameters, record and kernel."""
+    data = json.loads((real.whole / "results.json").read_text())
+    runs = {r["name"]: r for r in data["runs"]}
+    assert list(runs) == PLAN_NAMES and data["meta"]["jobs"] == 2 and data["meta"]["title"] == "Sharded fixture grid"
+    for n in (1, 2):
+        curve = runs[f"curve__N-{n}"]
+        assert curve["parameters"] == {"N": n} and curve["results"]["scaled"] == 1.5 * n and curve["error"] is None
+        assert (curve["point"], curve["points"], curve["status"], curve["device"]) == (n, 2, "ok", "/CPU:0")
+        assert curve["peak_rss_mib"] > 10  # the kernel's memory, watched by its runner process
+        assert curve["executed"] == str(real.whole / "executed" / f"curve__N-{n}.ipynb")
+        executed = json.loads(Path(curve["executed"]).read_text())
+        assert record_in(executed)["results"] == curve["results"], "the record came from the executed notebook"
+        assert json.loads((real.whole / "results" / f"curve__N-{n}.json").read_text())["results"] == curve["results"]
+    assert runs["curve__N-1"]["environment"]["pid"] != runs["curve__N-2"]["environment"]["pid"], "a fresh kernel each"
+    assert os.environ.get("COURSE_HOME") != str(real.whole / "work" / "curve__N-1"), "a run's settings stay its own"
+    md = (real.whole / "report.md").read_text()  # what the report makes of records: test_report.py
+    assert md.startswith("# Sharded fixture grid") and "4 of 4 run(s), 2 ok, 2 failed" in md
+    assert all(f"| curve | full | N={n} | ok | passed |" in md for n in (1, 2))
+    (comparison,) = [t for t in data["comparisons"] if t["notebook"] == "curve"]
+    assert [(row["N"], row["score"]) for row in comparison["rows"]] == [(n, runs[f"curve__N-{n}"]["results"]["score"])
+                                                                       for n in (1, 2)]
+    assert (real.whole / "charts" / "curve__score.png").read_bytes().startswith(b"\x89PNG")
+    page = (real.whole / "report.html").read_text()
+    assert "<td>curve</td><td>full</td><td>N=2</td><td>ok</td><td>passed</td>" in page
 
 
 def test_two_shards_merged_make_the_report_an_unsharded_run_makes(real, tmp_path):
