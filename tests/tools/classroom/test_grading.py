@@ -124,9 +124,11 @@ def test_a_solution_gets_the_lessons_definitions_it_uses_and_relative_links_beco
 @pytest.mark.parametrize(("solution", "heading", "said"), [
     ("answer = unknown_helper(16)", "### Exercise 9.1: a task", "'unknown_helper'"),
     ("answer = 4", "### Exercise 8.8: another", "Exercise 9.1 has no task heading"),
+    (None, None, "There are no lesson notebooks"),  # a folder without lessons
 ])
 def test_a_lesson_the_export_cannot_read_is_refused_with_what_to_do(tmp_path, capsys, solution, heading, said):
-    code = grading.main([str(tmp_path / "course"), "--notebooks", str(lesson(tmp_path, solution, heading))])
+    notebooks = lesson(tmp_path, solution, heading) if solution else tmp_path
+    code = grading.main([str(tmp_path / "course"), "--notebooks", str(notebooks)])
     error = capsys.readouterr().err
     assert code == 2 and said in error and "What to do:" in error
     assert not (tmp_path / "course" / "source").exists() or not list((tmp_path / "course" / "source").rglob("*.ipynb"))
@@ -138,11 +140,6 @@ def test_the_course_folder_holds_the_solutions_so_it_is_made_private(tmp_path, c
     (tmp_path / "open").mkdir(mode=0o755)
     assert grading.main([str(tmp_path / "open")]) == 0
     assert "chmod 700" in capsys.readouterr().err
-
-
-def test_a_folder_without_lessons_is_refused(tmp_path, capsys):
-    assert grading.main([str(tmp_path / "course"), "--notebooks", str(tmp_path)]) == 2
-    assert "There are no lesson notebooks" in capsys.readouterr().err
 
 
 def answered(course: Path, answers: dict[str, str], tamper: bool = False) -> str:
