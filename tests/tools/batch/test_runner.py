@@ -370,29 +370,6 @@ def clean_up(process, seen):
             pass
 
 
-@pytest.mark.skipif(os.name == "nt", reason="POSIX signals")
-@pytest.mark.timeout(120)
-def test_a_second_runner_on_the_same_out_is_refused_but_a_killed_ones_lock_does_not_block(tmp_path, capsys,
-                                                                                        monkeypatch):
-    out = tmp_path / "out"
-    first = course_run(tmp_path, str(FIXTURES / "sleeps.ipynb"), "-p", "SECONDS", "60", "--out", str(out))
-    seen: list[int] = []
-    try:
-        family_with_kernel(first, seen)
-        monkeypatch.setattr(runner, "run_batch", lambda *a, **kw: pytest.fail("a second runner ran"))
-        assert main([str(FIXTURES / "ok.ipynb"), "--out", str(out)]) == 2
-        err = capsys.readouterr().err
-        assert f"`--out {out}` is in use by another `course run` (pid {first.pid})" in err
-        assert "wait for it or choose another --out" in err
-        first.kill()  # kill -KILL: no report, no cleanup - its lock file stays
-        first.wait()
-        wait_until(lambda: not still_running(seen))  # its runner process and kernel end by themselves
-        monkeypatch.setattr(runner, "run_batch", lambda *a, **kw: [])
-        assert main([str(FIXTURES / "ok.ipynb"), "--out", str(out)]) == 0, "a dead runner's lock does not block"
-    finally:
-        clean_up(first, seen)
-
-
 INTERRUPTED_GRID = "notebooks: [{notebook}]\nparameters:\n  SECONDS: [0, 600]\n"
 
 
@@ -400,10 +377,12 @@ INTERRUPTED_GRID = "notebooks: [{notebook}]\nparameters:\n  SECONDS: [0, 600]\n"
 @pytest.mark.timeout(240)  # catches a hang - and a stop that waited for the 600 s cell
 @pytest.mark.parametrize(
     ("signals", "status", "why"),
-    [((signal.SIGTERM,), 128 + signal.SIGTERM, "SIGTERM"), ((signal.SIGINT, signal.SIGINT), 130, "Ctrl-C")],
-    ids=["sigterm", "ctrl-c-twice"],
+    [((signal.SIGTERM,), 128 + signal.SIGTERM, "SIGTERM"), ((signal.SIGINT, signal.SIGINT), 130, "Ctrl-C"),
+     ((signal.SIGKILL,), -signal.SIGKILL, None)],
+    ids=["sigterm", "ctrl-c-twice", "sigkill"],
 )
-def test_sigterm_or_a_second_ctrl_c_keeps_the_report_and_leaves_nothing_running(tmp_path, signals, status, why):
+def test_one_runner_per_out_and_a_stop_keeps_the_report_and_leaves_nothing_running(tmp_path, capsys, monkeypatch,
+                                                                                   signals, status, why):
     grid = grid_file(tmp_path, INTERRUPTED_GRID.format(notebook=FIXTURES / "sleeps.ipynb"))
     out = tmp_path / "out"
     process = course_run(tmp_path, "--grid", str(grid), "--out", str(out))
@@ -416,10 +395,20 @@ def test_sigterm_or_a_second_ctrl_c_keeps_the_report_and_leaves_nothing_running(
         while not cell_running(out / "executed" / "sleeps__SECONDS-600.ipynb", "time.sleep(SECONDS)"):
             assert process.poll() is None, (tmp_path / "course-run.out").read_text()
             time.sleep(0.1)  # until the kernel is in the 600 s cell
+        monkeypatch.setattr(runner, "run_batch", lambda *a, **kw: pytest.fail("a second runner ran"))
+        assert main([str(FIXTURES / "ok.ipynb"), "--out", str(out)]) == 2
+        err = capsys.readouterr().err  # one runner per --out: a second one is refused, saying by which
+        assert f"`--out {out}` is in use by another `course run` (pid {process.pid})" in err, err
+        assert "wait for it or choose another --out" in err
         for sig in signals:
             os.kill(process.pid, sig)
             time.sleep(0.05)  # the second Ctrl-C lands while the runs are being stopped
         assert process.wait() == status, (tmp_path / "course-run.out").read_text()
+        if why is None:  # kill -KILL: no report, no cleanup - its lock file stays
+            wait_until(lambda: not still_running(seen))  # its runner processes and kernels end by themselves
+            monkeypatch.setattr(runner, "run_batch", lambda *a, **kw: [])
+            assert main([str(FIXTURES / "ok.ipynb"), "--out", str(out)]) == 0, "a dead runner's lock does not block"
+            return
         assert not still_running(seen), "no runner process or kernel was left running when course run exited"
         data = load(out / "results.json")
         assert data["meta"]["interrupted"] is True
