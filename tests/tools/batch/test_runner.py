@@ -62,15 +62,18 @@ def kernel_notebook(path, *cells, markdown=None):
 
 @pytest.fixture(scope="module")
 def failing(tmp_path_factory):
-    """``course run``'s own path (a runner process each, two at once) over three notebooks that fail in three ways,
+    """``course run``'s own path (a runner process each, two at once) over four notebooks that fail in four ways,
     then one that passes: a ValueError on line 2 of the third cell (a markdown cell first, so its execution count is
-    [2]), ``sys.exit`` (its error names no line) and a kernel that dies."""
+    [2]), ``sys.exit`` (its error names no line), a kernel that dies and one that kills its runner process."""
     folder = tmp_path_factory.mktemp("failing")
     notebooks = [
         kernel_notebook(folder / "line_two.ipynb", "x = 1", "y = x + 1\nraise ValueError(f'y is {y}')\nz = 3",
                         markdown="# A notebook"),
         kernel_notebook(folder / "exits.ipynb", "import sys\nsys.exit(3)"),
         kernel_notebook(folder / "dies.ipynb", "import os", "os._exit(1)  # as if killed for memory", "1"),
+        kernel_notebook(folder / "kills.ipynb", f"import os, signal\nopen({str(folder / 'kernel.pid')!r}, 'w').write("
+                        "str(os.getpid()))", "os.kill(os.getppid(), signal.SIGKILL)  # its parent: the runner process\n"
+                        "import time\ntime.sleep(30)"),
         FIXTURES / "ok.ipynb",
     ]
     out = folder / "out"
@@ -81,9 +84,9 @@ def failing(tmp_path_factory):
 
 
 def test_a_failing_run_keeps_its_notebook_and_names_the_error_and_the_batch_goes_on(failing):
-    assert failing.done.returncode == 1 and "3 of 4 run(s) failed: line_two, exits, dies" in failing.done.stderr
+    assert failing.done.returncode == 1 and "4 of 5 run(s) failed: line_two, exits, dies, kills" in failing.done.stderr
     assert [(name, r["status"]) for name, r in failing.runs.items()] == [
-        ("line_two", "failed"), ("exits", "failed"), ("dies", "failed"), ("ok", "ok")]
+        ("line_two", "failed"), ("exits", "failed"), ("dies", "failed"), ("kills", "failed"), ("ok", "ok")]
     failed = failing.runs["line_two"]
     assert failed["error"] == "cell In [2]: ValueError: y is 2" and "raise" in failed["failed_cell"]["source"]
     assert errors_in(failing.out / "executed" / "line_two.ipynb"), "the failing run's executed notebook is kept"
@@ -113,6 +116,13 @@ def test_a_kernel_that_dies_fails_the_run_and_the_cell_is_named(failing):
     assert heading.startswith("In cell 2 of the executed notebook (") and record["failed_cell"]["line"] is None
     assert shown == ["os._exit(1)  # as if killed for memory", "", "DeadKernelError: Kernel died"]
     assert "The run stopped in cell 2 of the executed notebook" in Path(record["log"]).read_text(encoding="utf-8")
+
+
+def test_a_runner_process_killed_by_a_signal_fails_the_run_and_says_so(failing):
+    record, log = failing.runs["kills"], failing.out / "logs" / "kills.log"
+    assert record["error"].startswith("runner process ended by signal SIGKILL") and log.is_file()
+    assert record["error"].endswith(f"(log: {log})") and record["log"] == str(log)
+    wait_until(lambda: not still_running([int((failing.out.parent / "kernel.pid").read_text())]))  # the orphaned kernel
 
 
 def test_a_cell_past_the_timeout_fails_the_run_and_is_named(tmp_path):
@@ -164,22 +174,6 @@ def cell_running(executed, source):
         return False
     return any(source in "".join(c["source"]) and c["metadata"].get("papermill", {}).get("status") == "running"
                for c in cells)
-
-
-@pytest.mark.skipif(os.name == "nt", reason="POSIX signals")
-def test_a_runner_process_killed_by_a_signal_fails_the_run_and_says_so(tmp_path):
-    pid_file = tmp_path / "kernel.pid"
-    notebook = kernel_notebook(
-        tmp_path / "kills.ipynb",
-        f"import os, signal, pathlib\npathlib.Path({str(pid_file)!r}).write_text(str(os.getpid()))",
-        "os.kill(os.getppid(), signal.SIGKILL)  # the kernel's parent: this run's runner process\nimport time\n"
-        "time.sleep(30)",
-    )
-    record = run_notebook(notebook, tmp_path / "out", timeout=60)
-    log = tmp_path / "out" / "logs" / "kills.log"
-    assert record.status == "failed" and record.error.startswith("runner process ended by signal SIGKILL")
-    assert record.error.endswith(f"(log: {log})") and record.log == str(log) and log.is_file()
-    wait_until(lambda: not still_running([int(pid_file.read_text())]))  # the orphaned kernel ends too
 
 
 @pytest.mark.skipif(os.name == "nt", reason="POSIX signals")
