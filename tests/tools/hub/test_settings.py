@@ -35,28 +35,19 @@ DEVICES = ["0", "1", "2", "3"]
 START = ROOT / "hub" / "start-student"
 
 
-def test_defaults_let_a_group_in_with_limits_and_memory_growth():
-    settings = hub.read_settings({})
-    assert settings.users == frozenset() and settings.group == "tf-course" and settings.admins == frozenset()
-    assert (settings.mem_limit, settings.cpu_limit) == ("8G", 2.0)
-    assert settings.gpus == () and settings.gpu_memory == "growth"
-    assert settings.state_dir == Path("/srv/tf-gpu-course-hub")
-
-
-def test_a_list_of_users_replaces_the_group():
-    settings = hub.read_settings({
-        variables.HUB_USERS: "ana, ben chen", variables.HUB_GROUP: "ignored", variables.HUB_ADMINS: "teach",
-        variables.HUB_GPUS: "0,MIG-4f1c 2", variables.HUB_MEM_LIMIT: "12g", variables.HUB_CPU_LIMIT: "0.5",
-        variables.GPU_MEMORY: "4096", variables.HUB_STATE: "/var/lib/hub"})
-    assert settings.users == {"ana", "ben", "chen"} and settings.group is None and settings.admins == {"teach"}
-    assert settings.gpus == ("0", "MIG-4f1c", "2")
-    assert (settings.mem_limit, settings.cpu_limit, settings.gpu_memory) == ("12G", 0.5, "4096")
-    assert settings.state_dir == Path("/var/lib/hub")
-
-
-def test_none_turns_a_limit_off():
-    settings = hub.read_settings({variables.HUB_MEM_LIMIT: "none", variables.HUB_CPU_LIMIT: "None"})
-    assert settings.mem_limit is None and settings.cpu_limit is None
+@pytest.mark.parametrize(("given", "expected"), [
+    ({}, {"users": frozenset(), "group": "tf-course", "admins": frozenset(), "mem_limit": "8G", "cpu_limit": 2.0,
+          "gpus": (), "gpu_memory": "growth", "state_dir": Path("/srv/tf-gpu-course-hub")}),
+    ({variables.HUB_USERS: "ana, ben chen", variables.HUB_GROUP: "ignored", variables.HUB_ADMINS: "teach",
+      variables.HUB_GPUS: "0,MIG-4f1c 2", variables.HUB_MEM_LIMIT: "12g", variables.HUB_CPU_LIMIT: "0.5",
+      variables.GPU_MEMORY: "4096", variables.HUB_STATE: "/var/lib/hub"},
+     {"users": {"ana", "ben", "chen"}, "group": None, "admins": {"teach"}, "mem_limit": "12G", "cpu_limit": 0.5,
+      "gpus": ("0", "MIG-4f1c", "2"), "gpu_memory": "4096", "state_dir": Path("/var/lib/hub")}),
+    ({variables.HUB_MEM_LIMIT: "none", variables.HUB_CPU_LIMIT: "None"}, {"mem_limit": None, "cpu_limit": None}),
+], ids=["defaults-a-group-with-limits", "a-list-of-users-replaces-the-group", "none-turns-a-limit-off"])
+def test_the_instructors_variables_become_the_hubs_settings(given, expected):
+    settings = hub.read_settings(given)
+    assert {name: getattr(settings, name) for name in expected} == expected
 
 
 @pytest.mark.parametrize(("variable", "value"), [
