@@ -123,37 +123,28 @@ def open_tmp() -> Iterator[Path]:
         yield Path(folder)
 
 
-def test_a_python_inside_a_closed_folder_is_reported(open_tmp):
-    tmp_path = open_tmp
-    checkout = tmp_path / "open" / "course"
-    (checkout / "notebooks").mkdir(parents=True)
-    python = tmp_path / "closed" / "bin" / "python3"
-    python.parent.mkdir(parents=True)
+def test_a_python_or_a_course_repository_inside_a_closed_folder_is_reported(open_tmp):
+    checkout, closed, url = open_tmp / "open" / "course", open_tmp / "closed", "https://github.com/tf-gpu-course/x"
+    python, repo = closed / "bin" / "python3", closed / "repo"  # COURSE_HUB_REPO: each student's server clones it
+    for folder in (checkout / "notebooks", python.parent, repo):
+        folder.mkdir(parents=True)
     python.write_text("#!/bin/sh\n")
-    for folder in (tmp_path, tmp_path / "open", checkout, checkout / "notebooks", python.parent):
-        folder.chmod(0o755)
-    python.chmod(0o755)
-    assert hub.closed_to_students(str(python), checkout) == []
-    (tmp_path / "closed").chmod(0o700)
+    for path in (open_tmp, open_tmp / "open", checkout, checkout / "notebooks", closed, python.parent, python, repo):
+        path.chmod(0o755)
     link = checkout / "python"
     link.symlink_to(python)  # the environment's python is a link: the real program is what must be reached
+    assert hub.closed_to_students(str(link), checkout, f"file://{repo}") == []
+    closed.chmod(0o700)
     try:
-        problems = hub.closed_to_students(str(link), checkout)
+        found = {given: hub.closed_to_students(str(link), checkout, given) for given in (None, str(repo),
+                                                                                        f"file://{repo}", url)}
     finally:
-        (tmp_path / "closed").chmod(0o755)
-    assert len(problems) == 1 and f"the folder {tmp_path / 'closed'} is closed to other users" in problems[0]
-    assert str(python) in problems[0]
-    # COURSE_HUB_REPO: each student's server clones it, so a repository in a closed folder is reported too
-    repo = tmp_path / "closed" / "repo"
-    repo.mkdir(mode=0o755)
-    assert hub.closed_to_students(str(python), checkout, f"file://{repo}") == []
-    assert hub.closed_to_students(str(python), checkout, "https://github.com/tf-gpu-course/tf-gpu-course") == []
-    (tmp_path / "closed").chmod(0o700)
-    try:
-        problems = hub.closed_to_students(str(python), checkout, str(repo))
-    finally:
-        (tmp_path / "closed").chmod(0o755)
-    assert any(str(repo) in problem for problem in problems), problems
+        closed.chmod(0o755)
+    (alone,) = found[None]
+    assert f"the folder {closed} is closed to other users" in alone and str(python) in alone
+    assert found[url] == [alone], "a repository on the network is not this machine's folder"
+    for given in (str(repo), f"file://{repo}"):
+        assert any(str(repo) in problem for problem in found[given]), given
 
 
 def test_the_proxy_comes_from_the_checkout_then_path_else_a_message_with_the_npm_command(monkeypatch, tmp_path):
