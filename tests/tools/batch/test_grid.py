@@ -53,34 +53,28 @@ def test_an_unreadable_value_or_an_alias_is_refused(text, message):
         parse_value(text)
 
 
-def test_declared_types_are_checked():
+def test_values_of_the_declared_types_are_taken():
     check_parameters(CURVE, {"N": 2, "SCALE": 2, "LABEL": "x", "FLAG": True, "IMAGES": 5, "SIZES": (1,)})
     check_parameters(CURVE, {"IMAGES": None, "SCALE": 0.5})  # a None default takes anything
-    for params, message in [
-        ({"N": "2"}, "parameter N = '2' for curve.ipynb: an int is expected, not a str (its default is 1)"),
-        ({"N": None}, "None is not allowed"),
-        ({"SCALE": "x"}, "a float is expected, not a str"),
-        ({"FLAG": 1}, "a bool is expected, not an int"),
-        ({"SIZES": 3}, "a list is expected, not an int"),
-        ({"LABEL": ["a"]}, "a str is expected, not a list"),
-    ]:
-        with pytest.raises(InputError) as info:
-            check_parameters(CURVE, params)
-        assert message in str(info.value)
 
 
-def test_a_notebook_without_parameters_cell_is_named(tmp_path):
-    path = tmp_path / "bare.ipynb"
-    path.write_text('{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}')
-    with pytest.raises(InputError, match="bare.ipynb declares no parameters"):
-        check_parameters(path, {"N": 1})
-
-
-def test_a_file_that_is_not_a_notebook_is_named(tmp_path):
-    path = tmp_path / "broken.ipynb"
-    path.write_text("{not json")
-    with pytest.raises(InputError, match="cannot read notebook .*broken.ipynb"):
-        check_parameters(path, {})
+@pytest.mark.parametrize(("notebook", "params", "message"), [
+    (CURVE, {"N": "2"}, "parameter N = '2' for curve.ipynb: an int is expected, not a str (its default is 1)"),
+    (CURVE, {"N": None}, "None is not allowed"),
+    (CURVE, {"SCALE": "x"}, "a float is expected, not a str"),
+    (CURVE, {"FLAG": 1}, "a bool is expected, not an int"),
+    (CURVE, {"SIZES": 3}, "a list is expected, not an int"),
+    (CURVE, {"LABEL": ["a"]}, "a str is expected, not a list"),
+    ('{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}', {"N": 1}, "x.ipynb declares no parameters"),
+    ("{not json", {}, "cannot read notebook"),
+])
+def test_a_value_of_another_type_or_a_notebook_without_parameters_is_named(tmp_path, notebook, params, message):
+    if isinstance(notebook, str):  # a notebook's text
+        (tmp_path / "x.ipynb").write_text(notebook)
+        notebook = tmp_path / "x.ipynb"
+    with pytest.raises(InputError) as info:
+        check_parameters(notebook, params)
+    assert message in str(info.value)
 
 
 def test_notebooks_resolve_by_path_name_or_number(tmp_path, monkeypatch):
