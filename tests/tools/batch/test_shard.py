@@ -4,7 +4,8 @@ The merge is checked for real once per test session (module fixture ``real``): t
 (tests/fixtures/shard_grid.yaml: two notebooks without TensorFlow, two runs that fail on purpose) runs
 unsharded and as 2 shards through ``course run``'s ``main``, 8 kernels in all, two at a time; the merged
 report must equal the unsharded one but for times, memory and process ids (tests/tools/batch/report_diff.py).
-Every other test here starts no kernel.
+The unsharded run is also where a grid's runs, each in a kernel of its own, are checked. Every other test here
+starts no kernel.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from course_tools.batch.shard import (
 )
 from course_utils.core.errors import InputError
 from course_utils.core.files import FolderLock
+from course_utils.results import record_in
 
 from ...conftest import ROOT, isolated
 from .report_diff import differences
@@ -64,9 +66,6 @@ def _no_scheduler(monkeypatch):
 
 def fake_plan(runs: int) -> Plan:
     return Plan(runs=[RunSpec(Path(f"nb{k}.ipynb"), {"K": k}, f"run{k}") for k in range(runs)])
-
-
-# --- the split ---------------------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("runs", [0, 1, 4, 7, 10])
@@ -99,9 +98,6 @@ def test_the_plan_fingerprint_depends_on_the_plan_not_on_where_the_course_lies(t
     assert fingerprint(edited, 2) != fingerprint(here, 2), "a notebook edited between two shards is noticed"
 
 
-# --- --shard's value and the scheduler's environment --------------------------------------------------------------
-
-
 @pytest.mark.parametrize("text, shard", [("1/4", (1, 4)), (" 2 / 4 ", (2, 4)), ("4/4", (4, 4)), ("1/1", (1, 1))])
 def test_a_shard_is_written_i_of_n_counted_from_one(text, shard):
     assert parse_shard(text, {}) == Shard(*shard)
@@ -127,50 +123,44 @@ def test_a_bad_shard_is_refused_with_what_to_write(text, message):
     assert message in info.value.what and info.value.fix
 
 
-# What Slurm 22.05.8 set in each array task (`make slurm`'s one-node cluster; sbatch --array=SPEC).
-SLURM_TASKS = {
-    "0-3, task 0": ({"ID": "0", "MIN": "0", "MAX": "3", "STEP": "1", "COUNT": "4"}, Shard(1, 4)),
-    "0-3, task 3": ({"ID": "3", "MIN": "0", "MAX": "3", "STEP": "1", "COUNT": "4"}, Shard(4, 4)),
-    "2-5%2, task 4": ({"ID": "4", "MIN": "2", "MAX": "5", "STEP": "1", "COUNT": "4"}, Shard(3, 4)),
-    "1-7:2, task 5": ({"ID": "5", "MIN": "1", "MAX": "7", "STEP": "2", "COUNT": "4"}, Shard(3, 4)),
-    "1-2, task 2, no MAX or STEP": ({"ID": "2", "MIN": "1", "COUNT": "2"}, Shard(2, 2)),
+def slurm(task_id, low, high=None, step=None, count=None):
+    """The SLURM_ARRAY_TASK_* variables of one array task (None: not set)."""
+    values = {"ID": task_id, "MIN": low, "MAX": high, "STEP": step, "COUNT": count}
+    return {f"SLURM_ARRAY_TASK_{k}": v for k, v in values.items() if v is not None}
+
+
+# A scheduler's environment -> the shard, or what the refusal says. Slurm: what 22.05.8 set in each array task
+# (`make slurm`'s one-node cluster; sbatch --array=SPEC), numbered from its lowest index; Kubernetes: a 0-based
+# index, and the count from the manifest.
+SCHEDULERS = {
+    "0-3, task 0": (slurm("0", "0", "3", "1", "4"), Shard(1, 4)),
+    "0-3, task 3": (slurm("3", "0", "3", "1", "4"), Shard(4, 4)),
+    "2-5%2, task 4": (slurm("4", "2", "5", "1", "4"), Shard(3, 4)),
+    "1-7:2, task 5": (slurm("5", "1", "7", "2", "4"), Shard(3, 4)),
+    "1-2, task 2, no MAX or STEP": (slurm("2", "1", count="2"), Shard(2, 2)),
+    "1,3,9": (slurm("9", "1", "9", "1", "3"), "not one evenly spaced range"),
+    "no COUNT": (slurm("1", "1", "4"), "SLURM_ARRAY_TASK_COUNT is not set"),
+    "ID x": (slurm("x", "1", count="2"), "SLURM_ARRAY_TASK_ID is 'x', not a whole number"),
+    "no MIN": (slurm("1", None, count="2"), "SLURM_ARRAY_TASK_MIN is not set"),
+    "k8s index 0": ({"JOB_COMPLETION_INDEX": "0", "COURSE_SHARDS": "3"}, Shard(1, 3)),
+    "k8s index 2": ({"JOB_COMPLETION_INDEX": "2", "COURSE_SHARDS": "3"}, Shard(3, 3)),
+    "k8s no count": ({"JOB_COMPLETION_INDEX": "0"}, "COURSE_SHARDS is not set"),
+    "k8s index 3 of 3": ({"JOB_COMPLETION_INDEX": "3", "COURSE_SHARDS": "3"}, "shard 4 does not exist"),
+    "k8s count 0": ({"JOB_COMPLETION_INDEX": "0", "COURSE_SHARDS": "0"}, "the number of shards must be at least 1"),
+    "k8s index one": ({"JOB_COMPLETION_INDEX": "one", "COURSE_SHARDS": "3"}, "JOB_COMPLETION_INDEX is 'one'"),
 }
 
 
-@pytest.mark.parametrize("case", list(SLURM_TASKS))
-def test_shard_auto_numbers_a_slurm_array_from_its_lowest_index(case):
-    values, shard = SLURM_TASKS[case]
-    assert from_environment({f"SLURM_ARRAY_TASK_{k}": v for k, v in values.items()}) == shard
-
-
-@pytest.mark.parametrize(
-    "values, message",
-    [
-        # --array=1,3,9
-        ({"ID": "9", "MIN": "1", "MAX": "9", "STEP": "1", "COUNT": "3"}, "not one evenly spaced range"),
-        ({"ID": "1", "MIN": "1", "MAX": "4"}, "SLURM_ARRAY_TASK_COUNT is not set"),
-        ({"ID": "x", "MIN": "1", "COUNT": "2"}, "SLURM_ARRAY_TASK_ID is 'x', not a whole number"),
-        ({"ID": "1", "COUNT": "2"}, "SLURM_ARRAY_TASK_MIN is not set"),
-    ],
-)
-def test_shard_auto_refuses_a_slurm_array_it_cannot_number(values, message):
+@pytest.mark.parametrize("case", list(SCHEDULERS))
+def test_shard_auto_numbers_a_slurm_array_or_a_kubernetes_indexed_job(case):
+    env, expected = SCHEDULERS[case]
+    if isinstance(expected, Shard):
+        assert from_environment(env) == expected
+        return
     with pytest.raises(InputError) as info:
-        from_environment({f"SLURM_ARRAY_TASK_{k}": v for k, v in values.items()})
-    assert message in info.value.what and "--array=1-4" in info.value.fix
-
-
-def test_shard_auto_adds_one_to_kubernetes_0_based_index_and_needs_the_count_from_the_manifest():
-    assert [from_environment({"JOB_COMPLETION_INDEX": str(i), "COURSE_SHARDS": "3"}) for i in range(3)] == [
-        Shard(1, 3), Shard(2, 3), Shard(3, 3)]
-    for env, message in [
-        ({"JOB_COMPLETION_INDEX": "0"}, "COURSE_SHARDS is not set"),
-        ({"JOB_COMPLETION_INDEX": "3", "COURSE_SHARDS": "3"}, "shard 4 does not exist"),
-        ({"JOB_COMPLETION_INDEX": "0", "COURSE_SHARDS": "0"}, "the number of shards must be at least 1"),
-        ({"JOB_COMPLETION_INDEX": "one", "COURSE_SHARDS": "3"}, "JOB_COMPLETION_INDEX is 'one'"),
-    ]:
-        with pytest.raises(InputError) as info:
-            from_environment(env)
-        assert message in info.value.what, env
+        from_environment(env)
+    assert expected in info.value.what and info.value.fix
+    assert "SLURM_ARRAY_TASK_ID" not in env or "--array=1-4" in info.value.fix
 
 
 @pytest.mark.parametrize(
@@ -200,9 +190,6 @@ def test_the_shard_option_is_taken_out_of_the_command_the_report_shows():
     for argv in (["--grid", "g", "--shard", "1/2", "--out", "o"], ["--grid", "g", "--shard=auto", "--out", "o"],
                  ["--grid", "g", "--sha", "2/2", "--out", "o"]):
         assert without_shard(argv) == ["--grid", "g", "--out", "o"], argv
-
-
-# --- shards and the merge, with stand-in runs (no kernel) ---------------------------------------------------------
 
 
 def stand_in_runs(plan, out, **kw):
@@ -254,9 +241,6 @@ def test_shards_lock_only_themselves_and_the_merge_waits_for_a_shard_still_runni
     assert main(["--merge", str(out)]) == 0 and (out / "report.md").is_file()
 
 
-# --- for real: unsharded against 2 shards merged -----------------------------------------------------------------
-
-
 @pytest.fixture(scope="module")
 def real(tmp_path_factory):
     folder = tmp_path_factory.mktemp("sharded")
@@ -271,17 +255,40 @@ def real(tmp_path_factory):
     return SimpleNamespace(whole=whole, parts=parts, statuses=statuses)
 
 
+def test_a_grid_runs_every_point_in_a_fresh_kernel_of_its_own_and_reports_it(real):
+    """The unsharded run: four runs, two at once, each with its own parameters, record and kernel."""
+    data = json.loads((real.whole / "results.json").read_text())
+    runs = {r["name"]: r for r in data["runs"]}
+    assert list(runs) == PLAN_NAMES and [r["status"] for r in runs.values()] == ["ok", "ok", "failed", "failed"]
+    assert data["meta"]["jobs"] == 2 and data["meta"]["title"] == "Sharded fixture grid"
+    for n in (1, 2):
+        curve = runs[f"curve__N-{n}"]
+        assert curve["parameters"] == {"N": n} and curve["results"]["scaled"] == 1.5 * n and curve["error"] is None
+        assert (curve["point"], curve["points"], curve["status"], curve["device"]) == (n, 2, "ok", "/CPU:0")
+        assert curve["peak_rss_mib"] > 10  # the kernel's memory, watched by its runner process
+        assert curve["executed"] == str(real.whole / "executed" / f"curve__N-{n}.ipynb")
+        executed = json.loads(Path(curve["executed"]).read_text())
+        assert record_in(executed)["results"] == curve["results"], "the record came from the executed notebook"
+        assert json.loads((real.whole / "results" / f"curve__N-{n}.json").read_text())["results"] == curve["results"]
+    assert runs["curve__N-1"]["environment"]["pid"] != runs["curve__N-2"]["environment"]["pid"], "a fresh kernel each"
+    assert os.environ.get("COURSE_HOME") != str(real.whole / "work" / "curve__N-1"), "a run's settings stay its own"
+    md = (real.whole / "report.md").read_text()  # what the report makes of records: test_report.py
+    assert md.startswith("# Sharded fixture grid") and "4 of 4 run(s), 2 ok, 2 failed" in md
+    assert all(f"| curve | full | N={n} | ok | passed |" in md for n in (1, 2))
+    assert "| fails | full | N=2 | failed: cell In [3]: ValueError: deliberate failure with N=2 | not reached |" in md
+    assert "executed notebook [executed/fails__N-1.ipynb](executed/fails__N-1.ipynb)" in md
+    (comparison,) = [t for t in data["comparisons"] if t["notebook"] == "curve"]
+    assert [(row["N"], row["score"]) for row in comparison["rows"]] == [(n, runs[f"curve__N-{n}"]["results"]["score"])
+                                                                       for n in (1, 2)]
+    assert (real.whole / "charts" / "curve__score.png").read_bytes().startswith(b"\x89PNG")
+    page = (real.whole / "report.html").read_text()
+    assert "<td>curve</td><td>full</td><td>N=2</td><td>ok</td><td>passed</td>" in page
+
+
 def test_two_shards_merged_make_the_report_an_unsharded_run_makes(real, tmp_path):
     assert real.statuses == {"whole": 1, "shard 1": 1, "shard 2": 1, "merge": 1}, "two runs fail on purpose"
     assert differences(real.whole, real.parts) == []
-    data = json.loads((real.parts / "results.json").read_text())
-    statuses = ["ok", "ok", "failed", "failed"]
-    assert [(r["name"], r["status"]) for r in data["runs"]] == list(zip(PLAN_NAMES, statuses, strict=True))
-    assert data["runs"][1]["results"]["scaled"] == 3 and data["comparisons"][0]["notebook"] == "curve"
-    md = (real.parts / "report.md").read_text()
-    assert "| fails | full | N=2 | failed: cell In [3]: ValueError: deliberate failure with N=2 | not reached |" in md
-    assert "executed notebook [executed/fails__N-1.ipynb](executed/fails__N-1.ipynb)" in md
-    # The comparison would see a difference that is not a time or a memory peak.
+    # What the unsharded report holds: the test above. The comparison sees a difference not of a time or memory.
     changed = tmp_path / "changed"
     shutil.copytree(real.parts, changed)
     edited = json.loads((changed / "results.json").read_text())
@@ -346,8 +353,6 @@ def test_a_merge_with_a_missing_foreign_or_broken_shard_is_refused_and_names_it(
     assert sorted((p.name, p.read_bytes()) for p in (out / "shards").iterdir()) == before, "nothing lost or changed"
 
 
-# --- the cluster files: Slurm ------------------------------------------------------------------------------------
-
 # sbatch's options the script uses (https://slurm.schedmd.com/sbatch.html)
 SBATCH_OPTIONS = {"job-name", "array", "output", "time", "cpus-per-task", "mem", "gres"}
 
@@ -367,15 +372,6 @@ def test_the_sbatch_script_is_valid_bash_with_well_formed_directives_before_any_
     assert options["gres"] == ("gpu:1", True), "the GPU is asked for by removing one '#'"
     assert options["array"] == ("1-5", False)
     assert len(make_plan([], grid_file=ROOT / "grids" / "batch_size.yaml").runs) == 5, "one shard per run of the grid"
-
-
-def test_the_sbatch_scripts_course_command_is_accepted_by_course_run():
-    line = next(x for x in SBATCH.read_text().splitlines() if x.startswith("exec course run"))
-    words = shlex.split(line.replace('"$grid"', "grids/batch_size.yaml").replace('"$out"', "build/cluster")
-                        .replace(' "$@"', " --smoke"))
-    args = _parser().parse_args(words[3:])
-    assert (args.shard, args.grid, args.smoke) == ("auto", Path("grids/batch_size.yaml"), True)
-    assert args.out == Path("build/cluster")
 
 
 def stand_ins(folder: Path, sbatch_status: int = 0) -> Path:
@@ -407,6 +403,8 @@ def test_the_sbatch_script_runs_its_shard_and_its_first_task_submits_the_merge(s
     calls = (tmp_path / "calls.log").read_text().splitlines()
     shard = "course run --grid grids/batch_size.yaml --shard auto --out out\\ dir --smoke"
     assert calls[1:] == [shard, shard], "each task runs its shard; only the first submits the merge"
+    args = _parser().parse_args(shlex.split(shard)[2:])  # a command course run accepts
+    assert (args.shard, args.grid, args.smoke) == ("auto", Path("grids/batch_size.yaml"), True)
     submitted = shlex.split(calls[0])
     assert submitted[:4] == ["sbatch", "--dependency=afterany:77", "--job-name=course-merge", "--time=00:30:00"]
     assert submitted[4] == "--output=out dir/course-merge-%j.out" and (tmp_path / "out dir").is_dir()
@@ -414,9 +412,6 @@ def test_the_sbatch_script_runs_its_shard_and_its_first_task_submits_the_merge(s
     (tmp_path / "calls.log").unlink()
     subprocess.run(["sh", "-c", wrap], env={"PATH": os.environ["PATH"]}, cwd="/", check=False)
     assert (tmp_path / "calls.log").read_text() == "course run --merge out\\ dir\n", "in the course folder"
-
-
-# --- the cluster files: Kubernetes -------------------------------------------------------------------------------
 
 
 def container(job):

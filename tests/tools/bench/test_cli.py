@@ -3,21 +3,14 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
+import pytest
 
-def run_cli(*args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
-    return subprocess.run([sys.executable, "-m", "course_utils", "bench", *args], capture_output=True, text=True,
-                          env=env)
+from course_tools.bench import cli
 
 
 def test_cli_dense_memory_passes_its_options_and_prints_the_report(monkeypatch, capsys):
     # the measurement itself is tested in test_dense_memory.py; here only the command's wiring
-    from course_tools.bench import cli
-
     calls = []
     report = {"benchmark": "dense-memory", "dataset": "mnist", "dataset_source": "sample", "images": 500,
               "epochs": 2, "book_peak_mib": 300.0, "course_peak_mib": 150.0, "book_s": 2.0, "course_s": 1.0,
@@ -31,11 +24,13 @@ def test_cli_dense_memory_passes_its_options_and_prints_the_report(monkeypatch, 
     assert "300" in text and "150" in text
 
 
-def test_cli_refuses_what_it_cannot_measure():
-    # argument errors, through `python -m course_utils` (neither imports TensorFlow)
-    proc = run_cli("dense-memory", "--json", "--epochs", "0")
-    assert proc.returncode == 2 and "--epochs and --images must be positive" in proc.stderr
-    proc = run_cli("dense-memory", "--json", "--images", "1")  # nothing left to validate on
-    assert proc.returncode == 2 and "--images must be at least 2" in proc.stderr and not proc.stdout
-    proc = run_cli("cnn")  # gone: notebook 05 measures its speed ladder itself
-    assert proc.returncode == 2 and "invalid choice: 'cnn'" in proc.stderr
+@pytest.mark.parametrize(("argv", "said"), [
+    (["dense-memory", "--json", "--epochs", "0"], "--epochs and --images must be positive"),
+    (["dense-memory", "--json", "--images", "1"], "--images must be at least 2"),  # nothing left to validate on
+    (["cnn"], "invalid choice: 'cnn'"),  # gone: notebook 05 measures its speed ladder itself
+])
+def test_cli_refuses_what_it_cannot_measure(argv, said, capsys):
+    with pytest.raises(SystemExit) as stopped:
+        cli.main(argv)
+    captured = capsys.readouterr()
+    assert stopped.value.code == 2 and said in captured.err and not captured.out

@@ -12,8 +12,6 @@ import io
 import json
 import os
 import re
-import shutil
-import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -126,9 +124,11 @@ def test_a_solution_gets_the_lessons_definitions_it_uses_and_relative_links_beco
 @pytest.mark.parametrize(("solution", "heading", "said"), [
     ("answer = unknown_helper(16)", "### Exercise 9.1: a task", "'unknown_helper'"),
     ("answer = 4", "### Exercise 8.8: another", "Exercise 9.1 has no task heading"),
+    (None, None, "There are no lesson notebooks"),  # a folder without lessons
 ])
 def test_a_lesson_the_export_cannot_read_is_refused_with_what_to_do(tmp_path, capsys, solution, heading, said):
-    code = grading.main([str(tmp_path / "course"), "--notebooks", str(lesson(tmp_path, solution, heading))])
+    notebooks = lesson(tmp_path, solution, heading) if solution else tmp_path
+    code = grading.main([str(tmp_path / "course"), "--notebooks", str(notebooks)])
     error = capsys.readouterr().err
     assert code == 2 and said in error and "What to do:" in error
     assert not (tmp_path / "course" / "source").exists() or not list((tmp_path / "course" / "source").rglob("*.ipynb"))
@@ -142,94 +142,20 @@ def test_the_course_folder_holds_the_solutions_so_it_is_made_private(tmp_path, c
     assert "chmod 700" in capsys.readouterr().err
 
 
-def test_a_folder_without_lessons_is_refused(tmp_path, capsys):
-    assert grading.main([str(tmp_path / "course"), "--notebooks", str(tmp_path)]) == 2
-    assert "There are no lesson notebooks" in capsys.readouterr().err
-
-
-# --------------------------------------------------------------------------- nbgrader itself
-def nbgrader(course: Path, *args: str) -> str:
-    """Run nbgrader in the course folder; its gradebook needs ``alembic`` on PATH (the environment's bin)."""
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
-    done = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=course, env=env, capture_output=True,
-                          text=True, timeout=600)
-    assert done.returncode == 0 and "| ERROR]" not in done.stderr, done.stderr[-3000:]
-    return done.stderr
-
-
-def answered(course: Path, assignment: str, answers: dict[str, str], tamper: bool = False) -> tuple[str, str]:
-    """A student's copy as they hand it in: the released notebook with ``answers`` (cell id -> code) written in;
-    (the released notebook's file name, its text)."""
-    (released,) = (course / "release" / assignment).glob("*.ipynb")
-    notebook = json.loads(released.read_text(encoding="utf-8"))
+def answered(course: Path, answers: dict[str, str], tamper: bool = False) -> str:
+    """A student's copy of nb03 as they hand it in: the released notebook with ``answers`` (cell id -> code)."""
+    notebook = json.loads((course / "release" / "nb03" / "03_memory.ipynb").read_text(encoding="utf-8"))
     for cell in notebook["cells"]:
         if cell["id"] in answers:
             cell["source"] = answers[cell["id"]]
         if tamper and cell["id"].startswith("check-"):
             cell["source"] = "assert True  # every check passes"
-    return released.name, json.dumps(notebook)
+    return json.dumps(notebook)
 
 
-def plant(course: Path, student: str, assignment: str, answers: dict[str, str], tamper: bool = False) -> None:
-    """A student's submission, where ``nbgrader collect`` puts it."""
-    name, text = answered(course, assignment, answers, tamper)
-    folder = course / "submitted" / student / assignment
-    folder.mkdir(parents=True)
-    (folder / name).write_text(text, encoding="utf-8")
-    (folder / "timestamp.txt").write_text("2026-12-05 10:00:00.000000 UTC")
-
-
-def solution_of(course: Path, assignment: str, cell_id: str) -> str:
-    (path,) = (course / "source" / assignment).glob("*.ipynb")
-    code = next(source(c) for c in cells(path) if c["id"] == cell_id)
+def solution_of(course: Path, cell_id: str) -> str:
+    code = next(source(c) for c in cells(course / "source" / "nb03" / "03_memory.ipynb") if c["id"] == cell_id)
     return re.sub(r"### (BEGIN|END) SOLUTION\n?", "", code)
-
-
-@pytest.fixture(scope="module")
-def released(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The course folder with nb03 generated and released (``nbgrader generate_assignment``, 3 s): made once, and each
-    test below grades in a copy of its own."""
-    course = tmp_path_factory.mktemp("released") / "course"
-    grading.write_course(course)
-    nbgrader(course, "generate_assignment", "nb03")  # nb05's context cell (TensorFlow) runs in the test above
-    return course
-
-
-def copy_of(released: Path, course: Path) -> Path:
-    shutil.copytree(released, course)
-    return course
-
-
-def test_nbgrader_autogrades_a_planted_class_with_the_course_checks(tmp_path, released):
-    course = copy_of(released, tmp_path / "course")
-    right = {cell: solution_of(course, "nb03", cell) for cell in ("answer-3_1", "answer-3_2")}
-    wrong = {"answer-3_1": 'answer = {"a class of four": "growth", "two GPUs on one T4": "limit", '
-                           '"a program you cannot change": "default"}',
-             "answer-3_2": "answer = 1000"}
-    plant(course, "ada", "nb03", right)
-    plant(course, "ben", "nb03", {"answer-3_1": right["answer-3_1"], "answer-3_2": wrong["answer-3_2"]})
-    plant(course, "chen", "nb03", wrong)
-    plant(course, "dina", "nb03", {})  # handed in as released
-    plant(course, "eli", "nb03", wrong, tamper=True)
-    nbgrader(course, "autograde", "nb03")
-    with sqlite3.connect(course / "gradebook.db") as db:  # nbgrader's gradebook: each submission's points
-        scores = dict(db.execute(
-            "SELECT student.id || ' ' || assignment.name, SUM(COALESCE(grade.manual_score, grade.auto_score)) "
-            "FROM grade JOIN submitted_notebook ON grade.notebook_id = submitted_notebook.id "
-            "JOIN submitted_assignment ON submitted_notebook.assignment_id = submitted_assignment.id "
-            "JOIN student ON submitted_assignment.student_id = student.id "
-            "JOIN assignment ON submitted_assignment.assignment_id = assignment.id GROUP BY 1"))
-    assert scores == {"ada nb03": 2, "ben nb03": 1, "chen nb03": 0, "dina nb03": 0, "eli nb03": 0}
-    tampered = cells(next((course / "autograded" / "eli" / "nb03").glob("*.ipynb")))
-    assert "assert True" not in json.dumps(tampered)  # nbgrader put the locked checks back
-
-    nbgrader(course, "generate_feedback", "nb03")
-    feedback = (course / "feedback" / "ben" / "nb03" / "03_memory.html").read_text(encoding="utf-8")
-    assert "Exercise 3.2" in feedback and "is not it" in feedback  # the course's own hint, in the feedback
-    nbgrader(course, "export")
-    with (course / "grades.csv").open(encoding="utf-8") as table:
-        exported = {(row["student_id"], row["assignment"]): float(row["score"]) for row in csv.DictReader(table)}
-    assert exported[("ada", "nb03")] == 2 and exported[("ben", "nb03")] == 1
 
 
 def documented_steps() -> str:
@@ -242,24 +168,34 @@ def documented_steps() -> str:
     return block.group(1)
 
 
-def test_the_documented_steps_grade_collected_files_without_the_exchange(tmp_path, released):
-    """No exchange and no root: two students' answered copies come back by any means into ~/collected/nb03/, and
-    the documented block, run as written (HOME is this test's folder), places them, autogrades and exports."""
-    course = copy_of(released, tmp_path / "tf-gpu-course-grades")
-    right = {cell: solution_of(course, "nb03", cell) for cell in ("answer-3_1", "answer-3_2")}
+def test_the_documented_steps_grade_a_planted_class_with_the_course_checks(tmp_path):
+    """No exchange and no root: a planted class's answered copies (right, partly right, wrong, empty, and a changed
+    test cell) come back by any means into ~/collected/nb03/, and the documented block, run as written (HOME is this
+    test's folder), places them, autogrades and exports."""
+    env = {**os.environ, "HOME": str(tmp_path),  # nbgrader's gradebook needs ``alembic`` on PATH (the environment's)
+           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    course = tmp_path / "tf-gpu-course-grades"
+    grading.write_course(course)
+    done = subprocess.run([sys.executable, "-m", "nbgrader", "generate_assignment", "nb03"], cwd=course, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0 and "| ERROR]" not in done.stderr, done.stderr[-3000:]
+    right = {cell: solution_of(course, cell) for cell in ("answer-3_1", "answer-3_2")}
+    wrong = {"answer-3_1": 'answer = {"a class of four": "growth", "two GPUs on one T4": "limit", '
+                           '"a program you cannot change": "default"}',
+             "answer-3_2": "answer = 1000"}
     collected = tmp_path / "collected" / "nb03"
     collected.mkdir(parents=True)
-    for student, answers in (("ana", right), ("ben", {**right, "answer-3_2": "answer = 1000"})):
-        _name, text = answered(course, "nb03", answers)
-        (collected / f"{student}.ipynb").write_text(text, encoding="utf-8")
-    env = {**os.environ, "HOME": str(tmp_path),
-           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    for student, answers, tamper in (("ada", right, False), ("ben", {**right, "answer-3_2": "answer = 1000"}, False),
+                                     ("chen", wrong, False), ("dina", {}, False), ("eli", wrong, True)):
+        (collected / f"{student}.ipynb").write_text(answered(course, answers, tamper), encoding="utf-8")
     done = subprocess.run(["bash", "-euo", "pipefail", "-c", documented_steps()], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0 and "| ERROR]" not in done.stderr, done.stderr[-3000:]
     with (course / "grades.csv").open(encoding="utf-8") as table:
         grades = {row["student_id"]: float(row["score"]) for row in csv.DictReader(table)
                   if row["assignment"] == "nb03"}
-    assert grades == {"ana": 2, "ben": 1}
-    for student in ("ana", "ben"):
-        assert (course / "feedback" / student / "nb03" / "03_memory.html").is_file()
+    assert grades == {"ada": 2, "ben": 1, "chen": 0, "dina": 0, "eli": 0}
+    tampered = cells(course / "autograded" / "eli" / "nb03" / "03_memory.ipynb")
+    assert "assert True" not in json.dumps(tampered)  # nbgrader put the locked checks back
+    feedback = (course / "feedback" / "ben" / "nb03" / "03_memory.html").read_text(encoding="utf-8")
+    assert "Exercise 3.2" in feedback and "is not it" in feedback  # the course's own hint, in the feedback

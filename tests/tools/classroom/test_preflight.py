@@ -14,7 +14,6 @@ import pytest
 from course_tools.classroom import preflight
 from course_tools.classroom.preflight import SCHEMA, default_out, in_range
 from course_tools.classroom.preflight_problems import find_problems
-from course_utils import cli
 
 from ...conftest import ROOT
 
@@ -204,7 +203,3 @@ def test_a_failed_write_prints_the_record_so_nothing_is_lost(real_run, tmp_path,
     assert json.loads(captured.out) == real_run.record
     assert "No space left on device" in captured.err
 
-
-def test_the_command_is_registered():
-    assert cli.commands()["preflight"][0] == "course_tools.classroom.preflight"
-    assert cli.commands()["class-report"][0] == "course_tools.classroom.class_report"

@@ -3,15 +3,15 @@ command's output for 30 students on one 80 GB GPU and on two 24 GB GPUs, and the
 
 from __future__ import annotations
 
-import argparse
 import copy
+import json
 import re
 
 import pytest
 
 from course_tools.classroom import preflight
 from course_tools.classroom.preflight_problems import find_problems
-from course_tools.classroom.sizing import CONTEXT_MIB, plan, students_count
+from course_tools.classroom.sizing import CONTEXT_MIB, plan
 
 from ...conftest import ROOT
 
@@ -79,22 +79,14 @@ def test_what_cannot_be_sized_says_why(memory, hub_gpus, why):
     assert sized["fits"] is None and sized["gpus"] == [] and why in sized["not_sized"]
 
 
-@pytest.mark.parametrize("text", ["0", "-3", "x", "2.5", "", "١٢"])
-def test_a_bad_number_of_students_is_refused(text, capsys):
-    with pytest.raises(argparse.ArgumentTypeError, match="is not a number of students: give a whole number"):
-        students_count(text)
+@pytest.mark.parametrize(("option", "text"), [*(("--students", t) for t in ["0", "-3", "x", "2.5", "", "١٢"]),
+                                             *(("--context-mib", t) for t in ["-1", "half", "0.5"])])
+def test_a_bad_number_of_students_or_context_is_refused(option, text, capsys):
     with pytest.raises(SystemExit) as stopped:
-        preflight.main([f"--students={text}"])
+        preflight.main(["--students", "30", f"{option}={text}"])  # the last --students given counts
     assert stopped.value.code == 2
-    assert f"argument --students: {text!r} is not a number of students" in capsys.readouterr().err
-
-
-@pytest.mark.parametrize("text", ["-1", "half", "0.5"])
-def test_a_bad_context_is_refused(text, capsys):
-    with pytest.raises(SystemExit) as stopped:
-        preflight.main(["--students", "30", f"--context-mib={text}"])
-    assert stopped.value.code == 2
-    assert f"argument --context-mib: {text!r} is not an amount of memory in MiB" in capsys.readouterr().err
+    said = "is not a number of students" if option == "--students" else "is not an amount of memory in MiB"
+    assert f"argument {option}: {text!r} {said}" in capsys.readouterr().err
 
 
 def test_sizing_options_need_students_and_a_good_limit(capsys, tmp_path):
@@ -103,9 +95,6 @@ def test_sizing_options_need_students_and_a_good_limit(capsys, tmp_path):
     assert preflight.main(["--students", "3", "--gpu-memory", "half", "--out", str(tmp_path / "r.json")]) == 2
     assert "COURSE_GPU_MEMORY='half' is not a GPU memory policy" in capsys.readouterr().err
     assert not (tmp_path / "r.json").exists()
-
-
-# --------------------------------------------------------------------------- the problems
 
 
 def sizing_problems(real_run, sized):
@@ -143,9 +132,6 @@ def test_each_sizing_gives_its_problem(real_run, sized, expected):
         assert all(fix in problem["fix"] for fix in fixes), problem["fix"]
 
 
-# --------------------------------------------------------------------------- the command
-
-
 def sizing_part(out: str) -> str:
     """The summary's sizing lines and its class-* problems, as printed."""
     lines = out.splitlines()
@@ -158,46 +144,35 @@ def sizing_part(out: str) -> str:
 
 
 def run(tmp_path, capsys, csv_rows, *options):
+    """``course preflight`` on the GPUs of ``csv_rows`` (nvidia-smi's CSV): its status, sizing lines and record."""
     smi = tmp_path / "smi.csv"
     smi.write_text("index, name, memory.total [MiB]\n" + "".join(f"{row}\n" for row in csv_rows), encoding="utf-8")
     code = preflight.main(["--no-compute", "--out", str(tmp_path / "r.json"), "--nvidia-smi", str(smi), *options])
-    return code, sizing_part(capsys.readouterr().out)
+    return code, sizing_part(capsys.readouterr().out), json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
 
 
-def test_30_students_on_one_80_gb_gpu(real_run, tmp_path, capsys, monkeypatch):
-    monkeypatch.setenv("COURSE_GPU_MEMORY", "2048")  # as the hub sets it
+ONE_H100, TWO_A10 = [f"0, NVIDIA H100 80GB HBM3, {H100} MiB"], [f"{i}, NVIDIA A10, {A10} MiB" for i in (0, 1)]
+
+
+# the GPUs nvidia-smi lists, COURSE_GPU_MEMORY as the hub sets it, the options -> students that fit, each GPU's
+# (fit, students), the recommended limit, the class-* problem
+@pytest.mark.parametrize(("rows", "variable", "options", "fit", "gpus", "limit", "problem"), [
+    (ONE_H100, "2048", [], 31, [(31, 30)], 2048, None),
+    (TWO_A10, None, ["--gpu-memory", "2048", "--hub-gpus", "0,1"], 18, [(9, 15), (9, 15)], 1024, "class-does-not-fit"),
+    (TWO_A10, "2048", [], 9, [(9, 30), (9, 30)], 256, "class-does-not-fit"),  # without COURSE_HUB_GPUS
+], ids=["one-80-gb-gpu", "two-24-gb-gpus-one-each", "two-24-gb-gpus-every-one"])
+def test_the_command_sizes_the_class_on_the_gpus_here(tmp_path, capsys, monkeypatch, rows, variable, options, fit,
+                                                      gpus, limit, problem):
     monkeypatch.delenv("COURSE_HUB_GPUS", raising=False)
-    _code, out = run(tmp_path, capsys, [f"0, NVIDIA H100 80GB HBM3, {H100} MiB"], "--students", "30")
-    assert out == """\
-Class sizing: 30 students, one running notebook each
-  Each notebook: 2048 MiB (COURSE_GPU_MEMORY=2048) + 512 MiB (its CUDA context, approximate) = 2560 MiB.
-  GPU 0: NVIDIA H100 80GB HBM3, 81559 MiB: 31 notebooks fit, 30 students on it.
-  In all: 31 students fit, 30 wanted. The class fits."""
-
-
-def test_30_students_on_two_24_gb_gpus(real_run, tmp_path, capsys, monkeypatch):
-    monkeypatch.delenv("COURSE_HUB_GPUS", raising=False)
-    rows = [f"{i}, NVIDIA A10, {A10} MiB" for i in (0, 1)]
-    code, out = run(tmp_path, capsys, rows, "--students", "30", "--gpu-memory", "2048", "--hub-gpus", "0,1")
-    assert code == 1
-    assert out == """\
-Class sizing: 30 students, one running notebook each
-  Each notebook: 2048 MiB (COURSE_GPU_MEMORY=2048) + 512 MiB (its CUDA context, approximate) = 2560 MiB.
-  Each student gets one GPU of COURSE_HUB_GPUS=0,1, chosen from a hash of the name: even on average, not exactly.
-  GPU 0: NVIDIA A10, 24564 MiB: 9 notebooks fit, 15 students on it.
-  GPU 1: NVIDIA A10, 24564 MiB: 9 notebooks fit, 15 students on it.
-  In all: 18 students fit, 30 wanted. The class does NOT fit.
-
-Problems:
-  [error] class-does-not-fit: 30 students do not fit: the GPUs here hold 18 with COURSE_GPU_MEMORY=2048 (2560 MiB \
-per notebook with its CUDA context).
-      fix: Set COURSE_GPU_MEMORY=1024 (the largest multiple of 256 MiB with which 30 students fit), or take at most \
-18 students on this server, or use 4 GPUs like these (COURSE_HUB_GPUS)."""
-    # the same GPUs without COURSE_HUB_GPUS: every student's notebook takes memory on both
-    monkeypatch.setenv("COURSE_GPU_MEMORY", "2048")
-    _code, out = run(tmp_path, capsys, rows, "--students", "30")
-    assert "Every student sees every GPU (COURSE_HUB_GPUS is not set)" in out
-    assert "In all: 9 students fit, 30 wanted." in out and "Set COURSE_HUB_GPUS=0,1" in out
+    if variable:
+        monkeypatch.setenv("COURSE_GPU_MEMORY", variable)
+    code, out, record = run(tmp_path, capsys, rows, "--students", "30", *options)
+    sized = record["sizing"]
+    assert (sized["gpu_memory"], sized["fit"], sized["recommended_gpu_memory"]) == (2048, fit, limit)
+    assert [(row["fit"], row["students"]) for row in sized["gpus"]] == gpus
+    assert [p["code"] for p in record["problems"] if p["code"].startswith("class-")] == [problem] * bool(problem)
+    assert (not problem or code == 1) and f"In all: {fit} students fit, 30 wanted." in out
+    assert ("Each student gets one GPU of COURSE_HUB_GPUS=0,1" in out) == ("--hub-gpus" in options)
 
 
 def test_the_docs_show_the_commands_real_output(real_run, tmp_path, capsys, monkeypatch):
@@ -207,9 +182,8 @@ def test_the_docs_show_the_commands_real_output(real_run, tmp_path, capsys, monk
     assert f"```bash\n{command}\n```" in docs
     assert f"one H100 with 80 GiB (`nvidia-smi` reports {H100} MiB)" in docs
     monkeypatch.delenv("COURSE_HUB_GPUS", raising=False)
-    code, out = run(tmp_path, capsys, [f"0, NVIDIA H100 80GB HBM3, {H100} MiB"], *command.split()[2:])
+    code, out, _record = run(tmp_path, capsys, ONE_H100, *command.split()[2:])
     assert code == 1 and f"```text\n{out}\n```" in docs
-    _code, fitting = run(tmp_path, capsys, [f"0, NVIDIA H100 80GB HBM3, {H100} MiB"], "--students", "30",
-                         "--gpu-memory", "2048")
+    _code, fitting, _record = run(tmp_path, capsys, ONE_H100, "--students", "30", "--gpu-memory", "2048")
     said = re.search(r"With `--gpu-memory 2048`, each notebook takes (\d+) MiB, and the summary says\n`(.*?)`", docs)
     assert said and f"= {said[1]} MiB." in fitting and fitting.endswith("\n  " + said[2])

@@ -15,7 +15,7 @@ import json
 import re
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import requests
@@ -32,14 +32,7 @@ class Execution:
     status: str = "pending"  # the reply's "ok" / "error" / "aborted"
     stdout: str = ""
     stderr: str = ""
-    data: list[dict[str, Any]] = field(default_factory=list)  # execute_result / display_data bundles
     error: dict[str, Any] | None = None
-
-    @property
-    def text(self) -> str:
-        """Printed text and the plain-text form of every result, in order of kind."""
-        plain = [bundle.get("text/plain", "") for bundle in self.data]
-        return "\n".join([self.stdout, *plain])
 
     def describe(self) -> str:
         if self.error is None:
@@ -113,8 +106,6 @@ class RemoteKernel:
                     result.stderr += content.get("text", "")
                 else:
                     result.stdout += content.get("text", "")
-            elif kind in ("execute_result", "display_data"):
-                result.data.append(content.get("data", {}))
             elif kind == "error":
                 result.error = content
             elif kind == "execute_reply":

@@ -35,31 +35,19 @@ DEVICES = ["0", "1", "2", "3"]
 START = ROOT / "hub" / "start-student"
 
 
-# --------------------------------------------------------------------------- the instructor's variables
-
-
-def test_defaults_let_a_group_in_with_limits_and_memory_growth():
-    settings = hub.read_settings({})
-    assert settings.users == frozenset() and settings.group == "tf-course" and settings.admins == frozenset()
-    assert (settings.mem_limit, settings.cpu_limit) == ("8G", 2.0)
-    assert settings.gpus == () and settings.gpu_memory == "growth"
-    assert settings.state_dir == Path("/srv/tf-gpu-course-hub")
-
-
-def test_a_list_of_users_replaces_the_group():
-    settings = hub.read_settings({
-        variables.HUB_USERS: "ana, ben chen", variables.HUB_GROUP: "ignored", variables.HUB_ADMINS: "teach",
-        variables.HUB_GPUS: "0,MIG-4f1c 2", variables.HUB_MEM_LIMIT: "12g", variables.HUB_CPU_LIMIT: "0.5",
-        variables.GPU_MEMORY: "4096", variables.HUB_STATE: "/var/lib/hub"})
-    assert settings.users == {"ana", "ben", "chen"} and settings.group is None and settings.admins == {"teach"}
-    assert settings.gpus == ("0", "MIG-4f1c", "2")
-    assert (settings.mem_limit, settings.cpu_limit, settings.gpu_memory) == ("12G", 0.5, "4096")
-    assert settings.state_dir == Path("/var/lib/hub")
-
-
-def test_none_turns_a_limit_off():
-    settings = hub.read_settings({variables.HUB_MEM_LIMIT: "none", variables.HUB_CPU_LIMIT: "None"})
-    assert settings.mem_limit is None and settings.cpu_limit is None
+@pytest.mark.parametrize(("given", "expected"), [
+    ({}, {"users": frozenset(), "group": "tf-course", "admins": frozenset(), "mem_limit": "8G", "cpu_limit": 2.0,
+          "gpus": (), "gpu_memory": "growth", "state_dir": Path("/srv/tf-gpu-course-hub")}),
+    ({variables.HUB_USERS: "ana, ben chen", variables.HUB_GROUP: "ignored", variables.HUB_ADMINS: "teach",
+      variables.HUB_GPUS: "0,MIG-4f1c 2", variables.HUB_MEM_LIMIT: "12g", variables.HUB_CPU_LIMIT: "0.5",
+      variables.GPU_MEMORY: "4096", variables.HUB_STATE: "/var/lib/hub"},
+     {"users": {"ana", "ben", "chen"}, "group": None, "admins": {"teach"}, "mem_limit": "12G", "cpu_limit": 0.5,
+      "gpus": ("0", "MIG-4f1c", "2"), "gpu_memory": "4096", "state_dir": Path("/var/lib/hub")}),
+    ({variables.HUB_MEM_LIMIT: "none", variables.HUB_CPU_LIMIT: "None"}, {"mem_limit": None, "cpu_limit": None}),
+], ids=["defaults-a-group-with-limits", "a-list-of-users-replaces-the-group", "none-turns-a-limit-off"])
+def test_the_instructors_variables_become_the_hubs_settings(given, expected):
+    settings = hub.read_settings(given)
+    assert {name: getattr(settings, name) for name in expected} == expected
 
 
 @pytest.mark.parametrize(("variable", "value"), [
@@ -88,9 +76,6 @@ def test_the_course_repository_is_a_clone_on_this_machine_or_a_url_and_reaches_e
     assert environment[variables.HUB_REPO] == repo and environment[variables.HUB_BRANCH] == "main"
     unset = hub.student_environment(hub.read_settings({}), Path("/opt/course/.venv/bin"))
     assert variables.HUB_REPO not in unset and variables.HUB_BRANCH not in unset
-
-
-# --------------------------------------------------------------------------- each student's device
 
 
 def test_each_student_keeps_one_device_across_restarts_and_hash_seeds():
@@ -131,9 +116,6 @@ def test_the_private_tensorboard_listens_on_a_unix_socket_the_proxy_picks():
     assert "{port}" not in " ".join(server["command"]), "no TCP port: classmates' processes would reach it"
 
 
-# --------------------------------------------------------------------------- what students can reach, the proxy
-
-
 @pytest.fixture
 def open_tmp() -> Iterator[Path]:
     """A folder in the system's temporary folder, open to other users (pytest's tmp_path sits in a 0700 one)."""
@@ -141,37 +123,28 @@ def open_tmp() -> Iterator[Path]:
         yield Path(folder)
 
 
-def test_a_python_inside_a_closed_folder_is_reported(open_tmp):
-    tmp_path = open_tmp
-    checkout = tmp_path / "open" / "course"
-    (checkout / "notebooks").mkdir(parents=True)
-    python = tmp_path / "closed" / "bin" / "python3"
-    python.parent.mkdir(parents=True)
+def test_a_python_or_a_course_repository_inside_a_closed_folder_is_reported(open_tmp):
+    checkout, closed, url = open_tmp / "open" / "course", open_tmp / "closed", "https://github.com/tf-gpu-course/x"
+    python, repo = closed / "bin" / "python3", closed / "repo"  # COURSE_HUB_REPO: each student's server clones it
+    for folder in (checkout / "notebooks", python.parent, repo):
+        folder.mkdir(parents=True)
     python.write_text("#!/bin/sh\n")
-    for folder in (tmp_path, tmp_path / "open", checkout, checkout / "notebooks", python.parent):
-        folder.chmod(0o755)
-    python.chmod(0o755)
-    assert hub.closed_to_students(str(python), checkout) == []
-    (tmp_path / "closed").chmod(0o700)
+    for path in (open_tmp, open_tmp / "open", checkout, checkout / "notebooks", closed, python.parent, python, repo):
+        path.chmod(0o755)
     link = checkout / "python"
     link.symlink_to(python)  # the environment's python is a link: the real program is what must be reached
+    assert hub.closed_to_students(str(link), checkout, f"file://{repo}") == []
+    closed.chmod(0o700)
     try:
-        problems = hub.closed_to_students(str(link), checkout)
+        found = {given: hub.closed_to_students(str(link), checkout, given) for given in (None, str(repo),
+                                                                                        f"file://{repo}", url)}
     finally:
-        (tmp_path / "closed").chmod(0o755)
-    assert len(problems) == 1 and f"the folder {tmp_path / 'closed'} is closed to other users" in problems[0]
-    assert str(python) in problems[0]
-    # COURSE_HUB_REPO: each student's server clones it, so a repository in a closed folder is reported too
-    repo = tmp_path / "closed" / "repo"
-    repo.mkdir(mode=0o755)
-    assert hub.closed_to_students(str(python), checkout, f"file://{repo}") == []
-    assert hub.closed_to_students(str(python), checkout, "https://github.com/tf-gpu-course/tf-gpu-course") == []
-    (tmp_path / "closed").chmod(0o700)
-    try:
-        problems = hub.closed_to_students(str(python), checkout, str(repo))
-    finally:
-        (tmp_path / "closed").chmod(0o755)
-    assert any(str(repo) in problem for problem in problems), problems
+        closed.chmod(0o755)
+    (alone,) = found[None]
+    assert f"the folder {closed} is closed to other users" in alone and str(python) in alone
+    assert found[url] == [alone], "a repository on the network is not this machine's folder"
+    for given in (str(repo), f"file://{repo}"):
+        assert any(str(repo) in problem for problem in found[given]), given
 
 
 def test_the_proxy_comes_from_the_checkout_then_path_else_a_message_with_the_npm_command(monkeypatch, tmp_path):
@@ -189,9 +162,6 @@ def test_the_proxy_comes_from_the_checkout_then_path_else_a_message_with_the_npm
     with pytest.raises(CourseError) as caught:
         hub.proxy_command({"PATH": str(tmp_path / "nothing")})
     assert "npm install" in caught.value.fix and "configurable-http-proxy@5.3.0" in caught.value.fix
-
-
-# --------------------------------------------------------------------------- the shipped configuration file
 
 
 @pytest.fixture
@@ -306,9 +276,6 @@ def test_systemd_spawner_turns_the_limits_into_unit_properties_that_systemd_enfo
              "NoNewPrivileges": "NoNewPrivileges"}  # a property set, and the name systemctl show gives it
     assert command.group(2).split() == [word for name in shown.values() for word in ("-p", name)]
     assert set(shown) <= set(properties)
-
-
-# --------------------------------------------------------------------------- the start script
 
 
 def start_student(home: Path, **settings: str) -> subprocess.CompletedProcess[str]:
