@@ -102,9 +102,6 @@ def log_findings(report: LogReport) -> list[Finding]:
     return sorted(out, key=lambda f: order[f.severity])
 
 
-# --------------------------------------------------------------------------- the machine
-
-
 @dataclass
 class TensorFlowInfo:
     """What the installed TensorFlow says about itself (only for this machine, never for a described one)."""
@@ -148,9 +145,6 @@ class Machine:
         """Each GPU's name and compute capability: TensorFlow's view first, then nvidia-smi's."""
         seen = [(g["name"], g["compute_capability"]) for g in (self.tensorflow.gpus if self.tensorflow else [])]
         return seen + [(g.name, g.compute_capability) for g in (self.smi.gpus if self.smi else [])]
-
-
-# --------------------------------------------------------------------------- the diagnosis
 
 
 def log_hints(log: str, gpu: bool | None = None) -> list[str]:

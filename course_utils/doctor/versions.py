@@ -44,9 +44,6 @@ def version_text(version: Version) -> str:
     return ".".join(str(part) for part in version)
 
 
-# --------------------------------------------------------------------------- texts in the student's language
-
-
 def english_hash(text: str) -> str:
     """The ``en_sha256`` of an English text: the first 16 hex digits of its SHA-256 (UTF-8)."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]

@@ -19,7 +19,6 @@ from course_utils.lessons import Feedback, feedback, is_empty, not_answered, una
 
 _ = translator("lessons")
 
-# --------------------------------------------------------------------------- the run: what setup reads
 
 NOTEBOOK = "03_memory"  # the name the notebook gives setup
 SMOKE = {"BATCH_SIZE": 128}
@@ -29,8 +28,6 @@ KEY_RESULTS = {  # name: what it means, as the run report explains it
     "largest_batch": "the largest batch estimated to fit in 5,000 MiB of GPU memory",
 }
 
-
-# ----------------------------------------------------------------------------- Exercise 3.1
 
 SETTING = "Exercise 3.1"
 CHOICES = ("default", "growth", "limit", "logical GPUs", "TF_FORCE_GPU_ALLOW_GROWTH")
@@ -103,8 +100,6 @@ def check_memory_setting(answer: object) -> Feedback:
               "without code, if it is set before the program starts.")
     return feedback(SETTING, problems, right=right)
 
-
-# ----------------------------------------------------------------------------- Exercise 3.2
 
 BATCH = "Exercise 3.2"
 WEIGHTS = 93_322  # the blog post's CNN: "Total params" in its summary

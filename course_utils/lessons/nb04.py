@@ -20,7 +20,6 @@ from course_utils.params import needs_split, too_few
 
 _ = translator("lessons")
 
-# --------------------------------------------------------------------------- the run: what setup reads
 
 NOTEBOOK = "04_dense_noise_vs_zeros"  # the name the notebook gives setup
 SMOKE = {"EPOCHS": 5, "IMAGES": 4000}
@@ -44,8 +43,6 @@ def needs(values: Mapping[str, Any]) -> None:
                         "up (docs/references.md#noise-gap).").format(images=images, least=4000),
                       4000)
 
-
-# --------------------------------------------------------------------------- the exercises
 
 MEMORY, SPEED = "Exercise 4.1", "Exercise 4.2"
 IMAGES, FEATURES, HIDDEN, CLASSES, BATCH = 60_000, 1568, 512, 10, 128
@@ -156,8 +153,6 @@ def check_memory(answer: Any) -> Feedback:
               "builds each batch when fit asks for it, 0.8 MB at a time.")
     return feedback(MEMORY, problems, right=right)
 
-
-# ----------------------------------------------------------------------------- Exercise 4.2
 
 PREDICTIONS = ("a", "b", "c")
 

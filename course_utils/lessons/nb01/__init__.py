@@ -26,7 +26,6 @@ from course_utils.lessons import Feedback, feedback, is_empty, multiple_choice, 
 
 _ = translator("lessons")
 
-# --------------------------------------------------------------------------- the run: what setup reads
 
 NOTEBOOK = "01_install_versions"  # the name the notebook gives setup
 SMOKE = {}  # nothing to shorten: the notebook runs in seconds
@@ -62,8 +61,6 @@ LAPTOP = Machine("wsl2", "3.12", "560.94", _("Windows 11 with WSL2 (Ubuntu), Pyt
 SERVER = Machine("linux", "3.8", "535.183.01", _("Linux, Python 3.8, NVIDIA driver 535.183.01"))
 
 
-# ----------------------------------------------------------------------------- Exercise 1.1
-
 ROUTES = ("a", "b", "c", "d")
 
 
@@ -85,8 +82,6 @@ def check_route(answer: object) -> Feedback:
               "the Windows driver is needed, {wsl2} or newer: 512.77 is too old.").format(wsl2=wsl2)
     return multiple_choice("Exercise 1.1", answer, ROUTES, said, right=right)
 
-
-# ----------------------------------------------------------------------------- Exercises 1.2 and 1.3
 
 _PACKAGES = ("tensorflow", "tensorflow-gpu", "tensorflow-cpu", "tf-nightly")
 _PATCHES = 10  # the patch versions a row may have: 2.13.0 to 2.13.9 (the table holds releases, not patches)

@@ -13,7 +13,6 @@ from course_utils.lessons import Feedback, feedback, is_empty, multiple_choice, 
 
 _ = translator("lessons")
 
-# --------------------------------------------------------------------------- the run: what setup reads
 
 NOTEBOOK = "02_verify_gpu"  # the name the notebook gives setup
 SMOKE = {"MATMUL_SIZE": 256, "REPEATS": 3}
@@ -24,8 +23,6 @@ KEY_RESULTS = {  # name: what it means, as the run report explains it
     "copy_ms": "copying the product from each device to main memory, median milliseconds",
 }
 
-
-# --------------------------------------------------------------------------- the exercises
 
 # Exercise 2.1: the GPUs of the task, with their compute capability.
 GPUS = {"GeForce GTX 980": "5.2", "GeForce GTX 1080": "6.1", "Tesla T4": "7.5", "GeForce RTX 3060": "8.6",
@@ -75,8 +72,6 @@ def check_gpu_code(answer: object) -> Feedback:
     return feedback(name, problems, right=right)
 
 
-# ----------------------------------------------------------------------------- Exercise 2.2
-
 # Exercise 2.2: a classmate's table from the timing cell on a GPU, 4096 x 4096 float32 (ms per product).
 TIMING = {"cpu_ms": 820.0, "gpu_ms": 9.8, "copy_ms": 12.0, "products": 100}
 TIMING_CHOICES = ("a", "b", "c")
@@ -104,8 +99,6 @@ def check_timing(answer: object) -> Feedback:
               "need, once.").format(b=seconds["b"])
     return multiple_choice("Exercise 2.2", answer, TIMING_CHOICES, said, right=right)
 
-
-# ----------------------------------------------------------------------------- Exercise 2.3
 
 # Exercise 2.3: GPUs and their compute capability; TF32 runs by default from 8.0.
 TF32_GPUS = {"GeForce GTX 1080": "6.1", "Tesla T4": "7.5", "A100": "8.0", "GeForce RTX 4090": "8.9", "H100": "9.0"}

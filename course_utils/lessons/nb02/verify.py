@@ -22,8 +22,6 @@ def short_device(name: str) -> str:
     return name.rsplit("device:", 1)[-1]
 
 
-# ----------------------------------------------------------------------------- the answer
-
 INDEX = "index"  # the anchor of the troubleshooting page's index, in docs/troubleshooting.md and docs/zh/
 
 

@@ -22,7 +22,6 @@ from course_utils.params import needs_split, too_few, train_images
 
 _ = translator("lessons")
 
-# --------------------------------------------------------------------------- the run: what setup reads
 
 NOTEBOOK = "06_tensorboard"  # the name the notebook gives setup
 SMOKE = {"EPOCHS": 2, "IMAGES": 1000}
@@ -62,8 +61,6 @@ def needs(values: Mapping[str, Any]) -> None:
                 least=least),
         )
 
-
-# --------------------------------------------------------------------------- the exercises
 
 # Exercise 6.1: the run the student profiles.
 PROFILE_EPOCHS, BATCHES_PER_EPOCH, PROFILE_STEPS, PROFILE_EPOCH = 3, 20, 5, 2
@@ -120,9 +117,6 @@ def check_input_bound(answer: object) -> Feedback:
     right = _("Right. A and C wait about as long, but C's step is much longer: input-bound is a share of the step, "
               "not a time. A faster device makes the same input weigh more.")
     return feedback(name, problems, right=right)
-
-
-# ----------------------------------------------------------------------------------------------- Exercise 6.1
 
 
 def _epoch_of(batch: int) -> int:

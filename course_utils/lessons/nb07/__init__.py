@@ -20,7 +20,6 @@ from course_utils.params import too_few
 
 _ = translator("lessons")
 
-# --------------------------------------------------------------------------- the run: what setup reads
 
 NOTEBOOK = "07_beyond_one_gpu"  # the name the notebook gives setup
 SMOKE = {"EPOCHS": 2, "IMAGES": 1024, "BATCH_SIZE": 64}
@@ -43,8 +42,6 @@ def needs(values: Mapping[str, Any]) -> None:
                         "{replicas}.").format(images=images, least=batch * replicas, batch=batch, replicas=replicas),
                       batch * replicas)
 
-
-# --------------------------------------------------------------------------- the exercises
 
 # Exercise 7.1: one GPU's batch, the GPUs of the new machine, the images of an epoch.
 ONE_GPU_BATCH, GPUS, PLAN_IMAGES = 256, 4, 60_000
