@@ -51,12 +51,11 @@ def notebook_parameters(namespace: Mapping[str, Any]) -> dict[str, Any]:
 
 @dataclass
 class Course:
-    """What ``setup`` hands the notebook: TensorFlow, the device, the smoke flag, the record."""
+    """What ``setup`` hands the notebook: TensorFlow, the device, the record."""
 
     notebook: str
     tf: Any
     device: DeviceChoice
-    smoke: bool
     recorder: Recorder
 
     def record(self, **results: Any) -> None:
@@ -243,4 +242,4 @@ def setup(
         lines.append(_("Smoke mode (COURSE_SMOKE=1): {changes}").format(changes=shown))
     lines.append(_("Results are recorded in {path}").format(path=recorder.path))
     print("\n".join(lines))
-    return Course(notebook, tf, device, is_smoke, recorder)
+    return Course(notebook, tf, device, recorder)

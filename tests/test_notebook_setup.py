@@ -154,7 +154,7 @@ def test_a_run_gets_a_fresh_work_folder_under_its_own_folder(tmp_path, monkeypat
 
     monkeypatch.delenv("COURSE_RESULTS_DIR")
     monkeypatch.setenv("COURSE_HOME", str(tmp_path / "out" / "work" / "07_x__N-1"))  # course run: the run's own home
-    course = Course("07_x", tf=None, device=None, smoke=True, recorder=Recorder("07_x", parameters={}, smoke=True))
+    course = Course("07_x", tf=None, device=None, recorder=Recorder("07_x", parameters={}, smoke=True))
     folder = course.work_dir()
     assert folder == tmp_path / "out" / "work" / "07_x__N-1" / "work" / "07_x"
     assert folder.is_dir() and list(folder.iterdir()) == []
@@ -167,7 +167,7 @@ def test_a_run_gets_a_fresh_work_folder_under_its_own_folder(tmp_path, monkeypat
     assert course.work_dir("cluster") == folder / "cluster" and list(cluster.iterdir()) == []
     assert (folder / "cnn_worker.py").is_file(), "a subfolder is emptied alone: the program beside it stays"
     monkeypatch.setenv("COURSE_RESULTS_DIR", str(tmp_path / "results"))  # a notebook opened by hand: build/work/
-    course = Course("07_x", tf=None, device=None, smoke=True, recorder=Recorder("07_x", parameters={}, smoke=True))
+    course = Course("07_x", tf=None, device=None, recorder=Recorder("07_x", parameters={}, smoke=True))
     assert course.work_dir() == tmp_path / "work" / "07_x"
 
 
@@ -233,7 +233,7 @@ def test_course_check_runs_the_lessons_check_and_records_outcomes_and_attempts(t
     from course_utils.results import Recorder
 
     path = tmp_path / "03.json"
-    course = Course("03_memory", tf=None, device=None, smoke=True,
+    course = Course("03_memory", tf=None, device=None,
                     recorder=Recorder("03_memory", parameters={}, smoke=True, path=path))
     assert course.check("3.2", None).status == "not answered yet"  # an empty answer is no attempt
     assert course.check("3.2", 3).status == "wrong"
