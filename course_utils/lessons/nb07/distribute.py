@@ -35,7 +35,8 @@ from course_utils.core import variables
 from course_utils.core.child import Child, start_python
 from course_utils.core.errors import ParameterError, WorkerError
 from course_utils.core.i18n import translator
-from course_utils.core.processes import LOCALHOST, free_ports, processes_naming
+from course_utils.core.processes import LOCALHOST, free_ports
+from course_utils.core.processes import leftover_processes as leftover_processes  # notebook 07 calls it from here
 from course_utils.lessons.nb07.private_net import PrivateNetwork
 
 _ = translator("course")
@@ -150,11 +151,6 @@ def _tail(path: Path, lines: int = 6) -> str:
         return "(no log)" if short is None else "(empty log)"
     error = _last_error(path)
     return (f"last error: {error}\n" if error else "") + "\n".join(short[-lines:])
-
-
-# A run's processes still running, orphans included: each worker's command line names its folder (its payload and
-# result files), so after a run this is empty - the check the notebook and the tests make.
-leftover_processes = processes_naming
 
 
 def run_program(payload: Mapping[str, Any]) -> None:
