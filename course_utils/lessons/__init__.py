@@ -11,7 +11,7 @@ run unattended leaves the answers empty and must still finish. This module holds
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from course_utils.core.i18n import listed, translator
@@ -80,6 +80,17 @@ def not_a_dict(exercise: str, answer: object, example: str) -> Feedback:
     """Wrong: a task that asks for a dict got something else; ``example`` shows the dict's first entry."""
     return feedback(exercise, [_("`answer` should be a dict, such as {example}; it is {answer!r}.").format(
         example=example, answer=answer)], right="")
+
+
+def dict_answer(exercise: str, answer: object, keys: Iterable[object], judge: Callable[[object, object], str | None],
+                *, hint: str, example: str, right: str) -> Feedback:
+    """A task answered by a dict with a value for each of ``keys``: ``judge(key, value)`` says what is wrong with one
+    value (None: nothing). ``hint``: what to do while it is unanswered; ``example``: the dict's first entry."""
+    if unanswered(answer):
+        return not_answered(exercise, hint)
+    if not isinstance(answer, Mapping):
+        return not_a_dict(exercise, answer, example)
+    return feedback(exercise, [problem for key in keys if (problem := judge(key, answer.get(key)))], right=right)
 
 
 def unanswered(answer: object) -> bool:
