@@ -46,16 +46,10 @@ class PipLibrary(NamedTuple):
 
 
 def default_site_dirs() -> list[Path]:
-    """This Python's site-packages folders (where pip put the nvidia wheels)."""
-
+    """This Python's site-packages folders (where pip put the nvidia wheels), each once."""
     dirs = [*site.getsitepackages(), site.getusersitepackages()]
     dirs += [p for p in sys.path if p.endswith(("site-packages", "dist-packages"))]
-    seen: list[Path] = []
-    for d in dirs:
-        path = Path(d)
-        if path.is_dir() and path not in seen:
-            seen.append(path)
-    return seen
+    return list(dict.fromkeys(path for path in map(Path, dirs) if path.is_dir()))
 
 
 def _owners(site_dir: Path) -> dict[str, str]:
