@@ -5,9 +5,8 @@ inject parameters, so ``COURSE_SMOKE=1`` shortens every notebook the same way un
 lesson's ``SMOKE`` caps is lowered to its cap, never raised (a papermill grid over small values keeps its points).
 
 ``check_parameters(values, needs)`` runs in ``setup`` before TensorFlow, so a bad value fails the setup cell, not
-the checkpoint: it checks what each name promises (CONTRIBUTING, "A notebook") - counts are whole numbers >= 1,
-amounts numbers > 0, every number finite - then the lesson's own ``needs`` (built from ``too_few`` and
-``needs_split``).
+the checkpoint: what each name promises (counts are whole numbers >= 1, amounts numbers > 0, every number finite),
+then the lesson's own ``needs``.
 """
 
 from __future__ import annotations

@@ -1,12 +1,7 @@
-"""Lessons: one home per notebook, ``course_utils/lessons/nbNN`` (a file, or a package with helpers of its own).
-
-A lesson file holds, at its top, what ``setup`` reads: ``NOTEBOOK`` (the notebook's name), ``SMOKE`` (its smoke
-caps, ``params.apply_smoke``), ``KEY_RESULTS`` (the results that say what it showed, with their meanings), and
-``needs(values)`` where its parameters need more than their names promise (a ``ParameterError`` at setup).
-Then its exercises: ``CHECKS`` maps each number to its check, which the task cell calls as
-``course.check("3.1", answer)`` (recorded in the student's record). A check prints and returns ``Feedback``:
-right, wrong (with what to look at), or not answered yet. It never raises on a wrong or empty answer: a notebook
-run unattended leaves the answers empty and must still finish. This module holds what the checks share.
+"""Lessons: one home per notebook, ``course_utils/lessons/nbNN`` (a file, or a package with helpers of its own);
+CONTRIBUTING, "A notebook" and "Exercises", says what a lesson file holds. This module holds what the exercise checks
+share: ``Feedback`` and the shapes of a check. A check never raises on a wrong or empty answer: a notebook run
+unattended leaves the answers empty and must still finish.
 """
 
 from __future__ import annotations

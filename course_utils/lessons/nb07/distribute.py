@@ -6,13 +6,10 @@ TensorFlow itself.
 stopped whatever happens, and ending by itself when its starter dies or its time limit plus
 ``WORKER_TIME_MARGIN_S`` passes), ``leftover_processes``.
 
-Where the workers listen: TensorFlow's gRPC server listens on every interface whatever ``TF_CONFIG`` says
-(``GrpcServer::Init`` binds ``"0.0.0.0:" + port``,
-https://github.com/tensorflow/tensorflow/blob/master/tensorflow/core/distributed_runtime/rpc/grpc_server_lib.cc,
-a dual-stack ``[::]`` socket as tests/distribute/test_distribute.py observes); the host in ``TF_CONFIG`` only
-names the address the peers dial, and the worker service has no authentication. So on a shared or public
-network run notebook 07 behind a firewall. Where Linux allows it the workers of a run share a network namespace
-of their own (``private_net``); on a shared server (the class hub) the run needs one.
+Where the workers listen, and why they get a network of their own (``private_net``): CONTRIBUTING, "Worker
+exposure" (``GrpcServer::Init`` binds ``"0.0.0.0:" + port``,
+https://github.com/tensorflow/tensorflow/blob/master/tensorflow/core/distributed_runtime/rpc/grpc_server_lib.cc;
+the worker service has no authentication).
 
 Sources: tensorflow.org/guide/distributed_training, tensorflow.org/tutorials/distribute/multi_worker_with_keras.
 """
