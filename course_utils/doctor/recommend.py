@@ -398,16 +398,9 @@ def _check_driver(
     major = table.driver_cuda_major(driver, rec.platform)
     if driver_cuda and parse_version(driver_cuda):
         major = min(major or 0, parse_version(driver_cuda)[0]) or None
-    fallback = None
-    for candidate in table.builds(rec.platform) if major and not ptx else ():
-        if rec.python and not candidate.supports_python(rec.python):
-            continue
-        if before is not None and parse_version(candidate.minor) >= parse_version(before):
-            continue
-        minimum = table.min_driver(candidate.cuda_major, rec.platform)
-        if candidate.cuda_major <= major and version >= parse_version(minimum):
-            fallback = candidate
-            break
+    fallback = None if ptx or not major else next(
+        (b for b in table.matching(rec.platform, rec.python or None, before=before)
+         if b.cuda_major <= major and version >= parse_version(table.min_driver(b.cuda_major, rec.platform))), None)
     if fallback is not None:
         rec.fallback, rec.fallback_build = tensorflow_requirement(fallback, rec.platform, True), fallback
         rec.fallback_install = pip_install(rec.fallback, fallback.minor)

@@ -124,27 +124,21 @@ class Table:
 
     def builds(self, platform: str) -> tuple[Build, ...]:
         """Tested GPU builds for a platform, newest first (WSL2 uses the Linux builds; macOS has none)."""
-        platform = check_platform(platform)
-        if platform in ("linux", "wsl2"):
-            return self.linux
-        if platform == "windows":
-            return self.windows
-        return ()
+        return {"linux": self.linux, "wsl2": self.linux, "windows": self.windows}.get(check_platform(platform), ())
 
     def rule(self, rule_id: str) -> Row:
         """The rule ``rule_id`` of versions.json; its ``"text"`` in the language now."""
         return self.rules[rule_id]
 
+    def matching(self, platform: str, python: str | None = None, *, before: str | None = None) -> Iterator[Build]:
+        """The GPU builds for ``platform``, newest first, whose Python range holds ``python`` (any if None) and whose
+        release is older than ``before`` (``"2.17"``; any if None)."""
+        return (build for build in self.builds(platform) if (python is None or build.supports_python(python))
+                and (before is None or parse_version(build.minor) < parse_version(before)))
+
     def newest(self, platform: str, python: str | None = None, *, before: str | None = None) -> Build | None:
-        """The newest GPU build for ``platform`` whose Python range holds ``python`` (any if None) and whose release
-        is older than ``before`` (``"2.17"``; any if None)."""
-        for build in self.builds(platform):
-            if python is not None and not build.supports_python(python):
-                continue
-            if before is not None and parse_version(build.minor) >= parse_version(before):
-                continue
-            return build
-        return None
+        """The first of ``matching``."""
+        return next(self.matching(platform, python, before=before), None)
 
     def python_range(self, platform: str) -> tuple[str, str]:
         """Oldest and newest Python any GPU build of ``platform`` was tested with."""
@@ -182,14 +176,9 @@ class Table:
     def driver_cuda_major(self, driver: str, platform: str) -> int | None:
         """The newest CUDA major family a driver version can run (minor-version compatibility), or None."""
         version = parse_version(driver)
-        if version is None:
-            return None
-        best = None
-        for row in self.driver_minimums:
-            minimum = parse_version(self.min_driver(row.cuda_major, platform))
-            if version >= minimum:
-                best = row.cuda_major if best is None else max(best, row.cuda_major)
-        return best
+        return max((row.cuda_major for row in self.driver_minimums
+                    if version is not None and version >= parse_version(self.min_driver(row.cuda_major, platform))),
+                   default=None)
 
 
 def check_platform(platform: str) -> str:
