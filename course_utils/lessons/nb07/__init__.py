@@ -54,13 +54,9 @@ GPUS_PER_MACHINE = 2
 
 def _whole(value: object) -> int | None:
     """A whole number given as an integer (or a float without a fraction); None otherwise."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, numbers.Integral):
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
         return int(value)
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return None
+    return int(value) if isinstance(value, float) and value.is_integer() else None
 
 
 def check_global_batch(answer: object) -> Feedback:
