@@ -6,11 +6,9 @@ drivers per CUDA major family and the platform rules - each row with its
 public source. This module only reads and compares them; it never decides a version in
 code. ``recommend`` (``course_utils.doctor``) and notebook 01 are built on it.
 
-A rule's ``text`` is for people, so it is read in the student's language (``COURSE_LANG``,
-``course_utils.core.i18n``): next to the English, an entry holds ``"translations": {"zh-CN": {"text",
-"en_sha256"}}``, where ``en_sha256`` is the first 16 hex digits of the SHA-256 of the English it
-translates. A changed English text no longer matches its translation, so the English is shown
-until the translation is redone (a test lists what needs it).
+A rule's ``text`` is read in the student's language (``localized``; its translation and ``en_sha256``:
+CONTRIBUTING, "The doctor's data files"): a changed English text no longer matches its translation, so the English
+is shown until the translation is redone.
 """
 
 from __future__ import annotations
