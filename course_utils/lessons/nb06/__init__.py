@@ -163,12 +163,10 @@ def check_profile_range(answer: object) -> Feedback:
         problems.append(err.what)
         too_long = start >= MIN_START and steps > MAX_STEPS  # the rule checks the start first, then the length
     if stop >= start and steps != PROFILE_STEPS and not too_long:
-        if steps == PROFILE_STEPS + 1:
-            problems.append(_("Keras counts both ends: ({start}, {stop}) profiles {steps} batches, not {want}.").format(
-                start=start, stop=stop, steps=steps, want=PROFILE_STEPS))
-        else:
-            problems.append(_("({start}, {stop}) profiles {steps} batches (both ends count), not {want}.").format(
-                start=start, stop=stop, steps=steps, want=PROFILE_STEPS))
+        said = (_("Keras counts both ends: ({start}, {stop}) profiles {steps} batches, not {want}.")
+                if steps == PROFILE_STEPS + 1 else
+                _("({start}, {stop}) profiles {steps} batches (both ends count), not {want}."))
+        problems.append(said.format(start=start, stop=stop, steps=steps, want=PROFILE_STEPS))
     if start == first - 1:
         problems.append(_("Batch {start} is the last batch of epoch {previous}. Keras counts batches "
                           "from 1, across epochs, so epoch {epoch} is batches {first} to {last}.").format(
