@@ -79,10 +79,7 @@ def check_positive_int(name: str, value: Any, *, allow_none: bool = False) -> No
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         what = (_("Parameter {name} = {value!r} must be a positive integer (or None for all).") if allow_none
                 else _("Parameter {name} = {value!r} must be a positive integer."))
-        raise ParameterError(
-            what.format(name=name, value=value),
-            _("Change {name} in the parameters cell (or pass -p {name} <integer> to papermill).").format(name=name),
-        )
+        raise ParameterError(what.format(name=name, value=value), _change(name, _("integer")))
 
 
 _COUNT = re.compile(r"^(EPOCHS|IMAGES|BATCH_SIZE|REPEATS|WORKERS|\w+_(EPOCHS|IMAGES|SIZE|DEVICES|REPLICAS))$")
