@@ -44,10 +44,9 @@ def notebook_parameters(namespace: Mapping[str, Any]) -> dict[str, Any]:
 
 @dataclass
 class Course:
-    """What ``setup`` hands the notebook: TensorFlow, the device, the record."""
+    """What ``setup`` hands the notebook: the device and the record (the notebook imports TensorFlow itself)."""
 
     notebook: str
-    tf: Any
     device: DeviceChoice
     recorder: Recorder
 
@@ -233,4 +232,4 @@ def setup(
         lines.append(_("Smoke mode (COURSE_SMOKE=1): {changes}").format(changes=shown))
     lines.append(_("Results are recorded in {path}").format(path=recorder.path))
     print("\n".join(lines))
-    return Course(notebook, tf, device, recorder)
+    return Course(notebook, device, recorder)
