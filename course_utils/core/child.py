@@ -286,9 +286,6 @@ def run_python(
         return ChildRun(child.result(), child.log_text())
 
 
-# --- the child side --------------------------------------------------------------------------------
-
-
 def _resolve(target: str) -> Callable[[Any], Any]:
     module_name, _, attribute = target.partition(":")
     found: Any = importlib.import_module(module_name)

@@ -40,8 +40,6 @@ _ = translator("course")
 
 WORKER_TIME_MARGIN_S = 30  # a worker ends by itself this long after the run's time limit, if nothing stopped it
 
-# --- one machine: devices and batches -------------------------------------------------------------
-
 
 @dataclass(frozen=True)
 class BatchPlan:
@@ -72,9 +70,6 @@ def batch_plan(global_batch: int, replicas: int, images: int) -> BatchPlan:
     return BatchPlan(global_batch, replicas, global_batch // replicas, steps, steps * global_batch)
 
 
-# --- several machines: TF_CONFIG ---------------------------------------------------------------
-
-
 def tf_config(workers: Sequence[str], index: int) -> dict[str, Any]:
     """The ``TF_CONFIG`` of worker ``index`` in a cluster of ``workers`` ("host:port" each).
 
@@ -90,9 +85,6 @@ def local_cluster(workers: int) -> list[str]:
         raise ParameterError(_("WORKERS = {workers} is not a cluster.").format(workers=workers),
                              _("Use 1 or more workers (2 shows the idea)."))
     return [f"{LOCALHOST}:{port}" for port in free_ports(workers)]
-
-
-# --- local workers: start, collect, always stop ------------------------------------------------
 
 
 @dataclass
