@@ -6,8 +6,7 @@ driver it needs and - when the GPU's generation is known (``course_utils.doctor.
 it. The doctor, notebook 01's picker and the tests all call this one function; ``routes`` adds a platform's
 alternatives, ``commands`` spells the command lines.
 
-A recommendation's notes are ``Note(code, text)``s (``course_utils.doctor.texts``): programs - the doctor's
-findings too - match on the code; the text is for people, in the language at the time of the call.
+A recommendation's notes are ``Note``s (``doctor.texts``): the doctor's findings match on their codes.
 ``PLATFORM_NAMES`` and the route names stay English (data); ``platform_name`` and ``Recommendation.title`` translate.
 """
 
