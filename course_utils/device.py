@@ -6,6 +6,7 @@ Notebooks never assume a GPU: ``DEVICE = "auto"`` picks ``/GPU:0`` when TensorFl
 
 from __future__ import annotations
 
+import contextlib
 import platform
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,12 +45,10 @@ class DeviceChoice:
 
 def cpu_model() -> str:
     """The CPU's model name (Linux: /proc/cpuinfo), else what ``platform`` knows."""
-    try:
+    with contextlib.suppress(OSError):  # no /proc/cpuinfo: not Linux
         for line in Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace").splitlines():
             if line.lower().startswith("model name"):
                 return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
     return platform.processor() or platform.machine() or _("unknown CPU")
 
 

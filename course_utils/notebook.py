@@ -1,12 +1,5 @@
-"""The setup cell and the checkpoint cell of every notebook, implemented once.
-
-A notebook starts with its parameters (a cell tagged "parameters", literals only), then
-``course = course_utils.setup(globals(), "05_cnn_cpu_vs_gpu", language="en")``, and ends with
-``course.checkpoint({...})``; the rest it knows is in its lesson file. ``setup`` applies the smoke switch,
-imports TensorFlow quietly, seeds, chooses the device and opens the results record; it configures nothing out of
-sight (it prints the calls it made, ``setup_calls``) and does not start TensorFlow's runtime, so device
-configuration can still follow.
-"""
+"""The setup cell and the checkpoint cell of every notebook, implemented once: CONTRIBUTING, "A notebook", says
+what ``setup`` does and what it leaves to the notebook."""
 
 from __future__ import annotations
 
@@ -51,12 +44,10 @@ def notebook_parameters(namespace: Mapping[str, Any]) -> dict[str, Any]:
 
 @dataclass
 class Course:
-    """What ``setup`` hands the notebook: TensorFlow, the device, the smoke flag, the record."""
+    """What ``setup`` hands the notebook: the device and the record (the notebook imports TensorFlow itself)."""
 
     notebook: str
-    tf: Any
     device: DeviceChoice
-    smoke: bool
     recorder: Recorder
 
     def record(self, **results: Any) -> None:
@@ -189,8 +180,6 @@ def setup(
 ) -> Course:
     """Prepare a notebook (``namespace``: its ``globals()``): smoke caps, quiet TensorFlow, seeds, device, record.
 
-    A course notebook's smoke caps, key results and ``needs`` come from its lesson file; ``smoke`` and
-    ``key_results`` are for a notebook of one's own. ``SEED`` seeds everything, ``DEVICE`` chooses the device.
     ``gpu_memory``: "course" applies ``COURSE_GPU_MEMORY``; None leaves the GPUs alone (notebook 03 configures them).
     ``language`` ("en" or "zh-CN"): the messages' language from here on (``COURSE_LANG``, inherited by child
     processes); in Chinese, plots also get a Chinese font.
@@ -243,4 +232,4 @@ def setup(
         lines.append(_("Smoke mode (COURSE_SMOKE=1): {changes}").format(changes=shown))
     lines.append(_("Results are recorded in {path}").format(path=recorder.path))
     print("\n".join(lines))
-    return Course(notebook, tf, device, is_smoke, recorder)
+    return Course(notebook, device, recorder)

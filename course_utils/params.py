@@ -5,9 +5,8 @@ inject parameters, so ``COURSE_SMOKE=1`` shortens every notebook the same way un
 lesson's ``SMOKE`` caps is lowered to its cap, never raised (a papermill grid over small values keeps its points).
 
 ``check_parameters(values, needs)`` runs in ``setup`` before TensorFlow, so a bad value fails the setup cell, not
-the checkpoint: it checks what each name promises (CONTRIBUTING, "A notebook") - counts are whole numbers >= 1,
-amounts numbers > 0, every number finite - then the lesson's own ``needs`` (built from ``too_few`` and
-``needs_split``).
+the checkpoint: what each name promises (counts are whole numbers >= 1, amounts numbers > 0, every number finite),
+then the lesson's own ``needs``.
 """
 
 from __future__ import annotations
@@ -80,10 +79,7 @@ def check_positive_int(name: str, value: Any, *, allow_none: bool = False) -> No
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         what = (_("Parameter {name} = {value!r} must be a positive integer (or None for all).") if allow_none
                 else _("Parameter {name} = {value!r} must be a positive integer."))
-        raise ParameterError(
-            what.format(name=name, value=value),
-            _("Change {name} in the parameters cell (or pass -p {name} <integer> to papermill).").format(name=name),
-        )
+        raise ParameterError(what.format(name=name, value=value), _change(name, _("integer")))
 
 
 _COUNT = re.compile(r"^(EPOCHS|IMAGES|BATCH_SIZE|REPEATS|WORKERS|\w+_(EPOCHS|IMAGES|SIZE|DEVICES|REPLICAS))$")

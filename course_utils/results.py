@@ -1,12 +1,9 @@
 """Record a notebook's key results once; the instructor report and the tests read the same records.
 
-A record is one JSON file per notebook run: ``notebook``, ``smoke``, ``parameters``, ``smoke_changes`` (each
-parameter the smoke caps lowered: ``[value, cap]``), ``environment``, ``results`` (everything recorded),
-``key_results`` and ``key_meanings`` (the lesson's ``KEY_RESULTS``, what reports show), the data used, peak
-memory and ``exercises``. It goes to ``$COURSE_RESULTS_DIR/<notebook>.json``, else the course home's
-``results/`` (``core.places``), rewritten atomically at each ``record``. In a kernel the record is also one
-output of the notebook (``RECORD_MIME``, updated in place), which ``course run`` reads back (``record_in``). A new
-run keeps the earlier run's ``exercises``: a student's attempts count across Run Alls.
+A record is one JSON file per notebook run (docs/instructors.md, "What each notebook records"), rewritten atomically
+at each ``record``. In a kernel it is also one output of the notebook (``RECORD_MIME``, updated in place), which
+``course run`` reads back (``record_in``). A new run keeps the earlier run's ``exercises``: a student's attempts
+count across Run Alls.
 """
 
 from __future__ import annotations

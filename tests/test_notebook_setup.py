@@ -45,7 +45,7 @@ def test_setup_applies_smoke_records_and_reports_each_call_it_made(monkeypatch, 
     record = read_results(tmp_path / "results" / "99_test.json")
     assert record["smoke"] is True
     assert record["parameters"] == {"EPOCHS": 1, "IMAGES": 100, "SEED": 3, "DEVICE": "cpu"}
-    assert record["environment"]["tensorflow"] == course.tf.__version__
+    assert record["environment"]["tensorflow"] == sys.modules["tensorflow"].__version__
     assert record["environment"]["device"] == "/CPU:0"
     line = "GPU memory: no GPU here, nothing to set"  # the CPU machine's answer; with a GPU: growth
     assert line in out and record["environment"]["gpu_memory"] == line
@@ -68,7 +68,7 @@ SETUP_IN_A_FRESH_PROCESS = """
     import sys
     import course_utils
     course = course_utils.setup({"SEED": 7}, "99_setup")  # imports TensorFlow, its start-up logs captured
-    tf = course.tf
+    import tensorflow as tf
     cpu = tf.config.list_physical_devices("CPU")[0]
     tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
     print(len(tf.config.list_logical_devices("CPU")))
@@ -145,7 +145,7 @@ def test_a_run_gets_a_fresh_work_folder_under_its_own_folder(tmp_path, monkeypat
 
     monkeypatch.delenv("COURSE_RESULTS_DIR")
     monkeypatch.setenv("COURSE_HOME", str(tmp_path / "out" / "work" / "07_x__N-1"))  # course run: the run's own home
-    course = Course("07_x", tf=None, device=None, smoke=True, recorder=Recorder("07_x", parameters={}, smoke=True))
+    course = Course("07_x", device=None, recorder=Recorder("07_x", parameters={}, smoke=True))
     folder = course.work_dir()
     assert folder == tmp_path / "out" / "work" / "07_x__N-1" / "work" / "07_x"
     assert folder.is_dir() and list(folder.iterdir()) == []
@@ -158,7 +158,7 @@ def test_a_run_gets_a_fresh_work_folder_under_its_own_folder(tmp_path, monkeypat
     assert course.work_dir("cluster") == folder / "cluster" and list(cluster.iterdir()) == []
     assert (folder / "cnn_worker.py").is_file(), "a subfolder is emptied alone: the program beside it stays"
     monkeypatch.setenv("COURSE_RESULTS_DIR", str(tmp_path / "results"))  # a notebook opened by hand: build/work/
-    course = Course("07_x", tf=None, device=None, smoke=True, recorder=Recorder("07_x", parameters={}, smoke=True))
+    course = Course("07_x", device=None, recorder=Recorder("07_x", parameters={}, smoke=True))
     assert course.work_dir() == tmp_path / "work" / "07_x"
 
 
@@ -219,7 +219,7 @@ def test_course_check_runs_the_lessons_check_and_records_outcomes_and_attempts(t
     from course_utils.results import Recorder
 
     path = tmp_path / "03.json"
-    course = Course("03_memory", tf=None, device=None, smoke=True,
+    course = Course("03_memory", device=None,
                     recorder=Recorder("03_memory", parameters={}, smoke=True, path=path))
     assert course.check("3.2", None).status == "not answered yet"  # an empty answer is no attempt
     assert course.check("3.2", 3).status == "wrong"

@@ -8,10 +8,9 @@ fresh TensorFlow, a placement log, a benchmark and each cluster worker run as
 ``{"value": ...}`` or ``{"error": {...}}`` (``what``/``fix`` of a ``CourseError``) atomically. The parent raises
 ``ChildError`` for any failure: an exception, a crash, a signal, a timeout, no result.
 
-No child outlives its use: ``Child`` (a context manager) and ``run_python`` stop its group; and when the parent
-cannot (killed, hung), a watchdog thread in the child ends it and all it started once its parent has ended
-(``COURSE_PARENT_PID``) or its time limit passed (``COURSE_TIME_LIMIT_S``). A watchdog rather than
-``prctl(PR_SET_PDEATHSIG)``, which fires when the parent *thread* ends
+No child outlives its use: ``Child`` (a context manager) and ``run_python`` stop its group, and a watchdog
+thread in the child ends it when the parent cannot (CONTRIBUTING, "Children end with their parent"). A watchdog
+rather than ``prctl(PR_SET_PDEATHSIG)``, which fires when the parent *thread* ends
 (https://man7.org/linux/man-pages/man2/prctl.2.html) - the course starts children from worker threads - and it
 works on macOS and Windows too.
 """
@@ -285,9 +284,6 @@ def run_python(
             child.stop()
             raise child.failure(timeout_s=timeout_s)
         return ChildRun(child.result(), child.log_text())
-
-
-# --- the child side --------------------------------------------------------------------------------
 
 
 def _resolve(target: str) -> Callable[[Any], Any]:

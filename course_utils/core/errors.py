@@ -14,11 +14,16 @@ _ = translator("course")
 
 
 class CourseError(RuntimeError):
-    """An error a student can act on: ``what`` happened and the ``fix``, kept apart for tools to show."""
+    """An error a student can act on: ``what`` happened and the ``fix``, kept apart for tools to show. A subclass
+    declares the facts it carries as class attributes with their defaults; ``details`` sets them."""
 
-    def __init__(self, what: str, fix: str) -> None:
+    def __init__(self, what: str, fix: str, **details: object) -> None:
         self.what = what
         self.fix = fix
+        for name, value in details.items():
+            if not hasattr(type(self), name):
+                raise TypeError(f"{type(self).__name__} carries no {name!r}")
+            setattr(self, name, value)
         super().__init__(_("{what}\nWhat to do: {fix}").format(what=what, fix=fix))
 
 
@@ -27,10 +32,8 @@ class DataError(CourseError):
     ``path`` and ``problem`` ("corrupt: checksum mismatch"), so ``course data status`` can say so.
     """
 
-    def __init__(self, what: str, fix: str, *, path: object = None, problem: str | None = None) -> None:
-        super().__init__(what, fix)
-        self.path = path
-        self.problem = problem
+    path: object = None
+    problem: str | None = None
 
 
 class ParameterError(CourseError, ValueError):
@@ -61,13 +64,9 @@ class WorkerError(CourseError):
     None for all), ``last_error`` (its log's last exception line, or None) and ``timed_out``.
     """
 
-    def __init__(
-        self, what: str, fix: str, *, worker: int | None = None, last_error: str | None = None, timed_out: bool = False
-    ) -> None:
-        super().__init__(what, fix)
-        self.worker = worker
-        self.last_error = last_error
-        self.timed_out = timed_out
+    worker: int | None = None
+    last_error: str | None = None
+    timed_out: bool = False
 
 
 class FolderInUseError(CourseError):
@@ -76,17 +75,13 @@ class FolderInUseError(CourseError):
     ``course run`` says so, for its ``--out``, as an ``InputError``.
     """
 
-    def __init__(self, what: str, fix: str, *, pid: int | None = None) -> None:
-        super().__init__(what, fix)
-        self.pid = pid
+    pid: int | None = None
 
 
 class PlaceError(CourseError):
     """A folder the course must write into cannot be used: ``path``; its fix names the variable that moves it."""
 
-    def __init__(self, what: str, fix: str, *, path: object = None) -> None:
-        super().__init__(what, fix)
-        self.path = path
+    path: object = None
 
 
 class ChildError(CourseError):
@@ -96,21 +91,10 @@ class ChildError(CourseError):
     (the child's exception, when it wrote one) and ``tail`` (its log's last lines).
     """
 
-    def __init__(
-        self,
-        what: str,
-        fix: str,
-        *,
-        ended: str = "",
-        returncode: int | None = None,
-        error: dict[str, str | None] | None = None,
-        tail: str = "",
-    ) -> None:
-        super().__init__(what, fix)
-        self.ended = ended
-        self.returncode = returncode
-        self.error = error
-        self.tail = tail
+    ended: str = ""
+    returncode: int | None = None
+    error: dict[str, str | None] | None = None
+    tail: str = ""
 
 
 class ConfigurationTooLateError(CourseError):

@@ -7,6 +7,7 @@ writes, not a temporary file's ``0o600``. ``FolderLock``: one process at a time 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import uuid
@@ -105,10 +106,8 @@ class FolderLock:
         os.lseek(fd, 0, os.SEEK_SET)
         text = f"{os.getpid()}\n".encode("ascii")
         os.write(fd, text)
-        try:
+        with contextlib.suppress(OSError):  # if it fails, the first line still names this process
             os.ftruncate(fd, len(text))  # an older holder's longer pid must not show through
-        except OSError:
-            pass  # the first line still names this process
         self._fd = fd
         return self
 

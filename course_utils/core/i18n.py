@@ -7,10 +7,9 @@ gettext's order (``LANGUAGE``, counted only when the locale is not ``C``, then `
 ``LANG``), where ``zh_CN``, ``zh_SG`` and ``zh`` mean Chinese. Traditional Chinese locales stay English: the course
 has only Simplified Chinese, with mainland terms, so it waits to be asked.
 
-Messages are marked ``_("...")`` (``_ = translator(domain)``) and formatted after translation with named fields,
-so a translation may reorder them. One catalogue per domain in ``course_utils/locale/zh_CN/LC_MESSAGES/``:
-``doctor`` (``doctor/``), ``lessons`` (``lessons/``), ``course`` (the rest); ``course_tools`` passes its own folder.
-``scripts/messages.py`` extracts and compiles them (CONTRIBUTING).
+How messages are marked and translated: CONTRIBUTING, "Messages from course_utils". One catalogue per domain in
+``course_utils/locale/zh_CN/LC_MESSAGES/``: ``doctor`` (``doctor/``), ``lessons`` (``lessons/``), ``course`` (the
+rest); ``course_tools`` passes its own folder.
 """
 
 from __future__ import annotations

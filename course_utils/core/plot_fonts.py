@@ -9,6 +9,7 @@ installed font of ``CHINESE_FONTS`` second. With none installed it warns once an
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 from collections.abc import Sequence
 
@@ -39,12 +40,9 @@ def _rescan() -> None:
     from matplotlib import font_manager
 
     known = {font.fname for font in font_manager.fontManager.ttflist}
-    for path in font_manager.findSystemFonts():
-        if path not in known:
-            try:
-                font_manager.fontManager.addfont(path)
-            except (OSError, RuntimeError, ValueError):  # a damaged or unreadable font file: skip it
-                continue
+    for path in (path for path in font_manager.findSystemFonts() if path not in known):
+        with contextlib.suppress(OSError, RuntimeError, ValueError):  # a damaged or unreadable font file: skip it
+            font_manager.fontManager.addfont(path)
 
 
 def find_chinese_font(candidates: Sequence[str] = CHINESE_FONTS) -> str | None:

@@ -91,9 +91,9 @@ def descendants(pid: int) -> set[int]:
         return set()
 
 
-def processes_naming(text: str | os.PathLike[str]) -> list[int]:
-    """PIDs of running processes (zombies excluded) whose command line contains ``text``: a tool checks with a
-    folder's path that none of the children it passed paths inside it, orphans included, still runs.
+def leftover_processes(text: str | os.PathLike[str]) -> list[int]:
+    """PIDs of running processes (zombies excluded) whose command line contains ``text``: with a folder's path, the
+    children given paths inside it still running, orphans included (after a run of notebook 07's workers: none).
     """
 
     needle = str(Path(text)) if isinstance(text, os.PathLike) else str(text)

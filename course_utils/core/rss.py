@@ -22,10 +22,8 @@ def _vmhwm_mib(pid: int | None) -> float | None:
         text = Path(f"/proc/{pid if pid is not None else 'self'}/status").read_text(encoding="ascii", errors="replace")
     except OSError:
         return None
-    for line in text.splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024  # kB
-    return None  # a zombie or a kernel thread has no memory lines
+    # in kB; a zombie or a kernel thread has no memory lines
+    return next((int(line.split()[1]) / 1024 for line in text.splitlines() if line.startswith("VmHWM:")), None)
 
 
 def peak_rss_mib(pid: int | None = None) -> float:

@@ -1,14 +1,8 @@
 """Datasets for the course, offline first, every file verified.
 
 ``load(name, images=...)`` is the one dataset switch (notebooks through ``course.load``, ``course bench``, the
-workers): it checks the name, loads, and keeps the first ``images`` training images, as
-``keras.datasets.mnist.load_data()`` returns them. MNIST comes from ``$COURSE_DATA_DIR/mnist.npz``, the Keras
-cache, a download into it (not when ``COURSE_OFFLINE=1``), or the bundled 10,000-digit sample, with a notice.
-Fashion-MNIST from ``$COURSE_DATA_DIR/fashion-mnist/``, the Keras cache, Debian's package or a download.
-
-Every file is SHA-256 verified; a corrupt or unreadable one is a ``DataError`` naming the file and the fix, and
-never used. A ``.gz`` file is read no further than its dataset's known size (no "gzip bomb"). Every load prints
-one line: the source, the images, the checksum. ``course data fetch|status`` prepares an offline classroom.
+workers); docs/instructors.md, "Data", lists where each dataset is looked for, in order. Every file is SHA-256
+verified, and a ``.gz`` file is read no further than its dataset's known size (no "gzip bomb").
 """
 
 from __future__ import annotations

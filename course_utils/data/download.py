@@ -30,11 +30,8 @@ STALE_PART_S = 3600
 
 def sha256_of(path: str | os.PathLike[str]) -> str:
     """The hex SHA-256 of a file, read in chunks."""
-    digest = hashlib.sha256()
     with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(CHUNK), b""):
-            digest.update(block)
-    return digest.hexdigest()
+        return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
 def fetch_verified(

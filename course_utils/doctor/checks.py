@@ -58,9 +58,6 @@ CHECK_FINDINGS = _finding_rules("checks")
 NOTE_FINDINGS = _finding_rules("notes")
 
 
-# --------------------------------------------------------------------------- Python
-
-
 def python_wheel_check(python: str | None = None) -> list[Note]:
     """Whether the course's TensorFlow (the newest build in versions.json) has a wheel for ``python``
     (default: this one)."""
@@ -72,9 +69,6 @@ def python_wheel_check(python: str | None = None) -> list[Note]:
              "so `pip install tensorflow` cannot install it here")
     fields = {"tensorflow": build.minor, "low": build.python_min, "high": build.python_max, "python": version}
     return [Note("no-tensorflow-wheel-for-python", text.format(**fields))]
-
-
-# --------------------------------------------------------------------------- all of them
 
 
 def live_checks(platform: str, *, gpu: bool | None = None) -> list[Note]:

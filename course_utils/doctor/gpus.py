@@ -50,9 +50,6 @@ def compute_capability(value: str | tuple[int, int] | list[int]) -> tuple[int, i
     )
 
 
-# --------------------------------------------------------------------------- the GPU's generation
-
-
 @dataclass(frozen=True)
 class Generation:
     """What is known about one GPU's generation, and where it comes from."""
@@ -92,9 +89,6 @@ def identify(name: str | None, reported: str | None = None) -> Generation:
     if family is not None:
         return Generation(name, family["compute_capability"], "name", family["family"])
     return Generation(name, None, None)
-
-
-# --------------------------------------------------------------------------- build coverage
 
 
 @dataclass(frozen=True)

@@ -2,9 +2,7 @@
 
 A notebook fails with "No module named tensorflow" when its kernel runs another Python than the one
 TensorFlow was installed into: a kernelspec that names another environment's Python, a stale one whose
-Python is gone, or a bare ``python`` started by a ``jupyter`` from elsewhere on PATH. Every place looked
-at is a parameter, so tests build the machine as a file tree; ``checks.CHECK_FINDINGS`` turns the notes'
-codes into findings.
+Python is gone, or a bare ``python`` started by a ``jupyter`` from elsewhere on PATH.
 """
 
 from __future__ import annotations

@@ -4,8 +4,6 @@ TensorFlow on Linux and WSL2 takes CUDA and cuDNN from the ``nvidia-*`` pip whee
 (``site-packages/nvidia/*/lib``). Each of their libraries is loaded with ctypes in a child process (a crash
 there cannot take the doctor down), and a system CUDA on the loader's path that would be loaded instead is
 named (tensorflow/tensorflow#63362, #65842; ld.so(8): LD_LIBRARY_PATH comes before a library's RUNPATH).
-Every place looked at is a parameter, so tests build the machine as a file tree; ``checks.CHECK_FINDINGS``
-turns the notes' codes into findings.
 """
 
 from __future__ import annotations
@@ -46,16 +44,10 @@ class PipLibrary(NamedTuple):
 
 
 def default_site_dirs() -> list[Path]:
-    """This Python's site-packages folders (where pip put the nvidia wheels)."""
-
+    """This Python's site-packages folders (where pip put the nvidia wheels), each once."""
     dirs = [*site.getsitepackages(), site.getusersitepackages()]
     dirs += [p for p in sys.path if p.endswith(("site-packages", "dist-packages"))]
-    seen: list[Path] = []
-    for d in dirs:
-        path = Path(d)
-        if path.is_dir() and path not in seen:
-            seen.append(path)
-    return seen
+    return list(dict.fromkeys(path for path in map(Path, dirs) if path.is_dir()))
 
 
 def _owners(site_dir: Path) -> dict[str, str]:

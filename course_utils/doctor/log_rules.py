@@ -40,11 +40,7 @@ class LogRule:
     gpu_evidence: bool = False
 
     def match(self, message: str) -> re.Match[str] | None:
-        for pattern in self.patterns:
-            found = re.search(pattern, message)
-            if found:
-                return found
-        return None
+        return next((found for pattern in self.patterns if (found := re.search(pattern, message))), None)
 
 
 def load(path: Path = DATA_FILE) -> tuple[LogRule, ...]:

@@ -43,9 +43,6 @@ def strip_prefix(line: str) -> tuple[str, bool]:
     return line.strip(), False
 
 
-# --------------------------------------------------------------------------- reading a file
-
-
 def looks_binary(text: str) -> bool:
     """True when a decoded text is mostly not text: NULs, or many control or undecodable characters."""
     if not text:
@@ -109,9 +106,6 @@ def read_log(path: str | Path) -> str:
             fix = _("Check the file's permissions, or copy the log into a file you can read.")
         raise InputError(what.format(path=where, reason=error.strerror), fix) from None
     return decode_log(data, _("The log file {path}").format(path=where))
-
-
-# --------------------------------------------------------------------------- classifying
 
 
 class _Groups(dict):

@@ -40,6 +40,11 @@ class Finding:
         return asdict(self)
 
 
+def worst_first(findings: list[Finding]) -> list[Finding]:
+    """Errors, then warnings, then information; in their order within each."""
+    return sorted(findings, key=lambda f: ("error", "warning", "info").index(f.severity))
+
+
 MAIN_GROUP = N_("Install, driver and TensorFlow")  # English, like the live checks' groups; translated in the report
 
 
@@ -98,11 +103,7 @@ def log_findings(report: LogReport) -> list[Finding]:
             message = _("lines {number}, ...: {line} - {meaning}")
         message = message.format(number=entry.lines[0], line=entry.message[:200], meaning=entry.meaning)
         out.append(Finding(entry.code, _LOG_SEVERITY[entry.verdict], sentence(message), entry.fix))
-    order = {"error": 0, "warning": 1, "info": 2}
-    return sorted(out, key=lambda f: order[f.severity])
-
-
-# --------------------------------------------------------------------------- the machine
+    return worst_first(out)
 
 
 @dataclass
@@ -148,9 +149,6 @@ class Machine:
         """Each GPU's name and compute capability: TensorFlow's view first, then nvidia-smi's."""
         seen = [(g["name"], g["compute_capability"]) for g in (self.tensorflow.gpus if self.tensorflow else [])]
         return seen + [(g.name, g.compute_capability) for g in (self.smi.gpus if self.smi else [])]
-
-
-# --------------------------------------------------------------------------- the diagnosis
 
 
 def log_hints(log: str, gpu: bool | None = None) -> list[str]:
@@ -274,9 +272,7 @@ class Diagnosis:
             ours = note_findings(lead)
             elsewhere = {f.code for f in note_findings(self.recommendation)} - {f.code for f in ours}
             found += [f for f in ours if f.code not in self.codes()]
-        order = {"error": 0, "warning": 1}
-        return sorted((f for f in found if f.severity in order and f.code not in elsewhere),
-                      key=lambda f: order[f.severity])
+        return worst_first([f for f in found if f.severity != "info" and f.code not in elsewhere])
 
     def summary(self) -> str:
         """The default report, one screen: the verdict, the one install to follow, the errors and warnings with their

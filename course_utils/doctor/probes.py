@@ -70,10 +70,7 @@ def _run(command: list[str], timeout: float) -> tuple[int, str]:
 
 def find_nvidia_smi() -> str | None:
     """The nvidia-smi executable: on PATH, or WSL2's /usr/lib/wsl/lib/nvidia-smi."""
-    found = shutil.which("nvidia-smi")
-    if found:
-        return found
-    return str(WSL_NVIDIA_SMI) if WSL_NVIDIA_SMI.is_file() else None
+    return shutil.which("nvidia-smi") or (str(WSL_NVIDIA_SMI) if WSL_NVIDIA_SMI.is_file() else None)
 
 
 def probe_nvidia_smi(timeout: float = 30) -> SmiReport:

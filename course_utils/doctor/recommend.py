@@ -6,8 +6,7 @@ driver it needs and - when the GPU's generation is known (``course_utils.doctor.
 it. The doctor, notebook 01's picker and the tests all call this one function; ``routes`` adds a platform's
 alternatives, ``commands`` spells the command lines.
 
-A recommendation's notes are ``Note(code, text)``s (``course_utils.doctor.texts``): programs - the doctor's
-findings too - match on the code; the text is for people, in the language at the time of the call.
+A recommendation's notes are ``Note``s (``doctor.texts``): the doctor's findings match on their codes.
 ``PLATFORM_NAMES`` and the route names stay English (data); ``platform_name`` and ``Recommendation.title`` translate.
 """
 
@@ -398,16 +397,9 @@ def _check_driver(
     major = table.driver_cuda_major(driver, rec.platform)
     if driver_cuda and parse_version(driver_cuda):
         major = min(major or 0, parse_version(driver_cuda)[0]) or None
-    fallback = None
-    for candidate in table.builds(rec.platform) if major and not ptx else ():
-        if rec.python and not candidate.supports_python(rec.python):
-            continue
-        if before is not None and parse_version(candidate.minor) >= parse_version(before):
-            continue
-        minimum = table.min_driver(candidate.cuda_major, rec.platform)
-        if candidate.cuda_major <= major and version >= parse_version(minimum):
-            fallback = candidate
-            break
+    fallback = None if ptx or not major else next(
+        (b for b in table.matching(rec.platform, rec.python or None, before=before)
+         if b.cuda_major <= major and version >= parse_version(table.min_driver(b.cuda_major, rec.platform))), None)
     if fallback is not None:
         rec.fallback, rec.fallback_build = tensorflow_requirement(fallback, rec.platform, True), fallback
         rec.fallback_install = pip_install(rec.fallback, fallback.minor)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from course_utils.core.i18n import translator
 from course_utils.doctor.commands import pip_install
-from course_utils.doctor.model import Diagnosis, Finding, Machine, check_findings, note_findings
+from course_utils.doctor.model import Diagnosis, Finding, Machine, check_findings, note_findings, worst_first
 from course_utils.doctor.nvidia import SmiReport
 from course_utils.doctor.probes import probe
 from course_utils.doctor.recommend import Recommendation, platform_name, recommend
@@ -276,6 +276,4 @@ def diagnose(machine: Machine | None = None) -> Diagnosis:
     findings += _toolkit_findings(m, rec)
     findings += tensorflow_findings(m, in_order(options)[0])
     findings += check_findings(m.checks or [])
-    order = {"error": 0, "warning": 1, "info": 2}
-    findings.sort(key=lambda f: order[f.severity])
-    return Diagnosis(m, rec, alternatives, findings)
+    return Diagnosis(m, rec, alternatives, worst_first(findings))

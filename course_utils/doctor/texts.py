@@ -1,11 +1,7 @@
 """The doctor's words in the student's language: the marker for table text, sentence endings, and notes.
 
-Each doctor module takes the marker ``_ = translator("doctor")`` (``course_utils.core.i18n``) and
-translates a message where it builds it, so it follows ``COURSE_LANG`` at that moment. Text kept
-in a module-level table - a live check's fix, a finding's fix - is built once, at
-import, when the language may not be chosen yet. It is marked ``N_("...")`` where the table
-defines it (GNU gettext's ``gettext_noop``: ``scripts/messages.py`` extracts it, the table keeps
-the English) and passed through ``_()`` where it is shown.
+Each doctor module translates a message where it builds it (``_ = translator("doctor")``), and marks text kept in
+a table with ``N_`` (CONTRIBUTING, "Messages from course_utils").
 
 A note on a recommendation is a ``Note(code, text)``: programs match on the code; the text is for people, in the
 language at the time it was made.

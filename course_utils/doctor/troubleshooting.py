@@ -55,9 +55,4 @@ def more_line(code: str | None, indent: str = "") -> list[str]:
 
 def links(codes: Iterable[str | None]) -> dict[str, str]:
     """``{code: link}`` for the codes the page explains, in order, each once (for the JSON reports)."""
-    out: dict[str, str] = {}
-    for code in codes:
-        link = see(code)
-        if code and link and code not in out:
-            out[code] = link
-    return out
+    return {code: link for code in codes if code and (link := see(code))}

@@ -6,11 +6,9 @@ drivers per CUDA major family and the platform rules - each row with its
 public source. This module only reads and compares them; it never decides a version in
 code. ``recommend`` (``course_utils.doctor``) and notebook 01 are built on it.
 
-A rule's ``text`` is for people, so it is read in the student's language (``COURSE_LANG``,
-``course_utils.core.i18n``): next to the English, an entry holds ``"translations": {"zh-CN": {"text",
-"en_sha256"}}``, where ``en_sha256`` is the first 16 hex digits of the SHA-256 of the English it
-translates. A changed English text no longer matches its translation, so the English is shown
-until the translation is redone (a test lists what needs it).
+A rule's ``text`` is read in the student's language (``localized``; its translation and ``en_sha256``:
+CONTRIBUTING, "The doctor's data files"): a changed English text no longer matches its translation, so the English
+is shown until the translation is redone.
 """
 
 from __future__ import annotations
@@ -42,9 +40,6 @@ def parse_version(text: str | None) -> Version | None:
 
 def version_text(version: Version) -> str:
     return ".".join(str(part) for part in version)
-
-
-# --------------------------------------------------------------------------- texts in the student's language
 
 
 def english_hash(text: str) -> str:
@@ -127,27 +122,21 @@ class Table:
 
     def builds(self, platform: str) -> tuple[Build, ...]:
         """Tested GPU builds for a platform, newest first (WSL2 uses the Linux builds; macOS has none)."""
-        platform = check_platform(platform)
-        if platform in ("linux", "wsl2"):
-            return self.linux
-        if platform == "windows":
-            return self.windows
-        return ()
+        return {"linux": self.linux, "wsl2": self.linux, "windows": self.windows}.get(check_platform(platform), ())
 
     def rule(self, rule_id: str) -> Row:
         """The rule ``rule_id`` of versions.json; its ``"text"`` in the language now."""
         return self.rules[rule_id]
 
+    def matching(self, platform: str, python: str | None = None, *, before: str | None = None) -> Iterator[Build]:
+        """The GPU builds for ``platform``, newest first, whose Python range holds ``python`` (any if None) and whose
+        release is older than ``before`` (``"2.17"``; any if None)."""
+        return (build for build in self.builds(platform) if (python is None or build.supports_python(python))
+                and (before is None or parse_version(build.minor) < parse_version(before)))
+
     def newest(self, platform: str, python: str | None = None, *, before: str | None = None) -> Build | None:
-        """The newest GPU build for ``platform`` whose Python range holds ``python`` (any if None) and whose release
-        is older than ``before`` (``"2.17"``; any if None)."""
-        for build in self.builds(platform):
-            if python is not None and not build.supports_python(python):
-                continue
-            if before is not None and parse_version(build.minor) >= parse_version(before):
-                continue
-            return build
-        return None
+        """The first of ``matching``."""
+        return next(self.matching(platform, python, before=before), None)
 
     def python_range(self, platform: str) -> tuple[str, str]:
         """Oldest and newest Python any GPU build of ``platform`` was tested with."""
@@ -185,14 +174,9 @@ class Table:
     def driver_cuda_major(self, driver: str, platform: str) -> int | None:
         """The newest CUDA major family a driver version can run (minor-version compatibility), or None."""
         version = parse_version(driver)
-        if version is None:
-            return None
-        best = None
-        for row in self.driver_minimums:
-            minimum = parse_version(self.min_driver(row.cuda_major, platform))
-            if version >= minimum:
-                best = row.cuda_major if best is None else max(best, row.cuda_major)
-        return best
+        return max((row.cuda_major for row in self.driver_minimums
+                    if version is not None and version >= parse_version(self.min_driver(row.cuda_major, platform))),
+                   default=None)
 
 
 def check_platform(platform: str) -> str:

@@ -1,8 +1,7 @@
 """WSL2's GPU plumbing: the ``/dev/dxg`` device, the Windows driver's libcuda, and no Linux NVIDIA driver inside.
 
 On WSL2 the Windows NVIDIA driver provides CUDA to Linux through ``/dev/dxg`` and ``/usr/lib/wsl/lib/libcuda.so*``;
-a Linux driver installed inside replaces that libcuda and breaks it. Every place looked at is a parameter, so
-tests build the machine as a file tree; ``checks.CHECK_FINDINGS`` turns the notes' codes into findings.
+a Linux driver installed inside replaces that libcuda and breaks it.
 """
 
 from __future__ import annotations

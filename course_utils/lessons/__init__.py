@@ -1,17 +1,12 @@
-"""Lessons: one home per notebook, ``course_utils/lessons/nbNN`` (a file, or a package with helpers of its own).
-
-A lesson file holds, at its top, what ``setup`` reads: ``NOTEBOOK`` (the notebook's name), ``SMOKE`` (its smoke
-caps, ``params.apply_smoke``), ``KEY_RESULTS`` (the results that say what it showed, with their meanings), and
-``needs(values)`` where its parameters need more than their names promise (a ``ParameterError`` at setup).
-Then its exercises: ``CHECKS`` maps each number to its check, which the task cell calls as
-``course.check("3.1", answer)`` (recorded in the student's record). A check prints and returns ``Feedback``:
-right, wrong (with what to look at), or not answered yet. It never raises on a wrong or empty answer: a notebook
-run unattended leaves the answers empty and must still finish. This module holds what the checks share.
+"""Lessons: one home per notebook, ``course_utils/lessons/nbNN`` (a file, or a package with helpers of its own);
+CONTRIBUTING, "A notebook" and "Exercises", says what a lesson file holds. This module holds what the exercise checks
+share: ``Feedback`` and the shapes of a check. A check never raises on a wrong or empty answer: a notebook run
+unattended leaves the answers empty and must still finish.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from course_utils.core.i18n import listed, translator
@@ -80,6 +75,17 @@ def not_a_dict(exercise: str, answer: object, example: str) -> Feedback:
     """Wrong: a task that asks for a dict got something else; ``example`` shows the dict's first entry."""
     return feedback(exercise, [_("`answer` should be a dict, such as {example}; it is {answer!r}.").format(
         example=example, answer=answer)], right="")
+
+
+def dict_answer(exercise: str, answer: object, keys: Iterable[object], judge: Callable[[object, object], str | None],
+                *, hint: str, example: str, right: str) -> Feedback:
+    """A task answered by a dict with a value for each of ``keys``: ``judge(key, value)`` says what is wrong with one
+    value (None: nothing). ``hint``: what to do while it is unanswered; ``example``: the dict's first entry."""
+    if unanswered(answer):
+        return not_answered(exercise, hint)
+    if not isinstance(answer, Mapping):
+        return not_a_dict(exercise, answer, example)
+    return feedback(exercise, [problem for key in keys if (problem := judge(key, answer.get(key)))], right=right)
 
 
 def unanswered(answer: object) -> bool:

@@ -11,15 +11,13 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from numbers import Real
 
 from course_utils.core.i18n import translator
-from course_utils.lessons import Feedback, feedback, is_empty, not_answered, unanswered
+from course_utils.lessons import Feedback, dict_answer, feedback, is_empty, not_answered
 
 _ = translator("lessons")
 
-# --------------------------------------------------------------------------- the run: what setup reads
 
 NOTEBOOK = "03_memory"  # the name the notebook gives setup
 SMOKE = {"BATCH_SIZE": 128}
@@ -29,8 +27,6 @@ KEY_RESULTS = {  # name: what it means, as the run report explains it
     "largest_batch": "the largest batch estimated to fit in 5,000 MiB of GPU memory",
 }
 
-
-# ----------------------------------------------------------------------------- Exercise 3.1
 
 SETTING = "Exercise 3.1"
 CHOICES = ("default", "growth", "limit", "logical GPUs", "TF_FORCE_GPU_ALLOW_GROWTH")
@@ -79,32 +75,27 @@ def why_not(situation: str, given: str) -> str:
              "before the program starts.")
 
 
+def _setting_problem(situation: int, given: object) -> str | None:
+    setting = as_setting(given)
+    if is_empty(given):
+        return _("Situation {situation}: no answer yet.").format(situation=situation)
+    if setting is None:
+        return _("Situation {situation}: {given!r} is not one of the five choices.").format(
+            situation=situation, given=given)
+    if setting != RIGHT_SETTING[situation]:
+        return _("Situation {situation}: not {given!r}. {why}").format(
+            situation=situation, given=setting, why=why_not(situation, setting))
+    return None
+
+
 def check_memory_setting(answer: object) -> Feedback:
     """Exercise 3.1: a dict {situation: choice} for the three situations of ``SITUATIONS``."""
-    if unanswered(answer):
-        return not_answered(SETTING, _("Replace each None with one of the five choices, as a string. Then run the "
-                                       "cell."))
-    if not isinstance(answer, Mapping):
-        return feedback(SETTING, [_("`answer` should be the dict with the three situations, 1, 2 and 3, not "
-                                    "{answer!r}.").format(answer=answer)], right="")
-    problems = []
-    for situation in SITUATIONS:
-        given = answer.get(situation)
-        setting = as_setting(given)
-        if is_empty(given):
-            problems.append(_("Situation {situation}: no answer yet.").format(situation=situation))
-        elif setting is None:
-            problems.append(_("Situation {situation}: {given!r} is not one of the five choices.").format(
-                situation=situation, given=given))
-        elif setting != RIGHT_SETTING[situation]:
-            problems.append(_("Situation {situation}: not {given!r}. {why}").format(
-                situation=situation, given=setting, why=why_not(situation, setting)))
-    right = _("Right. A limit caps a process. Logical GPUs make one card look like several. The variable works "
-              "without code, if it is set before the program starts.")
-    return feedback(SETTING, problems, right=right)
+    return dict_answer(
+        SETTING, answer, SITUATIONS, _setting_problem, example='{1: "limit", ...}',
+        hint=_("Replace each None with one of the five choices, as a string. Then run the cell."),
+        right=_("Right. A limit caps a process. Logical GPUs make one card look like several. The variable works "
+                "without code, if it is set before the program starts."))
 
-
-# ----------------------------------------------------------------------------- Exercise 3.2
 
 BATCH = "Exercise 3.2"
 WEIGHTS = 93_322  # the blog post's CNN: "Total params" in its summary

@@ -20,7 +20,6 @@ from course_utils.params import needs_split, too_few
 
 _ = translator("lessons")
 
-# --------------------------------------------------------------------------- the run: what setup reads
 
 NOTEBOOK = "04_dense_noise_vs_zeros"  # the name the notebook gives setup
 SMOKE = {"EPOCHS": 5, "IMAGES": 4000}
@@ -44,8 +43,6 @@ def needs(values: Mapping[str, Any]) -> None:
                         "up (docs/references.md#noise-gap).").format(images=images, least=4000),
                       4000)
 
-
-# --------------------------------------------------------------------------- the exercises
 
 MEMORY, SPEED = "Exercise 4.1", "Exercise 4.2"
 IMAGES, FEATURES, HIDDEN, CLASSES, BATCH = 60_000, 1568, 512, 10, 128
@@ -90,6 +87,21 @@ def _unit_slip(value: float, nbytes: float) -> str | None:
     return next((text for unit, text in slips if _near(value, nbytes, unit)), None)
 
 
+def _size_problem(given: Any, nbytes: int, slips: tuple[tuple[int, str], ...], otherwise: str, not_a_number: str,
+                  wrong: str) -> str | None:
+    """What is wrong with ``given``, a size in MB of ``nbytes``: None when it is right (within 3%); else ``wrong``
+    with a hint - a unit, the first of ``slips`` (size in bytes, hint) it matches, a rounding, or ``otherwise``."""
+    value = _number(given)
+    if value is None:
+        return not_a_number.format(value=given)
+    if _near(value, nbytes):
+        return None
+    hint = _unit_slip(value, nbytes) or next((text for size, text in slips if _near(value, size)), None)
+    if hint is None and _near(value, nbytes, tolerance=0.07):
+        hint = _("Close, but not it. Round less, and only at the end.")
+    return wrong.format(value=value, hint=hint or otherwise)
+
+
 def _yes_no(value: Any) -> bool | None:
     if isinstance(value, bool):
         return value
@@ -106,45 +118,27 @@ def check_memory(answer: Any) -> Feedback:
                                       "the cell."))
     if not isinstance(answer, dict):
         return not_a_dict(MEMORY, answer, '{"float64_mb": 100, ...}')
-    problems = []
-    one = _number(answer.get("float64_mb"))
-    if one is None:
-        problems.append(_("`float64_mb` should be a number of MB, not {value!r}.").format(
-            value=answer.get("float64_mb")))
-    elif not _near(one, array_bytes()):
-        if _unit_slip(one, array_bytes()):
-            hint = _unit_slip(one, array_bytes())
-        elif _near(one, array_bytes(bytes_per_number=4)):  # float32, or the 784 pixels alone in float64
-            hint = _("Each row holds 1,568 numbers (784 pixels + 784 extra), and float64 takes 8 bytes a number.")
-        elif _near(one, 2 * array_bytes()):
-            hint = _("That is both arrays. `float64_mb` is one of them.")
-        elif _near(one, array_bytes(), tolerance=0.07):
-            hint = _("Close, but not it. Round less, and only at the end.")
-        else:
-            hint = _("Multiply: images x 1,568 numbers x 8 bytes, then divide by 10**6.")
-        problems.append(_("`float64_mb` = {value:,.1f} is not one float64 array of 60,000 images. {hint}").format(
-            value=one, hint=hint))
-    held = _number(answer.get("during_fit_mb"))
-    if held is None:
-        problems.append(_("`during_fit_mb` should be a number of MB, not {value!r}.").format(
-            value=answer.get("during_fit_mb")))
-    elif not _near(held, during_fit_bytes()):
-        if _unit_slip(held, during_fit_bytes()):
-            hint = _unit_slip(held, during_fit_bytes())
-        elif _near(held, 2 * array_bytes()):  # both arrays, or one and a float64 copy
-            hint = _("That is two float64 arrays. Count both arrays the post builds, and add the float32 copy "
-                     "that `fit` makes of one: 4 bytes a number.")
-        elif _near(held, array_bytes() + array_bytes(bytes_per_number=4)):
-            hint = _("The post builds both arrays before its first `fit`: both are in memory.")
-        elif _near(held, 3 * array_bytes()):  # a float64 copy, or a float32 copy of both arrays
-            hint = _("That is three float64 arrays. The first `fit` copies only the array it trains on, in "
-                     "float32: half a float64 array.")
-        elif _near(held, during_fit_bytes(), tolerance=0.07):
-            hint = _("Close, but not it. Round less, and only at the end.")
-        else:
-            hint = _("Add two float64 arrays and one float32 copy.")
-        problems.append(_("`during_fit_mb` = {value:,.1f} is not the data held during the first `fit`. "
-                          "{hint}").format(value=held, hint=hint))
+    problems = [problem for problem in (
+        _size_problem(answer.get("float64_mb"), array_bytes(), (
+            (array_bytes(bytes_per_number=4),  # float32, or the 784 pixels alone in float64
+             _("Each row holds 1,568 numbers (784 pixels + 784 extra), and float64 takes 8 bytes a number.")),
+            (2 * array_bytes(), _("That is both arrays. `float64_mb` is one of them.")),
+        ), _("Multiply: images x 1,568 numbers x 8 bytes, then divide by 10**6."),
+            _("`float64_mb` should be a number of MB, not {value!r}."),
+            _("`float64_mb` = {value:,.1f} is not one float64 array of 60,000 images. {hint}")),
+        _size_problem(answer.get("during_fit_mb"), during_fit_bytes(), (
+            (2 * array_bytes(),  # both arrays, or one and a float64 copy
+             _("That is two float64 arrays. Count both arrays the post builds, and add the float32 copy that `fit` "
+               "makes of one: 4 bytes a number.")),
+            (array_bytes() + array_bytes(bytes_per_number=4),
+             _("The post builds both arrays before its first `fit`: both are in memory.")),
+            (3 * array_bytes(),  # a float64 copy, or a float32 copy of both arrays
+             _("That is three float64 arrays. The first `fit` copies only the array it trains on, in float32: half "
+               "a float64 array.")),
+        ), _("Add two float64 arrays and one float32 copy."),
+            _("`during_fit_mb` should be a number of MB, not {value!r}."),
+            _("`during_fit_mb` = {value:,.1f} is not the data held during the first `fit`. {hint}")),
+    ) if problem]
     fits = _yes_no(answer.get("fits"))
     if fits is None:
         problems.append(_("`fits` should be True or False, not {value!r}.").format(value=answer.get("fits")))
@@ -156,8 +150,6 @@ def check_memory(answer: Any) -> Feedback:
               "builds each batch when fit asks for it, 0.8 MB at a time.")
     return feedback(MEMORY, problems, right=right)
 
-
-# ----------------------------------------------------------------------------- Exercise 4.2
 
 PREDICTIONS = ("a", "b", "c")
 

@@ -24,7 +24,7 @@ from course_utils.core.child import (
     start_python,
 )
 from course_utils.core.errors import ChildError, CourseError
-from course_utils.core.processes import processes_naming
+from course_utils.core.processes import leftover_processes
 
 from ..process_checks import still_running
 
@@ -150,8 +150,8 @@ def test_a_timeout_leaves_nothing_behind(tmp_path, monkeypatch):
     assert err.ended == "timeout after 1 s" and "more time" in err.fix
     child_pid, grandchild_pid = json.loads(pids.read_text())
     assert gone(child_pid) and gone(grandchild_pid), "the child and the grandchild in its group were stopped"
-    assert processes_naming(tmp_path / "sleeper.payload.json") == []
-    assert processes_naming(tmp_path) == []
+    assert leftover_processes(tmp_path / "sleeper.payload.json") == []
+    assert leftover_processes(tmp_path) == []
 
 
 def test_ctrl_c_in_the_parent_stops_the_child(tmp_path, ctrl_c):
@@ -168,7 +168,7 @@ def test_ctrl_c_in_the_parent_stops_the_child(tmp_path, ctrl_c):
         run_python(T + "sleep_with_grandchild", payload, timeout_s=120, what="x", folder=tmp_path)
     helper.join(5)
     assert all(gone(pid) for pid in json.loads(pids.read_text()))
-    assert processes_naming(tmp_path) == []
+    assert leftover_processes(tmp_path) == []
 
 
 def test_child_object_polls_stops_and_cleans_up(tmp_path):
@@ -233,7 +233,7 @@ def test_a_child_whose_parent_is_killed_ends_with_its_group(tmp_path):
     finally:
         parent.kill()
         parent.wait()
-        for pid in processes_naming(tmp_path):
+        for pid in leftover_processes(tmp_path):
             psutil.Process(pid).kill()
 
 
@@ -250,7 +250,7 @@ def test_a_child_past_its_own_time_limit_ends_by_itself_and_says_so(tmp_path):
     assert code == EXIT_TIME_LIMIT
     # Its own child ended with it. On a machine so slow that the limit came before the grandchild was started,
     # there is none: the marker check holds either way, the pid check whenever the grandchild was started.
-    assert processes_naming(marker) == [], "its own child ended with it"
+    assert leftover_processes(marker) == [], "its own child ended with it"
     assert not pids.exists() or all(gone(pid) for pid in json.loads(pids.read_text()))
     err = info.value
     assert err.ended == "error" and err.error["type"] == "ChildTimeLimit"
@@ -260,4 +260,4 @@ def test_a_child_past_its_own_time_limit_ends_by_itself_and_says_so(tmp_path):
 def test_a_time_limit_must_be_positive(tmp_path):
     with pytest.raises(ValueError, match="time_limit_s"):
         start_python(T + "echo", 1, folder=tmp_path, time_limit_s=0)
-    assert processes_naming(tmp_path) == []
+    assert leftover_processes(tmp_path) == []

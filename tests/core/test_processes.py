@@ -15,7 +15,7 @@ from course_utils.core.processes import (
     StopSignals,
     free_ports,
     group_alive,
-    processes_naming,
+    leftover_processes,
     start_in_group,
     stop_group,
 )
@@ -68,20 +68,20 @@ def test_stop_group_also_stops_grandchildren(tmp_path):
         "time.sleep(120)"
     )
     proc = start_in_group([sys.executable, "-c", code, str(marker)])
-    wait_until(lambda: len(processes_naming(marker)) == 2)
+    wait_until(lambda: len(leftover_processes(marker)) == 2)
     assert group_alive(proc.pid)
     assert stop_group(proc, grace_s=GRACE_S) == -signal.SIGTERM
-    assert processes_naming(marker) == [] and not group_alive(proc.pid)
+    assert leftover_processes(marker) == [] and not group_alive(proc.pid)
 
 
 def test_stop_group_ends_members_that_outlive_the_leader(tmp_path):
     marker = tmp_path / "orphan"
     code = f"import subprocess, sys; subprocess.Popen([sys.executable, '-c', {SLEEP!r}, {str(marker)!r}])"
     proc = start_in_group([sys.executable, "-c", code])
-    wait_until(lambda: len(processes_naming(marker)) == 1)
+    wait_until(lambda: len(leftover_processes(marker)) == 1)
     assert proc.wait() == 0 and group_alive(proc.pid), "the leader ended, its child lives on in the group"
     assert stop_group(proc, grace_s=GRACE_S) == 0
-    assert processes_naming(marker) == [] and not group_alive(proc.pid)
+    assert leftover_processes(marker) == [] and not group_alive(proc.pid)
 
 
 def test_stop_group_ends_descendants_that_left_the_group(tmp_path):
@@ -91,9 +91,9 @@ def test_stop_group_ends_descendants_that_left_the_group(tmp_path):
         "start_new_session=True); time.sleep(120)"
     )
     proc = start_in_group([sys.executable, "-c", code])
-    wait_until(lambda: len(processes_naming(marker)) == 2)  # the leader (its code names the marker) and the stray
+    wait_until(lambda: len(leftover_processes(marker)) == 2)  # the leader (its code names the marker) and the stray
     stop_group(proc, grace_s=GRACE_S)
-    assert processes_naming(marker) == [], "the stray in a session of its own ended before stop_group returned"
+    assert leftover_processes(marker) == [], "the stray in a session of its own ended before stop_group returned"
 
 
 def test_stop_group_kills_what_ignores_sigterm_and_ends_the_pids_it_is_given(tmp_path):
@@ -116,15 +116,15 @@ def test_stop_group_is_harmless_on_an_ended_process():
     assert stop_group(proc) == 5 and stop_group(proc) == 5
 
 
-def test_still_running_and_processes_naming(tmp_path):
+def test_still_running_and_leftover_processes(tmp_path):
     marker = tmp_path / "named"
     proc = start_in_group([sys.executable, "-c", SLEEP, str(marker)])
     try:
-        wait_until(lambda: processes_naming(marker) == [proc.pid])
+        wait_until(lambda: leftover_processes(marker) == [proc.pid])
         assert still_running([proc.pid, 2**22 + 12345]) == [proc.pid]
     finally:
         stop_group(proc, grace_s=GRACE_S)
-    assert still_running([proc.pid]) == [] and processes_naming(marker) == []
+    assert still_running([proc.pid]) == [] and leftover_processes(marker) == []
     assert not psutil.pid_exists(proc.pid) or psutil.Process(proc.pid).status() == psutil.STATUS_ZOMBIE
 
 

@@ -60,7 +60,7 @@ def test_auto_prefers_full_size_fashion_mnist_when_mnist_is_only_the_sample(monk
 def course(tmp_path):
     """A notebook's ``course`` object as its setup cell hands it over, with a fresh results record."""
     recorder = Recorder("99_test", parameters={}, smoke=True, path=tmp_path / "record.json")
-    return Course(notebook="99_test", tf=None, device=None, smoke=True, recorder=recorder)
+    return Course(notebook="99_test", device=None, recorder=recorder)
 
 
 def recorded_data(course: Course) -> dict:

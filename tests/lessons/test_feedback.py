@@ -54,7 +54,7 @@ def test_each_task_cell_as_shipped_runs_unattended_and_is_not_answered_yet(path,
 
     record = tmp_path / "record.json"
     recorder = Recorder(path.stem, parameters={}, smoke=True, path=record)
-    namespace: dict = {"course": Course(path.stem, tf=None, device=None, smoke=True, recorder=recorder)}
+    namespace: dict = {"course": Course(path.stem, device=None, recorder=recorder)}
     for exercise, source in task_cells(path.stem).items():
         exec(source, namespace)  # noqa: S102 - the notebook's own task cell, unanswered
         out = capsys.readouterr().out

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from packaging.requirements import InvalidRequirement, Requirement
 
-from course_utils.core.i18n import translator
+from course_utils.core.i18n import N_, translator
 from course_utils.doctor.commands import tensorflow_requirement
 from course_utils.doctor.recommend import Recommendation, platform_name, recommend
 from course_utils.doctor.versions import Build, load, parse_version
@@ -26,7 +26,6 @@ from course_utils.lessons import Feedback, feedback, is_empty, multiple_choice, 
 
 _ = translator("lessons")
 
-# --------------------------------------------------------------------------- the run: what setup reads
 
 NOTEBOOK = "01_install_versions"  # the name the notebook gives setup
 SMOKE = {}  # nothing to shorten: the notebook runs in seconds
@@ -62,8 +61,6 @@ LAPTOP = Machine("wsl2", "3.12", "560.94", _("Windows 11 with WSL2 (Ubuntu), Pyt
 SERVER = Machine("linux", "3.8", "535.183.01", _("Linux, Python 3.8, NVIDIA driver 535.183.01"))
 
 
-# ----------------------------------------------------------------------------- Exercise 1.1
-
 ROUTES = ("a", "b", "c", "d")
 
 
@@ -86,9 +83,14 @@ def check_route(answer: object) -> Feedback:
     return multiple_choice("Exercise 1.1", answer, ROUTES, said, right=right)
 
 
-# ----------------------------------------------------------------------------- Exercises 1.2 and 1.3
-
-_PACKAGES = ("tensorflow", "tensorflow-gpu", "tensorflow-cpu", "tf-nightly")
+# The TensorFlow packages a command may name, and why each but the first is not the one to install.
+_PACKAGES = {
+    "tensorflow": None,
+    "tensorflow-gpu": N_("`tensorflow-gpu` is an empty package today, and current pip cannot install it. The GPU "
+                         "support is in the package `tensorflow`."),
+    "tensorflow-cpu": N_("`tensorflow-cpu` has no GPU support. Install `tensorflow`."),
+    "tf-nightly": N_("`tf-nightly` is an untested daily build. Install a tested release of `tensorflow`."),
+}
 _PATCHES = 10  # the patch versions a row may have: 2.13.0 to 2.13.9 (the table holds releases, not patches)
 # pip options followed by a value, which is not a requirement: pip install -i URL "tensorflow"
 _VALUE_OPTIONS = {"-r", "--requirement", "-c", "--constraint", "-e", "--editable", "-i", "--index-url",
@@ -208,13 +210,8 @@ def check_install(name: str, machine: Machine, answer: object, *, newest_only: b
     else:
         tf_req = tensorflow[0]
         package = tf_req.name.lower().replace("_", "-")
-        if package == "tensorflow-gpu":
-            problems.append(_("`tensorflow-gpu` is an empty package today, and current pip cannot install it. "
-                              "The GPU support is in the package `tensorflow`."))
-        elif package == "tensorflow-cpu":
-            problems.append(_("`tensorflow-cpu` has no GPU support. Install `tensorflow`."))
-        elif package == "tf-nightly":
-            problems.append(_("`tf-nightly` is an untested daily build. Install a tested release of `tensorflow`."))
+        if _PACKAGES[package]:
+            problems.append(_(_PACKAGES[package]))
         build = _pip_takes(tf_req.specifier, machine.python)
         if build not in _allowed(machine, newest_only):
             problems.append(_wrong_release(tf_req.specifier, machine, build, newest))

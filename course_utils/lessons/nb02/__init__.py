@@ -9,11 +9,10 @@ from __future__ import annotations
 from course_utils.core.i18n import translator
 from course_utils.doctor.gpus import build_targets, covered_by_build
 from course_utils.doctor.gpus import compute_capability as parse_cc
-from course_utils.lessons import Feedback, feedback, is_empty, multiple_choice, not_a_dict, not_answered, unanswered
+from course_utils.lessons import Feedback, dict_answer, is_empty, multiple_choice
 
 _ = translator("lessons")
 
-# --------------------------------------------------------------------------- the run: what setup reads
 
 NOTEBOOK = "02_verify_gpu"  # the name the notebook gives setup
 SMOKE = {"MATMUL_SIZE": 256, "REPEATS": 3}
@@ -24,8 +23,6 @@ KEY_RESULTS = {  # name: what it means, as the run report explains it
     "copy_ms": "copying the product from each device to main memory, median milliseconds",
 }
 
-
-# --------------------------------------------------------------------------- the exercises
 
 # Exercise 2.1: the GPUs of the task, with their compute capability.
 GPUS = {"GeForce GTX 980": "5.2", "GeForce GTX 1080": "6.1", "Tesla T4": "7.5", "GeForce RTX 3060": "8.6",
@@ -42,40 +39,33 @@ def code_kind(compute_capability: str, tensorflow: str = "2.21") -> str:
     return "ptx" if coverage.jit else "cubin"
 
 
+def _gpu_code_problem(gpu: str, value: object) -> str | None:
+    cc = GPUS[gpu]
+    given = "" if is_empty(value) else str(value).strip().lower()  # None is the placeholder, not "none"
+    if not given:
+        return _("{gpu} ({cc}) has no answer yet: replace its None with \"cubin\", \"ptx\" or \"none\", in "
+                 "quotes.").format(gpu=gpu, cc=cc)
+    if given not in KINDS:
+        return _("{gpu}: {given!r} is not one of \"cubin\", \"ptx\", \"none\".").format(gpu=gpu, given=given)
+    want = code_kind(cc)
+    return None if given == want else {
+        "cubin": _("{gpu} ({cc}): look for an sm_ entry of the same major version and an equal or lower minor "
+                   "version."),
+        "ptx": _("{gpu} ({cc}): no sm_ entry has its major version, but compute_90 PTX runs on 9.0 and every newer "
+                 "GPU."),
+        "none": _("{gpu} ({cc}): no sm_ entry has its major version, and the PTX is for 9.0 and newer. TF 2.17 "
+                  "dropped 5.x."),
+    }[want].format(gpu=gpu, cc=cc)
+
+
 def check_gpu_code(answer: object) -> Feedback:
     """Exercise 2.1: a dict {GPU name: "cubin" | "ptx" | "none"} for the five GPUs of ``GPUS``."""
-    name = "Exercise 2.1"
-    if unanswered(answer):
-        return not_answered(name, _("Replace each None in the dict with \"cubin\", \"ptx\" or \"none\". Then run "
-                                    "the cell."))
-    if not isinstance(answer, dict):
-        return not_a_dict(name, answer, '{"Tesla T4": "cubin", ...}')
-    problems = []
-    for gpu, cc in GPUS.items():
-        value = answer.get(gpu)
-        given = "" if is_empty(value) else str(value).strip().lower()  # None is the placeholder, not "none"
-        want = code_kind(cc)
-        if not given:
-            problems.append(_("{gpu} ({cc}) has no answer yet: replace its None with \"cubin\", \"ptx\" or "
-                              "\"none\", in quotes.").format(gpu=gpu, cc=cc))
-        elif given not in KINDS:
-            problems.append(_("{gpu}: {given!r} is not one of \"cubin\", \"ptx\", \"none\".").format(
-                gpu=gpu, given=given))
-        elif given != want:
-            problems.append({
-                "cubin": _("{gpu} ({cc}): look for an sm_ entry of the same major version and an equal or lower "
-                           "minor version."),
-                "ptx": _("{gpu} ({cc}): no sm_ entry has its major version, but compute_90 PTX runs on 9.0 and every "
-                         "newer GPU."),
-                "none": _("{gpu} ({cc}): no sm_ entry has its major version, and the PTX is for 9.0 and newer. "
-                          "TF 2.17 dropped 5.x."),
-            }[want].format(gpu=gpu, cc=cc))
-    right = _("Right. The T4 (7.5) runs sm_70 code: a cubin serves every later minor version of its major "
-              "version. The H100 needs the driver to compile the PTX, so its driver must know CUDA 12.5.")
-    return feedback(name, problems, right=right)
+    return dict_answer(
+        "Exercise 2.1", answer, GPUS, _gpu_code_problem, example='{"Tesla T4": "cubin", ...}',
+        hint=_("Replace each None in the dict with \"cubin\", \"ptx\" or \"none\". Then run the cell."),
+        right=_("Right. The T4 (7.5) runs sm_70 code: a cubin serves every later minor version of its major "
+                "version. The H100 needs the driver to compile the PTX, so its driver must know CUDA 12.5."))
 
-
-# ----------------------------------------------------------------------------- Exercise 2.2
 
 # Exercise 2.2: a classmate's table from the timing cell on a GPU, 4096 x 4096 float32 (ms per product).
 TIMING = {"cpu_ms": 820.0, "gpu_ms": 9.8, "copy_ms": 12.0, "products": 100}
@@ -105,8 +95,6 @@ def check_timing(answer: object) -> Feedback:
     return multiple_choice("Exercise 2.2", answer, TIMING_CHOICES, said, right=right)
 
 
-# ----------------------------------------------------------------------------- Exercise 2.3
-
 # Exercise 2.3: GPUs and their compute capability; TF32 runs by default from 8.0.
 TF32_GPUS = {"GeForce GTX 1080": "6.1", "Tesla T4": "7.5", "A100": "8.0", "GeForce RTX 4090": "8.9", "H100": "9.0"}
 TF32_FROM = (8, 0)
@@ -117,31 +105,29 @@ def uses_tf32(compute_capability: str) -> bool:
     return parse_cc(compute_capability) >= TF32_FROM
 
 
+def _tf32_problem(gpu: str, value: object) -> str | None:
+    cc = TF32_GPUS[gpu]
+    if is_empty(value):
+        return _("{gpu} ({cc}) has no answer yet: replace its None with True or False.").format(gpu=gpu, cc=cc)
+    if not isinstance(value, bool):
+        return _("{gpu}: {value!r} is not True or False (without quotes).").format(gpu=gpu, value=value)
+    if value == uses_tf32(cc):
+        return None
+    return (_("{gpu} ({cc}): from compute capability 8.0, TensorFlow multiplies float32 matrices in TF32 by default, "
+              "so the product fails np.allclose.") if uses_tf32(cc) else
+            _("{gpu} ({cc}): TF32 came with compute capability 8.0. Before it, float32 products agree with the CPU's "
+              "to float32 rounding, Tensor Cores or not.")).format(gpu=gpu, cc=cc)
+
+
 def check_tf32_gpus(answer: object) -> Feedback:
     """Exercise 2.3: a dict {GPU name: True | False}, True where a float32 product fails np.allclose with TensorFlow's
     defaults, as the emulated TF32 product did: the GPUs of compute capability 8.0 and newer."""
-    name = "Exercise 2.3"
-    if unanswered(answer):
-        return not_answered(name, _("Replace each None in the dict with True or False. Then run the cell."))
-    if not isinstance(answer, dict):
-        return not_a_dict(name, answer, '{"Tesla T4": False, ...}')
-    problems = []
-    for gpu, cc in TF32_GPUS.items():
-        value = answer.get(gpu)
-        if is_empty(value):
-            problems.append(_("{gpu} ({cc}) has no answer yet: replace its None with True or False.").format(
-                gpu=gpu, cc=cc))
-        elif not isinstance(value, bool):
-            problems.append(_("{gpu}: {value!r} is not True or False (without quotes).").format(gpu=gpu, value=value))
-        elif value != uses_tf32(cc):
-            problems.append(
-                _("{gpu} ({cc}): from compute capability 8.0, TensorFlow multiplies float32 matrices in TF32 by "
-                  "default, so the product fails np.allclose.").format(gpu=gpu, cc=cc) if uses_tf32(cc) else
-                _("{gpu} ({cc}): TF32 came with compute capability 8.0. Before it, float32 products agree with the "
-                  "CPU's to float32 rounding, Tensor Cores or not.").format(gpu=gpu, cc=cc))
-    right = _("Right. On the A100, the RTX 4090 and the H100, a test that needs full float32 runs "
-              "tf.config.experimental.enable_tensor_float_32_execution(False) first; their products then run slower.")
-    return feedback(name, problems, right=right)
+    return dict_answer(
+        "Exercise 2.3", answer, TF32_GPUS, _tf32_problem, example='{"Tesla T4": False, ...}',
+        hint=_("Replace each None in the dict with True or False. Then run the cell."),
+        right=_("Right. On the A100, the RTX 4090 and the H100, a test that needs full float32 runs "
+                "tf.config.experimental.enable_tensor_float_32_execution(False) first; their products then run "
+                "slower."))
 
 
 # The notebook's exercises, by number: its task cells call ``course.check("2.1", answer)``.

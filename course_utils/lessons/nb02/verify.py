@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from course_utils.core.i18n import translator
 from course_utils.device import check_device
+from course_utils.doctor.model import Finding, worst_first
 from course_utils.doctor.troubleshooting import page, see
 
 _ = translator("course")
@@ -21,8 +21,6 @@ def short_device(name: str) -> str:
     """'/job:localhost/replica:0/task:0/device:GPU:0' -> 'GPU:0'."""
     return name.rsplit("device:", 1)[-1]
 
-
-# ----------------------------------------------------------------------------- the answer
 
 INDEX = "index"  # the anchor of the troubleshooting page's index, in docs/troubleshooting.md and docs/zh/
 
@@ -69,21 +67,16 @@ class GpuAnswer:
         return said.format(answer=self, choice=choice)
 
 
-def _link(findings: Iterable[Any]) -> tuple[str, str | None]:
+def _link(findings: Iterable[Finding]) -> tuple[str, str | None]:
     """The troubleshooting entry of the worst finding that has one (errors, then warnings, then infos), and that
     finding's code; the page's index and None when no finding has an entry. Both in the page of the language now."""
 
-    found = list(findings)
-    for severity in ("error", "warning", "info"):
-        for finding in found:
-            link = see(finding.code) if finding.severity == severity else None
-            if link:
-                return link, finding.code
-    return troubleshooting_index(), None
+    linked = ((link, finding.code) for finding in worst_first(list(findings)) if (link := see(finding.code)))
+    return next(linked, (troubleshooting_index(), None))
 
 
 def gpu_answer(
-    gpus: Sequence[str], placed: Iterable[tuple[str, str]], why_not: str, findings: Iterable[Any] = ()
+    gpus: Sequence[str], placed: Iterable[tuple[str, str]], why_not: str, findings: Iterable[Finding] = ()
 ) -> GpuAnswer:
     """The answer from what the notebook saw: the GPUs TensorFlow lists, where each product placed on a device
     ran (``(asked, ran)``), TensorFlow's reason for no GPU (``device.why_no_gpu``) and the doctor's findings. Yes

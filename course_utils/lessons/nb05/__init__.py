@@ -23,7 +23,6 @@ from course_utils.params import too_few
 
 _ = translator("lessons")
 
-# --------------------------------------------------------------------------- the run: what setup reads
 
 NOTEBOOK = "05_cnn_cpu_vs_gpu"  # the name the notebook gives setup
 SMOKE = {"IMAGES": 2000, "MAX_EPOCHS": 3, "REPEATS": 1, "TARGET_ACCURACY": 0.6}
@@ -64,16 +63,11 @@ def needs(values: Mapping[str, Any]) -> None:
                         "smoke run).").format(images=images, least=2000), 2000)
 
 
-# --------------------------------------------------------------------------- the exercises
-
 MODEL_AND_LOSS = "Exercise 5.1"
 UTILISATION = "Exercise 5.2"
 POLICIES = "Exercise 5.3"
 
 CNN_PARAMS = 93_322  # course_utils.models.CNN_PARAMS (not imported: that module imports Keras)
-
-
-# --------------------------------------------------------------------------- 5.1
 
 
 # Four labels and fixed scores: what a loss returns for them says whether it reads logits or probabilities.
@@ -186,8 +180,6 @@ def check_model_and_loss(model: Any, loss: Any) -> Feedback:
     return feedback(MODEL_AND_LOSS, problems, right=right)
 
 
-# --------------------------------------------------------------------------- 5.3
-
 # The GPUs of the task: the name TensorFlow reports (get_device_details) and the compute capability.
 GPUS = {"GeForce RTX 3060": (8, 6), "Tesla T4": (7, 5), "GeForce GTX 1660 Ti": (7, 5), "GeForce GTX 1080": (6, 1)}
 
@@ -238,8 +230,6 @@ def check_policies(answer: Any) -> Feedback:
               "keras.optimizers.LossScaleOptimizer.")
     return feedback(POLICIES, problems, right=right)
 
-
-# --------------------------------------------------------------------------- 5.2
 
 CHOICES = ("a", "b", "c", "d")
 

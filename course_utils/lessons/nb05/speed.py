@@ -18,9 +18,6 @@ from course_utils.core.i18n import translator
 _ = translator("course")
 
 
-# --------------------------------------------------------------------------- mixed precision
-
-
 def cpu_flags(cpuinfo: str | None = None) -> set[str]:
     """The CPU feature flags Linux reports (/proc/cpuinfo); empty where unknown."""
     if cpuinfo is None:

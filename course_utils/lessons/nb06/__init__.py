@@ -16,13 +16,12 @@ from typing import Any
 
 from course_utils.core.errors import ParameterError
 from course_utils.core.i18n import translator
-from course_utils.lessons import Feedback, feedback, is_empty, not_a_dict, not_answered, unanswered
+from course_utils.lessons import Feedback, dict_answer, feedback, is_empty, not_answered
 from course_utils.lessons.nb06.tb_profile import MAX_STEPS, MIN_START, check_profile_batch
 from course_utils.params import needs_split, too_few, train_images
 
 _ = translator("lessons")
 
-# --------------------------------------------------------------------------- the run: what setup reads
 
 NOTEBOOK = "06_tensorboard"  # the name the notebook gives setup
 SMOKE = {"EPOCHS": 2, "IMAGES": 1000}
@@ -48,12 +47,9 @@ def needs(values: Mapping[str, Any]) -> None:
         least = math.ceil(((per_epoch - 1) * batch + 1) / (1.0 - 0.2))
         while math.ceil(train_images(least) / batch) < per_epoch:  # float rounding at the edge
             least += 1
-        what = (_("Parameter IMAGES = {images:,} is too few for this notebook: it needs at least {least:,} - "
-                  "PROFILE_BATCH = {profile} profiles up to batch {stop}, and {images:,} images make {batches} CNN "
-                  "batches of {batch} in {epochs} epoch(s).") if batches != 1
-                else _("Parameter IMAGES = {images:,} is too few for this notebook: it needs at least {least:,} - "
-                       "PROFILE_BATCH = {profile} profiles up to batch {stop}, and {images:,} images make {batches} "
-                       "CNN batch of {batch} in {epochs} epoch(s)."))
+        what = _("Parameter IMAGES = {images:,} is too few for this notebook: it needs at least {least:,} - "
+                 "PROFILE_BATCH = {profile} profiles up to batch {stop}, and {images:,} images make {batches} CNN "
+                 "batch(es) of {batch} in {epochs} epoch(s).")
         raise too_few(
             what.format(images=images, least=least, profile=tuple(profile), stop=stop, batches=batches, batch=batch,
                         epochs=epochs),
@@ -62,8 +58,6 @@ def needs(values: Mapping[str, Any]) -> None:
                 least=least),
         )
 
-
-# --------------------------------------------------------------------------- the exercises
 
 # Exercise 6.1: the run the student profiles.
 PROFILE_EPOCHS, BATCHES_PER_EPOCH, PROFILE_STEPS, PROFILE_EPOCH = 3, 20, 5, 2
@@ -95,34 +89,27 @@ def _verdict_given(value: object) -> str | None:
     return first if first in VERDICTS else None
 
 
+def _input_bound_problem(run: str, given: object) -> str | None:
+    step, waiting = PROFILES[run]
+    if is_empty(given):
+        return _("Run {run} has no answer.").format(run=run)
+    said = _verdict_given(given)
+    if said is None:
+        return _("{run}: {given!r} is not one of \"highly\", \"moderately\", \"not\".").format(run=run, given=given)
+    if said != verdict(waiting / step):
+        return _("{run}: {waiting:g} ms of a {step:g} ms step is {share:.1%} of the step. Below 5% a run is not "
+                 "input-bound, from 20% highly, in between moderately.").format(
+            run=run, waiting=waiting, step=step, share=waiting / step)
+    return None
+
+
 def check_input_bound(answer: object) -> Feedback:
     """Exercise 6.2: a dict {run: "highly" | "moderately" | "not"} for the runs of ``PROFILES``."""
-    name = "Exercise 6.2"
-    if unanswered(answer):
-        return not_answered(name, _("Replace each None with \"highly\", \"moderately\" or \"not\". Then run the "
-                                    "cell."))
-    if not isinstance(answer, dict):
-        return not_a_dict(name, answer, '{"A": "highly", ...}')
-    problems = []
-    for run, (step, waiting) in PROFILES.items():
-        given = answer.get(run)
-        if is_empty(given):
-            problems.append(_("Run {run} has no answer.").format(run=run))
-            continue
-        said = _verdict_given(given)
-        if said is None:
-            problems.append(_("{run}: {given!r} is not one of \"highly\", \"moderately\", \"not\".").format(
-                run=run, given=given))
-        elif said != verdict(waiting / step):
-            problems.append(_("{run}: {waiting:g} ms of a {step:g} ms step is {share:.1%} of the step. Below 5% a "
-                              "run is not input-bound, from 20% highly, in between moderately.").format(
-                run=run, waiting=waiting, step=step, share=waiting / step))
-    right = _("Right. A and C wait about as long, but C's step is much longer: input-bound is a share of the step, "
-              "not a time. A faster device makes the same input weigh more.")
-    return feedback(name, problems, right=right)
-
-
-# ----------------------------------------------------------------------------------------------- Exercise 6.1
+    return dict_answer(
+        "Exercise 6.2", answer, PROFILES, _input_bound_problem, example='{"A": "highly", ...}',
+        hint=_("Replace each None with \"highly\", \"moderately\" or \"not\". Then run the cell."),
+        right=_("Right. A and C wait about as long, but C's step is much longer: input-bound is a share of the step, "
+                "not a time. A faster device makes the same input weigh more."))
 
 
 def _epoch_of(batch: int) -> int:
@@ -176,12 +163,10 @@ def check_profile_range(answer: object) -> Feedback:
         problems.append(err.what)
         too_long = start >= MIN_START and steps > MAX_STEPS  # the rule checks the start first, then the length
     if stop >= start and steps != PROFILE_STEPS and not too_long:
-        if steps == PROFILE_STEPS + 1:
-            problems.append(_("Keras counts both ends: ({start}, {stop}) profiles {steps} batches, not {want}.").format(
-                start=start, stop=stop, steps=steps, want=PROFILE_STEPS))
-        else:
-            problems.append(_("({start}, {stop}) profiles {steps} batches (both ends count), not {want}.").format(
-                start=start, stop=stop, steps=steps, want=PROFILE_STEPS))
+        said = (_("Keras counts both ends: ({start}, {stop}) profiles {steps} batches, not {want}.")
+                if steps == PROFILE_STEPS + 1 else
+                _("({start}, {stop}) profiles {steps} batches (both ends count), not {want}."))
+        problems.append(said.format(start=start, stop=stop, steps=steps, want=PROFILE_STEPS))
     if start == first - 1:
         problems.append(_("Batch {start} is the last batch of epoch {previous}. Keras counts batches "
                           "from 1, across epochs, so epoch {epoch} is batches {first} to {last}.").format(

@@ -20,7 +20,6 @@ from course_utils.params import too_few
 
 _ = translator("lessons")
 
-# --------------------------------------------------------------------------- the run: what setup reads
 
 NOTEBOOK = "07_beyond_one_gpu"  # the name the notebook gives setup
 SMOKE = {"EPOCHS": 2, "IMAGES": 1024, "BATCH_SIZE": 64}
@@ -44,8 +43,6 @@ def needs(values: Mapping[str, Any]) -> None:
                       batch * replicas)
 
 
-# --------------------------------------------------------------------------- the exercises
-
 # Exercise 7.1: one GPU's batch, the GPUs of the new machine, the images of an epoch.
 ONE_GPU_BATCH, GPUS, PLAN_IMAGES = 256, 4, 60_000
 
@@ -57,13 +54,9 @@ GPUS_PER_MACHINE = 2
 
 def _whole(value: object) -> int | None:
     """A whole number given as an integer (or a float without a fraction); None otherwise."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, numbers.Integral):
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
         return int(value)
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return None
+    return int(value) if isinstance(value, float) and value.is_integer() else None
 
 
 def check_global_batch(answer: object) -> Feedback:

@@ -6,13 +6,10 @@ TensorFlow itself.
 stopped whatever happens, and ending by itself when its starter dies or its time limit plus
 ``WORKER_TIME_MARGIN_S`` passes), ``leftover_processes``.
 
-Where the workers listen: TensorFlow's gRPC server listens on every interface whatever ``TF_CONFIG`` says
-(``GrpcServer::Init`` binds ``"0.0.0.0:" + port``,
-https://github.com/tensorflow/tensorflow/blob/master/tensorflow/core/distributed_runtime/rpc/grpc_server_lib.cc,
-a dual-stack ``[::]`` socket as tests/distribute/test_distribute.py observes); the host in ``TF_CONFIG`` only
-names the address the peers dial, and the worker service has no authentication. So on a shared or public
-network run notebook 07 behind a firewall. Where Linux allows it the workers of a run share a network namespace
-of their own (``private_net``); on a shared server (the class hub) the run needs one.
+Where the workers listen, and why they get a network of their own (``private_net``): CONTRIBUTING, "Worker
+exposure" (``GrpcServer::Init`` binds ``"0.0.0.0:" + port``,
+https://github.com/tensorflow/tensorflow/blob/master/tensorflow/core/distributed_runtime/rpc/grpc_server_lib.cc;
+the worker service has no authentication).
 
 Sources: tensorflow.org/guide/distributed_training, tensorflow.org/tutorials/distribute/multi_worker_with_keras.
 """
@@ -35,14 +32,13 @@ from course_utils.core import variables
 from course_utils.core.child import Child, start_python
 from course_utils.core.errors import ParameterError, WorkerError
 from course_utils.core.i18n import translator
-from course_utils.core.processes import LOCALHOST, free_ports, processes_naming
+from course_utils.core.processes import LOCALHOST, free_ports
+from course_utils.core.processes import leftover_processes as leftover_processes  # notebook 07 calls it from here
 from course_utils.lessons.nb07.private_net import PrivateNetwork
 
 _ = translator("course")
 
 WORKER_TIME_MARGIN_S = 30  # a worker ends by itself this long after the run's time limit, if nothing stopped it
-
-# --- one machine: devices and batches -------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -74,9 +70,6 @@ def batch_plan(global_batch: int, replicas: int, images: int) -> BatchPlan:
     return BatchPlan(global_batch, replicas, global_batch // replicas, steps, steps * global_batch)
 
 
-# --- several machines: TF_CONFIG ---------------------------------------------------------------
-
-
 def tf_config(workers: Sequence[str], index: int) -> dict[str, Any]:
     """The ``TF_CONFIG`` of worker ``index`` in a cluster of ``workers`` ("host:port" each).
 
@@ -92,9 +85,6 @@ def local_cluster(workers: int) -> list[str]:
         raise ParameterError(_("WORKERS = {workers} is not a cluster.").format(workers=workers),
                              _("Use 1 or more workers (2 shows the idea)."))
     return [f"{LOCALHOST}:{port}" for port in free_ports(workers)]
-
-
-# --- local workers: start, collect, always stop ------------------------------------------------
 
 
 @dataclass
@@ -150,11 +140,6 @@ def _tail(path: Path, lines: int = 6) -> str:
         return "(no log)" if short is None else "(empty log)"
     error = _last_error(path)
     return (f"last error: {error}\n" if error else "") + "\n".join(short[-lines:])
-
-
-# A run's processes still running, orphans included: each worker's command line names its folder (its payload and
-# result files), so after a run this is empty - the check the notebook and the tests make.
-leftover_processes = processes_naming
 
 
 def run_program(payload: Mapping[str, Any]) -> None:

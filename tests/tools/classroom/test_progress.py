@@ -20,7 +20,7 @@ from ...lessons.solutions import solved
 
 def notebook_run(name: str, checks: list[tuple[str, object]], *, checkpoint: bool | None) -> None:
     """A student's run of notebook ``name`` into $COURSE_RESULTS_DIR: answers checked in order, then the checkpoint."""
-    course = Course(name, tf=None, device=None, smoke=False, recorder=Recorder(name, parameters={}, smoke=False))
+    course = Course(name, device=None, recorder=Recorder(name, parameters={}, smoke=False))
     for number, answer in checks:
         course.check(number, answer)
     if checkpoint is not None:
