@@ -216,8 +216,16 @@ def test_shards_of_four_runs_in_any_order_merge_in_plan_order_and_an_empty_shard
         if i == 5:
             assert "shard 5 of 5 has no runs: the plan has only 4 run(s)" in shown
             assert json.loads((out / "shards" / "5-of-5.json").read_text())["runs"] == []
+    first = out / "shards" / f"1-of-{count}.json"  # shard 1 ran on a node with another TensorFlow: said, not refused
+    record = json.loads(first.read_text())
+    record["meta"]["versions"] = {**record["meta"]["versions"], "tensorflow": "0.0-other"}
+    first.write_text(json.dumps(record))
     assert main(["--merge", str(out)]) == 0
-    assert f"Merged {count} shard(s): 4 of 4 run(s)" in capsys.readouterr().out
+    shown = capsys.readouterr()
+    assert f"Merged {count} shard(s): 4 of 4 run(s)" in shown.out
+    (note,) = [line for line in shown.err.splitlines() if "the shards differ in" in line]
+    assert note.startswith("note: the shards differ in versions - shard 1: ") and "0.0-other" in note
+    assert all(f"shard {i}: " in note for i in range(1, count + 1))
     data = json.loads((out / "results.json").read_text())
     assert [r["name"] for r in data["runs"]] == PLAN_NAMES and [r["results"]["n"] for r in data["runs"]] == [1, 2, 1, 2]
     assert data["meta"]["planned_runs"] == 4 and data["meta"]["command"] == f"course run --grid {GRID} --out {out}"
