@@ -24,13 +24,13 @@ Without the runs or Chromium the browser tests are skipped locally and fail in C
 from __future__ import annotations
 
 import html
+import itertools
 import json
 import re
 import subprocess
-import urllib.error
 import urllib.request
 from pathlib import Path
-from urllib.parse import urldefrag, urljoin, urlsplit
+from urllib.parse import urldefrag, urlsplit
 
 import pytest
 
@@ -254,10 +254,26 @@ def test_make_site_reads_its_runs_from_make_course():
 
 # --------------------------------------------------------------------------- the site in a browser
 
-IMAGES = """() => Array.from(document.images).map(img => ({
-  src: img.getAttribute('src'), ok: img.complete && img.naturalWidth > 0,
-  output: !!img.closest('.cell_output')}))"""
-LINKS = "() => Array.from(document.querySelectorAll('a[href]')).map(a => a.href)"
+# What each page shows, read in one call: its language, images, links, language switch, boxes, search results...
+FACTS = """() => {
+  const all = selector => Array.from(document.querySelectorAll(selector));
+  const first = selector => document.querySelector(selector) || {};
+  return {
+    lang: document.documentElement.lang, h1: first('h1').innerText || '', author: first('.component-author').innerText,
+    images: Array.from(document.images).map(img => ({
+      src: img.getAttribute('src'), ok: img.complete && img.naturalWidth > 0, output: !!img.closest('.cell_output')})),
+    links: all('a[href]').map(a => a.href), nav: all('.bd-sidebar-primary nav a[href]').map(a => a.href),
+    switch: first('a.course-lang-switch').href,
+    boxes: all('.admonition.course-run').map(b => ({text: b.innerText, link: (b.querySelector('a') || {}).href})),
+    searchFields: all('.search-button-field').filter(f => f.checkVisibility({visibilityProperty: true})).length,
+    outputs: all('div.cell_output pre').map(b => [b.scrollWidth, b.clientWidth, b.textContent.length]),
+    found: all('#search-results ul.search li a').map(a => a.href.split('#')[0].split('?')[0]),
+  };
+}"""
+SEARCHES = {"search.html": ("TensorBoard", "notebooks/06_tensorboard.html"),
+            "zh/search.html": ("显存", "zh/notebooks/03_memory.html")}
+SHOTS = {"index.html": "site_en_home.png",
+         "zh/notebooks/04_dense_noise_vs_zeros.html": "site_zh_04_dense_noise_vs_zeros.png"}
 
 
 def site_pages(folder: Path) -> list[str]:
@@ -269,53 +285,72 @@ def plots_in(executed: Path) -> int:
     return sum("image/png" in o.get("data", {}) for c in nb["cells"] for o in c.get("outputs", []))
 
 
-def expected_switch(path: str, folder: Path) -> str:
-    """Where the switch on ``path`` must lead: the same path in the other language, else that language's home."""
-    target = path[3:] if path.startswith("zh/") else f"zh/{path}"
-    if not (folder / target).is_file():
-        target = "index.html" if path.startswith("zh/") else "zh/index.html"
-    return target
+@pytest.fixture(scope="module")
+def walk(built_site: Path, served: Served, chromium) -> dict[str, dict]:
+    """Every page opened once, in one browser context: its FACTS, and its errors and requests outside the site."""
+    facts: dict[str, dict] = {}
+    marks = [(0, 0)]  # how many errors and outside requests there were when each page was opened
+    visit = None
+    try:
+        for path in site_pages(built_site):
+            query = f"?q={urllib.request.quote(SEARCHES[path][0])}" if path in SEARCHES else ""
+            if visit is None:
+                visit = Visit(chromium, served, path + query)
+            else:
+                marks.append((len(visit.errors), len(visit.outside)))
+                visit.go(path + query)
+            if path in SEARCHES:
+                visit.page.locator("#search-results ul.search li a").first.wait_for(timeout=30_000)
+            if path in SHOTS:
+                SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+                visit.page.screenshot(path=str(SCREENSHOTS / SHOTS[path]), full_page=False)
+            facts[path] = visit.page.evaluate(FACTS)
+        marks.append((len(visit.errors), len(visit.outside)))  # a late error counts for the page before
+        for page, ((e, o), (e_next, o_next)) in zip(facts.values(), itertools.pairwise(marks), strict=True):
+            page["errors"], page["outside"] = visit.errors[e:e_next], visit.outside[o:o_next]
+    finally:
+        if visit is not None:
+            visit.close()
+    return facts
 
 
 @pytest.mark.browser
-@pytest.mark.timeout(900)
-def test_every_page_loads_shows_its_plots_and_links_resolve(built_site: Path, served: Served, chromium):
-    pages = site_pages(built_site)
-    assert {"index.html", "zh/index.html", "search.html", "zh/search.html"} <= set(pages)
+def test_the_site_has_every_page_and_each_loads_with_its_images_and_nothing_from_outside(built_site, walk, served):
+    assert {"index.html", "zh/index.html", "search.html", "zh/search.html"} <= set(walk)
     for edition, sources in (("", NOTEBOOKS), ("zh/", ZH_NOTEBOOKS)):
-        assert {f"{edition}notebooks/{p.stem}.html" for p in sources} <= set(pages)
-    links: dict[str, str] = {}  # internal link -> a page it is on
-    problems: list[str] = []
-    for path in pages:
-        visit = Visit(chromium, served, path)
-        try:
-            images = visit.page.evaluate(IMAGES)
-            problems += [f"{path}: image not shown: {i['src']}" for i in images if not i["ok"]]
-            if "/notebooks/" in f"/{path}":
-                zh = path.startswith("zh/")
-                executed = (CI_OUT.with_name(CI_OUT.name + "-zh") if zh else CI_OUT) / "executed"
-                plots = plots_in(executed / Path(path).with_suffix(".ipynb").name)
-                shown = sum(i["ok"] and i["output"] for i in images)
-                if shown < plots:
-                    problems.append(f"{path}: {plots} plots in the executed notebook, {shown} shown")
-                box = visit.page.locator(".admonition.course-run")
-                text = box.inner_text() if box.count() == 1 else ""
-                if "TensorFlow 2." not in text or "colab.research.google.com" not in (
-                        box.locator("a").first.get_attribute("href") or ""):
-                    problems.append(f"{path}: no box of machine and versions with its Colab link: {text[:200]!r}")
-            switch = visit.page.locator("a.course-lang-switch").first
-            target = urljoin(served.url + path, switch.get_attribute("href") or "")
-            if target != served.url + expected_switch(path, built_site):
-                problems.append(f"{path}: the language switch leads to {target}")
-            for href in visit.page.evaluate(LINKS):
-                if href.startswith(served.url):
-                    links.setdefault(href, path)
-            visit.page.wait_for_timeout(100)  # late console errors
-            problems += [f"{path}: {e}" for e in visit.errors]
-            problems += [f"{path}: asked for {u} (outside the site)" for u in visit.outside]
-        finally:
-            visit.close()
-    bodies: dict[str, str] = {}
+        assert {f"{edition}notebooks/{p.stem}.html" for p in sources} <= set(walk)
+    problems = [f"{path}: image not shown: {i['src']}" for path, page in walk.items() for i in page["images"]
+                if not i["ok"]]
+    problems += [f"{path}: {e}" for path, page in walk.items() for e in page["errors"]]
+    problems += [f"{path}: asked for {u} (outside the site)" for path, page in walk.items() for u in page["outside"]]
+    problems += [f"the server answered {s} for {p}" for p, s in served.statuses.items() if s >= 400]
+    assert not problems, "\n".join(problems[:60])
+    assert all((SCREENSHOTS / shot).stat().st_size > 0 for shot in SHOTS.values())
+
+
+@pytest.mark.browser
+def test_a_notebook_page_shows_every_plot_and_a_box_with_versions_and_colab(walk):
+    problems = []
+    for path, page in walk.items():
+        if "/notebooks/" not in f"/{path}":
+            continue
+        run = CI_OUT.with_name(CI_OUT.name + "-zh") if path.startswith("zh/") else CI_OUT
+        plots = plots_in(run / "executed" / Path(path).with_suffix(".ipynb").name)
+        shown = sum(i["ok"] and i["output"] for i in page["images"])
+        if shown < plots:
+            problems.append(f"{path}: {plots} plots in the executed notebook, {shown} shown")
+        if len(page["boxes"]) != 1 or "TensorFlow 2." not in page["boxes"][0]["text"] or (
+                "colab.research.google.com" not in (page["boxes"][0]["link"] or "")):
+            problems.append(f"{path}: not one box of machine and versions with its Colab link: {page['boxes']}")
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.browser
+def test_every_link_inside_the_site_resolves_to_a_page_and_anchor(walk, served: Served):
+    links = {href: path for path, page in sorted(walk.items(), reverse=True) for href in page["links"]
+             if href.startswith(served.url)}  # internal link -> a page it is on
+    assert len(links) > 50, f"only {len(links)} internal links"
+    problems, bodies = [], {}
     for href, on in sorted(links.items()):
         url, fragment = urldefrag(href)
         if url not in bodies:
@@ -325,87 +360,41 @@ def test_every_page_loads_shows_its_plots_and_links_resolve(built_site: Path, se
                 continue
         if fragment and url.endswith(".html") and f'id="{html.escape(fragment)}"' not in bodies[url]:
             problems.append(f"{on}: link to {urlsplit(url).path}#{fragment}: no such anchor there")
-    failed = {p: s for p, s in served.statuses.items() if s >= 400}
-    problems += [f"the server answered {s} for {p}" for p, s in failed.items()]
     assert not problems, "\n".join(problems[:60])
-    assert len(links) > 50, f"only {len(links)} internal links"
 
 
 @pytest.mark.browser
-def test_the_language_switch_opens_the_same_page_in_the_other_language(built_site: Path, served: Served, chromium):
-    visit = Visit(chromium, served, "notebooks/04_dense_noise_vs_zeros.html")
-    try:
-        page = visit.page
-        page.locator("a.course-lang-switch").first.click()
-        page.wait_for_url(served.url + "zh/notebooks/04_dense_noise_vs_zeros.html")
-        assert page.evaluate("document.documentElement.lang") == "zh-CN"
-        assert page.locator("h1").first.inner_text().startswith("04 ·")
-        page.wait_for_load_state("load")
-        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(SCREENSHOTS / "site_zh_04_dense_noise_vs_zeros.png"), full_page=False)
-        page.locator("a.course-lang-switch").first.click()
-        page.wait_for_url(served.url + "notebooks/04_dense_noise_vs_zeros.html")
-        assert page.evaluate("document.documentElement.lang") == "en"
-        page.goto(served.url + "docs/routes.html")
-        page.locator("a.course-lang-switch").first.click()
-        page.wait_for_url(served.url + "zh/index.html")  # no Chinese routes guide: the Chinese home page
-        assert not visit.errors and not visit.outside, visit.errors + visit.outside
-    finally:
-        visit.close()
+def test_the_language_switch_leads_to_the_same_page_in_the_other_language_or_its_home(built_site, walk, served):
+    for path, page in walk.items():
+        zh = path.startswith("zh/")
+        assert page["lang"] == ("zh-CN" if zh else "en"), path
+        target = path[3:] if zh else f"zh/{path}"
+        if not (built_site / target).is_file():
+            target = "index.html" if zh else "zh/index.html"
+        assert page["switch"] == served.url + target, path
 
 
 @pytest.mark.browser
-@pytest.mark.parametrize(("path", "term", "finds"), [
-    ("search.html", "TensorBoard", "notebooks/06_tensorboard.html"),
-    ("zh/search.html", "显存", "zh/notebooks/03_memory.html"),
-], ids=["en", "zh"])
-def test_a_search_finds_its_page(built_site: Path, served: Served, chromium, path: str, term: str, finds: str):
-    visit = Visit(chromium, served, f"{path}?q={urllib.request.quote(term)}")
-    try:
-        results = visit.page.locator("#search-results ul.search li a")
-        results.first.wait_for(timeout=30_000)
-        hrefs = [urljoin(served.url + path, h or "") for h in
-                 results.evaluate_all("links => links.map(a => a.getAttribute('href'))")]
-        assert any(h.split("#")[0].split("?")[0] == served.url + finds for h in hrefs), hrefs
-        assert not visit.errors and not visit.outside, visit.errors + visit.outside
-    finally:
-        visit.close()
+@pytest.mark.parametrize("path", SEARCHES, ids=["en", "zh"])
+def test_a_search_finds_its_page(walk, served: Served, path: str):
+    assert served.url + SEARCHES[path][1] in walk[path]["found"], walk[path]["found"]
 
 
 @pytest.mark.browser
-def test_the_english_home_page_shows_the_readme(built_site: Path, served: Served, chromium):
-    visit = Visit(chromium, served, "index.html")
-    try:
-        page = visit.page
-        assert "Training deep-learning models on the GPU" in page.locator("h1").first.inner_text()
-        nav = page.locator(".bd-sidebar-primary nav").inner_text()
-        assert "01 · Install matching versions" in nav and "Which route fits your machine" in nav
-        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(SCREENSHOTS / "site_en_home.png"), full_page=False)
-        assert (SCREENSHOTS / "site_en_home.png").stat().st_size > 0
-    finally:
-        visit.close()
-
+@pytest.mark.parametrize("edition", sitepages.EDITIONS, ids=lambda e: e.code)
+def test_the_home_page_shows_the_readme_and_the_menu_has_the_notebooks_and_guides(walk, served: Served, edition):
+    page = walk[f"{edition.prefix}index.html"]
+    title = (ROOT / edition.home).read_text(encoding="utf-8").splitlines()[0].removeprefix("# ")
+    assert page["h1"].startswith(title), page["h1"]
+    pages = {served.url + edition.prefix + name + ".html" for name in sitepages.page_map(edition).values()}
+    assert pages - {served.url + edition.prefix + "index.html"} <= set(page["nav"]), page["nav"]
 
 
 @pytest.mark.browser
-@pytest.mark.parametrize(("path", "by"), [("notebooks/02_verify_gpu.html", "By the tf-gpu-course authors"),
-                                          ("zh/notebooks/02_verify_gpu.html", "作者： tf-gpu-course 的作者们")],
-                         ids=["en", "zh"])
-def test_a_page_names_its_authors_has_one_search_field_and_wraps_long_outputs(
-        built_site: Path, served: Served, chromium, path: str, by: str):
-    visit = Visit(chromium, served, path)
-    try:
-        page = visit.page
-        text = " ".join(page.locator("body").inner_text().split())
-        assert "Author name not set" not in text and by in text, text[-400:]
-        fields = page.locator(".search-button-field")
-        visible = [i for i in range(fields.count()) if fields.nth(i).is_visible()]
-        assert len(visible) == 1, f"{len(visible)} search fields on the page"
+def test_every_page_names_its_authors_has_one_search_field_and_wraps_long_outputs(walk):
+    for path, page in walk.items():
+        assert "tf-gpu-course" in page["author"] and page["searchFields"] == 1, (path, page["author"])
         # every output fits its column: a line longer than the column wraps instead of scrolling sideways
-        widths = page.locator("div.cell_output pre").evaluate_all(
-            "blocks => blocks.map(b => [b.scrollWidth, b.clientWidth, b.textContent.length])")
-        assert widths and max(length for *_, length in widths) > 200, "a long output line is on the page"
-        assert all(scroll <= client + 1 for scroll, client, _ in widths), widths
-    finally:
-        visit.close()
+        assert all(scroll <= client + 1 for scroll, client, _ in page["outputs"]), (path, page["outputs"])
+    longest = max(length for *_, length in walk["notebooks/02_verify_gpu.html"]["outputs"])
+    assert longest > 200, "a long output line is on the page"
