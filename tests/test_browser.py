@@ -1,31 +1,12 @@
-"""The student's view: the notebooks in JupyterLab, in a real (headless) Chromium.
+"""The student's view: the notebooks in JupyterLab, in Debian's Chromium (headless, driven by Playwright).
 
-A JupyterLab server from the project environment serves the repository on 127.0.0.1 (a free
-port, a token, temporary config/runtime/settings folders) with ``COURSE_SMOKE=1
-COURSE_OFFLINE=1`` and its own ``COURSE_RESULTS_DIR``, so every kernel it starts inherits
-them. Playwright for Python drives Debian's Chromium (``/usr/bin/chromium``; no browser is
-ever downloaded).
-
-- **Notebooks with a widget** (01's install picker) need a live kernel to show it, so they run here as a
-  student runs them: open, Run > Run All Cells, wait - with a bound - until the kernel is idle and every cell has run.
-- **The other notebooks**, and one Chinese notebook, are shown as the nbval and hosted tiers' runs left them
-  (``$COURSE_CI_OUT/executed`` and ``$COURSE_CI_OUT-zh/executed``; ``make test`` runs those tiers first). Run alone,
-  or when a copy's code differs from the notebook's (a stale run), this test first makes them with
-  ``course run --smoke``. Executing them again here would show nothing new (the same ipykernel); what the browser
-  adds is JupyterLab's rendering.
-
-For every notebook: no cell has an error output, no traceback is rendered anywhere (stderr text such as a warning
-is not an error), every code cell ran, every image in an output is decoded, and the key output rendered: a plot
-when the notebook draws one, a widget (``.jupyter-widgets`` with its ``.widget-*`` controls) when it shows one.
-The Chinese notebook's text and outputs are Chinese.
-
-Screenshots (full page) land in ``build/screenshots/<notebook>.png`` (``zh_<notebook>.png``), also on failure; the
-server log in ``build/screenshots/jupyter-server.log``. The server and the browser are stopped in ``finally`` blocks,
-the server's process group killed, and the last check is that no Jupyter server, kernel or Chromium started here
-is still alive.
-
-Select it with ``pytest -m browser``, leave it out with ``-m "not browser"``. Without
-``/usr/bin/chromium`` or Playwright it is skipped locally and fails in CI (``CI=true``).
+How it runs (a JupyterLab server on 127.0.0.1 with ``COURSE_SMOKE=1 COURSE_OFFLINE=1``; 01 run live, the others
+shown as the nbval tier left them) and what it checks: docs/maintainers.md, "The browser test". A Chinese notebook
+is shown as the hosted tier left it (``$COURSE_CI_OUT-zh``), its text and outputs Chinese. When a kept copy is
+missing or stale (its code differs from the notebook's), ``course run --smoke`` makes it first. Screenshots (full
+page, also on failure): ``build/screenshots/<notebook>.png``; the server's log: ``jupyter-server.log`` there. The
+last check: no Jupyter server or kernel started here still runs. Without ``/usr/bin/chromium`` or Playwright it is
+skipped locally and fails in CI (``CI=true``).
 """
 
 from __future__ import annotations
@@ -44,12 +25,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import psutil
 import pytest
 
-from course_utils.core.processes import free_ports, start_in_group, stop_group
+from course_utils.core.processes import descendants, free_ports, leftover_processes, start_in_group, stop_group
 
 from .conftest import IN_CI, NOTEBOOKS, ROOT, ZH_NOTEBOOKS
+from .process_checks import still_running
 
 CHROMIUM = Path(os.environ.get("COURSE_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_ARGS = [
@@ -100,7 +81,6 @@ class Server:
     url: str
     token: str
     process: subprocess.Popen
-    scratch: Path  # temporary config, runtime, settings, results; appears in every child's command line
     log: Path
     seen: set[int] = field(default_factory=set)  # every process the server was seen to start
 
@@ -113,10 +93,7 @@ class Server:
         return json.loads(body) if body else None
 
     def remember_children(self) -> None:
-        try:
-            self.seen.update(p.pid for p in psutil.Process(self.process.pid).children(recursive=True))
-        except psutil.NoSuchProcess:
-            pass
+        self.seen |= descendants(self.process.pid)
 
     def shut_down_kernels(self) -> None:
         """End every session (and its kernel) so the next notebook starts with the memory free."""
@@ -164,32 +141,10 @@ def server_env(scratch: Path) -> dict[str, str]:
     return env
 
 
-def leftovers(scratch: Path, pids: set[int]) -> list[psutil.Process]:
-    """Processes started here that are still alive: by pid, or by our scratch folder in their command line."""
-    alive = []
-    for proc in psutil.process_iter(["pid", "cmdline", "status"]):
-        try:
-            if proc.info["status"] == psutil.STATUS_ZOMBIE:
-                continue
-            if proc.pid in pids or str(scratch) in " ".join(proc.info["cmdline"] or []):
-                alive.append(proc)
-        except psutil.Error:
-            continue
-    return alive
-
-
 @pytest.fixture(scope="module")
-def scratch() -> Iterator[Path]:
-    folder = Path(tempfile.mkdtemp(prefix="course-browser-"))
-    try:
-        yield folder
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
-
-
-@pytest.fixture(scope="module")
-def server(scratch: Path) -> Iterator[Server]:
+def server() -> Iterator[Server]:
     _require_browser()
+    scratch = Path(tempfile.mkdtemp(prefix="course-browser-"))  # config, runtime, settings: in each child's command
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     write_lab_settings(scratch / "settings")
     port, token = free_ports(1)[0], secrets.token_hex(16)
@@ -211,7 +166,7 @@ def server(scratch: Path) -> Iterator[Server]:
     if os.geteuid() == 0:  # CI containers run as root
         command.append("--allow-root")
     process = start_in_group(command, cwd=ROOT, env=server_env(scratch), log_path=log)
-    srv = Server(f"http://127.0.0.1:{port}", token, process, scratch, log)
+    srv = Server(f"http://127.0.0.1:{port}", token, process, log)
     try:
         deadline = time.monotonic() + STARTUP_TIMEOUT_S
         while True:
@@ -233,39 +188,21 @@ def server(scratch: Path) -> Iterator[Server]:
                 process.wait(timeout=30)
             except (OSError, subprocess.TimeoutExpired):
                 pass
-        stop_group(process, grace_s=15.0)
-        for proc in leftovers(scratch, srv.seen):  # kernels run in sessions of their own
-            try:
-                proc.kill()
-            except psutil.Error:
-                pass
-        psutil.wait_procs(leftovers(scratch, srv.seen), timeout=10)
-        survivors = leftovers(scratch, srv.seen | {process.pid})
-        assert not survivors, f"still running after the server stopped: {[p.info['cmdline'] for p in survivors]}"
+        # kernels run in sessions of their own: each process seen, and each naming the scratch folder, is ended too
+        stop_group(process, grace_s=15.0, also=srv.seen | set(leftover_processes(scratch)))
+        survivors = still_running(srv.seen | {process.pid}) + leftover_processes(scratch)
+        shutil.rmtree(scratch, ignore_errors=True)
+        assert not survivors, f"still running after the server stopped: {survivors}"
 
 
 @pytest.fixture(scope="module")
-def browser(server: Server, scratch: Path):
-    from playwright.sync_api import sync_playwright
-
-    playwright = sync_playwright().start()
-    profile = scratch / "chromium-profile"  # a fresh --user-data-dir
-    context = None
+def lab(server: Server, chromium):
+    """One browser context for the notebooks: JupyterLab's own files load once."""
+    context = chromium.new_context(viewport=VIEWPORT)
     try:
-        context = playwright.chromium.launch_persistent_context(
-            str(profile), executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS, viewport=VIEWPORT
-        )
         yield context
     finally:
-        try:
-            if context is not None:
-                context.close()
-        finally:
-            playwright.stop()
-            for proc in leftovers(profile, set()):
-                proc.kill()
-            survivors = [p for p in leftovers(profile, set()) if p.is_running()]
-            assert not survivors, f"Chromium still running: {[p.pid for p in survivors]}"
+        context.close()
 
 
 # --------------------------------------------------------------------------- in the page
@@ -408,11 +345,11 @@ def where_it_stopped(state: dict | None) -> str:
 class NotebookPage:
     """One notebook open in its own JupyterLab workspace."""
 
-    def __init__(self, browser, server: Server, path: Path, name: str | None = None) -> None:
+    def __init__(self, lab, server: Server, path: Path, name: str | None = None) -> None:
         self.server, self.path = server, path
         self.rel = path.relative_to(ROOT).as_posix()
         self.name = name or path.stem  # also the screenshot's file name
-        self.page = browser.new_page()
+        self.page = lab.new_page()
         self.page.set_default_timeout(60_000)
         self.page_errors: list[str] = []
         self.page.on("pageerror", lambda error: self.page_errors.append(str(error)))
@@ -473,11 +410,11 @@ class NotebookPage:
 
 
 @pytest.fixture
-def open_notebook(browser, server: Server):
+def open_notebook(lab, server: Server):
     pages: list[NotebookPage] = []
 
     def opener(path: Path, name: str | None = None) -> NotebookPage:
-        page = NotebookPage(browser, server, path, name)
+        page = NotebookPage(lab, server, path, name)
         pages.append(page)
         page.open()
         return page

@@ -1,24 +1,11 @@
 """The course as a website (tools/course_tools/site/build.py, ``make site``).
 
-Fast unit tests check the builder's pure parts: the links of the README and the guides made for the site,
-the box of machine and versions from a run record, the language switch's paths, and the refusal of a folder
-that is not a course run.
-
-The browser tests (marker ``browser``, the browser tier) build the site from the two runs of the notebooks: the
-English one kept by the nbval tier in ``$COURSE_CI_OUT`` (default ``build/ci/course``) and the Chinese one of the
-hosted tier in ``$COURSE_CI_OUT-zh``, into ``build/ci/site``; nothing is executed again. First they check that the
-two runs recorded the same result names (names are data, never translated: the site's boxes read them).
-A ThreadingHTTPServer on 127.0.0.1 serves it, and Debian's Chromium, headless and driven by Playwright
-(nothing downloaded), opens every page:
-
-- it loads with no console error, and asks for nothing outside the site (such requests are refused);
-- every image is decoded, and a notebook page shows as many plots as its executed notebook has;
-- every link inside the site resolves (no 404), and each ``#anchor`` exists on its page;
-- the language switch leads to the same page in the other language (or its home page);
-- a search finds its page, in English and in Chinese.
-
-Screenshots: ``build/screenshots/site_en_home.png`` and ``build/screenshots/site_zh_04_dense_noise_vs_zeros.png``.
-Without the runs or Chromium the browser tests are skipped locally and fail in CI (``CI=true``).
+Fast unit tests check the builder's pure parts: the links rewritten for the site, the box of machine and versions
+from a run record, and the refusal of a folder that is not a course run. The browser tests (marker ``browser``)
+build the site from the nbval and hosted tiers' runs, open every page once in Chromium and check what
+docs/maintainers.md ("The website", "The test") says; they start by checking that the two runs recorded the same
+result names (names are data, never translated: the site's boxes read them). Without the runs or Chromium they are
+skipped locally and fail in CI (``CI=true``).
 """
 
 from __future__ import annotations
