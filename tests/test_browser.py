@@ -319,13 +319,16 @@ def executed() -> dict[Path, Path]:
     return copies
 
 
+def first_line(cell: dict) -> str:
+    return repr((cell["source"].strip().splitlines() or [""])[0][:80])
+
+
 def describe_errors(name: str, state: dict) -> str:
     lines = []
     for cell in state["cells"]:
         for error in cell["errors"]:
-            first = cell["source"].strip().splitlines()[0] if cell["source"].strip() else ""
             tail = "\n".join(ANSI.sub("", error["traceback"]).splitlines()[-12:])
-            lines.append(f"{name}: code cell {cell['index']} ({first[:80]!r}) raised {error['ename']}: "
+            lines.append(f"{name}: code cell {cell['index']} ({first_line(cell)}) raised {error['ename']}: "
                          f"{error['evalue']}\n{tail}")
     return "\n\n".join(lines)
 
@@ -335,9 +338,7 @@ def where_it_stopped(state: dict | None) -> str:
         return "the notebook never opened"
     running = [c for c in state["cells"] if c["running"]]
     if running:
-        cell = running[0]
-        first = cell["source"].strip().splitlines()[0] if cell["source"].strip() else ""
-        return f"kernel {state['kernel']}, still running code cell {cell['index']} ({first[:80]!r})"
+        return f"kernel {state['kernel']}, still running code cell {running[0]['index']} ({first_line(running[0])})"
     return f"kernel {state['kernel']}, {sum(c['count'] is not None for c in state['cells'])} of " \
            f"{len(state['cells'])} code cells run"
 

@@ -266,10 +266,8 @@ def walk(built_site: Path, served: Served, chromium) -> dict[str, dict]:
 
 
 @pytest.mark.browser
-def test_the_site_has_every_page_and_each_loads_with_its_images_and_nothing_from_outside(built_site, walk, served):
-    assert {"index.html", "zh/index.html", "search.html", "zh/search.html"} <= set(walk)
-    for edition, sources in (("", NOTEBOOKS), ("zh/", ZH_NOTEBOOKS)):
-        assert {f"{edition}notebooks/{p.stem}.html" for p in sources} <= set(walk)
+def test_every_page_loads_with_its_images_and_nothing_from_outside(walk, served):
+    # that every page of each edition is there: its home page's menu links it and the link resolves (tests below)
     problems = [f"{path}: image not shown: {i['src']}" for path, page in walk.items() for i in page["images"]
                 if not i["ok"]]
     problems += [f"{path}: {e}" for path, page in walk.items() for e in page["errors"]]
