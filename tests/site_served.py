@@ -1,10 +1,9 @@
 """The course website served for the browser tests (tests/test_site.py, tests/test_doctor_page.py).
 
 The fixtures - ``built_site`` (the site from the nbval tier's English run and the hosted tier's Chinese one, built
-once), ``served`` (it on 127.0.0.1) and
-``chromium`` (Debian's Chromium, headless, driven by Playwright) - are session-wide (tests/conftest.py imports them), so
-the site is built once for both test modules. ``Visit`` opens one page and keeps its console errors, page errors and
-requests outside the site (which are refused).
+once), ``served`` (it on 127.0.0.1) and ``chromium`` (Debian's Chromium, headless, driven by Playwright) - are
+session-wide (tests/conftest.py imports them), so the site is built once for both test modules. ``Visit`` opens pages
+in one browser context and keeps their console errors, page errors and requests outside the site (which are refused).
 """
 
 from __future__ import annotations
@@ -112,7 +111,11 @@ class Visit:
         self.page.on("console", lambda m: self.errors.append(f"console: {m.text}") if m.type == "error" else None)
         self.page.on("pageerror", lambda e: self.errors.append(f"page error: {e}"))
         self.served = served
-        response = self.page.goto(served.url + path, wait_until="load")
+        self.go(path)
+
+    def go(self, path: str) -> None:
+        """Open ``path`` of the site in this visit's page (a second page keeps the context's cache)."""
+        response = self.page.goto(self.served.url + path, wait_until="load")
         assert response is not None and response.status == 200, f"{path}: {response and response.status}"
 
     def _refuse(self, route) -> None:
