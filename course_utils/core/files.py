@@ -45,8 +45,7 @@ def _create_exclusive(folder: Path, stem: str) -> tuple[int, Path]:
 
 
 def write_json_atomic(
-    path: str | os.PathLike[str], data: Any, *, indent: int | None = 2, sort_keys: bool = False,
-    mode: int | None = None,
+    path: str | os.PathLike[str], data: Any, *, sort_keys: bool = False, mode: int | None = None
 ) -> Path:
     """Write ``data`` as JSON to ``path`` atomically; return the path.
 
@@ -61,7 +60,7 @@ def write_json_atomic(
         if mode is not None and hasattr(os, "fchmod"):
             os.fchmod(fd, mode)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, indent=indent, sort_keys=sort_keys)
+            json.dump(data, fh, indent=2, sort_keys=sort_keys)
             fh.write("\n")
         os.replace(tmp, path)
     except BaseException:
