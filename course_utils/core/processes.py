@@ -24,8 +24,8 @@ import psutil
 LOCALHOST = "127.0.0.1"
 
 
-def free_ports(count: int, host: str = LOCALHOST) -> list[int]:
-    """``count`` distinct TCP ports free now on ``host`` (the OS picks them; all held until every one is picked).
+def free_ports(count: int) -> list[int]:
+    """``count`` distinct TCP ports free now on 127.0.0.1 (the OS picks them; all held until every one is picked).
     Another program may still take one: use them at once.
     """
     sockets: list[socket.socket] = []
@@ -33,7 +33,7 @@ def free_ports(count: int, host: str = LOCALHOST) -> list[int]:
         for _ in range(count):
             s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             sockets.append(s)
-            s.bind((host, 0))
+            s.bind((LOCALHOST, 0))
         return [s.getsockname()[1] for s in sockets]
     finally:
         for s in sockets:
