@@ -31,13 +31,13 @@ except ImportError:  # POSIX
 _BINARY = getattr(os, "O_BINARY", 0)  # Windows: no newline translation below the text layer
 
 
-def _create_exclusive(folder: Path, stem: str) -> tuple[int, Path]:
-    """A new file in ``folder`` named after ``stem`` that no one else has, opened for writing, with mode ``0o666``
-    less the umask (``tempfile.mkstemp`` would make it ``0o600``).
+def create_exclusive(folder: Path, stem: str, suffix: str = ".tmp") -> tuple[int, Path]:
+    """A new hidden file ``.STEM.RANDOM SUFFIX`` in ``folder`` that no one else has, opened for writing, with mode
+    ``0o666`` less the umask, as any file the user writes (``tempfile.mkstemp`` would make it ``0o600``).
     """
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _BINARY
     while True:
-        path = folder / f".{stem}.{uuid.uuid4().hex[:12]}.tmp"
+        path = folder / f".{stem}.{uuid.uuid4().hex[:12]}{suffix}"
         try:
             return os.open(path, flags, 0o666), path
         except FileExistsError:  # another writer drew the same name: draw again
@@ -55,7 +55,7 @@ def write_json_atomic(
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = _create_exclusive(path.parent, path.name)
+    fd, tmp = create_exclusive(path.parent, path.name)
     try:
         if mode is not None and hasattr(os, "fchmod"):
             os.fchmod(fd, mode)
