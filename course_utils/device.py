@@ -6,7 +6,6 @@ Notebooks never assume a GPU: ``DEVICE = "auto"`` picks ``/GPU:0`` when TensorFl
 
 from __future__ import annotations
 
-import contextlib
 import platform
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,13 +42,20 @@ class DeviceChoice:
         return f"{self.name} ({self.description}) - {self.reason}"
 
 
+def cpuinfo(*keys: str, text: str | None = None) -> str | None:
+    """The value of the first line of /proc/cpuinfo (or ``text``) whose key starts with one of ``keys``; None
+    without one (not Linux)."""
+    if text is None:
+        try:
+            text = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return None
+    return next((line.split(":", 1)[1].strip() for line in text.splitlines() if line.lower().startswith(keys)), None)
+
+
 def cpu_model() -> str:
     """The CPU's model name (Linux: /proc/cpuinfo), else what ``platform`` knows."""
-    with contextlib.suppress(OSError):  # no /proc/cpuinfo: not Linux
-        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace").splitlines():
-            if line.lower().startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    return platform.processor() or platform.machine() or _("unknown CPU")
+    return cpuinfo("model name") or platform.processor() or platform.machine() or _("unknown CPU")
 
 
 def why_no_gpu(tf) -> str:

@@ -19,19 +19,19 @@ from keras import layers
 CNN_PARAMS = 93_322
 
 
-def build_dense(inputs: int = 1568, *, name: str = "dense_512") -> keras.Model:
+def build_dense() -> keras.Model:
     """The Q&A post's dense classifier; compile it with rmsprop + sparse categorical crossentropy."""
     return keras.Sequential(
         [
-            keras.Input(shape=(inputs,)),
+            keras.Input(shape=(1568,)),
             layers.Dense(512, activation="relu"),
             layers.Dense(10, activation="softmax"),
         ],
-        name=name,
+        name="dense_512",
     )
 
 
-def build_blog_cnn(*, logits: bool = True, name: str = "blog_cnn") -> keras.Model:
+def build_blog_cnn(*, logits: bool = True) -> keras.Model:
     """The blog post's CNN on 28x28x1 inputs; ``logits=True`` drops the final softmax (see module docstring)."""
     return keras.Sequential(
         [
@@ -46,5 +46,5 @@ def build_blog_cnn(*, logits: bool = True, name: str = "blog_cnn") -> keras.Mode
             # float32 output even under a mixed-precision policy, for a numerically safe loss.
             layers.Dense(10, activation=None if logits else "softmax", dtype="float32"),
         ],
-        name=name,
+        name="blog_cnn",
     )

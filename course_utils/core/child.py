@@ -109,9 +109,9 @@ class Child:
         except subprocess.TimeoutExpired:
             return None
 
-    def stop(self, grace_s: float = 3.0) -> int | None:
-        """Stop its whole process group (SIGTERM, then SIGKILL after ``grace_s``); its exit status."""
-        return stop_group(self.process, grace_s)
+    def stop(self) -> int | None:
+        """Stop its whole process group (``stop_group``: SIGTERM, then SIGKILL after 3 s); its exit status."""
+        return stop_group(self.process)
 
     def log_text(self) -> str:
         """Everything it printed so far (standard output and error, C++ logs included)."""

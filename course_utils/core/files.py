@@ -31,13 +31,13 @@ except ImportError:  # POSIX
 _BINARY = getattr(os, "O_BINARY", 0)  # Windows: no newline translation below the text layer
 
 
-def _create_exclusive(folder: Path, stem: str) -> tuple[int, Path]:
-    """A new file in ``folder`` named after ``stem`` that no one else has, opened for writing, with mode ``0o666``
-    less the umask (``tempfile.mkstemp`` would make it ``0o600``).
+def create_exclusive(folder: Path, stem: str, suffix: str = ".tmp") -> tuple[int, Path]:
+    """A new hidden file ``.STEM.RANDOM SUFFIX`` in ``folder`` that no one else has, opened for writing, with mode
+    ``0o666`` less the umask, as any file the user writes (``tempfile.mkstemp`` would make it ``0o600``).
     """
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _BINARY
     while True:
-        path = folder / f".{stem}.{uuid.uuid4().hex[:12]}.tmp"
+        path = folder / f".{stem}.{uuid.uuid4().hex[:12]}{suffix}"
         try:
             return os.open(path, flags, 0o666), path
         except FileExistsError:  # another writer drew the same name: draw again
@@ -45,8 +45,7 @@ def _create_exclusive(folder: Path, stem: str) -> tuple[int, Path]:
 
 
 def write_json_atomic(
-    path: str | os.PathLike[str], data: Any, *, indent: int | None = 2, sort_keys: bool = False,
-    mode: int | None = None,
+    path: str | os.PathLike[str], data: Any, *, sort_keys: bool = False, mode: int | None = None
 ) -> Path:
     """Write ``data`` as JSON to ``path`` atomically; return the path.
 
@@ -56,12 +55,12 @@ def write_json_atomic(
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = _create_exclusive(path.parent, path.name)
+    fd, tmp = create_exclusive(path.parent, path.name)
     try:
         if mode is not None and hasattr(os, "fchmod"):
             os.fchmod(fd, mode)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, indent=indent, sort_keys=sort_keys)
+            json.dump(data, fh, indent=2, sort_keys=sort_keys)
             fh.write("\n")
         os.replace(tmp, path)
     except BaseException:

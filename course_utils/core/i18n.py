@@ -1,11 +1,8 @@
 """The course's messages in the student's language: English, or Simplified Chinese.
 
-The language is the first of these that says one (``language()``): a notebook's ``setup(..., language=...)``
-(``set_language``, which sets ``COURSE_LANG`` for helpers and child processes); ``COURSE_LANG`` (``en`` or
-``zh-CN``; another value means English, and ``course`` names it on standard error); the locale variables in GNU
-gettext's order (``LANGUAGE``, counted only when the locale is not ``C``, then ``LC_ALL``, ``LC_MESSAGES``,
-``LANG``), where ``zh_CN``, ``zh_SG`` and ``zh`` mean Chinese. Traditional Chinese locales stay English: the course
-has only Simplified Chinese, with mainland terms, so it waits to be asked.
+``language()`` says which: ``setup(..., language=...)`` (``set_language``: ``COURSE_LANG``, inherited by helpers
+and child processes), ``COURSE_LANG``, else the locale variables in GNU gettext's order (``locale_language``).
+Traditional Chinese locales stay English: the course has only Simplified Chinese, with mainland terms.
 
 How messages are marked and translated: CONTRIBUTING, "Messages from course_utils". One catalogue per domain in
 ``course_utils/locale/zh_CN/LC_MESSAGES/``: ``doctor`` (``doctor/``), ``lessons`` (``lessons/``), ``course`` (the

@@ -1,11 +1,8 @@
 """Where the course writes - results, TensorBoard logs, scratch - for one student on a shared machine too.
 
-``COURSE_HOME`` moves everything. Without it: ``build/`` in the course's checkout when this user owns it and can
-write it; else ``build/`` in the current folder when it is the user's own (Colab's ``/content``); else a folder
-readable by this user only, ``$XDG_DATA_HOME/tf-gpu-course`` (Windows: ``%LOCALAPPDATA%\tf-gpu-course``), so on a
-class server with one shared, read-only copy of the course no student reads another's files.
-``COURSE_RESULTS_DIR`` and ``COURSE_LOG_DIR`` move the results and the logs alone. A place that cannot be written
-is a ``PlaceError`` naming the variable to set.
+docs/class.md, "Each student's files", says where, in order (``COURSE_HOME``, the checkout's or the current folder's
+``build/``, a private ``$XDG_DATA_HOME/tf-gpu-course``). A place that cannot be written is a ``PlaceError`` naming
+the variable to set.
 """
 
 from __future__ import annotations

@@ -15,17 +15,17 @@ import socket
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import psutil
 
 LOCALHOST = "127.0.0.1"
 
 
-def free_ports(count: int, host: str = LOCALHOST) -> list[int]:
-    """``count`` distinct TCP ports free now on ``host`` (the OS picks them; all held until every one is picked).
+def free_ports(count: int) -> list[int]:
+    """``count`` distinct TCP ports free now on 127.0.0.1 (the OS picks them; all held until every one is picked).
     Another program may still take one: use them at once.
     """
     sockets: list[socket.socket] = []
@@ -33,7 +33,7 @@ def free_ports(count: int, host: str = LOCALHOST) -> list[int]:
         for _ in range(count):
             s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             sockets.append(s)
-            s.bind((host, 0))
+            s.bind((LOCALHOST, 0))
         return [s.getsockname()[1] for s in sockets]
     finally:
         for s in sockets:
@@ -41,32 +41,23 @@ def free_ports(count: int, host: str = LOCALHOST) -> list[int]:
 
 
 def start_in_group(
-    cmd: Sequence[str],
-    *,
-    env: Mapping[str, str] | None = None,
-    log_path: str | os.PathLike[str] | None = None,
-    stdout: IO[Any] | int | None = None,
-    stderr: IO[Any] | int | None = subprocess.STDOUT,
-    cwd: str | os.PathLike[str] | None = None,
-    stdin: int = subprocess.DEVNULL,
+    cmd: Sequence[str], *, log_path: str | os.PathLike[str] | None = None, **popen: Any
 ) -> subprocess.Popen:
     """Start ``cmd`` as the leader of a process group of its own; ``stop_group`` ends it and all it started.
 
-    Output goes to ``log_path`` (stdout and stderr, truncated first), or to ``stdout`` / ``stderr`` (stderr follows
-    stdout by default), or is inherited. Standard input is closed unless ``stdin=subprocess.PIPE`` (its end tells the
-    child this process is done, or gone). ``env``: the child's whole environment.
+    ``log_path``: stdout and stderr go to that file (truncated first). Other keyword arguments go to
+    ``subprocess.Popen``; standard input is closed unless ``stdin`` is given (a pipe's end tells the child this
+    process is done, or gone).
     """
-    if log_path is not None and stdout is not None:
-        raise ValueError("give log_path or stdout, not both")
-    kwargs: dict[str, Any] = {"stdin": stdin, "env": dict(env) if env is not None else None, "cwd": cwd}
+    popen.setdefault("stdin", subprocess.DEVNULL)
     if os.name == "nt":
-        kwargs["creationflags"] = subprocess.CREATE_NEW_PROCESS_GROUP  # type: ignore[attr-defined]
+        popen["creationflags"] = subprocess.CREATE_NEW_PROCESS_GROUP  # type: ignore[attr-defined]
     else:
-        kwargs["start_new_session"] = True  # a new session: its own process group, no terminal's Ctrl-C
+        popen["start_new_session"] = True  # a new session: its own process group, no terminal's Ctrl-C
     if log_path is None:
-        return subprocess.Popen(list(cmd), stdout=stdout, stderr=stderr if stdout is not None else None, **kwargs)
+        return subprocess.Popen(list(cmd), **popen)
     with open(log_path, "wb") as fh:  # the child keeps its own copy of the descriptor
-        return subprocess.Popen(list(cmd), stdout=fh, stderr=subprocess.STDOUT, **kwargs)
+        return subprocess.Popen(list(cmd), stdout=fh, stderr=subprocess.STDOUT, **popen)
 
 
 def group_alive(pgid: int) -> bool:

@@ -210,7 +210,7 @@ def _finish(dataset: str, source: str, location: Path, arrays: Arrays, quiet: bo
     return arrays, info
 
 
-def _content_sha256(path: Path, limit: int | None = None) -> str:
+def _content_sha256(path: Path, limit: int) -> str:
     """SHA-256 of a file's un-gzipped content (read no further than ``limit`` bytes)."""
     return hashlib.sha256(read_bytes(path, limit=limit)).hexdigest()
 
@@ -219,7 +219,7 @@ def _read_fashion_dir(folder: Path) -> Arrays:
     parts = []
     for name, expected in FASHION_FILES.items():
         file = folder / name
-        payload = read_bytes(file, limit=FASHION_SIZES.get(name))
+        payload = read_bytes(file, limit=FASHION_SIZES[name])
         actual = hashlib.sha256(payload).hexdigest()
         if actual != expected:
             raise DataError(
@@ -274,7 +274,7 @@ def fetch_fashion_mnist(folder: Path | None = None) -> Path:
     """Download the four Fashion-MNIST files into ``folder`` (the Keras cache by default)."""
     folder = folder or keras_cache_dir() / FASHION_DIR
     for name, content_sha in FASHION_FILES.items():
-        target, limit = folder / name, FASHION_SIZES.get(name)
+        target, limit = folder / name, FASHION_SIZES[name]
         remove_stale_parts(target)
         if not (target.is_file() and _good_copy(target, content_sha, limit)):
             fetch_verified(KERAS_ORIGIN + name, target, content_sha,
@@ -282,7 +282,7 @@ def fetch_fashion_mnist(folder: Path | None = None) -> Path:
     return folder
 
 
-def _good_copy(path: Path, content_sha: str, limit: int | None) -> bool:
+def _good_copy(path: Path, content_sha: str, limit: int) -> bool:
     """Whether ``path`` holds that content; a corrupt file is not (a download replaces it), an unreadable one raises."""
     try:
         return _content_sha256(path, limit) == content_sha

@@ -11,12 +11,12 @@ import contextlib
 import hashlib
 import http.client
 import os
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 from course_utils.core.errors import DataError
+from course_utils.core.files import create_exclusive
 from course_utils.core.i18n import translator
 from course_utils.data.connect import open_url
 
@@ -48,8 +48,7 @@ def fetch_verified(
     _make_folder(dest.parent)
     remove_stale_parts(dest)
     # Keep the real suffix last (".gz") so digest_of can read the file by its type.
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=f".part{dest.suffix}", dir=dest.parent)
-    tmp = Path(tmp_name)
+    fd, tmp = create_exclusive(dest.parent, dest.name, suffix=f".part{dest.suffix}")
     try:
         received = 0
         with os.fdopen(fd, "wb") as out:

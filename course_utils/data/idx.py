@@ -40,27 +40,24 @@ def _fix_for(path: Path) -> str:
     ).format(path=path)
 
 
-def read_bytes(path: str | os.PathLike[str], *, limit: int | None = None) -> bytes:
+def read_bytes(path: str | os.PathLike[str], *, limit: int) -> bytes:
     """The file's payload, un-gzipped when its name ends in .gz; at most ``limit`` bytes of it, so a .gz that
     inflates past its known size (a "gzip bomb") stops after ``limit + 1`` bytes. Unopenable: a ``DataError``.
     """
     path = Path(path)
     try:
         if path.suffix == ".gz":
+            # in blocks: read(limit + 1) would set aside limit + 1 bytes at once, however small the file
+            blocks: list[bytes] = []
+            got = 0
             with gzip.open(path, "rb") as fh:
-                if limit is None:
-                    payload = fh.read()
-                else:  # in blocks: read(limit + 1) would set aside limit + 1 bytes at once, however small the file
-                    blocks: list[bytes] = []
-                    got = 0
-                    while got <= limit and (block := fh.read(min(BLOCK, limit + 1 - got))):
-                        blocks.append(block)
-                        got += len(block)
-                    payload = b"".join(blocks)
-            size = len(payload)
+                while got <= limit and (block := fh.read(min(BLOCK, limit + 1 - got))):
+                    blocks.append(block)
+                    got += len(block)
+            payload, size = b"".join(blocks), got
         else:
             size = path.stat().st_size
-            payload = path.read_bytes() if limit is None or size <= limit else b""  # too big: not read at all
+            payload = path.read_bytes() if size <= limit else b""  # too big: not read at all
     except FileNotFoundError:
         raise
     except (PermissionError, IsADirectoryError) as exc:
@@ -68,7 +65,7 @@ def read_bytes(path: str | os.PathLike[str], *, limit: int | None = None) -> byt
     except (OSError, EOFError, zlib.error) as exc:
         raise DataError(_("{path} is not a readable (gzip) file: {error}").format(path=path, error=exc),
                         _fix_for(path), path=path, problem="corrupt: not a readable gzip file") from exc
-    if limit is not None and size > limit:
+    if size > limit:
         what = (_("{path} holds more than the {limit:,} bytes its dataset file has once un-gzipped (it was not read "
                   "further): it is not that file, or it is corrupt. It was not used.") if path.suffix == ".gz"
                 else _("{path} holds more than the {limit:,} bytes its dataset file has: it is not that file, or it "

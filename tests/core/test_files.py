@@ -21,8 +21,8 @@ def test_writes_json_and_creates_the_folder(tmp_path):
     assert write_json_atomic(path, {"b": 1, "a": [1, 2]}, sort_keys=True) == path
     assert json.loads(path.read_text()) == {"a": [1, 2], "b": 1}
     assert path.read_text().startswith('{\n  "a"') and path.read_text().endswith("}\n")
-    write_json_atomic(path, [1], indent=None)
-    assert path.read_text() == "[1]\n"
+    write_json_atomic(path, [1])
+    assert path.read_text() == "[\n  1\n]\n"
     assert [p.name for p in path.parent.iterdir()] == ["r.json"], "no temporary file left"
 
 

@@ -26,6 +26,9 @@ def test_good_download_lands_verified(http_server, tmp_path):
     assert dest.read_bytes() == GOOD
     assert sha256_of(dest) == GOOD_SHA
     assert leftovers(dest.parent) == []
+    plain = tmp_path / "plain"
+    plain.write_bytes(b"")
+    assert dest.stat().st_mode == plain.stat().st_mode, "a shared data folder's files are readable as any file is"
 
 
 def test_wrong_checksum_keeps_the_good_file(http_server, tmp_path):

@@ -14,7 +14,7 @@ from course_utils.data.idx import parse_idx, read_bytes
 
 def read_idx(path, *, ndim=None):
     """One IDX file (optionally .gz) read and checked, as the loaders read theirs."""
-    return parse_idx(read_bytes(path), source=path, ndim=ndim)
+    return parse_idx(read_bytes(path, limit=1 << 30), source=path, ndim=ndim)
 
 
 def idx_bytes(array: np.ndarray) -> bytes:

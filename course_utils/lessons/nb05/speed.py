@@ -10,25 +10,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from pathlib import Path
 
 from course_utils.core.errors import ParameterError
 from course_utils.core.i18n import translator
+from course_utils.device import cpuinfo
 
 _ = translator("course")
 
 
-def cpu_flags(cpuinfo: str | None = None) -> set[str]:
-    """The CPU feature flags Linux reports (/proc/cpuinfo); empty where unknown."""
-    if cpuinfo is None:
-        try:
-            cpuinfo = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            return set()
-    for line in cpuinfo.splitlines():
-        if line.lower().startswith(("flags", "features")):
-            return set(line.split(":", 1)[1].split())
-    return set()
+def cpu_flags(text: str | None = None) -> set[str]:
+    """The CPU feature flags Linux reports (/proc/cpuinfo, or ``text``); empty where unknown."""
+    return set((cpuinfo("flags", "features", text=text) or "").split())
 
 
 MIXED_PRECISION_GUIDE = "https://www.tensorflow.org/guide/mixed_precision"

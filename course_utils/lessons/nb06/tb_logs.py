@@ -1,7 +1,4 @@
-"""Where a notebook writes its TensorBoard logs (``log_root``): its ``LOG_DIR``, as it is when absolute; a relative
-one starts in ``COURSE_LOG_DIR`` when set (``course run`` sets one per run), else in the current folder, or in the
-course home's ``logs/`` when that folder is not the student's own (``core.places.log_base``).
-"""
+"""Where a notebook writes its TensorBoard logs: ``log_root(LOG_DIR)``."""
 
 from __future__ import annotations
 
@@ -12,10 +9,12 @@ from course_utils.core.places import log_base
 
 
 def log_root(log_dir: str | os.PathLike[str]) -> Path:
-    """The absolute log folder for a ``LOG_DIR`` parameter (see the module docstring); created if missing."""
+    """The absolute log folder for a ``LOG_DIR`` parameter, created if missing: as it is when absolute, else under
+    ``places.log_base()`` (``COURSE_LOG_DIR``, else the current folder if it is the student's, else the course home).
+    """
     path = Path(log_dir).expanduser()
     if not path.is_absolute():
-        path = log_base() / path  # COURSE_LOG_DIR, else the current folder if it is ours, else the course home
+        path = log_base() / path
     path = path.resolve()
     path.mkdir(parents=True, exist_ok=True)
     return path

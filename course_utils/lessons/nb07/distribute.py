@@ -1,10 +1,8 @@
 """Training on several devices and workers with ``tf.distribute``: the machinery of notebook 07, which writes the
 TensorFlow itself.
 
-``batch_plan`` (global and per-replica batch, steps per epoch), ``tf_config`` / ``local_cluster`` (each worker's
-``TF_CONFIG``), ``run_local_workers`` (a worker program N times on 127.0.0.1, each a ``core.child`` of its own,
-stopped whatever happens, and ending by itself when its starter dies or its time limit plus
-``WORKER_TIME_MARGIN_S`` passes), ``leftover_processes``.
+``run_local_workers`` runs a worker program N times on 127.0.0.1, each a ``core.child`` of its own: stopped
+whatever happens, and ending by itself when its starter dies or the run's time limit passes.
 
 Where the workers listen, and why they get a network of their own (``private_net``): CONTRIBUTING, "Worker
 exposure" (``GrpcServer::Init`` binds ``"0.0.0.0:" + port``,
