@@ -1,29 +1,19 @@
 """GPU generations and build coverage: does a TensorFlow build have code that runs on this GPU?
 
-A GPU's generation is its *compute capability* ("8.6"). The driver reports it
-(``nvidia-smi --query-gpu=name,compute_cap --format=csv``); where only the name is known,
-``identify()`` looks it up in a small table of GPU families (``versions.json``, "gpus",
-after NVIDIA's CUDA GPUs page https://developer.nvidia.com/cuda-gpus).
-
-A TensorFlow wheel lists what it was compiled for (``tf.sysconfig.get_build_info()
-["cuda_compute_capabilities"]``; TF 2.21: ``sm_60, sm_70, sm_80, sm_89, compute_90``).
-``covered_by_build()`` applies NVIDIA's binary-compatibility rules to that list: an ``sm_XY``
-cubin runs on every X.z GPU with z >= Y; ``compute_XY`` PTX is compiled by the driver for X.Y
-and every newer GPU. A generation that the rules cover but that is known to fail with the
-current wheels (compute capability 12.x, GeForce RTX 50 series) is reported as a known failure,
-with the issue threads. Notebook 02 and the doctor both call ``covered_by_build()``.
+A GPU's generation is its compute capability ("8.6"): reported by the driver, else looked up by name in
+versions.json's "gpus" families. ``covered_by_build()`` applies NVIDIA's binary-compatibility rules to a build's
+target list, plus the known failures of the current wheels (docs/references.md, "Which GPUs a build covers").
+Notebook 02 and the doctor both call it.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 from course_utils.core.i18n import translator
-from course_utils.doctor.versions import DATA_FILE, Build, load, localized, parse_version, version_text
+from course_utils.doctor.versions import Build, load, localized, parse_version, version_text
 
 _ = translator("doctor")
 
@@ -31,10 +21,9 @@ QUERY_COMMAND = "nvidia-smi --query-gpu=name,compute_cap,driver_version --format
 _TARGET = re.compile(r"^(sm|compute)_(\d+)(\d)([af]?)$")
 
 
-@lru_cache(maxsize=1)
 def data() -> dict[str, Any]:
     """versions.json's ``gpus``: the family table, the builds' target lists and the known failures."""
-    return json.loads(DATA_FILE.read_text(encoding="utf-8"))["gpus"]
+    return load().gpus
 
 
 def compute_capability(value: str | tuple[int, int] | list[int]) -> tuple[int, int]:

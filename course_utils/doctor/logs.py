@@ -14,6 +14,7 @@ from __future__ import annotations
 import codecs
 import re
 import sys
+from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -108,11 +109,6 @@ def read_log(path: str | Path) -> str:
     return decode_log(data, _("The log file {path}").format(path=where))
 
 
-class _Groups(dict):
-    def __missing__(self, key: str) -> str:
-        return "?"
-
-
 @dataclass
 class LogEntry:
     """One kind of message in the log: where it appears, its verdict and (when a rule knows it) what to do."""
@@ -127,15 +123,19 @@ class LogEntry:
     def code(self) -> str | None:
         return self.rule.code if self.rule else None
 
+    def _filled(self, entry: dict | None) -> str:
+        """A rule's text entry in the language now, with the line's values filled in ("?" for one it lacks)."""
+        return localized(entry).format_map(defaultdict(lambda: "?", self.details)) if entry else ""
+
     @property
     def meaning(self) -> str:
-        """What the line means, in the language now, with the line's values filled in."""
-        return localized(self.rule.meaning).format_map(_Groups(self.details)) if self.rule else ""
+        """What the line means."""
+        return self._filled(self.rule and self.rule.meaning)
 
     @property
     def fix(self) -> str:
-        """What to do, in the language now, with the line's values filled in."""
-        return localized(self.rule.fix).format_map(_Groups(self.details)) if self.rule else ""
+        """What to do."""
+        return self._filled(self.rule and self.rule.fix)
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -143,7 +143,7 @@ def windows_evidence(raw: str | bytes | None) -> str | None:
     (``C:\\``), the console's banner ("Microsoft Windows [Version ..."), or a cmd / PowerShell error.
     """
     text = _text(raw)
-    if "TCC/WDDM" in text or re.search(r"\b(WDDM|TCC)\b", text):
+    if re.search(r"\b(WDDM|TCC)\b", text):
         return _("the WDDM/TCC driver-model column")
     if "Microsoft Windows [Version" in text:
         return _("the Windows console's banner")
@@ -215,16 +215,6 @@ def _version(name: str, match: re.Match | None, text: str, problems: list[str]) 
     return None
 
 
-def _read_cuda(value: str | None, problems: list[str]) -> str | None:
-    if value is None:
-        problems.append(_("this nvidia-smi output has no 'CUDA Version' field (older drivers did not print one)"))
-        return None
-    if _CUDA_VALUE.match(value):
-        return value
-    problems.append(_("the driver reports 'CUDA Version: {value}', which is not a version").format(value=value))
-    return None
-
-
 def memory_missing(index: int) -> str:
     """The problem when a GPU's memory is not in the text (a probe drops it once --query-gpu has read it)."""
     return _("GPU {index}: its memory is not in the text (the paste may be cut)").format(index=index)
@@ -272,12 +262,16 @@ def _driver_report(
         problems.append(_("no readable 'Driver Version' in the header"))
     else:  # "Driver Version" or, from driver 610 on, "KMD Version"
         report.driver_version = _version(driver.group(0).split(":")[0].strip(), driver, text, problems)
-    if cuda is not None and (_CUDA_VALUE.match(cuda.group(1)) or not _PART_OF_A_VERSION.match(cuda.group(1))):
-        report.driver_cuda = _read_cuda(cuda.group(1), problems)
-    elif cuda is not None:
+    if cuda is None:
+        if not _cut_at(driver, text):  # a cut before the CUDA field is already said
+            problems.append(_("this nvidia-smi output has no 'CUDA Version' field (older drivers did not print one)"))
+    elif _CUDA_VALUE.match(cuda.group(1)):
+        report.driver_cuda = cuda.group(1)
+    elif _PART_OF_A_VERSION.match(cuda.group(1)):
         _version("CUDA Version", cuda, text, problems)
-    elif not _cut_at(driver, text):
-        report.driver_cuda = _read_cuda(None, problems)
+    else:
+        problems.append(_("the driver reports 'CUDA Version: {value}', which is not a version").format(
+            value=cuda.group(1)))
     problems += [memory_missing(gpu.index) for gpu in report.gpus if gpu.memory_mib is None]
     if gpus is None:
         problems.append(_("no GPU rows found below the header (the paste may be cut)"))

@@ -73,9 +73,6 @@ class Row(Mapping[str, Any]):
     def __len__(self) -> int:
         return len(self.raw)
 
-    def __repr__(self) -> str:
-        return f"Row({dict(self.raw)!r})"
-
 
 @dataclass(frozen=True)
 class Build:
@@ -119,6 +116,7 @@ class Table:
     windows: tuple[Build, ...]
     driver_minimums: tuple[DriverMinimum, ...]
     rules: dict[str, Row]
+    gpus: dict[str, Any]  # the GPU families, the builds' target lists, the known failures (course_utils.doctor.gpus)
 
     def builds(self, platform: str) -> tuple[Build, ...]:
         """Tested GPU builds for a platform, newest first (WSL2 uses the Linux builds; macOS has none)."""
@@ -202,4 +200,5 @@ def load() -> Table:
             DriverMinimum(r["cuda_major"], r["linux"], r["windows"]) for r in data["driver_minimums"]
         ),
         rules={r["id"]: Row(r) for r in data["rules"]},
+        gpus=data["gpus"],
     )
