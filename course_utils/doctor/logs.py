@@ -1,12 +1,8 @@
 """Reading a pasted TensorFlow log: which lines are harmless, which one is the problem, and what to do.
 
 TensorFlow prints many start-up lines that look like failures and are not, and a few that are the real reason the GPU
-is not used. ``classify(text, gpu=...)`` gives each line a verdict by ``log_rules.RULES``: ``harmless``, ``problem``,
-``depends`` (the problem only on a machine with an NVIDIA GPU: ``gpu``, or a line only such a machine prints, settles
-it) or ``unknown`` (no rule knows it). ``read_log`` reads a pasted file (UTF-8 or UTF-16, ANSI colours removed); an
-empty or binary one is an ``InputError`` that says what to do. ``course doctor --log FILE`` is the command.
-
-A rule's ``meaning`` and ``fix`` are text entries of ``log_rules.json``; a ``LogEntry`` shows them in the language now.
+is not used: ``classify`` gives each line a verdict by ``log_rules.RULES`` (whose texts are log_rules.json's, shown
+in the language now). ``read_log`` reads a pasted file; ``course doctor --log FILE`` is the command.
 """
 
 from __future__ import annotations

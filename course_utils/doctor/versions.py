@@ -1,14 +1,10 @@
 """Version knowledge as data: which TensorFlow fits which Python, CUDA, cuDNN and driver.
 
-The facts live in ``course_utils/doctor/versions.json`` - TensorFlow's tested build
-configurations (Linux GPU and native-Windows GPU, TF 2.4 to 2.21), NVIDIA's minimum
-drivers per CUDA major family and the platform rules - each row with its
-public source. This module only reads and compares them; it never decides a version in
-code. ``recommend`` (``course_utils.doctor``) and notebook 01 are built on it.
-
-A rule's ``text`` is read in the student's language (``localized``; its translation and ``en_sha256``:
-CONTRIBUTING, "The doctor's data files"): a changed English text no longer matches its translation, so the English
-is shown until the translation is redone.
+The facts, each row with its public source, live in ``versions.json``: TensorFlow's tested build configurations,
+NVIDIA's minimum drivers per CUDA major family and the platform rules. This module reads and compares them; it never
+decides a version in code. A rule's ``text`` is read in the student's language (``localized``: CONTRIBUTING, "The
+doctor's data files"); a changed English text no longer matches its translation, so the English is shown until the
+translation is redone.
 """
 
 from __future__ import annotations
