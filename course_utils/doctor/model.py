@@ -217,12 +217,9 @@ class Diagnosis:
         return join(text, _("Fix the errors below first.")) if errors else text
 
     def to_json(self) -> dict[str, Any]:
-        """The CLI's JSON: driver_version, driver_cuda, toolkit_cuda, gpus, tensorflow, recommended_install and
-        findings (the contract), plus details (recommendations' notes as ``{"code", "text"}`` objects) and ``answer``:
-        the report's verdict and the install it shows first. The routes follow the report's order (``in_order``):
-        ``tensorflow``, ``recommended_install`` and ``recommended`` are the route to follow first. The keys, codes and
-        groups are the same in every language; the sentences (messages, fixes, note texts, problems, the verdict) and
-        the ``see`` links follow the language now."""
+        """The CLI's JSON (docs/instructors.md, "The doctor"), its routes in the report's order (``in_order``). The
+        keys, codes and groups are the same in every language; the sentences and the ``see`` links follow the language
+        now."""
         smi, nvcc, m = self.machine.smi, self.machine.nvcc, self.machine
         lead, *others = self.ordered_routes()
         return {

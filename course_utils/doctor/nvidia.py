@@ -309,9 +309,7 @@ def _parse_query(text: str) -> SmiReport | None:
         if not lines or not all(_QUERY_ROW.match(line) for line in lines):
             return None
         fields = ["name", "compute_cap", "driver_version"]
-    else:
-        lines = lines[1:]
-    rows, problems = parse_query_gpu("\n".join(lines), tuple(fields)) if lines else ([], [])
+    rows, problems = parse_query_gpu("\n".join(lines), tuple(fields))  # it drops the header
     drivers = sorted({row.get("driver_version") for row in rows} - {None})
     report = SmiReport("ok", drivers[0] if drivers else None, gpus=gpus_from_query(rows), problems=problems)
     if "driver_version" not in fields:
