@@ -20,8 +20,7 @@ from typing import Any, NamedTuple
 from course_utils.core.i18n import translator
 from course_utils.doctor.kernels import kernel_checks
 from course_utils.doctor.libraries import nvidia_library_checks
-from course_utils.doctor.recommend import Note
-from course_utils.doctor.texts import N_
+from course_utils.doctor.texts import N_, Note
 from course_utils.doctor.versions import load, parse_version
 from course_utils.doctor.wsl import is_wsl, wsl_checks
 

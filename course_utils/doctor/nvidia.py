@@ -182,7 +182,7 @@ def _failure(text: str) -> SmiReport | None:
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     for line in lines[:3]:  # the message may follow the prompt it was typed at
         if any(shape.match(line) for shape in _MISSING_SHAPES):
-            return SmiReport("missing", message=line if len(line) <= 100 else line[:97] + "...")
+            return SmiReport("missing", message=_first_line(line))
     return None
 
 
