@@ -79,7 +79,6 @@ class Build:
     python_max: str
     cuda: str
     cudnn: str
-    platform: str  # "linux" (also WSL2) or "windows" (native)
     source: str
 
     @property
@@ -180,9 +179,9 @@ def check_platform(platform: str) -> str:
     return value
 
 
-def _build(row: dict[str, Any], platform: str) -> Build:
+def _build(row: dict[str, Any]) -> Build:
     low, high = row["python"]
-    return Build(row["tensorflow"], low, high, row["cuda"], row["cudnn"], platform, row["source"])
+    return Build(row["tensorflow"], low, high, row["cuda"], row["cudnn"], row["source"])
 
 
 @lru_cache(maxsize=1)
@@ -190,8 +189,8 @@ def load() -> Table:
     """Read versions.json (cached): the course's single source of version facts."""
     data = json.loads(DATA_FILE.read_text(encoding="utf-8"))
     return Table(
-        linux=tuple(_build(r, "linux") for r in data["linux_gpu"]),
-        windows=tuple(_build(r, "windows") for r in data["windows_native_gpu"]),
+        linux=tuple(_build(r) for r in data["linux_gpu"]),
+        windows=tuple(_build(r) for r in data["windows_native_gpu"]),
         driver_minimums=tuple(
             DriverMinimum(r["cuda_major"], r["linux"], r["windows"]) for r in data["driver_minimums"]
         ),
