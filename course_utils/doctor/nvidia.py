@@ -137,11 +137,8 @@ def _text(raw: str | bytes | None) -> str:
 
 
 def windows_evidence(raw: str | bytes | None) -> str | None:
-    """What in a capture shows it was made on native Windows, in words; None when nothing does.
-
-    The WDDM/TCC driver-model column (only Windows drivers print it), a Windows path or prompt
-    (``C:\\``), the console's banner ("Microsoft Windows [Version ..."), or a cmd / PowerShell error.
-    """
+    """What in a capture shows it was made on native Windows, in words (only Windows drivers print the WDDM/TCC
+    column); None when nothing does."""
     text = _text(raw)
     if re.search(r"\b(WDDM|TCC)\b", text):
         return _("the WDDM/TCC driver-model column")
@@ -194,10 +191,7 @@ def _cut_at(match: re.Match | None, text: str) -> bool:
 
 
 def _version(name: str, match: re.Match | None, text: str, problems: list[str]) -> str | None:
-    """The version a ``NAME: value`` match holds, when it is whole; else None, with the problem named.
-
-    A value cut short where the text ends ("Driver Version: 53") is a cut capture, not version 53.
-    """
+    """The version a ``NAME: value`` match holds, when it is whole; else None, with the problem named."""
     if match is None:
         return None
     value = match.group(1)
