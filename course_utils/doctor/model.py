@@ -245,7 +245,7 @@ class Diagnosis:
             "alternatives": [a.to_dict() for a in others],
             "nvidia_smi": None if smi is None else {key: getattr(smi, key) for key in ("status", "message", "problems",
                                                                                       "tool_version")},
-            "nvcc": None if nvcc is None else nvcc.to_dict(),
+            "nvcc": None if nvcc is None else asdict(nvcc),
             "installed_tensorflow": None if m.tensorflow is None else m.tensorflow.to_dict(),
             "checks": None if m.checks is None else [
                 {**note.to_dict(), "group": CHECK_FINDINGS[note.code].group if note.code in CHECK_FINDINGS else None}

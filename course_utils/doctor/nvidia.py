@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import csv
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 from course_utils.core.i18n import translator
 from course_utils.doctor.logs import decode_text, looks_binary
@@ -123,9 +123,6 @@ class NvccReport:
     release: str | None = None  # "11.7"
     build: str | None = None  # "11.7.64"
     problems: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 def _text(raw: str | bytes | None) -> str:
