@@ -187,10 +187,8 @@ def _cut_at(match: re.Match | None, text: str) -> bool:
     return bool(_PART_OF_A_VERSION.match(match.group(1))) and not text[match.end() :].strip()
 
 
-def _version(name: str, match: re.Match | None, text: str, problems: list[str]) -> str | None:
+def _version(name: str, match: re.Match, text: str, problems: list[str]) -> str | None:
     """The version a ``NAME: value`` match holds, when it is whole; else None, with the problem named."""
-    if match is None:
-        return None
     value = match.group(1)
     if _DRIVER_VALUE.match(value):
         return value
