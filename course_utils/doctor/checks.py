@@ -2,11 +2,9 @@
 
 Each check returns ``Note(code, text)``s; ``CHECK_FINDINGS`` (findings.json's ``checks``) turns a code (never the
 wording) into a finding's severity, fix and report group; ``NOTE_FINDINGS`` (its ``notes``) does the same for a
-recommendation's notes. The checks live in a module each, named for what they look at - ``libraries``
-(the pip ``nvidia-*`` wheels load, no system CUDA shadows them), ``wsl`` (``/dev/dxg``, the Windows driver's
-libcuda, no Linux driver inside), ``kernels`` (the Jupyter kernels' Pythons) - plus ``python_wheel_check`` here.
-Every place a check looks is a parameter, so tests build the machine as a file tree; ``live_checks`` runs them all
-with this machine's paths.
+recommendation's notes. The checks live in a module each (``libraries``, ``wsl``, ``kernels``), plus
+``python_wheel_check`` here. Every place a check looks is a parameter, so tests build the machine as a file tree;
+``live_checks`` runs them all with this machine's paths.
 """
 
 from __future__ import annotations
@@ -20,8 +18,7 @@ from typing import Any, NamedTuple
 from course_utils.core.i18n import translator
 from course_utils.doctor.kernels import kernel_checks
 from course_utils.doctor.libraries import nvidia_library_checks
-from course_utils.doctor.recommend import Note
-from course_utils.doctor.texts import N_
+from course_utils.doctor.texts import N_, Note
 from course_utils.doctor.versions import load, parse_version
 from course_utils.doctor.wsl import is_wsl, wsl_checks
 

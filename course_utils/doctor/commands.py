@@ -1,9 +1,5 @@
 """The shell commands of a recommendation: the pip requirement for a tested TensorFlow build, and the venv, pip and
-verify lines around it.
-
-Apart from ``recommend`` so that the choice of a build and its notes read there, and the command text here, where
-``routes`` and the doctor's rules build the same lines; every version fact still comes from the table (``versions``).
-"""
+verify lines around it (apart from ``recommend``: ``routes`` and the doctor's rules build the same lines)."""
 
 from __future__ import annotations
 
@@ -16,16 +12,11 @@ def tensorflow_requirement(build: Build, platform: str, gpu: bool) -> str:
     """``tensorflow[and-cuda]==2.21.*`` for a GPU build that has a working extra, the conda recipe's requirement on
     native Windows, else the plain wheel."""
     table = load()
-    if platform == "windows" and gpu:
-        recipe = table.rule("windows-native-recipe")
-        return (
-            recipe["requirement"]
-            if build.minor == table.rule("windows-native-gpu-last")["last"]
-            else (f"tensorflow=={build.minor}.*")
-        )
-    and_cuda = parse_version(build.tensorflow) >= parse_version(table.rule("and-cuda")["since"])
-    and_cuda = and_cuda and build.minor not in table.rule("and-cuda-uninstallable")["tensorflow"]
-    return f"tensorflow[and-cuda]=={build.minor}.*" if gpu and and_cuda else f"tensorflow=={build.minor}.*"
+    if platform == "windows" and gpu and build.minor == table.rule("windows-native-gpu-last")["last"]:
+        return table.rule("windows-native-recipe")["requirement"]
+    and_cuda = gpu and platform != "windows" and build.minor not in table.rule("and-cuda-uninstallable")["tensorflow"]
+    and_cuda = and_cuda and parse_version(build.tensorflow) >= parse_version(table.rule("and-cuda")["since"])
+    return f"tensorflow[and-cuda]=={build.minor}.*" if and_cuda else f"tensorflow=={build.minor}.*"
 
 
 def pip_install(requirement: str, tensorflow: str) -> str:

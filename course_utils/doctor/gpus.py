@@ -1,40 +1,23 @@
 """GPU generations and build coverage: does a TensorFlow build have code that runs on this GPU?
 
-A GPU's generation is its *compute capability* ("8.6"). The driver reports it
-(``nvidia-smi --query-gpu=name,compute_cap --format=csv``); where only the name is known,
-``identify()`` looks it up in a small table of GPU families (``versions.json``, "gpus",
-after NVIDIA's CUDA GPUs page https://developer.nvidia.com/cuda-gpus).
-
-A TensorFlow wheel lists what it was compiled for (``tf.sysconfig.get_build_info()
-["cuda_compute_capabilities"]``; TF 2.21: ``sm_60, sm_70, sm_80, sm_89, compute_90``).
-``covered_by_build()`` applies NVIDIA's binary-compatibility rules to that list: an ``sm_XY``
-cubin runs on every X.z GPU with z >= Y; ``compute_XY`` PTX is compiled by the driver for X.Y
-and every newer GPU. A generation that the rules cover but that is known to fail with the
-current wheels (compute capability 12.x, GeForce RTX 50 series) is reported as a known failure,
-with the issue threads. Notebook 02 and the doctor both call ``covered_by_build()``.
+A GPU's generation is its compute capability ("8.6"): reported by the driver, else looked up by name in
+versions.json's "gpus" families. ``covered_by_build()`` applies NVIDIA's binary-compatibility rules to a build's
+target list, plus the known failures of the current wheels (docs/references.md, "Which GPUs a build covers").
+Notebook 02 and the doctor both call it.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Any
 
 from course_utils.core.i18n import translator
-from course_utils.doctor.versions import DATA_FILE, Build, load, localized, parse_version, version_text
+from course_utils.doctor.versions import Build, load, localized, parse_version, version_text
 
 _ = translator("doctor")
 
 QUERY_COMMAND = "nvidia-smi --query-gpu=name,compute_cap,driver_version --format=csv"
 _TARGET = re.compile(r"^(sm|compute)_(\d+)(\d)([af]?)$")
-
-
-@lru_cache(maxsize=1)
-def data() -> dict[str, Any]:
-    """versions.json's ``gpus``: the family table, the builds' target lists and the known failures."""
-    return json.loads(DATA_FILE.read_text(encoding="utf-8"))["gpus"]
 
 
 def compute_capability(value: str | tuple[int, int] | list[int]) -> tuple[int, int]:
@@ -69,7 +52,7 @@ class Generation:
             return _("compute capability unknown")
         if self.source == "name":
             return _("compute capability {cc} (from its name: {family}; {source})").format(
-                cc=self.compute_capability, family=self.family, source=data()["families_source"]
+                cc=self.compute_capability, family=self.family, source=load().gpus["families_source"]
             )
         return _("compute capability {cc} (reported by the driver)").format(cc=self.compute_capability)
 
@@ -82,7 +65,7 @@ def identify(name: str | None, reported: str | None = None) -> Generation:
     (``"8.6"``), else the family table's value for its ``name``, else unknown."""
     name = name or "unknown GPU"
     text = re.sub(r"^NVIDIA ", "", re.sub(r"\s+", " ", name).strip().upper())  # "GEFORCE RTX 3060 LAPTOP GPU"
-    family = next((row for row in data()["families"] if re.search(row["pattern"], text)), None)  # the first match
+    family = next((row for row in load().gpus["families"] if re.search(row["pattern"], text)), None)  # the first match
     if reported:
         cc = version_text(compute_capability(reported))
         return Generation(name, cc, "reported", family["family"] if family else None)
@@ -146,7 +129,7 @@ def known_failure(cc: str | tuple[int, int], tensorflow: str | None = None) -> K
     """The known failure for this compute capability (for ``tensorflow`` up to the release it was checked on)."""
     have = compute_capability(cc)
     version = parse_version(tensorflow) if tensorflow else None
-    for row in data()["known_failures"]:
+    for row in load().gpus["known_failures"]:
         low = compute_capability(row["compute_capability_min"])
         below = compute_capability(row["compute_capability_below"])
         if version is not None and version[:2] > parse_version(row["tensorflow_checked"])[:2]:
@@ -210,10 +193,10 @@ def covered_by_build(
 def build_targets(tensorflow: str) -> tuple[str, ...]:
     """The CUDA targets of a TensorFlow release's wheels, as the table records them (``"2.21"``)."""
     version = parse_version(tensorflow)
-    for row in data()["builds"]:
+    for row in load().gpus["builds"]:
         if version is not None and version[:2] == parse_version(row["tensorflow"])[:2]:
             return tuple(row["cuda_compute_capabilities"])
-    known = ", ".join(row["tensorflow"] for row in data()["builds"])
+    known = ", ".join(row["tensorflow"] for row in load().gpus["builds"])
     raise ValueError(
         f"the table has no CUDA target list for TensorFlow {tensorflow!r} (it has: {known}); read the installed "
         "wheel's own list with tf.sysconfig.get_build_info()['cuda_compute_capabilities']"

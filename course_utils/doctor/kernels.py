@@ -60,7 +60,7 @@ def has_tensorflow(prefix: Path, home: Path | None = None) -> bool | None:
 
 
 def kernel_specs(kernel_dirs: Sequence[Path] | None = None) -> list[dict[str, Any]]:
-    """Jupyter's kernelspecs (``jupyter_client``): ``[{"name", "display_name", "language", "argv", "dir"}]``."""
+    """Jupyter's kernelspecs (``jupyter_client``): ``[{"display_name", "language", "argv", "dir"}]``."""
     from jupyter_client.kernelspec import KernelSpecManager
 
     kwargs: dict[str, Any] = {"ensure_native_kernel": False}  # the in-process one is this Python by definition
@@ -69,7 +69,6 @@ def kernel_specs(kernel_dirs: Sequence[Path] | None = None) -> list[dict[str, An
     specs = KernelSpecManager(**kwargs).get_all_specs()
     return [
         {
-            "name": name,
             "display_name": entry["spec"].get("display_name", name),
             "language": entry["spec"].get("language", ""),
             "argv": list(entry["spec"].get("argv") or []),

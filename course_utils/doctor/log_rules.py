@@ -1,11 +1,7 @@
-"""What each kind of TensorFlow log line means: ``RULES``, one ``LogRule`` per kind, read from ``log_rules.json``.
-
-The table is data (``log_rules.json``, its schema ``schemas/log_rules.schema.json``), kept apart from the code that
-reads and classifies a log (``course_utils.doctor.logs``), so a new kind of line is one entry there. Each rule has a
-stable ``code``, a verdict, one regular expression or a few, what the line means, the fix and a public source. A
-``meaning`` or ``fix`` is a text entry as in versions.json - English ``text`` and its ``translations`` - shown in
-the student's language by ``versions.localized``; a fix that several rules share is named by its key in ``texts``.
-Reading it needs only the standard library: the doctor also runs in the browser.
+"""What each kind of TensorFlow log line means: ``RULES``, one ``LogRule`` per kind, read from ``log_rules.json``
+(its schema: ``schemas/log_rules.schema.json``), so a new kind of line is one entry there. A ``meaning`` or ``fix``
+is a text entry as in versions.json, shown in the student's language by ``versions.localized``; a fix that several
+rules share is named by its key in ``texts``.
 """
 
 from __future__ import annotations

@@ -1,12 +1,8 @@
 """Reading a pasted TensorFlow log: which lines are harmless, which one is the problem, and what to do.
 
 TensorFlow prints many start-up lines that look like failures and are not, and a few that are the real reason the GPU
-is not used. ``classify(text, gpu=...)`` gives each line a verdict by ``log_rules.RULES``: ``harmless``, ``problem``,
-``depends`` (the problem only on a machine with an NVIDIA GPU: ``gpu``, or a line only such a machine prints, settles
-it) or ``unknown`` (no rule knows it). ``read_log`` reads a pasted file (UTF-8 or UTF-16, ANSI colours removed); an
-empty or binary one is an ``InputError`` that says what to do. ``course doctor --log FILE`` is the command.
-
-A rule's ``meaning`` and ``fix`` are text entries of ``log_rules.json``; a ``LogEntry`` shows them in the language now.
+is not used: ``classify`` gives each line a verdict by ``log_rules.RULES`` (whose texts are log_rules.json's, shown
+in the language now). ``read_log`` reads a pasted file; ``course doctor --log FILE`` is the command.
 """
 
 from __future__ import annotations
@@ -14,6 +10,7 @@ from __future__ import annotations
 import codecs
 import re
 import sys
+from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -108,11 +105,6 @@ def read_log(path: str | Path) -> str:
     return decode_log(data, _("The log file {path}").format(path=where))
 
 
-class _Groups(dict):
-    def __missing__(self, key: str) -> str:
-        return "?"
-
-
 @dataclass
 class LogEntry:
     """One kind of message in the log: where it appears, its verdict and (when a rule knows it) what to do."""
@@ -127,15 +119,19 @@ class LogEntry:
     def code(self) -> str | None:
         return self.rule.code if self.rule else None
 
+    def _filled(self, entry: dict | None) -> str:
+        """A rule's text entry in the language now, with the line's values filled in ("?" for one it lacks)."""
+        return localized(entry).format_map(defaultdict(lambda: "?", self.details)) if entry else ""
+
     @property
     def meaning(self) -> str:
-        """What the line means, in the language now, with the line's values filled in."""
-        return localized(self.rule.meaning).format_map(_Groups(self.details)) if self.rule else ""
+        """What the line means."""
+        return self._filled(self.rule and self.rule.meaning)
 
     @property
     def fix(self) -> str:
-        """What to do, in the language now, with the line's values filled in."""
-        return localized(self.rule.fix).format_map(_Groups(self.details)) if self.rule else ""
+        """What to do."""
+        return self._filled(self.rule and self.rule.fix)
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -217,12 +217,9 @@ class Diagnosis:
         return join(text, _("Fix the errors below first.")) if errors else text
 
     def to_json(self) -> dict[str, Any]:
-        """The CLI's JSON: driver_version, driver_cuda, toolkit_cuda, gpus, tensorflow, recommended_install and
-        findings (the contract), plus details (recommendations' notes as ``{"code", "text"}`` objects) and ``answer``:
-        the report's verdict and the install it shows first. The routes follow the report's order (``in_order``):
-        ``tensorflow``, ``recommended_install`` and ``recommended`` are the route to follow first. The keys, codes and
-        groups are the same in every language; the sentences (messages, fixes, note texts, problems, the verdict) and
-        the ``see`` links follow the language now."""
+        """The CLI's JSON (docs/instructors.md, "The doctor"), its routes in the report's order (``in_order``). The
+        keys, codes and groups are the same in every language; the sentences and the ``see`` links follow the language
+        now."""
         smi, nvcc, m = self.machine.smi, self.machine.nvcc, self.machine
         lead, *others = self.ordered_routes()
         return {
@@ -248,7 +245,7 @@ class Diagnosis:
             "alternatives": [a.to_dict() for a in others],
             "nvidia_smi": None if smi is None else {key: getattr(smi, key) for key in ("status", "message", "problems",
                                                                                       "tool_version")},
-            "nvcc": None if nvcc is None else nvcc.to_dict(),
+            "nvcc": None if nvcc is None else asdict(nvcc),
             "installed_tensorflow": None if m.tensorflow is None else m.tensorflow.to_dict(),
             "checks": None if m.checks is None else [
                 {**note.to_dict(), "group": CHECK_FINDINGS[note.code].group if note.code in CHECK_FINDINGS else None}

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import csv
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 from course_utils.core.i18n import translator
 from course_utils.doctor.logs import decode_text, looks_binary
@@ -124,9 +124,6 @@ class NvccReport:
     build: str | None = None  # "11.7.64"
     problems: list[str] = field(default_factory=list)
 
-    def to_dict(self) -> dict:
-        return asdict(self)
-
 
 def _text(raw: str | bytes | None) -> str:
     if raw is None:
@@ -137,13 +134,10 @@ def _text(raw: str | bytes | None) -> str:
 
 
 def windows_evidence(raw: str | bytes | None) -> str | None:
-    """What in a capture shows it was made on native Windows, in words; None when nothing does.
-
-    The WDDM/TCC driver-model column (only Windows drivers print it), a Windows path or prompt
-    (``C:\\``), the console's banner ("Microsoft Windows [Version ..."), or a cmd / PowerShell error.
-    """
+    """What in a capture shows it was made on native Windows, in words (only Windows drivers print the WDDM/TCC
+    column); None when nothing does."""
     text = _text(raw)
-    if "TCC/WDDM" in text or re.search(r"\b(WDDM|TCC)\b", text):
+    if re.search(r"\b(WDDM|TCC)\b", text):
         return _("the WDDM/TCC driver-model column")
     if "Microsoft Windows [Version" in text:
         return _("the Windows console's banner")
@@ -182,7 +176,7 @@ def _failure(text: str) -> SmiReport | None:
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     for line in lines[:3]:  # the message may follow the prompt it was typed at
         if any(shape.match(line) for shape in _MISSING_SHAPES):
-            return SmiReport("missing", message=line if len(line) <= 100 else line[:97] + "...")
+            return SmiReport("missing", message=_first_line(line))
     return None
 
 
@@ -193,13 +187,8 @@ def _cut_at(match: re.Match | None, text: str) -> bool:
     return bool(_PART_OF_A_VERSION.match(match.group(1))) and not text[match.end() :].strip()
 
 
-def _version(name: str, match: re.Match | None, text: str, problems: list[str]) -> str | None:
-    """The version a ``NAME: value`` match holds, when it is whole; else None, with the problem named.
-
-    A value cut short where the text ends ("Driver Version: 53") is a cut capture, not version 53.
-    """
-    if match is None:
-        return None
+def _version(name: str, match: re.Match, text: str, problems: list[str]) -> str | None:
+    """The version a ``NAME: value`` match holds, when it is whole; else None, with the problem named."""
     value = match.group(1)
     if _DRIVER_VALUE.match(value):
         return value
@@ -212,16 +201,6 @@ def _version(name: str, match: re.Match | None, text: str, problems: list[str]) 
     else:
         problem = _("no readable '{name}' (it says {value})")
     problems.append(problem.format(shown=shown, name=name, value=repr(value)))
-    return None
-
-
-def _read_cuda(value: str | None, problems: list[str]) -> str | None:
-    if value is None:
-        problems.append(_("this nvidia-smi output has no 'CUDA Version' field (older drivers did not print one)"))
-        return None
-    if _CUDA_VALUE.match(value):
-        return value
-    problems.append(_("the driver reports 'CUDA Version: {value}', which is not a version").format(value=value))
     return None
 
 
@@ -272,12 +251,16 @@ def _driver_report(
         problems.append(_("no readable 'Driver Version' in the header"))
     else:  # "Driver Version" or, from driver 610 on, "KMD Version"
         report.driver_version = _version(driver.group(0).split(":")[0].strip(), driver, text, problems)
-    if cuda is not None and (_CUDA_VALUE.match(cuda.group(1)) or not _PART_OF_A_VERSION.match(cuda.group(1))):
-        report.driver_cuda = _read_cuda(cuda.group(1), problems)
-    elif cuda is not None:
+    if cuda is None:
+        if not _cut_at(driver, text):  # a cut before the CUDA field is already said
+            problems.append(_("this nvidia-smi output has no 'CUDA Version' field (older drivers did not print one)"))
+    elif _CUDA_VALUE.match(cuda.group(1)):
+        report.driver_cuda = cuda.group(1)
+    elif _PART_OF_A_VERSION.match(cuda.group(1)):
         _version("CUDA Version", cuda, text, problems)
-    elif not _cut_at(driver, text):
-        report.driver_cuda = _read_cuda(None, problems)
+    else:
+        problems.append(_("the driver reports 'CUDA Version: {value}', which is not a version").format(
+            value=cuda.group(1)))
     problems += [memory_missing(gpu.index) for gpu in report.gpus if gpu.memory_mib is None]
     if gpus is None:
         problems.append(_("no GPU rows found below the header (the paste may be cut)"))
@@ -315,9 +298,7 @@ def _parse_query(text: str) -> SmiReport | None:
         if not lines or not all(_QUERY_ROW.match(line) for line in lines):
             return None
         fields = ["name", "compute_cap", "driver_version"]
-    else:
-        lines = lines[1:]
-    rows, problems = parse_query_gpu("\n".join(lines), tuple(fields)) if lines else ([], [])
+    rows, problems = parse_query_gpu("\n".join(lines), tuple(fields))  # it drops the header
     drivers = sorted({row.get("driver_version") for row in rows} - {None})
     report = SmiReport("ok", drivers[0] if drivers else None, gpus=gpus_from_query(rows), problems=problems)
     if "driver_version" not in fields:

@@ -47,11 +47,8 @@ def detect_platform() -> str:
 
 
 def guess_platform(smi_text: str | bytes | None) -> tuple[str, str]:
-    """Guess the platform of captured nvidia-smi text: (platform, why).
-
-    Native Windows when the capture shows it (``nvidia.windows_evidence``: the WDDM/TCC column, a
-    ``C:\\`` path or prompt, the console banner, a cmd or PowerShell error); else Linux.
-    """
+    """Guess the platform of captured nvidia-smi text: (platform, why) - native Windows when the capture shows it
+    (``nvidia.windows_evidence``), else Linux."""
     evidence = windows_evidence(smi_text)
     if evidence:
         return "windows", _("assumed native Windows from {evidence} (pass --platform to change it)").format(

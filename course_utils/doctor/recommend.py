@@ -1,13 +1,9 @@
 """What to install: the TensorFlow requirement and the exact commands for a platform, Python, driver and GPU.
 
-``recommend(platform, python, driver, gpu)`` reads every version fact from ``versions.json`` (through
-``course_utils.doctor.versions``): the newest tested build for the Python, the platform's install route, the NVIDIA
-driver it needs and - when the GPU's generation is known (``course_utils.doctor.gpus``) - whether the build covers
-it. The doctor, notebook 01's picker and the tests all call this one function; ``routes`` adds a platform's
-alternatives, ``commands`` spells the command lines.
-
-A recommendation's notes are ``Note``s (``doctor.texts``): the doctor's findings match on their codes.
-``PLATFORM_NAMES`` and the route names stay English (data); ``platform_name`` and ``Recommendation.title`` translate.
+``recommend()`` takes every version fact from ``versions.json``; the doctor, notebook 01's picker and the tests all
+call it (``routes`` adds a platform's alternatives, ``commands`` spells the command lines). Its notes are ``Note``s,
+whose codes the doctor's findings match on. ``PLATFORM_NAMES`` and the route names stay English (data);
+``platform_name`` and ``Recommendation.title`` translate.
 """
 
 from __future__ import annotations

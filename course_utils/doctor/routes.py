@@ -11,7 +11,6 @@ from __future__ import annotations
 from course_utils.core.i18n import translator
 from course_utils.doctor.commands import in_venv, install_build, pip_install
 from course_utils.doctor.recommend import (
-    Note,
     Recommendation,
     build_notes,
     metal_supports,
@@ -19,7 +18,7 @@ from course_utils.doctor.recommend import (
     recommend,
     rule_note,
 )
-from course_utils.doctor.texts import N_
+from course_utils.doctor.texts import N_, Note
 from course_utils.doctor.versions import check_platform, load, parse_version, version_text
 
 _ = translator("doctor")

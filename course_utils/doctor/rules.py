@@ -199,8 +199,7 @@ def _toolkit_findings(m: Machine, rec: Recommendation) -> list[Finding]:
     toolkit, driver = parse_version(nvcc.release), m.driver
     if smi and smi.driver_cuda:
         limit, limit_text = parse_version(smi.driver_cuda), smi.driver_cuda
-    elif driver and table.driver_cuda_major(driver, m.platform):
-        major = table.driver_cuda_major(driver, m.platform)
+    elif driver and (major := table.driver_cuda_major(driver, m.platform)):
         limit, limit_text = (major, 99), f"{major}.x"
     else:
         limit = None

@@ -98,18 +98,16 @@ def _sees_no_gpu(m: Machine, rec: Recommendation, nvidia_gpu: bool) -> Finding:
     if nvidia_gpu:
         message = _("nvidia-smi shows {count} GPU(s) but TensorFlow {version} (a CUDA {cuda} build) sees none.")
         message = message.format(count=len(smi.gpus), version=tf.version, cuda=tf.cuda_version)
-        if hints:
-            message = join(message, _("Its start-up log says: {lines}").format(lines=" | ".join(hints)))
         fix = _("Install {tensorflow} (it brings CUDA and cuDNN as pip wheels); {rule}").format(
             tensorflow=rec.tensorflow, rule=load().rule("pip-symlink-step")["text"]
         )
-        return Finding("tensorflow-sees-no-gpu", "error", message, fix)
-    message = _("TensorFlow {version} (a CUDA {cuda} build) sees no GPU, as expected without an NVIDIA driver.").format(
-        version=tf.version, cuda=tf.cuda_version
-    )
+    else:
+        message = _("TensorFlow {version} (a CUDA {cuda} build) sees no GPU, as expected without an NVIDIA driver.")
+        message, hints = message.format(version=tf.version, cuda=tf.cuda_version), hints[:2]
+        fix = _("Nothing to do unless this machine has an NVIDIA GPU.")
     if hints:
-        message = join(message, _("Its start-up log says: {lines}").format(lines=" | ".join(hints[:2])))
-    return Finding("tensorflow-sees-no-gpu", "info", message, _("Nothing to do unless this machine has an NVIDIA GPU."))
+        message = join(message, _("Its start-up log says: {lines}").format(lines=" | ".join(hints)))
+    return Finding("tensorflow-sees-no-gpu", "error" if nvidia_gpu else "info", message, fix)
 
 
 def _cudnn_findings(tf: TensorFlowInfo) -> list[Finding]:

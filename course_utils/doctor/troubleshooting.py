@@ -1,14 +1,7 @@
-"""Where each doctor code is explained for students: one mapping from a code to an entry of docs/troubleshooting.md.
-
-The doctor's findings, the notes on a recommendation, the live checks' notes and the log rules each
-have a stable ``code``. When an entry of the troubleshooting page covers the problem behind a code,
-``ANCHORS`` (findings.json's ``see``) names that entry's anchor, and every report prints
-``More: docs/troubleshooting.md#<anchor>`` with it. ``scripts/course_lint.py`` (rule ``ts-link``) checks that
-each one exists in the page, and ``tests/test_troubleshooting.py`` that each key is a code the doctor really gives.
-
-In Chinese (``COURSE_LANG=zh-CN``, or a Chinese locale) the links lead to the Chinese page,
-``docs/zh/troubleshooting.md``, which keeps the English page's anchors (``PAGES``;
-``tests/doctor/test_doctor_chinese.py`` checks them).
+"""Where each doctor code is explained for students: findings.json's ``see`` maps a code (of a finding, a note, a live
+check or a log rule) to the anchor of its entry in docs/troubleshooting.md, and every report prints ``More: <link>``
+with it - in Chinese to docs/zh/troubleshooting.md, which keeps the same anchors. ``scripts/course_lint.py`` (rule
+``ts-link``) and ``tests/test_troubleshooting.py`` check both ends.
 """
 
 from __future__ import annotations
@@ -30,8 +23,6 @@ def page() -> str:
     return PAGES.get(language(), PAGE)
 
 
-# code -> anchor of the entry in docs/troubleshooting.md that explains it (an <a id="..."> in the page): findings.json's
-# "see"
 ANCHORS: dict[str, str] = json.loads(Path(__file__).with_name("findings.json").read_text(encoding="utf-8"))["see"]
 
 

@@ -1,14 +1,10 @@
 """Version knowledge as data: which TensorFlow fits which Python, CUDA, cuDNN and driver.
 
-The facts live in ``course_utils/doctor/versions.json`` - TensorFlow's tested build
-configurations (Linux GPU and native-Windows GPU, TF 2.4 to 2.21), NVIDIA's minimum
-drivers per CUDA major family and the platform rules - each row with its
-public source. This module only reads and compares them; it never decides a version in
-code. ``recommend`` (``course_utils.doctor``) and notebook 01 are built on it.
-
-A rule's ``text`` is read in the student's language (``localized``; its translation and ``en_sha256``:
-CONTRIBUTING, "The doctor's data files"): a changed English text no longer matches its translation, so the English
-is shown until the translation is redone.
+The facts, each row with its public source, live in ``versions.json``: TensorFlow's tested build configurations,
+NVIDIA's minimum drivers per CUDA major family and the platform rules. This module reads and compares them; it never
+decides a version in code. A rule's ``text`` is read in the student's language (``localized``: CONTRIBUTING, "The
+doctor's data files"); a changed English text no longer matches its translation, so the English is shown until the
+translation is redone.
 """
 
 from __future__ import annotations
@@ -73,9 +69,6 @@ class Row(Mapping[str, Any]):
     def __len__(self) -> int:
         return len(self.raw)
 
-    def __repr__(self) -> str:
-        return f"Row({dict(self.raw)!r})"
-
 
 @dataclass(frozen=True)
 class Build:
@@ -86,7 +79,6 @@ class Build:
     python_max: str
     cuda: str
     cudnn: str
-    platform: str  # "linux" (also WSL2) or "windows" (native)
     source: str
 
     @property
@@ -119,6 +111,7 @@ class Table:
     windows: tuple[Build, ...]
     driver_minimums: tuple[DriverMinimum, ...]
     rules: dict[str, Row]
+    gpus: dict[str, Any]  # the GPU families, the builds' target lists, the known failures (course_utils.doctor.gpus)
 
     def builds(self, platform: str) -> tuple[Build, ...]:
         """Tested GPU builds for a platform, newest first (WSL2 uses the Linux builds; macOS has none)."""
@@ -186,9 +179,9 @@ def check_platform(platform: str) -> str:
     return value
 
 
-def _build(row: dict[str, Any], platform: str) -> Build:
+def _build(row: dict[str, Any]) -> Build:
     low, high = row["python"]
-    return Build(row["tensorflow"], low, high, row["cuda"], row["cudnn"], platform, row["source"])
+    return Build(row["tensorflow"], low, high, row["cuda"], row["cudnn"], row["source"])
 
 
 @lru_cache(maxsize=1)
@@ -196,10 +189,11 @@ def load() -> Table:
     """Read versions.json (cached): the course's single source of version facts."""
     data = json.loads(DATA_FILE.read_text(encoding="utf-8"))
     return Table(
-        linux=tuple(_build(r, "linux") for r in data["linux_gpu"]),
-        windows=tuple(_build(r, "windows") for r in data["windows_native_gpu"]),
+        linux=tuple(_build(r) for r in data["linux_gpu"]),
+        windows=tuple(_build(r) for r in data["windows_native_gpu"]),
         driver_minimums=tuple(
             DriverMinimum(r["cuda_major"], r["linux"], r["windows"]) for r in data["driver_minimums"]
         ),
         rules={r["id"]: Row(r) for r in data["rules"]},
+        gpus=data["gpus"],
     )

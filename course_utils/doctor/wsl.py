@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from course_utils.core.i18n import translator
-from course_utils.doctor.recommend import Note
+from course_utils.doctor.texts import Note
 
 _ = translator("doctor")
 

@@ -6,6 +6,7 @@ import pytest
 
 from course_utils.doctor import gpus
 from course_utils.doctor.gpus import Target, build_targets, covered_by_build, identify, known_failure, parse_target
+from course_utils.doctor.versions import load
 
 # TF 2.21's wheels, as tf.sysconfig.get_build_info()["cuda_compute_capabilities"] lists them on TF 2.21.0.
 TF_2_21 = ["sm_60", "sm_70", "sm_80", "sm_89", "compute_90"]
@@ -137,7 +138,7 @@ def test_tuples_are_accepted_as_tensorflow_reports_them():
 def test_generation_from_the_name(name, cc):
     generation = identify(name)
     assert (generation.compute_capability, generation.source) == (cc, "name")
-    assert gpus.data()["families_source"] in generation.describe()
+    assert load().gpus["families_source"] in generation.describe()
 
 
 @pytest.mark.parametrize("name", ["NVIDIA GeForce ...", "NVIDIA Graphics Device", "", None])
@@ -155,7 +156,7 @@ def test_a_reported_compute_capability_wins_over_the_name():
 
 
 def test_every_family_row_is_a_readable_compute_capability_and_the_table_names_nvidias_page():
-    assert gpus.data()["families_source"] == "https://developer.nvidia.com/cuda-gpus"
-    for family in gpus.data()["families"]:
+    assert load().gpus["families_source"] == "https://developer.nvidia.com/cuda-gpus"
+    for family in load().gpus["families"]:
         assert gpus.compute_capability(family["compute_capability"])
         assert family["family"]
