@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from course_utils.doctor.recommend import Note
+from course_utils.doctor.texts import Note
 
 
 def codes(notes: list[Note]) -> list[str]:

@@ -21,7 +21,7 @@ from course_utils.doctor.checks import (
     python_wheel_check,
 )
 from course_utils.doctor.model import check_findings
-from course_utils.doctor.recommend import Note
+from course_utils.doctor.texts import Note
 from course_utils.doctor.versions import load
 
 from ..conftest import ROOT
