@@ -45,12 +45,13 @@ ONEDNN_OFF := TF_ENABLE_ONEDNN_OPTS=0
 ONEDNN_ON := TF_ENABLE_ONEDNN_OPTS=1
 TIERS := lint unit nbval browser hosted tools hub slurm
 
-# `make test` runs the tiers in two lanes side by side, one per CPU core of a CI machine:
-# lint, nbval, unit, hub | hosted, slurm, tools, browser. The browser tier shows what the nbval tier (the English
-# notebooks) and the hosted tier (the Chinese ones) executed, so it comes after both. The second lane starts at once
-# (the hosted tier makes its own environment) while the first makes .venv.
-# Each tier's output is printed in one piece when its lane ends; every tier runs even when another fails.
-LANE1 := lint nbval unit hub
+# `make test` runs the tiers in three lanes side by side: lint, nbval, unit | hosted, slurm, tools, browser | hub.
+# The first two keep the two CPU cores of a CI machine busy; the hub tier, which waits for JupyterHub at times, runs
+# beside them, so that no core sits idle while the last tier ends. The browser tier shows what the nbval tier (the English notebooks) and the hosted tier (the
+# Chinese ones) executed, so it comes after both. The second lane starts at once (the hosted tier makes its own
+# environment) while the first makes .venv.
+# Each lane's output is printed in one piece when it ends; every tier runs even when another fails.
+LANE1 := lint nbval unit
 LANE2 := hosted slurm tools browser
 
 .PHONY: course site test lab venv clean help lane1 lane2 links hub slurm $(TIERS) FORCE
@@ -73,7 +74,7 @@ help:
 	@echo "                 and summarise the results"
 	@echo "make site      - the course as a website in $(SITE), from the executed notebooks of make course"
 	@echo "                 (never runs a notebook); view it: python -m http.server -d $(SITE)"
-	@echo "make test      - every tier below, each timed, in two lanes side by side: $(LANE1) | $(LANE2)"
+	@echo "make test      - every tier below, each timed, in three lanes side by side: $(LANE1) | $(LANE2) | hub"
 	@echo "make lint      - ruff check ., then scripts/course_lint.py (the rules the pages, notebooks and translations follow)"
 	@echo "make unit      - unit tests: pytest tests -m 'not notebook and not browser and not hub' (no course notebook runs),"
 	@echo "                 the tools' tests (tests/tools) left to make tools"
@@ -178,8 +179,8 @@ hub: $(STAMP)
 	$(call timed,$(PYTEST) tests/tools/hub -m hub)
 
 test:
-	@echo "== make test: two lanes side by side: $(LANE1) | $(LANE2); output appears as each lane ends"
-	$(call timed,$(MAKE) --no-print-directory -k -j2 --output-sync=target lane1 lane2)
+	@echo "== make test: three lanes side by side: $(LANE1) | $(LANE2) | hub; output appears as each lane ends"
+	$(call timed,$(MAKE) --no-print-directory -k -j3 --output-sync=target lane1 lane2 hub)
 
 lane1: $(STAMP)
 	@$(MAKE) --no-print-directory -k -j1 $(LANE1)
