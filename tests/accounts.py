@@ -3,12 +3,15 @@
 The course's tests run as root in CI, where the Python lives under a 0700 ``/root``. A test that runs the course as
 another account (the hub tier's students, the hosted tier's read-only student) lets only that account pass
 through each closed folder (a POSIX ACL entry ``u:NAME:x``; Debian package ``acl``) and removes it at the end:
-nothing opens for anyone else.
+nothing opens for anyone else. Two tiers may do this at once (make test runs the hub and hosted tiers side by side):
+each change of an ACL holds a lock, and each tier removes only its own entries, never another's.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -29,26 +32,46 @@ def closed_folders() -> list[Path]:
     return list(found)
 
 
+@contextmanager
+def acl_lock() -> Iterator[None]:
+    """One ACL change at a time on this machine: setfacl reads, changes and writes a folder's whole ACL."""
+    with open(os.path.join(os.environ.get("TMPDIR", "/tmp"), "course-tests-acl.lock"), "w") as lock:  # noqa: PTH123
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+def named_entries(folder: Path) -> list[str]:
+    """The ACL entries of ``folder`` that name an account or a group (``user:alice:--x``)."""
+    acl = subprocess.run(["getfacl", "--omit-header", "--absolute-names", str(folder)], capture_output=True,
+                         text=True).stdout
+    return re.findall(r"^(?:user|group):[^:\n]+:.*$", acl, re.M)
+
+
 def let_through(names: list[str], folders: list[Path]) -> list[Path]:
     """Let only these accounts pass through ``folders`` (no listing, no reading): one ACL entry each.
 
-    Returns the folders that had no ACL of their own before: ``close_again`` removes theirs whole.
+    Returns the folders that had no ACL entry naming an account before: ``close_again`` removes theirs whole.
     """
-    plain = [f for f in folders if not subprocess.run(["getfacl", "--skip-base", "--absolute-names", str(f)],
-                                                       capture_output=True, text=True).stdout.strip()]
-    for folder in folders:
-        for name in names:
-            subprocess.run(["setfacl", "-m", f"u:{name}:x", str(folder)], check=True, capture_output=True, text=True)
+    with acl_lock():
+        plain = [f for f in folders if not named_entries(f)]  # a mask alone, left by a run beside another, is none
+        for folder in folders:
+            for name in names:
+                subprocess.run(["setfacl", "-m", f"u:{name}:x", str(folder)], check=True, capture_output=True,
+                               text=True)
     return plain
 
 
 def close_again(names: list[str], folders: list[Path], plain: list[Path]) -> str | None:
-    """Remove what ``let_through`` added (a folder without an ACL before gets none again); what went wrong, or None."""
-    for folder in folders:
-        removal = ["-b"] if folder in plain else ["-x", ",".join(f"u:{name}" for name in names)]
-        done = subprocess.run(["setfacl", *removal, str(folder)], capture_output=True, text=True)
-        if done.returncode != 0:
-            return f"could not remove the test accounts' ACL entries on {folder}: {done.stderr.strip()}"
+    """Remove what ``let_through`` added; a folder without an ACL before gets none again, unless another run's
+    entries are still there. What went wrong, or None."""
+    with acl_lock():
+        for folder in folders:
+            done = subprocess.run(["setfacl", "-x", ",".join(f"u:{name}" for name in names), str(folder)],
+                                  capture_output=True, text=True)
+            if done.returncode == 0 and folder in plain and not named_entries(folder):
+                done = subprocess.run(["setfacl", "-b", str(folder)], capture_output=True, text=True)
+            if done.returncode != 0:
+                return f"could not remove the test accounts' ACL entries on {folder}: {done.stderr.strip()}"
     return None
 
 
