@@ -15,6 +15,7 @@ import re
 import stat
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -35,7 +36,7 @@ def closed_folders() -> list[Path]:
 @contextmanager
 def acl_lock() -> Iterator[None]:
     """One ACL change at a time on this machine: setfacl reads, changes and writes a folder's whole ACL."""
-    with open(os.path.join(os.environ.get("TMPDIR", "/tmp"), "course-tests-acl.lock"), "w") as lock:  # noqa: PTH123
+    with open(Path(tempfile.gettempdir()) / "course-tests-acl.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         yield
 
