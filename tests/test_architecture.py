@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import graphlib
 import re
 import subprocess
 import sys
@@ -153,12 +154,13 @@ def imported(node: ast.Import | ast.ImportFrom) -> set[str]:
     return {node.module, *(f"{node.module}.{a.name}" for a in node.names)} if node.module else set()
 
 
-def notebook_imports(path: Path) -> set[str]:
+def package_imports(source: str, where: str) -> set[str]:
+    """The course_utils and course_tools modules ``source`` imports, anywhere in it (inside functions too), dotted."""
     found = set()
-    for source in python_cells(path):
-        for node in ast.walk(ast.parse(source)):
-            if isinstance(node, ast.Import | ast.ImportFrom):
-                found |= imported(node)
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            assert not getattr(node, "level", 0), f"{where}: a relative import; the package imports absolutely"
+            found |= imported(node)  # `from course_utils import data`: the module course_utils.data
     return {name for name in found if name.startswith(PACKAGES)}
 
 
@@ -191,7 +193,8 @@ def notebook_violations(imports: set[str]) -> list[str]:
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_notebooks_import_only_the_face(path):
-    assert notebook_violations(notebook_imports(path)) == [], f"{path.name} imports below the face"
+    imports = set().union(*(package_imports(cell, path.name) for cell in python_cells(path)))
+    assert notebook_violations(imports) == [], f"{path.name} imports below the face"
 
 
 def test_the_core_imports_nothing_above_it_and_nothing_imports_the_tools():
@@ -201,14 +204,10 @@ def test_the_core_imports_nothing_above_it_and_nothing_imports_the_tools():
 def test_a_planted_import_across_the_bands_fails():
     planted = {"course_utils.core.files": {"course_utils.notebook"},  # the core importing the face
                "course_utils.lessons.nb05.speed": {"course_tools.bench.cli"},  # the face importing a tool
-               "course_utils.core.i18n": {"course_tools.commands"},  # the core importing a tool
-               "course_utils.cli": {"course_tools.commands"},  # the command line importing a tool
                "course_tools.batch.runner": {"course_utils.core.i18n", "course_utils.params"},  # allowed
                "course_utils.__main__": {"course_utils.cli"}}  # allowed
     assert band_violations(planted) == [
-        "course_utils.cli (face) imports course_tools.commands (tools)",
         "course_utils.core.files (core) imports course_utils.notebook (face)",
-        "course_utils.core.i18n (core) imports course_tools.commands (tools)",
         "course_utils.lessons.nb05.speed (face) imports course_tools.bench.cli (tools)",
     ]
     assert notebook_violations({"course_utils", "course_utils.data", "course_utils.core.gpu_config",
@@ -219,12 +218,9 @@ def test_every_module_is_named_by_some_test():
     tests = "\n".join(p.read_text() for p in (ROOT / "tests").rglob("test_*.py"))
     missing = []
     for path in MODULES:
-        parts = list(Path(rel(path)).with_suffix("").parts)
-        if parts[-1] in ("__init__", "__main__"):
-            parts = parts[:-1]
-            if path.name == "__main__.py" or not ast.parse(path.read_text()).body[1:]:
-                continue  # a docstring-only package file, or `python -m` glue
-        name = ".".join(parts)
+        if path.name == "__main__.py" or path.name == "__init__.py" and not ast.parse(path.read_text()).body[1:]:
+            continue  # `python -m` glue, or a docstring-only package file
+        name = module_name(path)
         parent, _, leaf = name.rpartition(".")
         imported = re.search(rf"from {re.escape(parent)} import [^\n]*\b{re.escape(leaf)}\b", tests)
         if name not in tests and not imported:
@@ -262,20 +258,11 @@ def module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def imports_of(path: Path) -> set[str]:
-    """The course_utils modules ``path`` imports, anywhere in it (inside functions too), as dotted names."""
-    found = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import | ast.ImportFrom):
-            assert not getattr(node, "level", 0), f"{path}: a relative import; the package imports absolutely"
-            found |= imported(node)  # `from course_utils import data`: the module course_utils.data
-    return {name for name in found if name.startswith(PACKAGES)}
-
-
 def import_graph() -> dict[str, set[str]]:
     """{module: the package's modules it imports}, imports inside functions included."""
     names = {module_name(p): p for p in MODULES}
-    return {name: {m for m in imports_of(path) if m in names and m != name} for name, path in names.items()}
+    graph = {name: package_imports(path.read_text(encoding="utf-8"), rel(path)) for name, path in names.items()}
+    return {name: {m for m in deps if m in names and m != name} for name, deps in graph.items()}
 
 
 def test_no_module_imports_one_that_imports_it_back():
@@ -283,23 +270,10 @@ def test_no_module_imports_one_that_imports_it_back():
     graph = import_graph()
     # a package's __init__ that imports its own submodules is not a cycle with them: drop package -> child edges
     graph = {n: {m for m in deps if not m.startswith(n + ".")} for n, deps in graph.items()}
-    cycles, state, stack = [], {}, []
-
-    def visit(node: str) -> None:
-        state[node] = "open"
-        stack.append(node)
-        for nxt in sorted(graph[node]):
-            if state.get(nxt) == "open":
-                cycles.append(stack[stack.index(nxt):] + [nxt])
-            elif nxt not in state:
-                visit(nxt)
-        stack.pop()
-        state[node] = "done"
-
-    for name in sorted(graph):
-        if name not in state:
-            visit(name)
-    assert cycles == [], "import cycles: " + "; ".join(" -> ".join(c) for c in cycles)
+    try:
+        graphlib.TopologicalSorter(graph).prepare()
+    except graphlib.CycleError as error:
+        pytest.fail("an import cycle: " + " -> ".join(error.args[1]))
 
 
 # What an import inside a function may load: a heavy library (seconds to import, or Unix only), so that importing
@@ -407,10 +381,3 @@ def test_a_planted_large_module_and_long_function_fail(tmp_path):
     (tmp_path / "fine.py").write_text("def f():\n" + "    x = 1\n" * (FUNCTION_LINES - 1), encoding="utf-8")
     assert size_violations(sorted(tmp_path.glob("*.py"))) == [f"{tmp_path.name}/big.py: {MODULE_LINES + 1} lines",
                                                                f"{tmp_path.name}/long.py:f: {FUNCTION_LINES + 1} lines"]
-
-
-def test_a_planted_second_home_is_found(tmp_path):
-    planted = tmp_path / "stopper.py"
-    planted.write_text("import os\nimport subprocess\n\nimport pynvml\n\nos.killpg(1, 9)\n"
-                       "subprocess.Popen(['x'], start_new_session=True)\n")
-    assert {"os.killpg()", "subprocess.Popen()", "start_new_session=", "import pynvml"} <= uses(planted)
