@@ -63,11 +63,12 @@ def test_to_tf32_keeps_ten_mantissa_bits(cut, values, wanted):
 
 
 @pytest.mark.parametrize("inputs", ["standard normal", "non-negative"])
-@pytest.mark.parametrize("n", [256, 1024])  # the notebook's smoke size, and one four times larger
-def test_the_notebook_s_check_accepts_tf32_where_allclose_fails(n, inputs):
+def test_the_notebook_s_check_accepts_tf32_where_allclose_fails(inputs):
     """Cut bits shrink every input, so their errors add up instead of cancelling: about 7e-4 for either kind
-    of input and any size. The limit 2**-10 (9.8e-4) keeps the margin notebook 02 states, about 20%."""
+    of input and any size. The limit 2**-10 (9.8e-4) keeps the margin notebook 02 states, about 20%. At four times
+    the smoke size (the hosted tier checks the notebook's own run at that size: test_02_verify_gpu_key_results)."""
     f = functions_of_the_tf32_cell()
+    n = 1024
     rng = np.random.default_rng(n)
     a, b = (rng.standard_normal((n, n), dtype=np.float32) for _ in range(2))
     if inputs == "non-negative":
@@ -221,8 +222,7 @@ GPUS, CPUS = ["/device:GPU:0", "/device:GPU:1"], ["/device:CPU:0", "/device:CPU:
 @pytest.mark.parametrize(("gpus", "device", "split", "replicas"), [
     (1, "auto", "GPU:0", GPUS),  # one GPU becomes two logical GPUs, with a memory limit each
     (2, "auto", None, GPUS),  # two GPUs are used as they are
-    (0, "auto", "CPU:0", CPUS),  # no GPU: the CPU is split
-    (1, "cpu", "CPU:0", CPUS),
+    (1, "cpu", "CPU:0", CPUS),  # no GPU (the tiers' machines) splits the CPU too: test_07_beyond_one_gpu_key_results
 ])
 def test_the_replica_cell_has_two_replicas_splitting_one_device_when_there_is_one(gpus, device, split, replicas):
     devices = StandInDevices(gpus=gpus)
@@ -231,14 +231,6 @@ def test_the_replica_cell_has_two_replicas_splitting_one_device_when_there_is_on
     assert devices.strategy_devices == replicas and cell["replicas"] == 2
     if split == "GPU:0":
         assert [c.memory_limit for c in devices.splits[0][1]] == [1024, 1024]
-
-
-def test_a_second_run_keeps_the_first_split_and_says_so(capsys):
-    devices = StandInDevices(gpus=1)
-    run_replica_cell(devices)
-    devices.started = True  # the runtime has started: TensorFlow refuses another split
-    cell = run_replica_cell(devices)
-    assert "The devices were split before" in capsys.readouterr().out and cell["replicas"] == 2
 
 
 # ----------------------------------------------------------------------------- time per step (notebook 04)
@@ -558,9 +550,7 @@ def test_the_race_trains_each_device_with_xla_off_and_watches_the_gpu(monkeypatc
     assert all(cell["weights_on"][d].endswith(d.lstrip("/")) for d in cell["devices"])
     assert all(cell["epoch_s"][d] == pytest.approx(0.05) for d in cell["devices"]), "the slow first epoch is left out"
     assert keras.syncs == 2 * 3, "each epoch's end waits for the device"
-    monitor = cell["monitor"]
-    assert monitor.gpu_error is None and {s.index for s in monitor.gpu} == {0, 1}
-    assert {s.utilization for s in monitor.gpu if s.index == 0} == {97.0} and monitor.cpu
+    monitor = cell["monitor"]  # what it read: test_device_monitor
     figure = plt.figure(plt.get_fignums()[-1])
     assert [ax.get_ylabel() for ax in figure.axes] == ["GPU utilisation (%)", "CPU utilisation (%)",
                                                         "GPU memory used (MiB)"]
