@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
-
-import course_utils
 from course_utils.core import errors
 
 
@@ -29,10 +26,3 @@ def test_too_late_lists_the_refused_changes_and_what_tensorflow_said():
     err = errors.ConfigurationTooLateError(["memory growth on GPU:0"], "Restart the kernel.", "already initialized")
     assert "memory growth on GPU:0" in err.what and '"already initialized"' in err.what
     assert err.fix == "Restart the kernel." and err.changes == ["memory growth on GPU:0"]
-
-
-def test_checkpoint_failure_names_the_failed_checks(capsys):
-    with pytest.raises(errors.CheckpointError) as info:
-        course_utils.checkpoint({"loss went down": True, "accuracy above 90%": False})
-    assert "accuracy above 90%" in info.value.what and "loss went down" not in info.value.what
-    assert "Restart and Run All" in info.value.fix

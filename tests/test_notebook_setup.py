@@ -108,8 +108,6 @@ def test_seed_makes_weights_reproducible(two_fresh_setups):
 
 
 def test_device_choices():
-    cpu = choose_device("cpu")
-    assert cpu.name == "/CPU:0" and cpu.kind == "CPU" and cpu.description
     import tensorflow as tf
 
     auto = choose_device("auto")
@@ -122,11 +120,12 @@ def test_device_choices():
         assert "course doctor" in info.value.fix or "DEVICE='auto'" in info.value.fix
 
 
-def test_checkpoint_passes_and_fails(capsys):
+def test_checkpoint_passes_and_fails_naming_the_failed_checks_only(capsys):
     checkpoint({"a": True, "b": True})
     assert "Checkpoint passed: 2 of 2" in capsys.readouterr().out
-    with pytest.raises(CheckpointError, match="accuracy above 0.9"):
+    with pytest.raises(CheckpointError) as info:
         checkpoint({"ran": True, "accuracy above 0.9": False})
+    assert "accuracy above 0.9" in info.value.what and "ran" not in info.value.what
     assert "[FAILED] accuracy above 0.9" in capsys.readouterr().out
     with pytest.raises(ValueError):
         checkpoint({})
@@ -176,17 +175,6 @@ def test_bad_parameters_fail_in_the_setup_cell_before_tensorflow_is_imported(mon
         assert "Change " in info.value.fix
 
 
-def test_a_course_notebook_runs_with_its_lesson_files_caps_and_key_results(monkeypatch):
-    from course_utils.lessons import nb02
-
-    monkeypatch.setenv("COURSE_SMOKE", "1")
-    ns = {**declared_parameters("02_verify_gpu"), "DEVICE": "cpu"}
-    course = course_utils.setup(ns, "02_verify_gpu")
-    assert {k: ns[k] for k in nb02.SMOKE} == nb02.SMOKE
-    record = read_results(course.recorder.path)
-    assert record["key_results"] == list(nb02.KEY_RESULTS) and record["key_meanings"] == nb02.KEY_RESULTS
-
-
 @pytest.mark.parametrize("given", [{"smoke": {"IMAGES": 100}}, {"key_results": ["test_accuracy"]}])
 def test_a_course_notebook_keeps_its_caps_and_key_results_out_of_its_setup_call(given):
     with pytest.raises(ParameterError) as info:
@@ -214,20 +202,19 @@ def test_setup_calls_show_the_gpu_memory_setting_only_with_a_gpu(monkeypatch):
     assert not any("memory" in call for call in setup_calls("growth", 0, None) + setup_calls("all", 1, 0))
 
 
-def test_course_check_runs_the_lessons_check_and_records_outcomes_and_attempts(tmp_path, capsys):
+def test_course_check_records_a_wrong_try_after_the_right_one_and_refuses_an_unknown_exercise(tmp_path, capsys):
+    """Outcomes and attempts as a hand-in reads them: tests/tools/classroom/test_progress.py."""
     from course_utils.notebook import Course
     from course_utils.results import Recorder
 
     path = tmp_path / "03.json"
     course = Course("03_memory", device=None,
                     recorder=Recorder("03_memory", parameters={}, smoke=True, path=path))
-    assert course.check("3.2", None).status == "not answered yet"  # an empty answer is no attempt
-    assert course.check("3.2", 3).status == "wrong"
-    assert "Exercise 3.2" in capsys.readouterr().out, "the feedback is printed"
     right = solved("03_memory", "Exercise 3.2")["answer"]
     assert course.check("3.2", right).ok and not course.check("3.2", 3).ok
+    assert "Exercise 3.2" in capsys.readouterr().out, "the feedback is printed"
     exercises = json.loads(path.read_text())["exercises"]
-    assert exercises == {"3.2": {"status": "wrong", "attempts": 3, "right_at": 2}}
+    assert exercises == {"3.2": {"status": "wrong", "attempts": 2, "right_at": 1}}
     with pytest.raises(ParameterError, match="no exercise '9.9'") as error:
         course.check("9.9", 1)
     assert "3.1, 3.2" in error.value.fix
