@@ -43,7 +43,7 @@ def test_with_the_tools_their_commands_come_from_the_entry_point_group():
     assert list(found)[:2] == ["doctor", "data"], "the student's commands first"
 
 
-@pytest.mark.parametrize("value, warned", [("klingon", True), ("zh", False), ("en", False), ("", False)])
+@pytest.mark.parametrize("value, warned", [("klingon", True), ("zh", False), ("", False)])
 def test_a_language_the_course_does_not_speak_is_named_and_messages_stay_english(value, warned, monkeypatch, capsys):
     monkeypatch.setenv("COURSE_LANG", value)
     assert cli.main(["data", "status"]) == 0

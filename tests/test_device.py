@@ -13,7 +13,7 @@ def test_choices_are_case_insensitive(value, expected):
     assert check_device(value) == expected
 
 
-@pytest.mark.parametrize("value", ["tpu", "cuda", "", None, 0, "/GPU:0"])
+@pytest.mark.parametrize("value", ["tpu", None])
 def test_anything_else_is_a_parameter_error_naming_the_parameter(value):
     with pytest.raises(ParameterError) as info:
         check_device(value)

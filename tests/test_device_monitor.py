@@ -8,7 +8,6 @@ them too, and that they fail here as the stand-in's ``nvmlInit`` is told to.
 from __future__ import annotations
 
 import sys
-import time
 
 import pytest
 
@@ -53,12 +52,10 @@ def test_two_gpus_are_sampled_with_their_own_index_and_a_reading_not_supported_i
     """Kaggle's two T4s: GPU 0 busy, GPU 1 idle and, like an old GeForce, without a utilisation reading."""
     nvml = stand_in([StandInGpu(97, 14500), StandInGpu(None, 260)])
     monkeypatch.setitem(sys.modules, "pynvml", nvml)
-    began = time.perf_counter()  # the monitor's own clock
     with DeviceMonitor(interval_s=0.01) as monitor:
         thread = monitor._thread
         wait_until(lambda: monitor.gpu_error or len(samples_of(monitor, 1)) >= 3 and len(monitor.cpu) >= 3)
         assert "0, 1" in monitor.describe()
-    took = time.perf_counter() - began
     assert not thread.is_alive() and monitor._thread is None, "the sampler thread ended with the block"
     assert nvml.calls == {"nvmlInit": 1, "nvmlShutdown": 1}
     assert nvml.memory_versions == {nvml_stand_in.MEMORY_V2}, "memory.used as nvidia-smi shows it: version 2"
@@ -67,7 +64,7 @@ def test_two_gpus_are_sampled_with_their_own_index_and_a_reading_not_supported_i
     assert {(s.utilization, s.memory_mib) for s in samples_of(monitor, 1)} == {(None, 260.0)}
     assert [s.seconds for s in samples_of(monitor, 0)] == [s.seconds for s in samples_of(monitor, 1)]
     seconds = [s.seconds for s in monitor.gpu]
-    assert seconds == sorted(seconds) and 0 <= seconds[0] and seconds[-1] <= took, "seconds since the start"
+    assert seconds == sorted(seconds) and 0 <= seconds[0], "seconds since the start"
     assert all(0 <= p <= 100 for _, p in monitor.cpu)
     count = len(monitor.gpu)
     monitor.stop()  # a second stop is harmless

@@ -143,7 +143,7 @@ def scenario(stand_in_gpus) -> dict:
 
 
 @pytest.mark.parametrize(
-    ("value", "policy"), [(None, "growth"), ("", "growth"), (" Growth ", "growth"), ("all", "all"), ("2048", 2048)]
+    ("value", "policy"), [(None, "growth"), (" Growth ", "growth"), ("all", "all"), ("1", 1)]
 )
 def test_memory_policy_reads_the_switch(monkeypatch, value, policy):
     monkeypatch.delenv(variables.GPU_MEMORY, raising=False)
@@ -152,7 +152,7 @@ def test_memory_policy_reads_the_switch(monkeypatch, value, policy):
     assert gpu_config.memory_policy() == policy
 
 
-@pytest.mark.parametrize("value", ["0", "-512", "1.5", "lots", "２０４８", "growth,all"])
+@pytest.mark.parametrize("value", ["0", "lots", "２０４８"])  # the least MiB is 1; digits, but not ASCII
 def test_a_bad_memory_policy_names_the_switch_and_the_choices(value):
     with pytest.raises(ParameterError) as error:
         gpu_config.memory_policy(value)

@@ -23,15 +23,14 @@ def test_the_qa_post_machine_in_the_picker():
 
 
 def test_changing_values_and_clicking_again_follows_recommend():
+    """The picker shows what the doctor's routes recommend (tests/doctor/ test the routes themselves)."""
     picker = InstallPicker()
-    for platform in ("linux", "wsl2", "windows", "macos"):
-        for python in ("3.9", "3.12", "3.14"):
-            for driver in ("", "470.256.02", "535.113.01", "not a number"):
-                picker.platform.value, picker.python.value, picker.driver.value = platform, python, driver
-                shown = picker.click()
-                expected = in_order(routes(platform, python, driver or None))
-                assert [(r.tensorflow, r.commands) for r in shown] == [(r.tensorflow, r.commands) for r in expected]
-                assert shown[0].commands[0].split()[0] in picker.result.value
+    for platform, python, driver in (("linux", "3.12", "535.113.01"), ("macos", "3.9", "")):  # no driver: None
+        picker.platform.value, picker.python.value, picker.driver.value = platform, python, driver
+        shown = picker.click()
+        expected = in_order(routes(platform, python, driver or None))
+        assert [(r.tensorflow, r.commands) for r in shown] == [(r.tensorflow, r.commands) for r in expected]
+        assert shown[0].commands[0].split()[0] in picker.result.value
 
 
 def test_nothing_is_shown_before_the_click_and_a_failing_recommendation_is_shown_not_raised(monkeypatch):
