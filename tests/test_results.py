@@ -7,12 +7,10 @@ import json
 import numpy as np
 import pytest
 
-from course_utils.core import places
 from course_utils.data import LoadInfo
 from course_utils.results import (
     Recorder,
     data_summary,
-    default_results_path,
     read_results,
 )
 
@@ -33,13 +31,6 @@ def test_record_writes_and_merges_numbers_and_refuses_objects(tmp_path):
     assert read_results(path)["results"]["loss"] is None
     with pytest.raises(TypeError, match="cannot record object"):
         rec.record(model=object())
-
-
-def test_path_follows_the_environment(monkeypatch, tmp_path):
-    monkeypatch.setenv("COURSE_RESULTS_DIR", str(tmp_path / "dir"))
-    assert default_results_path("02_verify_gpu") == tmp_path / "dir" / "02_verify_gpu.json"
-    monkeypatch.delenv("COURSE_RESULTS_DIR")
-    assert default_results_path("02_verify_gpu") == places.course_home() / "results" / "02_verify_gpu.json"
 
 
 SAMPLE = LoadInfo("mnist", "bundled-sample", "/pkg/mnist_sample.npz", 8000, 2000, "verified")
