@@ -3,7 +3,7 @@
 Put in place of the real module with ``monkeypatch.setitem(sys.modules, "pynvml", stand_in(...))``. Its error
 classes mirror pynvml's: one ``NVMLError`` base and a subclass per NVML error code (pynvml builds them in
 ``_extractNVMLErrorsAsClasses``), each printing NVML's own words. ``test_device_monitor`` checks that the real
-pynvml has every name used here.
+pynvml has every NVML name used here.
 """
 
 from __future__ import annotations
@@ -81,8 +81,3 @@ def stand_in(gpus: list[StandInGpu], *, init_error: NVMLError | None = None) -> 
     )
     return module
 
-
-# The names above that the real pynvml must have, with the same meaning.
-NAMES = ("NVMLError", "NVMLError_NotSupported", "NVMLError_LibraryNotFound", "NVMLError_GpuIsLost", "nvmlMemory_v2",
-         "nvmlInit", "nvmlShutdown", "nvmlDeviceGetCount", "nvmlDeviceGetHandleByIndex",
-         "nvmlDeviceGetUtilizationRates", "nvmlDeviceGetMemoryInfo")

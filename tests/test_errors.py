@@ -17,11 +17,6 @@ def test_old_catch_clauses_still_catch():
     assert issubclass(errors.CheckpointError, AssertionError)
 
 
-def test_input_error_has_a_default_fix():
-    err = errors.InputError("no notebook '99'")
-    assert "course run --help" in err.fix
-
-
 def test_too_late_lists_the_refused_changes_and_what_tensorflow_said():
     err = errors.ConfigurationTooLateError(["memory growth on GPU:0"], "Restart the kernel.", "already initialized")
     assert "memory growth on GPU:0" in err.what and '"already initialized"' in err.what

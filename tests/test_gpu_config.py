@@ -137,11 +137,6 @@ def run_stand_in_child(request: dict, cwd: Path) -> dict:
     return json.loads(next(x for x in done.stdout.splitlines() if x.startswith("RESULT "))[len("RESULT "):])
 
 
-@pytest.fixture(scope="module")
-def scenario(stand_in_gpus) -> dict:
-    return stand_in_gpus["policies"]
-
-
 @pytest.mark.parametrize(
     ("value", "policy"), [(None, "growth"), (" Growth ", "growth"), ("all", "all"), ("1", 1)]
 )
@@ -159,8 +154,8 @@ def test_a_bad_memory_policy_names_the_switch_and_the_choices(value):
     assert f"COURSE_GPU_MEMORY={value!r}" in error.value.what and '"growth"' in error.value.fix
 
 
-def test_each_policy_configures_every_gpu_before_the_start_and_once_only(scenario):
-    out = scenario
+def test_each_policy_configures_every_gpu_before_the_start_and_once_only(stand_in_gpus):
+    out = stand_in_gpus["policies"]
     assert out["growth_set"] == [True, True] and out["growth_again"]["ok"], "the same policy again is a no-op"
     assert out["limits"] == [[1536], [1536]] and out["limit_again"]["ok"]
     said = {"growth": ["2 GPU(s)", "COURSE_GPU_MEMORY=growth"], "all": ["COURSE_GPU_MEMORY=all"],
@@ -169,8 +164,8 @@ def test_each_policy_configures_every_gpu_before_the_start_and_once_only(scenari
     assert out["started"] is False, "applying a policy must not start the runtime"
 
 
-def test_without_a_gpu_nothing_is_set_and_after_the_start_a_change_is_refused(scenario):
-    out = scenario
+def test_without_a_gpu_nothing_is_set_and_after_the_start_a_change_is_refused(stand_in_gpus):
+    out = stand_in_gpus["policies"]
     if out["has_gpu"]:
         pytest.skip("this machine has a GPU")
     assert out["no_gpu"] == {"ok": True, "said": "GPU memory: no GPU here, nothing to set"}

@@ -31,15 +31,9 @@ CASES = [  # COURSE_GPU_MEMORY, growth on each stand-in, its limits, what setup 
 ]
 
 
-@pytest.fixture(scope="module")
-def setups(stand_in_gpus) -> dict[str, dict[str, dict]]:
-    """Every notebook's setup under each policy of CASES, in tests/test_gpu_config.py's child (SETUPS)."""
-    return stand_in_gpus["setups"]
-
-
 @pytest.mark.parametrize(("policy", "growth", "limits", "said"), CASES)
-def test_every_setup_applies_the_switch_before_the_runtime_starts(setups, policy, growth, limits, said):
-    found = setups[policy]
+def test_every_setup_applies_the_switch_before_the_runtime_starts(stand_in_gpus, policy, growth, limits, said):
+    found = stand_in_gpus["setups"][policy]  # every notebook's setup under each policy of CASES (SETUPS)
     assert sorted(found) == [p.stem for p in NOTEBOOKS]
     for name, seen in found.items():
         assert seen["started"] is False, f"{name}: setup must leave the runtime unstarted"
