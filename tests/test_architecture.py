@@ -173,7 +173,6 @@ MAY_IMPORT = {"face": {"face", "core"}, "core": {"core"}, "tools": {"tools", "fa
 
 
 def band(module: str) -> str:
-    """The band of a dotted course_utils or course_tools module name."""
     parts = module.split(".")
     if parts[0] == "course_tools":
         return "tools"
@@ -187,7 +186,6 @@ def band_violations(graph: dict[str, set[str]]) -> list[str]:
 
 
 def notebook_violations(imports: set[str]) -> list[str]:
-    """The course_utils modules a notebook imports that are not the face."""
     return sorted(m for m in imports if band(m) != "face")
 
 
@@ -338,7 +336,6 @@ def layout_tables() -> dict[str, set[str]]:
 
 
 def band_contents(folder: Path) -> set[str]:
-    """The modules and packages directly in a folder of the package."""
     return {p.stem for p in folder.glob("*.py") if p.stem not in ("__init__", "__main__")} | {
         p.name for p in folder.iterdir() if p.is_dir() and list(p.glob("*.py"))}
 

@@ -81,7 +81,6 @@ def test_values_their_names_allow_pass():
 
 
 def needs_50(values) -> None:
-    """A lesson's ``needs`` that asks for 50 images."""
     if values["IMAGES"] is not None and values["IMAGES"] < 50:
         raise too_few("Parameter IMAGES is too few for this notebook.", 50)
 

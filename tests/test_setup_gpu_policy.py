@@ -17,7 +17,6 @@ from .test_notebooks import code_cells, load, source
 
 
 def setup_cells() -> dict[str, list[str]]:
-    """Each notebook's parameters cell and setup cell, as code."""
     found = {}
     for path in NOTEBOOKS:
         cells = code_cells(load(path))

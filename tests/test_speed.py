@@ -54,7 +54,6 @@ def fake_gpu(monkeypatch, details):
 
 @pytest.mark.parametrize(("name", "cc", "policy"), GPUS)
 def test_gpu_policy_bfloat16_from_8_0_float16_on_tensor_cores_before_none_without(monkeypatch, name, cc, policy):
-    """Read from the GPU TensorFlow reports, as get_device_details gives it."""
     assert speed.tensor_cores(name, cc) is (policy is not None)
     fake_gpu(monkeypatch, {"device_name": name, "compute_capability": cc})
     chosen, reason = speed.mixed_precision_policy("/GPU:0")
