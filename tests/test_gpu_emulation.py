@@ -92,11 +92,7 @@ def test_the_notebook_s_check_rejects_what_is_not_the_product():
     a, b = (rng.standard_normal((512, 512), dtype=np.float32) for _ in range(2))
     exact = a.astype(np.float64) @ b.astype(np.float64)
     bfloat16 = (a.view(np.uint32) & 0xFFFF0000).view(np.float32) @ (b.view(np.uint32) & 0xFFFF0000).view(np.float32)
-    assert f["relative_error"](bfloat16, exact) > 2**-10, "7 mantissa bits are not TF32's 10"
-    assert f["relative_error"](a @ b.T, exact) > 2**-10
-    one_column_lost = exact.copy()
-    one_column_lost[:, 7] = 0
-    assert f["relative_error"](one_column_lost, exact) > 2**-10
+    assert f["relative_error"](bfloat16, exact) > 2**-10, "7 mantissa bits are not TF32's 10: the nearest miss"
 
 
 # ----------------------------------------------------------------------------- asynchronous execution

@@ -15,13 +15,12 @@ def test_dense_matches_the_qa_post():
 
 
 def test_cnn_matches_the_blog_post():
-    for logits in (True, False):
-        model = build_blog_cnn(logits=logits)
+    logits, probabilities = build_blog_cnn(logits=True), build_blog_cnn(logits=False)
+    for model in (logits, probabilities):
         assert model.count_params() == CNN_PARAMS == 93_322
         assert [type(layer).__name__ for layer in model.layers].count("Conv2D") == 3
-    assert build_blog_cnn(logits=True).layers[-1].activation is keras.activations.linear
-    assert build_blog_cnn(logits=False).layers[-1].activation is keras.activations.softmax
+    assert logits.layers[-1].activation is keras.activations.linear
+    assert probabilities.layers[-1].activation is keras.activations.softmax
     x = np.random.default_rng(0).random((4, 28, 28, 1), dtype=np.float32)
-    probs = build_blog_cnn(logits=False)(x).numpy()
-    np.testing.assert_allclose(probs.sum(axis=1), 1.0, rtol=1e-5)
-    assert build_blog_cnn(logits=True)(x).shape == (4, 10)
+    np.testing.assert_allclose(probabilities(x).numpy().sum(axis=1), 1.0, rtol=1e-5)
+    assert logits(x).shape == (4, 10)
