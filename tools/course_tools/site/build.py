@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 import time
+import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,7 @@ from course_utils.core.paths import PROJECT_ROOT as ROOT
 from course_utils.results import RECORD_MIME, data_summary  # RECORD_MIME: the record a notebook keeps in its outputs
 
 THEME = Path(__file__).resolve().parent / "theme"
+SPHINX_SETTINGS = THEME.parent / "sphinx.toml"  # the settings both languages share
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
@@ -202,43 +204,20 @@ def write_conf(src: Path, edition: Edition, other_pages: set[str], rel: Release)
 
 
 def sphinx_settings(conf_file: str) -> dict[str, Any]:
-    """conf.py's values, from the site.json beside it."""
+    """conf.py's values: sphinx.toml's, and those of this language, from the site.json beside conf.py."""
     settings = json.loads((Path(conf_file).parent / "site.json").read_text(encoding="utf-8"))
     theme = Path(settings["theme"])
-    return {
+    conf = tomllib.loads(SPHINX_SETTINGS.read_text(encoding="utf-8"))
+    conf["html_theme_options"]["repository_url"] = settings["repository"]
+    return conf | {
         "project": settings["title"],
         "html_title": settings["title"],
         "author": settings["authors"],  # the footer's "By ..." (without it: "By Author name not set")
         "copyright": settings["licence"],  # the footer of every page: (C) Copyright <this>
         "language": settings["language"],
-        "extensions": ["myst_nb"],
-        "nb_execution_mode": "off",  # the outputs are the run's; nothing runs here
-        "nb_ipywidgets_js": {},  # no widget scripts from a CDN
-        "nb_merge_streams": True,
-        "myst_heading_anchors": 4,
-        "exclude_patterns": ["site.json", "**.ipynb_checkpoints"],
-        # The guides are written for GitHub, where a heading may skip a level (the glossary's H1 -> H3).
-        "suppress_warnings": ["myst.header"],
+        "html_search_language": "zh" if settings["language"].startswith("zh") else "en",
         "templates_path": [str(theme / "templates")],
         "html_static_path": [str(theme / "static")],
-        "html_css_files": ["course-site.css"],
-        "html_theme": "sphinx_book_theme",
-        "html_copy_source": False,
-        "html_show_sourcelink": False,
-        "html_search_language": "zh" if settings["language"].startswith("zh") else "en",
-        "html_sidebars": {"**": ["navbar-logo.html", "lang-switch.html", "search-button-field.html",
-                                 "sbt-sidebar-nav.html"]},
-        "html_context": {"default_mode": "auto"},  # without it the theme logs a console error on every page
-        "html_theme_options": {
-            "repository_url": settings["repository"],
-            "use_repository_button": True,
-            "use_download_button": False,
-            "use_fullscreen_button": False,
-            "home_page_in_toc": True,
-            "show_navbar_depth": 1,
-            "article_header_end": ["lang-switch.html", "article-header-buttons.html"],
-            "navbar_persistent": [],  # the sidebar has the one search field (the theme would add a second one)
-        },
         "course_site": settings,
     }
 
