@@ -83,9 +83,9 @@ def release(root: Path) -> Release:
     return Release(repository=f"https://github.com/{slug}", slug=slug, tag=f"v{version}", website=website)
 
 
-def notebooks(root: Path, folder: str = "") -> list[Path]:
-    """The lessons in ``notebooks/`` (``folder``: the Chinese edition's, ``zh``)."""
-    return sorted((root / "notebooks" / folder).glob("[0-9][0-9]_*.ipynb"))
+def notebooks(folder: Path) -> list[Path]:
+    """The lessons in ``folder`` (``notebooks/``, ``notebooks/zh/``, a run's ``executed/``) in order: ``NN_*.ipynb``."""
+    return sorted(folder.glob("[0-9][0-9]_*.ipynb"))
 
 
 def tags(cell: dict) -> list[str]:
@@ -176,13 +176,13 @@ def readme_text(path: Path, paths: list[Path], rel: Release, chinese: bool = Fal
 def expected(root: Path) -> dict[Path, str]:
     """Each generated file and the text it should have."""
     rel = release(root)
-    paths = notebooks(root)
+    paths, chinese = notebooks(root / "notebooks"), notebooks(root / "notebooks" / ZH_FOLDER)
     if not paths:
         raise LinksError(f"{root / 'notebooks'}: no NN_*.ipynb notebooks.", "Run make links in the course's folder.")
-    files = {path: notebook_text(path, rel) for path in [*paths, *notebooks(root, ZH_FOLDER)]}
+    files = {path: notebook_text(path, rel) for path in [*paths, *chinese]}
     files[root / "README.md"] = readme_text(root / "README.md", paths, rel)
     if (root / README_ZH).is_file():
-        files[root / README_ZH] = readme_text(root / README_ZH, notebooks(root, ZH_FOLDER), rel, chinese=True)
+        files[root / README_ZH] = readme_text(root / README_ZH, chinese, rel, chinese=True)
     return files
 
 

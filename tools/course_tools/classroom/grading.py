@@ -20,8 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from course_tools import _, speaking
-from course_tools.links import release
+from course_tools import _, links, speaking
 from course_utils.core.errors import CourseError, InputError
 from course_utils.core.paths import PROJECT_ROOT
 
@@ -211,11 +210,11 @@ def write_course(folder: Path, language: str = "en", notebooks: Path | None = No
     """Write the nbgrader course into ``folder``; the source notebooks written. Existing sources are replaced."""
     root = notebooks or PROJECT_ROOT / "notebooks"
     lessons = root / "zh" if language == "zh" else root
-    paths = sorted(p for p in lessons.glob("[0-9][0-9]_*.ipynb"))
+    paths = links.notebooks(lessons)
     if not paths:
         raise InputError(_("There are no lesson notebooks in {folder}.").format(folder=lessons),
                          _("Run the command in the course folder, or pass --notebooks."))
-    rel = release(PROJECT_ROOT)  # the course's repository at its release tag: its links, as the notebooks' badges
+    rel = links.release(PROJECT_ROOT)  # the course's repository at its release tag: its links, as the notebooks' badges
     blob, written = f"{rel.repository}/blob/{rel.tag}", []
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)  # it holds the solutions: its owner's only
     for path in paths:

@@ -21,7 +21,7 @@ from typing import Any
 
 from course_tools import _, speaking
 from course_tools.errors import SiteError
-from course_tools.links import LINKS_TAG, Release, release  # the one place that makes the Colab/Kaggle/Binder URLs
+from course_tools.links import LINKS_TAG, Release, notebooks, release  # the one home of the Colab/Kaggle/Binder URLs
 from course_tools.site import doctor_page  # the page "Check your machine"
 from course_tools.site.pages import (
     EDITIONS,
@@ -139,7 +139,7 @@ def check_run(folder: Path, edition: Edition, root: Path = ROOT) -> None:
         raise SiteError(f"{folder}: no such folder. The site needs the {what} course run there.",
                         f"Make it with {command}.")
     executed = folder / "executed"
-    if not executed.is_dir() or not list(executed.glob("[0-9][0-9]_*.ipynb")):
+    if not notebooks(executed):
         raise SiteError(f"{folder} is not a course run: it has no executed/NN_*.ipynb notebooks.",
                         f"Give the folder that `course run --out` wrote, or make one with {command}.")
     missing = [name for name in notebook_names(edition, root) if not (executed / name).is_file()]
