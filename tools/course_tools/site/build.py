@@ -40,7 +40,7 @@ from course_tools.site.pages import (
 from course_utils.core.child import python_command
 from course_utils.core.i18n import CHINESE_CHARACTERS  # Chinese text's characters, one home
 from course_utils.core.paths import PROJECT_ROOT as ROOT
-from course_utils.results import RECORD_MIME, data_summary  # RECORD_MIME: the record a notebook keeps in its outputs
+from course_utils.results import RECORD_MIME, data_summary, read_results  # RECORD_MIME: a notebook's record output
 
 THEME = Path(__file__).resolve().parent / "theme"
 SPHINX_SETTINGS = THEME.parent / "sphinx.toml"  # the settings both languages share
@@ -149,9 +149,8 @@ def check_run(folder: Path, edition: Edition, root: Path = ROOT) -> None:
 
 
 def read_record(folder: Path, stem: str) -> dict[str, Any] | None:
-    path = folder / "results" / f"{stem}.json"
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return read_results(folder / "results" / f"{stem}.json")
     except (OSError, ValueError):
         return None
 
@@ -266,9 +265,7 @@ def sphinx_setup(app: Any) -> dict[str, Any]:
     def context(app: Any, pagename: str, templatename: str, ctx: dict[str, Any], doctree: Any) -> None:
         settings = app.config.course_site
         ctx["course_switch_url"] = switch_url(pagename, settings["edition"], set(settings["other_pages"]))
-        ctx["course_switch_label"] = settings["switch_label"]
-        ctx["course_switch_title"] = settings["switch_title"]
-        ctx["course_switch_lang"] = settings["switch_lang"]
+        ctx.update({f"course_{key}": settings[key] for key in ("switch_label", "switch_title", "switch_lang")})
 
     app.connect("html-page-context", context)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
