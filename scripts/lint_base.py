@@ -109,7 +109,7 @@ def markdown_pages(root: Path) -> list[Path]:
 
 def notebooks(root: Path, chinese: bool = False) -> list[Path]:
     """The numbered notebooks of one edition, as tools/course_tools/links.py finds them."""
-    return notebook_links.notebooks(root, notebook_links.ZH_FOLDER if chinese else "")
+    return notebook_links.notebooks(root / "notebooks" / (notebook_links.ZH_FOLDER if chinese else ""))
 
 
 def cells(path: Path) -> list[dict]:

@@ -22,44 +22,14 @@ SETUP_TAG = "hosted-setup"
 PARAMETERS_TAG = "parameters"
 README_START = "<!-- links:start -->"
 README_END = "<!-- links:end -->"
-# README.zh-CN.md gets the same block in Chinese, for the Chinese notebooks (notebooks/zh/), when it exists.
 README_ZH = "README.zh-CN.md"
-TABLE_WORDS = {  # (header row, the Binder line's words) per README
-    False: ("| Notebook | Colab (GPU) | Kaggle (GPU) |", "All notebooks on Binder (CPU only, no account):"),
-    True: ("| 笔记本 | Colab（GPU） | Kaggle（GPU） |", "在 Binder 上打开全部笔记本（只有 CPU，无需账号）："),
-}
-IMAGE_URLS = {
-    "colab": "https://colab.research.google.com/assets/colab-badge.svg",
-    "kaggle": "https://kaggle.com/static/images/open-in-kaggle.svg",
-    "binder": "https://mybinder.org/badge_logo.svg",
-}
+# The badges' images, each README's words and the hosted install cell: data, in links.toml.
+TEXTS = tomllib.loads(Path(__file__).with_name("links.toml").read_text(encoding="utf-8"))
+IMAGE_URLS = TEXTS["images"]
 
 GITHUB_URL = re.compile(r"https://github\.com/(?P<slug>[A-Za-z0-9-]+/[A-Za-z0-9._-]+?)(?:\.git)?/?")
 ZH_FOLDER = "zh"  # notebooks/zh/: the Chinese edition, same file names
 TITLE = re.compile(r"# (?P<number>\d\d) · (?P<title>.+)")
-
-# Colab: "google.colab" is imported in every Colab kernel (the test ageron/handson-ml3 uses).
-# Kaggle: KAGGLE_KERNEL_RUN_TYPE is set in every Kaggle kernel (the test Kaggle's own image code uses,
-# github.com/Kaggle/docker-python, patches/kaggle_module_resolver.py).
-SETUP_SOURCE = """\
-# Colab and Kaggle only: install the course package from GitHub. Anywhere else this cell does nothing.
-# It keeps the runtime's own TensorFlow and Keras: pip may add packages, never replace those two.
-import os
-import sys
-
-if "google.colab" in sys.modules or "KAGGLE_KERNEL_RUN_TYPE" in os.environ:
-    from importlib.metadata import version
-
-    keep = f"tensorflow=={{version('tensorflow')}} keras=={{version('keras')}}"
-    %pip install -q "course-utils @ git+{repository}@{tag}" {{keep}}"""
-
-# The same cell for the Chinese notebooks: the code is identical, the comments are in Chinese.
-ZH_SETUP_SOURCE = SETUP_SOURCE.replace(
-    "# Colab and Kaggle only: install the course package from GitHub. Anywhere else this cell does nothing.\n"
-    "# It keeps the runtime's own TensorFlow and Keras: pip may add packages, never replace those two.",
-    "# 仅用于 Colab 和 Kaggle：从 GitHub 安装课程的软件包。在其他环境中，这个单元格什么也不做。\n"
-    "# 它保留运行环境自带的 TensorFlow 和 Keras：pip 可以添加软件包，但不会替换这两个。",
-)
 
 
 @dataclass(frozen=True)
@@ -87,8 +57,9 @@ class Release:
             f"[![Open in Binder]({IMAGE_URLS['binder']})]({binder})",
         ])
 
-    def setup_source(self, template: str = SETUP_SOURCE) -> str:
-        return template.format(repository=self.repository, tag=self.tag)
+    def setup_source(self, edition: str = "en") -> str:
+        """The hosted install cell of edition ``edition`` ("en" or "zh"), installing the course at the tag."""
+        return (TEXTS["setup"][edition] + TEXTS["setup"]["code"]).format(repository=self.repository, tag=self.tag)
 
 
 def release(root: Path) -> Release:
@@ -112,9 +83,9 @@ def release(root: Path) -> Release:
     return Release(repository=f"https://github.com/{slug}", slug=slug, tag=f"v{version}", website=website)
 
 
-def notebooks(root: Path, folder: str = "") -> list[Path]:
-    """The lessons in ``notebooks/`` (``folder``: the Chinese edition's, ``zh``)."""
-    return sorted((root / "notebooks" / folder).glob("[0-9][0-9]_*.ipynb"))
+def notebooks(folder: Path) -> list[Path]:
+    """The lessons in ``folder`` (``notebooks/``, ``notebooks/zh/``, a run's ``executed/``) in order: ``NN_*.ipynb``."""
+    return sorted(folder.glob("[0-9][0-9]_*.ipynb"))
 
 
 def tags(cell: dict) -> list[str]:
@@ -154,7 +125,7 @@ def notebook_text(path: Path, rel: Release) -> str:
         raise LinksError(f"{path.name}: another cell already has the id {sorted(taken)}.",
                          "Give that cell another id: make links writes cells with these ids.")
     chinese = path.parent.name == ZH_FOLDER  # a notebook of the Chinese edition: its own links, Chinese comments
-    setup = rel.setup_source(ZH_SETUP_SOURCE if chinese else SETUP_SOURCE)
+    setup = rel.setup_source("zh" if chinese else "en")
     cells.insert(at[0], {"cell_type": "code", "execution_count": None, "id": SETUP_TAG,
                          "metadata": {"tags": [SETUP_TAG]}, "outputs": [], "source": lines(setup)})
     cells.insert(0, {"cell_type": "markdown", "id": LINKS_TAG, "metadata": {"tags": [LINKS_TAG]},
@@ -171,9 +142,9 @@ def readme_table(paths: list[Path], rel: Release, chinese: bool = False) -> str:
     images as reference links defined once below the table. ``chinese``: README.zh-CN.md's block, whose
     rows open the Chinese notebooks (``paths`` are those in notebooks/zh/).
     """
-    header, binder_words = TABLE_WORDS[chinese]
+    words = TEXTS["readme"]["zh" if chinese else "en"]
     folder = f"{ZH_FOLDER}/" if chinese else ""
-    rows = [header, "|---|---|---|"]
+    rows = [words["header"], "|---|---|---|"]
     for path in paths:
         cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
         number, name = title(path, cells)
@@ -184,7 +155,7 @@ def readme_table(paths: list[Path], rel: Release, chinese: bool = False) -> str:
     binder = f"https://mybinder.org/v2/gh/{rel.slug}/{rel.tag}?urlpath=lab/tree/notebooks/{folder}".rstrip("/")
     rows += [
         "",
-        f"{binder_words} [![Open in Binder][binder-badge]]({binder})",
+        f"{words['binder']} [![Open in Binder][binder-badge]]({binder})",
         "",
         f"[colab-badge]: {IMAGE_URLS['colab']}",
         f"[kaggle-badge]: {IMAGE_URLS['kaggle']}",
@@ -205,13 +176,13 @@ def readme_text(path: Path, paths: list[Path], rel: Release, chinese: bool = Fal
 def expected(root: Path) -> dict[Path, str]:
     """Each generated file and the text it should have."""
     rel = release(root)
-    paths = notebooks(root)
+    paths, chinese = notebooks(root / "notebooks"), notebooks(root / "notebooks" / ZH_FOLDER)
     if not paths:
         raise LinksError(f"{root / 'notebooks'}: no NN_*.ipynb notebooks.", "Run make links in the course's folder.")
-    files = {path: notebook_text(path, rel) for path in [*paths, *notebooks(root, ZH_FOLDER)]}
+    files = {path: notebook_text(path, rel) for path in [*paths, *chinese]}
     files[root / "README.md"] = readme_text(root / "README.md", paths, rel)
     if (root / README_ZH).is_file():
-        files[root / README_ZH] = readme_text(root / README_ZH, notebooks(root, ZH_FOLDER), rel, chinese=True)
+        files[root / README_ZH] = readme_text(root / README_ZH, chinese, rel, chinese=True)
     return files
 
 

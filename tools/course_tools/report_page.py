@@ -12,11 +12,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-CSS = """body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1200px;padding:0 1em;color:#222}
-table{border-collapse:collapse;margin:1em 0;font-size:13px}th,td{border:1px solid #ccc;padding:4px 8px;
-text-align:left;vertical-align:top}th{background:#f3f3f3}tr.failed td{background:#fde8e8}
-tr.warning td{background:#fff4dc}pre{background:#f6f6f6;padding:.5em;overflow-x:auto}
-img{margin:.5em 1em .5em 0;border:1px solid #eee}.meta{color:#555}code{background:#f3f3f3;padding:0 .2em}"""
+CSS = Path(__file__).with_name("report.css").read_text(encoding="utf-8").rstrip("\n")  # the pages' one style
 
 
 def html_text(text: str) -> str:

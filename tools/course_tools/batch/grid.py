@@ -19,6 +19,7 @@ import yaml
 from yaml.constructor import ConstructorError
 
 from course_tools import _
+from course_tools.links import notebooks
 from course_utils.core.errors import InputError, ParameterError
 from course_utils.core.paths import PROJECT_ROOT
 from course_utils.params import check_value
@@ -68,7 +69,7 @@ class Plan:
 
 def discover() -> list[Path]:
     """The course notebooks in order: ``NN_name.ipynb``."""
-    return sorted(p for p in NOTEBOOKS_DIR.glob("[0-9][0-9]_*.ipynb"))
+    return notebooks(NOTEBOOKS_DIR)
 
 
 def resolve_notebook(name: str | int, *, base: Path | None = None) -> Path:

@@ -15,6 +15,7 @@ from typing import Any
 from course_tools import _
 from course_tools.batch.grid import slug
 from course_tools.report_page import ReportPage
+from course_utils.core.files import write_json_atomic
 from course_utils.core.i18n import padded
 from course_utils.results import data_summary
 
@@ -308,8 +309,7 @@ def write_report(runs: Sequence[Mapping[str, Any]], out: Path, meta: Mapping[str
             path.write_bytes(png)
             charts_of.setdefault(table["notebook"], []).append((column, path.relative_to(out).as_posix(), png))
     paths = {"json": out / "results.json", "md": out / "report.md", "html": out / "report.html"}
-    data = {"meta": dict(meta), "runs": list(runs), "comparisons": tables}
-    paths["json"].write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    write_json_atomic(paths["json"], {"meta": dict(meta), "runs": list(runs), "comparisons": tables})
     render(runs, meta, tables, charts_of, out).write(paths["md"], paths["html"])
     return paths
 

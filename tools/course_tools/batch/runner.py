@@ -109,14 +109,6 @@ def available_cores() -> int:
         return os.cpu_count() or 1
 
 
-def _smoke_from_environment() -> bool:
-    """``COURSE_SMOKE`` as ``course run`` reads it when neither --smoke nor --no-smoke is given."""
-    try:
-        return smoke_enabled()
-    except ParameterError as exc:
-        raise InputError(exc.what, exc.fix) from None
-
-
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="course run", description="Run course notebooks headless with papermill, "
                                      "over a grid of parameters, and write a report.")
@@ -160,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
             raise InputError(_("--jobs must be at least 1, not {jobs}").format(jobs=args.jobs))
         shard = shard_module.parse_shard(args.shard, os.environ) if args.shard is not None else None
         plan = make_plan(args.notebooks, parameters={name: parse_value(value) for name, value in args.parameter},
-                         grid_file=args.grid, smoke=args.smoke if args.smoke is not None else _smoke_from_environment(),
+                         grid_file=args.grid, smoke=args.smoke if args.smoke is not None else smoke_enabled(),
                          timeout=args.timeout, if_declared=args.if_declared)
         out = (args.out if args.out is not None else default_out()).resolve()
         try:
@@ -173,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     except FolderInUseError as busy:
         print(_("error: {error}").format(error=shard_module.out_in_use(busy, out)), file=sys.stderr)
         return 2
-    except (InputError, PlaceError) as exc:
+    except (InputError, ParameterError, PlaceError) as exc:  # ParameterError: COURSE_SMOKE
         print(_("error: {error}").format(error=exc), file=sys.stderr)
         return 2
     try:

@@ -377,25 +377,19 @@ def merge(out: Path) -> int:
         if not out.is_dir():
             raise InputError(_("--merge {out}: no such folder").format(out=out),
                              _("Give the --out folder that the shards wrote to (it holds shards/)."))
-        lock = FolderLock(out, name=LOCK_NAME).acquire()
+        with FolderLock(out, name=LOCK_NAME):
+            records = check_complete(read_records(out), out / SHARDS_DIR)
+            check_idle(out, records[0]["shards"])
+            for line in _differences(records):
+                print(line, file=sys.stderr)
+            runs, meta = merged(records, out)
+            paths = write_report(runs, out, meta)
     except FolderInUseError as busy:
         print(_("error: {error}").format(error=out_in_use(busy, out)), file=sys.stderr)
         return 2
     except InputError as exc:
         print(_("error: {error}").format(error=exc), file=sys.stderr)
         return 2
-    try:
-        records = check_complete(read_records(out), out / SHARDS_DIR)
-        check_idle(out, records[0]["shards"])
-        for line in _differences(records):
-            print(line, file=sys.stderr)
-        runs, meta = merged(records, out)
-        paths = write_report(runs, out, meta)
-    except InputError as exc:
-        print(_("error: {error}").format(error=exc), file=sys.stderr)
-        return 2
-    finally:
-        lock.release()
     print(_("Merged {shards} shard(s): {runs} of {planned} run(s), into {out}").format(
         shards=len(records), runs=len(runs), planned=meta["planned_runs"], out=out))
     failed = say_written(paths, runs)

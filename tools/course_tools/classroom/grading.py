@@ -15,13 +15,13 @@ import json
 import os
 import posixpath
 import re
+import symtable
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from course_tools import _, speaking
-from course_tools.links import release
+from course_tools import _, links, speaking
 from course_utils.core.errors import CourseError, InputError
 from course_utils.core.paths import PROJECT_ROOT
 
@@ -95,24 +95,16 @@ def exercises(notebook: dict[str, Any], where: str = "notebook") -> list[Exercis
     return found
 
 
-def _names(node: ast.AST, loads: bool) -> set[str]:
-    """The names ``node`` reads (``loads``) or binds."""
-    found = set()
-    for child in ast.walk(node):
-        if isinstance(child, ast.Name) and isinstance(child.ctx, ast.Load) == loads:
-            found.add(child.id)
-        elif not loads and isinstance(child, (ast.FunctionDef, ast.ClassDef)):
-            found.add(child.name)
-        elif not loads and isinstance(child, (ast.Import, ast.ImportFrom)):
-            found |= {(alias.asname or alias.name).split(".")[0] for alias in child.names}
-        elif not loads and isinstance(child, ast.arg):
-            found.add(child.arg)
-    return found
-
-
-def _free(code_or_node: str | ast.AST) -> set[str]:
-    node = ast.parse(code_or_node) if isinstance(code_or_node, str) else code_or_node
-    return _names(node, loads=True) - _names(node, loads=False) - set(dir(builtins))
+def _free(code: str) -> set[str]:
+    """The names ``code`` reads and does not bind, builtins aside (Python's own symbol tables): what it needs."""
+    top = symtable.symtable(code, "<lesson>", "exec")
+    tables, read = [top], set()
+    while tables:
+        table = tables.pop()
+        tables += table.get_children()
+        read |= {s.get_name() for s in table.get_symbols() if s.is_referenced() and (table is top or s.is_global())}
+    bound = {s.get_name() for s in top.get_symbols() if s.is_assigned() or s.is_imported()}
+    return read - bound - set(dir(builtins))
 
 
 def _definitions(notebook: dict[str, Any]) -> dict[str, tuple[int, str, ast.stmt]]:
@@ -132,7 +124,7 @@ def _definitions(notebook: dict[str, Any]) -> dict[str, tuple[int, str, ast.stmt
             if isinstance(statement, (ast.FunctionDef, ast.ClassDef)):
                 names = {statement.name}  # not its arguments and locals
             elif isinstance(statement, (ast.Import, ast.ImportFrom)):
-                names = _names(statement, loads=False)
+                names = {(alias.asname or alias.name).split(".")[0] for alias in statement.names}
             else:
                 continue
             for name in names:
@@ -153,8 +145,8 @@ def context(notebook: dict[str, Any], needed: set[str], where: str = "notebook")
                     where=where, name=name),
                 _("Write the solution with names an import or a def of the lesson gives, or define it there."))
         chosen[name] = definitions[name]
-        if not isinstance(statement := definitions[name][2], (ast.Import, ast.ImportFrom)):
-            waiting += sorted(_free(statement) - {statement.name})
+        if not isinstance(definitions[name][2], (ast.Import, ast.ImportFrom)):  # a def: what its body needs too
+            waiting += sorted(_free(definitions[name][1]))
     blocks = sorted({(order, code, isinstance(s, (ast.Import, ast.ImportFrom))) for order, code, s in chosen.values()})
     return "".join(("\n" if imported else "\n\n\n") + code for _order, code, imported in blocks).strip()
 
@@ -211,11 +203,11 @@ def write_course(folder: Path, language: str = "en", notebooks: Path | None = No
     """Write the nbgrader course into ``folder``; the source notebooks written. Existing sources are replaced."""
     root = notebooks or PROJECT_ROOT / "notebooks"
     lessons = root / "zh" if language == "zh" else root
-    paths = sorted(p for p in lessons.glob("[0-9][0-9]_*.ipynb"))
+    paths = links.notebooks(lessons)
     if not paths:
         raise InputError(_("There are no lesson notebooks in {folder}.").format(folder=lessons),
                          _("Run the command in the course folder, or pass --notebooks."))
-    rel = release(PROJECT_ROOT)  # the course's repository at its release tag: its links, as the notebooks' badges
+    rel = links.release(PROJECT_ROOT)  # the course's repository at its release tag: its links, as the notebooks' badges
     blob, written = f"{rel.repository}/blob/{rel.tag}", []
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)  # it holds the solutions: its owner's only
     for path in paths:

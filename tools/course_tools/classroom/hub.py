@@ -218,22 +218,18 @@ def singleuser_command() -> list[str]:
     return [str(Path(sys.executable).parent / "jupyterhub-singleuser")]
 
 
-def _blocked(path: Path, *, executable: bool) -> str | None:
-    """Why another user cannot reach ``path`` (a folder on the way without o+x, the file without o+r), or None."""
-    for folder in reversed(path.parents):
+def _blocked(path: Path) -> str | None:
+    """Why another user cannot reach ``path`` (a folder on the way without o+x, ``path`` itself without o+rx), or
+    None."""
+    for item in [*reversed(path.parents), path]:
         try:
-            mode = folder.stat().st_mode
+            mode = item.stat().st_mode
         except OSError as err:
-            return f"{folder} cannot be read ({err.strerror})"
-        if not mode & stat.S_IXOTH:
-            return f"{path} is out of their reach: the folder {folder} is closed to other users " \
+            return f"{item} cannot be read ({err.strerror})"
+        if item != path and not mode & stat.S_IXOTH:
+            return f"{path} is out of their reach: the folder {item} is closed to other users " \
                    f"(mode {stat.filemode(mode)})"
-    try:
-        mode = path.stat().st_mode
-    except OSError as err:
-        return f"{path} cannot be read ({err.strerror})"
-    wanted = stat.S_IROTH | (stat.S_IXOTH if executable else 0)
-    if mode & wanted != wanted:
+    if mode & (stat.S_IROTH | stat.S_IXOTH) != stat.S_IROTH | stat.S_IXOTH:
         return f"{path} is closed to other users (mode {stat.filemode(mode)})"
     return None
 
@@ -247,14 +243,14 @@ def closed_to_students(python: str | None = None, checkout: Path = PROJECT_ROOT,
     reported too, which errs on the safe side.
     """
     program = Path(python or sys.executable)
-    checks: list[tuple[Path, bool]] = [(checkout / "notebooks", True), (program, True)]
+    checks = [checkout / "notebooks", program]
     if repo and (local := _local_repo(repo)) is not None:  # COURSE_HUB_REPO: each student's server clones it
-        checks.append((local, True))
+        checks.append(local)
     if program.resolve() != program:
-        checks.append((program.resolve(), True))
+        checks.append(program.resolve())
     found = []
-    for path, executable in checks:
-        problem = _blocked(Path(os.path.abspath(path)), executable=executable)
+    for path in checks:
+        problem = _blocked(Path(os.path.abspath(path)))
         if problem and problem not in found:
             found.append(problem)
     return found

@@ -14,13 +14,14 @@ import shutil
 import subprocess
 import sys
 import time
+import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from course_tools import _, speaking
 from course_tools.errors import SiteError
-from course_tools.links import LINKS_TAG, Release, release  # the one place that makes the Colab/Kaggle/Binder URLs
+from course_tools.links import LINKS_TAG, Release, notebooks, release  # the one home of the Colab/Kaggle/Binder URLs
 from course_tools.site import doctor_page  # the page "Check your machine"
 from course_tools.site.pages import (
     EDITIONS,
@@ -39,9 +40,10 @@ from course_tools.site.pages import (
 from course_utils.core.child import python_command
 from course_utils.core.i18n import CHINESE_CHARACTERS  # Chinese text's characters, one home
 from course_utils.core.paths import PROJECT_ROOT as ROOT
-from course_utils.results import RECORD_MIME, data_summary  # RECORD_MIME: the record a notebook keeps in its outputs
+from course_utils.results import RECORD_MIME, data_summary, read_results  # RECORD_MIME: a notebook's record output
 
 THEME = Path(__file__).resolve().parent / "theme"
+SPHINX_SETTINGS = THEME.parent / "sphinx.toml"  # the settings both languages share
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
@@ -137,7 +139,7 @@ def check_run(folder: Path, edition: Edition, root: Path = ROOT) -> None:
         raise SiteError(f"{folder}: no such folder. The site needs the {what} course run there.",
                         f"Make it with {command}.")
     executed = folder / "executed"
-    if not executed.is_dir() or not list(executed.glob("[0-9][0-9]_*.ipynb")):
+    if not notebooks(executed):
         raise SiteError(f"{folder} is not a course run: it has no executed/NN_*.ipynb notebooks.",
                         f"Give the folder that `course run --out` wrote, or make one with {command}.")
     missing = [name for name in notebook_names(edition, root) if not (executed / name).is_file()]
@@ -147,9 +149,8 @@ def check_run(folder: Path, edition: Edition, root: Path = ROOT) -> None:
 
 
 def read_record(folder: Path, stem: str) -> dict[str, Any] | None:
-    path = folder / "results" / f"{stem}.json"
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return read_results(folder / "results" / f"{stem}.json")
     except (OSError, ValueError):
         return None
 
@@ -202,43 +203,20 @@ def write_conf(src: Path, edition: Edition, other_pages: set[str], rel: Release)
 
 
 def sphinx_settings(conf_file: str) -> dict[str, Any]:
-    """conf.py's values, from the site.json beside it."""
+    """conf.py's values: sphinx.toml's, and those of this language, from the site.json beside conf.py."""
     settings = json.loads((Path(conf_file).parent / "site.json").read_text(encoding="utf-8"))
     theme = Path(settings["theme"])
-    return {
+    conf = tomllib.loads(SPHINX_SETTINGS.read_text(encoding="utf-8"))
+    conf["html_theme_options"]["repository_url"] = settings["repository"]
+    return conf | {
         "project": settings["title"],
         "html_title": settings["title"],
         "author": settings["authors"],  # the footer's "By ..." (without it: "By Author name not set")
         "copyright": settings["licence"],  # the footer of every page: (C) Copyright <this>
         "language": settings["language"],
-        "extensions": ["myst_nb"],
-        "nb_execution_mode": "off",  # the outputs are the run's; nothing runs here
-        "nb_ipywidgets_js": {},  # no widget scripts from a CDN
-        "nb_merge_streams": True,
-        "myst_heading_anchors": 4,
-        "exclude_patterns": ["site.json", "**.ipynb_checkpoints"],
-        # The guides are written for GitHub, where a heading may skip a level (the glossary's H1 -> H3).
-        "suppress_warnings": ["myst.header"],
+        "html_search_language": "zh" if settings["language"].startswith("zh") else "en",
         "templates_path": [str(theme / "templates")],
         "html_static_path": [str(theme / "static")],
-        "html_css_files": ["course-site.css"],
-        "html_theme": "sphinx_book_theme",
-        "html_copy_source": False,
-        "html_show_sourcelink": False,
-        "html_search_language": "zh" if settings["language"].startswith("zh") else "en",
-        "html_sidebars": {"**": ["navbar-logo.html", "lang-switch.html", "search-button-field.html",
-                                 "sbt-sidebar-nav.html"]},
-        "html_context": {"default_mode": "auto"},  # without it the theme logs a console error on every page
-        "html_theme_options": {
-            "repository_url": settings["repository"],
-            "use_repository_button": True,
-            "use_download_button": False,
-            "use_fullscreen_button": False,
-            "home_page_in_toc": True,
-            "show_navbar_depth": 1,
-            "article_header_end": ["lang-switch.html", "article-header-buttons.html"],
-            "navbar_persistent": [],  # the sidebar has the one search field (the theme would add a second one)
-        },
         "course_site": settings,
     }
 
@@ -287,9 +265,7 @@ def sphinx_setup(app: Any) -> dict[str, Any]:
     def context(app: Any, pagename: str, templatename: str, ctx: dict[str, Any], doctree: Any) -> None:
         settings = app.config.course_site
         ctx["course_switch_url"] = switch_url(pagename, settings["edition"], set(settings["other_pages"]))
-        ctx["course_switch_label"] = settings["switch_label"]
-        ctx["course_switch_title"] = settings["switch_title"]
-        ctx["course_switch_lang"] = settings["switch_lang"]
+        ctx.update({f"course_{key}": settings[key] for key in ("switch_label", "switch_title", "switch_lang")})
 
     app.connect("html-page-context", context)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -246,27 +246,10 @@ def page_source(code: str, base: str, entry: Callable[[str], str]) -> str:
                 f'<span class="course-doctor-file">{e(words["file"])} '
                 f'<input type="file" id="course-doctor-{key}-file" data-for="course-doctor-{key}" disabled></span>')
 
-    form = "\n".join([
-        f'<div id="course-doctor" class="course-doctor" data-base="{base}" data-language="{LANGUAGES[code]}">',
-        f'<p id="course-doctor-status" class="course-doctor-status" role="status">{e(words["loading"])}</p>',
-        '<form id="course-doctor-form">',
-        box("smi", 12, words["smi"]),
-        box("nvcc", 4, words["nvcc"]),
-        '<div class="course-doctor-choices">',
-        f'<label>{e(words["platform"])} <select id="course-doctor-platform">{options}</select></label>',
-        f'<label>{e(words["python"])} <select id="course-doctor-python">{python_options}</select></label>',
-        "</div>",
-        f'<details class="course-doctor-log"><summary>{e(words["log"])}</summary>',
-        box("log", 8, words["log_box"]),
-        "</details>",
-        f'<button type="submit" id="course-doctor-check" disabled>{e(words["check"])}</button>',
-        "</form>",
-        '<div id="course-doctor-answer" aria-live="polite"></div>',
-        "</div>",
-        f'<script type="application/json" id="course-doctor-words">{script_data}</script>',
-        f'<script src="{base}pyodide/pyodide.js"></script>',
-        f'<script src="{base}doctor.js"></script>',
-    ])
+    form = (ASSETS / "form.html").read_text(encoding="utf-8").format(  # {...}: the page's values, escaped
+        base=base, language=LANGUAGES[code], platforms=options, pythons=python_options, words=script_data,
+        smi=box("smi", 12, words["smi"]), nvcc=box("nvcc", 4, words["nvcc"]), log_box=box("log", 8, words["log_box"]),
+        **{key: e(words[key]) for key in ("loading", "platform", "python", "log", "check")}).rstrip("\n")
     steps = [words["step_smi"], words["step_query"].format(query=QUERY_COMMAND), words["step_nvcc"],
              words["step_choose"]]
     return (f"# {words['title']}\n\n{words['intro']}\n\n"

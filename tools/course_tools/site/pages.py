@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from course_tools.links import Release
+from course_tools.links import Release, notebooks
 from course_utils.core.paths import PROJECT_ROOT as ROOT
 
 SPECIAL_PAGES = frozenset({"search", "genindex"})  # Sphinx pages that both languages have, whatever the course holds
@@ -46,7 +46,7 @@ def guides(edition: Edition, root: Path = ROOT) -> list[str]:
 
 
 def notebook_names(edition: Edition, root: Path = ROOT) -> list[str]:
-    return sorted(p.name for p in (root / edition.notebooks).glob("[0-9][0-9]_*.ipynb"))
+    return [p.name for p in notebooks(root / edition.notebooks)]
 
 
 def page_map(edition: Edition, root: Path = ROOT) -> dict[str, str]:

@@ -32,13 +32,9 @@ def decode(data: Any) -> str:
 def machine_arguments(request: dict[str, Any], files: dict[str, str]) -> list[str]:
     """``course doctor``'s arguments for the machine: always ``--nvidia-smi`` (an empty paste is read as such, so the
     doctor never looks at the browser's own machine), ``--nvcc`` when given, the platform and Python when chosen."""
-    arguments = ["--nvidia-smi", files["nvidia_smi"]]
-    if "nvcc" in files:
-        arguments += ["--nvcc", files["nvcc"]]
-    if request.get("platform"):
-        arguments += ["--platform", request["platform"]]
-    if request.get("python"):
-        arguments += ["--python", request["python"]]
+    arguments = ["--nvidia-smi", files["nvidia_smi"], *(["--nvcc", files["nvcc"]] if "nvcc" in files else [])]
+    for option in ("platform", "python"):
+        arguments += [f"--{option}", request[option]] if request.get(option) else []
     return arguments
 
 
