@@ -174,14 +174,15 @@ def test_the_batch_size_grid_is_valid():
     assert [r.parameters["BATCH_SIZE"] for r in plan.runs] == loaded["parameters"]["BATCH_SIZE"]
 
 
-def test_a_grid_past_the_run_limit_is_refused_with_its_count_and_how_to_split_it(tmp_path):
-    values = ", ".join(str(i) for i in range(40))
-    path = write(tmp_path, f"parameters:\n  N: [{values}]\n  SCALE: [{values}]\n")
+@pytest.mark.timeout(20)
+def test_a_billion_run_grid_is_counted_not_built_and_refused_with_its_count_and_how_to_split_it(tmp_path):
+    values = ", ".join(str(i) for i in range(1000))
+    path = write(tmp_path, "parameters:\n" + "".join(f"  {name}: [{values}]\n" for name in ("N", "SCALE", "IMAGES")))
     with pytest.raises(InputError) as info:
         make_plan([str(CURVE)], grid_file=path)
     message = str(info.value)
-    assert "1,600 runs" in message and f"{grid.MAX_RUNS:,}" in message
-    assert "N: 40 values" in message and "SCALE: 40 values" in message
+    assert "1,000,000,000 runs" in message and f"{grid.MAX_RUNS:,}" in message
+    assert "N: 1,000 values" in message and "IMAGES: 1,000 values" in message
     assert "split" in info.value.fix.lower() and "-p" in info.value.fix
 
 
@@ -191,14 +192,6 @@ def test_the_run_limit_counts_notebooks_too(tmp_path):
     make_plan([str(CURVE)], grid_file=path)  # under the limit with one notebook
     with pytest.raises(InputError, match=r"2 notebooks"):
         make_plan([str(CURVE), str(CURVE)], grid_file=path)
-
-
-@pytest.mark.timeout(20)
-def test_a_billion_run_grid_is_counted_not_built(tmp_path):
-    values = ", ".join(str(i) for i in range(1000))
-    path = write(tmp_path, "parameters:\n" + "".join(f"  {name}: [{values}]\n" for name in ("N", "SCALE", "IMAGES")))
-    with pytest.raises(InputError, match=r"1,000,000,000 runs"):
-        make_plan([str(CURVE)], grid_file=path)
 
 
 @pytest.mark.timeout(20)
@@ -236,12 +229,9 @@ def test_a_timeout_that_is_not_whole_seconds_of_at_least_one_is_refused_at_once(
         make_plan([str(CURVE)], timeout=timeout)
 
 
-def test_a_whole_timeout_given_as_a_float_becomes_an_int(tmp_path):
+def test_a_whole_timeout_given_as_a_float_becomes_an_int():
     assert make_plan([str(CURVE)], timeout=30.0).timeout == 30
     assert isinstance(make_plan([str(CURVE)], timeout=30.0).timeout, int)
-    path = write(tmp_path, "timeout: 2.5\n")
-    with pytest.raises(InputError, match=r"'timeout' must be a positive number of whole seconds, at least 1"):
-        make_plan([str(CURVE)], grid_file=path)
 
 
 def test_a_value_that_is_not_a_finite_number_is_refused():
