@@ -82,9 +82,8 @@ def test_the_report_files_agree_with_the_records(tmp_path):
     assert md.startswith("# Batch sizes\n") and "4 of 4 run(s), 3 ok, 1 failed" in md
     first = "| 1 | 05_cnn | full | BATCH_SIZE=32, EPOCHS=1 | ok | passed | 10.32 | CPU | 532 | 2.21.0 |"
     assert first in md
-    assert "| failed: cell In [3]: ResourceExhaustedError: OOM \\| x | not reached |" in md
+    assert "| failed: cell In [3]: ResourceExhaustedError: OOM \\| x | not reached |" in md, "a | is no border"
     assert "test_accuracy=0.9032, epoch_s (median)=1.875" in md
-    assert "failed: cell In [3]: ResourceExhaustedError: OOM \\| x" in md, "a | in an error must not break the table"
     assert "## Failures" in md and "model.fit(x)" in md
     assert "## Comparison: 05_cnn" in md and "| 128 | ok | 0.9128 | 0.4688 |" in md
     for link in re.findall(r"!\[[^]]*\]\(([^)]+)\)", md):

@@ -1,19 +1,16 @@
 """Sizing a class (``course preflight --students N``): the arithmetic at its edges, the problems it gives, the
-command's output for 30 students on one 80 GB GPU and on two 24 GB GPUs, and the example in docs/class.md."""
+command's output for 30 students on one 80 GB GPU and on two 24 GB GPUs."""
 
 from __future__ import annotations
 
 import copy
 import json
-import re
 
 import pytest
 
 from course_tools.classroom import preflight
 from course_tools.classroom.preflight_problems import find_problems
-from course_tools.classroom.sizing import CONTEXT_MIB, plan
-
-from ...conftest import ROOT
+from course_tools.classroom.sizing import plan
 
 H100 = 81559  # MiB: what nvidia-smi reports for an "NVIDIA H100 80GB HBM3" (tests/fixtures/nvidia, 8x H100)
 A10 = 24564  # MiB: what nvidia-smi reports for a 24 GB card (NVIDIA A10, RTX A5000, GeForce RTX 4090)
@@ -23,21 +20,13 @@ def gpus(*memory):
     return [{"index": i, "name": f"GPU{i}", "memory_mib": m} for i, m in enumerate(memory)]
 
 
-def test_the_context_is_the_docs_number():
-    assert CONTEXT_MIB == 512
-    assert "The course takes 512 MiB (0.5 GiB) per context" in (ROOT / "docs" / "class.md").read_text("utf-8")
-
-
 # students, COURSE_GPU_MEMORY, GPUs (MiB), COURSE_HUB_GPUS -> fits, students that fit, each GPU's (fit, students),
 # the recommended limit. A notebook takes limit + 512 MiB; 10 x 2560 = 25600.
 PLANS = [
     ("exact fit", 10, 2048, gpus(25600), [], True, 10, [(10, 10)], 2048),
     ("one student over", 11, 2048, gpus(25600), [], False, 10, [(10, 11)], 1792),
     ("one MiB short", 10, 2048, gpus(25599), [], False, 9, [(9, 10)], 1792),
-    ("the docs' 4096", 30, 4096, gpus(H100), [], False, 17, [(17, 30)], 2048),
-    ("the docs' 2048", 30, 2048, gpus(H100), [], True, 31, [(31, 30)], 2048),
     ("a limit larger than the GPU", 1, 16384, gpus(8192), [], False, 0, [(0, 1)], 7680),
-    ("one GPU each, even", 30, 2048, gpus(A10, A10), ["0", "1"], False, 18, [(9, 15), (9, 15)], 1024),
     ("one GPU each, odd class: 16 on one", 31, 2048, gpus(40960, 40960), ["0", "1"], True, 32, [(16, 16)] * 2, 2048),
     ("one GPU each, one over", 33, 2048, gpus(40960, 40960), ["0", "1"], False, 32, [(16, 17)] * 2, 1792),
     ("a device listed twice gets twice the share", 30, 2048, gpus(A10, A10), ["0", "0", "1"], False, 13,
@@ -79,8 +68,8 @@ def test_what_cannot_be_sized_says_why(memory, hub_gpus, why):
     assert sized["fits"] is None and sized["gpus"] == [] and why in sized["not_sized"]
 
 
-@pytest.mark.parametrize(("option", "text"), [*(("--students", t) for t in ["0", "-3", "x", "2.5", "", "١٢"]),
-                                             *(("--context-mib", t) for t in ["-1", "half", "0.5"])])
+@pytest.mark.parametrize(("option", "text"), [("--students", "0"), ("--students", "x"), ("--students", "١٢"),
+                                             ("--context-mib", "half")])
 def test_a_bad_number_of_students_or_context_is_refused(option, text, capsys):
     with pytest.raises(SystemExit) as stopped:
         preflight.main(["--students", "30", f"{option}={text}"])  # the last --students given counts
@@ -173,17 +162,3 @@ def test_the_command_sizes_the_class_on_the_gpus_here(tmp_path, capsys, monkeypa
     assert [p["code"] for p in record["problems"] if p["code"].startswith("class-")] == [problem] * bool(problem)
     assert (not problem or code == 1) and f"In all: {fit} students fit, 30 wanted." in out
     assert ("Each student gets one GPU of COURSE_HUB_GPUS=0,1" in out) == ("--hub-gpus" in options)
-
-
-def test_the_docs_show_the_commands_real_output(real_run, tmp_path, capsys, monkeypatch):
-    """docs/class.md, "Sizing the limit": the command and one H100 as nvidia-smi reports it, then its output."""
-    docs = (ROOT / "docs" / "class.md").read_text(encoding="utf-8")
-    command = "course preflight --students 30 --gpu-memory 4096"
-    assert f"```bash\n{command}\n```" in docs
-    assert f"one H100 with 80 GiB (`nvidia-smi` reports {H100} MiB)" in docs
-    monkeypatch.delenv("COURSE_HUB_GPUS", raising=False)
-    code, out, _record = run(tmp_path, capsys, ONE_H100, *command.split()[2:])
-    assert code == 1 and f"```text\n{out}\n```" in docs
-    _code, fitting, _record = run(tmp_path, capsys, ONE_H100, "--students", "30", "--gpu-memory", "2048")
-    said = re.search(r"With `--gpu-memory 2048`, each notebook takes (\d+) MiB, and the summary says\n`(.*?)`", docs)
-    assert said and f"= {said[1]} MiB." in fitting and fitting.endswith("\n  " + said[2])
