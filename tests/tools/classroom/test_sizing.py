@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 
 import pytest
 
 from course_tools.classroom import preflight
 from course_tools.classroom.preflight_problems import find_problems
-from course_tools.classroom.sizing import plan
+from course_tools.classroom.sizing import CONTEXT_MIB, plan
+
+from ...conftest import ROOT
 
 H100 = 81559  # MiB: what nvidia-smi reports for an "NVIDIA H100 80GB HBM3" (tests/fixtures/nvidia, 8x H100)
 A10 = 24564  # MiB: what nvidia-smi reports for a 24 GB card (NVIDIA A10, RTX A5000, GeForce RTX 4090)
@@ -162,3 +165,19 @@ def test_the_command_sizes_the_class_on_the_gpus_here(tmp_path, capsys, monkeypa
     assert [p["code"] for p in record["problems"] if p["code"].startswith("class-")] == [problem] * bool(problem)
     assert (not problem or code == 1) and f"In all: {fit} students fit, 30 wanted." in out
     assert ("Each student gets one GPU of COURSE_HUB_GPUS=0,1" in out) == ("--hub-gpus" in options)
+
+
+def test_the_docs_show_the_commands_real_output(tmp_path, capsys, monkeypatch):
+    """docs/class.md, "Sizing the limit": the context it states, the command and one H100 as nvidia-smi reports it,
+    then the command's output, and the sentence on ``--gpu-memory 2048``."""
+    docs = (ROOT / "docs" / "class.md").read_text(encoding="utf-8")
+    assert f"The course takes {CONTEXT_MIB} MiB ({CONTEXT_MIB / 1024} GiB) per context" in docs
+    command = "course preflight --students 30 --gpu-memory 4096"
+    assert f"```bash\n{command}\n```" in docs
+    assert f"one H100 with 80 GiB (`nvidia-smi` reports {H100} MiB)" in docs
+    monkeypatch.delenv("COURSE_HUB_GPUS", raising=False)
+    code, out, _record = run(tmp_path, capsys, ONE_H100, *command.split()[2:])
+    assert code == 1 and f"```text\n{out}\n```" in docs
+    _code, fitting, _record = run(tmp_path, capsys, ONE_H100, "--students", "30", "--gpu-memory", "2048")
+    said = re.search(r"With `--gpu-memory 2048`, each notebook takes (\d+) MiB, and the summary says\n`(.*?)`", docs)
+    assert said and f"= {said[1]} MiB." in fitting and fitting.endswith("\n  " + said[2])

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import os
 import pwd
+import re
 import stat
 import subprocess
 import sys
@@ -257,6 +258,14 @@ def test_systemd_spawner_turns_the_limits_into_unit_properties_that_systemd_enfo
     assert properties["PrivateTmp"] == "yes" and properties["NoNewPrivileges"] == "yes"
     assert started["cmd"] == [str(START), str(Path(sys.executable).parent / "jupyterhub-singleuser")]
     assert started["uid"] == 0 and started["unit"] == "jupyter-root-singleuser"
+    # docs/class.md's command for an admin names this unit and each of these properties, as systemctl shows them
+    command = re.search(r"^systemctl show (\S+) (.*)$", (ROOT / "docs" / "class.md").read_text(encoding="utf-8"), re.M)
+    assert command, "docs/class.md: no `systemctl show` command for the limits"
+    assert command.group(1) == spawner.unit_name_template.replace("{USERNAME}", "ana")
+    shown = {"MemoryMax": "MemoryMax", "CPUQuota": "CPUQuotaPerSecUSec", "PrivateTmp": "PrivateTmp",
+             "NoNewPrivileges": "NoNewPrivileges"}  # a property set, and the name systemctl show gives it
+    assert command.group(2).split() == [word for name in shown.values() for word in ("-p", name)]
+    assert set(shown) <= set(properties)
 
 
 def start_student(home: Path, **settings: str) -> subprocess.CompletedProcess[str]:
