@@ -284,8 +284,9 @@ def _build_for_python(
     newest = table.newest(build_platform, before=before)
     build = table.newest(build_platform, asked, before=before) if asked else newest
     if build is None:  # no tested build for this Python: use a Python the newest build supports
-        low, high = table.python_range(build_platform)
+        low, high = table.python_range(build_platform, before=before)
         fields = {"python": asked, "platform": platform_name(platform), "low": low, "high": high, "before": before}
+        fields["tensorflow"] = newest.minor
         text = unsupported.format(env_python=newest.python_max, **fields)
         return newest, newest.python_max, [Note("no-gpu-build-for-python", text)]
     if asked and build is not newest:  # the student's Python keeps them on an older line than the newest
@@ -399,16 +400,25 @@ def _check_driver(
     if fallback is not None:
         rec.fallback, rec.fallback_build = tensorflow_requirement(fallback, rec.platform, True), fallback
         rec.fallback_install = pip_install(rec.fallback, fallback.minor)
-    text = _("Your driver {driver} is older than the {minimum} this route needs: update it.").format(
-        driver=driver, minimum=rec.driver_min)
-    if fallback is not None:
-        text = join(text, _("Or use {fallback}, the newest tested build whose CUDA family this driver supports: "
-                            "{install}.").format(fallback=rec.fallback, install=rec.fallback_install))
-    if fallback is not None and rec.platform != "windows" and "[and-cuda]" not in rec.fallback:
-        text = join(text, _("It needs CUDA {cuda} and cuDNN {cudnn} installed on the system.").format(
-            cuda=fallback.cuda, cudnn=fallback.cudnn))
-        if fallback.minor in table.rule("and-cuda-uninstallable")["tensorflow"]:
-            text = join(text, table.rule("and-cuda-uninstallable")["text"])
-    rec.notes.append(Note("driver-too-old", text))
+    rec.notes.append(Note("driver-too-old", _update_driver(rec)))
     if fallback is not None and table.keras_2(fallback.minor) and "keras-2-only" not in rec.note_codes():
         rec.notes.append(_keras_note(fallback.minor, fallback=True))
+
+
+def _update_driver(rec: Recommendation) -> str:
+    """driver-too-old's advice (the note, and the finding's fix): update the driver, or the fallback build this
+    driver runs, with what it needs (its Keras 2 has a note of its own)."""
+    build = rec.fallback_build
+    if build is None:
+        text = _("Update the NVIDIA driver to >= {minimum}; no tested TensorFlow build runs on this driver.")
+        return text.format(minimum=rec.driver_min)
+    text = _(
+        "Update the NVIDIA driver to >= {minimum}; if you cannot, {fallback} is the newest tested TensorFlow whose "
+        "CUDA family this driver supports (CUDA minor-version compatibility): `{install}`."
+    ).format(minimum=rec.driver_min, fallback=rec.fallback, install=rec.fallback_install)
+    if rec.platform == "windows" or "[and-cuda]" in rec.fallback:
+        return text
+    system = _("It needs CUDA {cuda} and cuDNN {cudnn} installed on the system.")
+    uninstallable = load().rule("and-cuda-uninstallable")
+    return join(text, system.format(cuda=build.cuda, cudnn=build.cudnn),
+                uninstallable["text"] if build.minor in uninstallable["tensorflow"] else "")

@@ -131,9 +131,9 @@ class Table:
         """The first of ``matching``."""
         return next(self.matching(platform, python, before=before), None)
 
-    def python_range(self, platform: str) -> tuple[str, str]:
-        """Oldest and newest Python any GPU build of ``platform`` was tested with."""
-        builds = self.builds(platform)
+    def python_range(self, platform: str, *, before: str | None = None) -> tuple[str, str]:
+        """Oldest and newest Python any GPU build of ``platform`` (older than ``before``) was tested with."""
+        builds = list(self.matching(platform, before=before))
         return (
             version_text(min(parse_version(b.python_min) for b in builds)),
             version_text(max(parse_version(b.python_max) for b in builds)),
