@@ -1,6 +1,6 @@
-"""The doctor's data files - versions.json, log_rules.json and findings.json - against their JSON Schemas
-(course_utils/doctor/schemas/), what a schema cannot say (a pattern compiles for Python's re, a code is used once, a
-shared text exists), and their translations: current, and keeping the English's commands and {fields}."""
+"""The doctor's data files - versions.json, log_rules.json, findings.json and tool_output.json - against their JSON
+Schemas (course_utils/doctor/schemas/), what a schema cannot say (a pattern compiles for Python's re, a code is used
+once, a shared text exists), and their translations: current, and keeping the English's commands and {fields}."""
 
 from __future__ import annotations
 
@@ -17,11 +17,12 @@ from referencing import Registry, Resource
 
 from course_utils.core import variables
 from course_utils.core.i18n import ENGLISH, LANGUAGES
-from course_utils.doctor import checks, log_rules, logs, versions
+from course_utils.doctor import checks, log_rules, logs, nvidia, versions
 from course_utils.doctor.versions import english_hash, localized
 
 SCHEMAS = versions.DATA_FILE.parent / "schemas"
-FILES = {"versions": versions.DATA_FILE, "log_rules": log_rules.DATA_FILE, "findings": checks.DATA_FILE}
+FILES = {"versions": versions.DATA_FILE, "log_rules": log_rules.DATA_FILE, "findings": checks.DATA_FILE,
+         "tool_output": nvidia.DATA_FILE}
 
 
 def schema_problems(name: str, data: Any) -> list[str]:
@@ -52,6 +53,8 @@ def patterns(name: str, data: dict) -> Iterator[tuple[str, str]]:
             yield from ((f"rules[{rule.get('code')}].patterns", p) for p in rule.get("patterns", []))
     elif name == "versions":
         yield from ((f"gpus.families[{row['family']}]", row["pattern"]) for row in data["gpus"]["families"])
+    elif name == "tool_output":
+        yield from ((f"missing.{key}", p) for key in ("shapes", "windows_shapes") for p in data["missing"][key])
 
 
 def problems(name: str, data: dict) -> list[str]:
@@ -118,6 +121,10 @@ PLANTED: list[tuple[str, Callable[[dict], Any], str]] = [
      "checks.wsl2-no-dxg.group: 'Windows' is not one of"),
     ("versions", lambda d: d["gpus"]["families"][0].update(pattern=r"\bRTX 50[5-9"),
      "gpus.families[Blackwell (GeForce RTX 50 series)]: '\\\\bRTX 50[5-9' does not compile"),
+    ("tool_output", lambda d: d["missing"]["shapes"].append("^nvidia-smi: ("),
+     "missing.shapes: '^nvidia-smi: (' does not compile"),
+    ("tool_output", lambda d: d["no_driver"]["words"].append("Failed to initialize NVML"),
+     "no_driver.words[4]: 'Failed to initialize NVML' does not match"),
 ]
 
 
