@@ -14,13 +14,12 @@ the tools' own words (``message``, a quoted first line) stay as the tools printe
 from __future__ import annotations
 
 import csv
-import json
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from course_utils.core.i18n import translator
 from course_utils.doctor.logs import decode_text, looks_binary
+from course_utils.doctor.versions import read_data
 
 _ = translator("doctor")
 
@@ -41,9 +40,7 @@ _MEMORY_TOTAL = re.compile(r"/\s*(\d+)\s*MiB")
 _CUDA_VALUE = re.compile(r"^\d+\.\d+$")
 _NVCC_RELEASE = re.compile(r"release\s+(\d+\.\d+)\s*,\s*V?(\d[\d.]*)")
 
-# What the tools and the shells print: failures, --query-gpu's field names (tool_output.json, its schema in schemas/).
-DATA_FILE = Path(__file__).with_name("tool_output.json")
-_OUTPUT = json.loads(DATA_FILE.read_text(encoding="utf-8"))
+_OUTPUT = read_data("tool_output")  # what the tools and the shells print: failures, --query-gpu's field names
 _NO_DRIVER = _OUTPUT["no_driver"]["words"]
 _WINDOWS_WORDS = _OUTPUT["missing"]["windows_words"]
 _MISSING = _OUTPUT["missing"]["words"] + _WINDOWS_WORDS

@@ -17,12 +17,11 @@ from referencing import Registry, Resource
 
 from course_utils.core import variables
 from course_utils.core.i18n import ENGLISH, LANGUAGES
-from course_utils.doctor import checks, log_rules, logs, nvidia, versions
+from course_utils.doctor import log_rules, logs, versions
 from course_utils.doctor.versions import english_hash, localized
 
-SCHEMAS = versions.DATA_FILE.parent / "schemas"
-FILES = {"versions": versions.DATA_FILE, "log_rules": log_rules.DATA_FILE, "findings": checks.DATA_FILE,
-         "tool_output": nvidia.DATA_FILE}
+SCHEMAS = versions.DATA_DIR / "schemas"
+FILES = {name: versions.DATA_DIR / f"{name}.json" for name in ("versions", "log_rules", "findings", "tool_output")}
 
 
 def schema_problems(name: str, data: Any) -> list[str]:
@@ -136,13 +135,11 @@ def test_a_planted_bad_entry_fails_with_a_message_that_names_it(name, plant, sai
     assert any(problem.startswith(said) for problem in found), found
 
 
-def test_the_loader_resolves_shared_texts_and_keeps_the_order(tmp_path):
+def test_the_loader_resolves_shared_texts_and_keeps_the_order():
     data = shipped("log_rules")
     data["rules"].insert(0, {"code": "planted", "verdict": "problem", "patterns": ["^Planted (?P<what>\\w+)"],
                              "meaning": {"text": "A planted {what}."}, "fix": "nothing-to-do", "source": "https://x"})
-    path = tmp_path / "log_rules.json"
-    path.write_text(json.dumps(data), encoding="utf-8")
-    rules = log_rules.load(path)
+    rules = log_rules.load(data)
     assert [rule.code for rule in rules] == ["planted", *(rule.code for rule in log_rules.RULES)]
     assert rules[0].fix == data["texts"]["nothing-to-do"] and rules[0].gpu_evidence is False
     assert rules[0].match("Planted line").group("what") == "line"
@@ -210,12 +207,10 @@ def test_a_changed_english_text_shows_the_english_until_the_translation_is_redon
     assert stale_translations(changed) == [f"{place}: no zh-CN translation"]
 
 
-def test_a_log_entry_shows_a_changed_rule_in_english_and_the_others_translated(tmp_path, monkeypatch):
+def test_a_log_entry_shows_a_changed_rule_in_english_and_the_others_translated(monkeypatch):
     data = shipped("log_rules")
     _rule(data, "out-of-memory")["meaning"]["text"] = "The device ran out of memory."
-    path = tmp_path / "log_rules.json"
-    path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
-    monkeypatch.setattr(logs, "RULES", log_rules.load(path))
+    monkeypatch.setattr(logs, "RULES", log_rules.load(data))
     monkeypatch.setenv(variables.LANG, "zh-CN")
     entry = logs.classify("OOM when allocating tensor with shape[256]").problem
     assert entry.meaning == "The device ran out of memory."
