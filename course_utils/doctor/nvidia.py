@@ -4,7 +4,7 @@ The parsers take text - pasted, saved to a file, or captured live (``probes`` ru
 what they cannot read becomes a ``status`` and a list of ``problems`` that the doctor turns into findings. They read
 the ``nvidia-smi`` table in the layouts of the real outputs in ``tests/fixtures/nvidia`` (SOURCES.md lists them),
 ``nvidia-smi -q``, ``--query-gpu=... --format=csv``, a missing command or driver in any language (by the shape each
-shell prints it: ``tool_output.json``) and ``nvcc --version``; saved files in UTF-16 and CRLF too. A version cut
+shell prints it: ``words.json``) and ``nvcc --version``; saved files in UTF-16 and CRLF too. A version cut
 where the text ends ("Driver Version: 53") is reported as a cut capture, never read as a version.
 
 The ``problems`` are sentences for people, in the language at the time of parsing (``COURSE_LANG``);
@@ -40,13 +40,13 @@ _MEMORY_TOTAL = re.compile(r"/\s*(\d+)\s*MiB")
 _CUDA_VALUE = re.compile(r"^\d+\.\d+$")
 _NVCC_RELEASE = re.compile(r"release\s+(\d+\.\d+)\s*,\s*V?(\d[\d.]*)")
 
-_OUTPUT = read_data("tool_output")  # what the tools and the shells print: failures, --query-gpu's field names
-_NO_DRIVER = _OUTPUT["no_driver"]["words"]
-_WINDOWS_WORDS = _OUTPUT["missing"]["windows_words"]
-_MISSING = _OUTPUT["missing"]["words"] + _WINDOWS_WORDS
-_WINDOWS_SHAPES = [re.compile(shape) for shape in _OUTPUT["missing"]["windows_shapes"]]
-_MISSING_SHAPES = [re.compile(shape) for shape in _OUTPUT["missing"]["shapes"]] + _WINDOWS_SHAPES
-_KNOWN_QUERY_FIELDS = frozenset(_OUTPUT["query_fields"]["words"])
+_WORDS = read_data("words")["nvidia_smi"]  # what the tools and the shells print: failures, --query-gpu's field names
+_NO_DRIVER = _WORDS["no_driver"]["words"]
+_WINDOWS_WORDS = _WORDS["missing"]["windows_words"]
+_MISSING = _WORDS["missing"]["words"] + _WINDOWS_WORDS
+_WINDOWS_SHAPES = [re.compile(shape) for shape in _WORDS["missing"]["windows_shapes"]]
+_MISSING_SHAPES = [re.compile(shape) for shape in _WORDS["missing"]["shapes"]] + _WINDOWS_SHAPES
+_KNOWN_QUERY_FIELDS = frozenset(_WORDS["query_fields"]["words"])
 _WINDOWS_PATH = re.compile(r"(?:^|[\s'\"(=>])[A-Za-z]:\\", re.M)
 
 

@@ -38,10 +38,11 @@ def version_text(version: Version) -> str:
     return ".".join(str(part) for part in version)
 
 
+@lru_cache
 def read_data(name: str) -> Any:
-    """The doctor's data file ``<name>.json`` (versions, log_rules, findings, tool_output), beside its modules in the
-    package and in the website's bundle; ``schemas/<name>.schema.json`` is its schema (tests/doctor/test_data_files.py).
-    """
+    """The doctor's data file ``<name>.json`` (versions, log_rules, findings, words; read once: do not change it),
+    beside its modules in the package and in the website's bundle; ``schemas/<name>.schema.json`` is its schema
+    (tests/doctor/test_data_files.py)."""
     return json.loads((DATA_DIR / f"{name}.json").read_text(encoding="utf-8"))
 
 

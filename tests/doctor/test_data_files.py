@@ -1,4 +1,4 @@
-"""The doctor's data files - versions.json, log_rules.json, findings.json and tool_output.json - against their JSON
+"""The doctor's data files - versions.json, log_rules.json, findings.json and words.json - against their JSON
 Schemas (course_utils/doctor/schemas/), what a schema cannot say (a pattern compiles for Python's re, a code is used
 once, a shared text exists), and their translations: current, and keeping the English's commands and {fields}."""
 
@@ -21,7 +21,7 @@ from course_utils.doctor import log_rules, logs, versions
 from course_utils.doctor.versions import english_hash, localized
 
 SCHEMAS = versions.DATA_DIR / "schemas"
-FILES = {name: versions.DATA_DIR / f"{name}.json" for name in ("versions", "log_rules", "findings", "tool_output")}
+FILES = {name: versions.DATA_DIR / f"{name}.json" for name in ("versions", "log_rules", "findings", "words")}
 
 
 def schema_problems(name: str, data: Any) -> list[str]:
@@ -52,8 +52,10 @@ def patterns(name: str, data: dict) -> Iterator[tuple[str, str]]:
             yield from ((f"rules[{rule.get('code')}].patterns", p) for p in rule.get("patterns", []))
     elif name == "versions":
         yield from ((f"gpus.families[{row['family']}]", row["pattern"]) for row in data["gpus"]["families"])
-    elif name == "tool_output":
-        yield from ((f"missing.{key}", p) for key in ("shapes", "windows_shapes") for p in data["missing"][key])
+    elif name == "words":
+        missing = data["nvidia_smi"]["missing"]
+        yield from ((f"nvidia_smi.missing.{key}", p) for key in ("shapes", "windows_shapes") for p in missing[key])
+        yield from (("linux_driver_packages.shapes", p) for p in data["linux_driver_packages"]["shapes"])
 
 
 def problems(name: str, data: dict) -> list[str]:
@@ -120,10 +122,10 @@ PLANTED: list[tuple[str, Callable[[dict], Any], str]] = [
      "checks.wsl2-no-dxg.group: 'Windows' is not one of"),
     ("versions", lambda d: d["gpus"]["families"][0].update(pattern=r"\bRTX 50[5-9"),
      "gpus.families[Blackwell (GeForce RTX 50 series)]: '\\\\bRTX 50[5-9' does not compile"),
-    ("tool_output", lambda d: d["missing"]["shapes"].append("^nvidia-smi: ("),
-     "missing.shapes: '^nvidia-smi: (' does not compile"),
-    ("tool_output", lambda d: d["no_driver"]["words"].append("Failed to initialize NVML"),
-     "no_driver.words[4]: 'Failed to initialize NVML' does not match"),
+    ("words", lambda d: d["nvidia_smi"]["missing"]["shapes"].append("^nvidia-smi: ("),
+     "nvidia_smi.missing.shapes: '^nvidia-smi: (' does not compile"),
+    ("words", lambda d: d["nvidia_smi"]["no_driver"]["words"].append("Failed to initialize NVML"),
+     "nvidia_smi.no_driver.words[4]: 'Failed to initialize NVML' does not match"),
 ]
 
 
