@@ -13,10 +13,10 @@ import sys
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from course_utils.core.i18n import translator
+from course_utils.core.i18n import N_, translator
 from course_utils.doctor.kernels import kernel_checks
 from course_utils.doctor.libraries import nvidia_library_checks
-from course_utils.doctor.texts import N_, Note
+from course_utils.doctor.texts import Note
 from course_utils.doctor.versions import load, parse_version, read_data
 from course_utils.doctor.wsl import is_wsl, wsl_checks
 

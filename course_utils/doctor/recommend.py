@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from course_utils.core.i18n import translator
+from course_utils.core.i18n import N_, translator
 from course_utils.doctor.commands import conda_recipe, in_venv, install_build, pip_install, tensorflow_requirement
 from course_utils.doctor.gpus import QUERY_COMMAND, Generation, identify, known_failure, ptx_driver
-from course_utils.doctor.texts import N_, Note, join
+from course_utils.doctor.texts import Note, join
 from course_utils.doctor.troubleshooting import links, more_text
 from course_utils.doctor.versions import Build, check_platform, load, parse_version, version_text
 
@@ -235,18 +235,8 @@ def recommend(
     name = gpu if isinstance(gpu, str) and gpu.strip() else None  # a GPU's name tells its generation
     generation = identify(name, compute_capability) if use_gpu and (name or compute_capability) else None
     before = _cap_for_gpu(generation, platform)
-    if before is None:
-        unsupported = _(
-            "no tested TensorFlow GPU build supports Python {python} on {platform} (tested: {low}-{high}); the "
-            "commands create a Python {env_python} environment"
-        )
-    else:
-        unsupported = _(
-            "no tested TensorFlow GPU build from before {before} (what this GPU needs) supports Python {python} "
-            "on {platform} (tested: {low}-{high}); the commands create a Python {env_python} environment"
-        )
     build_platform = platform if use_gpu else "linux"  # CPU wheels: the Linux table's Python ranges
-    build, env_python, python_notes = _build_for_python(build_platform, asked, before, unsupported, platform)
+    build, env_python, python_notes = _build_for_python(build_platform, asked, before, platform)
     notes += python_notes
     requirement = tensorflow_requirement(build, platform, use_gpu)
     if platform == "windows" and use_gpu:
@@ -274,20 +264,34 @@ def recommend(
     return rec
 
 
+# No tested build supports the Python asked for, by (a Mac's CPU route, the builds capped by a release): the note.
+_UNSUPPORTED = {
+    (False, False): N_("no tested TensorFlow GPU build supports Python {python} on {platform} (tested: {low}-{high}); "
+                       "the commands create a Python {env_python} environment"),
+    (False, True): N_("no tested TensorFlow GPU build from before {before} (what this GPU needs) supports Python "
+                      "{python} on {platform} (tested: {low}-{high}); the commands create a Python {env_python} "
+                      "environment"),
+    (True, False): N_("no tested TensorFlow supports Python {python} (tested: {low}-{high}); the commands create a "
+                      "Python {env_python} environment"),
+    (True, True): N_("no TensorFlow for Intel Macs (the last is {tensorflow}) supports Python {python} (tested: "
+                     "{low}-{high}); the commands create a Python {env_python} environment"),
+}
+
+
 def _build_for_python(
-    build_platform: str, asked: str | None, before: str | None, unsupported: str, platform: str
+    build_platform: str, asked: str | None, before: str | None, platform: str
 ) -> tuple[Build, str | None, list[Note]]:
     """The newest tested build for the Python asked for (from before ``before``), the Python the commands use, and
-    the note on that choice: no-gpu-build-for-python (``unsupported``, formatted) when no build supports the Python,
+    the note on that choice: no-gpu-build-for-python (``_UNSUPPORTED``) when no build supports the Python,
     python-limits-tensorflow when it gets an older line than the newest."""
     table = load()
     newest = table.newest(build_platform, before=before)
     build = table.newest(build_platform, asked, before=before) if asked else newest
     if build is None:  # no tested build for this Python: use a Python the newest build supports
         low, high = table.python_range(build_platform, before=before)
-        fields = {"python": asked, "platform": platform_name(platform), "low": low, "high": high, "before": before}
-        fields["tensorflow"] = newest.minor
-        text = unsupported.format(env_python=newest.python_max, **fields)
+        text = _(_UNSUPPORTED[platform == "macos", before is not None]).format(
+            python=asked, platform=platform_name(platform), low=low, high=high, before=before, tensorflow=newest.minor,
+            env_python=newest.python_max)
         return newest, newest.python_max, [Note("no-gpu-build-for-python", text)]
     if asked and build is not newest:  # the student's Python keeps them on an older line than the newest
         text = _("Python {python} limits you to TensorFlow {tensorflow}; Python {low}-{high} gets {newest}").format(
@@ -335,12 +339,8 @@ def _pip_route(
 
 def _macos(asked: str | None, notes: list[Note]) -> Recommendation:
     """macOS: the CPU wheel of the newest TensorFlow for the Python - what the course runs on a Mac."""
-    unsupported = _(
-        "no tested TensorFlow supports Python {python} (tested: {low}-{high}); the commands create a "
-        "Python {env_python} environment"
-    )
     # macOS wheels follow the same Python ranges as Linux's
-    build, env_python, python_notes = _build_for_python("linux", asked, None, unsupported, "macos")
+    build, env_python, python_notes = _build_for_python("linux", asked, None, "macos")
     notes += python_notes
     requirement = f"tensorflow=={build.minor}.*"
     commands = in_venv("macos", env_python, *install_build(build, requirement))

@@ -8,7 +8,7 @@ first (WSL2 before native Windows' TF 2.10).
 
 from __future__ import annotations
 
-from course_utils.core.i18n import translator
+from course_utils.core.i18n import N_, translator
 from course_utils.doctor.commands import in_venv, install_build, pip_install
 from course_utils.doctor.recommend import (
     Recommendation,
@@ -19,7 +19,6 @@ from course_utils.doctor.recommend import (
     recommend,
     rule_note,
 )
-from course_utils.doctor.texts import N_
 from course_utils.doctor.versions import check_platform, load, parse_version, version_text
 
 _ = translator("doctor")
@@ -68,12 +67,8 @@ def _metal(asked: str | None) -> Recommendation | None:
 def _intel_mac(asked: str | None) -> Recommendation:
     """Intel Macs: the last TensorFlow line released for them (2.16), CPU only."""
     last = parse_version(load().rule("macos-intel")["last"])
-    unsupported = _(
-        "no TensorFlow for Intel Macs (the last is {tensorflow}) supports Python {python} (tested: {low}-{high}); "
-        "the commands create a Python {env_python} environment"
-    )
     before = version_text((last[0], last[1] + 1))
-    build, python, notes = _build_for_python("linux", asked, before, unsupported, "macos")
+    build, python, notes = _build_for_python("linux", asked, before, "macos")
     requirement = f"tensorflow=={build.minor}.*"
     commands = in_venv("macos", python, *install_build(build, requirement))
     notes = [rule_note("macos-intel"), *notes, *build_notes(build.minor)]
