@@ -54,3 +54,5 @@ def load(data: Mapping[str, Any] | None = None) -> tuple[LogRule, ...]:
 
 
 RULES: tuple[LogRule, ...] = load()
+# Where a log line's own text starts: after the first of these prefixes that matches (absl/glog's, a Python logger's).
+PREFIXES = tuple(re.compile(prefix["pattern"]) for prefix in read_data("log_rules")["prefixes"])

@@ -48,6 +48,7 @@ def where(data: Any, path: Any) -> str:
 def patterns(name: str, data: dict) -> Iterator[tuple[str, str]]:
     """``(where, pattern)``: each regular expression a data file gives Python's re."""
     if name == "log_rules":
+        yield from ((f"prefixes[{n}].pattern", prefix["pattern"]) for n, prefix in enumerate(data["prefixes"]))
         for rule in data["rules"]:
             yield from ((f"rules[{rule.get('code')}].patterns", p) for p in rule.get("patterns", []))
     elif name == "versions":
