@@ -158,32 +158,31 @@ def _gpu_notes(generation: Generation | None, build: Build, capped: bool, platfo
             "know compute_cap need `--query-gpu=name,driver_version`, and the name then decides)"
         )
         return [Note("gpu-generation-unknown", text.format(name=repr(generation.name), command=QUERY_COMMAND))]
-    rule = table.rule("compute-capability-5-dropped")
-    fields = {"name": generation.name, "generation": generation.describe(), "rule": rule["text"]}
+    rule, wsl = table.rule("compute-capability-5-dropped"), table.rule("wsl2-gpu-generations")
+    fields = {"name": generation.name, "generation": generation.describe(), "rule": rule["text"], "wsl": wsl["text"]}
     fields.update(tensorflow=build.minor, since=rule["since"], minimum=rule["min_compute_capability"])
-    notes = []
-    cc, wsl = parse_version(generation.compute_capability), table.rule("wsl2-gpu-generations")
+    cc = parse_version(generation.compute_capability)
     too_old = cc < parse_version(rule["min_compute_capability"])
     if platform == "wsl2" and cc < parse_version(wsl["min_compute_capability"]):
         text = _(
             "{name} has {generation}. {wsl} TensorFlow in WSL2 will use only the CPU - on this GPU use native "
             "Linux, or a hosted GPU such as Colab's or Kaggle's"
         )
-        notes.append(Note("gpu-too-old", text.format(wsl=wsl["text"], **fields)))
     elif too_old and parse_version(build.minor) >= parse_version(rule["since"]):
         text = _(
             "{name} has {generation}. {rule} No tested build known to the course covers it: TensorFlow will use "
             "only the CPU - use a GPU of compute capability {minimum} or newer, or a hosted GPU such as Colab's or "
             "Kaggle's"
         )
-        notes.append(Note("gpu-too-old", text.format(**fields)))
     elif capped:
         text = _(
             "{name} has {generation}. {rule} So the commands install TF {tensorflow}, the newest tested build from "
             "before {since}, which still has 5.x kernels (the course's notebooks are tested with newer TensorFlow) "
             "- or use a GPU of compute capability {minimum} or newer, or a hosted GPU such as Colab's or Kaggle's"
         )
-        notes.append(Note("gpu-too-old", text.format(**fields)))
+    else:
+        text = None
+    notes = [Note("gpu-too-old", text.format(**fields))] if text else []
     failure = known_failure(generation.compute_capability)
     if failure is not None:
         text = _("{name} has {generation}. {failure} Issue threads: {issues}")
@@ -322,14 +321,8 @@ def _pip_route(
         text = _(
             "TF {tensorflow} needs CUDA {cuda} and cuDNN {cudnn} installed on the system (its tested "
             "configuration); tensorflow[and-cuda], which brings them as pip wheels, exists only from TF {since}"
-        )
-        since = load().rule("and-cuda")["since"]
-        notes.append(
-            Note(
-                "system-cuda-needed",
-                text.format(tensorflow=build.minor, cuda=build.cuda, cudnn=build.cudnn, since=since),
-            )
-        )
+        ).format(tensorflow=build.minor, cuda=build.cuda, cudnn=build.cudnn, since=load().rule("and-cuda")["since"])
+        notes.append(Note("system-cuda-needed", text))
     if use_gpu and "[and-cuda]" in requirement:
         notes.append(rule_note("pip-symlink-step"))
     if platform == "wsl2":
