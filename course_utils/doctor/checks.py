@@ -9,17 +9,15 @@ recommendation's notes. The checks live in a module each (``libraries``, ``wsl``
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any, NamedTuple
 
-from course_utils.core.i18n import translator
+from course_utils.core.i18n import N_, translator
 from course_utils.doctor.kernels import kernel_checks
 from course_utils.doctor.libraries import nvidia_library_checks
-from course_utils.doctor.texts import N_, Note
-from course_utils.doctor.versions import load, parse_version
+from course_utils.doctor.texts import Note
+from course_utils.doctor.versions import load, parse_version, read_data
 from course_utils.doctor.wsl import is_wsl, wsl_checks
 
 _ = translator("doctor")
@@ -46,11 +44,10 @@ GROUPS = (GROUP_PYTHON, GROUP_LIBRARIES, GROUP_WSL, GROUP_KERNELS)
 
 def _finding_rules(part: str) -> dict[str, FindingRule]:
     """findings.json's ``notes`` (a recommendation's) or ``checks`` (the live checks'), by the note's code."""
-    rules = json.loads(DATA_FILE.read_text(encoding="utf-8"))[part]
+    rules = read_data("findings")[part]
     return {code: FindingRule(r["severity"], r["fix"], r.get("group"), r.get("code")) for code, r in rules.items()}
 
 
-DATA_FILE = Path(__file__).with_name("findings.json")
 CHECK_FINDINGS = _finding_rules("checks")
 NOTE_FINDINGS = _finding_rules("notes")
 

@@ -18,8 +18,11 @@ from typing import Any
 
 from course_utils.core.i18n import translator
 from course_utils.doctor.texts import Note
+from course_utils.doctor.versions import read_data
 
 _ = translator("doctor")
+
+_TENSORFLOW_FOLDERS = read_data("words")["tensorflow_folders"]["names"]  # globs, relative to an environment's prefix
 
 
 def env_prefix(python: Path) -> Path:
@@ -40,13 +43,7 @@ def has_tensorflow(prefix: Path, home: Path | None = None) -> bool | None:
     """Whether an environment has TensorFlow installed (its site-packages, or the user's for that Python);
     None when it cannot be told (a venv that also sees the system's packages)."""
     prefix = Path(prefix)
-    patterns = [
-        "lib/python3*/site-packages/tensorflow",
-        "lib64/python3*/site-packages/tensorflow",
-        "Lib/site-packages/tensorflow",
-        "lib/site-packages/tensorflow",
-    ]
-    if any(any(prefix.glob(p)) for p in patterns):
+    if any(any(prefix.glob(p)) for p in _TENSORFLOW_FOLDERS):
         return True
     if home is not None:
         for version_dir in prefix.glob("lib/python3*"):

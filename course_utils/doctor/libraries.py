@@ -21,18 +21,12 @@ from typing import Any, NamedTuple
 from course_utils.core.errors import ChildError
 from course_utils.core.i18n import translator
 from course_utils.doctor.texts import Note
+from course_utils.doctor.versions import read_data
 
 _ = translator("doctor")
 
-# The wheels' folders under site-packages/nvidia, in the order their libraries depend on each other.
-LIBRARY_ORDER = tuple(
-    "cuda_runtime nvjitlink cuda_nvrtc cublas cufft curand cusparse cusolver cudnn nccl cuda_cupti".split()
-)
+_WHEELS = read_data("words")["pip_nvidia"]  # the wheels' folders in load order, the CUDA libraries' names
 _SONAME = re.compile(r"^(?P<stem>lib[\w+-]+?)\.so(?:\.(?P<major>\d+)(?:\.[\d.]+)?)?$")
-CUDA_STEMS = frozenset(
-    "libcudart libcublas libcublasLt libcufft libcurand libcusolver libcusparse libcudnn libnccl libnvJitLink "
-    "libnvrtc libcupti".split()
-)
 
 
 class PipLibrary(NamedTuple):
@@ -80,7 +74,7 @@ def find_pip_libraries(site_dirs: Iterable[Path]) -> list[PipLibrary]:
             seen.add(real)
             folder = path.parent.parent.name
             found.append(PipLibrary(path, folder, owners.get(path.relative_to(site_dir).as_posix())))
-    rank = {name: i for i, name in enumerate(LIBRARY_ORDER)}
+    rank = {name: i for i, name in enumerate(_WHEELS["folders"])}
     return sorted(found, key=lambda lib: (rank.get(lib.folder, len(rank)), lib.folder, lib.path.name))
 
 
@@ -165,7 +159,7 @@ def _cuda_files(folder: Path) -> dict[tuple[str, str | None], str]:
         return out
     for name in names:
         key = _soname(name)
-        if key and key[0] in CUDA_STEMS and key[1] is not None:
+        if key and key[0] in _WHEELS["cuda_libraries"] and key[1] is not None:
             out.setdefault(key, name)
     return out
 

@@ -6,14 +6,12 @@ rules share is named by its key in ``texts``.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-DATA_FILE = Path(__file__).with_name("log_rules.json")
+from course_utils.doctor.versions import read_data
 
 Text = Mapping[str, Any]  # {"text": English, "translations": {"zh-CN": {"text", "en_sha256"}}}
 
@@ -39,9 +37,10 @@ class LogRule:
         return next((found for pattern in self.patterns if (found := re.search(pattern, message))), None)
 
 
-def load(path: Path = DATA_FILE) -> tuple[LogRule, ...]:
-    """The rules of a log-rules file, in its order (the first that matches a line decides)."""
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
+def load(data: Mapping[str, Any] | None = None) -> tuple[LogRule, ...]:
+    """The rules of log_rules.json (or of ``data`` in its form), in its order (the first that matches a line
+    decides)."""
+    data = read_data("log_rules") if data is None else data
     shared = data["texts"]
 
     def text(value: str | Text) -> Text:
@@ -55,3 +54,5 @@ def load(path: Path = DATA_FILE) -> tuple[LogRule, ...]:
 
 
 RULES: tuple[LogRule, ...] = load()
+# Where a log line's own text starts: after the first of these prefixes that matches (absl/glog's, a Python logger's).
+PREFIXES = tuple(re.compile(prefix["pattern"]) for prefix in read_data("log_rules")["prefixes"])

@@ -17,27 +17,20 @@ from typing import Any
 
 from course_utils.core.errors import InputError
 from course_utils.core.i18n import translator
-from course_utils.doctor.log_rules import RULES, LogRule
+from course_utils.doctor.log_rules import PREFIXES, RULES, LogRule
 from course_utils.doctor.versions import localized
 
 _ = translator("doctor")
 
-# Where a log line's own text starts: after an absl/glog prefix ("I0000 00:00:17.1  123 file.cc:31] ",
-# "2024-05-10 11:33:14.068255: I tensorflow/core/file.cc:210] ") or a Python logger's ("WARNING:tensorflow:").
-_LOG_PREFIX = re.compile(r"(?:^|\s)[IWEF](?:\d{4} \d\d:\d\d:[\d.]+\s+\d+)?\s+\S+?:\d+\]\s?")
-_PY_PREFIX = re.compile(r"^(?:WARNING|INFO|ERROR):tensorflow:")
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
 
 
 def strip_prefix(line: str) -> tuple[str, bool]:
-    """``(message, is_log_line)``: the line without its time/thread/file prefix, and whether it had one."""
-    found = _LOG_PREFIX.search(line)
-    if found:
-        return line[found.end() :].strip(), True
-    found = _PY_PREFIX.search(line.strip())
-    if found:
-        return line.strip()[found.end() :].strip(), True
-    return line.strip(), False
+    """``(message, is_log_line)``: the line without its time/thread/file prefix (``log_rules.PREFIXES``), and
+    whether it had one."""
+    line = line.strip()
+    found = next((found for prefix in PREFIXES if (found := prefix.search(line))), None)
+    return (line[found.end() :].strip(), True) if found else (line, False)
 
 
 def looks_binary(text: str) -> bool:

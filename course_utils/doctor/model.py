@@ -13,14 +13,14 @@ import sys
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from course_utils.core.i18n import translator
+from course_utils.core.i18n import N_, translator
 from course_utils.doctor.checks import CHECK_FINDINGS, GROUPS, NOTE_FINDINGS, FindingRule
 from course_utils.doctor.gpus import QUERY_COMMAND, build_targets, covered_by_build, identify
 from course_utils.doctor.logs import LogReport, classify
 from course_utils.doctor.nvidia import NvccReport, SmiReport
 from course_utils.doctor.recommend import Recommendation, platform_name
 from course_utils.doctor.routes import in_order
-from course_utils.doctor.texts import N_, Note, join, sentence
+from course_utils.doctor.texts import Note, join, sentence
 from course_utils.doctor.troubleshooting import links, more_line
 from course_utils.doctor.versions import load, localized
 

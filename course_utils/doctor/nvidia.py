@@ -4,7 +4,7 @@ The parsers take text - pasted, saved to a file, or captured live (``probes`` ru
 what they cannot read becomes a ``status`` and a list of ``problems`` that the doctor turns into findings. They read
 the ``nvidia-smi`` table in the layouts of the real outputs in ``tests/fixtures/nvidia`` (SOURCES.md lists them),
 ``nvidia-smi -q``, ``--query-gpu=... --format=csv``, a missing command or driver in any language (by the shape each
-shell prints it: ``_MISSING_SHAPES``) and ``nvcc --version``; saved files in UTF-16 and CRLF too. A version cut
+shell prints it: ``words.json``) and ``nvcc --version``; saved files in UTF-16 and CRLF too. A version cut
 where the text ends ("Driver Version: 53") is reported as a cut capture, never read as a version.
 
 The ``problems`` are sentences for people, in the language at the time of parsing (``COURSE_LANG``);
@@ -19,17 +19,12 @@ from dataclasses import dataclass, field
 
 from course_utils.core.i18n import translator
 from course_utils.doctor.logs import decode_text, looks_binary
+from course_utils.doctor.versions import read_data
 
 _ = translator("doctor")
 
 # The fields the doctor asks --query-gpu for (probes.probe_nvidia_smi), in this order.
 QUERY_FIELDS = ("index", "name", "memory.total", "compute_cap")
-# Field names of --query-gpu that parse_nvidia_smi recognises in a CSV header (others are read and ignored).
-_KNOWN_QUERY_FIELDS = frozenset(
-    "index name gpu_name compute_cap driver_version memory.total uuid gpu_uuid pci.bus_id memory.used memory.free "
-    "temperature.gpu utilization.gpu utilization.memory pstate power.draw clocks.sm clocks.max.sm fan.speed count "
-    "serial vbios_version".split()
-)
 _QUERY_ROW = re.compile(r"^\s*(?P<name>[^,]+?)\s*,\s*(?P<cc>\d+\.\d+)\s*,\s*(?P<driver>\d{3}\.\d+(?:\.\d+)?)\s*$")
 
 _DRIVER = re.compile(r"(?:Driver|KMD) Version:[ \t]*(\S*)")
@@ -45,34 +40,14 @@ _MEMORY_TOTAL = re.compile(r"/\s*(\d+)\s*MiB")
 _CUDA_VALUE = re.compile(r"^\d+\.\d+$")
 _NVCC_RELEASE = re.compile(r"release\s+(\d+\.\d+)\s*,\s*V?(\d[\d.]*)")
 
-_MISSING = (
-    "command not found",
-    "not recognized as an internal or external command",
-    "is not recognized as the name of a cmdlet",
-    "no such file or directory",
-    "not found, but can be installed",
-    ": not found",
-)
-# "Command not found" in any language, by the shape each shell prints it in (the words are translated, the
-# shape is not): cmd names the command in quotes first ("'nvidia-smi' is not recognized as ...", "'nvidia-smi'
-# 不是内部或外部命令 ..."), except German cmd (SCons's tests: https://github.com/SCons/scons/blob/master/test/Errors/
-# non-executable-file.py); Windows PowerShell 5.1 starts its error record with "nvidia-smi : "; bash prints
-# "bash: nvidia-smi: ..." - the bare name, because a command it found but could not run is named by its path.
-_MISSING_SHAPES = (
-    re.compile(r"^'(?:[^']*[\\/])?nvidia-smi(?:\.exe)?'\s*\S", re.I),
-    re.compile(r'^Der Befehl "(?:[^"]*\\)?nvidia-smi(?:\.exe)?" ist entweder falsch geschrieben', re.I),
-    re.compile(r"^nvidia-smi(?:\.exe)? : \S", re.I),
-    re.compile(r"^-?(?:ba|da|k|z)?sh: (?:line \d+: |\d+: )?nvidia-smi: \S"),
-)
-_WINDOWS_ONLY_MESSAGES = _MISSING_SHAPES[:3]  # cmd and PowerShell
-_WINDOWS_ONLY_NEEDLES = _MISSING[1:3]  # cmd's and PowerShell's words
+_WORDS = read_data("words")["nvidia_smi"]  # what the tools and the shells print: failures, --query-gpu's field names
+_NO_DRIVER = _WORDS["no_driver"]["words"]
+_WINDOWS_WORDS = _WORDS["missing"]["windows_words"]
+_MISSING = _WORDS["missing"]["words"] + _WINDOWS_WORDS
+_WINDOWS_SHAPES = [re.compile(shape) for shape in _WORDS["missing"]["windows_shapes"]]
+_MISSING_SHAPES = [re.compile(shape) for shape in _WORDS["missing"]["shapes"]] + _WINDOWS_SHAPES
+_KNOWN_QUERY_FIELDS = frozenset(_WORDS["query_fields"]["words"])
 _WINDOWS_PATH = re.compile(r"(?:^|[\s'\"(=>])[A-Za-z]:\\", re.M)
-_NO_DRIVER = (
-    "couldn't communicate with the nvidia driver",
-    "failed to initialize nvml",
-    "driver/library version mismatch",
-    "unable to determine the device handle",
-)
 
 
 @dataclass
@@ -144,8 +119,8 @@ def windows_evidence(raw: str | bytes | None) -> str | None:
     if _WINDOWS_PATH.search(text):
         return _("a Windows path or prompt in the text")
     lines = [line.strip() for line in text.splitlines() if line.strip()]
-    if any(shape.match(line) for line in lines[:5] for shape in _WINDOWS_ONLY_MESSAGES) or any(
-        needle in text.lower() for needle in _WINDOWS_ONLY_NEEDLES
+    if any(shape.match(line) for line in lines[:5] for shape in _WINDOWS_SHAPES) or any(
+        needle in text.lower() for needle in _WINDOWS_WORDS
     ):
         return _("a cmd or PowerShell error message")
     return None

@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from course_utils.core.i18n import translator
+from course_utils.core.i18n import N_, translator
 from course_utils.doctor.commands import conda_recipe, in_venv, install_build, pip_install, tensorflow_requirement
 from course_utils.doctor.gpus import QUERY_COMMAND, Generation, identify, known_failure, ptx_driver
-from course_utils.doctor.texts import N_, Note, join
+from course_utils.doctor.texts import Note, join
 from course_utils.doctor.troubleshooting import links, more_text
 from course_utils.doctor.versions import Build, check_platform, load, parse_version, version_text
 
@@ -158,32 +158,31 @@ def _gpu_notes(generation: Generation | None, build: Build, capped: bool, platfo
             "know compute_cap need `--query-gpu=name,driver_version`, and the name then decides)"
         )
         return [Note("gpu-generation-unknown", text.format(name=repr(generation.name), command=QUERY_COMMAND))]
-    rule = table.rule("compute-capability-5-dropped")
-    fields = {"name": generation.name, "generation": generation.describe(), "rule": rule["text"]}
+    rule, wsl = table.rule("compute-capability-5-dropped"), table.rule("wsl2-gpu-generations")
+    fields = {"name": generation.name, "generation": generation.describe(), "rule": rule["text"], "wsl": wsl["text"]}
     fields.update(tensorflow=build.minor, since=rule["since"], minimum=rule["min_compute_capability"])
-    notes = []
-    cc, wsl = parse_version(generation.compute_capability), table.rule("wsl2-gpu-generations")
+    cc = parse_version(generation.compute_capability)
     too_old = cc < parse_version(rule["min_compute_capability"])
     if platform == "wsl2" and cc < parse_version(wsl["min_compute_capability"]):
         text = _(
             "{name} has {generation}. {wsl} TensorFlow in WSL2 will use only the CPU - on this GPU use native "
             "Linux, or a hosted GPU such as Colab's or Kaggle's"
         )
-        notes.append(Note("gpu-too-old", text.format(wsl=wsl["text"], **fields)))
     elif too_old and parse_version(build.minor) >= parse_version(rule["since"]):
         text = _(
             "{name} has {generation}. {rule} No tested build known to the course covers it: TensorFlow will use "
             "only the CPU - use a GPU of compute capability {minimum} or newer, or a hosted GPU such as Colab's or "
             "Kaggle's"
         )
-        notes.append(Note("gpu-too-old", text.format(**fields)))
     elif capped:
         text = _(
             "{name} has {generation}. {rule} So the commands install TF {tensorflow}, the newest tested build from "
             "before {since}, which still has 5.x kernels (the course's notebooks are tested with newer TensorFlow) "
             "- or use a GPU of compute capability {minimum} or newer, or a hosted GPU such as Colab's or Kaggle's"
         )
-        notes.append(Note("gpu-too-old", text.format(**fields)))
+    else:
+        text = None
+    notes = [Note("gpu-too-old", text.format(**fields))] if text else []
     failure = known_failure(generation.compute_capability)
     if failure is not None:
         text = _("{name} has {generation}. {failure} Issue threads: {issues}")
@@ -235,18 +234,8 @@ def recommend(
     name = gpu if isinstance(gpu, str) and gpu.strip() else None  # a GPU's name tells its generation
     generation = identify(name, compute_capability) if use_gpu and (name or compute_capability) else None
     before = _cap_for_gpu(generation, platform)
-    if before is None:
-        unsupported = _(
-            "no tested TensorFlow GPU build supports Python {python} on {platform} (tested: {low}-{high}); the "
-            "commands create a Python {env_python} environment"
-        )
-    else:
-        unsupported = _(
-            "no tested TensorFlow GPU build from before {before} (what this GPU needs) supports Python {python} "
-            "on {platform} (tested: {low}-{high}); the commands create a Python {env_python} environment"
-        )
     build_platform = platform if use_gpu else "linux"  # CPU wheels: the Linux table's Python ranges
-    build, env_python, python_notes = _build_for_python(build_platform, asked, before, unsupported, platform)
+    build, env_python, python_notes = _build_for_python(build_platform, asked, before, platform)
     notes += python_notes
     requirement = tensorflow_requirement(build, platform, use_gpu)
     if platform == "windows" and use_gpu:
@@ -274,19 +263,34 @@ def recommend(
     return rec
 
 
+# No tested build supports the Python asked for, by (a Mac's CPU route, the builds capped by a release): the note.
+_UNSUPPORTED = {
+    (False, False): N_("no tested TensorFlow GPU build supports Python {python} on {platform} (tested: {low}-{high}); "
+                       "the commands create a Python {env_python} environment"),
+    (False, True): N_("no tested TensorFlow GPU build from before {before} (what this GPU needs) supports Python "
+                      "{python} on {platform} (tested: {low}-{high}); the commands create a Python {env_python} "
+                      "environment"),
+    (True, False): N_("no tested TensorFlow supports Python {python} (tested: {low}-{high}); the commands create a "
+                      "Python {env_python} environment"),
+    (True, True): N_("no TensorFlow for Intel Macs (the last is {tensorflow}) supports Python {python} (tested: "
+                     "{low}-{high}); the commands create a Python {env_python} environment"),
+}
+
+
 def _build_for_python(
-    build_platform: str, asked: str | None, before: str | None, unsupported: str, platform: str
+    build_platform: str, asked: str | None, before: str | None, platform: str
 ) -> tuple[Build, str | None, list[Note]]:
     """The newest tested build for the Python asked for (from before ``before``), the Python the commands use, and
-    the note on that choice: no-gpu-build-for-python (``unsupported``, formatted) when no build supports the Python,
+    the note on that choice: no-gpu-build-for-python (``_UNSUPPORTED``) when no build supports the Python,
     python-limits-tensorflow when it gets an older line than the newest."""
     table = load()
     newest = table.newest(build_platform, before=before)
     build = table.newest(build_platform, asked, before=before) if asked else newest
     if build is None:  # no tested build for this Python: use a Python the newest build supports
-        low, high = table.python_range(build_platform)
-        fields = {"python": asked, "platform": platform_name(platform), "low": low, "high": high, "before": before}
-        text = unsupported.format(env_python=newest.python_max, **fields)
+        low, high = table.python_range(build_platform, before=before)
+        text = _(_UNSUPPORTED[platform == "macos", before is not None]).format(
+            python=asked, platform=platform_name(platform), low=low, high=high, before=before, tensorflow=newest.minor,
+            env_python=newest.python_max)
         return newest, newest.python_max, [Note("no-gpu-build-for-python", text)]
     if asked and build is not newest:  # the student's Python keeps them on an older line than the newest
         text = _("Python {python} limits you to TensorFlow {tensorflow}; Python {low}-{high} gets {newest}").format(
@@ -317,14 +321,8 @@ def _pip_route(
         text = _(
             "TF {tensorflow} needs CUDA {cuda} and cuDNN {cudnn} installed on the system (its tested "
             "configuration); tensorflow[and-cuda], which brings them as pip wheels, exists only from TF {since}"
-        )
-        since = load().rule("and-cuda")["since"]
-        notes.append(
-            Note(
-                "system-cuda-needed",
-                text.format(tensorflow=build.minor, cuda=build.cuda, cudnn=build.cudnn, since=since),
-            )
-        )
+        ).format(tensorflow=build.minor, cuda=build.cuda, cudnn=build.cudnn, since=load().rule("and-cuda")["since"])
+        notes.append(Note("system-cuda-needed", text))
     if use_gpu and "[and-cuda]" in requirement:
         notes.append(rule_note("pip-symlink-step"))
     if platform == "wsl2":
@@ -334,12 +332,8 @@ def _pip_route(
 
 def _macos(asked: str | None, notes: list[Note]) -> Recommendation:
     """macOS: the CPU wheel of the newest TensorFlow for the Python - what the course runs on a Mac."""
-    unsupported = _(
-        "no tested TensorFlow supports Python {python} (tested: {low}-{high}); the commands create a "
-        "Python {env_python} environment"
-    )
     # macOS wheels follow the same Python ranges as Linux's
-    build, env_python, python_notes = _build_for_python("linux", asked, None, unsupported, "macos")
+    build, env_python, python_notes = _build_for_python("linux", asked, None, "macos")
     notes += python_notes
     requirement = f"tensorflow=={build.minor}.*"
     commands = in_venv("macos", env_python, *install_build(build, requirement))
@@ -399,16 +393,25 @@ def _check_driver(
     if fallback is not None:
         rec.fallback, rec.fallback_build = tensorflow_requirement(fallback, rec.platform, True), fallback
         rec.fallback_install = pip_install(rec.fallback, fallback.minor)
-    text = _("Your driver {driver} is older than the {minimum} this route needs: update it.").format(
-        driver=driver, minimum=rec.driver_min)
-    if fallback is not None:
-        text = join(text, _("Or use {fallback}, the newest tested build whose CUDA family this driver supports: "
-                            "{install}.").format(fallback=rec.fallback, install=rec.fallback_install))
-    if fallback is not None and rec.platform != "windows" and "[and-cuda]" not in rec.fallback:
-        text = join(text, _("It needs CUDA {cuda} and cuDNN {cudnn} installed on the system.").format(
-            cuda=fallback.cuda, cudnn=fallback.cudnn))
-        if fallback.minor in table.rule("and-cuda-uninstallable")["tensorflow"]:
-            text = join(text, table.rule("and-cuda-uninstallable")["text"])
-    rec.notes.append(Note("driver-too-old", text))
+    rec.notes.append(Note("driver-too-old", _update_driver(rec)))
     if fallback is not None and table.keras_2(fallback.minor) and "keras-2-only" not in rec.note_codes():
         rec.notes.append(_keras_note(fallback.minor, fallback=True))
+
+
+def _update_driver(rec: Recommendation) -> str:
+    """driver-too-old's advice (the note, and the finding's fix): update the driver, or the fallback build this
+    driver runs, with what it needs (its Keras 2 has a note of its own)."""
+    build = rec.fallback_build
+    if build is None:
+        text = _("Update the NVIDIA driver to >= {minimum}; no tested TensorFlow build runs on this driver.")
+        return text.format(minimum=rec.driver_min)
+    text = _(
+        "Update the NVIDIA driver to >= {minimum}; if you cannot, {fallback} is the newest tested TensorFlow whose "
+        "CUDA family this driver supports (CUDA minor-version compatibility): `{install}`."
+    ).format(minimum=rec.driver_min, fallback=rec.fallback, install=rec.fallback_install)
+    if rec.platform == "windows" or "[and-cuda]" in rec.fallback:
+        return text
+    system = _("It needs CUDA {cuda} and cuDNN {cudnn} installed on the system.")
+    uninstallable = load().rule("and-cuda-uninstallable")
+    return join(text, system.format(cuda=build.cuda, cudnn=build.cudnn),
+                uninstallable["text"] if build.minor in uninstallable["tensorflow"] else "")

@@ -8,17 +8,17 @@ first (WSL2 before native Windows' TF 2.10).
 
 from __future__ import annotations
 
-from course_utils.core.i18n import translator
+from course_utils.core.i18n import N_, translator
 from course_utils.doctor.commands import in_venv, install_build, pip_install
 from course_utils.doctor.recommend import (
     Recommendation,
+    _build_for_python,
     build_notes,
     metal_supports,
     normalize_python,
     recommend,
     rule_note,
 )
-from course_utils.doctor.texts import N_, Note
 from course_utils.doctor.versions import check_platform, load, parse_version, version_text
 
 _ = translator("doctor")
@@ -66,24 +66,12 @@ def _metal(asked: str | None) -> Recommendation | None:
 
 def _intel_mac(asked: str | None) -> Recommendation:
     """Intel Macs: the last TensorFlow line released for them (2.16), CPU only."""
-    table = load()
-    last = table.rule("macos-intel")["last"]
-    before = version_text(parse_version(last)[:1] + (parse_version(last)[1] + 1,))
-    newest = table.newest("linux", before=before)
-    build = table.newest("linux", asked, before=before) if asked else newest
-    python = asked
-    notes = [rule_note("macos-intel")]
-    if build is None:
-        build, python = newest, newest.python_max
-        text = _(
-            "TF {tensorflow} supports Python {low}-{high}, not {python}: the commands create a Python {env_python} "
-            "environment"
-        )
-        fields = {"tensorflow": newest.minor, "low": newest.python_min, "high": newest.python_max}
-        notes.append(Note("intel-mac-python", text.format(python=asked, env_python=python, **fields)))
+    last = parse_version(load().rule("macos-intel")["last"])
+    before = version_text((last[0], last[1] + 1))
+    build, python, notes = _build_for_python("linux", asked, before, "macos")
     requirement = f"tensorflow=={build.minor}.*"
     commands = in_venv("macos", python, *install_build(build, requirement))
-    notes += build_notes(build.minor)
+    notes = [rule_note("macos-intel"), *notes, *build_notes(build.minor)]
     return Recommendation("macos", requirement, commands, build, python, False, route=INTEL_MAC_ROUTE, notes=notes)
 
 

@@ -103,7 +103,8 @@ def _route_findings(m: Machine, rec: Recommendation, alternatives: list[Recommen
         fix = fix.format(tensorflow=rec.tensorflow, rule=table.rule("macos-metal")["text"])
         out.append(Finding("macos-no-cuda", "info", table.rule("macos")["text"], fix))
     if rec.gpu and rec.driver_ok is False:
-        out.append(Finding("driver-too-old", "error", _old_driver_message(rec, smi), _old_driver_fix(rec)))
+        out.append(Finding("driver-too-old", "error", _old_driver_message(rec, smi),
+                           next(note.text for note in rec.notes if note.code == "driver-too-old")))
     elif rec.gpu and rec.driver_ok and smi and smi.driver_cuda and rec.build:
         out += _minor_version_findings(rec, smi)
     out += note_findings(rec)
@@ -171,25 +172,6 @@ def _old_driver_message(rec: Recommendation, smi: SmiReport | None) -> str:
         text = join(text, _("It supports CUDA up to {driver_cuda}."))
     return text.format(driver=rec.driver, driver_cuda=smi.driver_cuda if smi else None, minimum=rec.driver_min,
                        tensorflow=rec.build.minor, cuda=rec.build.cuda, platform=platform_name(rec.platform))
-
-
-def _old_driver_fix(rec: Recommendation) -> str:
-    """driver-too-old's fix: update the driver, or the fallback build this driver runs (with what it needs)."""
-    if not rec.fallback:
-        return _("Update the NVIDIA driver to >= {minimum}; no tested TensorFlow build runs on this driver.").format(
-            minimum=rec.driver_min
-        )
-    build = rec.fallback_build
-    text = _(
-        "Update the NVIDIA driver to >= {minimum}; if you cannot, {fallback} is the newest tested TensorFlow whose "
-        "CUDA family this driver supports (CUDA minor-version compatibility): `{install}`."
-    )
-    if build and rec.platform != "windows" and "[and-cuda]" not in rec.fallback:
-        text = join(text, _("It needs CUDA {cuda} and cuDNN {cudnn} installed on the system."))
-    if build and load().keras_2(build.minor):
-        text = join(text, _("It comes with Keras 2, on which the course's notebooks do not run."))
-    return text.format(minimum=rec.driver_min, fallback=rec.fallback, install=rec.fallback_install,
-                       cuda=build.cuda if build else None, cudnn=build.cudnn if build else None)
 
 
 def _toolkit_findings(m: Machine, rec: Recommendation) -> list[Finding]:

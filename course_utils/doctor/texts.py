@@ -1,7 +1,7 @@
-"""The doctor's words in the student's language: the marker for table text, sentence endings, and notes.
+"""The doctor's words in the student's language: sentence endings, and notes.
 
 Each doctor module translates a message where it builds it (``_ = translator("doctor")``), and marks text kept in
-a table with ``N_`` (CONTRIBUTING, "Messages from course_utils").
+a table with ``course_utils.core.i18n.N_`` (CONTRIBUTING, "Messages from course_utils").
 
 A note on a recommendation is a ``Note(code, text)``: programs match on the code; the text is for people, in the
 language at the time it was made.
@@ -11,9 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from course_utils.core.i18n import CHINESE, N_, language
-
-__all__ = ["N_", "Note", "join", "sentence"]  # N_'s home is course_utils.core.i18n
+from course_utils.core.i18n import CHINESE, language
 
 _ENDS = (".", "!", "?", "。", "！", "？")
 _WIDE_ENDS = ("。", "！", "？", "）", "；", "：")  # Chinese punctuation: the next sentence follows without a space

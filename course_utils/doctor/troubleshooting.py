@@ -6,11 +6,10 @@ with it - in Chinese to docs/zh/troubleshooting.md, which keeps the same anchors
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
-from pathlib import Path
 
 from course_utils.core.i18n import CHINESE, ENGLISH, language, translator
+from course_utils.doctor.versions import read_data
 
 _ = translator("doctor")
 
@@ -23,7 +22,7 @@ def page() -> str:
     return PAGES.get(language(), PAGE)
 
 
-ANCHORS: dict[str, str] = json.loads(Path(__file__).with_name("findings.json").read_text(encoding="utf-8"))["see"]
+ANCHORS: dict[str, str] = read_data("findings")["see"]
 
 
 def see(code: str | None) -> str | None:

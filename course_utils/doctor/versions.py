@@ -20,7 +20,7 @@ from typing import Any
 
 from course_utils.core.i18n import language
 
-DATA_FILE = Path(__file__).with_name("versions.json")
+DATA_DIR = Path(__file__).parent
 PLATFORMS = ("linux", "wsl2", "windows", "macos")
 
 Version = tuple[int, ...]
@@ -38,6 +38,14 @@ def version_text(version: Version) -> str:
     return ".".join(str(part) for part in version)
 
 
+@lru_cache
+def read_data(name: str) -> Any:
+    """The doctor's data file ``<name>.json`` (versions, log_rules, findings, words; read once: do not change it),
+    beside its modules in the package and in the website's bundle; ``schemas/<name>.schema.json`` is its schema
+    (tests/doctor/test_data_files.py)."""
+    return json.loads((DATA_DIR / f"{name}.json").read_text(encoding="utf-8"))
+
+
 def english_hash(text: str) -> str:
     """The ``en_sha256`` of an English text: the first 16 hex digits of its SHA-256 (UTF-8)."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
@@ -46,28 +54,10 @@ def english_hash(text: str) -> str:
 def localized(entry: Mapping[str, Any]) -> str:
     """An entry's ``text`` in the language now: its translation when it translates the current English (same
     ``en_sha256``), else the English."""
-    raw = entry.raw if isinstance(entry, Row) else entry
-    english = raw["text"]
-    found = raw.get("translations", {}).get(language())
-    if found and found.get("en_sha256") == english_hash(english):
+    found = entry.get("translations", {}).get(language())
+    if found and found.get("en_sha256") == english_hash(entry["text"]):
         return found["text"]
-    return english
-
-
-class Row(Mapping[str, Any]):
-    """A read-only entry of versions.json whose ``"text"`` is in the language now (``localized``)."""
-
-    def __init__(self, raw: Mapping[str, Any]) -> None:
-        self.raw = raw
-
-    def __getitem__(self, key: str) -> Any:
-        return localized(self.raw) if key == "text" else self.raw[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.raw)
-
-    def __len__(self) -> int:
-        return len(self.raw)
+    return entry["text"]
 
 
 @dataclass(frozen=True)
@@ -110,16 +100,17 @@ class Table:
     linux: tuple[Build, ...]
     windows: tuple[Build, ...]
     driver_minimums: tuple[DriverMinimum, ...]
-    rules: dict[str, Row]
+    rules: dict[str, dict[str, Any]]
     gpus: dict[str, Any]  # the GPU families, the builds' target lists, the known failures (course_utils.doctor.gpus)
 
     def builds(self, platform: str) -> tuple[Build, ...]:
         """Tested GPU builds for a platform, newest first (WSL2 uses the Linux builds; macOS has none)."""
         return {"linux": self.linux, "wsl2": self.linux, "windows": self.windows}.get(check_platform(platform), ())
 
-    def rule(self, rule_id: str) -> Row:
-        """The rule ``rule_id`` of versions.json; its ``"text"`` in the language now."""
-        return self.rules[rule_id]
+    def rule(self, rule_id: str) -> dict[str, Any]:
+        """The rule ``rule_id`` of versions.json, its ``"text"`` in the language now."""
+        raw = self.rules[rule_id]
+        return {**raw, "text": localized(raw)}
 
     def matching(self, platform: str, python: str | None = None, *, before: str | None = None) -> Iterator[Build]:
         """The GPU builds for ``platform``, newest first, whose Python range holds ``python`` (any if None) and whose
@@ -131,9 +122,9 @@ class Table:
         """The first of ``matching``."""
         return next(self.matching(platform, python, before=before), None)
 
-    def python_range(self, platform: str) -> tuple[str, str]:
-        """Oldest and newest Python any GPU build of ``platform`` was tested with."""
-        builds = self.builds(platform)
+    def python_range(self, platform: str, *, before: str | None = None) -> tuple[str, str]:
+        """Oldest and newest Python any GPU build of ``platform`` (older than ``before``) was tested with."""
+        builds = list(self.matching(platform, before=before))
         return (
             version_text(min(parse_version(b.python_min) for b in builds)),
             version_text(max(parse_version(b.python_max) for b in builds)),
@@ -187,13 +178,13 @@ def _build(row: dict[str, Any]) -> Build:
 @lru_cache(maxsize=1)
 def load() -> Table:
     """Read versions.json (cached): the course's single source of version facts."""
-    data = json.loads(DATA_FILE.read_text(encoding="utf-8"))
+    data = read_data("versions")
     return Table(
         linux=tuple(_build(r) for r in data["linux_gpu"]),
         windows=tuple(_build(r) for r in data["windows_native_gpu"]),
         driver_minimums=tuple(
             DriverMinimum(r["cuda_major"], r["linux"], r["windows"]) for r in data["driver_minimums"]
         ),
-        rules={r["id"]: Row(r) for r in data["rules"]},
+        rules={r["id"]: r for r in data["rules"]},
         gpus=data["gpus"],
     )

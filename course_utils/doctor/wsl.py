@@ -13,6 +13,7 @@ from pathlib import Path
 
 from course_utils.core.i18n import translator
 from course_utils.doctor.texts import Note
+from course_utils.doctor.versions import read_data
 
 _ = translator("doctor")
 
@@ -28,8 +29,7 @@ def is_wsl(proc_version: Path = Path("/proc/version"), environ: Mapping[str, str
         return False
 
 
-# Debian/Ubuntu packages that install a Linux NVIDIA driver (kernel module or its libcuda).
-_DRIVER_PACKAGE = re.compile(r"^(?:nvidia-driver-\S+|nvidia-dkms-\S+|libnvidia-compute-\S+|cuda-drivers(?:-\S+)?)$")
+_DRIVER_PACKAGES = [re.compile(shape) for shape in read_data("words")["linux_driver_packages"]["shapes"]]
 
 
 def installed_driver_packages(dpkg_status: Path) -> list[str]:
@@ -43,7 +43,7 @@ def installed_driver_packages(dpkg_status: Path) -> list[str]:
         package = re.search(r"^Package:\s*(\S+)", stanza, re.M)
         status = re.search(r"^Status:\s*(.+)$", stanza, re.M)
         if package and status and status.group(1).strip().endswith(" installed"):
-            if _DRIVER_PACKAGE.match(package.group(1)):
+            if any(shape.match(package.group(1)) for shape in _DRIVER_PACKAGES):
                 found.append(package.group(1))
     return found
 

@@ -11,7 +11,6 @@ NOTE_CODES: dict[str, str] = {
     "macos-metal": "rule 'macos-metal': Apple's Metal plugin needs TF <= 2.18 and Python 3.9-3.12, in its own env",
     "macos-no-metal-for-python": "tensorflow-metal has no wheel for the Python asked for: no Metal GPU with it",
     "macos-intel": "rule 'macos-intel': TF 2.16 was the last release for Intel Macs",
-    "intel-mac-python": "TF 2.16 (Intel Macs) does not support the Python asked for; the commands use a tested one",
     "windows-native-gpu-last": "rule 'windows-native-gpu-last', plus the build's tested CUDA, cuDNN and Python",
     "system-cuda-needed": "the build predates tensorflow[and-cuda]: CUDA and cuDNN must be installed on the system",
     "pip-symlink-step": "rule 'pip-symlink-step': the pip guide's symlink step if the GPU is still not found",

@@ -1,6 +1,6 @@
-"""The doctor's data files - versions.json, log_rules.json and findings.json - against their JSON Schemas
-(course_utils/doctor/schemas/), what a schema cannot say (a pattern compiles for Python's re, a code is used once, a
-shared text exists), and their translations: current, and keeping the English's commands and {fields}."""
+"""The doctor's data files - versions.json, log_rules.json, findings.json and words.json - against their JSON
+Schemas (course_utils/doctor/schemas/), what a schema cannot say (a pattern compiles for Python's re, a code is used
+once, a shared text exists), and their translations: current, and keeping the English's commands and {fields}."""
 
 from __future__ import annotations
 
@@ -17,11 +17,11 @@ from referencing import Registry, Resource
 
 from course_utils.core import variables
 from course_utils.core.i18n import ENGLISH, LANGUAGES
-from course_utils.doctor import checks, log_rules, logs, versions
+from course_utils.doctor import log_rules, logs, versions
 from course_utils.doctor.versions import english_hash, localized
 
-SCHEMAS = versions.DATA_FILE.parent / "schemas"
-FILES = {"versions": versions.DATA_FILE, "log_rules": log_rules.DATA_FILE, "findings": checks.DATA_FILE}
+SCHEMAS = versions.DATA_DIR / "schemas"
+FILES = {name: versions.DATA_DIR / f"{name}.json" for name in ("versions", "log_rules", "findings", "words")}
 
 
 def schema_problems(name: str, data: Any) -> list[str]:
@@ -48,10 +48,15 @@ def where(data: Any, path: Any) -> str:
 def patterns(name: str, data: dict) -> Iterator[tuple[str, str]]:
     """``(where, pattern)``: each regular expression a data file gives Python's re."""
     if name == "log_rules":
+        yield from ((f"prefixes[{n}].pattern", prefix["pattern"]) for n, prefix in enumerate(data["prefixes"]))
         for rule in data["rules"]:
             yield from ((f"rules[{rule.get('code')}].patterns", p) for p in rule.get("patterns", []))
     elif name == "versions":
         yield from ((f"gpus.families[{row['family']}]", row["pattern"]) for row in data["gpus"]["families"])
+    elif name == "words":
+        missing = data["nvidia_smi"]["missing"]
+        yield from ((f"nvidia_smi.missing.{key}", p) for key in ("shapes", "windows_shapes") for p in missing[key])
+        yield from (("linux_driver_packages.shapes", p) for p in data["linux_driver_packages"]["shapes"])
 
 
 def problems(name: str, data: dict) -> list[str]:
@@ -118,6 +123,10 @@ PLANTED: list[tuple[str, Callable[[dict], Any], str]] = [
      "checks.wsl2-no-dxg.group: 'Windows' is not one of"),
     ("versions", lambda d: d["gpus"]["families"][0].update(pattern=r"\bRTX 50[5-9"),
      "gpus.families[Blackwell (GeForce RTX 50 series)]: '\\\\bRTX 50[5-9' does not compile"),
+    ("words", lambda d: d["nvidia_smi"]["missing"]["shapes"].append("^nvidia-smi: ("),
+     "nvidia_smi.missing.shapes: '^nvidia-smi: (' does not compile"),
+    ("words", lambda d: d["nvidia_smi"]["no_driver"]["words"].append("Failed to initialize NVML"),
+     "nvidia_smi.no_driver.words[4]: 'Failed to initialize NVML' does not match"),
 ]
 
 
@@ -129,13 +138,11 @@ def test_a_planted_bad_entry_fails_with_a_message_that_names_it(name, plant, sai
     assert any(problem.startswith(said) for problem in found), found
 
 
-def test_the_loader_resolves_shared_texts_and_keeps_the_order(tmp_path):
+def test_the_loader_resolves_shared_texts_and_keeps_the_order():
     data = shipped("log_rules")
     data["rules"].insert(0, {"code": "planted", "verdict": "problem", "patterns": ["^Planted (?P<what>\\w+)"],
                              "meaning": {"text": "A planted {what}."}, "fix": "nothing-to-do", "source": "https://x"})
-    path = tmp_path / "log_rules.json"
-    path.write_text(json.dumps(data), encoding="utf-8")
-    rules = log_rules.load(path)
+    rules = log_rules.load(data)
     assert [rule.code for rule in rules] == ["planted", *(rule.code for rule in log_rules.RULES)]
     assert rules[0].fix == data["texts"]["nothing-to-do"] and rules[0].gpu_evidence is False
     assert rules[0].match("Planted line").group("what") == "line"
@@ -203,12 +210,10 @@ def test_a_changed_english_text_shows_the_english_until_the_translation_is_redon
     assert stale_translations(changed) == [f"{place}: no zh-CN translation"]
 
 
-def test_a_log_entry_shows_a_changed_rule_in_english_and_the_others_translated(tmp_path, monkeypatch):
+def test_a_log_entry_shows_a_changed_rule_in_english_and_the_others_translated(monkeypatch):
     data = shipped("log_rules")
     _rule(data, "out-of-memory")["meaning"]["text"] = "The device ran out of memory."
-    path = tmp_path / "log_rules.json"
-    path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
-    monkeypatch.setattr(logs, "RULES", log_rules.load(path))
+    monkeypatch.setattr(logs, "RULES", log_rules.load(data))
     monkeypatch.setenv(variables.LANG, "zh-CN")
     entry = logs.classify("OOM when allocating tensor with shape[256]").problem
     assert entry.meaning == "The device ran out of memory."

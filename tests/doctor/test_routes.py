@@ -52,5 +52,5 @@ def test_macos_with_a_python_the_metal_plugin_lacks_is_never_told_to_install_it(
 def test_macos_3_13_gets_the_courses_tensorflow_on_the_cpu_and_intel_macs_a_tested_python():
     course, intel = routes("macos", "3.13")
     assert course.tensorflow == "tensorflow==2.21.*" and course.python == "3.13"
-    assert intel.python == "3.12" and "intel-mac-python" in intel.note_codes()
+    assert intel.python == "3.12" and "no-gpu-build-for-python" in intel.note_codes()
     assert intel.commands[0] == "python3.12 -m venv tf"

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from course_utils.doctor import versions
@@ -39,7 +37,7 @@ def test_rows_match_the_tested_build_configurations(platform, tf, python, cuda, 
 
 
 def test_the_build_rows_name_tensorflows_tested_configurations():  # every source is https: test_data_files.py
-    data = json.loads(versions.DATA_FILE.read_text())
+    data = versions.read_data("versions")
     linux = {r["source"] for r in data["linux_gpu"]}
     windows = {r["source"] for r in data["windows_native_gpu"]}
     assert linux == {"https://www.tensorflow.org/install/source#gpu"}
