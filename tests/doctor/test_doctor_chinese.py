@@ -14,7 +14,6 @@ from course_utils.doctor.checks import CHECK_FINDINGS
 from course_utils.doctor.cli import main
 from course_utils.doctor.logs import classify
 from course_utils.doctor.model import MAIN_GROUP
-from course_utils.doctor.nvidia import parse_nvidia_smi
 from course_utils.doctor.recommend import PLATFORM_NAMES
 from course_utils.doctor.routes import INTEL_MAC_ROUTE, METAL_ROUTE
 from course_utils.doctor.texts import join, sentence
@@ -130,18 +129,3 @@ def test_sentences_end_in_the_language_now(monkeypatch):
     monkeypatch.setenv(variables.LANG, "zh-CN")
     assert sentence("没有驱动") == "没有驱动。" and sentence("没有驱动。") == "没有驱动。"
     assert join("第一句。", "第二句。") == "第一句。第二句。" and join("第一句。", "") == "第一句。"
-
-
-def test_nvidia_smi_problems_in_chinese_keep_the_cut_capture_rule(monkeypatch):
-    cut = (NVIDIA / "smi_linux_535.113.01_cut_in_driver_version.txt").read_text(encoding="utf-8")
-    monkeypatch.delenv(variables.LANG, raising=False)
-    english = parse_nvidia_smi(cut)
-    monkeypatch.setenv(variables.LANG, "zh-CN")
-    chinese = parse_nvidia_smi(cut)
-    assert (chinese.status, chinese.driver_version, chinese.driver_cuda) == (
-        english.status,
-        english.driver_version,
-        english.driver_cuda,
-    )
-    assert len(chinese.problems) == len(english.problems) and any("截断" in p for p in chinese.problems)
-    assert not any("CUDA Version" in p and "旧版驱动" in p for p in chinese.problems)  # a cut, not an old driver

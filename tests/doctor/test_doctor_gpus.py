@@ -85,17 +85,8 @@ def test_an_rtx_50_card_gets_a_sourced_warning():
     assert coverage_reason("12.0") in result.report()
 
 
-@pytest.mark.parametrize(
-    "name, cc",
-    [
-        ("smi_linux_418.181.07_gtx1080.txt", "6.1"),
-        ("smi_linux_535.113.01_gtx1650.txt", "7.5"),
-        ("smi_linux_450.66_driver_418.67_t4.txt", "7.5"),
-        ("smi_wsl2_555.99_rtx4070.txt", "8.9"),
-    ],
-)
-def test_captured_supported_cards_are_reported_covered(name, cc):
-    result = diagnose(describe("linux", "3.12", (FIXTURES / name).read_text()))
+def test_a_captured_supported_card_is_reported_covered():
+    result, cc = diagnose(describe("linux", "3.12", (FIXTURES / "smi_linux_535.113.01_gtx1650.txt").read_text())), "7.5"
     assert result.recommendation.generation.compute_capability == cc and coverage_reason(cc) in result.report()
     assert not {"gpu-too-old", "gpu-known-failure"} & set(result.codes())
 
@@ -114,16 +105,9 @@ def test_an_h100_on_a_driver_older_than_the_builds_cuda_is_told_to_update_it():
     assert "compute_90" in ptx.message and "12.5" in ptx.message and "525.60.13" not in ptx.message
 
 
-def test_an_h200_on_a_driver_of_cuda_12_8_gets_the_ptx_note_and_no_driver_error():
-    result = diagnose(describe("linux", "3.12", (FIXTURES / "smi_linux_570.158.01_8x_h200.txt").read_text()))
-    assert (result.recommendation.driver_min, result.recommendation.driver_ok) == ("555.42.06", True)
-    assert "ptx-driver" in result.codes() and "driver-too-old" not in result.codes()
-    assert "error" not in {f.severity for f in result.findings}
-
-
 @pytest.mark.parametrize("platform, gpu, driver, driver_cuda, minimum, ok", [
     # through PTX the driver number alone passes (555.99 >= 555.85); nvidia-smi's "CUDA Version" decides
-    *(("wsl2", "NVIDIA H100 PCIe", "555.99", cuda, "555.85", cuda != "12.4") for cuda in ("12.4", "12.5", "13.0")),
+    *(("wsl2", "NVIDIA H100 PCIe", "555.99", cuda, "555.85", cuda != "12.4") for cuda in ("12.4", "12.5")),
     ("linux", "NVIDIA A100-SXM4-80GB", "535.161.08", "12.2", "525.60.13", True),  # cubins: the CUDA 12 minimum
 ])
 def test_a_gpu_reached_only_through_ptx_needs_a_driver_of_the_builds_cuda(platform, gpu, driver, driver_cuda, minimum,
@@ -135,6 +119,4 @@ def test_a_gpu_reached_only_through_ptx_needs_a_driver_of_the_builds_cuda(platfo
 def test_a_maxwell_gpu_under_wsl2_is_told_wsl2_cannot_use_it_and_linux_still_gets_tf_2_16():
     wsl = diagnose(describe("wsl2", "3.11", GTX_960_SMI))
     assert load().rule("wsl2-gpu-generations")["text"] in finding(wsl, "gpu-too-old").message
-    assert wsl.recommendation.tensorflow != "tensorflow[and-cuda]==2.16.*"  # no cap that would not help
-    linux = diagnose(describe("linux", "3.11", GTX_960_SMI))
-    assert linux.recommendation.tensorflow == "tensorflow[and-cuda]==2.16.*"
+    assert wsl.recommendation.tensorflow != "tensorflow[and-cuda]==2.16.*"  # no cap that would not help (Linux: above)

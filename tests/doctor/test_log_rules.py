@@ -13,16 +13,10 @@ from course_utils.doctor.logs import classify
 LINES = [
     ("Unable to register cuDNN factory: Attempting to register factory for plugin cuDNN when one has already been "
      "registered", "cuda-plugin-registered-twice", "harmless"),
-    ("Unable to register cuBLAS factory: Attempting to register factory for plugin cuBLAS when one has already been "
-     "registered", "cuda-plugin-registered-twice", "harmless"),
     ("TF-TRT Warning: Could not find TensorRT", "tensorrt-not-found", "harmless"),
-    ("Could not load dynamic library 'libnvinfer.so.7'; dlerror: libnvinfer.so.7: cannot open shared object file",
-     "tensorrt-not-found", "harmless"),
     ("successful NUMA node read from SysFS had negative value (-1), but there must be at least one NUMA node, so "
      "returning NUMA node zero", "numa-node-unknown", "harmless"),
     ("Your kernel may have been built without NUMA support.", "numa-node-unreadable", "harmless"),
-    ("could not open file to read NUMA node: /sys/bus/pci/devices/0000:01:00.0/numa_node", "numa-node-unreadable",
-     "harmless"),
     ("oneDNN custom operations are on. You may see slightly different numerical results due to floating-point "
      "round-off errors from different computation orders.", "onednn-custom-operations", "harmless"),
     ("This TensorFlow binary is optimized to use available CPU instructions in performance-critical operations.",
@@ -48,7 +42,6 @@ LINES = [
     ("RuntimeError: Physical devices cannot be modified after being initialized", "devices-already-initialized",
      "problem"),
     ("A module that was compiled using NumPy 1.x cannot be run in", "numpy-2-abi", "problem"),
-    ("OP_REQUIRES failed at xla_ops.cc:489 : Not found: ./bin/ptxas not found", "ptxas-missing", "problem"),
     ("ptxas returned an error during compilation of ptx to sass: 'INTERNAL: Failed to launch ptxas'", "ptxas-missing",
      "problem"),
     ("ptxas returned an error during compilation of ptx to sass: 'INTERNAL: ptxas 12.3.103 has a bug'", "ptxas-failed",
@@ -57,7 +50,6 @@ LINES = [
      "CUPTI_ERROR_INSUFFICIENT_PRIVILEGES", "cupti-insufficient-privileges", "problem"),
     ("Cannot dlopen some GPU libraries. Please make sure the missing libraries mentioned above are installed properly.",
      "gpu-libraries-not-loaded", "problem"),
-    ("Skipping registering GPU devices...", "gpu-libraries-not-loaded", "problem"),
     ("failed call to cuInit: CUDA_ERROR_NO_DEVICE: no CUDA-capable device is detected", "cuinit-no-device", "depends"),
     ("failed call to cuInit: CUDA_ERROR_UNKNOWN: unknown error", "cuinit-unknown-error", "depends"),
     ("failed call to cuInit: INTERNAL: CUDA error: Failed call to cuInit: UNKNOWN ERROR (303)", "cuinit-failed",

@@ -42,7 +42,7 @@ def test_qa_post_native_windows_gets_tf_2_10_by_the_conda_recipe_with_numpy_1():
     assert rec.note_codes() == ["windows-native-gpu-last", "numpy-2", "keras-2-only", "gpu-generation-unknown"]
 
 
-@pytest.mark.parametrize("python, env", [("3.7", "3.7"), ("3.8", "3.8"), ("3.10", "3.10"), ("3.10.11", "3.10"),
+@pytest.mark.parametrize("python, env", [("3.7", "3.7"), ("3.10", "3.10"), ("3.10.11", "3.10"),
                                          ("3.12", "3.10")])  # too new for TF 2.10: a 3.10 environment
 def test_native_windows_keeps_a_supported_python_and_makes_3_10_for_a_newer_one(python, env):
     rec = recommend("windows", python)
@@ -70,8 +70,6 @@ def test_linux_python_3_11_gets_current_tensorflow_with_cuda_wheels():
         ("3.13", "tensorflow[and-cuda]==2.21.*"),
         ("3.9", "tensorflow[and-cuda]==2.20.*"),
         ("3.8", "tensorflow==2.13.*"),
-        ("3.7", "tensorflow==2.11.*"),
-        ("3.6", "tensorflow==2.6.*"),
     ],
 )
 def test_python_decides_the_newest_tensorflow(python, requirement):
@@ -86,7 +84,7 @@ def test_python_decides_the_newest_tensorflow(python, requirement):
     assert ("python-limits-tensorflow" in codes) is (python != "3.13")
 
 
-@pytest.mark.parametrize("python", ["3.14", "3.5", "2.7"])
+@pytest.mark.parametrize("python", ["3.14", "3.5"])
 def test_untested_python_gets_an_environment_with_a_tested_one(python):
     rec = recommend("linux", python)
     assert rec.tensorflow == "tensorflow[and-cuda]==2.21.*" and rec.python == "3.13"
@@ -99,7 +97,6 @@ def test_untested_python_gets_an_environment_with_a_tested_one(python):
     [
         ("linux", "525.60.13", None, True, None),
         ("linux", "525.60.12", None, False, "tensorflow==2.14.*"),
-        ("linux", "470.256.02", None, False, "tensorflow==2.14.*"),
         ("linux", "450.80.02", None, False, "tensorflow==2.14.*"),
         ("linux", "418.181.07", None, False, None),
         ("linux", "535.113.01", "11.8", False, "tensorflow==2.14.*"),  # nvidia-smi's CUDA Version is authoritative
@@ -116,7 +113,7 @@ def test_driver_check_and_fallback(platform, driver, driver_cuda, ok, fallback):
 
 
 @pytest.mark.parametrize(
-    "driver, code", [("abc", "driver-unreadable"), ("", "driver-minimum"), ("ERR!", "driver-unreadable")]
+    "driver, code", [("ERR!", "driver-unreadable"), ("", "driver-minimum")]
 )
 def test_unreadable_driver_is_a_note(driver, code):
     rec = recommend("linux", "3.11", driver)
@@ -188,10 +185,8 @@ def test_note_reads_as_its_text():
 @pytest.mark.parametrize(
     "platform, python, driver, where",
     [
-        ("windows", "3.10", None, "recommended"),  # TF 2.10, the last native-Windows GPU build
         ("linux", "3.8", None, "recommended"),  # Python 3.8 stops at TF 2.13
         ("wsl2", "3.11", "512.77", "fallback"),  # a CUDA 11 driver: the 2.14 fallback
-        ("linux", "3.11", "470.256.02", "fallback"),
     ],
 )
 def test_tensorflow_before_2_16_is_offered_with_the_keras_2_note(platform, python, driver, where):
@@ -226,15 +221,14 @@ def test_a_card_older_than_maxwell_is_told_no_tested_build_covers_it():
     assert "3.7" in note(rec, "gpu-too-old").text and "CPU" in note(rec, "gpu-too-old").text
 
 
-@pytest.mark.parametrize("gpu", ["NVIDIA GeForce GTX 1080", "NVIDIA GeForce RTX 3060", "NVIDIA L4"])
-def test_covered_gpus_change_nothing(gpu):  # cubins cover them (an H100 runs PTX: tests/doctor/test_doctor_gpus.py)
-    rec = recommend("linux", "3.12", "580.82.09", gpu)
+def test_a_covered_gpu_changes_nothing():  # cubins cover it (an H100 runs PTX: tests/doctor/test_doctor_gpus.py)
+    rec = recommend("linux", "3.12", "580.82.09", "NVIDIA GeForce RTX 3060")
     plain = recommend("linux", "3.12", "580.82.09")
     assert (rec.tensorflow, rec.commands, rec.note_codes()) == (plain.tensorflow, plain.commands, plain.note_codes())
     assert rec.generation.known
 
 
-@pytest.mark.parametrize("driver", [None, "527.41", "512.77", "junk"])
+@pytest.mark.parametrize("driver", [None, "527.41", "junk"])
 def test_wsl2_answers_state_one_driver_minimum(driver):
     wsl_min = load().rule("wsl2")["driver_min"]
     rec = recommend("wsl2", "3.11", driver)

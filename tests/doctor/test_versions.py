@@ -23,14 +23,8 @@ def test_linux_table_covers_tf_2_4_to_2_21_newest_first():
     "platform, tf, python, cuda, cudnn",
     [
         ("linux", "2.21.0", ("3.10", "3.13"), "12.5", "9.3"),
-        ("linux", "2.17.0", ("3.9", "3.12"), "12.3", "8.9"),
-        ("linux", "2.16.1", ("3.9", "3.12"), "12.3", "8.9"),
-        ("linux", "2.14.0", ("3.9", "3.11"), "11.8", "8.7"),
-        ("linux", "2.10.0", ("3.7", "3.10"), "11.2", "8.1"),
         ("linux", "2.4.0", ("3.6", "3.8"), "11.0", "8.0"),
         ("windows", "2.10.0", ("3.7", "3.10"), "11.2", "8.1"),
-        ("windows", "2.7.0", ("3.7", "3.9"), "11.2", "8.1"),
-        ("windows", "2.4.0", ("3.6", "3.8"), "11.0", "8.0"),
     ],
 )
 def test_rows_match_the_tested_build_configurations(platform, tf, python, cuda, cudnn):
@@ -59,8 +53,6 @@ def test_rules_agree_with_the_tables():
 @pytest.mark.parametrize(
     "driver, platform, major",
     [
-        ("512.77", "windows", 11),  # the Q&A post's driver
-        ("512.77", "wsl2", 11),
         ("452.39", "windows", 11),
         ("452.38", "windows", None),
         ("450.80.02", "linux", 11),
@@ -82,13 +74,10 @@ def test_driver_cuda_major_follows_nvidia_minimums(driver, platform, major):
 def test_newest_build_for_python_and_cuda_family():
     table = load()
     assert table.newest("linux", "3.11").tensorflow == "2.21.0"
-    assert table.newest("linux", "3.9").tensorflow == "2.20.0"
-    assert table.newest("linux", "3.8").tensorflow == "2.13.0"
     assert table.newest("linux", "3.14") is None
     cuda_11 = [b for b in table.builds("wsl2") if b.supports_python("3.11") and b.cuda_major <= 11]
     assert cuda_11[0].tensorflow == "2.14.0"
     assert table.newest("windows", "3.11") is None
-    assert table.newest("windows", "3.10").tensorflow == "2.10.0"
     assert table.newest("macos") is None
     assert table.python_range("linux") == ("3.6", "3.13")
 
@@ -118,13 +107,9 @@ def test_one_driver_minimum_per_platform_for_cuda_12():
 @pytest.mark.parametrize(
     "tensorflow, pin, keras_2",
     [
-        ("2.10.0", "numpy<2", True),
         ("2.11", "numpy<2", True),
         ("2.12", None, True),  # 2.12-2.17 cap NumPy below 2 themselves
         ("2.16.1", None, False),
-        ("2.17", None, False),
-        ("2.18.0", None, False),
-        ("2.21", None, False),
         ("not a version", None, False),
     ],
 )
