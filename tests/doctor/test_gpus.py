@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from course_utils.doctor import gpus
 from course_utils.doctor.gpus import Target, build_targets, covered_by_build, identify, known_failure, parse_target
 from course_utils.doctor.versions import load
 
@@ -140,10 +139,3 @@ def test_a_reported_compute_capability_wins_over_the_name():
     assert (generation.compute_capability, generation.source) == ("8.6", "reported")
     assert "reported" in generation.describe()
     assert identify("NVIDIA GeForce RTX 3060", (8, 6)).family.startswith("Ampere")
-
-
-def test_every_family_row_is_a_readable_compute_capability_and_the_table_names_nvidias_page():
-    assert load().gpus["families_source"] == "https://developer.nvidia.com/cuda-gpus"
-    for family in load().gpus["families"]:
-        assert gpus.compute_capability(family["compute_capability"])
-        assert family["family"]

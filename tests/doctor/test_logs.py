@@ -92,14 +92,6 @@ def test_an_unknown_tensorflow_line_is_listed_as_unknown_and_other_text_is_only_
     assert classify("Epoch 1/5\nhello\n").entries == []
 
 
-def test_every_fixture_is_listed_with_its_source():
-    listed = (LOGS / "README.md").read_text(encoding="utf-8")
-    for path in LOGS.glob("*.txt"):
-        row = next((line for line in listed.splitlines() if f"`{path.name}`" in line), None)
-        assert row is not None, f"{path.name} is not in README.md"
-        assert "https://" in row or "captured" in row, f"{path.name} has no source"
-
-
 # ----------------------------------------------------------------- a line's prefix, and findings from its rule's code
 
 
@@ -218,14 +210,6 @@ def test_cli_gpu_switches_and_nvidia_smi_decide_the_depends_lines(capsys):
     assert json.loads(capsys.readouterr().out)["log"]["gpu"] is False
     assert main(["--log", captured, "--nvidia-smi", str(SMI / "smi_linux_535.113.01_gtx1650.txt"), "--json"]) == 1
     assert json.loads(capsys.readouterr().out)["log"]["problem"]["code"] == "cuda-drivers-not-found"
-
-
-def test_cli_bad_log_exits_2_with_what_happened_and_what_to_do(tmp_path, capsys):
-    binary = tmp_path / "trace.bin"
-    binary.write_bytes(bytes(range(256)) * 8)
-    assert main(["--log", str(binary)]) == 2
-    err = capsys.readouterr().err
-    assert "not a text log" in err and "What to do:" in err  # --gpu without --log: test_first_answer's usage table
 
 
 def test_cli_reads_a_powershell_utf16_log_from_stdin(monkeypatch, capsys):

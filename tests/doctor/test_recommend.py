@@ -172,13 +172,6 @@ def test_a_note_from_a_versions_rule_is_named_after_the_rule():
                 assert load().rule(n.code)["text"] in n.text, n
 
 
-def test_note_reads_as_its_text():
-    n = Note("python-limits-tensorflow", "any words")
-    assert str(n) == "any words" and n.to_dict() == {"code": "python-limits-tensorflow", "text": "any words"}
-    rec = recommend("linux", "3.9")
-    assert all(f"  note: {n.text}" in rec.text() for n in rec.notes)
-
-
 # ----------------------------------------------------------------- Keras 2 lines are flagged where they are offered
 
 
