@@ -1,6 +1,7 @@
 """The doctor's data files - versions.json, log_rules.json and findings.json - against their JSON Schemas
-(course_utils/doctor/schemas/), what a schema cannot say (a pattern compiles for Python's re, a code is used once, a
-shared text exists), and their translations: current, and keeping the English's commands and {fields}."""
+(course_utils/doctor/schemas/), what a schema cannot say (a pattern compiles for Python's re, a code is used once; a
+missing shared text fails log_rules' import), and their translations: current, and keeping the English's commands and
+{fields}."""
 
 from __future__ import annotations
 
@@ -65,12 +66,6 @@ def problems(name: str, data: dict) -> list[str]:
     entries = data.get("rules", [])
     keys = [entry.get("code") or entry.get("id") for entry in entries if isinstance(entry, dict)]
     found += [f"rules[{key}]: used by {keys.count(key)} entries" for key in sorted(set(keys)) if keys.count(key) > 1]
-    if name == "log_rules":
-        for rule in entries:
-            for part in ("meaning", "fix"):
-                named = rule.get(part)
-                if isinstance(named, str) and named not in data.get("texts", {}):
-                    found.append(f"rules[{rule.get('code')}].{part}: no text named {named!r} in texts")
     return found
 
 
@@ -93,8 +88,6 @@ PLANTED: list[tuple[str, Callable[[dict], Any], str]] = [
      "rules[cudnn-mismatch]: 'source' is a required property"),
     ("log_rules", lambda d: _rule(d, "ptxas-failed")["patterns"].append("ptxas (returned"),
      "rules[ptxas-failed].patterns: 'ptxas (returned' does not compile"),
-    ("log_rules", lambda d: _rule(d, "cuinit-failed").update(fix="no-such-text"),
-     "rules[cuinit-failed].fix: no text named 'no-such-text' in texts"),
     ("log_rules", lambda d: _rule(d, "cuinit-failed").update(code="cuinit-no-device"),
      "rules[cuinit-no-device]: used by 2 entries"),
     ("versions", lambda d: d["linux_gpu"][0].pop("cuda"), "linux_gpu[0]: 'cuda' is a required property"),

@@ -12,7 +12,6 @@ import textwrap
 import pytest
 
 from course_utils.doctor import Finding, TensorFlowInfo, describe, diagnose
-from course_utils.doctor.checks import CHECK_FINDINGS
 from course_utils.doctor.model import NOTE_FINDINGS
 from course_utils.doctor.probes import guess_platform
 from course_utils.doctor.texts import Note
@@ -132,19 +131,9 @@ def test_coverage_follows_the_installed_builds_own_list():
 # ----------------------------------------------------------------- notes become findings by code, never by wording
 
 
-def test_note_findings_map_registered_note_codes_to_valid_findings():
+def test_each_note_rule_of_findings_json_is_a_note_code_the_recommendations_give():
+    # NOTE_CODES: exactly the codes recommend() gives (test_recommend); the severities: findings.schema.json
     assert set(NOTE_FINDINGS) <= set(NOTE_CODES)
-    assert {how.code or code for code, how in NOTE_FINDINGS.items()} == {
-        "python-unsupported",
-        "python-limits-tensorflow",
-        "keras-2-only",
-        "gpu-too-old",
-        "gpu-known-failure",
-        "gpu-generation-unknown",
-        "ptx-driver",
-    }
-    rules = [*NOTE_FINDINGS.values(), *CHECK_FINDINGS.values()]
-    assert all(how.severity in ("info", "warning", "error") for how in rules)
 
 
 @pytest.mark.parametrize("python", ["3.6", "3.8", "3.11", "3.14", None])
