@@ -19,22 +19,7 @@ FIXTURES = ROOT / "tests" / "fixtures" / "nvidia"
 QA_SMI = (FIXTURES / "smi_qa_post_windows_512.77_wddm.txt").read_text()  # the Q&A post's nvidia-smi
 QA_NVCC = (FIXTURES / "nvcc_qa_post_windows_11.7.txt").read_text()
 
-# Captured: nvidia-smi on an HP Z440 with a GeForce GTX 960 (Maxwell, compute capability 5.2), Ubuntu 24.04,
-# driver 580.82.09 - https://github.com/patfinder/cuda-1 (README.md, commit 251b854).
-GTX_960_SMI = """\
-Sun Sep 21 21:56:02 2025
-+-----------------------------------------------------------------------------------------+
-| NVIDIA-SMI 580.82.09              Driver Version: 580.82.09      CUDA Version: 13.0     |
-+-----------------------------------------+------------------------+----------------------+
-| GPU  Name                 Persistence-M | Bus-Id          Disp.A | Volatile Uncorr. ECC |
-| Fan  Temp   Perf          Pwr:Usage/Cap |           Memory-Usage | GPU-Util  Compute M. |
-|                                         |                        |               MIG M. |
-|=========================================+========================+======================|
-|   0  NVIDIA GeForce GTX 960         Off |   00000000:03:00.0 Off |                  N/A |
-|  0%   45C    P8             14W /  160W |       0MiB /   2048MiB |      0%      Default |
-|                                         |                        |                  N/A |
-+-----------------------------------------+------------------------+----------------------+
-"""
+GTX_960_SMI = (FIXTURES / "smi_linux_580.82.09_gtx960.txt").read_text()  # Maxwell, compute capability 5.2
 # Captured: `nvidia-smi --query-gpu=name,compute_cap,driver_version --format=csv` on a Quadro P620 (Pascal),
 # driver 580.173.02 - https://github.com/PeterSuh-Q3/syno_nvidia_driver (README.md).
 P620_QUERY = "name, compute_cap, driver_version\nQuadro P620, 6.1, 580.173.02\n"

@@ -92,6 +92,16 @@ def test_an_unknown_tensorflow_line_is_listed_as_unknown_and_other_text_is_only_
     assert classify("Epoch 1/5\nhello\n").entries == []
 
 
+def test_cuptis_two_refused_calls_are_one_finding_and_its_follow_up_is_left_unknown():
+    report = classify(fixture("cupti_privileges_tf2.2_posted.txt"))  # the profiler refused the GPU's counters
+    assert report.gpu is True  # only a machine where the profiler found a GPU prints these lines
+    refused = [e for e in report.entries if e.code == "cupti-insufficient-privileges"]
+    assert [e.lines for e in refused] == [[3], [4]]
+    assert [(f.code, f.severity) for f in log_findings(report)] == [("cupti-insufficient-privileges", "error")]
+    follow_up = report.entries[-1]
+    assert follow_up.verdict == "unknown" and "CUPTI_ERROR_INVALID_PARAMETER" in follow_up.message
+
+
 # ----------------------------------------------------------------- a line's prefix, and findings from its rule's code
 
 

@@ -19,17 +19,9 @@ def test_linux_table_covers_tf_2_4_to_2_21_newest_first():
     assert [b.minor for b in table.windows] == ["2.10", "2.9", "2.8", "2.7", "2.6", "2.5", "2.4"]
 
 
-@pytest.mark.parametrize(
-    "platform, tf, python, cuda, cudnn",
-    [
-        ("linux", "2.21.0", ("3.10", "3.13"), "12.5", "9.3"),
-        ("linux", "2.4.0", ("3.6", "3.8"), "11.0", "8.0"),
-        ("windows", "2.10.0", ("3.7", "3.10"), "11.2", "8.1"),
-    ],
-)
-def test_rows_match_the_tested_build_configurations(platform, tf, python, cuda, cudnn):
-    build = next(b for b in load().builds(platform) if b.tensorflow == tf)
-    assert (build.python_min, build.python_max, build.cuda, build.cudnn) == (*python, cuda, cudnn)
+def test_a_row_reads_as_its_tested_build_configuration():  # TF 2.10 on Windows: test_recommend's Q&A machine
+    build = next(b for b in load().builds("linux") if b.tensorflow == "2.21.0")
+    assert (build.python_min, build.python_max, build.cuda, build.cudnn) == ("3.10", "3.13", "12.5", "9.3")
 
 
 def test_the_build_rows_name_tensorflows_tested_configurations():  # every source is https: test_data_files.py
@@ -94,14 +86,6 @@ def test_parse_version_is_lenient():
 def test_unknown_platform_is_rejected(ask):
     with pytest.raises(ValueError, match="not one of"):
         ask()
-
-
-def test_one_driver_minimum_per_platform_for_cuda_12():
-    table = load()
-    # NVIDIA's CUDA 12 minimums (its release notes: 528.33 on Windows), raised to the pip guide's where it asks more
-    assert (table.min_driver(12, "linux"), table.min_driver(12, "windows")) == ("525.60.13", "528.33")
-    assert table.min_driver(12, "wsl2") == table.rule("wsl2")["driver_min"] == "528.33"
-    assert table.min_driver(11, "wsl2") == "452.39"  # CUDA 11: NVIDIA's Windows minimum, nothing to raise
 
 
 @pytest.mark.parametrize(
