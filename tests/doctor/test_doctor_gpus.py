@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
-from course_utils.doctor import cli as doctor_cli
 from course_utils.doctor import describe, diagnose
 from course_utils.doctor.gpus import QUERY_COMMAND, build_targets, covered_by_build, known_failure
 from course_utils.doctor.recommend import recommend
@@ -20,9 +17,6 @@ QA_SMI = (FIXTURES / "smi_qa_post_windows_512.77_wddm.txt").read_text()  # the Q
 QA_NVCC = (FIXTURES / "nvcc_qa_post_windows_11.7.txt").read_text()
 
 GTX_960_SMI = (FIXTURES / "smi_linux_580.82.09_gtx960.txt").read_text()  # Maxwell, compute capability 5.2
-# Captured: `nvidia-smi --query-gpu=name,compute_cap,driver_version --format=csv` on a Quadro P620 (Pascal),
-# driver 580.173.02 - https://github.com/PeterSuh-Q3/syno_nvidia_driver (README.md).
-P620_QUERY = "name, compute_cap, driver_version\nQuadro P620, 6.1, 580.173.02\n"
 # Constructed in the same format: an RTX 5090 (compute capability 12.0) on a 575 driver.
 RTX_5090_QUERY = "name, compute_cap, driver_version\nNVIDIA GeForce RTX 5090, 12.0, 575.57.08\n"
 
@@ -47,19 +41,6 @@ def test_a_captured_maxwell_card_is_warned_and_gets_the_last_tensorflow_with_its
     assert result.recommendation.tensorflow == "tensorflow[and-cuda]==2.16.*"
     assert 'pip install "tensorflow[and-cuda]==2.16.*"' in result.recommendation.commands
     assert not covered_by_build("5.2", build_targets("2.21")).covered and coverage_reason("5.2") in result.report()
-
-
-def test_the_query_output_is_read_and_its_compute_capability_used(tmp_path, capsys):
-    path = tmp_path / "query.csv"
-    path.write_text(P620_QUERY)
-    assert doctor_cli.main(["--nvidia-smi", str(path), "--platform", "linux", "--python", "3.12", "--json"]) == 0
-    data = json.loads(capsys.readouterr().out)
-    assert data["driver_version"] == "580.173.02"
-    [gpu] = data["gpus"]
-    assert (gpu["name"], gpu["compute_capability"]) == ("Quadro P620", "6.1")
-    assert gpu["generation"]["from"] == "reported"
-    assert data["tensorflow"] == "tensorflow[and-cuda]==2.21.*"  # 6.1 is covered by TF 2.21's sm_60 code
-    assert not {"gpu-too-old", "gpu-known-failure", "gpu-generation-unknown"} & {f["code"] for f in data["findings"]}
 
 
 def test_an_rtx_50_card_gets_a_sourced_warning():

@@ -83,14 +83,7 @@ def test_every_rule_has_a_line_here():
     assert {code for _, code, _ in LINES} == {rule.code for rule in RULES}
 
 
-@pytest.mark.parametrize("code, details, shown", [
-    ("windows-dll-not-loaded", {"library": "cudart64_110.dll", "dlerror": "cudart64_110.dll not found"},
-     ["cudart64_110.dll"]),
-    ("library-not-loaded", {"library": "libcudnn.so.9", "dlerror": "libcudnn.so.9: cannot open"},
-     ["libcudnn.so.9: cannot"]),
-    ("cudnn-mismatch", {"runtime": "8.0.5", "compiled": "8.6.0"}, ["8.0.5", "8.6.0"]),
-])
-def test_a_rules_groups_are_the_entrys_details_and_fill_its_meaning(code, details, shown):
-    entry = classify(next(line for line, rule, _ in LINES if rule == code)).entries[0]
-    assert entry.details == details
-    assert all(value in entry.meaning for value in shown) and "{" not in entry.meaning
+def test_a_rules_groups_are_the_entrys_details_and_fill_its_meaning():  # a library's name: test_logs
+    entry = classify(next(line for line, rule, _ in LINES if rule == "cudnn-mismatch")).entries[0]
+    assert entry.details == {"runtime": "8.0.5", "compiled": "8.6.0"}
+    assert "8.0.5" in entry.meaning and "8.6.0" in entry.meaning and "{" not in entry.meaning

@@ -7,7 +7,6 @@ import pytest
 from course_utils.doctor.nvidia import gpus_from_query, parse_nvcc, parse_nvidia_smi, parse_query_gpu
 
 from ..conftest import ROOT
-from .test_doctor_gpus import P620_QUERY  # the query the doctor asks for, as a Quadro P620 answered it
 
 FIXTURES = ROOT / "tests" / "fixtures" / "nvidia"
 STATUSES = {"ok", "no-devices", "no-driver", "missing", "unreadable", "empty"}
@@ -148,6 +147,11 @@ def test_query_gpu_header_units_and_bad_rows():
     assert rows == [{"index": "0", "name": "NVIDIA H200", "memory.total": "143771"}]
     assert len(problems) == 1 and "expected 3 values, got 2" in problems[0]
     assert parse_query_gpu(None, ("name",)) == ([], ["no text to read"])
+
+
+# The command the doctor asks for when a GPU's name does not tell its generation, given as the whole nvidia-smi text.
+# Captured: a Quadro P620 on driver 580.173.02 - https://github.com/PeterSuh-Q3/syno_nvidia_driver (README.md).
+P620_QUERY = "name, compute_cap, driver_version\nQuadro P620, 6.1, 580.173.02\n"
 
 
 @pytest.mark.parametrize("text, status, driver, gpus, problem", [
