@@ -46,7 +46,6 @@ def cuda_tf(**overrides) -> TensorFlowInfo:
 @pytest.mark.parametrize("platform, name, nvcc, needs", [
     ("windows", "smi_qa_post_windows_512.77_wddm.txt", "nvcc_qa_post_windows_11.7.txt", "11.6"),  # the Q&A post's
     ("wsl2", "smi_qa_post_windows_512.77_wddm.txt", "nvcc_linux_12.6.txt", "528.33"),  # WSL2's CUDA 12 driver
-    ("linux", "smi_linux_515.48.07_3x_a100.txt", "nvcc_linux_12.6.txt", "525.60.13"),
     ("linux", "smi_linux_580.126.09_2x_a100.txt", "nvcc_linux_12.6.txt", None),
 ])
 def test_a_toolkit_newer_than_the_driver_is_named_with_what_the_driver_needs(platform, name, nvcc, needs):

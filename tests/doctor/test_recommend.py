@@ -97,7 +97,6 @@ def test_untested_python_gets_an_environment_with_a_tested_one(python):
     [
         ("linux", "525.60.13", None, True, None),
         ("linux", "525.60.12", None, False, "tensorflow==2.14.*"),
-        ("linux", "450.80.02", None, False, "tensorflow==2.14.*"),
         ("linux", "418.181.07", None, False, None),
         ("linux", "535.113.01", "11.8", False, "tensorflow==2.14.*"),  # nvidia-smi's CUDA Version is authoritative
         ("wsl2", "528.33", None, True, None),
