@@ -106,18 +106,6 @@ def test_a_planted_bad_entry_fails_with_a_message_that_names_it(name, plant, sai
     assert any(problem.startswith(said) for problem in found), found
 
 
-def test_the_loader_resolves_shared_texts_and_keeps_the_order(tmp_path):
-    data = shipped("log_rules")
-    data["rules"].insert(0, {"code": "planted", "verdict": "problem", "patterns": ["^Planted (?P<what>\\w+)"],
-                             "meaning": {"text": "A planted {what}."}, "fix": "nothing-to-do", "source": "https://x"})
-    path = tmp_path / "log_rules.json"
-    path.write_text(json.dumps(data), encoding="utf-8")
-    rules = log_rules.load(path)
-    assert [rule.code for rule in rules] == ["planted", *(rule.code for rule in log_rules.RULES)]
-    assert rules[0].fix == data["texts"]["nothing-to-do"] and rules[0].gpu_evidence is False
-    assert rules[0].match("Planted line").group("what") == "line"
-
-
 # ----------------------------------------------------------------- the translations
 
 
