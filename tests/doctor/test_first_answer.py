@@ -157,7 +157,6 @@ def test_query_rows_without_a_header_are_a_driver_that_answered_not_no_driver(ca
 @pytest.mark.parametrize("args, said", [
     (["--nvidia-smi", "{tmp}/absent.txt"], "cannot read {tmp}/absent.txt"),
     (["--python", "three"], "'three' is not a version like 3.11"),
-    (["--platform", "beos"], "invalid choice: 'beos'"),
     (["--gpu"], "--gpu/--no-gpu go with --log"),
 ])
 def test_bad_arguments_are_a_usage_error_that_says_what_was_wrong(tmp_path, capsys, args, said):

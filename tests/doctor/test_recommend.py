@@ -152,7 +152,7 @@ def test_every_route_installs_its_tensorflow_and_verifies_it_and_the_sweep_cross
     assert {"2.10", "2.11", "2.13", "2.14", "2.16", "2.21"} <= offered, sorted(offered)  # the NumPy and Keras lines
 
 
-def test_every_note_code_is_kebab_case_registered_and_given():
+def test_every_note_code_is_registered_and_given_once():
     recs = every_recommendation()
     given = {code for rec in recs for code in rec.note_codes()}
     assert given == set(NOTE_CODES), "NOTE_CODES lists exactly the codes recommend() gives"
@@ -169,20 +169,6 @@ def test_a_note_from_a_versions_rule_is_named_after_the_rule():
 
 
 # ----------------------------------------------------------------- Keras 2 lines are flagged where they are offered
-
-
-@pytest.mark.parametrize(
-    "platform, python, driver, where",
-    [
-        ("linux", "3.8", None, "recommended"),  # Python 3.8 stops at TF 2.13
-        ("wsl2", "3.11", "512.77", "fallback"),  # a CUDA 11 driver: the 2.14 fallback
-    ],
-)
-def test_tensorflow_before_2_16_is_offered_with_the_keras_2_note(platform, python, driver, where):
-    rec = recommend(platform, python, driver)
-    minor = rec.build.minor if where == "recommended" else rec.fallback_build.minor
-    assert Version(minor) < Version("2.16")
-    assert minor in note(rec, "keras-2-only").text
 
 
 def test_tensorflow_2_16_and_newer_gets_no_keras_2_note():
