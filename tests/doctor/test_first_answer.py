@@ -26,6 +26,7 @@ from course_utils.doctor.versions import PLATFORMS, load
 
 from ..conftest import ROOT
 from .test_data_files import FILES, shipped, texts
+from .test_doctor import cuda_tf
 from .test_recommend import every_recommendation
 
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -44,11 +45,6 @@ def cli(capsys, *args: str) -> tuple[int, str]:
     return status, capsys.readouterr().out
 
 
-def gpu_tensorflow(name: str = "NVIDIA GeForce RTX 3060", cc: str = "8.6") -> TensorFlowInfo:
-    return TensorFlowInfo(True, "2.21.0", True, "12.5.1", "9", ["sm_60", "sm_70", "sm_80", "sm_89", "compute_90"],
-                          [{"name": name, "compute_capability": cc}])
-
-
 def live_rtx_3060(platform: str) -> Machine:
     """An RTX 3060 machine as ``course doctor`` sees it on itself: TensorFlow uses the GPU, a CUDA toolkit is on PATH
     (the nvcc finding alone used to be some 170 words), the live checks pass."""
@@ -58,7 +54,8 @@ def live_rtx_3060(platform: str) -> Machine:
         checks.append(Note("wsl2-gpu-plumbing", "WSL2's GPU plumbing is in place"))
     return Machine(platform, "3.12", smi=parse_nvidia_smi(RTX_3060.read_text(encoding="utf-8")),
                    nvcc=parse_nvcc((NVIDIA / "nvcc_linux_12.6.txt").read_text(encoding="utf-8")),
-                   tensorflow=gpu_tensorflow(), live=True, checks=checks)
+                   tensorflow=cuda_tf(gpus=[{"name": "NVIDIA GeForce RTX 3060", "compute_capability": "8.6"}]),
+                   live=True, checks=checks)
 
 
 # ----------------------------------------------------------------- the default report: one screen

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from course_utils.doctor.nvidia import gpus_from_query, parse_nvcc, parse_nvidia_smi, parse_query_gpu
+from course_utils.doctor.nvidia import parse_nvcc, parse_nvidia_smi, parse_query_gpu
 
 from ..conftest import ROOT
 
@@ -121,16 +121,6 @@ def test_any_cut_of_a_real_output_parses_without_error(name):
 @pytest.mark.parametrize("raw", [None, "", b"\xff\xfe", "nvcc: NVIDIA (R) Cuda compiler driver\n(cut here)"])
 def test_nvcc_unreadable_is_a_status(raw):
     assert parse_nvcc(raw).status in {"empty", "unreadable"}
-
-
-def test_query_gpu_without_header_and_units():
-    fields = ("index", "uuid", "name", "temperature.gpu", "utilization.gpu", "memory.used", "memory.total")
-    rows, problems = parse_query_gpu((FIXTURES / "query_gpustat_8x_titanx.csv").read_text(), fields)
-    assert problems == [] and len(rows) == 8
-    assert rows[7] == dict(zip(fields, ["7", "GPU-f199c9ea-65d8-5382-aefe-a9e8fb48057b", "GeForce GTX TITAN X", "55",
-                                        "82", "6442", "12206"], strict=True))
-    read = [(g.index, g.name, g.memory_mib, g.driver_model) for g in gpus_from_query(rows)]
-    assert read[:2] == gpus(2, "GeForce GTX TITAN X", 12206)
 
 
 def test_query_gpu_not_available_values_become_none():
