@@ -195,8 +195,6 @@ def test_cli_qa_post_json_contract():
     codes = {f["code"] for f in data["findings"]}
     assert {"windows-native-no-gpu-after-2.10", "toolkit-newer-than-driver", "nvcc-not-used",
             "python-unsupported"} <= codes  # Python 3.12: none for native Windows' TF 2.10
-    notes = data["recommended"]["notes"] + data["alternatives"][0]["notes"]
-    assert notes and all(set(n) == {"code", "text"} and n["code"] in NOTE_CODES and n["text"] for n in notes)
     assert "wsl2" in [n["code"] for n in data["recommended"]["notes"]]
     assert "no-gpu-build-for-python" in [n["code"] for n in data["alternatives"][0]["notes"]]
 

@@ -208,8 +208,6 @@ def test_cli_log_json_names_the_problem_and_exits_1(capsys):
 
 def test_cli_gpu_switches_and_nvidia_smi_decide_the_depends_lines(capsys):
     captured = str(LOGS / "linux_no_gpu_tf2.21_captured.txt")
-    assert main(["--log", captured, "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["log"]["problem_if_gpu"]["code"] == "cuda-drivers-not-found"
     assert main(["--log", captured, "--no-gpu", "--json"]) == 0
     assert {e["verdict"] for e in json.loads(capsys.readouterr().out)["log"]["entries"]} == {"harmless"}
     assert main(["--log", captured, "--gpu"]) == 1
