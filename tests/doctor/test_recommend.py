@@ -194,13 +194,6 @@ def test_a_card_older_than_maxwell_is_told_no_tested_build_covers_it():
     assert "3.7" in note(rec, "gpu-too-old").text and "CPU" in note(rec, "gpu-too-old").text
 
 
-def test_a_covered_gpu_changes_nothing():  # cubins cover it (an H100 runs PTX: tests/doctor/test_doctor_gpus.py)
-    rec = recommend("linux", "3.12", "580.82.09", "NVIDIA GeForce RTX 3060")
-    plain = recommend("linux", "3.12", "580.82.09")
-    assert (rec.tensorflow, rec.commands, rec.note_codes()) == (plain.tensorflow, plain.commands, plain.note_codes())
-    assert rec.generation.known
-
-
 @pytest.mark.parametrize("driver", [None, "527.41", "junk"])
 def test_wsl2_answers_state_one_driver_minimum(driver):
     wsl_min = load().rule("wsl2")["driver_min"]
