@@ -105,7 +105,8 @@ def test_a_machine_gets_its_finding(platform, python, name, tensorflow, code, se
     assert result.exit_code == ("error" in {f.severity for f in result.findings})
 
 
-# ----------------------------------------------------------------- TensorFlow's own view (live machines)
+# ----------------------------------------------------------------- TensorFlow's own view (live machines): the rules of
+# course_utils.doctor.rules_tensorflow (and FINDINGS' rows with an installed TensorFlow)
 
 
 def test_gpu_visible_and_compute_capability_check():
