@@ -234,6 +234,7 @@ def test_cli_live_machine_with_stub_tools(tmp_path):
     done = run_cli("--json", env=env)
     data = json.loads(done.stdout)
     assert data["machine"] == "this machine" and data["driver_version"] == "535.113.01"
+    assert [(g["name"], g["memory_mib"]) for g in data["gpus"]] == [("NVIDIA GeForce GTX 1650", 4096)]
     assert data["installed_tensorflow"]["version"] == "2.21.0"
     assert "cpu-only-build" in {f["code"] for f in data["findings"] if f["severity"] == "error"}
     assert done.returncode == 1
