@@ -133,6 +133,8 @@ def test_an_empty_or_unreadable_capture_is_no_driver_and_gets_the_cpu_install(tm
     assert data["tensorflow"] == "tensorflow==2.21.*" and data["recommended"]["gpu"] is False
     missing = next(f for f in data["findings"] if f["code"] == "no-nvidia-driver")
     assert missing["severity"] == "warning" and "nvidia-smi > smi.txt" in missing["fix"]
+    if platform == "wsl2":  # the Windows driver WSL2 needs, and no Linux one
+        assert "528.33" in missing["fix"] and load().rule("wsl2-no-linux-driver")["text"] in missing["fix"]
     # nothing lost: what the capture was stays in the JSON and in the message
     expected = "empty" if not CAPTURES[what].strip(b" \r\n\t\xff\xfe") else "unreadable"
     assert data["nvidia_smi"]["status"] == expected
