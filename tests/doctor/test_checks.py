@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from course_utils.core import variables
-from course_utils.doctor import Machine, TensorFlowInfo, diagnose, probe, probes
+from course_utils.doctor import Machine, diagnose
 from course_utils.doctor import checks as checks_module
 from course_utils.doctor.checks import (
     CHECK_FINDINGS,
@@ -112,11 +112,3 @@ def test_live_checks_run_what_fits_the_platform(monkeypatch):
     ran.clear()
     live_checks("linux", gpu=True)
     assert ran == (["python", "libraries gpu=True", "wsl"] if ON_LINUX else ["python"])
-
-
-def test_probe_runs_the_live_checks_on_this_machine(monkeypatch):
-    monkeypatch.setattr(probes, "probe_tensorflow", lambda: TensorFlowInfo(False, error="not imported in this test"))
-    machine = probe("linux")
-    assert isinstance(machine.checks, list) and all(isinstance(n, Note) for n in machine.checks)
-    data = diagnose(machine).to_json()
-    assert [c["code"] for c in data["checks"]] == [n.code for n in machine.checks]

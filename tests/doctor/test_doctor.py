@@ -11,15 +11,10 @@ import textwrap
 
 import pytest
 
-from course_utils import doctor
 from course_utils.doctor import Finding, TensorFlowInfo, describe, diagnose
-from course_utils.doctor import cli as doctor_cli
-from course_utils.doctor.checks import CHECK_FINDINGS
-from course_utils.doctor.model import NOTE_FINDINGS, note_findings
+from course_utils.doctor.model import NOTE_FINDINGS
 from course_utils.doctor.probes import guess_platform
-from course_utils.doctor.recommend import recommend
 from course_utils.doctor.texts import Note
-from course_utils.doctor.versions import load
 
 from ..conftest import ROOT
 from .note_codes import NOTE_CODES
@@ -50,7 +45,6 @@ def cuda_tf(**overrides) -> TensorFlowInfo:
 @pytest.mark.parametrize("platform, name, nvcc, needs", [
     ("windows", "smi_qa_post_windows_512.77_wddm.txt", "nvcc_qa_post_windows_11.7.txt", "11.6"),  # the Q&A post's
     ("wsl2", "smi_qa_post_windows_512.77_wddm.txt", "nvcc_linux_12.6.txt", "528.33"),  # WSL2's CUDA 12 driver
-    ("linux", "smi_linux_515.48.07_3x_a100.txt", "nvcc_linux_12.6.txt", "525.60.13"),
     ("linux", "smi_linux_580.126.09_2x_a100.txt", "nvcc_linux_12.6.txt", None),
 ])
 def test_a_toolkit_newer_than_the_driver_is_named_with_what_the_driver_needs(platform, name, nvcc, needs):
@@ -70,30 +64,20 @@ def test_a_system_toolkit_is_unused_by_tensorflow_and_off_windows_can_interfere(
 # ----------------------------------------------------------------- every required code fires on matching input
 
 
-def test_no_nvidia_driver_on_wsl2_points_at_the_windows_driver():
-    f = finding(diagnose(describe("wsl2", "3.11", smi("smi_missing_command_not_found.txt"))), "no-nvidia-driver")
-    assert "528.33" in f.fix and load().rule("wsl2-no-linux-driver")["text"] in f.fix
-
-
 CUDNN_9_1 = ("E0000 00:00:1.0  7 cuda_dnn.cc:522] Loaded runtime CuDNN library: 9.1.0 but source was compiled with: "
              "9.3.0.  CuDNN library needs to have matching major version and equal or higher minor version.\n")
 CPU_ONLY = cuda_tf(built_with_cuda=False, cuda_version=None)
 # (platform, Python, nvidia-smi capture, TensorFlow found live, the finding's code, its severity)
 FINDINGS = [
     ("linux", "3.11", "smi_missing_command_not_found.txt", None, "no-nvidia-driver", "warning"),
-    ("linux", "3.11", "smi_missing_no_such_file.txt", None, "no-nvidia-driver", "warning"),
     ("linux", "3.11", "smi_no_driver.txt", None, "no-nvidia-driver", "error"),
     ("linux", "3.11", "smi_no_devices.txt", None, "no-nvidia-gpu", "warning"),
-    ("linux", "3.11", "smi_missing_windows_cmd_zh.txt", None, "no-nvidia-driver", "warning"),  # cmd, in Chinese
-    ("linux", "3.11", "smi_missing_windows_cmd_de.txt", None, "no-nvidia-driver", "warning"),
     ("linux", "3.11", "smi_wsl2_546.80_cuda_err.txt", None, "nvidia-smi-partly-read", "info"),
-    ("linux", "3.11", "smi_windows_538.15_tcc_cut.txt", None, "nvidia-smi-partly-read", "info"),
     ("linux", "3.11", "smi_linux_535.113.01_cut_in_driver_version.txt", None, "nvidia-smi-partly-read", "warning"),
     ("linux", "3.11", "smi_linux_535.113.01_gtx1650.txt", None, "minor-version-compatibility", "info"),
     ("wsl2", "3.11", "smi_qa_post_windows_512.77_wddm.txt", None, "driver-too-old", "error"),  # below WSL2's 528.33
-    *(("linux", "3.11", name, None, "driver-too-old", "error")  # before CUDA 11: no tested build (test_recommend)
-      for name in ("smi_linux_346.46_grid_k520.txt", "smi_linux_418.181.07_gtx1080.txt",
-                   "smi_linux_440.33.01_2x_gv100.txt")),
+    # before CUDA 11: no tested build (test_recommend)
+    ("linux", "3.11", "smi_linux_418.181.07_gtx1080.txt", None, "driver-too-old", "error"),
     ("linux", "3.11", "smi_linux_535.113.01_gtx1650.txt", CPU_ONLY, "cpu-only-build", "error"),  # next to a GPU
     ("linux", "3.11", "smi_missing_command_not_found.txt", CPU_ONLY, "cpu-only-build", "info"),  # without one
     ("windows", "3.11", "smi_windows_517.48_2x_wddm.txt", cuda_tf(built_with_cuda=False),
@@ -115,15 +99,8 @@ def test_a_machine_gets_its_finding(platform, python, name, tensorflow, code, se
     assert result.exit_code == ("error" in {f.severity for f in result.findings})
 
 
-@pytest.mark.parametrize("platform", ["linux", "wsl2", "windows"])
-def test_no_nvidia_smi_at_all_gets_the_cpu_install_and_how_to_get_the_gpu_one(platform):
-    result = diagnose(describe(platform, "3.11", smi("smi_missing_command_not_found.txt")))
-    rec = result.recommendation
-    assert rec.gpu is False and rec.tensorflow == "tensorflow==2.21.*" and "and-cuda" not in " ".join(rec.commands)
-    assert finding(result, "no-nvidia-driver").severity == "warning"
-
-
-# ----------------------------------------------------------------- TensorFlow's own view (live machines)
+# ----------------------------------------------------------------- TensorFlow's own view (live machines): the rules of
+# course_utils.doctor.rules_tensorflow (and FINDINGS' rows with an installed TensorFlow)
 
 
 def test_gpu_visible_and_compute_capability_check():
@@ -148,29 +125,9 @@ def test_coverage_follows_the_installed_builds_own_list():
 # ----------------------------------------------------------------- notes become findings by code, never by wording
 
 
-def test_note_findings_map_registered_note_codes_to_valid_findings():
+def test_each_note_rule_of_findings_json_is_a_note_code_the_recommendations_give():
+    # NOTE_CODES: exactly the codes recommend() gives (test_recommend); the severities: findings.schema.json
     assert set(NOTE_FINDINGS) <= set(NOTE_CODES)
-    assert {how.code or code for code, how in NOTE_FINDINGS.items()} == {
-        "python-unsupported",
-        "python-limits-tensorflow",
-        "keras-2-only",
-        "gpu-too-old",
-        "gpu-known-failure",
-        "gpu-generation-unknown",
-        "ptx-driver",
-    }
-    rules = [*NOTE_FINDINGS.values(), *CHECK_FINDINGS.values()]
-    assert all(how.severity in ("info", "warning", "error") for how in rules)
-
-
-def test_a_note_code_gives_its_finding_whatever_the_text():
-    rec = recommend("linux", "3.11")
-    rec.notes = [Note("no-gpu-build-for-python", "reworded entirely, with no familiar phrase")]
-    [f] = note_findings(rec)
-    assert (f.code, f.severity) == ("python-unsupported", "warning")
-    assert f.message == "Reworded entirely, with no familiar phrase." and rec.python in f.fix
-    rec.notes = [Note("python-limits-tensorflow", "")]
-    assert [f.code for f in note_findings(rec)] == ["python-limits-tensorflow"]
 
 
 @pytest.mark.parametrize("python", ["3.6", "3.8", "3.11", "3.14", None])
@@ -229,14 +186,9 @@ def test_cli_qa_post_json_contract():
     assert data["gpus"] == [{"name": "NVIDIA GeForce ...", "memory_mib": 6144, "index": 0, "driver_model": "WDDM",
                              "compute_capability": None,  # "GeForce ..." is cut: no generation
                              "generation": {"compute_capability": None, "from": None, "family": None}}]
-    assert data["tensorflow"] == "tensorflow[and-cuda]==2.21.*"  # WSL2 first, the route the course runs on
-    assert data["alternatives"][0]["tensorflow"] == "tensorflow<2.11"
-    assert 'pip install "tensorflow<2.11" "numpy<2"' in data["alternatives"][0]["recommended_install"]
     codes = {f["code"] for f in data["findings"]}
     assert {"windows-native-no-gpu-after-2.10", "toolkit-newer-than-driver", "nvcc-not-used",
             "python-unsupported"} <= codes  # Python 3.12: none for native Windows' TF 2.10
-    notes = data["recommended"]["notes"] + data["alternatives"][0]["notes"]
-    assert notes and all(set(n) == {"code", "text"} and n["code"] in NOTE_CODES and n["text"] for n in notes)
     assert "wsl2" in [n["code"] for n in data["recommended"]["notes"]]
     assert "no-gpu-build-for-python" in [n["code"] for n in data["alternatives"][0]["notes"]]
 
@@ -275,47 +227,28 @@ def test_cli_live_machine_with_stub_tools(tmp_path):
     done = run_cli("--json", env=env)
     data = json.loads(done.stdout)
     assert data["machine"] == "this machine" and data["driver_version"] == "535.113.01"
+    assert [(g["name"], g["memory_mib"]) for g in data["gpus"]] == [("NVIDIA GeForce GTX 1650", 4096)]
     assert data["installed_tensorflow"]["version"] == "2.21.0"
     assert "cpu-only-build" in {f["code"] for f in data["findings"] if f["severity"] == "error"}
     assert done.returncode == 1
 
 
-def test_cli_on_this_machine(capsys):
-    # In this process: the live probe imports TensorFlow, which this process has imported anyway (a subprocess would
-    # import it again, 3-4 CPU seconds). The command line as a subprocess is tested above, and live with stub tools.
-    returncode = doctor_cli.main(["--json"])
-    out, err = capsys.readouterr()
-    assert returncode in (0, 1), err
-    data = json.loads(out)
-    assert CONTRACT_KEYS <= data.keys() and data["machine"] == "this machine"
-    assert data["installed_tensorflow"]["installed"] is True
-    assert doctor.detect_platform() == data["platform"]
-
-
 # --- captures as people save and paste them (issue 17) -------------------------------------------------------------
-
-
-def test_a_capture_cut_inside_the_driver_version_says_so_and_names_no_driver():
-    result = diagnose(describe("linux", "3.11", smi("smi_linux_535.113.01_cut_in_driver_version.txt")))
-    assert "Driver Version: 53" in finding(result, "nvidia-smi-partly-read").message  # quoted as it was cut
-    assert not any("driver 53" in f.message or "driver None" in f.message for f in result.findings)
 
 
 @pytest.mark.parametrize(
     "text, platform",
     [
         *(((FIXTURES / name).read_bytes(), "windows") for name in (
-            "smi_qa_post_windows_512.77_wddm.txt", "smi_windows_538.15_tcc_cut.txt", "smi_windows_517.48_2x_wddm.txt",
-            "smi_windows_517.48_2x_wddm_utf16le.txt", "smi_missing_windows_cmd_de.txt")),
-        *((smi(name), "linux") for name in ("smi_linux_535.113.01_gtx1650.txt", "smi_no_devices.txt",
-                                            "smi_wsl2_555.99_rtx4070.txt", "smi_missing_command_not_found.txt")),
+            "smi_qa_post_windows_512.77_wddm.txt", "smi_windows_517.48_2x_wddm_utf16le.txt",
+            "smi_missing_windows_cmd_de.txt")),
+        (smi("smi_linux_535.113.01_gtx1650.txt"), "linux"),
         ("Microsoft Windows [Version 10.0.19045.3570]\n(c) Microsoft Corporation. All rights reserved.\n", "windows"),
         ("'C:\\Program Files\\NVIDIA Corporation\\NVSMI\\nvidia-smi.exe' is not recognized as an internal or "
          "external command,\noperable program or batch file.", "windows"),
         ("'nvidia-smi' 不是内部或外部命令，也不是可运行的程序\n或批处理文件。", "windows"),
         ("nvidia-smi : The term 'nvidia-smi' is not recognized as the name of a cmdlet, function, script file, or "
          "operable program.", "windows"),
-        ("+----+\n|   0  NVIDIA GeForce RTX 3060  WDDM  | 00000000:01:00.0  On |   N/A |", "windows"),
     ],
 )
 def test_the_platform_is_guessed_from_a_capture(text, platform):

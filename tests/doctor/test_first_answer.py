@@ -26,6 +26,7 @@ from course_utils.doctor.versions import PLATFORMS, load
 
 from ..conftest import ROOT
 from .test_data_files import FILES, shipped, texts
+from .test_doctor import cuda_tf
 from .test_recommend import every_recommendation
 
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -44,11 +45,6 @@ def cli(capsys, *args: str) -> tuple[int, str]:
     return status, capsys.readouterr().out
 
 
-def gpu_tensorflow(name: str = "NVIDIA GeForce RTX 3060", cc: str = "8.6") -> TensorFlowInfo:
-    return TensorFlowInfo(True, "2.21.0", True, "12.5.1", "9", ["sm_60", "sm_70", "sm_80", "sm_89", "compute_90"],
-                          [{"name": name, "compute_capability": cc}])
-
-
 def live_rtx_3060(platform: str) -> Machine:
     """An RTX 3060 machine as ``course doctor`` sees it on itself: TensorFlow uses the GPU, a CUDA toolkit is on PATH
     (the nvcc finding alone used to be some 170 words), the live checks pass."""
@@ -58,7 +54,8 @@ def live_rtx_3060(platform: str) -> Machine:
         checks.append(Note("wsl2-gpu-plumbing", "WSL2's GPU plumbing is in place"))
     return Machine(platform, "3.12", smi=parse_nvidia_smi(RTX_3060.read_text(encoding="utf-8")),
                    nvcc=parse_nvcc((NVIDIA / "nvcc_linux_12.6.txt").read_text(encoding="utf-8")),
-                   tensorflow=gpu_tensorflow(), live=True, checks=checks)
+                   tensorflow=cuda_tf(gpus=[{"name": "NVIDIA GeForce RTX 3060", "compute_capability": "8.6"}]),
+                   live=True, checks=checks)
 
 
 # ----------------------------------------------------------------- the default report: one screen
@@ -66,13 +63,7 @@ def live_rtx_3060(platform: str) -> Machine:
 
 ONE_GPU = [
     pytest.param(lambda: describe("wsl2", None, RTX_3060.read_text(encoding="utf-8")), id="rtx3060-capture-wsl2"),
-    pytest.param(lambda: describe("linux", "3.11", RTX_3060.read_text(encoding="utf-8")), id="rtx3060-capture-linux"),
-    pytest.param(lambda: live_rtx_3060("wsl2"), id="rtx3060-live-wsl2"),
     pytest.param(lambda: live_rtx_3060("linux"), id="rtx3060-live-linux"),
-    *(pytest.param(lambda name=name, platform=platform: describe(platform, "3.12", (NVIDIA / name).read_text()),
-                   id=f"{name}-{platform}")
-      for name, platform in [("smi_wsl2_555.99_rtx4070.txt", "wsl2"), ("smi_linux_535.113.01_gtx1650.txt", "linux"),
-                             ("smi_linux_525.105.17_v100.txt", "linux"), ("smi_linux_550.135_tesla_p4.txt", "linux")]),
 ]
 
 
@@ -119,11 +110,9 @@ def test_the_command_line_prints_the_short_report_by_default_and_everything_with
 
 CAPTURES = {
     "empty file": b"",
-    "white space only": b" \r\n\t\n  \n",
     "a PowerShell file with nothing in it": b"\xff\xfe",
     "binary junk": bytes(range(256)) * 10,
-    "not nvidia-smi at all": ("Привет 你好 \x00\x07 ☃ " * 50).encode("utf-8"),
-    "another text": b"Quelque chose d'autre\nsans tableau\n",
+    "another text": b"\n  Quelque chose d'autre\nsans tableau\n",
 }
 
 
@@ -144,6 +133,8 @@ def test_an_empty_or_unreadable_capture_is_no_driver_and_gets_the_cpu_install(tm
     assert data["tensorflow"] == "tensorflow==2.21.*" and data["recommended"]["gpu"] is False
     missing = next(f for f in data["findings"] if f["code"] == "no-nvidia-driver")
     assert missing["severity"] == "warning" and "nvidia-smi > smi.txt" in missing["fix"]
+    if platform == "wsl2":  # the Windows driver WSL2 needs, and no Linux one
+        assert "528.33" in missing["fix"] and load().rule("wsl2-no-linux-driver")["text"] in missing["fix"]
     # nothing lost: what the capture was stays in the JSON and in the message
     expected = "empty" if not CAPTURES[what].strip(b" \r\n\t\xff\xfe") else "unreadable"
     assert data["nvidia_smi"]["status"] == expected
@@ -151,9 +142,9 @@ def test_an_empty_or_unreadable_capture_is_no_driver_and_gets_the_cpu_install(tm
         assert "\"Quelque chose d'autre\"" in missing["message"]
 
 
-@pytest.mark.parametrize("name", ["query_gpustat_8x_titanx.csv", "query_i3pystatus_na.csv"])
-def test_query_rows_without_a_header_are_a_driver_that_answered_not_no_driver(capsys, name):
+def test_query_rows_without_a_header_are_a_driver_that_answered_not_no_driver(capsys):
     # nvidia-smi printed these rows, so a driver answered: the GPU route, and what to give the doctor instead
+    name = "query_gpustat_8x_titanx.csv"
     assert not parse_nvidia_smi((NVIDIA / name).read_bytes()).no_driver_found
     status, out = cli(capsys, "--nvidia-smi", str(NVIDIA / name), "--platform", "linux", "--python", "3.11")
     assert status == 0 and "no-nvidia-driver" not in out
@@ -164,9 +155,7 @@ def test_query_rows_without_a_header_are_a_driver_that_answered_not_no_driver(ca
 
 @pytest.mark.parametrize("args, said", [
     (["--nvidia-smi", "{tmp}/absent.txt"], "cannot read {tmp}/absent.txt"),
-    (["--nvidia-smi", "{tmp}"], "cannot read {tmp}"),  # a folder
     (["--python", "three"], "'three' is not a version like 3.11"),
-    (["--platform", "beos"], "invalid choice: 'beos'"),
     (["--gpu"], "--gpu/--no-gpu go with --log"),
 ])
 def test_bad_arguments_are_a_usage_error_that_says_what_was_wrong(tmp_path, capsys, args, said):
@@ -178,15 +167,13 @@ def test_bad_arguments_are_a_usage_error_that_says_what_was_wrong(tmp_path, caps
 # ----------------------------------------------------------------- native Windows with an NVIDIA GPU: WSL2 first
 
 
-@pytest.mark.parametrize("python", [None, "3.10", "3.11", "3.12"])
-@pytest.mark.parametrize("name", ["smi_qa_post_windows_512.77_wddm.txt", "smi_windows_517.48_2x_wddm_utf16le.txt",
-                                  "smi_windows_538.15_tcc_cut.txt"])
-def test_windows_with_an_nvidia_gpu_leads_with_wsl2_and_marks_native_2_10(name, python):
-    result = diagnose(describe("windows", python, (NVIDIA / name).read_bytes()))
+def test_windows_with_an_nvidia_gpu_leads_with_wsl2_and_marks_native_2_10():
+    result = diagnose(describe("windows", None, QA_SMI.read_bytes()))
     wsl, native = result.ordered_routes()
     assert (wsl.platform, wsl.tensorflow, native.platform) == ("wsl2", "tensorflow[and-cuda]==2.21.*", "windows")
     assert native.tensorflow == "tensorflow<2.11" and not native.runs_course and wsl.runs_course
     short = result.summary().splitlines()
+    assert short[0].index("528.33") < short[0].index("512.77")  # the verdict: WSL2's minimum, then this driver
     assert short[1] == "Install (WSL2): tensorflow[and-cuda]==2.21.*"
     assert not any(line.startswith("    conda") for line in short)  # one install block: WSL2's
     native_finding = next(f for f in result.findings if f.code == "windows-native-no-gpu-after-2.10")
@@ -215,11 +202,6 @@ def test_on_windows_the_short_report_warns_about_what_wsl2_cannot_do_with_the_gp
     assert f"  [warning] {code}: " in short and name in short and cc in short
     assert "  [warning] python-unsupported:" not in short and "python-unsupported" in result.codes()  # TF 2.10's
     assert "python-unsupported" in short.splitlines()[-2]  # named in the --verbose line: nothing dropped silently
-
-
-def test_the_qa_machine_is_told_to_update_its_driver_for_wsl2_first():
-    verdict = diagnose(describe("windows", None, QA_SMI.read_text(encoding="utf-8"))).verdict()
-    assert verdict.index("528.33") < verdict.index("512.77")  # the minimum, then the machine's driver
 
 
 def test_a_cpu_only_tensorflow_on_windows_next_to_a_gpu_is_sent_to_wsl2_not_to_tf_2_10():
@@ -270,10 +252,8 @@ def unpinned(text: str) -> list[str]:
 
 def test_the_pin_check_catches_an_unpinned_old_tensorflow():
     assert unpinned('then `pip install "tensorflow<2.11"`), or') == ['pip install "tensorflow<2.11"']
-    assert unpinned("pip install tensorflow==2.10.* --upgrade") == ["pip install tensorflow==2.10.* --upgrade"]
-    assert unpinned('pip install "tensorflow-gpu<=2.10"') == ['pip install "tensorflow-gpu<=2.10"']
+    assert unpinned("pip install tensorflow-gpu==2.10.* -U") == ["pip install tensorflow-gpu==2.10.* -U"]
     assert unpinned('pip install "tensorflow<2.11" "numpy<2"') == []
-    assert unpinned('pip install "tensorflow[and-cuda]"; pip install "tensorflow==2.21.*"') == []
     assert unpinned('pip install "tensorflow==2.13.*"') == []  # 2.12-2.17 cap NumPy themselves
     assert unpinned('pip install "tensorflow-metal==1.2.*" "tensorflow=={minor}.*"') == []
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from course_utils.doctor import gpus
 from course_utils.doctor.gpus import Target, build_targets, covered_by_build, identify, known_failure, parse_target
 from course_utils.doctor.versions import load
 
@@ -31,16 +30,10 @@ def test_the_table_holds_tf_2_21s_build_list():
     "gpu, cc, via, jit",
     [
         ("GTX 1080", "6.1", "sm_60", False),  # a 6.0 cubin runs on 6.1
-        ("Tesla P100", "6.0", "sm_60", False),
-        ("V100", "7.0", "sm_70", False),
-        ("T4", "7.5", "sm_70", False),
         ("A100", "8.0", "sm_80", False),
         ("RTX 3060", "8.6", "sm_80", False),  # 8.0 code on an 8.6 card, not the 8.9 one
-        ("RTX 4090", "8.9", "sm_89", False),
         ("H100", "9.0", "compute_90", True),  # no sm_90 cubin: the driver compiles the PTX
         ("GTX 960", "5.2", None, False),  # Maxwell and older: nothing in TF 2.21 runs on them
-        ("GTX 960M", "5.0", None, False),
-        ("K80", "3.7", None, False),
     ],
 )
 def test_tf_2_21_covers_pascal_and_newer_and_nothing_older(gpu, cc, via, jit):
@@ -102,10 +95,6 @@ def test_a_cpu_only_build_has_no_targets_and_says_so():
         covered_by_build("8.6", [])
 
 
-def test_tuples_are_accepted_as_tensorflow_reports_them():
-    assert covered_by_build((8, 6), TF_2_21) == covered_by_build("8.6", TF_2_21)
-
-
 # ----------------------------------------------------------------- the GPU's generation from its name
 
 
@@ -114,25 +103,18 @@ def test_tuples_are_accepted_as_tensorflow_reports_them():
     [
         # names as nvidia-smi prints them, several from the captured outputs in tests/fixtures/nvidia
         ("NVIDIA GeForce GTX 960", "5.2"),
-        ("GeForce GTX 980 Ti", "5.2"),
         ("NVIDIA GeForce GTX 960M", "5.0"),  # the mobile 960M is first-generation Maxwell
         ("GeForce GTX 1080", "6.1"),
-        ("GeForce GTX 1070", "6.1"),
-        ("Tesla P4", "6.1"),
-        ("Quadro P620", "6.1"),
         ("NVIDIA GeForce GTX 1650", "7.5"),
         ("NVIDIA GeForce RTX 2080 Ti", "7.5"),
         ("Tesla T4", "7.5"),
         ("Tesla V100-SXM2-16GB", "7.0"),
-        ("Quadro GV100", "7.0"),
         ("NVIDIA A100-SXM...", "8.0"),
         ("NVIDIA GeForce RTX 3060 Laptop GPU", "8.6"),
-        ("NVIDIA GeForce RTX 4090", "8.9"),
         ("NVIDIA GeForce RTX 4070 ...", "8.9"),  # cut by nvidia-smi's table, but the model is readable
         ("NVIDIA L4", "8.9"),
         ("NVIDIA H100 80GB HBM3", "9.0"),
         ("NVIDIA GeForce RTX 5090", "12.0"),
-        ("NVIDIA GeForce RTX 5060 Ti", "12.0"),
     ],
 )
 def test_generation_from_the_name(name, cc):
@@ -152,11 +134,5 @@ def test_a_reported_compute_capability_wins_over_the_name():
     generation = identify("NVIDIA GeForce ...", "8.6")
     assert (generation.compute_capability, generation.source) == ("8.6", "reported")
     assert "reported" in generation.describe()
-    assert identify("NVIDIA GeForce RTX 3060", (8, 6)).family.startswith("Ampere")
-
-
-def test_every_family_row_is_a_readable_compute_capability_and_the_table_names_nvidias_page():
-    assert load().gpus["families_source"] == "https://developer.nvidia.com/cuda-gpus"
-    for family in load().gpus["families"]:
-        assert gpus.compute_capability(family["compute_capability"])
-        assert family["family"]
+    tuple_given = identify("NVIDIA GeForce RTX 3060", (8, 6))  # as TensorFlow's get_device_details gives it
+    assert (tuple_given.compute_capability, tuple_given.family) == ("8.6", "Ampere (GeForce RTX 30 series)")

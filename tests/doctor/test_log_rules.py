@@ -13,16 +13,10 @@ from course_utils.doctor.logs import classify
 LINES = [
     ("Unable to register cuDNN factory: Attempting to register factory for plugin cuDNN when one has already been "
      "registered", "cuda-plugin-registered-twice", "harmless"),
-    ("Unable to register cuBLAS factory: Attempting to register factory for plugin cuBLAS when one has already been "
-     "registered", "cuda-plugin-registered-twice", "harmless"),
     ("TF-TRT Warning: Could not find TensorRT", "tensorrt-not-found", "harmless"),
-    ("Could not load dynamic library 'libnvinfer.so.7'; dlerror: libnvinfer.so.7: cannot open shared object file",
-     "tensorrt-not-found", "harmless"),
     ("successful NUMA node read from SysFS had negative value (-1), but there must be at least one NUMA node, so "
      "returning NUMA node zero", "numa-node-unknown", "harmless"),
     ("Your kernel may have been built without NUMA support.", "numa-node-unreadable", "harmless"),
-    ("could not open file to read NUMA node: /sys/bus/pci/devices/0000:01:00.0/numa_node", "numa-node-unreadable",
-     "harmless"),
     ("oneDNN custom operations are on. You may see slightly different numerical results due to floating-point "
      "round-off errors from different computation orders.", "onednn-custom-operations", "harmless"),
     ("This TensorFlow binary is optimized to use available CPU instructions in performance-critical operations.",
@@ -48,7 +42,6 @@ LINES = [
     ("RuntimeError: Physical devices cannot be modified after being initialized", "devices-already-initialized",
      "problem"),
     ("A module that was compiled using NumPy 1.x cannot be run in", "numpy-2-abi", "problem"),
-    ("OP_REQUIRES failed at xla_ops.cc:489 : Not found: ./bin/ptxas not found", "ptxas-missing", "problem"),
     ("ptxas returned an error during compilation of ptx to sass: 'INTERNAL: Failed to launch ptxas'", "ptxas-missing",
      "problem"),
     ("ptxas returned an error during compilation of ptx to sass: 'INTERNAL: ptxas 12.3.103 has a bug'", "ptxas-failed",
@@ -57,7 +50,6 @@ LINES = [
      "CUPTI_ERROR_INSUFFICIENT_PRIVILEGES", "cupti-insufficient-privileges", "problem"),
     ("Cannot dlopen some GPU libraries. Please make sure the missing libraries mentioned above are installed properly.",
      "gpu-libraries-not-loaded", "problem"),
-    ("Skipping registering GPU devices...", "gpu-libraries-not-loaded", "problem"),
     ("failed call to cuInit: CUDA_ERROR_NO_DEVICE: no CUDA-capable device is detected", "cuinit-no-device", "depends"),
     ("failed call to cuInit: CUDA_ERROR_UNKNOWN: unknown error", "cuinit-unknown-error", "depends"),
     ("failed call to cuInit: INTERNAL: CUDA error: Failed call to cuInit: UNKNOWN ERROR (303)", "cuinit-failed",
@@ -91,14 +83,7 @@ def test_every_rule_has_a_line_here():
     assert {code for _, code, _ in LINES} == {rule.code for rule in RULES}
 
 
-@pytest.mark.parametrize("code, details, shown", [
-    ("windows-dll-not-loaded", {"library": "cudart64_110.dll", "dlerror": "cudart64_110.dll not found"},
-     ["cudart64_110.dll"]),
-    ("library-not-loaded", {"library": "libcudnn.so.9", "dlerror": "libcudnn.so.9: cannot open"},
-     ["libcudnn.so.9: cannot"]),
-    ("cudnn-mismatch", {"runtime": "8.0.5", "compiled": "8.6.0"}, ["8.0.5", "8.6.0"]),
-])
-def test_a_rules_groups_are_the_entrys_details_and_fill_its_meaning(code, details, shown):
-    entry = classify(next(line for line, rule, _ in LINES if rule == code)).entries[0]
-    assert entry.details == details
-    assert all(value in entry.meaning for value in shown) and "{" not in entry.meaning
+def test_a_rules_groups_are_the_entrys_details_and_fill_its_meaning():  # a library's name: test_logs
+    entry = classify(next(line for line, rule, _ in LINES if rule == "cudnn-mismatch")).entries[0]
+    assert entry.details == {"runtime": "8.0.5", "compiled": "8.6.0"}
+    assert "8.0.5" in entry.meaning and "8.6.0" in entry.meaning and "{" not in entry.meaning

@@ -2,46 +2,31 @@
 
 from __future__ import annotations
 
-import re
-
 import pytest
 
-from course_utils.doctor.nvidia import gpus_from_query, parse_nvcc, parse_nvidia_smi, parse_query_gpu
+from course_utils.doctor.nvidia import parse_nvcc, parse_nvidia_smi, parse_query_gpu
 
 from ..conftest import ROOT
 
 FIXTURES = ROOT / "tests" / "fixtures" / "nvidia"
 STATUSES = {"ok", "no-devices", "no-driver", "missing", "unreadable", "empty"}
 
-# file -> (status, driver_version, driver_cuda, [(index, name, memory_mib, driver_model), ...], problem substring)
 def gpus(count: int, name: str, memory_mib: int, driver_model: str | None = None) -> list[tuple]:
     """``count`` identical GPUs, as the SMI table below lists them."""
     return [(index, name, memory_mib, driver_model) for index in range(count)]
 
 
+# One capture per way the parser reads a table (tests/fixtures/nvidia/SOURCES.md; the others: test_doctor.py's sweep)
+# file -> (status, driver_version, driver_cuda, [(index, name, memory_mib, driver_model), ...], problem substring)
 SMI = {
     "smi_qa_post_windows_512.77_wddm.txt": ("ok", "512.77", "11.6", [(0, "NVIDIA GeForce ...", 6144, "WDDM")], None),
     "smi_linux_346.46_grid_k520.txt": ("ok", "346.46", None, [(0, "GRID K520", 4095, None)], "no 'CUDA Version'"),
-    "smi_linux_396.24_gtx1070.txt": ("ok", "396.24", None, [(0, "GeForce GTX 1070", 8114, None)], "no 'CUDA Version'"),
-    "smi_linux_418.181.07_gtx1080.txt": ("ok", "418.181.07", "10.1", [(0, "GeForce GTX 1080", 8116, None)], None),
-    "smi_linux_440.33.01_2x_gv100.txt": (
-        "ok", "440.33.01", "10.2", [(0, "Quadro GV100", 32508, None), (1, "Quadro GV100", 32500, None)], None),
-    "smi_linux_450.66_driver_418.67_t4.txt": ("ok", "418.67", "10.1", [(0, "Tesla T4", 15079, None)], None),
     "smi_linux_515.48.07_3x_a100.txt": ("ok", "515.48.07", "11.7", gpus(3, "NVIDIA A100-SXM...", 81920), None),
-    "smi_linux_525.105.17_v100.txt": ("ok", "525.105.17", "12.0", [(0, "Tesla V100-SXM2...", 32768, None)], None),
-    "smi_linux_535.113.01_gtx1650.txt": ("ok", "535.113.01", "12.2", gpus(1, "NVIDIA GeForce GTX 1650", 4096), None),
-    "smi_linux_535.86.10_2x_a800.txt": ("ok", "535.86.10", "12.2", gpus(2, "NVIDIA A800-SXM4-80GB", 81920), None),
-    "smi_linux_550.135_tesla_p4.txt": ("ok", "550.135", "12.4", [(0, "Tesla P4", 8192, None)], None),
     "smi_575.64.03_cuda_na.txt": (
         "ok", "575.64.03", None, [(0, "NVIDIA GeForce RTX 5070", 12227, None)], "'CUDA Version: N/A'"),
-    "smi_linux_535.161.08_8x_h100.txt": ("ok", "535.161.08", "12.2", gpus(8, "NVIDIA H100 80GB HBM3", 81559), None),
-    "smi_linux_570.158.01_8x_h200.txt": ("ok", "570.158.01", "12.8", gpus(8, "NVIDIA H200", 143771), None),
-    "smi_linux_580.126.09_2x_a100.txt": ("ok", "580.126.09", "13.0", gpus(2, "NVIDIA A100-SXM4-40GB", 40960), None),
     "smi_linux_610.43.02_kmd_2x_b200.txt": ("ok", "610.43.02", "13.3", gpus(2, "NVIDIA B200", 183359), None),
-    "smi_wsl2_555.99_rtx4070.txt": ("ok", "555.99", "12.5", [(0, "NVIDIA GeForce RTX 4070 ...", 12282, None)], None),
     "smi_wsl2_546.80_cuda_err.txt": (
         "ok", "546.80", None, [(0, "NVIDIA GeForce RTX 3060 ...", 6144, None)], "'CUDA Version: ERR!'"),
-    "smi_windows_517.48_2x_wddm.txt": ("ok", "517.48", "11.7", gpus(2, "NVIDIA GeForce ...", 11264, "WDDM"), None),
     "smi_windows_538.15_tcc_cut.txt": ("ok", "538.15", "12.2", [(0, "Tesla P4", None, "TCC")], "GPU 0: its memory"),
     "smi_q_wsl2_510.06.txt": (
         "ok", "510.06", "11.6", [(0, "NVIDIA GeForce GTX 1650 Ti with Max-Q Design", None, "WDDM")],
@@ -52,19 +37,14 @@ SMI = {
     # constructed: a paste cut inside "535.113.01" - not driver 53
     "smi_linux_535.113.01_cut_in_driver_version.txt": (
         "ok", None, None, [], "the capture looks cut: it ends at 'Driver Version: 53'"),
-    "smi_missing_windows_cmd_zh.txt": ("missing", None, None, [], None),  # constructed: cmd in Chinese
-    "smi_missing_windows_cmd_de.txt": ("missing", None, None, [], None),  # constructed: cmd in German
     "smi_no_devices.txt": ("no-devices", None, None, [], None),
     "smi_no_driver.txt": ("no-driver", None, None, [], None),
     "smi_missing_command_not_found.txt": ("missing", None, None, [], None),
-    "smi_missing_no_such_file.txt": ("missing", None, None, [], None),
 }
 
 NVCC = {
     "nvcc_qa_post_windows_11.7.txt": ("ok", "11.7", "11.7.64"),
     "nvcc_linux_12.6.txt": ("ok", "12.6", "12.6.77"),
-    "nvcc_linux_11.2.txt": ("ok", "11.2", "11.2.152"),
-    "nvcc_ci_linux_13.0.txt": ("ok", "13.0", "13.0.88"),
     "nvcc_missing_ubuntu.txt": ("missing", None, None),
 }
 
@@ -72,21 +52,6 @@ NVCC = {
 def text_of(name: str) -> str:
     data = (FIXTURES / name).read_bytes()
     return data.decode("utf-16") if data.startswith(b"\xff\xfe") else data.decode("utf-8")
-
-
-def test_every_fixture_is_expected_here_and_sourced():
-    files = {p.name for p in FIXTURES.iterdir() if p.name != "SOURCES.md"}
-    queries = {"query_gpustat_8x_titanx.csv", "query_i3pystatus_na.csv"}
-    assert files == set(SMI) | set(NVCC) | queries
-    sources = (FIXTURES / "SOURCES.md").read_text()
-    for name in files:
-        row = next((line for line in sources.splitlines() if line.startswith(f"| `{name}` |")), None)
-        assert row is not None, f"{name} is not listed in SOURCES.md"
-        # a real capture names its thread or its file at a commit; a constructed file names the public source of
-        # what it is built from
-        assert re.search(r"https://github\.com/\S+/((issues|pull)/\d+|blob/[0-9a-f]{40}/\S+)|docs/sources\.md|"
-                         r"captured with|"
-                         r"\*\*constructed\*\*.*https://\S+", row), row
 
 
 @pytest.mark.parametrize("name", sorted(SMI))
@@ -125,7 +90,6 @@ def test_nvcc_fixture(name):
     "raw, status",
     [
         (None, "empty"),
-        ("", "empty"),
         ("   \n\n", "empty"),
         (b"\x00\xff\xfe garbage \x89PNG", "unreadable"),
         ("Hello, this is not nvidia-smi output\nat all", "unreadable"),
@@ -159,16 +123,6 @@ def test_nvcc_unreadable_is_a_status(raw):
     assert parse_nvcc(raw).status in {"empty", "unreadable"}
 
 
-def test_query_gpu_without_header_and_units():
-    fields = ("index", "uuid", "name", "temperature.gpu", "utilization.gpu", "memory.used", "memory.total")
-    rows, problems = parse_query_gpu((FIXTURES / "query_gpustat_8x_titanx.csv").read_text(), fields)
-    assert problems == [] and len(rows) == 8
-    assert rows[7] == dict(zip(fields, ["7", "GPU-f199c9ea-65d8-5382-aefe-a9e8fb48057b", "GeForce GTX TITAN X", "55",
-                                        "82", "6442", "12206"], strict=True))
-    read = [(g.index, g.name, g.memory_mib, g.driver_model) for g in gpus_from_query(rows)]
-    assert read[:2] == gpus(2, "GeForce GTX TITAN X", 12206)
-
-
 def test_query_gpu_not_available_values_become_none():
     fields = ("memory.total", "memory.free", "memory.used", "temperature.gpu", "fan.speed", "utilization.gpu",
               "utilization.memory")
@@ -198,8 +152,7 @@ P620_QUERY = "name, compute_cap, driver_version\nQuadro P620, 6.1, 580.173.02\n"
     ("NVIDIA GeForce RTX 5090, 12.0, 575.57.08\n", "ok", "575.57.08", [(0, "12.0", None)], None),
     ("name, compute_cap\nTesla T4, 7.5\n", "ok", None, [(0, "7.5", None)], "driver_version"),
     ("name, compute_cap, driver_version\n", "ok", None, [], "no GPU rows"),
-    *((text, "unreadable", None, [], "") for text in ("a, b, c\nd, e, f\n", "GeForce, fast, new\n", "name\n",
-                                                                  "name, colour\nkiwi, green\n")),
+    *((text, "unreadable", None, [], "") for text in ("a, b, c\nd, e, f\n", "name, colour\nkiwi, green\n")),
 ])
 def test_query_csv_as_nvidia_smi_text(text, status, driver, gpus, problem):
     report = parse_nvidia_smi(text)
@@ -221,7 +174,7 @@ CUT = "| NVIDIA-SMI 535.113.01             Driver Version: "
 
 
 @pytest.mark.parametrize("text, driver, cuda, quoted", [
-    *((CUT + value, None, None, f"'Driver Version: {value}".rstrip() + "'") for value in ("53", "5", "535.", "")),
+    *((CUT + value, None, None, f"'Driver Version: {value}".rstrip() + "'") for value in ("53", "")),
     ("| NVIDIA-SMI 535  Driver Version: 535   CUDA Version: 12.2 |\n", None, "12.2", "'Driver Version: 535'"),
     ("| NVIDIA-SMI 535.113.01    Driver Version: 535.113.01    CUDA Version: 12", "535.113.01", None,
      "'CUDA Version: 12'"),
@@ -238,10 +191,8 @@ def test_a_version_cut_short_is_not_read_and_its_problem_quotes_the_cut(text, dr
     [
         "'nvidia-smi' 不是内部或外部命令，也不是可运行的程序\n或批处理文件。",  # cmd, Chinese
         'Der Befehl "nvidia-smi" ist entweder falsch geschrieben oder\nkonnte nicht gefunden werden.',  # cmd, German
-        "'nvidia-smi' n'importe quelle langue\nou fichier de commandes.",  # cmd's shape: the name in quotes first
         "nvidia-smi : Die Benennung \"nvidia-smi\" wurde nicht als Name eines Cmdlet erkannt.",  # PowerShell 5.1
-        "-bash: nvidia-smi: any language at all",  # bash names a command without a path only when it is not found
-        "bash: line 1: nvidia-smi: any language",
+        "-bash: line 1: nvidia-smi: any language",  # bash names a command without a path only when it is not found
     ],
 )
 def test_command_not_found_is_recognised_by_its_shape_in_any_language(text):
@@ -252,8 +203,3 @@ def test_command_not_found_is_recognised_by_its_shape_in_any_language(text):
 def test_bash_naming_a_path_is_not_taken_for_a_missing_command():
     assert parse_nvidia_smi("bash: /usr/bin/nvidia-smi: Permission denied").status != "missing"
 
-
-def test_text_that_is_no_table_quotes_its_first_line():
-    report = parse_nvidia_smi("\n  Quelque chose d'autre, sans tableau\nligne 2\n")
-    assert report.status == "unreadable" and len(report.problems) == 1
-    assert report.problems[0].endswith("\"Quelque chose d'autre, sans tableau\"")  # its first line, quoted

@@ -17,25 +17,6 @@ def test_linux_table_covers_tf_2_4_to_2_21_newest_first():
     assert [b.minor for b in table.windows] == ["2.10", "2.9", "2.8", "2.7", "2.6", "2.5", "2.4"]
 
 
-@pytest.mark.parametrize(
-    "platform, tf, python, cuda, cudnn",
-    [
-        ("linux", "2.21.0", ("3.10", "3.13"), "12.5", "9.3"),
-        ("linux", "2.17.0", ("3.9", "3.12"), "12.3", "8.9"),
-        ("linux", "2.16.1", ("3.9", "3.12"), "12.3", "8.9"),
-        ("linux", "2.14.0", ("3.9", "3.11"), "11.8", "8.7"),
-        ("linux", "2.10.0", ("3.7", "3.10"), "11.2", "8.1"),
-        ("linux", "2.4.0", ("3.6", "3.8"), "11.0", "8.0"),
-        ("windows", "2.10.0", ("3.7", "3.10"), "11.2", "8.1"),
-        ("windows", "2.7.0", ("3.7", "3.9"), "11.2", "8.1"),
-        ("windows", "2.4.0", ("3.6", "3.8"), "11.0", "8.0"),
-    ],
-)
-def test_rows_match_the_tested_build_configurations(platform, tf, python, cuda, cudnn):
-    build = next(b for b in load().builds(platform) if b.tensorflow == tf)
-    assert (build.python_min, build.python_max, build.cuda, build.cudnn) == (*python, cuda, cudnn)
-
-
 def test_the_build_rows_name_tensorflows_tested_configurations():  # every source is https: test_data_files.py
     data = versions.read_data("versions")
     linux = {r["source"] for r in data["linux_gpu"]}
@@ -57,8 +38,6 @@ def test_rules_agree_with_the_tables():
 @pytest.mark.parametrize(
     "driver, platform, major",
     [
-        ("512.77", "windows", 11),  # the Q&A post's driver
-        ("512.77", "wsl2", 11),
         ("452.39", "windows", 11),
         ("452.38", "windows", None),
         ("450.80.02", "linux", 11),
@@ -77,16 +56,8 @@ def test_driver_cuda_major_follows_nvidia_minimums(driver, platform, major):
     assert load().driver_cuda_major(driver, platform) == major
 
 
-def test_newest_build_for_python_and_cuda_family():
+def test_no_gpu_build_on_macos_and_the_pythons_linux_builds_span():  # newest() by Python: test_recommend
     table = load()
-    assert table.newest("linux", "3.11").tensorflow == "2.21.0"
-    assert table.newest("linux", "3.9").tensorflow == "2.20.0"
-    assert table.newest("linux", "3.8").tensorflow == "2.13.0"
-    assert table.newest("linux", "3.14") is None
-    cuda_11 = [b for b in table.builds("wsl2") if b.supports_python("3.11") and b.cuda_major <= 11]
-    assert cuda_11[0].tensorflow == "2.14.0"
-    assert table.newest("windows", "3.11") is None
-    assert table.newest("windows", "3.10").tensorflow == "2.10.0"
     assert table.newest("macos") is None
     assert table.python_range("linux") == ("3.6", "3.13")
 
@@ -98,40 +69,20 @@ def test_parse_version_is_lenient():
     assert parse_version("ERR!") is None and parse_version("N/A") is None and parse_version(None) is None
 
 
-@pytest.mark.parametrize("ask", [lambda: load().builds("beos"), lambda: recommend("solaris")],
-                         ids=["table", "recommend"])
-def test_unknown_platform_is_rejected(ask):
+def test_unknown_platform_is_rejected():  # recommend() asks the table for the platform's builds
     with pytest.raises(ValueError, match="not one of"):
-        ask()
-
-
-def test_one_driver_minimum_per_platform_for_cuda_12():
-    table = load()
-    # NVIDIA's CUDA 12 minimums (its release notes: 528.33 on Windows), raised to the pip guide's where it asks more
-    assert (table.min_driver(12, "linux"), table.min_driver(12, "windows")) == ("525.60.13", "528.33")
-    assert table.min_driver(12, "wsl2") == table.rule("wsl2")["driver_min"] == "528.33"
-    assert table.min_driver(11, "wsl2") == "452.39"  # CUDA 11: NVIDIA's Windows minimum, nothing to raise
+        recommend("solaris")
 
 
 @pytest.mark.parametrize(
     "tensorflow, pin, keras_2",
     [
-        ("2.10.0", "numpy<2", True),
         ("2.11", "numpy<2", True),
         ("2.12", None, True),  # 2.12-2.17 cap NumPy below 2 themselves
         ("2.16.1", None, False),
-        ("2.17", None, False),
-        ("2.18.0", None, False),
-        ("2.21", None, False),
         ("not a version", None, False),
     ],
 )
 def test_numpy_1_and_keras_2_lines(tensorflow, pin, keras_2):
     table = load()
     assert table.numpy_pin(tensorflow) == pin and table.keras_2(tensorflow) is keras_2
-
-
-def test_newest_build_before_a_release():
-    table = load()
-    assert table.newest("linux", before="2.17").tensorflow == "2.16.1"
-    assert table.newest("wsl2", "3.13", before="2.17") is None  # 2.16 stops at Python 3.12
