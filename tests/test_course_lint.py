@@ -29,13 +29,11 @@ def join(*parts: str) -> str:
 # (rule, file, text in it, what to put instead); "" as the text appends.
 PLANTED = [
     ("link", "README.md", "", "\nSee [the guide](docs/routes.md#no-such-heading).\n"),
-    ("link", "docs/routes.md", "", "\nSee [gone](missing.md).\n"),
     ("reference-anchor", "course_utils/models.py", "", join("# docs/references", ".md#no-such-fact\n")),
     ("sources-link", "notebooks/03_memory.ipynb", "# 03 · ", "# 03 · As the blog post says, "),
     ("standalone-path", "docs/glossary.md", "", join("\nsee ../sha", "red/reference/facts.md\n")),
     ("standalone-path", "course_utils/models.py", "", join("# read /wo", "rk/main/README.md first\n")),
     ("standalone-name", "docs/instructors.md", "", join("\nThe course models have the ", "seeds' architectures.\n")),
-    ("standalone-name", "course_utils/models.py", "", join("# as in seed ", "004, section 3\n")),
     ("standalone-name", "docs/wsl2.md", "", "\nSet a random seed first.\n"),
     ("glossary", "docs/glossary.md", "", '\n<a id="abc"></a>\n### Abc\n\nFirst letters.\n'),
     ("glossary", "docs/glossary.md", '<a id="xla"></a>', '<a id="x-l-a"></a>'),
@@ -147,13 +145,10 @@ def test_the_command_line_lists_the_rules_runs_one_and_exits_1_on_a_finding(pris
 # ----------------------------------------------------------------- standalone files: what the patterns catch
 
 FLAGGED = {
-    join("Seed ", "000 trains the same model twice."): "a source post by number",
-    join("the model of seed", "004's CNN"): "a source post by number",
     join("fixture smi_seed", "000_windows.txt"): "a source post by number",
     join("fall short of the seed", "'s accuracy"): "a possessive name for one post",
     join("more than Binder has (facts ", "file, section 1)."): "the name of the team's fact list",
     join("as Keras warns (cla", "im e)."): "a claim letter of the team's fact list",
-    join("three things are wrong (cla", "ims d and e)"): "a claim letter of the team's fact list",
     join("the first rung, seed ", "as written"): "a code name for a post's way",
     join("model = build_seed", "_cnn(logits=True)"): "a code name for a post's way",
     join('report["speedup_best_vs', '_seed"]'): "a code name for a post's way",
@@ -193,20 +188,15 @@ def test_shipped_files_are_what_git_would_ship(tmp_path):
 
 # ----------------------------------------------------------------- Chinese terms: what the checker catches
 
-# (text, the variants the checker must find): each kind of variant, and the pairs a review found said two ways
+# (text, the variants the checker must find): a rejected variant, the longer of two, a pattern (the term list's
+# own examples are zh-terms-list's), an English word in a Chinese sentence (plural, beside a field, before brackets
+# that are no gloss); then what is right: glosses, code, URLs, fields, identifiers, English prose, an allowed
+# phrase, near misses of the patterns (the shipped Chinese files are checked by the repository passing the linter)
 CAUGHT = [
-    ("请把 nvidia-smi 的输出交给医生。", ["医生"]), ("本 notebook 会解释这一点。", ["notebook"]),
-    ("所有 workers 都已停止。", ["workers"]), ("worker {index}（共 {count} 个）", ["worker"]),  # no gloss after a field
-    ("本课程的 notebook（基于 Keras 3）无法运行。", ["notebook"]), ("（例如 worker 0）", ["worker"]),
-    ("下一个批量已经准备好。", ["个批量"]), ("TF 2.15 是最后一个带有 5.x GPU 内核的版本。", ["GPU 内核"]),
-    ("它包含跟踪的时间。", ["跟踪"]), ("速度梯子的每一级", ["速度梯子"]), ("请看故障排除页面。", ["故障排除"]),
-    ("每张图片是 28 × 28 像素。", ["图片"]), ("全局批量：每个训练步的图像数", ["训练步"]),
-    ("第一次 fit 又加了一份 float32 副本。", ["float32 副本"]), ("它不是 MNIST 的完好副本。", ["完好副本"]),
-    ("再次启动集群：它从主节点最新的检查点继续。", ["最新的检查点"]), ("每个工作进程都保存检查点。", ["保存检查点"]),
-    ("GPU 内存用完了。", ["GPU 内存"]), ("显卡的内存只有 4 GB。", ["显卡的内存"]),
-    ("它的张量核心运行 float16。", ["张量核心"]), ("CPU 上慢 3 倍。", ["慢 3 倍"]), ("模型小四倍。", ["小四倍"]),
-    ("时间减少了 2 倍。", ["少了 2 倍"]), ("XLA 快 3 倍。", ["快 3 倍"]), ("C：生成器，大 40 倍的模型", ["大 40 倍"]),
-    ("吞吐量提高了两倍。", ["提高了两倍"]),
+    ("请把 nvidia-smi 的输出交给医生。", ["医生"]), ("速度梯子的每一级", ["速度梯子"]),
+    ("CPU 上慢 3 倍。", ["慢 3 倍"]), ("下一个批量已经准备好。", ["个批量"]),
+    ("本 notebook 会解释这一点。", ["notebook"]), ("所有 workers 都已停止。", ["workers"]),
+    ("worker {index}（共 {count} 个）", ["worker"]), ("本课程的 notebook（基于 Keras 3）无法运行。", ["notebook"]),
 ]
 RIGHT = [
     "课程的**工作进程**（worker）各自运行同一个程序。", "例如 *kernel*（内核）和 *epoch*（轮）。",
@@ -215,12 +205,7 @@ RIGHT = [
     "worker_options 要以 worker_index 为键。", "Multi-worker training with Keras",
     "TensorFlow 发现了 2 个 GPU；批量大小是 256；全局批量 {batch}。",
     "重新加载 nvidia_uvm 内核模块，或者重启 Jupyter 内核；Linux 内核没有 NUMA 信息。", "按操作系统的说明操作。",
-    "在 Jupyter Notebook 中打开它。", "请看故障排查页面。", "每张图像是 28 × 28 像素；图中的中文字体。",
-    "每个训练步骤的图像数；第 100 步，每步 12 毫秒，训练步数。",
-    "每个副本、副本数、4 个同步的副本、每个 GPU 上的副本、各副本的梯度。",
-    "第一次 fit 又加了一份 float32 拷贝；把结果复制到主内存。",
-    "## 检查点：检查点通过，3 项检查中通过 3 项。它从主节点最新的训练检查点继续，每个工作进程都保存训练检查点。",
-    "GPU 的显存用完了；主内存、CPU 内存、进程的常驻内存。", "它的 Tensor Core 运行 float16。",
+    "在 Jupyter Notebook 中打开它。",
     "时间减少到原来的 1/4；XLA 快到 3 倍；合计是前向传播的 3 倍；大了大约一倍；增加了一倍；大约 3 倍；至少 3 倍；"
     "最多相差六倍；相差不到 3 倍；时间可能是这里的 2 到 3 倍；快很多倍。",
 ]

@@ -38,8 +38,7 @@ def test_each_translation_keeps_the_fields_of_its_message():
                 assert fields(message.string) == fields(message.id), f"{domain}: {message.id!r}"
 
 
-@pytest.mark.parametrize(("written", "meant"), [("zh", "zh-CN"), ("zh_CN", "zh-CN"), ("ZH-Hans", "zh-CN"),
-                                               ("en", "en")])
+@pytest.mark.parametrize(("written", "meant"), [("zh_CN", "zh-CN"), ("ZH-Hans", "zh-CN"), ("en", "en")])
 def test_the_language_switch_accepts_the_usual_spellings(written, meant):
     assert check_language(written) == meant
 
@@ -62,20 +61,11 @@ def no_language_variables(monkeypatch):
     return monkeypatch
 
 
-@pytest.mark.parametrize("name", ["LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG"])
-def test_each_locale_variable_alone_can_choose_chinese(no_language_variables, name):
-    if name == "LANGUAGE":  # gettext reads LANGUAGE only when the locale is not "C"
-        no_language_variables.setenv("LANG", "en_US.UTF-8")
-    no_language_variables.setenv(name, "zh_CN.UTF-8")
-    assert i18n.language() == i18n.CHINESE
+SIMPLIFIED = ["zh_CN.UTF-8", "zh_CN.utf8@pinyin"]  # a codeset, a modifier: both left out
 
 
-SIMPLIFIED = ["zh_CN.UTF-8", "zh_CN", "zh_CN.GB2312", "zh", "zh-Hans", "zh_SG.UTF-8", "zh_CN.utf8@pinyin"]
-
-
-@pytest.mark.parametrize("value", [*SIMPLIFIED, "C", "POSIX", "C.UTF-8", "en_US.UTF-8", "en_GB", "fr_FR.UTF-8",
-                                   "ja_JP.eucJP", "zh_TW.UTF-8", "zh_HK.Big5-HKSCS", "zh_MO", "zh-Hant", "klingon",
-                                   ".", "@", "::"])
+# "C", "en_*", Traditional Chinese (no edition of its own), a name with nothing before its modifier
+@pytest.mark.parametrize("value", [*SIMPLIFIED, "C", "en_US.UTF-8", "zh_TW.UTF-8", "@"])
 def test_simplified_chinese_locales_mean_chinese_every_other_english_and_none_warns(no_language_variables, capsys,
                                                                                     value):
     no_language_variables.setenv("LANG", value)
@@ -89,20 +79,14 @@ def test_simplified_chinese_locales_mean_chinese_every_other_english_and_none_wa
     "environment, meant",
     [
         ({"LC_ALL": "zh_CN.UTF-8", "LC_MESSAGES": "en_US.UTF-8", "LANG": "en_US.UTF-8"}, "zh-CN"),  # LC_ALL first
-        ({"LC_ALL": "en_US.UTF-8", "LANG": "zh_CN.UTF-8"}, "en"),
         ({"LC_MESSAGES": "zh_CN.UTF-8", "LANG": "en_US.UTF-8"}, "zh-CN"),  # then LC_MESSAGES
-        ({"LC_MESSAGES": "en_US.UTF-8", "LANG": "zh_CN.UTF-8"}, "en"),
         ({"LC_ALL": "", "LC_MESSAGES": "", "LANG": "zh_CN.UTF-8"}, "zh-CN"),  # empty counts as unset
         ({"LANGUAGE": "zh_CN:en", "LANG": "en_US.UTF-8"}, "zh-CN"),  # LANGUAGE before the locale...
-        ({"LANGUAGE": "en:zh_CN", "LANG": "zh_CN.UTF-8"}, "en"),
         ({"LANGUAGE": "zh_TW:zh_CN", "LANG": "zh_TW.UTF-8"}, "zh-CN"),  # its first language the course speaks
         ({"LANGUAGE": "fr:de", "LANG": "zh_CN.UTF-8"}, "en"),  # LANGUAGE decides: none spoken, English
         ({"LANGUAGE": "zh_CN", "LANG": "C.UTF-8"}, "zh-CN"),  # C.UTF-8 is not the "C" locale
         ({"LANGUAGE": "zh_CN", "LANG": "C"}, "en"),  # ...but not when the locale is "C"
-        ({"LANGUAGE": "zh_CN", "LC_ALL": "POSIX", "LANG": "zh_CN.UTF-8"}, "en"),
         ({"LANGUAGE": "zh_CN"}, "en"),  # no locale set is the "C" locale
-        ({"LANGUAGE": "", "LANG": "zh_CN.UTF-8"}, "zh-CN"),
-        ({}, "en"),
     ],
 )
 def test_the_locale_variables_in_gettexts_order(no_language_variables, environment, meant):
