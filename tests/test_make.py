@@ -142,10 +142,9 @@ def test_gpu_takes_0_or_1_only(machine):
     assert machine.calls() == [] and not machine.venv.exists()
 
 
-def test_help_names_the_switch_the_accepted_pythons_and_every_target_a_person_runs():
+def test_help_names_the_accepted_pythons_and_every_target_a_person_runs():
     out = subprocess.run(["make", "--no-print-directory", "help"], cwd=ROOT, capture_output=True, text=True,
                          check=True).stdout
-    assert "GPU=1" in out and "make lab GPU=1" in out
     accepted = lint_claims.accepted_pythons(ROOT)
     assert f"accepted: {accepted[0]}-{accepted[-1]}" in out, "read from requires-python (scripts/venv.sh --accepted)"
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
