@@ -139,8 +139,7 @@ FLAGGED = {
     join('report["speedup_best_vs', '_seed"]'): "a code name for a post's way",
     join("cite tf-gpu-", "facts.md"): "the file name of the team's fact list",
 }
-NOT_FLAGGED = [
-    "SEED = 0", "keras.utils.set_random_seed(SEED)  # the same starting weights",
+NOT_FLAGGED = [  # and what the shipped files say (SEED = 0, set_random_seed(SEED)): the repository passes the linter
     "the same seed always gives the same numbers; a seeded generator",
     "the gap over several seeds, on the course's machine: | seeds | gap |; 2 of 15 seeds",
     "seed_everything(seed, deterministic=True); noise from (seed, image, channel)",

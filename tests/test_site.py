@@ -255,7 +255,6 @@ def test_every_page_loads_with_its_images_and_nothing_from_outside(walk, served)
     problems += [f"{path}: asked for {u} (outside the site)" for path, page in walk.items() for u in page["outside"]]
     problems += [f"the server answered {s} for {p}" for p, s in served.statuses.items() if s >= 400]
     assert not problems, "\n".join(problems[:60])
-    assert all((SCREENSHOTS / shot).stat().st_size > 0 for shot in SHOTS.values())
 
 
 @pytest.mark.browser
