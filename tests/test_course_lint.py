@@ -26,63 +26,43 @@ def join(*parts: str) -> str:
     return "".join(parts)
 
 
-# (rule, file, text in it, what to put instead); "" as the text appends.
+# (rule, file, text in it, what to put instead); "" as the text appends. One for each rule: it shows the rule can
+# fail (the patterns of the standalone rules are the tables further down).
 PLANTED = [
     ("link", "README.md", "", "\nSee [the guide](docs/routes.md#no-such-heading).\n"),
-    ("link", "docs/routes.md", "", "\nSee [gone](missing.md).\n"),
     ("reference-anchor", "course_utils/models.py", "", join("# docs/references", ".md#no-such-fact\n")),
     ("sources-link", "notebooks/03_memory.ipynb", "# 03 · ", "# 03 · As the blog post says, "),
     ("standalone-path", "docs/glossary.md", "", join("\nsee ../sha", "red/reference/facts.md\n")),
-    ("standalone-path", "course_utils/models.py", "", join("# read /wo", "rk/main/README.md first\n")),
-    ("standalone-name", "docs/instructors.md", "", join("\nThe course models have the ", "seeds' architectures.\n")),
-    ("standalone-name", "course_utils/models.py", "", join("# as in seed ", "004, section 3\n")),
     ("standalone-name", "docs/wsl2.md", "", "\nSet a random seed first.\n"),
     ("glossary", "docs/glossary.md", "", '\n<a id="abc"></a>\n### Abc\n\nFirst letters.\n'),
-    ("glossary", "docs/glossary.md", '<a id="xla"></a>', '<a id="x-l-a"></a>'),
-    ("glossary", "docs/glossary.md", "### Checkpoint", "### Checkpoints"),
     ("ts-entry", "docs/troubleshooting.md", "**Cause.**", "**Reason.**"),
-    ("ts-entry", "docs/troubleshooting.md", "ResourceExhaustedError: OOM when", "ResourceExhaustedError: when"),
     ("ts-link", "docs/routes.md", "", "\nSee [it](troubleshooting.md#no-such-entry).\n"),
-    ("ts-link", "docs/zh/troubleshooting.md", '<a id="driver-too-old"></a>', ""),
     ("sentence-length", "docs/troubleshooting.md", "", "\n" + "This word " * 13 + "ends.\n"),
     ("doc-command", "docs/routes.md", "", "\nRun `course trian`.\n"),
-    ("doc-command", "docs/instructors.md", "| `course doctor` |", "| `course doktor` |"),
     ("doc-make", "README.md", "", "\nRun `make venv FLAVOUR=1`.\n"),
-    ("doc-make", "docs/maintainers.md", "", '\n`.venv/bin/pip install -e ".[gpu]"`\n'),
     ("doc-variable", "docs/instructors.md", "", "\nSet `COURSE_NOPE`.\n"),
-    ("doc-variable", "CONTRIBUTING.md", "| `COURSE_LANG` |", "| `COURSE_LANGUAGE` |"),
     ("wsl2-doctor", "docs/wsl2.md", "build 19044 or higher", "build 19041 or higher"),
-    ("wsl2-doctor", "docs/wsl2.md", "`tensorflow-sees-no-gpu`", "`tensorflow-sees-nothing`"),
     ("driver-minimum", "docs/routes.md", ">= 528.33", ">= 528.34"),
     ("links-current", "README.md", "/blob/v", "/blob/main-"),
     ("readme", "README.md", "](README.zh-CN.md)", "](README.zh.md)"),
     ("licence", "README.zh-CN.md", "CC BY 4.0", "CC BY-SA"),
     ("no-mirror", "environment.yml", "", "# pip --index-url https://mirrors.aliyun.com/pypi/simple\n"),
     ("zh-anchor", "docs/zh/wsl2.md", '<a id="1-check-the-windows-version"></a>\n', ""),
-    ("zh-anchor", "docs/zh/wsl2.md", "[docs/wsl2.md](../wsl2.md)", "[docs/wsl2.md](../routes.md)"),
     ("zh-code", "docs/zh/wsl2.md", "```bat\nver\n", "```bat\nver /a\n"),
-    ("zh-code", "README.zh-CN.md", "```bash\n", "```bash\nmake clean\n"),
     ("zh-source", "docs/zh/wsl2.md", "https://learn.microsoft.com/windows/wsl/install-manual",
      "https://learn.microsoft.com/windows/wsl/"),
     ("zh-prose", "docs/zh/wsl2.md", "", "\nThis paragraph is still in English.\n"),
     ("zh-troubleshooting", "docs/zh/troubleshooting.md", "**原因。**", "**原因：**"),
-    ("zh-troubleshooting", "docs/zh/troubleshooting.md", "ResourceExhaustedError: OOM when", "显存不足"),
     ("zh-tf-link", "docs/zh/wsl2.md", "", "\n见 [指南](https://www.tensorflow.org/guide/gpu)。\n"),
-    ("zh-tf-link", "docs/zh/wsl2.md", "", "\n见 [指南](https://tensorflow.google.cn/guide/keras)。\n"),
-    ("zh-tf-link", "README.zh-CN.md", "](docs/zh/wsl2.md", "](docs/wsl2.md"),
     ("zh-line-break", "docs/zh/mainland-china.md", "", "\n第一行\n第二行\n"),
-    ("zh-line-break", "notebooks/zh/03_memory.ipynb", "# 03 · ", "# 03 · 第一行\\n第二行"),
     ("mirror-page", "docs/zh/mainland-china.md", "连续 30 秒收不到新数据", "连续 60 秒收不到新数据"),
     ("translation", "notebooks/zh/03_memory.ipynb", 'language=\\"zh-CN\\"', 'language=\\"en\\"'),
     ("zh-term", "docs/zh/wsl2.md", "", "\n请看故障排除页面。\n"),
-    ("zh-term", "notebooks/zh/03_memory.ipynb", "# 03 · ", "# 03 · 本 notebook "),
     ("zh-terms-list", "docs/zh/terms.toml", "", '\n[[term]]\nen = "thing"\nzh = "东西"\n'),
     ("nb-outputs", "notebooks/02_verify_gpu.ipynb", '"outputs": []', '"outputs": [{"output_type": "stream", '
                                                                         '"name": "stdout", "text": ["x"]}]'),
     ("nb-cells", "notebooks/zh/02_verify_gpu.ipynb", '\\"02_verify_gpu\\"', '\\"02_other\\"'),
-    ("nb-cells", "notebooks/04_dense_noise_vs_zeros.ipynb", "checkpoint(", "check("),
     ("nb-header", "notebooks/03_memory.ipynb", "**What you learn**", "**What you get**"),
-    ("nb-header", "notebooks/zh/05_cnn_cpu_vs_gpu.ipynb", "冒烟", "短"),
     ("word-budget", "notebooks/04_dense_noise_vs_zeros.ipynb", "# 04 · ", "# 04 · " + "word " * 1400),
     ("lesson-budget", "notebooks/05_cnn_cpu_vs_gpu.ipynb", "About 40 minutes", "About 90 minutes"),
 ]
@@ -147,20 +127,19 @@ def test_the_command_line_lists_the_rules_runs_one_and_exits_1_on_a_finding(pris
 # ----------------------------------------------------------------- standalone files: what the patterns catch
 
 FLAGGED = {
-    join("Seed ", "000 trains the same model twice."): "a source post by number",
-    join("the model of seed", "004's CNN"): "a source post by number",
     join("fixture smi_seed", "000_windows.txt"): "a source post by number",
     join("fall short of the seed", "'s accuracy"): "a possessive name for one post",
+    join("The course models have the ", "seeds' architectures."): "a plural name for the two posts",
+    join("see ../sha", "red/reference/facts.md"): "a path into the team's shared folder",
+    join("read /wo", "rk/main/README.md first"): "an absolute path on the team's machine",
     join("more than Binder has (facts ", "file, section 1)."): "the name of the team's fact list",
     join("as Keras warns (cla", "im e)."): "a claim letter of the team's fact list",
-    join("three things are wrong (cla", "ims d and e)"): "a claim letter of the team's fact list",
     join("the first rung, seed ", "as written"): "a code name for a post's way",
     join("model = build_seed", "_cnn(logits=True)"): "a code name for a post's way",
     join('report["speedup_best_vs', '_seed"]'): "a code name for a post's way",
     join("cite tf-gpu-", "facts.md"): "the file name of the team's fact list",
 }
-NOT_FLAGGED = [
-    "SEED = 0", "keras.utils.set_random_seed(SEED)  # the same starting weights",
+NOT_FLAGGED = [  # and what the shipped files say (SEED = 0, set_random_seed(SEED)): the repository passes the linter
     "the same seed always gives the same numbers; a seeded generator",
     "the gap over several seeds, on the course's machine: | seeds | gap |; 2 of 15 seeds",
     "seed_everything(seed, deterministic=True); noise from (seed, image, channel)",
@@ -193,20 +172,15 @@ def test_shipped_files_are_what_git_would_ship(tmp_path):
 
 # ----------------------------------------------------------------- Chinese terms: what the checker catches
 
-# (text, the variants the checker must find): each kind of variant, and the pairs a review found said two ways
+# (text, the variants the checker must find): a rejected variant, the longer of two, a pattern (the term list's
+# own examples are zh-terms-list's), an English word in a Chinese sentence (plural, beside a field, before brackets
+# that are no gloss); then what is right: glosses, code, URLs, fields, identifiers, English prose, an allowed
+# phrase, near misses of the patterns (the shipped Chinese files are checked by the repository passing the linter)
 CAUGHT = [
-    ("请把 nvidia-smi 的输出交给医生。", ["医生"]), ("本 notebook 会解释这一点。", ["notebook"]),
-    ("所有 workers 都已停止。", ["workers"]), ("worker {index}（共 {count} 个）", ["worker"]),  # no gloss after a field
-    ("本课程的 notebook（基于 Keras 3）无法运行。", ["notebook"]), ("（例如 worker 0）", ["worker"]),
-    ("下一个批量已经准备好。", ["个批量"]), ("TF 2.15 是最后一个带有 5.x GPU 内核的版本。", ["GPU 内核"]),
-    ("它包含跟踪的时间。", ["跟踪"]), ("速度梯子的每一级", ["速度梯子"]), ("请看故障排除页面。", ["故障排除"]),
-    ("每张图片是 28 × 28 像素。", ["图片"]), ("全局批量：每个训练步的图像数", ["训练步"]),
-    ("第一次 fit 又加了一份 float32 副本。", ["float32 副本"]), ("它不是 MNIST 的完好副本。", ["完好副本"]),
-    ("再次启动集群：它从主节点最新的检查点继续。", ["最新的检查点"]), ("每个工作进程都保存检查点。", ["保存检查点"]),
-    ("GPU 内存用完了。", ["GPU 内存"]), ("显卡的内存只有 4 GB。", ["显卡的内存"]),
-    ("它的张量核心运行 float16。", ["张量核心"]), ("CPU 上慢 3 倍。", ["慢 3 倍"]), ("模型小四倍。", ["小四倍"]),
-    ("时间减少了 2 倍。", ["少了 2 倍"]), ("XLA 快 3 倍。", ["快 3 倍"]), ("C：生成器，大 40 倍的模型", ["大 40 倍"]),
-    ("吞吐量提高了两倍。", ["提高了两倍"]),
+    ("请把 nvidia-smi 的输出交给医生。", ["医生"]), ("速度梯子的每一级", ["速度梯子"]),
+    ("CPU 上慢 3 倍。", ["慢 3 倍"]), ("下一个批量已经准备好。", ["个批量"]),
+    ("本 notebook 会解释这一点。", ["notebook"]), ("所有 workers 都已停止。", ["workers"]),
+    ("worker {index}（共 {count} 个）", ["worker"]), ("本课程的 notebook（基于 Keras 3）无法运行。", ["notebook"]),
 ]
 RIGHT = [
     "课程的**工作进程**（worker）各自运行同一个程序。", "例如 *kernel*（内核）和 *epoch*（轮）。",
@@ -215,12 +189,7 @@ RIGHT = [
     "worker_options 要以 worker_index 为键。", "Multi-worker training with Keras",
     "TensorFlow 发现了 2 个 GPU；批量大小是 256；全局批量 {batch}。",
     "重新加载 nvidia_uvm 内核模块，或者重启 Jupyter 内核；Linux 内核没有 NUMA 信息。", "按操作系统的说明操作。",
-    "在 Jupyter Notebook 中打开它。", "请看故障排查页面。", "每张图像是 28 × 28 像素；图中的中文字体。",
-    "每个训练步骤的图像数；第 100 步，每步 12 毫秒，训练步数。",
-    "每个副本、副本数、4 个同步的副本、每个 GPU 上的副本、各副本的梯度。",
-    "第一次 fit 又加了一份 float32 拷贝；把结果复制到主内存。",
-    "## 检查点：检查点通过，3 项检查中通过 3 项。它从主节点最新的训练检查点继续，每个工作进程都保存训练检查点。",
-    "GPU 的显存用完了；主内存、CPU 内存、进程的常驻内存。", "它的 Tensor Core 运行 float16。",
+    "在 Jupyter Notebook 中打开它。",
     "时间减少到原来的 1/4；XLA 快到 3 倍；合计是前向传播的 3 倍；大了大约一倍；增加了一倍；大约 3 倍；至少 3 倍；"
     "最多相差六倍；相差不到 3 倍；时间可能是这里的 2 到 3 倍；快很多倍。",
 ]

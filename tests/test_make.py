@@ -131,16 +131,9 @@ def test_gpu_1_adds_the_gpu_extra_to_what_each_command_installs(target, args, ex
         assert out.rstrip().endswith(follows), out  # the environment first, then the command
 
 
-@pytest.mark.parametrize(("target", "extras"), [("test", "dev"), ("unit", "dev"), ("site", "site"),
-                                               ("lab", "lab"), ("course", "lab,tools")])
+@pytest.mark.parametrize(("target", "extras"), [("unit", "dev"), ("site", "site")])  # lab, venv, course: above
 def test_each_command_installs_the_extra_its_user_needs(target, extras):
-    """The tests need the dev extra; a student's make lab gets none of it (no hub, Sphinx, Playwright or XProf)."""
     assert f"EXTRAS='{extras}' sh scripts/venv.sh" in dry_run(target)
-
-
-def test_a_python_given_to_make_is_passed_on_as_given():
-    assert "PYTHON='python3.12' PYTHON_GIVEN='command line'" in dry_run("venv", "PYTHON=python3.12")
-    assert "PYTHON='python3' PYTHON_GIVEN=''" in dry_run("venv")
 
 
 def test_gpu_takes_0_or_1_only(machine):
@@ -149,10 +142,9 @@ def test_gpu_takes_0_or_1_only(machine):
     assert machine.calls() == [] and not machine.venv.exists()
 
 
-def test_help_names_the_switch_the_accepted_pythons_and_every_target_a_person_runs():
+def test_help_names_the_accepted_pythons_and_every_target_a_person_runs():
     out = subprocess.run(["make", "--no-print-directory", "help"], cwd=ROOT, capture_output=True, text=True,
                          check=True).stdout
-    assert "GPU=1" in out and "make lab GPU=1" in out
     accepted = lint_claims.accepted_pythons(ROOT)
     assert f"accepted: {accepted[0]}-{accepted[-1]}" in out, "read from requires-python (scripts/venv.sh --accepted)"
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
@@ -204,7 +196,6 @@ def test_gpu_1_installs_the_gpu_extra_into_the_environment_there_is_and_it_stays
     assert machine.stamp.read_text(encoding="utf-8") == "python 3.12\nextras gpu,lab\n"
     ready = "(TensorFlow 2.21.0; Python 3.12, extras gpu,lab)"
     assert f"Environment ready: {machine.venv} {ready}" in done.stdout
-    assert f"Environment ready: .venv {ready}" in (ROOT / "docs" / "wsl2.md").read_text(encoding="utf-8"), "step 8"
     # later commands without GPU=1 keep it: nothing to install, but the instructor's tools for make course
     assert machine.make("venv").returncode == 0 and machine.installs() == []
     os.utime(machine.stamp, (0, 0))  # as if pyproject.toml had changed since: every extra there is refreshed
@@ -264,10 +255,9 @@ def refusal(done: subprocess.CompletedProcess[str]) -> str:
 
 
 @pytest.mark.parametrize(("python", "target", "said"), [
-    ("python3.10", "venv", "python3.10 is Python 3.10"),  # PYTHON=python3.10
     ("python3", "lab", "python3 is Python 3.10"),  # python3 on PATH: Ubuntu 22.04's
     ("python3.99", "venv", "python3.99 is not a Python that runs here"),  # PYTHON=, a Python there is not
-], ids=["given", "python3", "missing"])
+], ids=["python3", "missing"])
 def test_an_unsupported_python_stops_with_what_works_and_how_to_get_it(machine, python, target, said):
     if python != "python3.99":
         machine.python("3.10", python)

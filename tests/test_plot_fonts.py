@@ -104,13 +104,10 @@ def test_without_a_chinese_font_one_warning_says_what_to_install_in_the_notebook
     with pytest.warns(UserWarning) as caught:
         assert plot_fonts.use_chinese_font(["No Such Chinese Font"]) is None
     (warning,) = [str(w.message) for w in caught]
-    for needed in ("sudo apt-get install fonts-noto-cjk", "fonts-wqy-microhei", "Windows", "macOS",
-                   "No Such Chinese Font"):  # the font looked for: the field is filled
-        assert needed in warning, warning
+    for needed in ("sudo apt-get install fonts-noto-cjk", "fonts-wqy-microhei", "No Such Chinese Font"):
+        assert needed in warning, warning  # the commands, and the font looked for (the field is filled)
     assert bool(re.search(r"[\u4e00-\u9fff]", warning)) is (language == "zh-CN")
     assert matplotlib.rcParams["font.family"] == before, "nothing changed"
-    _, messages = render(TITLE)
-    assert missing_glyphs(messages), "and Chinese text then shows as boxes: matplotlib warns about each glyph"
 
 
 def test_the_chinese_setup_cell_sets_the_font_and_the_english_one_does_not(monkeypatch):

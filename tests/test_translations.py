@@ -199,9 +199,3 @@ def test_a_missing_translation_names_the_command_that_starts_it(copy):
     assert [p.kind for p in problems] == ["missing"]
     assert "python scripts/translations.py new 01" in str(problems[0])
 
-
-def test_the_hash_is_sha256_of_the_joined_source_first_16_hex_digits():
-    import hashlib
-
-    cell = {"source": ["# 05 · Title\n", "第二行"]}
-    assert translations.english_hash(cell) == hashlib.sha256("# 05 · Title\n第二行".encode()).hexdigest()[:16]

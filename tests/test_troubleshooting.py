@@ -46,7 +46,6 @@ def test_see_and_more_line_lead_to_the_page_in_the_language(monkeypatch, lang, p
 
 
 @pytest.mark.parametrize("platform, capture, code, anchor", [
-    ("wsl2", "smi_qa_post_windows_512.77_wddm.txt", "driver-too-old", "driver-too-old"),  # the Q&A post's driver
     ("linux", "smi_missing_command_not_found.txt", "no-nvidia-driver", "nvidia-smi-not-found"),
     ("wsl2", "smi_wsl2_555.99_rtx4070.txt", "nvidia-driver", None),  # a finding the page does not explain
 ])
