@@ -1,5 +1,5 @@
 """Rules on what the pages say about the code: commands, make targets and variables, the doctor's WSL2 answer and
-driver minimums, the generated links, the licences, where the course installs from.
+driver minimums, the generated links, the licences, where the course installs from, the captures' sources.
 
 The code is read through the course's own modules (``course_utils.cli``, ``.core.variables``, ``.doctor``:
 standard library only) and tools/course_tools/links.py. Part of scripts/course_lint.py (``RULES``).
@@ -310,6 +310,24 @@ def licences(root: Path) -> Iterator[Finding]:
         if not ("](LICENSE)" in text and "](LICENSE-CONTENT.md)" in text and "CC BY 4.0" in text):
             yield Finding(name, None, "licence", "does not link LICENSE and LICENSE-CONTENT.md with CC BY 4.0",
                           "name both licences where a reuser looks")
+
+
+CAPTURES = {"tests/fixtures/nvidia": "SOURCES.md", "tests/fixtures/tf_logs": "README.md"}
+# a real capture names its thread, its file at a commit, the Q&A post or how it was captured; a constructed or
+# composed file names the public source of what it is built from
+CAPTURE_SOURCE = re.compile(r"https://\S+|docs/sources\.md|captured (with|on)")
+
+
+@rule("capture-sources", "every saved nvidia-smi, nvcc and TensorFlow capture has a row that names its source")
+def capture_sources(root: Path) -> Iterator[Finding]:
+    for folder, listing in CAPTURES.items():
+        rows = {m[1]: m[0] for m in re.finditer(r"^\| `([^`]+)` \|.*$", read(root / folder / listing), re.M)}
+        for path in sorted((root / folder).iterdir()):
+            if path.name == listing:
+                continue
+            if path.name not in rows or not CAPTURE_SOURCE.search(rows[path.name]):
+                yield Finding(rel(path, root), None, "capture-sources", f"no row with a source in {listing}",
+                              f"add `| `{path.name}` | what it shows | its public source |` to {folder}/{listing}")
 
 
 MIRROR = re.compile(r"index-url\S*|INDEX_URL\S*|tuna\.tsinghua|mirrors\.ustc|aliyun")

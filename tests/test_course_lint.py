@@ -46,6 +46,7 @@ PLANTED = [
     ("links-current", "README.md", "/blob/v", "/blob/main-"),
     ("readme", "README.md", "](README.zh-CN.md)", "](README.zh.md)"),
     ("licence", "README.zh-CN.md", "CC BY 4.0", "CC BY-SA"),
+    ("capture-sources", "tests/fixtures/nvidia/SOURCES.md", "| `smi_no_driver.txt` |", "| `smi_no_driver.text` |"),
     ("no-mirror", "environment.yml", "", "# pip --index-url https://mirrors.aliyun.com/pypi/simple\n"),
     ("zh-anchor", "docs/zh/wsl2.md", '<a id="1-check-the-windows-version"></a>\n', ""),
     ("zh-code", "docs/zh/wsl2.md", "```bat\nver\n", "```bat\nver /a\n"),

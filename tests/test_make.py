@@ -196,6 +196,7 @@ def test_gpu_1_installs_the_gpu_extra_into_the_environment_there_is_and_it_stays
     assert machine.stamp.read_text(encoding="utf-8") == "python 3.12\nextras gpu,lab\n"
     ready = "(TensorFlow 2.21.0; Python 3.12, extras gpu,lab)"
     assert f"Environment ready: {machine.venv} {ready}" in done.stdout
+    assert f"Environment ready: .venv {ready}" in (ROOT / "docs" / "wsl2.md").read_text(encoding="utf-8"), "step 8"
     # later commands without GPU=1 keep it: nothing to install, but the instructor's tools for make course
     assert machine.make("venv").returncode == 0 and machine.installs() == []
     os.utime(machine.stamp, (0, 0))  # as if pyproject.toml had changed since: every extra there is refreshed
