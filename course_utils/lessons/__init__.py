@@ -71,26 +71,24 @@ def multiple_choice(exercise: str, answer: object, letters: Iterable[str], said:
     return feedback(exercise, [said[given]] if given in said else [], right=right)
 
 
-def not_a_dict(exercise: str, answer: object, example: str) -> Feedback:
-    """Wrong: a task that asks for a dict got something else; ``example`` shows the dict's first entry."""
-    return feedback(exercise, [_("`answer` should be a dict, such as {example}; it is {answer!r}.").format(
-        example=example, answer=answer)], right="")
-
-
-def dict_answer(exercise: str, answer: object, keys: Iterable[object], judge: Callable[[object, object], str | None],
-                *, hint: str, example: str, right: str) -> Feedback:
-    """A task answered by a dict with a value for each of ``keys``: ``judge(key, value)`` says what is wrong with one
-    value (None: nothing). ``hint``: what to do while it is unanswered; ``example``: the dict's first entry."""
-    if unanswered(answer):
+def dict_answer(exercise: str, answer: object, problems: Callable[[Mapping], Iterable[str | None]], *, hint: str,
+                example: str, right: str, none_answers: bool = False) -> Feedback:
+    """A task answered by a dict: ``problems(answer)`` says what is wrong with it (None entries: nothing).
+    ``hint``: what to do while it is unanswered; ``example``: the dict's first entry; ``none_answers``: None is an
+    answer of its own (the task cell's placeholders are ``...``)."""
+    if unanswered(answer, none_answers):
         return not_answered(exercise, hint)
     if not isinstance(answer, Mapping):
-        return not_a_dict(exercise, answer, example)
-    return feedback(exercise, [problem for key in keys if (problem := judge(key, answer.get(key)))], right=right)
+        return feedback(exercise, [_("`answer` should be a dict, such as {example}; it is {answer!r}.").format(
+            example=example, answer=answer)], right="")
+    return feedback(exercise, [problem for problem in problems(answer) if problem], right=right)
 
 
-def unanswered(answer: object) -> bool:
-    """``is_empty``, or a task cell's skeleton dict still unfilled: every value a placeholder (``{"T4": None}``)."""
-    return is_empty(answer) or (isinstance(answer, dict) and all(is_empty(v) for v in answer.values()))
+def unanswered(answer: object, none_answers: bool = False) -> bool:
+    """``is_empty``, or a task cell's skeleton dict still unfilled: every value a placeholder (``{"T4": None}``;
+    only ``...`` where None is an answer)."""
+    blank = (lambda value: value is Ellipsis) if none_answers else is_empty
+    return is_empty(answer) or (isinstance(answer, dict) and all(blank(value) for value in answer.values()))
 
 
 def is_empty(answer: object) -> bool:

@@ -91,7 +91,8 @@ def _setting_problem(situation: int, given: object) -> str | None:
 def check_memory_setting(answer: object) -> Feedback:
     """Exercise 3.1: a dict {situation: choice} for the three situations of ``SITUATIONS``."""
     return dict_answer(
-        SETTING, answer, SITUATIONS, _setting_problem, example='{1: "limit", ...}',
+        SETTING, answer, lambda given: (_setting_problem(s, given.get(s)) for s in SITUATIONS),
+        example='{1: "limit", ...}',
         hint=_("Replace each None with one of the five choices, as a string. Then run the cell."),
         right=_("Right. A limit caps a process. Logical GPUs make one card look like several. The variable works "
                 "without code, if it is set before the program starts."))

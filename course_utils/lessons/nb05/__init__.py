@@ -17,7 +17,7 @@ import numpy as np
 
 from course_utils.core.errors import ParameterError
 from course_utils.core.i18n import translator
-from course_utils.lessons import Feedback, feedback, is_empty, multiple_choice, not_a_dict, not_answered
+from course_utils.lessons import Feedback, dict_answer, feedback, is_empty, multiple_choice, not_answered
 from course_utils.lessons.nb05.speed import check_policy, gpu_policy
 from course_utils.params import too_few
 
@@ -189,46 +189,42 @@ def _policy(value: Any) -> str | None:
     return None if text in (None, "", "none", "float32") else text
 
 
+def _policy_problem(gpu: str, value: Any) -> str | None:
+    """What is wrong with one GPU's policy (None: nothing); ``...`` is no answer, None is one."""
+    cc = GPUS[gpu]
+    shown = f"{gpu} ({cc[0]}.{cc[1]})"
+    if value is Ellipsis:
+        return _("{gpu} has no answer.").format(gpu=shown)
+    given, (want, _why) = _policy(value), gpu_policy(gpu, cc)
+    if given not in (None, "mixed_float16", "mixed_bfloat16"):
+        return _("{gpu}: {given!r} is not \"mixed_bfloat16\", \"mixed_float16\" or None.").format(gpu=shown,
+                                                                                               given=value)
+    if given == want or (want == "mixed_bfloat16" and given == "mixed_float16"):
+        return None
+    if want is None and cc < (7, 0):
+        return _("{gpu}: Tensor Cores came with compute capability 7.0, so no policy runs on Tensor Cores here. "
+                 "Mixed precision still runs; it can gain only from saved memory and bandwidth.").format(gpu=shown)
+    if want is None:
+        return _("{gpu}: a GTX 16 card has compute capability 7.5 but no Tensor Cores, so no policy runs on Tensor "
+                 "Cores here. Mixed precision still runs.").format(gpu=shown)
+    if given is None:
+        return _("{gpu}: it has Tensor Cores (7.0 and newer, not a GTX 16 card). Mixed precision runs its matrix "
+                 "products there.").format(gpu=shown)
+    return _("{gpu}: its Tensor Cores run float16. bfloat16 needs compute capability 8.0 or newer.").format(
+        gpu=shown)  # bfloat16 asked of a 7.x GPU
+
+
 def check_policies(answer: Any) -> Feedback:
     """Right when each GPU of ``GPUS`` gets a policy that runs on its Tensor Cores, or None where it has none:
-    the task asks where mixed precision gets their speedup, not where it runs (everywhere).
-    """
-
-    if is_empty(answer) or (isinstance(answer, dict) and all(v is Ellipsis for v in answer.values())):
-        return not_answered(POLICIES, _("Replace each ... with \"mixed_bfloat16\", \"mixed_float16\" or None. "
-                                        "Then run the cell."))
-    if not isinstance(answer, dict):
-        return not_a_dict(POLICIES, answer, '{"Tesla T4": None, ...}')
-    problems = []
-    for gpu, cc in GPUS.items():
-        shown = f"{gpu} ({cc[0]}.{cc[1]})"
-        if gpu not in answer or answer[gpu] is Ellipsis:
-            problems.append(_("{gpu} has no answer.").format(gpu=shown))
-            continue
-        given, (want, _why) = _policy(answer[gpu]), gpu_policy(gpu, cc)
-        if given not in (None, "mixed_float16", "mixed_bfloat16"):
-            problems.append(_("{gpu}: {given!r} is not \"mixed_bfloat16\", \"mixed_float16\" or None.").format(
-                gpu=shown, given=answer[gpu]))
-        elif given == want or (want == "mixed_bfloat16" and given == "mixed_float16"):
-            continue
-        elif want is None and cc < (7, 0):
-            problems.append(_("{gpu}: Tensor Cores came with compute capability 7.0, so no policy runs on Tensor "
-                              "Cores here. Mixed precision still runs; it can gain only from saved memory and "
-                              "bandwidth.").format(gpu=shown))
-        elif want is None:
-            problems.append(_("{gpu}: a GTX 16 card has compute capability 7.5 but no Tensor Cores, so no policy "
-                              "runs on Tensor Cores here. Mixed precision still runs.").format(gpu=shown))
-        elif given is None:
-            problems.append(_("{gpu}: it has Tensor Cores (7.0 and newer, not a GTX 16 card). Mixed precision "
-                              "runs its matrix products there.").format(gpu=shown))
-        else:  # bfloat16 asked of a 7.x GPU
-            problems.append(_("{gpu}: its Tensor Cores run float16. bfloat16 needs compute capability 8.0 or "
-                              "newer.").format(gpu=shown))
-    right = _("Right. On the RTX 3060 (8.6) both policies run on Tensor Cores; mixed_bfloat16 needs no loss "
-              "scaling. On the T4 only mixed_float16 does. mixed_float16 needs loss scaling on every device: model.fit "
-              "does it by itself, a custom training loop wraps its optimizer in "
-              "keras.optimizers.LossScaleOptimizer.")
-    return feedback(POLICIES, problems, right=right)
+    the task asks where mixed precision gets their speedup, not where it runs (everywhere)."""
+    return dict_answer(
+        POLICIES, answer, lambda given: (_policy_problem(gpu, given.get(gpu, ...)) for gpu in GPUS),
+        example='{"Tesla T4": None, ...}', none_answers=True,
+        hint=_("Replace each ... with \"mixed_bfloat16\", \"mixed_float16\" or None. Then run the cell."),
+        right=_("Right. On the RTX 3060 (8.6) both policies run on Tensor Cores; mixed_bfloat16 needs no loss "
+                "scaling. On the T4 only mixed_float16 does. mixed_float16 needs loss scaling on every device: "
+                "model.fit does it by itself, a custom training loop wraps its optimizer in "
+                "keras.optimizers.LossScaleOptimizer."))
 
 
 CHOICES = ("a", "b", "c", "d")

@@ -106,7 +106,8 @@ def _input_bound_problem(run: str, given: object) -> str | None:
 def check_input_bound(answer: object) -> Feedback:
     """Exercise 6.2: a dict {run: "highly" | "moderately" | "not"} for the runs of ``PROFILES``."""
     return dict_answer(
-        "Exercise 6.2", answer, PROFILES, _input_bound_problem, example='{"A": "highly", ...}',
+        "Exercise 6.2", answer, lambda given: (_input_bound_problem(run, given.get(run)) for run in PROFILES),
+        example='{"A": "highly", ...}',
         hint=_("Replace each None with \"highly\", \"moderately\" or \"not\". Then run the cell."),
         right=_("Right. A and C wait about as long, but C's step is much longer: input-bound is a share of the step, "
                 "not a time. A faster device makes the same input weigh more."))
