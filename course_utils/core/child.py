@@ -18,9 +18,9 @@ works on macOS and Windows too.
 from __future__ import annotations
 
 import contextlib
-import importlib
 import json
 import os
+import pkgutil
 import re
 import shutil
 import signal
@@ -30,7 +30,7 @@ import tempfile
 import threading
 import time
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -286,14 +286,6 @@ def run_python(
         return ChildRun(child.result(), child.log_text())
 
 
-def _resolve(target: str) -> Callable[[Any], Any]:
-    module_name, _, attribute = target.partition(":")
-    found: Any = importlib.import_module(module_name)
-    for part in attribute.split("."):
-        found = getattr(found, part)
-    return found
-
-
 def _describe(exc: BaseException) -> dict[str, str | None]:
     course = isinstance(exc, CourseError)
     return {
@@ -378,7 +370,7 @@ def main(argv: list[str] | None = None) -> int:
     _watch(result_file)
     try:
         payload = json.loads(Path(payload_file).read_text(encoding="utf-8"))
-        value = _resolve(target)(payload)
+        value = pkgutil.resolve_name(target)(payload)
         write_json_atomic(result_file, {"value": value})
         return 0
     except BaseException as exc:  # everything, SystemExit and KeyboardInterrupt too, is reported to the parent

@@ -6,6 +6,8 @@ unattended leaves the answers empty and must still finish.
 
 from __future__ import annotations
 
+import math
+import numbers
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
@@ -89,6 +91,19 @@ def unanswered(answer: object, none_answers: bool = False) -> bool:
     only ``...`` where None is an answer)."""
     blank = (lambda value: value is Ellipsis) if none_answers else is_empty
     return is_empty(answer) or (isinstance(answer, dict) and all(blank(value) for value in answer.values()))
+
+
+def number(value: object) -> float | None:
+    """A number as a student writes it (an int or a float, not a bool), finite; None for anything else."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+        return None
+    return float(value)
+
+
+def whole(value: object) -> int | None:
+    """A whole number as a student writes it (an int, or a float without a fraction); None for anything else."""
+    found = number(value)
+    return int(found) if found is not None and found.is_integer() else None
 
 
 def is_empty(answer: object) -> bool:

@@ -10,12 +10,11 @@ checkpoint was measured with), and the exercises about the Q&A post's dense mode
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any
 
 from course_utils.core.i18n import translator
-from course_utils.lessons import Feedback, dict_answer
+from course_utils.lessons import Feedback, dict_answer, number
 from course_utils.params import needs_split, too_few
 
 _ = translator("lessons")
@@ -65,12 +64,6 @@ def step_gflop(batch: int = BATCH) -> float:
     return 3 * 2 * (FEATURES * HIDDEN + HIDDEN * CLASSES) * batch / 1e9
 
 
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        return None
-    return float(value)
-
-
 def _near(value: float, nbytes: float, unit: int = MB, tolerance: float = 0.03) -> bool:
     """``value`` is ``nbytes`` in ``unit``, within ``tolerance``."""
     return abs(value - nbytes / unit) <= tolerance * nbytes / unit
@@ -91,7 +84,7 @@ def _size_problem(given: Any, nbytes: int, slips: tuple[tuple[int, str], ...], o
                   wrong: str) -> str | None:
     """What is wrong with ``given``, a size in MB of ``nbytes``: None when it is right (within 3%); else ``wrong``
     with a hint - a unit, the first of ``slips`` (size in bytes, hint) it matches, a rounding, or ``otherwise``."""
-    value = _number(given)
+    value = number(given)
     if value is None:
         return not_a_number.format(value=given)
     if _near(value, nbytes):
@@ -155,7 +148,7 @@ def check_memory(answer: Any) -> Feedback:
 
 
 def _gflop_problem(given: Any) -> str | None:
-    truth, gflop = step_gflop(), _number(given)
+    truth, gflop = step_gflop(), number(given)
     if gflop is None:
         return _("`gflop_per_step` should be a number of GFLOP, not {value!r}.").format(value=given)
     if abs(gflop - truth) <= 0.1 * truth:

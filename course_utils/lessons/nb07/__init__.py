@@ -9,12 +9,11 @@
 from __future__ import annotations
 
 import json
-import numbers
 from collections.abc import Mapping
 from typing import Any
 
 from course_utils.core.i18n import translator
-from course_utils.lessons import Feedback, dict_answer
+from course_utils.lessons import Feedback, dict_answer, whole
 from course_utils.lessons.nb07.distribute import batch_plan
 from course_utils.params import too_few
 
@@ -52,18 +51,11 @@ TASK_INDEX = 1
 GPUS_PER_MACHINE = 2
 
 
-def _whole(value: object) -> int | None:
-    """A whole number given as an integer (or a float without a fraction); None otherwise."""
-    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
-        return int(value)
-    return int(value) if isinstance(value, float) and value.is_integer() else None
-
-
 def _batch_problems(answer: Mapping[str, object]) -> list[str]:
     """What is wrong with 7.1's global batch and steps per epoch (empty: nothing)."""
     plan = batch_plan(ONE_GPU_BATCH * GPUS, GPUS, PLAN_IMAGES)
     problems = []
-    batch, steps = _whole(answer.get("global_batch")), _whole(answer.get("steps_per_epoch"))
+    batch, steps = whole(answer.get("global_batch")), whole(answer.get("steps_per_epoch"))
     if batch is None:
         problems.append(_("`global_batch` = {value!r} is not a whole number of images.").format(
             value=answer.get("global_batch")))
@@ -113,7 +105,7 @@ def _index_given(index: object) -> int | None:
             return int(index)
         except ValueError:
             return None
-    return _whole(index)
+    return whole(index)
 
 
 def _config_problems(config: dict[str, Any]) -> list[str]:
@@ -171,7 +163,7 @@ def _config_problems(config: dict[str, Any]) -> list[str]:
 def _replica_problems(replicas: object) -> list[str]:
     """What is wrong with the number of replicas in sync (empty: nothing)."""
     want = len(CLUSTER) * GPUS_PER_MACHINE
-    count = _whole(replicas)
+    count = whole(replicas)
     if count is None:
         return [_("`replicas` = {value!r} is not a whole number.").format(value=replicas)]
     if count == want:
