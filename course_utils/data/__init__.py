@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -261,35 +262,30 @@ def _fashion_mnist(*, quiet: bool = False, download: bool | None = None) -> tupl
     return _finish("fashion-mnist", "download", cache, _read_fashion_dir(cache), quiet)
 
 
+def _fetch(name: str, target: Path, sha256: str, digest_of: Callable[[Path], str]) -> Path:
+    """Download ``KERAS_ORIGIN + name`` to ``target`` unless a verified copy is there: a corrupt one is replaced, an
+    unreadable one is named (``DataError``)."""
+    remove_stale_parts(target)  # left by a download that was killed; also when nothing is downloaded now
+    try:
+        good = target.is_file() and digest_of(target) == sha256
+    except DataError as exc:
+        if not (exc.problem or "").startswith("corrupt"):
+            raise
+        good = False
+    return target if good else fetch_verified(KERAS_ORIGIN + name, target, sha256, digest_of=digest_of)
+
+
 def fetch_mnist(folder: Path | None = None) -> Path:
     """Download mnist.npz into ``folder`` (the Keras cache by default) unless a verified copy is there."""
-    target = (folder or keras_cache_dir()) / MNIST_FILE
-    remove_stale_parts(target)  # left by a download that was killed; also when nothing is downloaded now
-    if not (target.is_file() and _digest(target) == MNIST_SHA256):  # an unreadable one is named, not replaced
-        fetch_verified(KERAS_ORIGIN + MNIST_FILE, target, MNIST_SHA256)
-    return target
+    return _fetch(MNIST_FILE, (folder or keras_cache_dir()) / MNIST_FILE, MNIST_SHA256, _digest)
 
 
 def fetch_fashion_mnist(folder: Path | None = None) -> Path:
     """Download the four Fashion-MNIST files into ``folder`` (the Keras cache by default)."""
     folder = folder or keras_cache_dir() / FASHION_DIR
     for name, content_sha in FASHION_FILES.items():
-        target, limit = folder / name, FASHION_SIZES[name]
-        remove_stale_parts(target)
-        if not (target.is_file() and _good_copy(target, content_sha, limit)):
-            fetch_verified(KERAS_ORIGIN + name, target, content_sha,
-                           digest_of=lambda path, limit=limit: _content_sha256(path, limit))
+        _fetch(name, folder / name, content_sha, lambda path, limit=FASHION_SIZES[name]: _content_sha256(path, limit))
     return folder
-
-
-def _good_copy(path: Path, content_sha: str, limit: int) -> bool:
-    """Whether ``path`` holds that content; a corrupt file is not (a download replaces it), an unreadable one raises."""
-    try:
-        return _content_sha256(path, limit) == content_sha
-    except DataError as exc:
-        if exc.problem and exc.problem.startswith("corrupt"):
-            return False
-        raise
 
 
 def check_dataset(name: object) -> str:
