@@ -97,10 +97,6 @@ class Child:
     def pid(self) -> int:
         return self.process.pid
 
-    def poll(self) -> int | None:
-        """The exit status if it has ended, else None (never waits)."""
-        return self.process.poll()
-
     def wait(self, timeout_s: float | None = None) -> int | None:
         """Wait until it ends, at most ``timeout_s`` seconds (None: no limit); its exit status, or None
         if it still runs then (it is not stopped: see ``run_python`` for that)."""
@@ -297,12 +293,6 @@ def _describe(exc: BaseException) -> dict[str, str | None]:
     }
 
 
-def _parent_alive(parent: Any, adopted_if_ppid_changes: bool) -> bool:
-    """Whether the process that started this one still runs (a zombie has ended). A POSIX orphan is adopted at
-    once, so a changed parent pid says so first (when there was no launcher in between)."""
-    return not (adopted_if_ppid_changes and os.getppid() != parent.pid) and running(parent)
-
-
 def _end_here(result_file: str, error: dict[str, str | None], status: int, remove: str | None = None) -> None:
     """End this child now: say why (log and result), stop every process it started, remove ``remove``, exit."""
     print(f"\n{error['what']}", file=sys.stderr, flush=True)
@@ -339,12 +329,15 @@ def _watch(result_file: str) -> None:
             parent = psutil.Process(parent_pid)
         except psutil.Error:
             parent = None  # gone already: the first look below ends this child
+    # A POSIX orphan is adopted at once, so a changed parent pid says first that the parent has ended (when there
+    # was no launcher in between); else the parent's process is looked at (a zombie has ended).
     adopted_if_ppid_changes = os.name != "nt" and os.getppid() == parent_pid
     deadline = None if limit_s is None else time.monotonic() + limit_s
 
     def watch() -> None:
         while True:
-            if parent_pid is not None and (parent is None or not _parent_alive(parent, adopted_if_ppid_changes)):
+            if parent_pid is not None and (parent is None or (adopted_if_ppid_changes and os.getppid() != parent_pid)
+                                           or not running(parent)):
                 what = _("This child's parent process (pid {pid}) has ended, so it ended too.").format(pid=parent_pid)
                 fix = _("Nothing to do here: whatever ended the parent (a killed kernel, a stopped `course run`) "
                         "also ended this work. Start it again from the parent.")

@@ -195,11 +195,6 @@ class StopSignals:
         self.armed = True
         self._previous: dict[int, Any] = {}
 
-    @staticmethod
-    def _signals() -> list[int]:
-        names = ("SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK")  # the last two exist on POSIX / on Windows only
-        return [number for number in (getattr(signal, name, None) for name in names) if number is not None]
-
     @property
     def first(self) -> str | None:
         """The first stop signal received (``"Ctrl-C"``, ``"SIGTERM"``, ...), None before any."""
@@ -219,8 +214,9 @@ class StopSignals:
 
     def __enter__(self) -> StopSignals:
         if threading.current_thread() is threading.main_thread():
-            for number in self._signals():
-                self._previous[number] = signal.signal(number, self._handle)
+            for name in ("SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK"):  # the last two exist on POSIX / on Windows only
+                if (number := getattr(signal, name, None)) is not None:
+                    self._previous[number] = signal.signal(number, self._handle)
         return self
 
     def __exit__(self, *exc: object) -> None:

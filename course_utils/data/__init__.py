@@ -211,11 +211,6 @@ def _finish(dataset: str, source: str, location: Path, arrays: Arrays, quiet: bo
     return arrays, info
 
 
-def _content_sha256(path: Path, limit: int) -> str:
-    """SHA-256 of a file's un-gzipped content (read no further than ``limit`` bytes)."""
-    return hashlib.sha256(read_bytes(path, limit=limit)).hexdigest()
-
-
 def _read_fashion_dir(folder: Path) -> Arrays:
     parts = []
     for name, expected in FASHION_FILES.items():
@@ -284,7 +279,8 @@ def fetch_fashion_mnist(folder: Path | None = None) -> Path:
     """Download the four Fashion-MNIST files into ``folder`` (the Keras cache by default)."""
     folder = folder or keras_cache_dir() / FASHION_DIR
     for name, content_sha in FASHION_FILES.items():
-        _fetch(name, folder / name, content_sha, lambda path, limit=FASHION_SIZES[name]: _content_sha256(path, limit))
+        _fetch(name, folder / name, content_sha,  # the SHA-256 of the un-gzipped content
+               lambda path, limit=FASHION_SIZES[name]: hashlib.sha256(read_bytes(path, limit=limit)).hexdigest())
     return folder
 
 

@@ -184,18 +184,14 @@ def check_model_and_loss(model: Any, loss: Any) -> Feedback:
 GPUS = {"GeForce RTX 3060": (8, 6), "Tesla T4": (7, 5), "GeForce GTX 1660 Ti": (7, 5), "GeForce GTX 1080": (6, 1)}
 
 
-def _policy(value: Any) -> str | None:
-    text = str(value).strip().strip("'\"").lower() if value is not None else None
-    return None if text in (None, "", "none", "float32") else text
-
-
 def _policy_problem(gpu: str, value: Any) -> str | None:
     """What is wrong with one GPU's policy (None: nothing); ``...`` is no answer, None is one."""
     cc = GPUS[gpu]
     shown = f"{gpu} ({cc[0]}.{cc[1]})"
     if value is Ellipsis:
         return _("{gpu} has no answer.").format(gpu=shown)
-    given, (want, _why) = _policy(value), gpu_policy(gpu, cc)
+    text = "none" if value is None else str(value).strip().strip("'\"").lower()
+    given, (want, _why) = None if text in ("", "none", "float32") else text, gpu_policy(gpu, cc)
     if given not in (None, "mixed_float16", "mixed_bfloat16"):
         return _("{gpu}: {given!r} is not \"mixed_bfloat16\", \"mixed_float16\" or None.").format(gpu=shown,
                                                                                                given=value)
