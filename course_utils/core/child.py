@@ -128,10 +128,7 @@ class Child:
         return record if isinstance(record, dict) else None
 
     def result(self) -> Any:
-        """Wait for the end and return the function's value; ``ChildError`` if the child did not deliver one.
-
-        A child delivers when its function returned, its value was written, and it exited with status 0.
-        """
+        """Wait for the end and return the function's value; ``ChildError`` if the child did not deliver one."""
         code = self.wait()
         record = self._record()
         if code == 0 and record is not None and "value" in record:

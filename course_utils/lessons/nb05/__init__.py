@@ -1,5 +1,5 @@
-"""Notebook 05's lesson: what setup reads (``needs``: an epoch after the warm-up, a policy ``speed.check_policy``
-knows, a target accuracy in (0, 1), 2,000 images for the checkpoint), and the exercises.
+"""Notebook 05's lesson: what setup reads (``needs``: an epoch after the warm-up, "auto", None, "float32" or one of
+``speed.POLICIES``, a target accuracy in (0, 1), 2,000 images for the checkpoint), and the exercises.
 
 - 5.1 ``check_model_and_loss``: the model's output and its loss made to agree. The check calls the model on four
   random images (probabilities, logits, or neither) and the loss on fixed scores, so any loss ``compile`` takes is
@@ -18,7 +18,8 @@ import numpy as np
 from course_utils.core.errors import ParameterError
 from course_utils.core.i18n import translator
 from course_utils.lessons import Feedback, dict_answer, feedback, is_empty, multiple_choice, not_answered
-from course_utils.lessons.nb05.speed import check_policy, gpu_policy
+from course_utils.lessons.nb05 import speed
+from course_utils.lessons.nb05.speed import gpu_policy
 from course_utils.params import too_few
 
 _ = translator("lessons")
@@ -43,11 +44,10 @@ def needs(values: Mapping[str, Any]) -> None:
             _("EPOCHS = {epochs} leaves no epoch to time: the first one is warm-up.").format(epochs=epochs),
             _("Set EPOCHS >= 2."))
     policy = values.get("MIXED_PRECISION", "auto")
-    try:
-        check_policy(policy)
-    except ParameterError as error:
+    if policy not in ("auto", None, "float32", *speed.POLICIES):
         raise ParameterError(_("MIXED_PRECISION = {policy!r} is not understood.").format(policy=policy),
-                             error.fix) from None
+                             _("Use \"auto\" (the guide's rule for this device), None (no mixed precision) or one "
+                               "of {policies}.").format(policies=", ".join(speed.POLICIES)))
     target = values.get("TARGET_ACCURACY")
     if target is not None and (isinstance(target, bool) or not isinstance(target, (int, float)) or not 0 < target < 1):
         raise ParameterError(
