@@ -284,17 +284,6 @@ def fetch_fashion_mnist(folder: Path | None = None) -> Path:
     return folder
 
 
-def check_dataset(name: object) -> str:
-    """``name`` if it is a dataset the course knows ("mnist", "fashion-mnist", or "auto"), else a ParameterError."""
-    parameter = "DATASET"
-    if name not in (*DATASETS, "auto"):
-        raise ParameterError(
-            _("{parameter} = {name!r} is not a dataset of the course.").format(parameter=parameter, name=name),
-            _("Set {parameter} to {choices}.").format(parameter=parameter, choices=_(" or ").join(map(repr, DATASETS))),
-        )
-    return str(name)
-
-
 def load(
     name: str = "mnist",
     *,
@@ -309,7 +298,11 @@ def load(
     "auto" is MNIST, or with ``full_size`` Fashion-MNIST when MNIST is only the sample. More ``images`` than there
     are: all, with a notice (``strict``: a ``ParameterError``). ``with_info``: the ``LoadInfo`` too.
     """
-    check_dataset(name)
+    if name not in (*DATASETS, "auto"):
+        raise ParameterError(
+            _("{parameter} = {name!r} is not a dataset of the course.").format(parameter="DATASET", name=name),
+            _("Set {parameter} to {choices}.").format(parameter="DATASET", choices=_(" or ").join(map(repr, DATASETS))),
+        )
     check_positive_int("IMAGES", images, allow_none=True)
     if name in ("auto", "mnist"):
         arrays, info = _mnist(quiet=quiet)
