@@ -146,14 +146,15 @@ def _digest(path: Path) -> str:
         raise unreadable(path, exc, fetch_hint()) from None
 
 
-def _verify(path: Path, expected: str, what: str) -> None:
-    actual = _digest(path)
+def _verify(path: Path, expected: str, what: str, *, actual: str | None = None, fix: str | None = None) -> None:
+    """A ``DataError`` unless ``path``'s SHA-256 (or ``actual``, that of its content) is ``expected``."""
+    actual = actual or _digest(path)
     if actual != expected:
         raise DataError(
             _("{path} is not a good copy of {what}: SHA-256 {actual}, expected {expected} "
               "(a corrupt, truncated or different file). It was not used.").format(
                 path=path, what=what, actual=actual, expected=expected),
-            _("Delete {path} and {fetch_hint}, or copy a verified file there.").format(
+            fix or _("Delete {path} and {fetch_hint}, or copy a verified file there.").format(
                 path=path, fetch_hint=fetch_hint()),
             path=path, problem="corrupt: checksum mismatch",
         )
@@ -216,15 +217,10 @@ def _read_fashion_dir(folder: Path) -> Arrays:
     for name, expected in FASHION_FILES.items():
         file = folder / name
         payload = read_bytes(file, limit=FASHION_SIZES[name])
-        actual = hashlib.sha256(payload).hexdigest()
-        if actual != expected:
-            raise DataError(
-                _("{path} is not a good copy of Fashion-MNIST: content SHA-256 {actual}, expected {expected}. "
-                  "It was not used.").format(path=file, actual=actual, expected=expected),
-                _("Delete {path} and run `course data fetch fashion-mnist` while online, or reinstall Debian's "
-                  "dataset-fashion-mnist.").format(path=file),
-                path=file, problem="corrupt: checksum mismatch",
-            )
+        _verify(file, expected, _("Fashion-MNIST (its content, un-gzipped)"),
+                actual=hashlib.sha256(payload).hexdigest(),
+                fix=_("Delete {path} and run `course data fetch fashion-mnist` while online, or reinstall Debian's "
+                      "dataset-fashion-mnist.").format(path=file))
         parts.append(parse_idx(payload, source=file, ndim=3 if "images" in name else 1))
     x_train, y_train, x_test, y_test = parts
     for x, y, split in ((x_train, y_train, "train"), (x_test, y_test, "test")):
