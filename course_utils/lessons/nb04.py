@@ -64,23 +64,12 @@ def step_gflop(batch: int = BATCH) -> float:
     return 3 * 2 * (FEATURES * HIDDEN + HIDDEN * CLASSES) * batch / 1e9
 
 
-def _near(value: float, nbytes: float, unit: int = MB, tolerance: float = 0.03) -> bool:
-    """``value`` is ``nbytes`` in ``unit``, within ``tolerance``."""
-    return abs(value - nbytes / unit) <= tolerance * nbytes / unit
+def _near(value: float, nbytes: float, tolerance: float = 0.03) -> bool:
+    """``value`` is ``nbytes`` in MB, within ``tolerance``."""
+    return abs(value - nbytes / MB) <= tolerance * nbytes / MB
 
 
-def _unit_slip(value: float, nbytes: float) -> str | None:
-    """What unit ``value`` gives ``nbytes`` in, when it is not MB; None when it is none of these."""
-    slips = (
-        (MIB, _("That is in MiB (2**20 bytes). The task asks for MB: 10**6 bytes.")),
-        (1, _("That is in bytes. Divide by 10**6 for MB.")),
-        (10**3, _("That is in kB. Divide by 1,000 for MB.")),
-        (10**9, _("That is in GB. Multiply by 1,000 for MB.")),
-    )
-    return next((text for unit, text in slips if _near(value, nbytes, unit)), None)
-
-
-def _size_problem(given: Any, nbytes: int, slips: tuple[tuple[int, str], ...], otherwise: str, not_a_number: str,
+def _size_problem(given: Any, nbytes: int, slips: tuple[tuple[float, str], ...], otherwise: str, not_a_number: str,
                   wrong: str) -> str | None:
     """What is wrong with ``given``, a size in MB of ``nbytes``: None when it is right (within 3%); else ``wrong``
     with a hint - a unit, the first of ``slips`` (size in bytes, hint) it matches, a rounding, or ``otherwise``."""
@@ -89,7 +78,13 @@ def _size_problem(given: Any, nbytes: int, slips: tuple[tuple[int, str], ...], o
         return not_a_number.format(value=given)
     if _near(value, nbytes):
         return None
-    hint = _unit_slip(value, nbytes) or next((text for size, text in slips if _near(value, size)), None)
+    units = ((MIB, _("That is in MiB (2**20 bytes). The task asks for MB: 10**6 bytes.")),
+             (1, _("That is in bytes. Divide by 10**6 for MB.")),
+             (10**3, _("That is in kB. Divide by 1,000 for MB.")),
+             (10**9, _("That is in GB. Multiply by 1,000 for MB.")))
+    # ``nbytes`` written in another unit is, read as MB, the size nbytes * MB / unit
+    hints = [(nbytes * MB / unit, text) for unit, text in units] + list(slips)
+    hint = next((text for size, text in hints if _near(value, size)), None)
     if hint is None and _near(value, nbytes, tolerance=0.07):
         hint = _("Close, but not it. Round less, and only at the end.")
     return wrong.format(value=value, hint=hint or otherwise)
