@@ -17,6 +17,7 @@ import shlex
 from dataclasses import dataclass
 
 from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
 
 from course_utils.core.i18n import N_, translator
 from course_utils.doctor.commands import tensorflow_requirement
@@ -194,13 +195,12 @@ def check_install(name: str, machine: Machine, answer: object, *, newest_only: b
         return feedback(name, [problem], right="")
 
     problems, build = [], None
-    tensorflow = [r for r in requirements if r.name.lower().replace("_", "-") in _PACKAGES]
-    numpy = [r for r in requirements if r.name.lower() == "numpy"]
-    if not tensorflow:
+    tf_req = next((r for r in requirements if canonicalize_name(r.name) in _PACKAGES), None)
+    numpy = [r for r in requirements if canonicalize_name(r.name) == "numpy"]
+    if tf_req is None:
         problems.append(_("Install the package `tensorflow`: the command has no TensorFlow in it."))
     else:
-        tf_req = tensorflow[0]
-        package = tf_req.name.lower().replace("_", "-")
+        package = canonicalize_name(tf_req.name)
         if _PACKAGES[package]:
             problems.append(_(_PACKAGES[package]))
         # what pip installs: the newest row the pin allows that has a wheel for the machine's Python (its range)

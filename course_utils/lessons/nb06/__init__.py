@@ -16,7 +16,7 @@ from typing import Any
 
 from course_utils.core.errors import ParameterError
 from course_utils.core.i18n import translator
-from course_utils.lessons import Feedback, dict_answer, feedback, is_empty, not_answered
+from course_utils.lessons import Feedback, dict_answer, feedback, is_empty, not_answered, whole
 from course_utils.lessons.nb06.tb_profile import MAX_STEPS, MIN_START, check_profile_batch
 from course_utils.params import needs_split, too_few, train_images
 
@@ -141,12 +141,11 @@ def check_profile_range(answer: object) -> Feedback:
     if is_empty(answer):
         return not_answered(name, _("Write `answer = (start, stop)`: two batch numbers. Then run the cell."))
     given, answer = answer, _as_pair(answer)
-    if (isinstance(answer, (tuple, list)) and len(answer) == 2 and any(isinstance(b, float) for b in answer)
-            and all(isinstance(b, int | float) and not isinstance(b, bool) and float(b).is_integer()
-                    for b in answer)):
+    ints = tuple(map(whole, answer)) if isinstance(answer, (tuple, list)) else ()
+    if len(ints) == 2 and None not in ints and any(isinstance(b, float) for b in answer):
         return feedback(name, [_("Batch numbers are ints: the callback takes \"a tuple of integers\" (with the "
                                  "stop a float, it fails). Write {ints}, not {answer!r}.").format(
-            answer=given, ints=tuple(int(b) for b in answer))], right="")
+            answer=given, ints=ints)], right="")
     if not isinstance(answer, tuple) or len(answer) != 2 or not all(type(b) is int for b in answer):
         return feedback(name, [_("`answer` = {answer!r} is not two whole numbers. Write `(start, stop)`, "
                                  "for example (4, 8).").format(answer=given)], right="")
