@@ -90,16 +90,10 @@ def _size_problem(given: Any, nbytes: int, slips: tuple[tuple[float, str], ...],
     return wrong.format(value=value, hint=hint or otherwise)
 
 
-def _yes_no(value: Any) -> bool | None:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.strip().lower() in ("yes", "no", "true", "false"):
-        return value.strip().lower() in ("yes", "true")
-    return None
-
-
 def _fits_problem(given: Any) -> str | None:
-    fits = _yes_no(given)
+    fits = given if isinstance(given, bool) else None
+    if isinstance(given, str):  # True or False, also written as text
+        fits = {"yes": True, "true": True, "no": False, "false": False}.get(given.strip().lower())
     if fits is None:
         return _("`fits` should be True or False, not {value!r}.").format(value=given)
     return _("`fits`: about 1,900 MB of data, plus what this process already holds with TensorFlow (printed in "
