@@ -93,15 +93,10 @@ def _change(name: str, what: str) -> str:
         name=name, what=what)
 
 
-def _numbers(value: Any) -> list[float]:
-    """The floats in a parameter value, one level into lists, tuples and dicts."""
-    items = value.values() if isinstance(value, dict) else value if isinstance(value, (list, tuple)) else [value]
-    return [v for v in items if isinstance(v, float)]
-
-
 def check_value(name: str, value: Any) -> None:
     """Reject a value its name rules out: a non-finite number anywhere, a count below 1, an amount <= 0."""
-    if any(not math.isfinite(v) for v in _numbers(value)):
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, (list, tuple)) else [value]
+    if any(isinstance(v, float) and not math.isfinite(v) for v in items):  # one level into lists, tuples and dicts
         what = (_("Parameter {name} = {value!r} is not a finite number: training on it would run to the end and "
                   "fail late.") if isinstance(value, float)
                 else _("Parameter {name} = {value!r} holds a number that is not finite: training on it would run to "

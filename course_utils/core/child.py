@@ -18,9 +18,9 @@ works on macOS and Windows too.
 from __future__ import annotations
 
 import contextlib
-import importlib
 import json
 import os
+import pkgutil
 import re
 import shutil
 import signal
@@ -30,7 +30,7 @@ import tempfile
 import threading
 import time
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -97,10 +97,6 @@ class Child:
     def pid(self) -> int:
         return self.process.pid
 
-    def poll(self) -> int | None:
-        """The exit status if it has ended, else None (never waits)."""
-        return self.process.poll()
-
     def wait(self, timeout_s: float | None = None) -> int | None:
         """Wait until it ends, at most ``timeout_s`` seconds (None: no limit); its exit status, or None
         if it still runs then (it is not stopped: see ``run_python`` for that)."""
@@ -132,10 +128,7 @@ class Child:
         return record if isinstance(record, dict) else None
 
     def result(self) -> Any:
-        """Wait for the end and return the function's value; ``ChildError`` if the child did not deliver one.
-
-        A child delivers when its function returned, its value was written, and it exited with status 0.
-        """
+        """Wait for the end and return the function's value; ``ChildError`` if the child did not deliver one."""
         code = self.wait()
         record = self._record()
         if code == 0 and record is not None and "value" in record:
@@ -286,14 +279,6 @@ def run_python(
         return ChildRun(child.result(), child.log_text())
 
 
-def _resolve(target: str) -> Callable[[Any], Any]:
-    module_name, _, attribute = target.partition(":")
-    found: Any = importlib.import_module(module_name)
-    for part in attribute.split("."):
-        found = getattr(found, part)
-    return found
-
-
 def _describe(exc: BaseException) -> dict[str, str | None]:
     course = isinstance(exc, CourseError)
     return {
@@ -303,12 +288,6 @@ def _describe(exc: BaseException) -> dict[str, str | None]:
         "fix": exc.fix if course else None,  # type: ignore[attr-defined]
         "traceback": "".join(traceback.format_exception(exc)),
     }
-
-
-def _parent_alive(parent: Any, adopted_if_ppid_changes: bool) -> bool:
-    """Whether the process that started this one still runs (a zombie has ended). A POSIX orphan is adopted at
-    once, so a changed parent pid says so first (when there was no launcher in between)."""
-    return not (adopted_if_ppid_changes and os.getppid() != parent.pid) and running(parent)
 
 
 def _end_here(result_file: str, error: dict[str, str | None], status: int, remove: str | None = None) -> None:
@@ -347,12 +326,15 @@ def _watch(result_file: str) -> None:
             parent = psutil.Process(parent_pid)
         except psutil.Error:
             parent = None  # gone already: the first look below ends this child
+    # A POSIX orphan is adopted at once, so a changed parent pid says first that the parent has ended (when there
+    # was no launcher in between); else the parent's process is looked at (a zombie has ended).
     adopted_if_ppid_changes = os.name != "nt" and os.getppid() == parent_pid
     deadline = None if limit_s is None else time.monotonic() + limit_s
 
     def watch() -> None:
         while True:
-            if parent_pid is not None and (parent is None or not _parent_alive(parent, adopted_if_ppid_changes)):
+            if parent_pid is not None and (parent is None or (adopted_if_ppid_changes and os.getppid() != parent_pid)
+                                           or not running(parent)):
                 what = _("This child's parent process (pid {pid}) has ended, so it ended too.").format(pid=parent_pid)
                 fix = _("Nothing to do here: whatever ended the parent (a killed kernel, a stopped `course run`) "
                         "also ended this work. Start it again from the parent.")
@@ -378,7 +360,7 @@ def main(argv: list[str] | None = None) -> int:
     _watch(result_file)
     try:
         payload = json.loads(Path(payload_file).read_text(encoding="utf-8"))
-        value = _resolve(target)(payload)
+        value = pkgutil.resolve_name(target)(payload)
         write_json_atomic(result_file, {"value": value})
         return 0
     except BaseException as exc:  # everything, SystemExit and KeyboardInterrupt too, is reported to the parent

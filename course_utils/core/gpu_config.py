@@ -19,20 +19,6 @@ from course_utils.core.tf_setup import quiet_tensorflow
 
 _ = translator("course")
 
-ALLOW_GROWTH_ENV = "TF_FORCE_GPU_ALLOW_GROWTH"
-
-
-def restart_fix() -> str:
-    """What to do when the configuration came too late: restart, and configure first (in the reader's language)."""
-    return _(
-        "Restart the kernel (Jupyter: Kernel > Restart Kernel), then run the parameters cell, the setup "
-        "cell and the configuration cell before anything else - before any tensor, model or "
-        "list_logical_devices() call. In a script, configure right after importing TensorFlow. "
-        "For memory growth alone there is a second route: start Python or Jupyter with {variable}=true "
-        "in the environment (e.g. `{variable}=true jupyter lab`)."
-    ).format(variable=ALLOW_GROWTH_ENV)
-
-
 def runtime_initialized() -> bool | None:
     """Has TensorFlow's runtime started in this process? (None when this TensorFlow cannot tell.)
 
@@ -96,7 +82,13 @@ def apply_memory_policy(policy: str | int) -> str:
                 tf.config.set_logical_device_configuration(gpu, [capped])
     except RuntimeError as err:  # "... cannot be modified after being initialized"
         if "initializ" in str(err):
-            raise ConfigurationTooLateError(changes, restart_fix(), tf_message=str(err)) from err
+            fix = _("Restart the kernel (Jupyter: Kernel > Restart Kernel), then run the parameters cell, the setup "
+                    "cell and the configuration cell before anything else - before any tensor, model or "
+                    "list_logical_devices() call. In a script, configure right after importing TensorFlow. "
+                    "For memory growth alone there is a second route: start Python or Jupyter with {variable}=true "
+                    "in the environment (e.g. `{variable}=true jupyter lab`).").format(
+                variable="TF_FORCE_GPU_ALLOW_GROWTH")
+            raise ConfigurationTooLateError(changes, fix, tf_message=str(err)) from err
         raise
     if policy == "growth":
         return _("GPU memory: grows as needed on {count} GPU(s) ({variable}=growth, the default)").format(

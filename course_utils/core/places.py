@@ -41,15 +41,6 @@ def is_own_and_writable(folder: Path) -> bool:
     return os.access(folder, os.W_OK | os.X_OK)
 
 
-def user_data_dir() -> Path:
-    """This user's own folder for the course's files (not created here)."""
-    if sys.platform == "win32":
-        base = os.environ.get("LOCALAPPDATA") or str(Path.home() / "AppData" / "Local")
-    else:
-        base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / APP_NAME
-
-
 def writable(folder: Path, variable: str, *, private: bool = False) -> Path:
     """Create ``folder`` if needed (``private``: readable by this user only) and prove it can be written; else a
     ``PlaceError`` naming ``variable``, the setting that moves it.
@@ -81,7 +72,11 @@ def course_home() -> Path:
             return writable(PROJECT_ROOT / "build", variables.HOME)
     elif is_own_and_writable(Path.cwd()):
         return writable(Path.cwd() / "build", variables.HOME)
-    return writable(user_data_dir(), variables.HOME, private=True)
+    if sys.platform == "win32":  # this user's own folder for the course's files
+        base = os.environ.get("LOCALAPPDATA") or str(Path.home() / "AppData" / "Local")
+    else:
+        base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return writable(Path(base) / APP_NAME, variables.HOME, private=True)
 
 
 def results_dir() -> Path:

@@ -61,10 +61,8 @@ def start_in_group(
 
 
 def group_alive(pgid: int) -> bool:
-    """Whether any process of process group ``pgid`` still exists (zombies count until reaped).
-
-    On Windows, where there are no POSIX groups, whether process ``pgid`` exists.
-    """
+    """Whether any process of process group ``pgid`` still exists (zombies count until reaped); on Windows, which
+    has no POSIX groups, whether process ``pgid`` exists."""
     if os.name == "nt":
         return psutil.pid_exists(pgid)
     try:
@@ -96,17 +94,6 @@ def leftover_processes(text: str | os.PathLike[str]) -> list[int]:
         except psutil.Error:
             continue
     return found
-
-
-def _handles(pids: Iterable[int]) -> list[Any]:
-    """psutil handles for ``pids`` that run now; a handle knows its process's start time, so a reused pid
-    is never signalled by mistake."""
-
-    handles = []
-    for pid in set(pids):
-        with contextlib.suppress(psutil.Error):
-            handles.append(psutil.Process(pid))
-    return handles
 
 
 def running(handle: Any) -> bool:
@@ -155,7 +142,10 @@ def stop_group(
     POSIX: SIGTERM to the group, descendants outside it and ``also``, then SIGKILL after ``grace_s`` to what is
     left. Windows: the leader and its descendants are killed. Safe to call again. ``clock``: a test's own.
     """
-    handles = _handles(descendants(proc.pid) | set(also))
+    handles = []  # psutil's handles know their process's start time: a reused pid is never signalled by mistake
+    for pid in descendants(proc.pid) | set(also):
+        with contextlib.suppress(psutil.Error):
+            handles.append(psutil.Process(pid))
     if os.name == "nt":
         _signal_all(handles, kill=True)
         if proc.poll() is None:
@@ -195,11 +185,6 @@ class StopSignals:
         self.armed = True
         self._previous: dict[int, Any] = {}
 
-    @staticmethod
-    def _signals() -> list[int]:
-        names = ("SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK")  # the last two exist on POSIX / on Windows only
-        return [number for number in (getattr(signal, name, None) for name in names) if number is not None]
-
     @property
     def first(self) -> str | None:
         """The first stop signal received (``"Ctrl-C"``, ``"SIGTERM"``, ...), None before any."""
@@ -219,8 +204,9 @@ class StopSignals:
 
     def __enter__(self) -> StopSignals:
         if threading.current_thread() is threading.main_thread():
-            for number in self._signals():
-                self._previous[number] = signal.signal(number, self._handle)
+            for name in ("SIGINT", "SIGTERM", "SIGHUP", "SIGBREAK"):  # the last two exist on POSIX / on Windows only
+                if (number := getattr(signal, name, None)) is not None:
+                    self._previous[number] = signal.signal(number, self._handle)
         return self
 
     def __exit__(self, *exc: object) -> None:

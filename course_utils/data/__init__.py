@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -145,14 +146,15 @@ def _digest(path: Path) -> str:
         raise unreadable(path, exc, fetch_hint()) from None
 
 
-def _verify(path: Path, expected: str, what: str) -> None:
-    actual = _digest(path)
+def _verify(path: Path, expected: str, what: str, *, actual: str | None = None, fix: str | None = None) -> None:
+    """A ``DataError`` unless ``path``'s SHA-256 (or ``actual``, that of its content) is ``expected``."""
+    actual = actual or _digest(path)
     if actual != expected:
         raise DataError(
             _("{path} is not a good copy of {what}: SHA-256 {actual}, expected {expected} "
               "(a corrupt, truncated or different file). It was not used.").format(
                 path=path, what=what, actual=actual, expected=expected),
-            _("Delete {path} and {fetch_hint}, or copy a verified file there.").format(
+            fix or _("Delete {path} and {fetch_hint}, or copy a verified file there.").format(
                 path=path, fetch_hint=fetch_hint()),
             path=path, problem="corrupt: checksum mismatch",
         )
@@ -210,25 +212,15 @@ def _finish(dataset: str, source: str, location: Path, arrays: Arrays, quiet: bo
     return arrays, info
 
 
-def _content_sha256(path: Path, limit: int) -> str:
-    """SHA-256 of a file's un-gzipped content (read no further than ``limit`` bytes)."""
-    return hashlib.sha256(read_bytes(path, limit=limit)).hexdigest()
-
-
 def _read_fashion_dir(folder: Path) -> Arrays:
     parts = []
     for name, expected in FASHION_FILES.items():
         file = folder / name
         payload = read_bytes(file, limit=FASHION_SIZES[name])
-        actual = hashlib.sha256(payload).hexdigest()
-        if actual != expected:
-            raise DataError(
-                _("{path} is not a good copy of Fashion-MNIST: content SHA-256 {actual}, expected {expected}. "
-                  "It was not used.").format(path=file, actual=actual, expected=expected),
-                _("Delete {path} and run `course data fetch fashion-mnist` while online, or reinstall Debian's "
-                  "dataset-fashion-mnist.").format(path=file),
-                path=file, problem="corrupt: checksum mismatch",
-            )
+        _verify(file, expected, _("Fashion-MNIST (its content, un-gzipped)"),
+                actual=hashlib.sha256(payload).hexdigest(),
+                fix=_("Delete {path} and run `course data fetch fashion-mnist` while online, or reinstall Debian's "
+                      "dataset-fashion-mnist.").format(path=file))
         parts.append(parse_idx(payload, source=file, ndim=3 if "images" in name else 1))
     x_train, y_train, x_test, y_test = parts
     for x, y, split in ((x_train, y_train, "train"), (x_test, y_test, "test")):
@@ -261,46 +253,31 @@ def _fashion_mnist(*, quiet: bool = False, download: bool | None = None) -> tupl
     return _finish("fashion-mnist", "download", cache, _read_fashion_dir(cache), quiet)
 
 
+def _fetch(name: str, target: Path, sha256: str, digest_of: Callable[[Path], str]) -> Path:
+    """Download ``KERAS_ORIGIN + name`` to ``target`` unless a verified copy is there: a corrupt one is replaced, an
+    unreadable one is named (``DataError``)."""
+    remove_stale_parts(target)  # left by a download that was killed; also when nothing is downloaded now
+    try:
+        good = target.is_file() and digest_of(target) == sha256
+    except DataError as exc:
+        if not (exc.problem or "").startswith("corrupt"):
+            raise
+        good = False
+    return target if good else fetch_verified(KERAS_ORIGIN + name, target, sha256, digest_of=digest_of)
+
+
 def fetch_mnist(folder: Path | None = None) -> Path:
     """Download mnist.npz into ``folder`` (the Keras cache by default) unless a verified copy is there."""
-    target = (folder or keras_cache_dir()) / MNIST_FILE
-    remove_stale_parts(target)  # left by a download that was killed; also when nothing is downloaded now
-    if not (target.is_file() and _digest(target) == MNIST_SHA256):  # an unreadable one is named, not replaced
-        fetch_verified(KERAS_ORIGIN + MNIST_FILE, target, MNIST_SHA256)
-    return target
+    return _fetch(MNIST_FILE, (folder or keras_cache_dir()) / MNIST_FILE, MNIST_SHA256, _digest)
 
 
 def fetch_fashion_mnist(folder: Path | None = None) -> Path:
     """Download the four Fashion-MNIST files into ``folder`` (the Keras cache by default)."""
     folder = folder or keras_cache_dir() / FASHION_DIR
     for name, content_sha in FASHION_FILES.items():
-        target, limit = folder / name, FASHION_SIZES[name]
-        remove_stale_parts(target)
-        if not (target.is_file() and _good_copy(target, content_sha, limit)):
-            fetch_verified(KERAS_ORIGIN + name, target, content_sha,
-                           digest_of=lambda path, limit=limit: _content_sha256(path, limit))
+        _fetch(name, folder / name, content_sha,  # the SHA-256 of the un-gzipped content
+               lambda path, limit=FASHION_SIZES[name]: hashlib.sha256(read_bytes(path, limit=limit)).hexdigest())
     return folder
-
-
-def _good_copy(path: Path, content_sha: str, limit: int) -> bool:
-    """Whether ``path`` holds that content; a corrupt file is not (a download replaces it), an unreadable one raises."""
-    try:
-        return _content_sha256(path, limit) == content_sha
-    except DataError as exc:
-        if exc.problem and exc.problem.startswith("corrupt"):
-            return False
-        raise
-
-
-def check_dataset(name: object) -> str:
-    """``name`` if it is a dataset the course knows ("mnist", "fashion-mnist", or "auto"), else a ParameterError."""
-    parameter = "DATASET"
-    if name not in (*DATASETS, "auto"):
-        raise ParameterError(
-            _("{parameter} = {name!r} is not a dataset of the course.").format(parameter=parameter, name=name),
-            _("Set {parameter} to {choices}.").format(parameter=parameter, choices=_(" or ").join(map(repr, DATASETS))),
-        )
-    return str(name)
 
 
 def load(
@@ -317,7 +294,11 @@ def load(
     "auto" is MNIST, or with ``full_size`` Fashion-MNIST when MNIST is only the sample. More ``images`` than there
     are: all, with a notice (``strict``: a ``ParameterError``). ``with_info``: the ``LoadInfo`` too.
     """
-    check_dataset(name)
+    if name not in (*DATASETS, "auto"):
+        raise ParameterError(
+            _("{parameter} = {name!r} is not a dataset of the course.").format(parameter="DATASET", name=name),
+            _("Set {parameter} to {choices}.").format(parameter="DATASET", choices=_(" or ").join(map(repr, DATASETS))),
+        )
     check_positive_int("IMAGES", images, allow_none=True)
     if name in ("auto", "mnist"):
         arrays, info = _mnist(quiet=quiet)

@@ -76,10 +76,7 @@ def read_bytes(path: str | os.PathLike[str], *, limit: int) -> bytes:
 
 
 def parse_idx(payload: bytes, *, source: str | os.PathLike[str] = "<bytes>", ndim: int | None = None) -> np.ndarray:
-    """Parse IDX bytes into a uint8 array, checking magic number and size.
-
-    ``ndim`` is the number of dimensions the caller expects (1 for labels, 3 for images).
-    """
+    """IDX bytes as a uint8 array of ``ndim`` dimensions (1 for labels, 3 for images), every header field checked."""
     path = Path(source)
     if len(payload) < 4:
         raise DataError(_("{path} is too short to be an IDX file ({size} bytes).").format(path=path, size=len(payload)),

@@ -6,6 +6,8 @@ unattended leaves the answers empty and must still finish.
 
 from __future__ import annotations
 
+import math
+import numbers
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
@@ -71,26 +73,37 @@ def multiple_choice(exercise: str, answer: object, letters: Iterable[str], said:
     return feedback(exercise, [said[given]] if given in said else [], right=right)
 
 
-def not_a_dict(exercise: str, answer: object, example: str) -> Feedback:
-    """Wrong: a task that asks for a dict got something else; ``example`` shows the dict's first entry."""
-    return feedback(exercise, [_("`answer` should be a dict, such as {example}; it is {answer!r}.").format(
-        example=example, answer=answer)], right="")
-
-
-def dict_answer(exercise: str, answer: object, keys: Iterable[object], judge: Callable[[object, object], str | None],
-                *, hint: str, example: str, right: str) -> Feedback:
-    """A task answered by a dict with a value for each of ``keys``: ``judge(key, value)`` says what is wrong with one
-    value (None: nothing). ``hint``: what to do while it is unanswered; ``example``: the dict's first entry."""
-    if unanswered(answer):
+def dict_answer(exercise: str, answer: object, problems: Callable[[Mapping], Iterable[str | None]], *, hint: str,
+                example: str, right: str, none_answers: bool = False) -> Feedback:
+    """A task answered by a dict: ``problems(answer)`` says what is wrong with it (None entries: nothing).
+    ``hint``: what to do while it is unanswered; ``example``: the dict's first entry; ``none_answers``: None is an
+    answer of its own (the task cell's placeholders are ``...``)."""
+    if unanswered(answer, none_answers):
         return not_answered(exercise, hint)
     if not isinstance(answer, Mapping):
-        return not_a_dict(exercise, answer, example)
-    return feedback(exercise, [problem for key in keys if (problem := judge(key, answer.get(key)))], right=right)
+        return feedback(exercise, [_("`answer` should be a dict, such as {example}; it is {answer!r}.").format(
+            example=example, answer=answer)], right="")
+    return feedback(exercise, [problem for problem in problems(answer) if problem], right=right)
 
 
-def unanswered(answer: object) -> bool:
-    """``is_empty``, or a task cell's skeleton dict still unfilled: every value a placeholder (``{"T4": None}``)."""
-    return is_empty(answer) or (isinstance(answer, dict) and all(is_empty(v) for v in answer.values()))
+def unanswered(answer: object, none_answers: bool = False) -> bool:
+    """``is_empty``, or a task cell's skeleton dict still unfilled: every value a placeholder (``{"T4": None}``;
+    only ``...`` where None is an answer)."""
+    blank = (lambda value: value is Ellipsis) if none_answers else is_empty
+    return is_empty(answer) or (isinstance(answer, dict) and all(blank(value) for value in answer.values()))
+
+
+def number(value: object) -> float | None:
+    """A number as a student writes it (an int or a float, not a bool), finite; None for anything else."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+        return None
+    return float(value)
+
+
+def whole(value: object) -> int | None:
+    """A whole number as a student writes it (an int, or a float without a fraction); None for anything else."""
+    found = number(value)
+    return int(found) if found is not None and found.is_integer() else None
 
 
 def is_empty(answer: object) -> bool:

@@ -11,10 +11,9 @@
 from __future__ import annotations
 
 import math
-from numbers import Real
 
 from course_utils.core.i18n import translator
-from course_utils.lessons import Feedback, dict_answer, feedback, is_empty, not_answered
+from course_utils.lessons import Feedback, dict_answer, feedback, is_empty, not_answered, number
 
 _ = translator("lessons")
 
@@ -91,7 +90,8 @@ def _setting_problem(situation: int, given: object) -> str | None:
 def check_memory_setting(answer: object) -> Feedback:
     """Exercise 3.1: a dict {situation: choice} for the three situations of ``SITUATIONS``."""
     return dict_answer(
-        SETTING, answer, SITUATIONS, _setting_problem, example='{1: "limit", ...}',
+        SETTING, answer, lambda given: (_setting_problem(s, given.get(s)) for s in SITUATIONS),
+        example='{1: "limit", ...}',
         hint=_("Replace each None with one of the five choices, as a string. Then run the cell."),
         right=_("Right. A limit caps a process. Logical GPUs make one card look like several. The variable works "
                 "without code, if it is set before the program starts."))
@@ -132,7 +132,7 @@ def check_largest_batch(answer: object) -> Feedback:
     """Exercise 3.2: the largest batch size of the CNN, trained with Adam, in 5000 MiB, by the section's count."""
     if is_empty(answer):
         return not_answered(BATCH, _("Set `answer` to a number of images, such as 1000. Then run the cell."))
-    if isinstance(answer, bool) or not isinstance(answer, Real) or not math.isfinite(answer) or answer < 1:
+    if number(answer) is None or answer < 1:
         return feedback(BATCH, [_("`answer` should be a number of images, 1 or more, not {answer!r}.").format(
             answer=answer)], right="")
     estimate = largest_batch()

@@ -39,7 +39,7 @@ def test_the_peak_of_another_process(tmp_path):
     with start_python(T + "allocate", {"mib": 100, "ready": str(ready), "release": str(release)}) as child:
         deadline = time.monotonic() + 60
         while not ready.exists():
-            assert time.monotonic() < deadline and child.poll() is None, child.log_tail()
+            assert time.monotonic() < deadline and child.process.poll() is None, child.log_tail()
             time.sleep(0.05)
         assert peak_rss_mib(child.pid) >= 100 and rss_mib(child.pid) >= 100
         release.write_text("go")

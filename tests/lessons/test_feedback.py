@@ -43,6 +43,11 @@ def test_a_skeleton_dict_still_unfilled_is_unanswered(answer, empty):
     assert unanswered(answer) is empty
 
 
+def test_where_none_is_an_answer_only_ellipsis_leaves_a_value_unanswered():
+    assert unanswered({"T4": ..., "A100": ...}, none_answers=True)
+    assert not unanswered({"T4": None, "A100": ...}, none_answers=True)
+
+
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_each_task_cell_as_shipped_runs_unattended_and_is_not_answered_yet(path, capsys, tmp_path):
     """What papermill, nbval and CI run: the task cells in order in one namespace, with the notebook's ``course``,

@@ -175,3 +175,9 @@ def test_a_wrong_answer_says_what_is_wrong(check, answer, message):
 def test_the_chief_layout_gets_one_reason_not_the_index_of_another_layout():
     result = nb07.check_cluster(cluster_answer(CHIEF_LAYOUT))
     assert len(result.messages) == 1, result
+
+
+@pytest.mark.parametrize("check", [nb07.check_global_batch, nb07.check_cluster])
+def test_an_answer_that_is_not_the_dict_is_wrong_and_says_so(check):
+    result = check(1024)
+    assert result.status == WRONG and "should be a dict" in result.messages[0]

@@ -17,6 +17,7 @@ import shlex
 from dataclasses import dataclass
 
 from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
 
 from course_utils.core.i18n import N_, translator
 from course_utils.doctor.commands import tensorflow_requirement
@@ -100,21 +101,12 @@ _NUMPY_1 = ("1.22.4", "1.23.5", "1.24.3", "1.26.4")  # NumPy 1 releases that the
 _NUMPY_2 = ("2.0.2", "2.1.3", "2.2.6", "2.3.5", "2.4.6", "3.0.0")
 
 
-def _versions(build: Build) -> list[str]:
-    """The versions a pin may name for a row: its first (2.16.1 for the row 2.16.1) to patch 9."""
-    first = parse_version(build.tensorflow)
-    return [f"{build.minor}.{patch}" for patch in range(first[2] if len(first) > 2 else 0, _PATCHES)]
-
-
 def _allows(specifier, build: Build) -> bool:
-    """True when a version pin allows some version of the row ``build``."""
-    return any(specifier.contains(version) for version in _versions(build))
-
-
-def _pip_takes(specifier, python: str) -> Build | None:
-    """The release pip installs for a pin on ``python``: the newest row the pin allows that has a wheel for
-    ``python`` (its tested range); None when the pin allows none."""
-    return next((b for b in load().linux if b.supports_python(python) and _allows(specifier, b)), None)
+    """True when a version pin allows some version of the row ``build``: its first (2.16.1 for the row 2.16.1) to
+    patch 9."""
+    first = parse_version(build.tensorflow)
+    return any(specifier.contains(f"{build.minor}.{patch}")
+               for patch in range(first[2] if len(first) > 2 else 0, _PATCHES))
 
 
 def _runs(build: Build, machine: Machine) -> bool:
@@ -203,16 +195,17 @@ def check_install(name: str, machine: Machine, answer: object, *, newest_only: b
         return feedback(name, [problem], right="")
 
     problems, build = [], None
-    tensorflow = [r for r in requirements if r.name.lower().replace("_", "-") in _PACKAGES]
-    numpy = [r for r in requirements if r.name.lower() == "numpy"]
-    if not tensorflow:
+    tf_req = next((r for r in requirements if canonicalize_name(r.name) in _PACKAGES), None)
+    numpy = [r for r in requirements if canonicalize_name(r.name) == "numpy"]
+    if tf_req is None:
         problems.append(_("Install the package `tensorflow`: the command has no TensorFlow in it."))
     else:
-        tf_req = tensorflow[0]
-        package = tf_req.name.lower().replace("_", "-")
+        package = canonicalize_name(tf_req.name)
         if _PACKAGES[package]:
             problems.append(_(_PACKAGES[package]))
-        build = _pip_takes(tf_req.specifier, machine.python)
+        # what pip installs: the newest row the pin allows that has a wheel for the machine's Python (its range)
+        build = next((b for b in table.linux if b.supports_python(machine.python) and _allows(tf_req.specifier, b)),
+                     None)
         if build not in _allowed(machine, newest_only):
             problems.append(_wrong_release(tf_req.specifier, machine, build, newest))
             build = None  # the extra and the NumPy pin are judged for the release to install instead

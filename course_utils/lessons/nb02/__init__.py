@@ -61,7 +61,8 @@ def _gpu_code_problem(gpu: str, value: object) -> str | None:
 def check_gpu_code(answer: object) -> Feedback:
     """Exercise 2.1: a dict {GPU name: "cubin" | "ptx" | "none"} for the five GPUs of ``GPUS``."""
     return dict_answer(
-        "Exercise 2.1", answer, GPUS, _gpu_code_problem, example='{"Tesla T4": "cubin", ...}',
+        "Exercise 2.1", answer, lambda given: (_gpu_code_problem(gpu, given.get(gpu)) for gpu in GPUS),
+        example='{"Tesla T4": "cubin", ...}',
         hint=_("Replace each None in the dict with \"cubin\", \"ptx\" or \"none\". Then run the cell."),
         right=_("Right. The T4 (7.5) runs sm_70 code: a cubin serves every later minor version of its major "
                 "version. The H100 needs the driver to compile the PTX, so its driver must know CUDA 12.5."))
@@ -123,7 +124,8 @@ def check_tf32_gpus(answer: object) -> Feedback:
     """Exercise 2.3: a dict {GPU name: True | False}, True where a float32 product fails np.allclose with TensorFlow's
     defaults, as the emulated TF32 product did: the GPUs of compute capability 8.0 and newer."""
     return dict_answer(
-        "Exercise 2.3", answer, TF32_GPUS, _tf32_problem, example='{"Tesla T4": False, ...}',
+        "Exercise 2.3", answer, lambda given: (_tf32_problem(gpu, given.get(gpu)) for gpu in TF32_GPUS),
+        example='{"Tesla T4": False, ...}',
         hint=_("Replace each None in the dict with True or False. Then run the cell."),
         right=_("Right. On the A100, the RTX 4090 and the H100, a test that needs full float32 runs "
                 "tf.config.experimental.enable_tensor_float_32_execution(False) first; their products then run "

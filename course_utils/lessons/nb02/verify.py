@@ -67,14 +67,6 @@ class GpuAnswer:
         return said.format(answer=self, choice=choice)
 
 
-def _link(findings: Iterable[Finding]) -> tuple[str, str | None]:
-    """The troubleshooting entry of the worst finding that has one (errors, then warnings, then infos), and that
-    finding's code; the page's index and None when no finding has an entry. Both in the page of the language now."""
-
-    linked = ((link, finding.code) for finding in worst_first(list(findings)) if (link := see(finding.code)))
-    return next(linked, (troubleshooting_index(), None))
-
-
 def gpu_answer(
     gpus: Sequence[str], placed: Iterable[tuple[str, str]], why_not: str, findings: Iterable[Finding] = ()
 ) -> GpuAnswer:
@@ -82,7 +74,10 @@ def gpu_answer(
     ran (``(asked, ran)``), TensorFlow's reason for no GPU (``device.why_no_gpu``) and the doctor's findings. Yes
     needs both a GPU listed and a product placed on a GPU that ran there.
     """
-    link, code = _link(findings)
+    # The troubleshooting entry of the worst finding that has one (errors, then warnings, then infos), and that
+    # finding's code; else the page's index and None. Both in the page of the language now.
+    linked = ((link, finding.code) for finding in worst_first(list(findings)) if (link := see(finding.code)))
+    link, code = next(linked, (troubleshooting_index(), None))
     on_gpu = [short_device(ran) for asked, ran in placed
               if "GPU" in short_device(asked) and short_device(asked) == short_device(ran)]
     if gpus and on_gpu:

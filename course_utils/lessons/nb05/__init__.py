@@ -1,5 +1,5 @@
-"""Notebook 05's lesson: what setup reads (``needs``: an epoch after the warm-up, a policy ``speed.check_policy``
-knows, a target accuracy in (0, 1), 2,000 images for the checkpoint), and the exercises.
+"""Notebook 05's lesson: what setup reads (``needs``: an epoch after the warm-up, "auto", None, "float32" or one of
+``speed.POLICIES``, a target accuracy in (0, 1), 2,000 images for the checkpoint), and the exercises.
 
 - 5.1 ``check_model_and_loss``: the model's output and its loss made to agree. The check calls the model on four
   random images (probabilities, logits, or neither) and the loss on fixed scores, so any loss ``compile`` takes is
@@ -17,8 +17,9 @@ import numpy as np
 
 from course_utils.core.errors import ParameterError
 from course_utils.core.i18n import translator
-from course_utils.lessons import Feedback, feedback, is_empty, multiple_choice, not_a_dict, not_answered
-from course_utils.lessons.nb05.speed import check_policy, gpu_policy
+from course_utils.lessons import Feedback, dict_answer, feedback, is_empty, multiple_choice, not_answered
+from course_utils.lessons.nb05 import speed
+from course_utils.lessons.nb05.speed import gpu_policy
 from course_utils.params import too_few
 
 _ = translator("lessons")
@@ -43,11 +44,10 @@ def needs(values: Mapping[str, Any]) -> None:
             _("EPOCHS = {epochs} leaves no epoch to time: the first one is warm-up.").format(epochs=epochs),
             _("Set EPOCHS >= 2."))
     policy = values.get("MIXED_PRECISION", "auto")
-    try:
-        check_policy(policy)
-    except ParameterError as error:
+    if policy not in ("auto", None, "float32", *speed.POLICIES):
         raise ParameterError(_("MIXED_PRECISION = {policy!r} is not understood.").format(policy=policy),
-                             error.fix) from None
+                             _("Use \"auto\" (the guide's rule for this device), None (no mixed precision) or one "
+                               "of {policies}.").format(policies=", ".join(speed.POLICIES)))
     target = values.get("TARGET_ACCURACY")
     if target is not None and (isinstance(target, bool) or not isinstance(target, (int, float)) or not 0 < target < 1):
         raise ParameterError(
@@ -184,51 +184,43 @@ def check_model_and_loss(model: Any, loss: Any) -> Feedback:
 GPUS = {"GeForce RTX 3060": (8, 6), "Tesla T4": (7, 5), "GeForce GTX 1660 Ti": (7, 5), "GeForce GTX 1080": (6, 1)}
 
 
-def _policy(value: Any) -> str | None:
-    text = str(value).strip().strip("'\"").lower() if value is not None else None
-    return None if text in (None, "", "none", "float32") else text
+def _policy_problem(gpu: str, value: Any) -> str | None:
+    """What is wrong with one GPU's policy (None: nothing); ``...`` is no answer, None is one."""
+    cc = GPUS[gpu]
+    shown = f"{gpu} ({cc[0]}.{cc[1]})"
+    if value is Ellipsis:
+        return _("{gpu} has no answer.").format(gpu=shown)
+    text = "none" if value is None else str(value).strip().strip("'\"").lower()
+    given, (want, _why) = None if text in ("", "none", "float32") else text, gpu_policy(gpu, cc)
+    if given not in (None, "mixed_float16", "mixed_bfloat16"):
+        return _("{gpu}: {given!r} is not \"mixed_bfloat16\", \"mixed_float16\" or None.").format(gpu=shown,
+                                                                                               given=value)
+    if given == want or (want == "mixed_bfloat16" and given == "mixed_float16"):
+        return None
+    if want is None and cc < (7, 0):
+        return _("{gpu}: Tensor Cores came with compute capability 7.0, so no policy runs on Tensor Cores here. "
+                 "Mixed precision still runs; it can gain only from saved memory and bandwidth.").format(gpu=shown)
+    if want is None:
+        return _("{gpu}: a GTX 16 card has compute capability 7.5 but no Tensor Cores, so no policy runs on Tensor "
+                 "Cores here. Mixed precision still runs.").format(gpu=shown)
+    if given is None:
+        return _("{gpu}: it has Tensor Cores (7.0 and newer, not a GTX 16 card). Mixed precision runs its matrix "
+                 "products there.").format(gpu=shown)
+    return _("{gpu}: its Tensor Cores run float16. bfloat16 needs compute capability 8.0 or newer.").format(
+        gpu=shown)  # bfloat16 asked of a 7.x GPU
 
 
 def check_policies(answer: Any) -> Feedback:
     """Right when each GPU of ``GPUS`` gets a policy that runs on its Tensor Cores, or None where it has none:
-    the task asks where mixed precision gets their speedup, not where it runs (everywhere).
-    """
-
-    if is_empty(answer) or (isinstance(answer, dict) and all(v is Ellipsis for v in answer.values())):
-        return not_answered(POLICIES, _("Replace each ... with \"mixed_bfloat16\", \"mixed_float16\" or None. "
-                                        "Then run the cell."))
-    if not isinstance(answer, dict):
-        return not_a_dict(POLICIES, answer, '{"Tesla T4": None, ...}')
-    problems = []
-    for gpu, cc in GPUS.items():
-        shown = f"{gpu} ({cc[0]}.{cc[1]})"
-        if gpu not in answer or answer[gpu] is Ellipsis:
-            problems.append(_("{gpu} has no answer.").format(gpu=shown))
-            continue
-        given, (want, _why) = _policy(answer[gpu]), gpu_policy(gpu, cc)
-        if given not in (None, "mixed_float16", "mixed_bfloat16"):
-            problems.append(_("{gpu}: {given!r} is not \"mixed_bfloat16\", \"mixed_float16\" or None.").format(
-                gpu=shown, given=answer[gpu]))
-        elif given == want or (want == "mixed_bfloat16" and given == "mixed_float16"):
-            continue
-        elif want is None and cc < (7, 0):
-            problems.append(_("{gpu}: Tensor Cores came with compute capability 7.0, so no policy runs on Tensor "
-                              "Cores here. Mixed precision still runs; it can gain only from saved memory and "
-                              "bandwidth.").format(gpu=shown))
-        elif want is None:
-            problems.append(_("{gpu}: a GTX 16 card has compute capability 7.5 but no Tensor Cores, so no policy "
-                              "runs on Tensor Cores here. Mixed precision still runs.").format(gpu=shown))
-        elif given is None:
-            problems.append(_("{gpu}: it has Tensor Cores (7.0 and newer, not a GTX 16 card). Mixed precision "
-                              "runs its matrix products there.").format(gpu=shown))
-        else:  # bfloat16 asked of a 7.x GPU
-            problems.append(_("{gpu}: its Tensor Cores run float16. bfloat16 needs compute capability 8.0 or "
-                              "newer.").format(gpu=shown))
-    right = _("Right. On the RTX 3060 (8.6) both policies run on Tensor Cores; mixed_bfloat16 needs no loss "
-              "scaling. On the T4 only mixed_float16 does. mixed_float16 needs loss scaling on every device: model.fit "
-              "does it by itself, a custom training loop wraps its optimizer in "
-              "keras.optimizers.LossScaleOptimizer.")
-    return feedback(POLICIES, problems, right=right)
+    the task asks where mixed precision gets their speedup, not where it runs (everywhere)."""
+    return dict_answer(
+        POLICIES, answer, lambda given: (_policy_problem(gpu, given.get(gpu, ...)) for gpu in GPUS),
+        example='{"Tesla T4": None, ...}', none_answers=True,
+        hint=_("Replace each ... with \"mixed_bfloat16\", \"mixed_float16\" or None. Then run the cell."),
+        right=_("Right. On the RTX 3060 (8.6) both policies run on Tensor Cores; mixed_bfloat16 needs no loss "
+                "scaling. On the T4 only mixed_float16 does. mixed_float16 needs loss scaling on every device: "
+                "model.fit does it by itself, a custom training loop wraps its optimizer in "
+                "keras.optimizers.LossScaleOptimizer."))
 
 
 CHOICES = ("a", "b", "c", "d")

@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from course_utils.core.errors import ParameterError
 from course_utils.core.i18n import translator
 from course_utils.device import cpuinfo
 
@@ -87,13 +86,3 @@ def mixed_precision_policy(device: str, *, flags: set[str] | None = None) -> tup
         return "mixed_bfloat16", _("this CPU has AMX (amx_bf16): the guide expects bfloat16 to be faster")
     also = (" " + _("It has avx512_bf16, but the guide names only AMX.")) if "avx512_bf16" in flags else ""
     return None, _("this CPU has no AMX: the guide says mixed_bfloat16 runs slower without it.") + also
-
-
-def check_policy(policy: str | None) -> None:
-    """Refuse a mixed-precision choice other than "auto", None / "float32", or one of ``POLICIES``."""
-    if policy not in ("auto", None, "float32", *POLICIES):
-        raise ParameterError(
-            _("Mixed precision {policy!r} is not understood.").format(policy=policy),
-            _("Use \"auto\" (the guide's rule for this device), None (no mixed precision) or one of "
-              "{policies}.").format(policies=", ".join(POLICIES)),
-        )

@@ -16,7 +16,7 @@ from typing import Any
 
 from course_utils.core.errors import ParameterError
 from course_utils.core.i18n import translator
-from course_utils.lessons import Feedback, dict_answer, feedback, is_empty, not_answered
+from course_utils.lessons import Feedback, dict_answer, feedback, is_empty, not_answered, whole
 from course_utils.lessons.nb06.tb_profile import MAX_STEPS, MIN_START, check_profile_batch
 from course_utils.params import needs_split, too_few, train_images
 
@@ -106,7 +106,8 @@ def _input_bound_problem(run: str, given: object) -> str | None:
 def check_input_bound(answer: object) -> Feedback:
     """Exercise 6.2: a dict {run: "highly" | "moderately" | "not"} for the runs of ``PROFILES``."""
     return dict_answer(
-        "Exercise 6.2", answer, PROFILES, _input_bound_problem, example='{"A": "highly", ...}',
+        "Exercise 6.2", answer, lambda given: (_input_bound_problem(run, given.get(run)) for run in PROFILES),
+        example='{"A": "highly", ...}',
         hint=_("Replace each None with \"highly\", \"moderately\" or \"not\". Then run the cell."),
         right=_("Right. A and C wait about as long, but C's step is much longer: input-bound is a share of the step, "
                 "not a time. A faster device makes the same input weigh more."))
@@ -140,12 +141,11 @@ def check_profile_range(answer: object) -> Feedback:
     if is_empty(answer):
         return not_answered(name, _("Write `answer = (start, stop)`: two batch numbers. Then run the cell."))
     given, answer = answer, _as_pair(answer)
-    if (isinstance(answer, (tuple, list)) and len(answer) == 2 and any(isinstance(b, float) for b in answer)
-            and all(isinstance(b, int | float) and not isinstance(b, bool) and float(b).is_integer()
-                    for b in answer)):
+    ints = tuple(map(whole, answer)) if isinstance(answer, (tuple, list)) else ()
+    if len(ints) == 2 and None not in ints and any(isinstance(b, float) for b in answer):
         return feedback(name, [_("Batch numbers are ints: the callback takes \"a tuple of integers\" (with the "
                                  "stop a float, it fails). Write {ints}, not {answer!r}.").format(
-            answer=given, ints=tuple(int(b) for b in answer))], right="")
+            answer=given, ints=ints)], right="")
     if not isinstance(answer, tuple) or len(answer) != 2 or not all(type(b) is int for b in answer):
         return feedback(name, [_("`answer` = {answer!r} is not two whole numbers. Write `(start, stop)`, "
                                  "for example (4, 8).").format(answer=given)], right="")

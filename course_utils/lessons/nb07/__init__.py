@@ -9,12 +9,11 @@
 from __future__ import annotations
 
 import json
-import numbers
 from collections.abc import Mapping
 from typing import Any
 
 from course_utils.core.i18n import translator
-from course_utils.lessons import Feedback, feedback, not_answered, unanswered
+from course_utils.lessons import Feedback, dict_answer, whole
 from course_utils.lessons.nb07.distribute import batch_plan
 from course_utils.params import too_few
 
@@ -52,23 +51,11 @@ TASK_INDEX = 1
 GPUS_PER_MACHINE = 2
 
 
-def _whole(value: object) -> int | None:
-    """A whole number given as an integer (or a float without a fraction); None otherwise."""
-    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
-        return int(value)
-    return int(value) if isinstance(value, float) and value.is_integer() else None
-
-
-def check_global_batch(answer: object) -> Feedback:
-    """Exercise 7.1: ``{"global_batch": ..., "steps_per_epoch": ...}`` for four GPUs that each keep one GPU's work."""
-
-    name = "Exercise 7.1"
-    if unanswered(answer) or not isinstance(answer, dict):
-        return not_answered(name, _("Set both values of `answer` to whole numbers. Then run the cell."))
+def _batch_problems(answer: Mapping[str, object]) -> list[str]:
+    """What is wrong with 7.1's global batch and steps per epoch (empty: nothing)."""
     plan = batch_plan(ONE_GPU_BATCH * GPUS, GPUS, PLAN_IMAGES)
-    dropped = PLAN_IMAGES - plan.images_per_epoch
     problems = []
-    batch, steps = _whole(answer.get("global_batch")), _whole(answer.get("steps_per_epoch"))
+    batch, steps = whole(answer.get("global_batch")), whole(answer.get("steps_per_epoch"))
     if batch is None:
         problems.append(_("`global_batch` = {value!r} is not a whole number of images.").format(
             value=answer.get("global_batch")))
@@ -84,7 +71,8 @@ def check_global_batch(answer: object) -> Feedback:
             value=answer.get("steps_per_epoch")))
     elif steps == plan.steps_per_epoch + 1:
         problems.append(_("{steps} counts a last, partial step. With drop_remainder=True the last "
-                          "{dropped} images make no step: round down.").format(steps=steps, dropped=dropped))
+                          "{dropped} images make no step: round down.").format(
+            steps=steps, dropped=PLAN_IMAGES - plan.images_per_epoch))
     elif steps in (PLAN_IMAGES // ONE_GPU_BATCH, PLAN_IMAGES // ONE_GPU_BATCH + 1):
         problems.append(_("{steps} steps is one GPU's epoch. One step now takes a whole global batch of {batch} "
                           "images, on all GPUs at once.").format(steps=steps, batch=plan.global_batch))
@@ -94,10 +82,19 @@ def check_global_batch(answer: object) -> Feedback:
         problems.append(_("{steps} steps of {batch} images would be {images:,} images, not the {have:,} you "
                           "have.").format(steps=steps, batch=plan.global_batch, images=steps * plan.global_batch,
                                           have=PLAN_IMAGES))
-    return feedback(name, problems, right=_("A global batch of {batch} gives each of the {gpus} GPUs {share} images, "
-                                            "as one GPU had. An epoch has {steps} steps; the last {dropped} images "
-                                            "are dropped.").format(
-        batch=plan.global_batch, gpus=GPUS, share=plan.per_replica, steps=plan.steps_per_epoch, dropped=dropped))
+    return problems
+
+
+def check_global_batch(answer: object) -> Feedback:
+    """Exercise 7.1: ``{"global_batch": ..., "steps_per_epoch": ...}`` for four GPUs that each keep one GPU's work."""
+    plan = batch_plan(ONE_GPU_BATCH * GPUS, GPUS, PLAN_IMAGES)
+    return dict_answer(
+        "Exercise 7.1", answer, _batch_problems, example='{"global_batch": ..., "steps_per_epoch": ...}',
+        hint=_("Set both values of `answer` to whole numbers. Then run the cell."),
+        right=_("A global batch of {batch} gives each of the {gpus} GPUs {share} images, as one GPU had. An epoch has "
+                "{steps} steps; the last {dropped} images are dropped.").format(
+            batch=plan.global_batch, gpus=GPUS, share=plan.per_replica, steps=plan.steps_per_epoch,
+            dropped=PLAN_IMAGES - plan.images_per_epoch))
 
 
 def _index_given(index: object) -> int | None:
@@ -108,7 +105,7 @@ def _index_given(index: object) -> int | None:
             return int(index)
         except ValueError:
             return None
-    return _whole(index)
+    return whole(index)
 
 
 def _config_problems(config: dict[str, Any]) -> list[str]:
@@ -166,7 +163,7 @@ def _config_problems(config: dict[str, Any]) -> list[str]:
 def _replica_problems(replicas: object) -> list[str]:
     """What is wrong with the number of replicas in sync (empty: nothing)."""
     want = len(CLUSTER) * GPUS_PER_MACHINE
-    count = _whole(replicas)
+    count = whole(replicas)
     if count is None:
         return [_("`replicas` = {value!r} is not a whole number.").format(value=replicas)]
     if count == want:
@@ -178,13 +175,8 @@ def _replica_problems(replicas: object) -> list[str]:
         machines=len(CLUSTER), gpus=GPUS_PER_MACHINE)]
 
 
-def check_cluster(answer: object) -> Feedback:
-    """Exercise 7.2: ``{"TF_CONFIG": ..., "replicas": ...}`` for worker 1 of ``CLUSTER``, two GPUs on each machine."""
-
-    name = "Exercise 7.2"
-    if unanswered(answer) or not isinstance(answer, dict):
-        return not_answered(name, _("Write worker 1's TF_CONFIG as a dict: {example}, and the number of replicas. "
-                                    "Then run the cell.").format(example='`{"cluster": ..., "task": ...}`'))
+def _cluster_problems(answer: Mapping[str, object]) -> list[str]:
+    """What is wrong with 7.2's TF_CONFIG and replicas (empty: nothing)."""
     config, problems = answer.get("TF_CONFIG"), []
     if isinstance(config, str):
         try:
@@ -198,11 +190,18 @@ def check_cluster(answer: object) -> Feedback:
     elif not problems:
         problems.append(_("`answer[\"TF_CONFIG\"]` is {type}. TF_CONFIG is a dict with 'cluster' and 'task'.").format(
             type=type(config).__name__))
-    problems += _replica_problems(answer.get("replicas"))
-    return feedback(name, problems, right=_("Worker 1 gets the same cluster list as worker 0 and its own task, "
-                                            "index 1. {machines} workers with {gpus} GPUs each: {replicas} replicas "
-                                            "in sync.").format(machines=len(CLUSTER), gpus=GPUS_PER_MACHINE,
-                                                               replicas=len(CLUSTER) * GPUS_PER_MACHINE))
+    return problems + _replica_problems(answer.get("replicas"))
+
+
+def check_cluster(answer: object) -> Feedback:
+    """Exercise 7.2: ``{"TF_CONFIG": ..., "replicas": ...}`` for worker 1 of ``CLUSTER``, two GPUs on each machine."""
+    return dict_answer(
+        "Exercise 7.2", answer, _cluster_problems, example='{"TF_CONFIG": {...}, "replicas": ...}',
+        hint=_("Write worker 1's TF_CONFIG as a dict: {example}, and the number of replicas. Then run the "
+               "cell.").format(example='`{"cluster": ..., "task": ...}`'),
+        right=_("Worker 1 gets the same cluster list as worker 0 and its own task, index 1. {machines} workers with "
+                "{gpus} GPUs each: {replicas} replicas in sync.").format(
+            machines=len(CLUSTER), gpus=GPUS_PER_MACHINE, replicas=len(CLUSTER) * GPUS_PER_MACHINE))
 
 
 # The notebook's exercises, by number: its task cells call ``course.check("7.1", answer)``.

@@ -236,7 +236,7 @@ def run_local_workers(
             children.append(stack.enter_context(child))
         deadline = start + timeout_s
         while True:
-            codes = [child.poll() for child in children]
+            codes = [child.process.poll() for child in children]
             failed = [i for i, code in enumerate(codes) if code not in (None, 0)]
             if failed:
                 i = first_to_fail(failed, logs)
