@@ -279,13 +279,6 @@ def test_a_data_dir_that_does_not_exist_is_named_once(monkeypatch, tmp_path, cap
     assert "the course's bundled sample" in out, "the load goes on from the next place"
 
 
-@pytest.mark.parametrize("value, expected", [("1", True), ("TRUE", True), ("yes", True), ("0", False),
-                                             ("false", False), ("No", False), ("", False)])
-def test_the_offline_switch_values(monkeypatch, value, expected):
-    monkeypatch.setenv("COURSE_OFFLINE", value)
-    assert data.offline() is expected
-
-
 def test_a_bad_offline_switch_names_the_variable_and_the_values(monkeypatch):
     monkeypatch.setenv("COURSE_OFFLINE", "maybe")
     with pytest.raises(DataError) as info:
