@@ -250,6 +250,8 @@ def test_notebooks_use_nothing_unix_only_unguarded(path):
     assert unguarded == []
 
 
+# Planted: every unguarded form, and the guards the package does not use today (those it uses - try/except,
+# hasattr, the else of `if os.name == "nt"`, an early return - the test above would flag if the scan missed them).
 @pytest.mark.parametrize(
     ("source", "guarded"),
     [
@@ -260,14 +262,8 @@ def test_notebooks_use_nothing_unix_only_unguarded(path):
         ("try:\n    import resource\nexcept ValueError:\n    pass", False),  # the wrong exception
         ("import os\nif os.name == 'nt':\n    os.killpg(1, 9)", False),  # the Windows branch
         ("import sys\nif sys.platform != 'darwin':\n    import termios", False),  # Windows takes it too
-        ("try:\n    import resource\nexcept ImportError:\n    resource = None", True),
         ("import os\nif os.name != 'nt':\n    os.killpg(1, 9)", True),
-        ("import os\nif os.name == 'nt':\n    pass\nelse:\n    os.setsid()", True),
         ("import sys\nif sys.platform.startswith('linux'):\n    import fcntl", True),
-        ("import os\ndef f():\n    if os.name == 'nt':\n        return 1\n    return os.getpgid(0)", True),
-        ("import os\ntry:\n    os.sched_getaffinity(0)\nexcept AttributeError:\n    pass", True),
-        ("import os\nif hasattr(os, 'killpg'):\n    os.killpg(1, 9)", True),
-        ("import os\nx = os.name != 'nt' and os.getpgid(0)", True),
     ],
 )
 def test_the_guard_scan_tells_guarded_from_unguarded(source, guarded):
@@ -320,19 +316,15 @@ def test_every_text_file_the_package_opens_names_its_encoding():
     assert {path: calls for path, calls in missing.items() if calls} == {}
 
 
+# Planted: the calls without an encoding, and Path.open, which the package does not call (its open, os.fdopen,
+# gzip.open, read_text and write_text calls, each with a mode or an encoding, the test above would flag).
 @pytest.mark.parametrize(
     ("source", "flagged"),
     [
         ("open(p)", True),
         ("Path(p).read_text()", True),
         ("Path(p).write_text(s)", True),
-        ("open(p, encoding='utf-8')", False),
-        ("open(p, 'rb')", False),
-        ("p.open('wb')", False),  # Path.open's first
-        ("Path(p).read_text(encoding='utf-8', errors='replace')", False),
-        ("Path(p).write_text(s, encoding='utf-8')", False),
-        ("gzip.open(p, 'rb')", False),
-        ("os.fdopen(fd, 'wb')", False),  # the mode is fdopen's second argument
+        ("p.open('wb')", False),  # Path.open's mode is its first argument
     ],
 )
 def test_the_encoding_scan_tells_named_from_default(source, flagged):
