@@ -87,15 +87,6 @@ def test_sample_rebuilds_byte_for_byte(tmp_path):
 # -- resolution order and checksums ---------------------------------------------------
 
 
-def test_keras_cache_is_used_when_verified(monkeypatch, capsys):
-    cache = data.keras_cache_dir() / "mnist.npz"
-    monkeypatch.setattr(data, "MNIST_SHA256", fake_mnist_npz(cache))
-    (x_train, _), _ = data.load("mnist")
-    assert x_train.shape == (12, 28, 28)
-    out = capsys.readouterr().out
-    assert "from Keras's cache" in out and "NOTICE" not in out
-
-
 def test_data_dir_then_cache(monkeypatch, tmp_path):
     cache_sha = fake_mnist_npz(data.keras_cache_dir() / "mnist.npz", n_train=12)
     data_dir = tmp_path / "course-data"
@@ -168,15 +159,6 @@ def write_fashion(folder: Path, n_train: int = 6, n_test: int = 4) -> dict[str, 
         (folder / name).write_bytes(gzip.compress(payload))
         hashes[name] = hashlib.sha256(payload).hexdigest()
     return hashes
-
-
-def test_fashion_from_data_dir(monkeypatch, tmp_path, capsys):
-    hashes = write_fashion(tmp_path / "d" / "fashion-mnist")
-    monkeypatch.setattr(data, "FASHION_FILES", hashes)
-    monkeypatch.setenv("COURSE_DATA_DIR", str(tmp_path / "d"))
-    (x_train, y_train), (x_test, y_test) = data.load("fashion-mnist")
-    assert x_train.shape == (6, 28, 28) and x_test.shape == (4, 28, 28) and y_train.dtype == np.uint8
-    assert "fashion-mnist: 10 images (6 train / 4 test) from COURSE_DATA_DIR" in capsys.readouterr().out
 
 
 def test_fashion_wrong_content_is_rejected(monkeypatch, tmp_path):

@@ -1,6 +1,7 @@
-"""Each lesson file against its notebook: setup finds it by the notebook's number; its smoke caps name the
-notebook's parameters, shorten them and keep every value the header invites legal; the notebook records its key
-results, in both editions."""
+"""Each lesson file against its notebook: one per notebook; its smoke caps name the notebook's parameters, shorten
+them and keep every value the header invites legal; its exercises' task cells, solutions and checks agree. That
+setup finds it and the notebook records its key results, the course-run tier checks (tests/tiers/test_course_run.py:
+each run's key results are its lesson's KEY_RESULTS, all recorded)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,6 @@ from course_utils.notebook import lesson_file
 from course_utils.params import apply_smoke, check_parameters, check_value, settle_smoke
 
 from ..conftest import NOTEBOOKS, ROOT, ZH_NOTEBOOKS
-from ..test_notebooks import edition_id, python_cells
 from .solutions import declared_parameters, function, parameters_to_try, solutions, solved, task_cells
 
 NAMES = [p.stem for p in NOTEBOOKS]
@@ -27,13 +27,6 @@ def test_every_lesson_has_its_notebook():
     folder = ROOT / "course_utils" / "lessons"
     files = sorted([p.stem for p in folder.glob("nb*.py")] + [p.parent.name for p in folder.glob("nb*/__init__.py")])
     assert files == [f"nb{name[:2]}" for name in NAMES]
-
-
-@pytest.mark.parametrize("name", NAMES)
-def test_setup_finds_each_notebooks_lesson_file_by_its_number(name):
-    lesson = lesson_file(name)
-    assert lesson is not None and lesson.__name__ == f"course_utils.lessons.nb{name[:2]}" and lesson.NOTEBOOK == name
-    assert hasattr(lesson, "needs") == (name >= "04"), "04-07 need more of their parameters than their names promise"
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -90,18 +83,6 @@ def test_every_value_a_notebook_invites_passes_in_a_full_and_a_smoke_run(name):
             assert getattr(info.value, "least_images", None), "only too few images may make a cap give way"
         settle_smoke(lambda namespace=namespace: namespace, namespace, changes, needs)  # a smoke run
         assert all(namespace[k] <= (chosen[k] if chosen[k] is not None else namespace[k]) for k in changes), changes
-
-
-# --- key results: the report shows what KEY_RESULTS names, so each edition of the notebook must record each one --
-
-
-@pytest.mark.parametrize("path", [*NOTEBOOKS, *ZH_NOTEBOOKS], ids=edition_id)
-def test_declares_a_few_key_results_that_it_records(path):
-    declared = lesson_file(path.stem).KEY_RESULTS
-    assert 1 <= len(declared) <= 4, "a few key results: the rest stays in results.json"
-    recorded = {k.arg for n in ast.walk(ast.parse("\n".join(python_cells(path)))) if isinstance(n, ast.Call)
-                and getattr(n.func, "attr", None) == "record" for k in n.keywords}
-    assert set(declared) <= recorded, f"declared but never recorded: {sorted(set(declared) - recorded)}"
 
 
 # --- exercises: each task cell calls course.check with its own number; the course records the outcome -----------
