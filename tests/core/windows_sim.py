@@ -2,13 +2,12 @@
 
 No CI machine runs Windows, so the test runs the package in Python processes where, as on Windows:
 
-- the Unix-only modules (``resource``, ``fcntl``, ``termios``, ...) cannot be imported: a meta-path finder raises
-  ``ModuleNotFoundError`` for them (psutil is imported first: its Linux backend needs ``resource``);
-- the course's own modules see Windows' ``os``, ``sys``, ``signal``, ``subprocess`` and ``platform``:
-  ``os.name == "nt"`` and no ``os.killpg``, ``os.setsid``, ...; ``sys.platform == "win32"``; ``signal`` without
-  ``SIGKILL``, ...; and ``subprocess.CREATE_NEW_PROCESS_GROUP``. Only the course's modules get these views (an
-  import hook hands them out): setting ``os.name`` for everyone would break pathlib and subprocess, and psutil's
-  and Popen's ``kill()`` - which stand in here for Windows' TerminateProcess - need Linux's ``signal.SIGKILL``;
+- the course's own modules cannot import the Unix-only modules (``resource``, ``fcntl``, ``termios``, ...), and
+  see Windows' ``os``, ``sys``, ``signal``, ``subprocess`` and ``platform``: ``os.name == "nt"`` and no
+  ``os.killpg``, ``os.setsid``, ...; ``sys.platform == "win32"``; ``signal`` without ``SIGKILL``, ...; and
+  ``subprocess.CREATE_NEW_PROCESS_GROUP``. Only the course's modules get these views (an import hook hands them
+  out): setting ``os.name`` for everyone would break pathlib and subprocess, and psutil's and Popen's ``kill()`` -
+  which stand in here for Windows' TerminateProcess - need Linux's ``signal.SIGKILL``;
 - ``msvcrt.locking`` exists (for ``core.files.FolderLock``), played by POSIX record locks on the same
   byte range (``fcntl.lockf``, held per process and released when it ends, as Windows' ``LockFile``).
 
@@ -22,7 +21,6 @@ from __future__ import annotations
 
 import builtins
 import errno
-import importlib.abc
 import os
 import pathlib
 import platform
@@ -33,8 +31,8 @@ import types
 from typing import Any
 
 # Modules Windows' Python does not have (https://docs.python.org/3/library/unix.html and each module's
-# "Availability: Unix"). The finder blocks them for everyone; the course's modules cannot import
-# posix and friends either (they are loaded already, as os needs them on Linux).
+# "Availability: Unix"). The course's modules cannot import them, nor posix and friends (loaded already, as os
+# needs them on Linux).
 UNIX_ONLY_MODULES = frozenset({"resource", "fcntl", "termios", "pwd", "grp", "pty", "tty", "syslog", "crypt", "nis"})
 COURSE_BLOCKED = UNIX_ONLY_MODULES | {"posix", "_posixsubprocess", "_posixshmem"}
 
@@ -125,19 +123,10 @@ def _import(name: str, globals: Any = None, locals: Any = None, fromlist: Any = 
     return _real_import(name, globals, locals, fromlist, level)
 
 
-class UnixOnlyModules(importlib.abc.MetaPathFinder):
-    """Makes the Unix-only modules unimportable, with Windows' error."""
-
-    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> None:
-        if fullname.partition(".")[0] in UNIX_ONLY_MODULES:
-            raise ModuleNotFoundError(f"No module named {fullname!r}", name=fullname)
-        return None
-
-
 def _msvcrt() -> types.ModuleType:
     """Windows' ``msvcrt`` as far as the course uses it: ``locking`` a byte range from the current position
     (https://docs.python.org/3/library/msvcrt.html#msvcrt.locking), on top of POSIX record locks."""
-    import fcntl  # before the finder blocks it
+    import fcntl
 
     module = types.ModuleType("msvcrt", "msvcrt, simulated: locking() only")
     module.LK_UNLCK, module.LK_LOCK, module.LK_NBLCK, module.LK_RLCK, module.LK_NBRLCK = 0, 1, 2, 3, 4
@@ -158,15 +147,9 @@ def _msvcrt() -> types.ModuleType:
 
 def install() -> None:
     """Make this process look like native Windows to the course's code (see the module docstring)."""
-    if "msvcrt" in sys.modules:
-        return
-    import psutil  # noqa: F401 - before the finder: psutil's Linux backend imports resource
-
-    sys.modules["msvcrt"] = _msvcrt()
-    for name in UNIX_ONLY_MODULES:
-        sys.modules.pop(name, None)
-    sys.meta_path.insert(0, UnixOnlyModules())
-    builtins.__import__ = _import
+    if "msvcrt" not in sys.modules:
+        sys.modules["msvcrt"] = _msvcrt()
+        builtins.__import__ = _import
 
 
 # --------------------------------------------------------------------------- run inside the simulation

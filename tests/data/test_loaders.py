@@ -39,17 +39,6 @@ def fake_mnist_npz(path: Path, n_train: int = 12, n_test: int = 5) -> str:
 # -- the bundled sample -------------------------------------------------------------
 
 
-def test_offline_load_uses_the_bundled_sample_and_says_so(capsys):
-    (x_train, y_train), (x_test, y_test) = data.load("mnist")
-    out = capsys.readouterr().out
-    assert "NOTICE" in out and "bundled sample" in out
-    assert "10,000 images (8,000 train / 2,000 test) from the course's bundled sample" in out
-    assert "SHA-256 verified" in out
-    assert x_train.shape == (8000, 28, 28) and x_test.shape == (2000, 28, 28)
-    assert y_train.shape == (8000,) and y_test.shape == (2000,)
-    assert {a.dtype for a in (x_train, y_train, x_test, y_test)} == {np.dtype(np.uint8)}
-
-
 def test_sample_is_real_stratified_mnist():
     ((x_train, y_train), (x_test, y_test)), info = data.load("mnist", quiet=True, with_info=True)
     assert info.dataset == "mnist" and info.is_sample and info.train_images + info.test_images == 10_000
@@ -129,16 +118,6 @@ def test_online_download_goes_to_the_cache(monkeypatch, http_server, tmp_path):
     _, info = data.load("mnist", quiet=True, with_info=True)
     assert info.source == "download"
     assert (data.keras_cache_dir() / "mnist.npz").read_bytes() == body_path.read_bytes()
-
-
-def test_failed_download_falls_back_loudly(monkeypatch, http_server, capsys):
-    monkeypatch.setenv("COURSE_OFFLINE", "0")
-    monkeypatch.setattr(data, "KERAS_ORIGIN", http_server.url + "/nothing-here/")
-    _, info = data.load("mnist", with_info=True)
-    assert info.source == "bundled-sample"
-    out = capsys.readouterr().out
-    assert "Download of full MNIST failed" in out and "NOTICE" in out
-    assert not (data.keras_cache_dir() / "mnist.npz").exists()
 
 
 # -- Fashion-MNIST -------------------------------------------------------------------

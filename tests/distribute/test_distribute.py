@@ -11,8 +11,6 @@ import json
 import math
 import os
 import socket
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -218,37 +216,16 @@ def test_after_a_crash_the_notebooks_program_resumes_from_the_checkpoint_in_step
 
 # --- workers never outlive the kernel that started them ------------------------------------------------------
 
-STARTER = (
-    "import sys\n"
-    "from course_utils.lessons.nb07.distribute import run_local_workers\n"
-    "run_local_workers(sys.argv[2], 2, folder=sys.argv[1], timeout_s=600)\n"
-)
 
-
-@pytest.mark.skipif(os.name == "nt", reason="SIGKILL")
-@pytest.mark.timeout(120)  # catches workers that never start, or that outlive the process that started them
-def test_workers_end_when_the_kernel_that_started_them_is_killed(tmp_path):
-    """`kill -KILL` of notebook 07's kernel: its workers (sleeping 600 s, with a limit of 600 s) end by themselves,
-    long before either, and each carries a time limit of its own (the run's, plus a margin) in case nothing else
-    stops it."""
-    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
-    folder = tmp_path / "run"
-    starter = subprocess.Popen([sys.executable, "-c", STARTER, str(folder), str(program(tmp_path, SLEEPER))], env=env)
-    try:
-        while len(workers := [pid for pid in leftover_processes(folder) if pid != starter.pid]) < 2:
-            assert starter.poll() is None, "the starter ended before its workers started"
-            time.sleep(0.1)
-        limits = {psutil.Process(pid).environ().get("COURSE_TIME_LIMIT_S") for pid in workers}
-        starter.kill()  # as `kill -KILL` of the kernel: no cleanup runs in it
-        starter.wait()
-        while leftover_processes(folder):  # until the workers' watchdogs have seen their parent go
-            time.sleep(0.1)
-        assert limits == {str(600 + distribute.WORKER_TIME_MARGIN_S)}
-    finally:
-        starter.kill()
-        starter.wait()
-        for pid in leftover_processes(folder):
-            psutil.Process(pid).kill()
+def test_each_worker_is_a_child_of_this_process_with_the_runs_time_limit_and_a_margin(tmp_path):
+    """Each worker is a ``core.child``: it ends by itself when this process is killed (the watchdog, tests/core/
+    test_child.py::test_a_child_whose_parent_is_killed_ends_with_its_group) or runs past the run's limit plus a
+    margin, in case nothing else stops it."""
+    says = "import os\nprint(os.environ['COURSE_PARENT_PID'], os.environ['COURSE_TIME_LIMIT_S'])\n"
+    run_local_workers(program(tmp_path, says), 2, folder=tmp_path / "run", timeout_s=60)
+    for i in range(2):
+        said = (tmp_path / "run" / f"worker-{i}.log").read_text().split()[-2:]
+        assert said == [str(os.getpid()), str(60 + distribute.WORKER_TIME_MARGIN_S)]
 
 
 def test_of_two_workers_failing_at_once_the_first_to_fail_is_named(tmp_path):

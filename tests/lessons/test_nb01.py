@@ -58,7 +58,6 @@ ACCEPT_1_2 = [
     ('pip install "tensorflow[and-cuda]" "numpy<2"', "TF 2.21 accepts NumPy 1.26 (numpy>=1.26.0): the pin is harmless"),
     ('pip install "tensorflow[and-cuda]==2.17.*" "numpy<2"', "TF 2.17 caps NumPy below 2 itself: the pin is harmless"),
     ('pip install --extra-index-url https://pypi.nvidia.com "tensorflow[and-cuda]"', "an option with a value"),
-    ('pip install "tensorflow[and-cuda]==2.21.*"  # the GPU build', "a comment after the command"),
 ]
 REJECT_1_2 = [
     ("pip install tensorflow-gpu", "`tensorflow-gpu` is an empty package today"),
@@ -107,7 +106,6 @@ ACCEPT_1_3 = [
 ]
 REJECT_1_3 = [
     ('pip install "tensorflow==2.12.*"', "A newer tested release also supports Python 3.8"),
-    ('pip install "tensorflow==2.14.*"', "its newest, TF 2.14, was tested with Python 3.9-3.11"),
     ('pip install "tensorflow[and-cuda]==2.13.*"', "The extra [and-cuda] exists from TensorFlow 2.14 on"),
     ('pip install "tensorflow==2.13.*" "numpy>=2"', "The NumPy pin must keep NumPy 1"),
 ]
