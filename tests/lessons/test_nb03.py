@@ -68,8 +68,6 @@ def test_each_wrong_setting_says_what_it_does_there(situation, given, reason):
 
 @pytest.mark.parametrize(("answer", "message"), [
     ({1: "limit"}, "Situation 2: no answer yet."),
-    ({"a class of four": "limit", "two GPUs on one T4": "logical GPUs", "a program you cannot change":
-      "TF_FORCE_GPU_ALLOW_GROWTH"}, "Situation 1: no answer yet."),  # the situations' words are not their numbers
     ("limit", "`answer` should be a dict"),
 ])
 def test_an_incomplete_or_odd_setting_answer_says_so(answer, message):
