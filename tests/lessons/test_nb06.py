@@ -107,10 +107,9 @@ def test_the_callback_reads_every_accepted_range_as_5_batches_of_epoch_2(tmp_pat
 # otherwise.
 ACCEPT_6_2 = [
     ({"A": "highly", "B": "not", "C": "moderately"}, "the task's words"),
-    ({"A": "highly input-bound", "B": "not input-bound", "C": "moderately input-bound"}, "section 4's words"),
-    ({"A": "HIGHLY", "B": "Not", "C": " Moderately "}, "any case, spaces around"),
+    ({"A": "Highly input-bound", "B": "not_input_bound", "C": " moderately input-bound "},
+     "section 4's words, in any case, joined any way"),
     ({"A": "High", "B": "no", "C": "moderate"}, "the adjective, and 'no' for 'not'"),
-    ({"A": "highly_input_bound", "B": "non-input-bound", "C": "moderately-bound"}, "other joins of the same words"),
     ({"A": "highly", "B": "none", "C": "moderately", "D": "highly"}, "'none'; a run the task does not have"),
 ]
 REJECT_6_2 = [
