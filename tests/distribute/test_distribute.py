@@ -101,13 +101,6 @@ def test_batch_plan_errors_say_what_to_change():
 
 SLEEPER = "import time\ntime.sleep(600)\n"  # a worker that never finishes
 QUICK = "print('done')\n"  # a worker that finishes at once
-# A cluster in which worker 1 fails while worker 0 waits for it, as a synchronous peer does.
-CRASHER = """import json, os, time
-if json.loads(os.environ["TF_CONFIG"])["task"]["index"] == 1:
-    time.sleep(0.5)
-    raise RuntimeError("worker 1 lost its machine")
-time.sleep(600)
-"""
 
 
 def program(tmp_path: Path, text: str) -> Path:
@@ -158,17 +151,6 @@ def test_workers_past_their_time_limit_are_all_stopped(tmp_path):
     assert {p.name for p in (tmp_path / "run").glob("worker-*.log")} == {"worker-0.log", "worker-1.log"}
 
 
-def test_a_failed_worker_stops_the_whole_run_and_says_what_to_do(tmp_path):
-    with pytest.raises(WorkerError) as info:
-        run_local_workers(program(tmp_path, CRASHER), 2, folder=tmp_path / "run", timeout_s=WORKER_BOUND_S)
-    message = str(info.value)
-    assert "Worker 1 of 2 exited with status 1" in message
-    assert "last error: RuntimeError: worker 1 lost its machine" in message
-    assert info.value.worker == 1 and info.value.last_error == "RuntimeError: worker 1 lost its machine"
-    assert "every worker was stopped" in message and "start the whole cluster again" in info.value.fix
-    assert_nothing_left(tmp_path)
-
-
 @pytest.mark.timeout(2 * WORKER_BOUND_S + 60)
 def test_after_a_crash_the_notebooks_program_resumes_from_the_checkpoint_in_step_as_the_page_says(tmp_path):
     """docs/going-further.md#fault-tolerance: a line added to the program crashes worker 1 in its first epoch, after
@@ -185,7 +167,9 @@ def test_after_a_crash_the_notebooks_program_resumes_from_the_checkpoint_in_step
     path.write_text(program_text.replace(save, save + "    " + crash + "\n"))
     with pytest.raises(WorkerError) as info:
         run_local_workers(path, 2, folder=folder, timeout_s=WORKER_BOUND_S)
+    # worker 0 waits in the all-reduce for its lost peer: the run stops them both, and names the first to fail
     assert info.value.worker == 1 and info.value.last_error == "RuntimeError: worker 1 lost its machine"
+    assert "Worker 1 of 2 exited with status 1" in str(info.value)
     assert_nothing_left(tmp_path)
     path.write_text(program_text)
     with Listening(folder) as listening:  # on this machine's network, where this process sees the sockets
