@@ -75,12 +75,9 @@ class _View(types.ModuleType):
 
 
 class _WindowsPopen(subprocess.Popen):
-    """Popen with Windows' arguments: ``creationflags`` is recorded (Linux's Popen refuses it), ``preexec_fn``
-    is refused as Windows refuses it."""
+    """Popen with Windows' ``creationflags``, recorded (Linux's Popen refuses it)."""
 
-    def __init__(self, *args: Any, creationflags: int = 0, preexec_fn: Any = None, **kwargs: Any) -> None:
-        if preexec_fn is not None:
-            raise ValueError("preexec_fn is not supported on Windows platforms")
+    def __init__(self, *args: Any, creationflags: int = 0, **kwargs: Any) -> None:
         POPEN_CALLS.append({"creationflags": creationflags, "start_new_session": kwargs.get("start_new_session")})
         super().__init__(*args, **kwargs)
 
