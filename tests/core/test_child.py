@@ -113,12 +113,14 @@ def test_a_target_or_payload_that_cannot_be_started_is_refused_before_anything_s
 def test_env_adds_and_removes_variables(monkeypatch):
     monkeypatch.setenv("COURSE_PROBE_REMOVED", "inherited")
     monkeypatch.setenv("COURSE_PROBE_KEPT", "inherited")
-    names = ["COURSE_PROBE_REMOVED", "COURSE_PROBE_KEPT", "COURSE_PROBE_ADDED"]
+    monkeypatch.delenv("PYTHONIOENCODING", raising=False)  # as on Windows, whose files get the ANSI code page
+    names = ["COURSE_PROBE_REMOVED", "COURSE_PROBE_KEPT", "COURSE_PROBE_ADDED", "PYTHONIOENCODING"]
     run = run_python(
         T + "environment", names, timeout_s=60, what="x",
         env={"COURSE_PROBE_REMOVED": None, "COURSE_PROBE_ADDED": "42"},
     )
-    assert run.value == {"COURSE_PROBE_REMOVED": None, "COURSE_PROBE_KEPT": "inherited", "COURSE_PROBE_ADDED": "42"}
+    assert run.value == {"COURSE_PROBE_REMOVED": None, "COURSE_PROBE_KEPT": "inherited", "COURSE_PROBE_ADDED": "42",
+                         "PYTHONIOENCODING": "utf-8"}, "and the child writes UTF-8, which its log is read as"
     assert os.environ["COURSE_PROBE_REMOVED"] == "inherited", "the parent's environment is untouched"
 
 

@@ -85,6 +85,23 @@ def test_a_folder_lock_refuses_a_second_process_and_is_released(windows):
     assert lock["after_release"] == {"locked": True}
 
 
+def test_without_proc_cpuinfo_the_cpu_model_is_platforms(monkeypatch):
+    """Windows has no /proc/cpuinfo: the CPU's model comes from ``platform`` (Windows' own name for it)."""
+    from course_utils import device
+
+    read_text = Path.read_text
+
+    def no_proc(path: Path, *args: Any, **kwargs: Any) -> str:
+        if str(path).startswith("/proc/"):
+            raise FileNotFoundError(2, "The system cannot find the path specified", str(path))
+        return read_text(path, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "read_text", no_proc)
+    monkeypatch.setattr(device.platform, "processor", lambda: "Intel64 Family 6 Model 85 Stepping 7, GenuineIntel")
+    assert device.cpuinfo("model name") is None
+    assert device.cpu_model() == "Intel64 Family 6 Model 85 Stepping 7, GenuineIntel"
+
+
 # --------------------------------------------------------------------------- the source: guards
 
 
