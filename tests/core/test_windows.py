@@ -4,9 +4,9 @@ Two kinds of checks. At run time, one fresh Python runs each Windows-only branch
 name, the user's folder, process groups, the folder lock) with Windows simulated (``windows_sim``'s docstring says
 how); a ``sitecustomize`` carries the simulation into every process it starts. In the source, every
 Unix-only import or call in the package and the notebooks must sit behind a guard (``try/except
-ImportError``/``AttributeError``, or an ``os.name``/``sys.platform`` branch Windows does not take), and
-every text file the package opens must name its encoding (Windows' default is the ANSI code page:
-https://docs.python.org/3/library/functions.html#open, PEP 686).
+ImportError``/``AttributeError``, or an ``os.name``/``sys.platform`` branch Windows does not take). That every
+text file the package opens names its encoding (Windows' default is the ANSI code page:
+https://docs.python.org/3/library/functions.html#open, PEP 686) is ruff's PLW1514, run by ``make lint``.
 
 What this cannot show: TensorFlow's own Windows build, the real psutil and Popen on Windows, and
 Windows' file locking - those are reasoned about, not run.
@@ -287,62 +287,3 @@ def test_the_guard_scan_tells_guarded_from_unguarded(source, guarded):
     uses = unix_only_uses(source)
     assert uses or guarded, "nothing Unix-only was found"
     assert all(u.guard is not None for u in uses) is guarded, uses
-
-
-# --------------------------------------------------------------------------- the source: text encodings
-
-NOT_TEXT_OPENERS = {"os.open", "gzip.open", "bz2.open", "lzma.open", "tarfile.open", "webbrowser.open"}
-
-
-def _mode(call: ast.Call, position: int) -> str | None:
-    for keyword in call.keywords:
-        if keyword.arg == "mode" and isinstance(keyword.value, ast.Constant):
-            return str(keyword.value.value)
-    if len(call.args) > position and isinstance(call.args[position], ast.Constant):
-        return str(call.args[position].value)
-    return None
-
-
-def text_io_without_encoding(source: str) -> list[str]:
-    """Each call that opens, reads or writes a text file without naming its encoding (line: call)."""
-    found = []
-    for node in ast.walk(ast.parse(source)):
-        if not isinstance(node, ast.Call):
-            continue
-        name = dotted(node.func) or (node.func.attr if isinstance(node.func, ast.Attribute) else "")
-        method = name.rsplit(".", 1)[-1]
-        keywords = {k.arg for k in node.keywords}
-        if method not in ("open", "read_text", "write_text", "fdopen") or name in NOT_TEXT_OPENERS:
-            continue
-        if method == "read_text":
-            named = "encoding" in keywords or len(node.args) >= 1
-        elif method == "write_text":
-            named = "encoding" in keywords or len(node.args) >= 2
-        else:  # open(path, mode), Path.open(mode), os.fdopen(fd, mode)
-            position = 0 if isinstance(node.func, ast.Attribute) and name not in ("io.open", "os.fdopen") else 1
-            mode = _mode(node, position) or "r"
-            named = "b" in mode or "encoding" in keywords
-        if not named:
-            found.append(f"{node.lineno}: {ast.unparse(node)[:80]}")
-    return found
-
-
-def test_every_text_file_the_package_opens_names_its_encoding():
-    missing = {rel(p): text_io_without_encoding(p.read_text(encoding="utf-8"))
-               for p in MODULES}
-    assert {path: calls for path, calls in missing.items() if calls} == {}
-
-
-# Planted: the calls without an encoding, and Path.open, which the package does not call (its open, os.fdopen,
-# gzip.open, read_text and write_text calls, each with a mode or an encoding, the test above would flag).
-@pytest.mark.parametrize(
-    ("source", "flagged"),
-    [
-        ("open(p)", True),
-        ("Path(p).read_text()", True),
-        ("Path(p).write_text(s)", True),
-        ("p.open('wb')", False),  # Path.open's mode is its first argument
-    ],
-)
-def test_the_encoding_scan_tells_named_from_default(source, flagged):
-    assert bool(text_io_without_encoding(source)) is flagged
