@@ -66,7 +66,7 @@ def test_the_branches_that_ask_which_platform_this_is(windows):
     found = windows["platform"]
     assert found["doctor_platform"] == "windows"
     assert "native Windows" in found["why_no_gpu_without_cuda"]
-    assert Path(found["user_data_dir"]).parts[-2:] == ("local", "tf-gpu-course"), "under LOCALAPPDATA"
+    assert Path(found["course_home"]).parts[-2:] == ("local", "tf-gpu-course"), "under LOCALAPPDATA"
 
 
 def test_a_process_group_starts_the_windows_way_and_stops_with_its_children(windows):

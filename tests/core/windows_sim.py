@@ -219,12 +219,15 @@ def _platform(folder: pathlib.Path) -> dict[str, Any]:
     from course_utils.doctor import detect_platform
 
     os.environ["LOCALAPPDATA"] = str(folder / "local")
+    os.environ.pop("COURSE_HOME", None)
+    places.is_checkout = lambda: False  # a student's install: not a checkout, the working folder not theirs
+    places.is_own_and_writable = lambda path: False
     # TF 2.21's Windows wheel has no CUDA; this one has, so a stand-in says so
     no_cuda = types.SimpleNamespace(test=types.SimpleNamespace(is_built_with_cuda=lambda: False))
     return {
         "doctor_platform": detect_platform(),
         "why_no_gpu_without_cuda": why_no_gpu(no_cuda),
-        "user_data_dir": str(places.user_data_dir()),
+        "course_home": str(places.course_home()),
     }
 
 
