@@ -23,6 +23,7 @@ import pytest
 
 from course_tools.site import build as site
 from course_tools.site import pages as sitepages
+from course_utils.core.errors import CourseError
 
 from .conftest import NOTEBOOKS, ROOT, ZH_NOTEBOOKS
 from .site_served import CI_OUT, Served, Visit, fetch
@@ -161,13 +162,13 @@ def test_a_notebook_page_loses_its_badges_and_live_widgets_and_gains_the_box():
 
 
 def test_a_folder_that_is_not_a_course_run_is_refused_with_what_to_do(tmp_path: Path, capsys):
-    with pytest.raises(site.SiteError, match=r"(?s)is not a course run: it has no executed/NN_\*\.ipynb.*make course"):
+    with pytest.raises(CourseError, match=r"(?s)is not a course run: it has no executed/NN_\*\.ipynb.*make course"):
         site.check_run(tmp_path, sitepages.EN)
-    with pytest.raises(site.SiteError, match=r"(?s)no such folder.*course run notebooks/zh/\*\.ipynb --out"):
+    with pytest.raises(CourseError, match=r"(?s)no such folder.*course run notebooks/zh/\*\.ipynb --out"):
         site.check_run(tmp_path / "course-zh", sitepages.ZH)
     (tmp_path / "executed").mkdir()
     (tmp_path / "executed" / NOTEBOOKS[0].name).write_text("{}")
-    with pytest.raises(site.SiteError, match=f"the run lacks {NOTEBOOKS[1].name}"):
+    with pytest.raises(CourseError, match=f"the run lacks {NOTEBOOKS[1].name}"):
         site.check_run(tmp_path, sitepages.EN)
     # the command line: exit 2 and the message, nothing built
     assert site.main(["--from", str(tmp_path), "--out", str(tmp_path / "site"), "--src", str(tmp_path / "src")]) == 2

@@ -2,7 +2,10 @@
 (CONTRIBUTING.md, "Layout", lists its modules). The tools import ``course_utils``; ``course_utils`` never imports them.
 """
 
+import getpass
 import os
+import platform
+import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
 from importlib.metadata import PackageNotFoundError, version
@@ -30,6 +33,19 @@ def speaking(edition: str) -> Iterator[None]:
             os.environ.pop(variables.LANG, None)
         else:
             os.environ[variables.LANG] = before
+
+
+def user_name() -> str:
+    """This user's login name ("unknown" when the system cannot say, as in some containers): preflight and hand-in
+    records name it."""
+    try:
+        return getpass.getuser() or "unknown"
+    except (OSError, KeyError):
+        return "unknown"
+
+
+def host_name() -> str:
+    return socket.gethostname() or platform.node() or "unknown"
 
 
 def installed(package: str) -> str | None:
