@@ -70,16 +70,16 @@ def release(root: Path) -> Release:
     version = project.get("version")
     if not url or not version:
         raise CourseError(f"{path} has no [project] version or no Repository in [project.urls].",
-                         "Set both, then run make links again.")
+                          "Set both, then run make links again.")
     found = GITHUB_URL.fullmatch(url)
     if not found:
         raise CourseError(f"{path}: Repository is {url!r}, not https://github.com/OWNER/REPO.",
-                         "Set Repository to the course's GitHub address.")
+                          "Set Repository to the course's GitHub address.")
     slug = found["slug"]
     website = project["urls"].get("Website", "")
     if website and not website.endswith("/"):
         raise CourseError(f"{path}: Website is {website!r}, which does not end with '/'.",
-                         "Write the folder of the site's pages, ending with '/'.")
+                          "Write the folder of the site's pages, ending with '/'.")
     return Release(repository=f"https://github.com/{slug}", slug=slug, tag=f"v{version}", website=website)
 
 
@@ -106,7 +106,7 @@ def title(path: Path, cells: list[dict]) -> tuple[str, str]:
             if not found or found["number"] != path.name[:2]:
                 title = f"# {path.name[:2]} · Title"
                 raise CourseError(f"{path.name}: its first markdown cell does not start with '{title}'.",
-                                 "Give the notebook that title line.")
+                                  "Give the notebook that title line.")
             return found["number"], found["title"]
     raise CourseError(f"{path.name}: no markdown title cell.", f"Start the notebook with '# {path.name[:2]} · Title'.")
 
@@ -119,11 +119,11 @@ def notebook_text(path: Path, rel: Release) -> str:
     at = [i for i, c in enumerate(cells) if PARAMETERS_TAG in tags(c)]
     if len(at) != 1 or cells[at[0]]["cell_type"] != "code":
         raise CourseError(f"{path.name}: {len(at)} code cells are tagged '{PARAMETERS_TAG}', not one.",
-                         f"Tag exactly one code cell '{PARAMETERS_TAG}'.")
+                          f"Tag exactly one code cell '{PARAMETERS_TAG}'.")
     taken = {c.get("id") for c in cells} & {LINKS_TAG, SETUP_TAG}
     if taken:
         raise CourseError(f"{path.name}: another cell already has the id {sorted(taken)}.",
-                         "Give that cell another id: make links writes cells with these ids.")
+                          "Give that cell another id: make links writes cells with these ids.")
     chinese = path.parent.name == ZH_FOLDER  # a notebook of the Chinese edition: its own links, Chinese comments
     setup = rel.setup_source("zh" if chinese else "en")
     cells.insert(at[0], {"cell_type": "code", "execution_count": None, "id": SETUP_TAG,
@@ -169,7 +169,7 @@ def readme_text(path: Path, paths: list[Path], rel: Release, chinese: bool = Fal
     start, end = text.find(README_START), text.find(README_END)
     if start < 0 or end < start:
         raise CourseError(f"{path.name}: no block between {README_START} and {README_END}.",
-                         "Put the two markers where the table of notebooks goes.")
+                          "Put the two markers where the table of notebooks goes.")
     return text[: start + len(README_START)] + "\n" + readme_table(paths, rel, chinese) + "\n" + text[end:]
 
 

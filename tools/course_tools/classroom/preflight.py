@@ -15,7 +15,6 @@ import re
 import statistics
 import sys
 import time
-import tomllib
 from importlib.metadata import PackageNotFoundError, requires
 from pathlib import Path
 from typing import Any
@@ -33,7 +32,6 @@ from course_tools.classroom.preflight_problems import find_problems
 from course_utils.core import gpu_config, variables
 from course_utils.core.errors import CourseError, InputError
 from course_utils.core.files import write_json_atomic
-from course_utils.core.paths import PROJECT_ROOT
 from course_utils.core.places import writable_places
 from course_utils.core.tf_setup import quiet_tensorflow
 from course_utils.data import data_dir_problem
@@ -72,12 +70,12 @@ def check_out(path: Path) -> Path:
 
 
 def supported_range() -> str | None:
-    """The version range of TensorFlow the course supports: the installed course-utils' requirement, else the
-    checkout's pyproject.toml; None when neither says."""
+    """The version range of TensorFlow the course supports: the installed course-utils' requirement (course-tools
+    requires course-utils, so its metadata is there); None when it names none."""
     try:
         texts = requires("course-utils") or []
     except PackageNotFoundError:
-        texts = _pyproject_dependencies()
+        texts = []
     for text in texts:
         try:
             requirement = Requirement(text)
@@ -86,14 +84,6 @@ def supported_range() -> str | None:
         if requirement.name == "tensorflow" and requirement.marker is None:
             return str(requirement.specifier) or None
     return None
-
-
-def _pyproject_dependencies() -> list[str]:
-    try:
-        data = tomllib.loads((PROJECT_ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError):
-        return []
-    return list(data.get("project", {}).get("dependencies", []))
 
 
 def in_range(version: str | None, specifier: str | None) -> bool | None:

@@ -137,15 +137,15 @@ def check_run(folder: Path, edition: Edition, root: Path = ROOT) -> None:
     what = "English" if edition is EN else "Chinese"
     if not folder.is_dir():
         raise CourseError(f"{folder}: no such folder. The site needs the {what} course run there.",
-                        f"Make it with {command}.")
+                          f"Make it with {command}.")
     executed = folder / "executed"
     if not notebooks(executed):
         raise CourseError(f"{folder} is not a course run: it has no executed/NN_*.ipynb notebooks.",
-                        f"Give the folder that `course run --out` wrote, or make one with {command}.")
+                          f"Give the folder that `course run --out` wrote, or make one with {command}.")
     missing = [name for name in notebook_names(edition, root) if not (executed / name).is_file()]
     if missing:
         raise CourseError(f"{folder}: the run lacks {', '.join(missing)} ({what} notebooks).",
-                        f"Run every notebook: {command}.")
+                          f"Run every notebook: {command}.")
 
 
 def read_record(folder: Path, stem: str) -> dict[str, Any] | None:
@@ -321,7 +321,7 @@ def sphinx_build(src: Path, out: Path) -> None:
     done = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "PYTHONWARNINGS": "ignore"})
     if done.returncode != 0:
         raise CourseError(f"sphinx-build failed for {src} (exit {done.returncode}):\n{done.stdout}{done.stderr}",
-                        "Fix what Sphinx names above (a page, a link, a notebook), then run make site again.")
+                          "Fix what Sphinx names above (a page, a link, a notebook), then run make site again.")
 
 
 # What Sphinx leaves in the output that no page uses: its build records, MyST-NB's copies of the notebooks and their

@@ -124,19 +124,19 @@ def pyodide_tarball(root: Path = ROOT) -> Path:
         npm = shutil.which("npm")
         if npm is None:
             raise CourseError(f"the page 'Check your machine' needs Pyodide {PYODIDE_VERSION} from npm, and npm is not "
-                            "installed.", f"Install Node.js (it brings npm), or put the file that `npm pack "
-                            f"pyodide@{PYODIDE_VERSION}` makes at {tarball}.")
+                              "installed.", f"Install Node.js (it brings npm), or put the file that `npm pack "
+                              f"pyodide@{PYODIDE_VERSION}` makes at {tarball}.")
         folder.mkdir(parents=True, exist_ok=True)
         done = subprocess.run([npm, "pack", "--silent", f"pyodide@{PYODIDE_VERSION}"], cwd=folder,
                               capture_output=True, text=True, check=False)
         if done.returncode != 0 or not tarball.is_file():
             raise CourseError(f"`npm pack pyodide@{PYODIDE_VERSION}` failed in {folder} (exit {done.returncode}): "
-                            f"{done.stderr.strip()}.", "Check the connection to the npm registry, then run make site "
-                            "again.")
+                              f"{done.stderr.strip()}.", "Check the connection to the npm registry, then run make site "
+                              "again.")
     found = integrity(tarball.read_bytes())
     if found != PYODIDE_INTEGRITY:
         raise CourseError(f"{tarball} is not the npm registry's pyodide {PYODIDE_VERSION} (its sha512 is {found}).",
-                        "Delete it; make site fetches it again.")
+                          "Delete it; make site fetches it again.")
     return tarball
 
 
