@@ -173,7 +173,7 @@ def test_a_folder_that_is_not_a_course_run_is_refused_with_what_to_do(tmp_path: 
     with pytest.raises(CourseError, match=f"the run lacks {NOTEBOOKS[1].name}"):
         site.check_run(tmp_path, sitepages.EN)
     # the command line: exit 2 and the message, nothing built
-    assert site.main(["--from", str(tmp_path), "--out", str(tmp_path / "site"), "--src", str(tmp_path / "src")]) == 2
+    assert site.main(["--from", str(tmp_path), "--out", str(tmp_path / "site")]) == 2
     assert "course_tools.site:" in capsys.readouterr().err and not (tmp_path / "site").exists()
 
 

@@ -360,11 +360,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="the English course run (default build/course); the Chinese one is beside it, "
                              "with -zh added")
     parser.add_argument("--out", type=Path, default=ROOT / "build" / "site", help="the site (default build/site)")
-    parser.add_argument("--src", type=Path, default=ROOT / "build" / "site-src",
-                        help="the Sphinx source trees it makes (default build/site-src)")
     args = parser.parse_args(argv)
     try:
-        seconds = build_site(args.run.resolve(), args.out.resolve(), args.src.resolve())
+        seconds = build_site(args.run.resolve(), args.out.resolve(), ROOT / "build" / "site-src")
     except CourseError as error:
         print(f"course_tools.site: {error}", file=sys.stderr)
         return 2
