@@ -92,11 +92,6 @@ def tags(cell: dict) -> list[str]:
     return cell.get("metadata", {}).get("tags", [])
 
 
-def lines(text: str) -> list[str]:
-    """A cell's source as Jupyter stores it: one string per line, each but the last ending in a newline."""
-    return text.splitlines(keepends=True)
-
-
 def title(path: Path, cells: list[dict]) -> tuple[str, str]:
     """The number and title from the notebook's ``# NN · Title`` line."""
     for cell in cells:
@@ -126,10 +121,11 @@ def notebook_text(path: Path, rel: Release) -> str:
                           "Give that cell another id: make links writes cells with these ids.")
     chinese = path.parent.name == ZH_FOLDER  # a notebook of the Chinese edition: its own links, Chinese comments
     setup = rel.setup_source("zh" if chinese else "en")
+    # a cell's source as Jupyter stores it: one string per line, each but the last ending in a newline
     cells.insert(at[0], {"cell_type": "code", "execution_count": None, "id": SETUP_TAG,
-                         "metadata": {"tags": [SETUP_TAG]}, "outputs": [], "source": lines(setup)})
-    cells.insert(0, {"cell_type": "markdown", "id": LINKS_TAG, "metadata": {"tags": [LINKS_TAG]},
-                     "source": lines(rel.badges(f"{ZH_FOLDER}/{path.name}" if chinese else path.name))})
+                         "metadata": {"tags": [SETUP_TAG]}, "outputs": [], "source": setup.splitlines(keepends=True)})
+    badges = rel.badges(f"{ZH_FOLDER}/{path.name}" if chinese else path.name)
+    cells.insert(0, {"cell_type": "markdown", "id": LINKS_TAG, "metadata": {"tags": [LINKS_TAG]}, "source": [badges]})
     nb["cells"] = cells
     # the way the notebooks are stored (nbformat's own layout): indent 1, sorted keys, UTF-8, final newline
     return json.dumps(nb, indent=1, ensure_ascii=False, sort_keys=True) + "\n"
