@@ -31,8 +31,8 @@ from urllib.parse import urldefrag, urljoin
 
 import pytest
 
-from course_tools import links
 from course_tools.site import doctor_page
+from course_utils.core.errors import CourseError
 from course_utils.doctor import cli as doctor_cli
 from course_utils.doctor.logs import decode_text
 from course_utils.doctor.troubleshooting import ANCHORS
@@ -122,12 +122,12 @@ def test_the_page_source_has_its_form_words_and_a_link_for_every_explained_code(
 
 def test_pyodide_is_the_pinned_tarball_or_the_build_says_what_to_do(tmp_path: Path, monkeypatch):
     monkeypatch.setattr(page_builder.shutil, "which", lambda name: None)
-    with pytest.raises(page_builder.PageError, match="Install Node.js"):
+    with pytest.raises(CourseError, match="Install Node.js"):
         page_builder.pyodide_tarball(tmp_path)
     planted = tmp_path / "build" / "npm" / f"pyodide-{page_builder.PYODIDE_VERSION}.tgz"
     planted.parent.mkdir(parents=True)
     planted.write_bytes(b"not pyodide")
-    with pytest.raises(page_builder.PageError, match="Delete it"):
+    with pytest.raises(CourseError, match="Delete it"):
         page_builder.pyodide_tarball(tmp_path)
     assert page_builder.integrity(b"") == (
         "sha512-z4PhNX7vuL3xVChQ1m2AB9Yg5AULVxXcg/SpIdNs6c5H0NE8XYXysP+DGNKHfuwvY7kxvUdBeoGlODJ6+SfaPg==")
@@ -321,7 +321,7 @@ def test_the_chinese_page_answers_in_chinese(built_site: Path, served, chromium)
 def test_a_website_address_must_name_a_folder(tmp_path: Path):
     text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
     (tmp_path / "pyproject.toml").write_text(text.replace('io/tf-gpu-course/"', 'io/tf-gpu-course"'), encoding="utf-8")
-    with pytest.raises(links.LinksError, match="does not end with '/'"):
+    with pytest.raises(CourseError, match="does not end with '/'"):
         site.release(tmp_path)
 
 

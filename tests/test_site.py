@@ -23,6 +23,8 @@ import pytest
 
 from course_tools.site import build as site
 from course_tools.site import pages as sitepages
+from course_utils.core.errors import CourseError
+from course_utils.results import read_results
 
 from .conftest import NOTEBOOKS, ROOT, ZH_NOTEBOOKS
 from .site_served import CI_OUT, Served, Visit, fetch
@@ -41,7 +43,8 @@ def linker(edition) -> object:
 @pytest.mark.browser
 @pytest.mark.parametrize("stem", [p.stem for p in NOTEBOOKS])
 def test_both_editions_recorded_the_same_result_names(built_site, stem):
-    english, chinese = (site.read_record(run, stem) for run in (CI_OUT, CI_OUT.with_name(CI_OUT.name + "-zh")))
+    english, chinese = (read_results(run / "results" / f"{stem}.json")
+                        for run in (CI_OUT, CI_OUT.with_name(CI_OUT.name + "-zh")))
     assert english and chinese, f"{stem}: a run without its record (English: {bool(english)}, Chinese: {bool(chinese)})"
     assert english["key_results"] == chinese["key_results"]
     assert sorted(english["results"]) == sorted(chinese["results"]), "result names are data: never translated"
@@ -146,16 +149,16 @@ def test_a_notebook_page_loses_its_badges_and_live_widgets_and_gains_the_box():
 
 
 def test_a_folder_that_is_not_a_course_run_is_refused_with_what_to_do(tmp_path: Path, capsys):
-    with pytest.raises(site.SiteError, match=r"(?s)is not a course run: it has no executed/NN_\*\.ipynb.*make course"):
+    with pytest.raises(CourseError, match=r"(?s)is not a course run: it has no executed/NN_\*\.ipynb.*make course"):
         site.check_run(tmp_path, sitepages.EN)
-    with pytest.raises(site.SiteError, match=r"(?s)no such folder.*course run notebooks/zh/\*\.ipynb --out"):
+    with pytest.raises(CourseError, match=r"(?s)no such folder.*course run notebooks/zh/\*\.ipynb --out"):
         site.check_run(tmp_path / "course-zh", sitepages.ZH)
     (tmp_path / "executed").mkdir()
     (tmp_path / "executed" / NOTEBOOKS[0].name).write_text("{}")
-    with pytest.raises(site.SiteError, match=f"the run lacks {NOTEBOOKS[1].name}"):
+    with pytest.raises(CourseError, match=f"the run lacks {NOTEBOOKS[1].name}"):
         site.check_run(tmp_path, sitepages.EN)
     # the command line: exit 2 and the message, nothing built
-    assert site.main(["--from", str(tmp_path), "--out", str(tmp_path / "site"), "--src", str(tmp_path / "src")]) == 2
+    assert site.main(["--from", str(tmp_path), "--out", str(tmp_path / "site")]) == 2
     assert "course_tools.site:" in capsys.readouterr().err and not (tmp_path / "site").exists()
 
 

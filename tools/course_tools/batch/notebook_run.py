@@ -201,12 +201,6 @@ def excerpt(source: str, line: tuple[int, str] | None, before: int = 2, after: i
     return {"line": number, "excerpt": marked}
 
 
-def _cell_name(cell: dict[str, Any]) -> str:
-    if cell.get("execution_count"):
-        return f"cell In [{cell['execution_count']}]"
-    return f"cell #{cell['index'] + 1} of the executed notebook"
-
-
 # Jupyter picks a kernel's ports, frees them and hands them to the kernel: another process can take one in between,
 # and the kernel dies before it answers ("Address already in use"; jupyter/jupyter_client#154, nteract/papermill#511).
 # No cell has run then, so a batch on a busy machine starts that kernel once more instead of failing the run.
@@ -250,12 +244,11 @@ def _execute(spec: dict[str, Any]) -> dict[str, Any]:
     try:
         execute_notebook(pm, spec)
     except pm.PapermillExecutionError as exc:
-        outcome["error"] = f"cell In [{exc.exec_count}]: {exc.ename}: {exc.evalue}"
         said = plain("\n".join(exc.traceback or []))
         cell = {"index": exc.cell_index, "execution_count": exc.exec_count, "source": exc.source[:500],
                 "error": f"{exc.ename}: {exc.evalue}"}
         cell.update(excerpt(exc.source, failing_line(said, exc.source, exc.exec_count)))
-        outcome["failed_cell"] = cell
+        outcome.update(error=f"{cell_place(cell)}: {cell['error']}", failed_cell=cell)
         # The kernel's traceback reaches the executed notebook only: the log gets it too, with the failing cell.
         print(f"\nThe run failed in {cell_place(cell)}. The kernel's traceback:\n{said.rstrip()}",
               file=sys.stderr, flush=True)
@@ -263,7 +256,7 @@ def _execute(spec: dict[str, Any]) -> dict[str, Any]:
         traceback.print_exc()
         cell = _failed_cell(spec["executed"])
         error = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc) else ''}"
-        outcome["error"] = f"{_cell_name(cell)}: {error}" if cell else error
+        outcome["error"] = f"{cell_place(cell)}: {error}" if cell else error
         if cell:
             cell.update(error=error, **excerpt(cell["source"], None))
             print(f"\nThe run stopped in {cell_place(cell)}: {error}", file=sys.stderr, flush=True)
