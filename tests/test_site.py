@@ -24,7 +24,6 @@ import pytest
 from course_tools.site import build as site
 from course_tools.site import pages as sitepages
 from course_utils.core.errors import CourseError
-from course_utils.results import read_results
 
 from .conftest import NOTEBOOKS, ROOT, ZH_NOTEBOOKS
 from .site_served import CI_OUT, Served, Visit, fetch
@@ -43,8 +42,7 @@ def linker(edition) -> object:
 @pytest.mark.browser
 @pytest.mark.parametrize("stem", [p.stem for p in NOTEBOOKS])
 def test_both_editions_recorded_the_same_result_names(built_site, stem):
-    english, chinese = (read_results(run / "results" / f"{stem}.json")
-                        for run in (CI_OUT, CI_OUT.with_name(CI_OUT.name + "-zh")))
+    english, chinese = (site.read_record(run, stem) for run in (CI_OUT, CI_OUT.with_name(CI_OUT.name + "-zh")))
     assert english and chinese, f"{stem}: a run without its record (English: {bool(english)}, Chinese: {bool(chinese)})"
     assert english["key_results"] == chinese["key_results"]
     assert sorted(english["results"]) == sorted(chinese["results"]), "result names are data: never translated"

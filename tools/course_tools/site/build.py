@@ -40,7 +40,7 @@ from course_utils.core.child import python_command
 from course_utils.core.errors import CourseError
 from course_utils.core.i18n import CHINESE_CHARACTERS  # Chinese text's characters, one home
 from course_utils.core.paths import PROJECT_ROOT as ROOT
-from course_utils.results import RECORD_MIME, data_summary, record_in  # RECORD_MIME: a notebook's record output
+from course_utils.results import RECORD_MIME, data_summary, read_results  # RECORD_MIME: a notebook's record output
 
 THEME = Path(__file__).resolve().parent / "theme"
 SPHINX_SETTINGS = THEME.parent / "sphinx.toml"  # the settings both languages share
@@ -146,6 +146,13 @@ def check_run(folder: Path, edition: Edition, root: Path = ROOT) -> None:
     if missing:
         raise CourseError(f"{folder}: the run lacks {', '.join(missing)} ({what} notebooks).",
                           f"Run every notebook: {command}.")
+
+
+def read_record(folder: Path, stem: str) -> dict[str, Any] | None:
+    try:
+        return read_results(folder / "results" / f"{stem}.json")
+    except (OSError, ValueError):
+        return None
 
 
 def notebook_for_site(nb: dict[str, Any], box: str, linker: Linker, source: str) -> dict[str, Any]:
@@ -299,7 +306,7 @@ def assemble(edition: Edition, run: Path, src: Path, rel: Release, root: Path = 
             name = Path(path).name
             nb = nbformat.read(run / "executed" / name, as_version=4)
             urls = rel.urls(f"zh/{name}" if edition is ZH else name)
-            box = machine_box(record_in(nb), edition.code, urls)  # the record results/NN.json holds too
+            box = machine_box(read_record(run, Path(name).stem), edition.code, urls)
             nbformat.write(nbformat.from_dict(notebook_for_site(nb, box, linker, path)), target)
     for image in linker.images:
         (src / image).parent.mkdir(parents=True, exist_ok=True)
