@@ -4,9 +4,8 @@ The hub test runs a course notebook in each student's server the way JupyterLab 
 the notebook's path (so the kernel starts in the notebook's folder), then ``execute_request``
 messages on the kernel's websocket (the Jupyter messaging protocol,
 https://jupyter-client.readthedocs.io/en/stable/messaging.html), one per code cell, collecting
-what each cell printed until the kernel is idle again. Messages come as JSON text, or as binary
-frames when they carry buffers (jupyter_server's legacy websocket format: a count, offsets, the
-JSON message, then the buffers).
+what each cell printed until the kernel is idle again. jupyter_client's ``Session`` writes the
+messages; those that come back as binary frames (with buffers) are read by jupyter_server's own decoder.
 """
 
 from __future__ import annotations
@@ -14,12 +13,14 @@ from __future__ import annotations
 import json
 import re
 import time
-import uuid
 from dataclasses import dataclass
 from typing import Any
 
 import requests
 import websocket
+from jupyter_client.jsonutil import json_default
+from jupyter_client.session import Session
+from jupyter_server.services.kernels.connection.base import deserialize_binary_message
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -41,15 +42,6 @@ class Execution:
         return f"{self.error.get('ename')}: {self.error.get('evalue')}\n{trace}"
 
 
-def _decode(frame: str | bytes) -> dict[str, Any]:
-    if isinstance(frame, str):
-        return json.loads(frame)
-    count = int.from_bytes(frame[:4], "big")
-    offsets = [int.from_bytes(frame[4 + 4 * i: 8 + 4 * i], "big") for i in range(count)]
-    end = offsets[1] if count > 1 else len(frame)
-    return json.loads(frame[offsets[0]:end].decode("utf-8"))
-
-
 class RemoteKernel:
     """A kernel for notebook ``path`` on the server at ``server_url`` (``http://host:port/user/<name>/``)."""
 
@@ -65,27 +57,19 @@ class RemoteKernel:
         response.raise_for_status()
         self.session = response.json()
         self.kernel_id = self.session["kernel"]["id"]
-        self.client_session = uuid.uuid4().hex
+        self.messages = Session(username="hub-test")
         ws_url = self.server_url.replace("http://", "ws://", 1)
         self.ws = websocket.create_connection(
-            f"{ws_url}api/kernels/{self.kernel_id}/channels?session_id={self.client_session}",
+            f"{ws_url}api/kernels/{self.kernel_id}/channels?session_id={self.messages.session}",
             header=[f"{k}: {v}" for k, v in self.headers.items()],
             timeout=timeout,
         )
 
     def run(self, code: str, timeout: float = 300.0) -> Execution:
         """Execute ``code``; return when the kernel has replied and is idle again (or raise TimeoutError)."""
-        msg_id = uuid.uuid4().hex
-        self.ws.send(json.dumps({
-            "header": {"msg_id": msg_id, "msg_type": "execute_request", "session": self.client_session,
-                       "username": "hub-test", "version": "5.3"},
-            "parent_header": {},
-            "metadata": {},
-            "content": {"code": code, "silent": False, "store_history": True, "user_expressions": {},
-                        "allow_stdin": False, "stop_on_error": True},
-            "channel": "shell",
-            "buffers": [],
-        }))
+        request = self.messages.msg("execute_request", content={"code": code})
+        msg_id = request["msg_id"]
+        self.ws.send(json.dumps({**request, "channel": "shell"}, default=json_default))
         result = Execution(code)
         idle = False
         deadline = time.monotonic() + timeout
@@ -95,7 +79,8 @@ class RemoteKernel:
                 raise TimeoutError(f"the kernel did not finish within {timeout:.0f} s: {code[:200]!r}")
             self.ws.settimeout(left)
             try:
-                message = _decode(self.ws.recv())
+                frame = self.ws.recv()
+                message = json.loads(frame) if isinstance(frame, str) else deserialize_binary_message(frame)
             except websocket.WebSocketTimeoutException:
                 raise TimeoutError(f"the kernel did not finish within {timeout:.0f} s: {code[:200]!r}") from None
             if message.get("parent_header", {}).get("msg_id") != msg_id:

@@ -5,7 +5,7 @@ The test (``make hub``; marker ``hub``) needs root, as a hub does: it creates tw
 end, also when a check fails. It starts JupyterHub on 127.0.0.1 with ``hub/jupyterhub_config.py``
 and the documented overrides only: the hub's settings as ``COURSE_HUB_*`` variables, and on the
 command line free ports, and ``LocalProcessSpawner`` instead of ``SystemdSpawner`` (a container has
-no systemd; so the memory and CPU limits are announced here, not enforced). The proxy is the
+no systemd; test_settings.py checks the limits SystemdSpawner gives systemd). The proxy is the
 checkout's npm copy (``build/npm``, installed by ``.ci/run``).
 
 Each student logs in through the hub's login form with their password (PAM), takes an API token the way the hub's
@@ -31,7 +31,6 @@ import pwd
 import secrets
 import shutil
 import signal
-import sqlite3
 import stat
 import subprocess
 import sys
@@ -39,6 +38,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -51,7 +51,7 @@ from course_utils.core import variables
 from course_utils.core.errors import CourseError
 from course_utils.core.processes import descendants, free_ports, start_in_group, stop_group
 
-from ...accounts import close_again, closed_folders, let_through
+from ...accounts import closed_folders, passage
 from ...conftest import IN_CI, ROOT
 from ...distribute.stand_in import WORKER, WORKER_MARKER
 from ...process_checks import still_running
@@ -61,7 +61,6 @@ CONFIG = ROOT / "hub" / "jupyterhub_config.py"
 NOTEBOOK = "tf-gpu-course/notebooks/02_verify_gpu.ipynb"  # the student's own copy, in their home
 LOG = ROOT / "build" / "hub-test" / "jupyterhub.log"
 GPU_MEMORY = "2048"  # the instructor's switch for the class, in MiB
-MEM_LIMIT, CPU_LIMIT = "3G", "1.5"
 START_TIMEOUT_S = 120.0
 NOTEBOOK_TIMEOUT_S = float(os.environ.get("COURSE_HUB_TIMEOUT", "480"))
 
@@ -168,8 +167,6 @@ def hub_environment(state: Path, names: list[str], gpus: list[str], admins: list
         variables.HUB_STATE: str(state),
         variables.HANDIN_DIR: str(hand_in_folder(state)),
         variables.HUB_REPO: str(course_repository(state)),
-        variables.HUB_MEM_LIMIT: MEM_LIMIT,
-        variables.HUB_CPU_LIMIT: CPU_LIMIT,
         variables.HUB_GPUS: ",".join(gpus),
         variables.GPU_MEMORY: GPU_MEMORY,
         "COURSE_SMOKE": "1",
@@ -237,14 +234,14 @@ def start_hub(state: Path, names: list[str], gpus: list[str], admins: list[str])
         time.sleep(0.5)
 
 
-def log_in(server: Hub, student: Student, password: str | None = None) -> requests.Session | None:
-    """The login form, as a browser fills it in: the _xsrf cookie and field, the name and the password (the
-    student's own unless given); the session, or None when the hub refused (403, no login cookie)."""
+def log_in(server: Hub, student: Student) -> requests.Session | None:
+    """The login form, as a browser fills it in: the _xsrf cookie and field, the name and the password; the session,
+    or None when the hub refused (403, no login cookie)."""
     session = requests.Session()
     session.get(f"{server.url}/hub/login", timeout=30).raise_for_status()
     response = session.post(
         f"{server.url}/hub/login",
-        data={"username": student.name, "password": password or student.password, "_xsrf": session.cookies["_xsrf"]},
+        data={"username": student.name, "password": student.password, "_xsrf": session.cookies["_xsrf"]},
         allow_redirects=False,
         timeout=60,
     )
@@ -345,15 +342,16 @@ def klass() -> Iterator[Class]:
     require_hub()
     suffix = secrets.token_hex(3)
     state = Path(tempfile.mkdtemp(prefix="course-hub-"))
-    closed = closed_folders()
-    plain: list[Path] = []
     students: list[Student] = []
     server: Hub | None = None
     klass: Class | None = None
-    try:
+    problems: list[str] = []
+    with ExitStack() as cleanup:
+        cleanup.callback(remove_accounts, students, state, problems)
         for first in ("alice", "bob"):
             students.append(add_account(f"{first}{suffix}", secrets.token_urlsafe(18)))
-        plain = let_through([s.name for s in students], closed)
+        cleanup.enter_context(passage([s.name for s in students]))
+        cleanup.callback(lambda: problems.extend(stop_all(klass.hub if klass else server, students)))
         gpus = gpu_list()
         make_course_repository(state)
         server = start_hub(state, [s.name for s in students], gpus, admins=[students[0].name])
@@ -372,29 +370,29 @@ def klass() -> Iterator[Class]:
         server.remember_children()
         klass = Class(server, students, gpus, state)
         yield klass
-    finally:
-        problems = []
-        for student in students:
-            if student.kernel is not None:
-                student.kernel.close()
-        server = klass.hub if klass is not None else server  # the hub now running, after a restart
-        if server is not None:
-            problems += stop_hub(server)
-            left = still_running(server.seen | {server.process.pid})
-            left += [p.pid for p in processes_of({s.uid for s in students}) if p.pid not in left]
-            if left:
-                problems.append(f"still running after the hub stopped: {report_and_end(left)}")
-        trouble = close_again([s.name for s in students], closed, plain)
-        if trouble:
-            problems.append(trouble)
-        for student in students:
-            trouble = remove_account(student)
-            if trouble:
-                problems.append(trouble)
-        shutil.rmtree(state, ignore_errors=True)
-        shutil.rmtree(hand_in_folder(state), ignore_errors=True)
-        shutil.rmtree(course_repository(state), ignore_errors=True)
-        assert not problems, "; ".join(problems)
+    assert not problems, "; ".join(problems)
+
+
+def stop_all(server: Hub | None, students: list[Student]) -> list[str]:
+    """The kernels closed, the hub now running (after a restart too) stopped; what was left running, ended."""
+    for student in students:
+        if student.kernel is not None:
+            student.kernel.close()
+    if server is None:
+        return []
+    problems = stop_hub(server)
+    left = still_running(server.seen | {server.process.pid})
+    left += [p.pid for p in processes_of({s.uid for s in students}) if p.pid not in left]
+    if left:
+        problems.append(f"still running after the hub stopped: {report_and_end(left)}")
+    return problems
+
+
+def remove_accounts(students: list[Student], state: Path, problems: list[str]) -> None:
+    """The accounts and their homes, the hub's state, the hand-in folder and the course's repository, removed."""
+    problems += [trouble for trouble in map(remove_account, students) if trouble]
+    for folder in (state, hand_in_folder(state), course_repository(state)):
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def report_and_end(pids: list[int]) -> list[str]:
@@ -408,11 +406,6 @@ def report_and_end(pids: list[int]) -> list[str]:
         except psutil.Error:
             pass
     return found
-
-
-def test_a_wrong_password_is_refused(klass):
-    alice, bob = klass.students
-    assert log_in(klass.hub, alice, bob.password) is None
 
 
 def test_each_server_and_kernel_runs_as_its_students_account(klass):
@@ -435,8 +428,6 @@ def test_each_server_and_kernel_runs_as_its_students_account(klass):
 def test_each_student_works_on_their_own_copy_of_the_notebooks(klass):
     for student in klass.students:
         folder = student.home / "tf-gpu-course"
-        copies = sorted(p.name for p in (folder / "notebooks").glob("*.ipynb"))
-        assert copies == sorted(p.name for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
         assert (folder / ".git").is_dir(), "nbgitpuller cloned the course's repository (COURSE_HUB_REPO)"
         assert (folder / "notebooks" / "02_verify_gpu.ipynb").stat().st_uid == student.uid
         assert stat.S_IMODE(folder.stat().st_mode) == 0o700, "other students must not copy their answers"
@@ -466,22 +457,12 @@ def test_a_student_cannot_read_another_students_record_or_notebook(klass):
             assert attempt.error is not None and attempt.error["ename"] == "PermissionError", attempt.describe()
 
 
-def test_the_instructors_gpu_memory_switch_device_and_limits_reach_every_kernel(klass):
-    names = [variables.GPU_MEMORY, "CUDA_VISIBLE_DEVICES", "MEM_LIMIT", "CPU_LIMIT", "COURSE_RESULTS_DIR"]
+def test_the_instructors_gpu_memory_switch_and_device_reach_every_kernel(klass):
+    policy = "__import__('course_utils.core.gpu_config').core.gpu_config.memory_policy()"
     for student in klass.students:
-        env = student.kernel.value(f"{{k: __import__('os').environ.get(k) for k in {names!r}}}")
-        assert env[variables.GPU_MEMORY] == GPU_MEMORY
-        policy = "__import__('course_utils.core.gpu_config').core.gpu_config.memory_policy()"
-        assert student.kernel.value(policy) == 2048
-        assert env["CUDA_VISIBLE_DEVICES"] == hub.gpu_for_user(student.name, klass.gpus)
-        assert env["MEM_LIMIT"] == str(3 * 1024**3) and float(env["CPU_LIMIT"]) == 1.5
-        assert env["COURSE_RESULTS_DIR"] is None, "nothing of the test run's environment leaks to the students"
-        record = student.kernel.value("course.recorder.data")
-        line = record["environment"]["gpu_memory"]
-        if record["results"]["gpus_visible"]:
-            assert f"at most {GPU_MEMORY} MiB" in line
-        else:
-            assert line == "GPU memory: no GPU here, nothing to set"
+        assert student.kernel.value(policy) == int(GPU_MEMORY)
+        device = student.kernel.value("__import__('os').environ.get('CUDA_VISIBLE_DEVICES')")
+        assert device == hub.gpu_for_user(student.name, klass.gpus)
 
 
 def tensorboard_socket(student: Student) -> tuple[psutil.Process, str]:
@@ -590,7 +571,7 @@ HAND_IN = "(lambda done: done.stdout + done.stderr)(__import__('subprocess').run
           "'-m', 'course_utils', 'hand-in'], capture_output=True, text=True))"
 
 
-def test_a_hand_in_reaches_the_instructor_and_no_other_student(klass, tmp_path):
+def test_a_hand_in_reaches_the_instructor_and_no_other_student(klass):
     alice, bob = klass.students  # alice is the admin: the instructor
     folder = hand_in_folder(klass.state)
     for student in klass.students:
@@ -612,11 +593,6 @@ def test_a_hand_in_reaches_the_instructor_and_no_other_student(klass, tmp_path):
     attempt = bob.kernel.run(swap)
     assert attempt.error is not None and attempt.error["ename"] == "PermissionError", attempt.describe()
     (folder / "x.json").unlink(missing_ok=True)
-    # the class's report counts both
-    from course_tools.classroom.progress import write_progress
-
-    written = write_progress(folder, tmp_path)
-    assert set(written["records"]) == {alice.name, bob.name} and dict(written["bad"]) == {}
 
 
 def nbgrader_in(student: Student, folder: Path, exchange: Path, *args: str) -> str:
@@ -641,17 +617,9 @@ def test_nbgrader_releases_collects_grades_and_returns_feedback_between_two_acco
         assert made == 0 and course.stat().st_uid == alice.uid
         for step in ("generate_assignment", "release_assignment"):
             nbgrader_in(alice, course, exchange, step, "nb03")
-        # bob fetches, answers 3.1 right and 3.2 wrong, and submits
+        # bob fetches and submits (the grades of right and wrong answers: tests/tools/classroom/test_grading.py)
         nbgrader_in(bob, bob.home, exchange, "fetch_assignment", "nb03")
-        copy = bob.home / "nb03" / "03_memory.ipynb"
-        solution = json.loads((course / "source" / "nb03" / "03_memory.ipynb").read_text(encoding="utf-8"))
-        right = next("".join(c["source"]) for c in solution["cells"] if c["id"] == "answer-3_1")
-        answers = {"answer-3_1": right.replace("### BEGIN SOLUTION\n", "").replace("### END SOLUTION", ""),
-                   "answer-3_2": "answer = 1000"}
-        edit = bob.kernel.run(f"import json; p = {str(copy)!r}; nb = json.load(open(p))\n"
-                              f"for c in nb['cells']: c['source'] = {answers!r}.get(c['id'], c['source'])\n"
-                              "json.dump(nb, open(p, 'w'))")
-        assert edit.error is None and copy.stat().st_uid == bob.uid, edit.describe()
+        assert (bob.home / "nb03" / "03_memory.ipynb").stat().st_uid == bob.uid
         nbgrader_in(bob, bob.home, exchange, "submit", "nb03")
         # bob cannot see what others submitted, nor the instructor's solutions
         for code in (f"__import__('os').listdir({str(exchange / 'tf-gpu-course' / 'inbound')!r})",
@@ -660,32 +628,16 @@ def test_nbgrader_releases_collects_grades_and_returns_feedback_between_two_acco
             assert attempt.error is not None and attempt.error["ename"] == "PermissionError", attempt.describe()
         for step in ("collect", "autograde", "generate_feedback", "release_feedback"):
             nbgrader_in(alice, course, exchange, step, "nb03")
-        with sqlite3.connect(course / "gradebook.db") as db:
-            (score,) = db.execute("SELECT SUM(grade.auto_score) FROM grade JOIN submitted_notebook ON "
-                                  "grade.notebook_id = submitted_notebook.id JOIN submitted_assignment ON "
-                                  "submitted_notebook.assignment_id = submitted_assignment.id WHERE "
-                                  "submitted_assignment.student_id = ?", (bob.name,)).fetchone()
-        assert score == 1, score
         nbgrader_in(bob, bob.home, exchange, "fetch_feedback", "nb03")
         (feedback,) = (bob.home / "nb03" / "feedback").glob("*/03_memory.html")
-        assert feedback.stat().st_uid == bob.uid and "is not it" in feedback.read_text(encoding="utf-8")
+        assert feedback.stat().st_uid == bob.uid
     finally:
         shutil.rmtree(exchange, ignore_errors=True)
 
 
-def test_an_admin_sees_every_student_and_can_open_their_server(klass):
-    alice, bob = klass.students  # alice is the admin (COURSE_HUB_ADMINS)
-    assert klass.hub.api("GET", f"/users/{alice.name}", alice.token).json()["admin"] is True
-    assert klass.hub.api("GET", f"/users/{bob.name}", bob.token).json()["admin"] is False
-    assert klass.hub.api("GET", "/users", bob.token).status_code == 403, "a student does not see the others"
-    # an admin reaches a student's own server - the power docs/class.md names: code would run as that student
-    status = requests.get(f"{klass.hub.url}/user/{bob.name}/api/status",
-                          headers={"Authorization": f"token {alice.token}"}, timeout=30)
-    assert status.status_code == 200, status.text
-
-
 def test_a_name_taken_out_of_the_settings_loses_its_access_at_the_next_start(klass):
     alice, bob = klass.students
+    assert klass.hub.api("GET", f"/users/{alice.name}", alice.token).json()["admin"] is True, "COURSE_HUB_ADMINS"
     klass.restart(names=[alice.name], admins=[])  # bob leaves the class; alice stays, as a student
     server = klass.hub
     assert server.api("GET", "/user", bob.token).status_code == 403, "bob's API token is gone with bob"
