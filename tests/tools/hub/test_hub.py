@@ -157,16 +157,17 @@ class Hub:
                                 timeout=30, **kwargs)
 
 
-def hub_environment(state: Path, names: list[str], admins: list[str]) -> dict[str, str]:
-    """The environment an instructor starts the hub with: the course's settings, nothing of this test run's."""
+def hub_environment(folder: Path, names: list[str], admins: list[str]) -> dict[str, str]:
+    """The environment an instructor starts the hub with: the course's settings, nothing of this test run's; the
+    hub's state, the hand-in folder (the hub makes it) and the course's repository in the test's ``folder``."""
     env = {key: os.environ[key] for key in ("PATH", "LANG", "LC_ALL") if key in os.environ}
     env.update({
-        "HOME": str(state),
+        "HOME": str(folder / "state"),
         variables.HUB_USERS: ",".join(names),
         variables.HUB_ADMINS: ",".join(admins),
-        variables.HUB_STATE: str(state),
-        variables.HANDIN_DIR: str(hand_in_folder(state)),
-        variables.HUB_REPO: str(course_repository(state)),
+        variables.HUB_STATE: str(folder / "state"),
+        variables.HANDIN_DIR: str(folder / "hand-in"),
+        variables.HUB_REPO: str(folder / "course"),
         variables.HUB_GPUS: GPUS,
         variables.GPU_MEMORY: GPU_MEMORY,
         "COURSE_SMOKE": "1",
@@ -176,37 +177,19 @@ def hub_environment(state: Path, names: list[str], admins: list[str]) -> dict[st
     return env
 
 
-def hand_in_folder(state: Path) -> Path:
-    """The class's hand-in folder, beside the hub's state in /tmp (which every account passes through); the hub
-    makes it."""
-    return state.with_name(state.name + "-hand-in")
-
-
-def course_repository(state: Path) -> Path:
-    """The course's git repository (COURSE_HUB_REPO), beside the hub's state: a local path, no network."""
-    return state.with_name(state.name + "-course")
-
-
-def commit(repo: Path, message: str) -> None:
-    for args in (["add", "--all"], ["commit", "-q", "-m", message]):
-        subprocess.run(["git", "-c", "user.name=Instructor", "-c", "user.email=instructor@example.org", *args],
-                       cwd=repo, check=True, capture_output=True, text=True)
-
-
-def make_course_repository(state: Path) -> Path:
-    """The instructor's repository, owned by root as a server's checkout is: this checkout's notebooks, committed.
-    Every account reads it (mode 0755), none writes it."""
-    repo = course_repository(state)
+def make_course_repository(repo: Path) -> None:
+    """The instructor's repository (COURSE_HUB_REPO: a local path, no network), owned by root as a server's
+    checkout is: this checkout's notebooks, committed. Every account reads it (mode 0755), none writes it."""
     (repo / "notebooks").mkdir(parents=True)
     repo.chmod(0o755)
     for notebook in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
         shutil.copy(notebook, repo / "notebooks" / notebook.name)
-    subprocess.run(["git", "init", "-q", "-b", "main"], cwd=repo, check=True, capture_output=True)
-    commit(repo, "the course")
-    return repo
+    for args in (["init", "-q", "-b", "main"], ["add", "--all"], ["commit", "-q", "-m", "the course"]):
+        subprocess.run(["git", "-c", "user.name=Instructor", "-c", "user.email=instructor@example.org", *args],
+                       cwd=repo, check=True, capture_output=True)
 
 
-def start_hub(state: Path, names: list[str], admins: list[str]) -> Hub:
+def start_hub(folder: Path, names: list[str], admins: list[str]) -> Hub:
     public, internal, proxy_api = free_ports(3)
     command = [
         sys.executable, "-m", "jupyterhub", "-f", str(CONFIG),
@@ -218,7 +201,7 @@ def start_hub(state: Path, names: list[str], admins: list[str]) -> Hub:
     LOG.parent.mkdir(parents=True, exist_ok=True)
     if LOG.exists():  # a restart: keep the first hub's log beside the new one
         LOG.rename(LOG.with_suffix(".before-restart.log"))
-    process = start_in_group(command, cwd=state, env=hub_environment(state, names, admins), log_path=LOG)
+    process = start_in_group(command, cwd=folder, env=hub_environment(folder, names, admins), log_path=LOG)
     server = Hub(f"http://127.0.0.1:{public}", process)
     deadline = time.monotonic() + START_TIMEOUT_S
     while True:
@@ -293,7 +276,7 @@ def run_notebook(student: Student) -> None:
 class Class:
     hub: Hub
     students: list[Student]
-    state: Path
+    folder: Path  # the hub's state, the hand-in folder, the course's repository, nbgrader's exchange
 
     def other(self, student: Student) -> Student:
         return next(s for s in self.students if s is not student)
@@ -307,7 +290,7 @@ class Class:
         self.hub.remember_children()
         stop_hub(self.hub)
         seen = self.hub.seen | {self.hub.process.pid}
-        self.hub = start_hub(self.state, names, admins)
+        self.hub = start_hub(self.folder, names, admins)
         self.hub.seen |= seen
 
 
@@ -329,19 +312,21 @@ def stop_hub(server: Hub) -> list[str]:
 def klass() -> Iterator[Class]:
     require_hub()
     suffix = secrets.token_hex(3)
-    state = Path(tempfile.mkdtemp(prefix="course-hub-"))
+    folder = Path(tempfile.mkdtemp(prefix="course-hub-"))
+    folder.chmod(0o711)  # every account passes through, none lists it
+    (folder / "state").mkdir(mode=0o700)
     students: list[Student] = []
     server: Hub | None = None
     klass: Class | None = None
     problems: list[str] = []
     with ExitStack() as cleanup:
-        cleanup.callback(remove_accounts, students, state, problems)
+        cleanup.callback(remove_accounts, students, folder, problems)
         for first in ("alice", "bob"):
             students.append(add_account(f"{first}{suffix}", secrets.token_urlsafe(18)))
         cleanup.enter_context(passage([s.name for s in students]))
         cleanup.callback(lambda: problems.extend(stop_all(klass.hub if klass else server, students)))
-        make_course_repository(state)
-        server = start_hub(state, [s.name for s in students], admins=[students[0].name])
+        make_course_repository(folder / "course")
+        server = start_hub(folder, [s.name for s in students], admins=[students[0].name])
         for student in students:
             session = log_in(server, student)
             student.token = take_token(server, student, session)
@@ -355,7 +340,7 @@ def klass() -> Iterator[Class]:
             for future in [pool.submit(run_notebook, s) for s in students]:
                 future.result()
         server.remember_children()
-        klass = Class(server, students, state)
+        klass = Class(server, students, folder)
         yield klass
     assert not problems, "; ".join(problems)
 
@@ -375,11 +360,10 @@ def stop_all(server: Hub | None, students: list[Student]) -> list[str]:
     return problems
 
 
-def remove_accounts(students: list[Student], state: Path, problems: list[str]) -> None:
-    """The accounts and their homes, the hub's state, the hand-in folder and the course's repository, removed."""
+def remove_accounts(students: list[Student], folder: Path, problems: list[str]) -> None:
+    """The accounts and their homes removed, and the test's folder."""
     problems += [trouble for trouble in map(remove_account, students) if trouble]
-    for folder in (state, hand_in_folder(state), course_repository(state)):
-        shutil.rmtree(folder, ignore_errors=True)
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def report_and_end(pids: list[int]) -> list[str]:
@@ -397,17 +381,9 @@ def report_and_end(pids: list[int]) -> list[str]:
 
 def test_each_server_and_kernel_runs_as_its_students_account(klass):
     for student in klass.students:
-        servers = []
-        for proc in psutil.process_iter(["cmdline"]):
-            try:
-                if "jupyterhub-singleuser" in " ".join(proc.info["cmdline"] or []) and \
-                        proc.environ().get("JUPYTERHUB_USER") == student.name:
-                    servers.append(proc)
-            except psutil.Error:
-                continue
-        assert len(servers) == 1, f"{student.name}: {len(servers)} servers"
-        uids = servers[0].uids()
-        assert (uids.real, uids.effective) == (student.uid, student.uid)
+        servers = [proc for proc in processes_of({student.uid}) if "jupyterhub-singleuser" in " ".join(proc.cmdline())]
+        assert len(servers) == 1, f"{student.name}: {len(servers)} servers of their own account"
+        assert servers[0].uids().effective == student.uid
         assert student.kernel.value("[__import__('os').getuid(), str(__import__('pathlib').Path.home())]") == [
             student.uid, str(student.home)]
 
@@ -467,7 +443,6 @@ def test_a_students_tensorboard_is_reached_by_its_owner_only(klass):
     own = requests.get(url, headers={"Authorization": f"token {alice.token}"}, timeout=120)  # starts it
     assert own.status_code == 200 and "tensorboard" in own.text.lower(), f"{own.status_code}: {own.text[:300]}"
     board, path = tensorboard_socket(alice)
-    assert alice.kernel.value("__import__('os').environ['COURSE_LOG_DIR']") == hub.log_dir_for(alice.name)
     assert "--logdir" not in board.cmdline(), "the student's log folder comes from COURSE_LOG_DIR"
     listening = [c for c in board.net_connections(kind="inet") if c.status == psutil.CONN_LISTEN]
     assert not listening, f"TensorBoard must not listen on a TCP port a classmate reaches: {listening}"
@@ -557,7 +532,7 @@ HAND_IN = "(lambda done: done.stdout + done.stderr)(__import__('subprocess').run
 
 def test_a_hand_in_reaches_the_instructor_and_no_other_student(klass):
     alice, bob = klass.students  # alice is the admin: the instructor
-    folder = hand_in_folder(klass.state)
+    folder = klass.folder / "hand-in"
     for student in klass.students:
         assert "other students cannot" in student.kernel.value(HAND_IN), f"{student.name}'s hand-in"
     files = {student.name: folder / f"{student.name}.json" for student in klass.students}
@@ -591,32 +566,29 @@ def nbgrader_in(student: Student, folder: Path, exchange: Path, *args: str) -> s
 
 def test_nbgrader_releases_collects_grades_and_returns_feedback_between_two_accounts(klass):
     alice, bob = klass.students  # alice: the instructor
-    exchange = klass.state.with_name(klass.state.name + "-exchange")  # as /usr/local/share/nbgrader/exchange
+    exchange = klass.folder / "exchange"  # as /usr/local/share/nbgrader/exchange
     exchange.mkdir(mode=0o777)
     exchange.chmod(0o777)  # docs/class.md: made once by root, open to every account
     course = alice.home / "grades"
-    try:
-        made = alice.kernel.value(f"__import__('subprocess').run([__import__('sys').executable, '-m', 'course_utils', "
-                                  f"'grading', {str(course)!r}], capture_output=True, text=True).returncode")
-        assert made == 0 and course.stat().st_uid == alice.uid
-        for step in ("generate_assignment", "release_assignment"):
-            nbgrader_in(alice, course, exchange, step, "nb03")
-        # bob fetches and submits (the grades of right and wrong answers: tests/tools/classroom/test_grading.py)
-        nbgrader_in(bob, bob.home, exchange, "fetch_assignment", "nb03")
-        assert (bob.home / "nb03" / "03_memory.ipynb").stat().st_uid == bob.uid
-        nbgrader_in(bob, bob.home, exchange, "submit", "nb03")
-        # bob cannot see what others submitted, nor the instructor's solutions
-        for code in (f"__import__('os').listdir({str(exchange / 'tf-gpu-course' / 'inbound')!r})",
-                     f"open({str(course / 'source' / 'nb03' / '03_memory.ipynb')!r}).read()"):
-            attempt = bob.kernel.run(code)
-            assert attempt.error is not None and attempt.error["ename"] == "PermissionError", attempt.describe()
-        for step in ("collect", "autograde", "generate_feedback", "release_feedback"):
-            nbgrader_in(alice, course, exchange, step, "nb03")
-        nbgrader_in(bob, bob.home, exchange, "fetch_feedback", "nb03")
-        (feedback,) = (bob.home / "nb03" / "feedback").glob("*/03_memory.html")
-        assert feedback.stat().st_uid == bob.uid
-    finally:
-        shutil.rmtree(exchange, ignore_errors=True)
+    made = alice.kernel.value(f"__import__('subprocess').run([__import__('sys').executable, '-m', 'course_utils', "
+                              f"'grading', {str(course)!r}], capture_output=True, text=True).returncode")
+    assert made == 0 and course.stat().st_uid == alice.uid
+    for step in ("generate_assignment", "release_assignment"):
+        nbgrader_in(alice, course, exchange, step, "nb03")
+    # bob fetches and submits (the grades of right and wrong answers: tests/tools/classroom/test_grading.py)
+    nbgrader_in(bob, bob.home, exchange, "fetch_assignment", "nb03")
+    assert (bob.home / "nb03" / "03_memory.ipynb").stat().st_uid == bob.uid
+    nbgrader_in(bob, bob.home, exchange, "submit", "nb03")
+    # bob cannot see what others submitted, nor the instructor's solutions
+    for code in (f"__import__('os').listdir({str(exchange / 'tf-gpu-course' / 'inbound')!r})",
+                 f"open({str(course / 'source' / 'nb03' / '03_memory.ipynb')!r}).read()"):
+        attempt = bob.kernel.run(code)
+        assert attempt.error is not None and attempt.error["ename"] == "PermissionError", attempt.describe()
+    for step in ("collect", "autograde", "generate_feedback", "release_feedback"):
+        nbgrader_in(alice, course, exchange, step, "nb03")
+    nbgrader_in(bob, bob.home, exchange, "fetch_feedback", "nb03")
+    (feedback,) = (bob.home / "nb03" / "feedback").glob("*/03_memory.html")
+    assert feedback.stat().st_uid == bob.uid
 
 
 def test_a_name_taken_out_of_the_settings_loses_its_access_at_the_next_start(klass):
