@@ -18,6 +18,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
+from unittest.mock import AsyncMock
 
 import pytest
 from jupyterhub.auth import PAMAuthenticator
@@ -224,31 +225,22 @@ def test_systemd_spawner_turns_the_limits_into_unit_properties_that_systemd_enfo
 
     hub_env.setenv(variables.HUB_MEM_LIMIT, "3G")
     hub_env.setenv(variables.HUB_CPU_LIMIT, "1.5")
-    started = {}
-    running = iter([False, True])  # no unit before the start; the unit is up after it
-
-    async def service_running(unit):
-        return next(running)
-
-    async def service_failed(unit):
-        return False
-
-    async def start_transient_service(unit, **kwargs):
-        started.update(kwargs, unit=unit)
-
+    start = AsyncMock()
     monkeypatch.setattr(systemd, "get_systemd_version", lambda: 252)
-    monkeypatch.setattr(systemd, "service_running", service_running)
-    monkeypatch.setattr(systemd, "service_failed", service_failed)
-    monkeypatch.setattr(systemd, "start_transient_service", start_transient_service)
+    # no unit before the start; the unit is up after it
+    monkeypatch.setattr(systemd, "service_running", AsyncMock(side_effect=[False, True]))
+    monkeypatch.setattr(systemd, "service_failed", AsyncMock(return_value=False))
+    monkeypatch.setattr(systemd, "start_transient_service", start)
     monkeypatch.setattr(SystemdSpawner, "get_env", lambda self: {})  # the hub's own variables need a running hub
     spawner = SystemdSpawner(user=SimpleNamespace(name="root", id=1), config=load_config())
     asyncio.run(spawner.start())
+    (unit,), started = start.call_args
     properties = started["properties"]
     assert properties["MemoryMax"] == 3 * 1024**3 and properties["MemoryAccounting"] == "yes"
     assert properties["CPUQuota"] == "150%" and properties["CPUAccounting"] == "yes"
     assert properties["PrivateTmp"] == "yes" and properties["NoNewPrivileges"] == "yes"
     assert started["cmd"] == [str(START), str(Path(sys.executable).parent / "jupyterhub-singleuser")]
-    assert started["uid"] == 0 and started["unit"] == "jupyter-root-singleuser"
+    assert started["uid"] == 0 and unit == "jupyter-root-singleuser"
     # docs/class.md's command for an admin names this unit and each of these properties, as systemctl shows them
     command = re.search(r"^systemctl show (\S+) (.*)$", (ROOT / "docs" / "class.md").read_text(encoding="utf-8"), re.M)
     assert command, "docs/class.md: no `systemctl show` command for the limits"
