@@ -476,10 +476,6 @@ _thread = threading.Thread(target=_run)
 _thread.start()
 """
 WORKER_PORTS = "(sorted(int(p.read_text()) for p in (_folder / 'run').glob('listening-*')), _runs.get('error'))"
-CONNECT = """
-import socket
-socket.create_connection(("127.0.0.1", {port}), timeout=10)
-"""
 
 
 SERVE = """
@@ -514,11 +510,11 @@ def test_a_students_workers_are_out_of_reach_of_another_students_processes(klass
         time.sleep(0.2)
     ports = found[0]
     try:
-        for port in ports:
-            tried = bob.kernel.run(CONNECT.format(port=port))  # bob's own process, on the same machine
+        for port in ports:  # bob's own process, on the same machine; then bob's proxy, on his server
+            tried = bob.kernel.run(f"__import__('socket').create_connection(('127.0.0.1', {port}), timeout=10)")
             assert tried.error is not None and tried.error["ename"] == "ConnectionRefusedError", tried.describe()
             through = requests.get(f"{klass.hub.url}/user/{bob.name}/proxy/{port}/", timeout=30,
-                                   headers={"Authorization": f"token {bob.token}"})  # bob's proxy, on his server
+                                   headers={"Authorization": f"token {bob.token}"})
             assert through.status_code >= 500 and WORKER_MARKER not in through.text, through.status_code
     finally:
         alice.kernel.run("(_folder / 'run' / 'probed').write_text('')")
