@@ -17,14 +17,13 @@ starts again with other settings. At the end the hub is stopped and no process s
 kernels) is left.
 
 Without root or without the proxy it is skipped locally and fails in CI. An instructor installs the
-course where every account can read it (docs/class.md). A test machine may not have: CI's Python
-lives under a 0700 ``/root``. So for the test's two accounts only, each closed folder on the way to
-the checkout and the Python gets a POSIX ACL entry that lets them pass through it (``setfacl -m
-u:NAME:x``; Debian package ``acl``), removed again at the end - nothing opens for anyone else.
+course where every account can read it (docs/class.md); a test machine may not have (CI's Python lives under a 0700
+``/root``): the test's two accounts, and no one else, pass through its closed folders (tests/accounts.py).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pwd
@@ -42,6 +41,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import nbformat
 import psutil
 import pytest
 import requests
@@ -109,23 +109,17 @@ def add_account(name: str, password: str) -> Student:
 
 
 def processes_of(uids: set[int]) -> list[psutil.Process]:
-    found = []
-    for proc in psutil.process_iter(["uids", "status"]):
-        try:
-            if proc.info["status"] != psutil.STATUS_ZOMBIE and proc.info["uids"].real in uids:
-                found.append(proc)
-        except psutil.Error:
-            continue
-    return found
+    """The processes of these accounts that still run; ``proc.info`` has their command line (psutil's process_iter
+    skips a process that ends meanwhile)."""
+    return [proc for proc in psutil.process_iter(["uids", "status", "cmdline"])
+            if proc.info["status"] != psutil.STATUS_ZOMBIE and proc.info["uids"].real in uids]
 
 
 def remove_account(student: Student) -> str | None:
     """Delete the account and its home (after ending whatever still runs as it); what went wrong, or None."""
     for proc in processes_of({student.uid}):
-        try:
+        with contextlib.suppress(psutil.Error):  # ended meanwhile
             proc.kill()
-        except psutil.Error:
-            pass
     psutil.wait_procs(processes_of({student.uid}), timeout=10)
     done = subprocess.run(["userdel", "--remove", student.name], capture_output=True, text=True)
     try:
@@ -259,14 +253,10 @@ def wait_ready(server: Hub, student: Student) -> None:
     pytest.fail(f"{student.name}'s server was not ready within {START_TIMEOUT_S:.0f} s:\n{server.log_tail()}")
 
 
-def code_cells(path: Path) -> list[str]:
-    notebook = json.loads(path.read_text(encoding="utf-8"))
-    return ["".join(cell["source"]) for cell in notebook["cells"] if cell["cell_type"] == "code"]
-
-
 def run_notebook(student: Student) -> None:
     assert student.kernel is not None
-    for number, code in enumerate(code_cells(student.home / NOTEBOOK), 1):
+    cells = nbformat.read(student.home / NOTEBOOK, as_version=4).cells
+    for number, code in enumerate((cell.source for cell in cells if cell.cell_type == "code"), 1):
         done = student.kernel.run(code, timeout=NOTEBOOK_TIMEOUT_S)
         if done.error is not None or done.status != "ok":
             raise AssertionError(f"{student.name}: code cell {number} of {NOTEBOOK} failed: {done.describe()}")
@@ -277,9 +267,6 @@ class Class:
     hub: Hub
     students: list[Student]
     folder: Path  # the hub's state, the hand-in folder, the course's repository, nbgrader's exchange
-
-    def other(self, student: Student) -> Student:
-        return next(s for s in self.students if s is not student)
 
     def restart(self, names: list[str], admins: list[str]) -> None:
         """Stop the hub (it stops every server) and start it again on the same state with other settings."""
@@ -381,7 +368,8 @@ def report_and_end(pids: list[int]) -> list[str]:
 
 def test_each_server_and_kernel_runs_as_its_students_account(klass):
     for student in klass.students:
-        servers = [proc for proc in processes_of({student.uid}) if "jupyterhub-singleuser" in " ".join(proc.cmdline())]
+        servers = [proc for proc in processes_of({student.uid})
+                   if "jupyterhub-singleuser" in " ".join(proc.info["cmdline"] or [])]
         assert len(servers) == 1, f"{student.name}: {len(servers)} servers of their own account"
         assert servers[0].uids().effective == student.uid
         assert student.kernel.value("[__import__('os').getuid(), str(__import__('pathlib').Path.home())]") == [
@@ -410,7 +398,7 @@ def test_the_notebook_ran_and_recorded_in_the_students_own_folder(klass):
 
 def test_a_student_cannot_read_another_students_record_or_notebook(klass):
     for student in klass.students:
-        other = klass.other(student)
+        other = next(s for s in klass.students if s is not student)
         for theirs in (other.home / ".local" / "share" / "tf-gpu-course" / "results" / "02_verify_gpu.json",
                        other.home / NOTEBOOK):
             attempt = student.kernel.run(f"open({str(theirs)!r}).read()")
@@ -428,10 +416,7 @@ def test_the_instructors_gpu_memory_switch_and_device_reach_every_kernel(klass):
 def tensorboard_socket(student: Student) -> tuple[psutil.Process, str]:
     """The student's private TensorBoard process (started by their server's proxy) and its Unix socket."""
     for proc in processes_of({student.uid}):
-        try:
-            cmdline = proc.cmdline()
-        except psutil.Error:
-            continue
+        cmdline = proc.info["cmdline"] or []
         if "course_tools.classroom.tb_server" in cmdline and "--socket" in cmdline:
             return proc, cmdline[cmdline.index("--socket") + 1]
     raise AssertionError(f"no TensorBoard process of {student.name}")
