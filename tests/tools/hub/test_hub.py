@@ -122,11 +122,8 @@ def remove_account(student: Student) -> str | None:
             proc.kill()
     psutil.wait_procs(processes_of({student.uid}), timeout=10)
     done = subprocess.run(["userdel", "--remove", student.name], capture_output=True, text=True)
-    try:
-        pwd.getpwnam(student.name)
+    if student.name in {entry.pw_name for entry in pwd.getpwall()}:
         return f"userdel {student.name} failed: {done.stderr.strip()}"
-    except KeyError:
-        pass
     if student.home.exists():
         shutil.rmtree(student.home, ignore_errors=True)
         return f"userdel left {student.home} behind: {done.stderr.strip()}"
@@ -507,21 +504,20 @@ def test_a_students_workers_are_out_of_reach_of_another_students_processes(klass
     assert finished.error is None and finished.stdout.strip() == "private", finished.describe()
 
 
-HAND_IN = "(lambda done: done.stdout + done.stderr)(__import__('subprocess').run([__import__('sys').executable, " \
-          "'-m', 'course_utils', 'hand-in'], capture_output=True, text=True))"
+HAND_IN = "(lambda d: [d.returncode, d.stdout + d.stderr])(__import__('subprocess').run([__import__('sys')" \
+          ".executable, '-m', 'course_utils', 'hand-in'], capture_output=True, text=True))"
 
 
 def test_a_hand_in_reaches_the_instructor_and_no_other_student(klass):
     alice, bob = klass.students  # alice is the admin: the instructor
     folder = klass.folder / "hand-in"
     for student in klass.students:
-        assert "other students cannot" in student.kernel.value(HAND_IN), f"{student.name}'s hand-in"
+        returncode, printed = student.kernel.value(HAND_IN)
+        assert returncode == 0, f"{student.name}'s hand-in: {printed}"
     files = {student.name: folder / f"{student.name}.json" for student in klass.students}
     for student in klass.students:
         info = files[student.name].stat()
         assert info.st_uid == student.uid and stat.S_IMODE(info.st_mode) & 0o007 == 0, oct(info.st_mode)
-    progress = json.loads(files[bob.name].read_text(encoding="utf-8"))["notebooks"]["02_verify_gpu"]
-    assert progress["checkpoint"]["passed"] is True and set(progress["exercises"]) == {"2.1", "2.2", "2.3"}
     # the instructor reads bob's hand-in from her own server; bob reads neither hers nor the folder's list
     assert alice.kernel.value(f"__import__('json').loads(open({str(files[bob.name])!r}).read())['user']") == bob.name
     for code in (f"open({str(files[alice.name])!r}).read()", f"__import__('os').listdir({str(folder)!r})"):
