@@ -25,11 +25,6 @@ from course_utils.core.rss import peak_rss_mib
 RECORD_MIME = "application/vnd.course.record+json"  # a record as one output of its notebook (``Recorder._show``)
 
 
-def default_results_path(notebook: str) -> Path:
-    """Where ``notebook``'s record goes, following the environment (see module docstring)."""
-    return results_dir() / f"{notebook}.json"  # COURSE_RESULTS_DIR, else the course home's results/
-
-
 def earlier_exercises(path: Path, notebook: str) -> dict[str, dict[str, Any]]:
     """The exercise entries of ``notebook``'s earlier record at ``path``, to go on counting from; {} when there is no
     such record, or it cannot be read (a kernel killed while writing), or it belongs to another notebook."""
@@ -82,7 +77,8 @@ class Recorder:
         key_results: Sequence[str] | Mapping[str, str] = (),
         smoke_changes: Mapping[str, tuple[Any, Any]] | None = None,
     ):
-        self.path = Path(path) if path else default_results_path(notebook)
+        # default: COURSE_RESULTS_DIR, else the course home's results/
+        self.path = Path(path) if path else results_dir() / f"{notebook}.json"
         self.data: dict[str, Any] = {
             "notebook": notebook,
             "smoke": smoke,

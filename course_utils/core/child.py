@@ -93,10 +93,6 @@ class Child:
     result_file: Path
     temp_dir: Path | None
 
-    @property
-    def pid(self) -> int:
-        return self.process.pid
-
     def wait(self, timeout_s: float | None = None) -> int | None:
         """Wait until it ends, at most ``timeout_s`` seconds (None: no limit); its exit status, or None
         if it still runs then (it is not stopped: see ``run_python`` for that)."""
@@ -104,10 +100,6 @@ class Child:
             return self.process.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
             return None
-
-    def stop(self) -> int | None:
-        """Stop its whole process group (``stop_group``: SIGTERM, then SIGKILL after 3 s); its exit status."""
-        return stop_group(self.process)
 
     def log_text(self) -> str:
         """Everything it printed so far (standard output and error, C++ logs included)."""
@@ -174,9 +166,10 @@ class Child:
         return ChildError(f"{what}\n{said}", fix, ended=ended, returncode=code, error=error, tail=tail)
 
     def close(self) -> None:
-        """Stop it, and delete the temporary folder ``start_python`` made for it (if it made one)."""
+        """Stop its whole process group (``stop_group``), and delete the temporary folder ``start_python`` made for
+        it (if it made one)."""
         try:
-            self.stop()
+            stop_group(self.process)
         finally:
             if self.temp_dir is not None:
                 shutil.rmtree(self.temp_dir, ignore_errors=True)
@@ -274,7 +267,7 @@ def run_python(
     """
     with start_python(target, payload, folder=folder, env=env, log=log, name=name, what=what) as child:
         if child.wait(timeout_s) is None:
-            child.stop()
+            stop_group(child.process)
             raise child.failure(timeout_s=timeout_s)
         return ChildRun(child.result(), child.log_text())
 
@@ -308,7 +301,7 @@ def _ended(kind: str, what: str, fix: str) -> dict[str, str | None]:
 
 
 def _watch(result_file: str) -> None:
-    """Start the child's watchdog, a daemon thread: it ends the child once its parent has ended or at its time limit.
+    """Start the child's watchdog: daemon threads that end the child once its parent has ended, or at its time limit.
 
     Reads ``COURSE_PARENT_PID``, ``COURSE_TIME_LIMIT_S`` and ``COURSE_CHILD_TEMP_DIR`` (set by ``start_python``).
     """
@@ -317,36 +310,33 @@ def _watch(result_file: str) -> None:
         limit_s = float(os.environ.get(variables.TIME_LIMIT_S) or 0) or None
     except ValueError:
         parent_pid, limit_s = None, None
-    temp_dir = os.environ.get(variables.CHILD_TEMP_DIR) or None
-    if parent_pid is None and limit_s is None:
-        return
-    parent: Any = None
+    if limit_s is not None:
+        what = _("This child ran past its own time limit of {seconds:g} s, so it ended itself.").format(seconds=limit_s)
+        timer = threading.Timer(limit_s, _end_here, (result_file, _ended("ChildTimeLimit", what, _(MORE_TIME)),
+                                                     EXIT_TIME_LIMIT))
+        timer.daemon = True
+        timer.start()
     if parent_pid is not None:
-        try:
-            parent = psutil.Process(parent_pid)
-        except psutil.Error:
-            parent = None  # gone already: the first look below ends this child
+        threading.Thread(target=_watch_parent, args=(parent_pid, result_file), name="course-child-watchdog",
+                         daemon=True).start()
+
+
+def _watch_parent(parent_pid: int, result_file: str) -> None:
+    """Wait until the parent has ended, then end this child and remove its temporary folder."""
+    try:
+        parent = psutil.Process(parent_pid)
+    except psutil.Error:
+        parent = None  # gone already
     # A POSIX orphan is adopted at once, so a changed parent pid says first that the parent has ended (when there
     # was no launcher in between); else the parent's process is looked at (a zombie has ended).
     adopted_if_ppid_changes = os.name != "nt" and os.getppid() == parent_pid
-    deadline = None if limit_s is None else time.monotonic() + limit_s
-
-    def watch() -> None:
-        while True:
-            if parent_pid is not None and (parent is None or (adopted_if_ppid_changes and os.getppid() != parent_pid)
-                                           or not running(parent)):
-                what = _("This child's parent process (pid {pid}) has ended, so it ended too.").format(pid=parent_pid)
-                fix = _("Nothing to do here: whatever ended the parent (a killed kernel, a stopped `course run`) "
-                        "also ended this work. Start it again from the parent.")
-                _end_here(result_file, _ended("ChildOrphaned", what, fix), EXIT_ORPHANED, remove=temp_dir)
-            if deadline is not None and time.monotonic() >= deadline:
-                what = _("This child ran past its own time limit of {seconds:g} s, so it ended itself.").format(
-                    seconds=limit_s)
-                fix = _(MORE_TIME)
-                _end_here(result_file, _ended("ChildTimeLimit", what, fix), EXIT_TIME_LIMIT)
-            time.sleep(WATCH_INTERVAL_S)
-
-    threading.Thread(target=watch, name="course-child-watchdog", daemon=True).start()
+    while parent is not None and running(parent) and not (adopted_if_ppid_changes and os.getppid() != parent_pid):
+        time.sleep(WATCH_INTERVAL_S)
+    what = _("This child's parent process (pid {pid}) has ended, so it ended too.").format(pid=parent_pid)
+    fix = _("Nothing to do here: whatever ended the parent (a killed kernel, a stopped `course run`) "
+            "also ended this work. Start it again from the parent.")
+    _end_here(result_file, _ended("ChildOrphaned", what, fix), EXIT_ORPHANED,
+              remove=os.environ.get(variables.CHILD_TEMP_DIR) or None)
 
 
 def main(argv: list[str] | None = None) -> int:
