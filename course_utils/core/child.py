@@ -9,10 +9,10 @@ fresh TensorFlow, a placement log, a benchmark and each cluster worker run as
 ``ChildError`` for any failure: an exception, a crash, a signal, a timeout, no result.
 
 No child outlives its use: ``Child`` (a context manager) and ``run_python`` stop its group, and a watchdog
-thread in the child ends it when the parent cannot (CONTRIBUTING, "Children end with their parent"). A watchdog
-rather than ``prctl(PR_SET_PDEATHSIG)``, which fires when the parent *thread* ends
-(https://man7.org/linux/man-pages/man2/prctl.2.html) - the course starts children from worker threads - and it
-works on macOS and Windows too.
+thread in the child ends it when the parent cannot (CONTRIBUTING, "Children end with their parent"): it waits for
+the end of a pipe from the parent. A pipe rather than ``prctl(PR_SET_PDEATHSIG)``, which fires when the parent
+*thread* ends (https://man7.org/linux/man-pages/man2/prctl.2.html) - the course starts children from worker
+threads - and it works on macOS and Windows too.
 """
 
 from __future__ import annotations
@@ -28,7 +28,6 @@ import subprocess
 import sys
 import tempfile
 import threading
-import time
 import traceback
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -42,11 +41,10 @@ from course_utils.core.errors import ChildError, CourseError
 from course_utils.core.files import write_json_atomic
 from course_utils.core.i18n import N_, translator
 from course_utils.core.paths import PROJECT_ROOT
-from course_utils.core.processes import descendants, running, start_in_group, stop_group
+from course_utils.core.processes import descendants, start_in_group, stop_group
 
 _TARGET = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*")
 _ = translator("course")
-WATCH_INTERVAL_S = 0.25  # how often the child's watchdog looks
 EXIT_ORPHANED = 129  # the child's status when it ended because its parent had ended
 EXIT_TIME_LIMIT = 124  # ... because its own time limit passed (as timeout(1) exits)
 MORE_TIME = N_("Run it again with more time (or less work); if it stops at the same place again, run the same call "
@@ -170,6 +168,7 @@ class Child:
         it (if it made one)."""
         try:
             stop_group(self.process)
+            self.process.stdin.close()  # type: ignore[union-attr]
         finally:
             if self.temp_dir is not None:
                 shutil.rmtree(self.temp_dir, ignore_errors=True)
@@ -226,7 +225,8 @@ def start_python(
         log_path.parent.mkdir(parents=True, exist_ok=True)
         write_json_atomic(payload_file, payload)
         cmd = [python or sys.executable, "-m", "course_utils.core.child", target, str(payload_file), str(result_file)]
-        process = start_in_group(cmd, env=_environment(env), log_path=log_path)
+        # its standard input: a pipe whose end says that this process has ended (``_watch_parent``)
+        process = start_in_group(cmd, env=_environment(env), log_path=log_path, stdin=subprocess.PIPE)
     except BaseException:
         if temp_dir is not None:
             shutil.rmtree(temp_dir, ignore_errors=True)
@@ -322,16 +322,11 @@ def _watch(result_file: str) -> None:
 
 
 def _watch_parent(parent_pid: int, result_file: str) -> None:
-    """Wait until the parent has ended, then end this child and remove its temporary folder."""
-    try:
-        parent = psutil.Process(parent_pid)
-    except psutil.Error:
-        parent = None  # gone already
-    # A POSIX orphan is adopted at once, so a changed parent pid says first that the parent has ended (when there
-    # was no launcher in between); else the parent's process is looked at (a zombie has ended).
-    adopted_if_ppid_changes = os.name != "nt" and os.getppid() == parent_pid
-    while parent is not None and running(parent) and not (adopted_if_ppid_changes and os.getppid() != parent_pid):
-        time.sleep(WATCH_INTERVAL_S)
+    """Wait for the end of standard input, a pipe from the parent that only the parent writes to: the system closes
+    it when the parent ends, however it ends (killed too). Then end this child and remove its temporary folder."""
+    with contextlib.suppress(OSError):  # Windows: a broken pipe
+        while os.read(0, 4096):
+            pass
     what = _("This child's parent process (pid {pid}) has ended, so it ended too.").format(pid=parent_pid)
     fix = _("Nothing to do here: whatever ended the parent (a killed kernel, a stopped `course run`) "
             "also ended this work. Start it again from the parent.")
