@@ -8,6 +8,7 @@ count across Run Alls.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import json
 import math
@@ -109,11 +110,8 @@ class Recorder:
         """Add a dataset's origin (a ``data.LoadInfo``) and the training images kept to ``environment["data"]``,
         one entry per dataset (``course.load`` calls this).
         """
-        data = dict(self.data["environment"].get("data", {}))
-        data[info.dataset] = {"source": info.source, "location": info.location, "train_images": info.train_images,
-                              "test_images": info.test_images, "train_images_used": train_images_used,
-                              "checksum": info.checksum}
-        self.environment(data=data)
+        facts = {**dataclasses.asdict(info), "train_images_used": train_images_used}
+        self.environment(data={**self.data["environment"].get("data", {}), facts.pop("dataset"): facts})
 
     def exercise(self, number: str, status: str, *, answered: bool, right: bool) -> dict[str, Any]:
         """Count an attempt at exercise ``number`` (``"3.1"``) and keep its outcome: ``exercises[number]`` is the
