@@ -169,7 +169,7 @@ def test_child_object_polls_stops_and_cleans_up(tmp_path):
     with start_python(T + "sleep_with_grandchild", payload, what="The sleeper") as child:
         wait_for(pids)
         assert child.process.poll() is None and child.wait(0.1) is None
-        assert child.pid == json.loads(pids.read_text())[0]
+        assert child.process.pid == json.loads(pids.read_text())[0]
         temp = child.temp_dir
         assert temp is not None and child.result_file.parent == temp and child.log.parent == temp
     assert child.process.returncode is not None and child.process.returncode != 0, "leaving the block stopped it"

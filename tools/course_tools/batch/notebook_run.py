@@ -25,6 +25,7 @@ from course_utils.core import variables
 from course_utils.core.child import start_python
 from course_utils.core.errors import ChildError
 from course_utils.core.files import write_json_atomic
+from course_utils.core.processes import stop_group
 from course_utils.core.rss import peak_rss_mib
 from course_utils.results import record_in
 
@@ -90,7 +91,7 @@ def run_notebook(notebook: Path, out: Path, *, parameters: dict[str, Any] | None
     ) as child:  # leaving the block stops the runner process and its kernel, whatever happened
         while child.wait(None if stop is None else 0.2) is None:
             if stop is not None and stop.is_set():
-                child.stop()
+                stop_group(child.process)
                 interrupted = True
         try:
             outcome = child.result()
