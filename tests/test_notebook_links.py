@@ -115,40 +115,43 @@ def copy_of_the_repository(tmp_path: Path) -> Path:
 # --------------------------------------------------------------------------- the generated files are current
 
 
-def test_check_names_the_file_with_an_edited_badge_and_a_rewrite_restores_it(tmp_path):
+def test_check_names_each_stale_file_and_a_rewrite_restores_it(tmp_path):
+    """An edited badge, a stale README table, and a translation that starts as a copy of the English notebook (its
+    badges still open the English one until `make links`; its English title is in README.zh-CN.md's table): --check
+    names those files and changes nothing; a rewrite restores the first two and makes the copy Chinese's."""
     root = copy_of_the_repository(tmp_path)
     module = subprocess.run([sys.executable, "-m", MODULE, "--check", "--root", str(root)], capture_output=True,
                             timeout=60)
     assert module.returncode == 0, "make links runs the module"
-    _, tag = settings(root)
+    repository, tag = settings(root)
     notebook = root / "notebooks" / NOTEBOOKS[2].name
-    original = notebook.read_text(encoding="utf-8")
     nb = load(notebook)
     (badges,) = tagged(nb, "links")
     assert f"/blob/{tag}/" in source(badges)
     badges["source"] = [source(badges).replace(f"/blob/{tag}/", "/blob/main/", 1)]
+    readme, english = root / "README.md", root / "notebooks" / NOTEBOOKS[1].name
+    chinese = root / "notebooks" / "zh" / english.name
+    originals = {path: path.read_text(encoding="utf-8") for path in (notebook, readme)}
     notebook.write_text(json.dumps(nb, indent=1, ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8")
+    readme.write_text(originals[readme].replace(readme_block(originals[readme]), "<!-- links:start -->\n| stale |\n"),
+                      encoding="utf-8")
+    shutil.copy2(english, chinese)
+    stale = {path: path.read_text(encoding="utf-8") for path in (notebook, readme, chinese, root / "README.zh-CN.md")}
 
     done = run_script("--check", "--root", str(root))
     assert done.returncode == 1
-    assert done.stdout.splitlines() == [f"notebooks/{notebook.name}{DIFFERS}"], "only the edited file"
-    assert notebook.read_text(encoding="utf-8") != original, "--check changes nothing"
+    assert sorted(done.stdout.splitlines()) == sorted(
+        f"{path.relative_to(root).as_posix()}{DIFFERS}" for path in stale), "only the stale files"
+    assert {path: path.read_text(encoding="utf-8") for path in stale} == stale, "--check changes nothing"
 
     assert run_script("--root", str(root)).returncode == 0
-    assert notebook.read_text(encoding="utf-8") == original
+    assert {path: path.read_text(encoding="utf-8") for path in originals} == originals
+    nb = load(chinese)
+    check_badges(source(tagged(nb, "links")[0]), f"zh/{chinese.name}", repository, tag)
+    shipped = load(ROOT / "notebooks" / "zh" / chinese.name)
+    assert tagged(nb, "hosted-setup") == tagged(shipped, "hosted-setup"), "the Chinese install cell"
+    assert [c["id"] for c in nb["cells"]] == [c["id"] for c in load(english)["cells"]], "every other cell kept"
     assert run_script("--check", "--root", str(root)).returncode == 0
-
-
-@pytest.mark.parametrize("name", ["README.md", "README.zh-CN.md"])
-def test_check_names_a_readme_whose_table_is_stale_and_a_rewrite_restores_it(tmp_path, name):
-    root = copy_of_the_repository(tmp_path)
-    readme, other = root / name, root / ({"README.md", "README.zh-CN.md"} - {name}).pop()
-    original, other_text = readme.read_text(encoding="utf-8"), other.read_text(encoding="utf-8")
-    readme.write_text(original.replace(readme_block(original), "<!-- links:start -->\n| stale |\n"), encoding="utf-8")
-    done = run_script("--check", "--root", str(root))
-    assert (done.returncode, done.stdout.splitlines()) == (1, [f"{name}{DIFFERS}"])
-    assert run_script("--root", str(root)).returncode == 0
-    assert readme.read_text(encoding="utf-8") == original and other.read_text(encoding="utf-8") == other_text
 
 
 def test_the_links_and_the_install_cell_follow_the_two_settings(tmp_path):
@@ -185,28 +188,6 @@ def test_a_repository_that_is_not_on_github_is_refused(tmp_path):
     assert [p.read_text(encoding="utf-8") for p in sorted((root / "notebooks").glob("*.ipynb"))] == [
         p.read_text(encoding="utf-8") for p in NOTEBOOKS
     ], "nothing written"
-
-
-# --------------------------------------------------------------------------- the Chinese edition
-
-
-def test_check_names_a_chinese_notebook_whose_badges_open_the_english_one(tmp_path):
-    """A translation starts as a copy: its badges still open the English notebook until `make links`."""
-    root = copy_of_the_repository(tmp_path)
-    (root / "notebooks" / "zh").mkdir(exist_ok=True)
-    english = root / "notebooks" / NOTEBOOKS[1].name
-    chinese = root / "notebooks" / "zh" / english.name
-    shutil.copy2(english, chinese)
-    done = run_script("--check", "--root", str(root))
-    assert done.returncode == 1 and f"notebooks/zh/{chinese.name}{DIFFERS}" in done.stdout.splitlines()
-    assert run_script("--root", str(root)).returncode == 0
-    nb = load(chinese)
-    repository, tag = settings(root)
-    check_badges(source(tagged(nb, "links")[0]), f"zh/{chinese.name}", repository, tag)
-    shipped = load(ROOT / "notebooks" / "zh" / chinese.name)
-    assert tagged(nb, "hosted-setup") == tagged(shipped, "hosted-setup"), "the Chinese install cell"
-    assert [c["id"] for c in nb["cells"]] == [c["id"] for c in load(english)["cells"]], "every other cell kept"
-    assert run_script("--check", "--root", str(root)).returncode == 0
 
 
 # --------------------------------------------------------------------------- the install cell, run
