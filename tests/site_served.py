@@ -46,38 +46,26 @@ def built_site() -> Path:
     return SITE
 
 
-class Served:
-    """The site on 127.0.0.1, with every request's path and status remembered."""
+class Served(ThreadingHTTPServer):
+    """The site on 127.0.0.1 (a missing file is a console error in the page that asks for it)."""
 
     def __init__(self, folder: Path) -> None:
-        self.statuses: dict[str, int] = {}
-        served = self
-
-        class Handler(SimpleHTTPRequestHandler):
-            def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
-                served.statuses[self.path] = int(code) if str(code).isdigit() else 0
-
+        class Quiet(SimpleHTTPRequestHandler):
             def log_message(self, *args: object) -> None:
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Handler, directory=str(folder)))
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-        self.thread.join(timeout=10)
+        super().__init__(("127.0.0.1", 0), functools.partial(Quiet, directory=str(folder)))
+        self.url = f"http://127.0.0.1:{self.server_address[1]}/"
 
 
 @pytest.fixture(scope="session")
 def served(built_site: Path) -> Iterator[Served]:
-    server = Served(built_site)
-    try:
+    with Served(built_site) as server:
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
         yield server
-    finally:
-        server.close()
+        server.shutdown()
+        thread.join(timeout=10)
 
 
 @pytest.fixture(scope="session")
@@ -85,17 +73,10 @@ def chromium():
     _require_browser()
     from playwright.sync_api import sync_playwright
 
-    playwright = sync_playwright().start()
-    browser = None
-    try:
+    with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
         yield browser
-    finally:
-        try:
-            if browser is not None:
-                browser.close()
-        finally:
-            playwright.stop()
+        browser.close()
 
 
 class Visit:

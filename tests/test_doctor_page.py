@@ -1,9 +1,10 @@
 """The website's page "Check your machine" (course_tools/site/doctor_page.py): the course's doctor in the browser, by
 Pyodide.
 
-Unit tests: the bundle holds what ``course doctor`` imports and runs on the standard library alone, in a Python
-started without site-packages (as in Pyodide, where psutil and the course's other dependencies do not exist), with
-the same JSON as the command line; the Pyodide pin is checked; the page's source has its form and its links.
+Unit tests: the bundle holds what ``course doctor`` imports and not the lessons; the page's glue answers with the
+command line's JSON (that the bundle runs on the standard library alone, as in Pyodide where psutil and the course's
+other dependencies do not exist: the browser tests, and test_architecture's import with ``-I -S``); the Pyodide pin is
+checked; the page's source has its form and its links.
 
 Browser tests (marker ``browser``; the site that tests/test_site.py builds from the nbval and hosted tiers' runs):
 the page
@@ -22,7 +23,6 @@ import json
 import os
 import re
 import statistics
-import subprocess
 import sys
 import zipfile
 from pathlib import Path
@@ -75,35 +75,13 @@ def test_the_bundle_holds_the_doctors_modules_and_not_the_lessons():
     assert page_builder.bundle() == page_builder.bundle()  # the same bytes from the same code
 
 
-def test_the_bundle_runs_on_the_standard_library_alone_and_answers_as_the_command_line(tmp_path: Path):
-    zipfile.ZipFile(io.BytesIO(page_builder.bundle())).extractall(tmp_path)
-    request = {"language": "en", "nvidia_smi": QA_SMI.read_text(encoding="utf-8"),
-               "nvcc": QA_NVCC.read_text(encoding="utf-8"), "platform": "", "python": "3.11"}
-    program = (
-        "import json, sys\n"
-        "sys.modules['psutil'] = None  # not in Pyodide\n"
-        f"sys.path.insert(0, {str(tmp_path)!r})\n"
-        "import course_doctor_page\n"
-        "print(course_doctor_page.answer(sys.stdin.read()))\n"
-        "outside = [m.__file__ for m in list(sys.modules.values()) if (getattr(m, '__file__', None) or '')"
-        ".startswith(" + repr(str(ROOT)) + ")]\n"
-        "assert not outside, outside\n"
-    )
-    # -I -S: no site-packages, no PYTHONPATH, no user folder: the bundle and the standard library only
-    done = subprocess.run([sys.executable, "-I", "-S", "-c", program], input=json.dumps(request),
-                          capture_output=True, text=True, cwd=tmp_path, check=False)
-    assert done.returncode == 0, done.stderr
-    answer = json.loads(done.stdout)
-    assert answer["command"] == "course doctor --nvidia-smi nvidia-smi.txt --nvcc nvcc.txt --python 3.11"
-    assert json.loads(answer["machine"]["stdout"]) == cli_json("--nvidia-smi", str(QA_SMI), "--nvcc", str(QA_NVCC),
-                                                               "--python", "3.11")
-    assert answer["report"]["stdout"].startswith("Verdict: ") and "\nInstall (WSL2): " in answer["report"]["stdout"]
-
-
 def test_the_glue_runs_the_log_mode_and_reports_usage_errors_as_the_command_line_does():
     answer = json.loads(course_doctor_page.answer(json.dumps({
         "language": "en", "nvidia_smi": QA_SMI.read_text(encoding="utf-8"), "log": TF_LOG.read_text(encoding="utf-8"),
-        "platform": "windows", "python": "3.10"})))
+        "nvcc": QA_NVCC.read_text(encoding="utf-8"), "platform": "windows", "python": "3.10"})))
+    command = "course doctor --nvidia-smi nvidia-smi.txt --nvcc nvcc.txt --platform windows --python 3.10"
+    assert answer["command"] == command
+    assert json.loads(answer["machine"]["stdout"]) == cli_json(*arguments(QA_SMI, QA_NVCC, "windows", "3.10"))
     assert answer["log_command"] == "course doctor --log tensorflow-log.txt --nvidia-smi nvidia-smi.txt"
     assert json.loads(answer["log"]["stdout"]) == cli_json("--log", str(TF_LOG), "--nvidia-smi", str(QA_SMI))
     assert answer["log"]["exit"] == 1  # the log has the problem line

@@ -247,13 +247,12 @@ def walk(built_site: Path, served: Served, chromium) -> dict[str, dict]:
 
 
 @pytest.mark.browser
-def test_every_page_loads_with_its_images_and_nothing_from_outside(walk, served):
+def test_every_page_loads_with_its_images_and_nothing_from_outside(walk):
     # that every page of each edition is there: its home page's menu links it and the link resolves (tests below)
     problems = [f"{path}: image not shown: {i['src']}" for path, page in walk.items() for i in page["images"]
                 if not i["ok"]]
     problems += [f"{path}: {e}" for path, page in walk.items() for e in page["errors"]]
     problems += [f"{path}: asked for {u} (outside the site)" for path, page in walk.items() for u in page["outside"]]
-    problems += [f"the server answered {s} for {p}" for p, s in served.statuses.items() if s >= 400]
     assert not problems, "\n".join(problems[:60])
 
 
