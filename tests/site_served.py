@@ -80,23 +80,24 @@ def chromium():
 
 
 class Visit:
-    """One page in a fresh browser context: console errors, page errors and requests outside the site kept."""
+    """One page in a fresh browser context: console errors, page errors and requests outside ``site`` (the served
+    site's URL, or ``file://`` for files on disk) kept."""
 
-    def __init__(self, chromium, served: Served, path: str) -> None:
+    def __init__(self, chromium, site: str, path: str) -> None:
         self.errors: list[str] = []
         self.outside: list[str] = []
         self.context = chromium.new_context(viewport=VIEWPORT)
         # Only requests outside the site reach Python (a pattern Chromium matches itself): they are kept and refused.
-        self.context.route(re.compile(f"^(?!{re.escape(served.url)})"), self._refuse)
+        self.context.route(re.compile(f"^(?!{re.escape(site)})"), self._refuse)
         self.page = self.context.new_page()
         self.page.on("console", lambda m: self.errors.append(f"console: {m.text}") if m.type == "error" else None)
         self.page.on("pageerror", lambda e: self.errors.append(f"page error: {e}"))
-        self.served = served
+        self.site = site
         self.go(path)
 
     def go(self, path: str) -> None:
         """Open ``path`` of the site in this visit's page (a second page keeps the context's cache)."""
-        response = self.page.goto(self.served.url + path, wait_until="load")
+        response = self.page.goto(self.site + path, wait_until="load")
         assert response is not None and response.status == 200, f"{path}: {response and response.status}"
 
     def _refuse(self, route) -> None:

@@ -138,7 +138,7 @@ class CheckPage:
     """The page "Check your machine" in Chromium, ready to answer."""
 
     def __init__(self, chromium, served, path: str) -> None:
-        self.visit = Visit(chromium, served, path)
+        self.visit = Visit(chromium, served.url, path)
         self.page = self.visit.page
         self.page.wait_for_function("window.courseDoctor && (window.courseDoctor.ready || window.courseDoctor.error)",
                                     timeout=180_000)

@@ -227,7 +227,7 @@ def walk(built_site: Path, served: Served, chromium) -> dict[str, dict]:
         for path in site_pages(built_site):
             query = f"?q={urllib.request.quote(SEARCHES[path][0])}" if path in SEARCHES else ""
             if visit is None:
-                visit = Visit(chromium, served, path + query)
+                visit = Visit(chromium, served.url, path + query)
             else:
                 marks.append((len(visit.errors), len(visit.outside)))
                 visit.go(path + query)
