@@ -158,18 +158,6 @@ def test_help_names_the_accepted_pythons_and_every_target_a_person_runs():
 # --------------------------------------------------------------------------- real runs, stand-in Pythons
 
 
-def test_the_first_make_makes_the_environment_and_the_next_does_nothing(machine):
-    machine.python("3.12", "python3")
-    first = machine.make("venv")
-    assert first.returncode == 0, first.stderr
-    assert machine.venvs_made() == ["3.12"] and machine.installs() == [".[lab]"]
-    assert machine.stamp.read_text(encoding="utf-8") == "python 3.12\nextras lab\n"
-    assert "Environment ready:" in first.stdout and "TensorFlow 2.21.0" in first.stdout
-    again = machine.make("venv")
-    assert again.returncode == 0 and machine.installs() == [] and machine.venvs_made() == []
-    assert again.stdout == "", "nothing to do, nothing said"
-
-
 def test_uv_installs_the_same_pins_and_their_bytecode_when_uv_is_named(machine):
     machine.python("3.12", "python3")
     uv = machine.root / "bin" / "uv"
@@ -185,9 +173,14 @@ def test_uv_installs_the_same_pins_and_their_bytecode_when_uv_is_named(machine):
     assert machine.stamp.read_text(encoding="utf-8") == "python 3.12\nextras lab\n"
 
 
-def test_gpu_1_installs_the_gpu_extra_into_the_environment_there_is_and_it_stays(machine):
+def test_the_first_make_makes_the_environment_and_gpu_1_installs_the_gpu_extra_into_it_which_stays(machine):
     machine.python("3.12", "python3")
-    assert machine.make("venv").returncode == 0
+    first = machine.make("venv")
+    assert first.returncode == 0, first.stderr
+    assert machine.venvs_made() == ["3.12"] and machine.installs() == [".[lab]"]
+    assert machine.stamp.read_text(encoding="utf-8") == "python 3.12\nextras lab\n"
+    again = machine.make("venv")
+    assert (again.returncode, again.stdout, machine.installs(), machine.venvs_made()) == (0, "", [], []), "nothing said"
     done = machine.make("lab", "GPU=1")
     assert done.returncode == 0, done.stderr
     assert machine.venvs_made() == [], "the same Python: the environment is kept"
