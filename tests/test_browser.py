@@ -385,50 +385,22 @@ class NotebookPage:
                                  f"{self.server.log_tail()}")
         return state
 
-    def state(self) -> dict:
-        return self.page.evaluate(STATE, self.rel)
-
-    def rendered(self) -> dict:
-        return self.page.evaluate(RENDERED)
-
-    def screenshot(self) -> None:
-        """Full page, with the cell of the key output (a widget, else a plot) scrolled to the top."""
+    def close(self) -> None:
+        """A full-page screenshot (also, and especially, when the test failed), with the cell of the key output
+        (a widget, else a plot) scrolled to the top; then the page and its kernel closed."""
         try:
             self.page.evaluate("""() => {
               const key = document.querySelector('.jp-OutputArea-output .jupyter-widgets')
                 || document.querySelector('.jp-OutputArea-output img');
               if (key) key.closest('.jp-Cell').scrollIntoView({block: 'start'});
             }""")
-        except Exception:  # noqa: BLE001 - a screenshot of whatever is visible is still worth having
+            self.page.screenshot(path=str(SCREENSHOTS / f"{self.name}.png"), full_page=True, timeout=30_000)
+        except Exception:  # noqa: BLE001 - the failure itself is what the report must show
             pass
-        self.page.screenshot(path=str(SCREENSHOTS / f"{self.name}.png"), full_page=True, timeout=30_000)
-
-    def close(self) -> None:
         try:
             self.page.close()
         finally:
             self.server.shut_down_kernels()
-
-
-@pytest.fixture
-def open_notebook(lab, server: Server):
-    pages: list[NotebookPage] = []
-
-    def opener(path: Path, name: str | None = None) -> NotebookPage:
-        page = NotebookPage(lab, server, path, name)
-        pages.append(page)
-        page.open()
-        return page
-
-    try:
-        yield opener
-    finally:
-        for page in pages:
-            try:
-                page.screenshot()  # also (and especially) when the test failed
-            except Exception:  # noqa: BLE001 - the failure itself is what the report must show
-                pass
-            page.close()
 
 
 # --------------------------------------------------------------------------- the tests
@@ -438,7 +410,7 @@ def assert_shown(notebook: NotebookPage, state: dict, source: Path) -> None:
     """No error output, no traceback on screen, every code cell run, and the notebook's plot or widget rendered."""
     errors = describe_errors(notebook.name, state)
     assert not errors, errors
-    shown = notebook.rendered()
+    shown = notebook.page.evaluate(RENDERED)
     assert not shown["tracebacks"], f"{notebook.name}: a traceback is shown:\n" + "\n---\n".join(shown["tracebacks"])
     assert not shown["widgetErrors"], f"{notebook.name}: a widget failed to display: {shown['widgetErrors']}"
     assert shown["broken"] == 0, f"{notebook.name}: an image in an output is not decoded ({shown})"
@@ -464,16 +436,20 @@ CHINESE = r"""() => {
 
 
 @pytest.mark.parametrize("source", [*NOTEBOOKS, ZH_SHOWN], ids=lambda p: p.stem if p != ZH_SHOWN else f"zh_{p.stem}")
-def test_a_notebook_shows_its_outputs_in_jupyterlab(source: Path, executed, open_notebook):
+def test_a_notebook_shows_its_outputs_in_jupyterlab(source: Path, executed, lab, server):
     """LIVE notebooks run here from the Run menu; the others open as a tier executed them."""
     path = executed.get(source, source)
     stored = path.read_bytes()
-    notebook = open_notebook(path, f"zh_{source.stem}" if source == ZH_SHOWN else None)
-    state = notebook.run_all() if source in LIVE else notebook.state()
-    assert_shown(notebook, state, source)
+    notebook = NotebookPage(lab, server, path, f"zh_{source.stem}" if source == ZH_SHOWN else None)
+    try:
+        notebook.open()
+        state = notebook.run_all() if source in LIVE else notebook.page.evaluate(STATE, notebook.rel)
+        assert_shown(notebook, state, source)
+        if source == ZH_SHOWN:
+            shown = notebook.page.evaluate(CHINESE)
+            assert shown["markdown"] >= 200, f"the lesson's Chinese text is rendered ({shown['markdown']} characters)"
+            assert shown["outputs"] >= 20 and shown["checkpoint"], "the outputs are Chinese, the checkpoint line too"
+            assert notebook.page.evaluate(RENDERED)["plots"] >= 2, "its two plots, with Chinese labels"
+    finally:
+        notebook.close()
     assert path.read_bytes() == stored, f"{notebook.name}: JupyterLab wrote the notebook (autosave?)"
-    if source == ZH_SHOWN:
-        shown = notebook.page.evaluate(CHINESE)
-        assert shown["markdown"] >= 200, f"the lesson's Chinese text is rendered ({shown['markdown']} characters)"
-        assert shown["outputs"] >= 20 and shown["checkpoint"], "the outputs are Chinese, the checkpoint line too"
-        assert notebook.rendered()["plots"] >= 2, "its two plots, with Chinese labels"

@@ -171,19 +171,16 @@ def test_the_timing_cell_times_the_kernel_and_the_copy_apart(monkeypatch, capsys
 
 
 class StandInDevices:
-    """``tf.config`` and ``tf.distribute`` on a machine with ``gpus`` GPUs: records each split, refuses a second
-    one as TensorFlow does once the runtime has started, and lists the logical devices a split made."""
+    """``tf.config`` and ``tf.distribute`` on a machine with ``gpus`` GPUs: records each split and lists the logical
+    devices a split made."""
 
-    def __init__(self, gpus: int, started: bool = False) -> None:
+    def __init__(self, gpus: int) -> None:
         self.physical = {"GPU": [SimpleNamespace(name=f"/physical_device:GPU:{i}") for i in range(gpus)],
                          "CPU": [SimpleNamespace(name="/physical_device:CPU:0")]}
         self.splits: list[tuple[str, list]] = []
-        self.started = started
         self.strategy_devices: list[str] = []
 
     def split(self, device, configs) -> None:
-        if self.started:
-            raise RuntimeError("Virtual devices cannot be modified after being initialized")
         self.splits.append((device.name, list(configs)))
 
     def logical(self, kind: str) -> list[SimpleNamespace]:
