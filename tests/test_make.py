@@ -51,17 +51,10 @@ class Machine:
 
     root: Path
 
-    @property
-    def log(self) -> Path:
-        return self.root / "calls.log"
-
-    @property
-    def venv(self) -> Path:
-        return self.root / "venv"
-
-    @property
-    def stamp(self) -> Path:
-        return self.venv / ".course-installed"
+    def __post_init__(self) -> None:
+        self.log = self.root / "calls.log"
+        self.venv = self.root / "venv"
+        self.stamp = self.venv / ".course-installed"
 
     def python(self, version: str, name: str | None = None) -> Path:
         """A stand-in Python ``version`` in the folder's bin/, as ``name`` (default ``python<version>``)."""

@@ -44,12 +44,8 @@ def settings(root: Path = ROOT) -> tuple[str, str]:
     return project["urls"]["Repository"].rstrip("/"), "v" + project["version"]
 
 
-def tags(cell: dict) -> list[str]:
-    return cell.get("metadata", {}).get("tags", [])
-
-
 def tagged(nb: dict, tag: str) -> list[dict]:
-    return [c for c in nb["cells"] if tag in tags(c)]
+    return [c for c in nb["cells"] if tag in c.get("metadata", {}).get("tags", [])]
 
 
 def link_name(path: Path) -> str:
