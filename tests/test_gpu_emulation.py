@@ -541,10 +541,7 @@ def test_the_race_trains_each_device_with_xla_off_and_watches_the_gpu(monkeypatc
     assert all(cell["weights_on"][d].endswith(d.lstrip("/")) for d in cell["devices"])
     assert all(cell["epoch_s"][d] == pytest.approx(0.05) for d in cell["devices"]), "the slow first epoch is left out"
     assert keras.syncs == 2 * 3, "each epoch's end waits for the device"
-    monitor = cell["monitor"]  # what it read: test_device_monitor
-    figure = plt.figure(plt.get_fignums()[-1])
-    assert [ax.get_ylabel() for ax in figure.axes] == ["GPU utilisation (%)", "CPU utilisation (%)",
-                                                        "GPU memory used (MiB)"]
+    monitor = cell["monitor"]  # what it read and what its plot draws: test_device_monitor
     out = capsys.readouterr().out
     assert out.startswith(monitor.describe()) and "0, 1" in out.splitlines()[0], "where the readings come from"
     assert "\n/GPU:0: " in out, "a line per device"

@@ -108,7 +108,6 @@ def dry_run(*args: str) -> str:
     [
         ((), "lab"),  # a student's commands: JupyterLab, none of the instructor's tools
         (("GPU=1",), "gpu,lab"),
-        (("GPU=0",), "lab"),
         (("GPU=1", "EXTRAS=dev,profile"), "dev,gpu,profile"),
         (("GPU=1", "EXTRAS=dev,gpu"), "dev,gpu"),  # once
     ],
