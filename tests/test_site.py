@@ -11,7 +11,6 @@ skipped locally and fail in CI (``CI=true``).
 from __future__ import annotations
 
 import html
-import itertools
 import json
 import re
 import subprocess
@@ -216,9 +215,9 @@ def plots_in(executed: Path) -> int:
 
 @pytest.fixture(scope="module")
 def walk(built_site: Path, served: Served, chromium) -> dict[str, dict]:
-    """Every page opened once, in one browser context: its FACTS, and its errors and requests outside the site."""
+    """Every page opened once, in one browser context: its FACTS, and its errors and requests outside the site (an
+    error that comes after a page was read counts for the next one)."""
     facts: dict[str, dict] = {}
-    marks = [(0, 0)]  # how many errors and outside requests there were when each page was opened
     visit = None
     try:
         for path in site_pages(built_site):
@@ -226,17 +225,15 @@ def walk(built_site: Path, served: Served, chromium) -> dict[str, dict]:
             if visit is None:
                 visit = Visit(chromium, served.url, path + query)
             else:
-                marks.append((len(visit.errors), len(visit.outside)))
                 visit.go(path + query)
             if path in SEARCHES:
                 visit.page.locator("#search-results ul.search li a").first.wait_for(timeout=30_000)
             if path in SHOTS:
                 SCREENSHOTS.mkdir(parents=True, exist_ok=True)
                 visit.page.screenshot(path=str(SCREENSHOTS / SHOTS[path]), full_page=False)
-            facts[path] = visit.page.evaluate(FACTS)
-        marks.append((len(visit.errors), len(visit.outside)))  # a late error counts for the page before
-        for page, ((e, o), (e_next, o_next)) in zip(facts.values(), itertools.pairwise(marks), strict=True):
-            page["errors"], page["outside"] = visit.errors[e:e_next], visit.outside[o:o_next]
+            facts[path] = {**visit.page.evaluate(FACTS), "errors": visit.errors[:], "outside": visit.outside[:]}
+            visit.errors.clear()
+            visit.outside.clear()
     finally:
         if visit is not None:
             visit.close()
