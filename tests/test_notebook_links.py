@@ -20,8 +20,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 import pytest
-from IPython.core.inputtransformer2 import TransformerManager
-from IPython.utils.text import DollarFormatter
+from IPython.core.interactiveshell import InteractiveShell
 from packaging.requirements import Requirement
 
 from course_tools import links
@@ -189,29 +188,14 @@ def test_a_repository_that_is_not_on_github_is_refused(tmp_path):
 # --------------------------------------------------------------------------- the install cell, run
 
 
-class FakeIPython:
-    """Records line magics instead of running them.
-
-    IPython expands ``{expression}`` in a magic's line in the caller's namespace before it runs the
-    magic (``InteractiveShell.var_expand``, with this formatter); the stand-in does the same.
-    """
-
-    def __init__(self, namespace: dict):
-        self.namespace = namespace
-        self.calls: list[tuple[str, str]] = []
-
-    def run_line_magic(self, name: str, line: str, _stack_depth: int = 1) -> None:
-        self.calls.append((name, DollarFormatter().vformat(line, args=[], kwargs=self.namespace)))
-
-
-def run_install_cell(path: Path) -> list[tuple[str, str]]:
+def run_install_cell(path: Path) -> list[str]:
+    """The cell run by IPython, its ``%pip`` recording its line instead (``{keep}`` expanded, as IPython does)."""
     (cell,) = tagged(load(path), "hosted-setup")
-    code = TransformerManager().transform_cell(source(cell))
-    namespace: dict = {}
-    ipython = FakeIPython(namespace)
-    namespace["get_ipython"] = lambda: ipython
-    exec(compile(code, f"{path.name}:hosted-setup", "exec"), namespace)
-    return ipython.calls
+    shell = InteractiveShell.instance()
+    lines: list[str] = []
+    shell.register_magic_function(lines.append, "line", "pip")
+    shell.run_cell(source(cell), store_history=False).raise_error()
+    return lines
 
 
 @pytest.fixture
@@ -236,8 +220,7 @@ def test_the_install_cell_installs_the_release_beside_tensorflow_and_keras_on_co
         if runtime == "elsewhere":
             assert calls == [], path.name
             continue
-        ((name, line),) = calls
-        assert name == "pip"
+        (line,) = calls
         words = shlex.split(line)  # %pip hands its line to a shell
         assert words[:2] == ["install", "-q"], line
         wanted = {Requirement(word).name: Requirement(word) for word in words[2:]}
