@@ -2,11 +2,11 @@
 
 How it runs (a JupyterLab server on 127.0.0.1 with ``COURSE_SMOKE=1 COURSE_OFFLINE=1``; 01 run live, the others
 shown as the nbval tier left them) and what it checks: docs/maintainers.md, "The browser test". A Chinese notebook
-is shown as the hosted tier left it (``$COURSE_CI_OUT-zh``), its text and outputs Chinese. When a kept copy is
-missing or stale (its code differs from the notebook's), ``course run --smoke`` makes it first. Screenshots (full
-page, also on failure): ``build/screenshots/<notebook>.png``; the server's log: ``jupyter-server.log`` there. The
-last check: no Jupyter server or kernel started here still runs. Without ``/usr/bin/chromium`` or Playwright it is
-skipped locally and fails in CI (``CI=true``).
+is shown as the hosted tier left it (``$COURSE_CI_OUT-zh``; that it speaks Chinese is the hosted tier's check).
+When a kept copy is missing or stale (its code differs from the notebook's), ``course run --smoke`` makes it first.
+Screenshots (full page, also on failure): ``build/screenshots/<notebook>.png``; the server's log:
+``jupyter-server.log`` there. The last check: no Jupyter server or kernel started here still runs. Without
+``/usr/bin/chromium`` or Playwright it is skipped locally and fails in CI (``CI=true``).
 """
 
 from __future__ import annotations
@@ -283,7 +283,7 @@ LIVE = [p for p in NOTEBOOKS if expected_outputs(p)["widget"]]  # a widget needs
 SHOWN = [p for p in NOTEBOOKS if p not in LIVE]  # shown as the nbval tier executed them
 
 
-ZH_SHOWN = ROOT / "notebooks" / "zh" / "04_dense_noise_vs_zeros.ipynb"  # two plots with Chinese titles and legends
+ZH_SHOWN = ROOT / "notebooks" / "zh" / "04_dense_noise_vs_zeros.ipynb"  # two plots, with Chinese titles and legends
 ZH_CI_OUT = Path(os.environ.get("COURSE_CI_ZH_OUT") or f"{CI_OUT}-zh")  # the hosted tier's (tiers/test_course_run.py)
 
 
@@ -426,15 +426,6 @@ def assert_shown(notebook: NotebookPage, state: dict, source: Path) -> None:
     assert all(c["count"] is not None for c in to_run), where_it_stopped(state)
 
 
-CHINESE = r"""() => {
-  const count = nodes => Array.from(nodes).map(n => (n.textContent.match(/[\u4e00-\u9fff]/g) || []).length)
-                                         .reduce((a, b) => a + b, 0);
-  const outputs = document.querySelectorAll('.jp-Notebook .jp-OutputArea-output');
-  return {markdown: count(document.querySelectorAll('.jp-Notebook .jp-MarkdownOutput')), outputs: count(outputs),
-          checkpoint: Array.from(outputs).some(o => o.textContent.includes('检查点通过'))};
-}"""  # Chinese characters (CJK Unified Ideographs) in the rendered markdown and in the outputs
-
-
 @pytest.mark.parametrize("source", [*NOTEBOOKS, ZH_SHOWN], ids=lambda p: p.stem if p != ZH_SHOWN else f"zh_{p.stem}")
 def test_a_notebook_shows_its_outputs_in_jupyterlab(source: Path, executed, lab, server):
     """LIVE notebooks run here from the Run menu; the others open as a tier executed them."""
@@ -445,11 +436,6 @@ def test_a_notebook_shows_its_outputs_in_jupyterlab(source: Path, executed, lab,
         notebook.open()
         state = notebook.run_all() if source in LIVE else notebook.page.evaluate(STATE, notebook.rel)
         assert_shown(notebook, state, source)
-        if source == ZH_SHOWN:
-            shown = notebook.page.evaluate(CHINESE)
-            assert shown["markdown"] >= 200, f"the lesson's Chinese text is rendered ({shown['markdown']} characters)"
-            assert shown["outputs"] >= 20 and shown["checkpoint"], "the outputs are Chinese, the checkpoint line too"
-            assert notebook.page.evaluate(RENDERED)["plots"] >= 2, "its two plots, with Chinese labels"
     finally:
         notebook.close()
     assert path.read_bytes() == stored, f"{notebook.name}: JupyterLab wrote the notebook (autosave?)"
