@@ -19,12 +19,10 @@ from pathlib import Path
 import pytest
 import requests
 
-from course_tools.site import build
+from course_tools.site import build as site
 
 from .conftest import IN_CI, ROOT
 from .test_browser import CHROMIUM, CHROMIUM_ARGS, CI_OUT, VIEWPORT, _require_browser
-
-site = build  # the site builder (course_tools.site.build)
 
 SITE = ROOT / "build" / "ci" / "site"
 

@@ -31,14 +31,13 @@ from urllib.parse import urldefrag, urljoin
 
 import pytest
 
-from course_tools import links
 from course_tools.site import doctor_page
 from course_utils.doctor import cli as doctor_cli
 from course_utils.doctor.logs import decode_text
 from course_utils.doctor.troubleshooting import ANCHORS
 
 from .conftest import ROOT
-from .site_served import Visit, fetch, site
+from .site_served import Visit, fetch
 from .test_browser import SCREENSHOTS
 
 page_builder = doctor_page  # the page "Check your machine", which the site builder imports
@@ -98,7 +97,7 @@ def test_the_page_source_has_its_form_words_and_a_link_for_every_explained_code(
     assert "3.13" in page_builder.pythons()
 
 
-def test_pyodide_is_the_pinned_tarball_or_the_build_says_what_to_do(tmp_path: Path, monkeypatch):
+def test_pyodide_is_the_pinned_tarball_which_ci_fetches_too_or_the_build_says_what_to_do(tmp_path: Path, monkeypatch):
     monkeypatch.setattr(page_builder.shutil, "which", lambda name: None)
     with pytest.raises(page_builder.PageError, match="Install Node.js"):
         page_builder.pyodide_tarball(tmp_path)
@@ -109,6 +108,7 @@ def test_pyodide_is_the_pinned_tarball_or_the_build_says_what_to_do(tmp_path: Pa
         page_builder.pyodide_tarball(tmp_path)
     assert page_builder.integrity(b"") == (
         "sha512-z4PhNX7vuL3xVChQ1m2AB9Yg5AULVxXcg/SpIdNs6c5H0NE8XYXysP+DGNKHfuwvY7kxvUdBeoGlODJ6+SfaPg==")
+    assert f"pyodide_version={page_builder.PYODIDE_VERSION}\n" in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
 
 
 # --------------------------------------------------------------------------- the page in a browser
@@ -292,17 +292,3 @@ def test_the_chinese_page_answers_in_chinese(built_site: Path, served, chromium)
         assert check.problems() == []
     finally:
         check.visit.close()
-
-
-# --------------------------------------------------------------------------- the way to the page
-
-
-def test_a_website_address_must_name_a_folder(tmp_path: Path):
-    text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
-    (tmp_path / "pyproject.toml").write_text(text.replace('io/tf-gpu-course/"', 'io/tf-gpu-course"'), encoding="utf-8")
-    with pytest.raises(links.LinksError, match="does not end with '/'"):
-        site.release(tmp_path)
-
-
-def test_ci_fetches_the_pinned_pyodide():
-    assert f"pyodide_version={page_builder.PYODIDE_VERSION}\n" in (ROOT / ".ci" / "run").read_text(encoding="utf-8")

@@ -172,14 +172,17 @@ def test_the_links_and_the_install_cell_follow_the_two_settings(tmp_path):
                      notebooks)
 
 
-def test_a_repository_that_is_not_on_github_is_refused(tmp_path):
+@pytest.mark.parametrize(("setting", "wrong", "said"), [
+    ("Repository", "https://gitlab.com/someone/fork", "https://github.com/OWNER/REPO"),
+    ("Website", "https://tf-gpu-course.github.io/tf-gpu-course", "does not end with '/'"),  # an address of a folder
+])
+def test_a_repository_not_on_github_or_a_website_not_a_folder_is_refused(tmp_path, setting, wrong, said):
     root = copy_of_the_repository(tmp_path)
     pyproject = root / "pyproject.toml"
-    repository, _ = settings(root)
-    text = pyproject.read_text(encoding="utf-8")
-    pyproject.write_text(text.replace(f'"{repository}"', '"https://gitlab.com/someone/fork"'), encoding="utf-8")
+    text = re.sub(rf'(?m)^{setting} = "[^"]+"', f'{setting} = "{wrong}"', pyproject.read_text(encoding="utf-8"))
+    pyproject.write_text(text, encoding="utf-8")
     done = run_script("--root", str(root))
-    assert done.returncode == 2 and "https://github.com/OWNER/REPO" in done.stderr
+    assert done.returncode == 2 and said in done.stderr
     assert [p.read_text(encoding="utf-8") for p in sorted((root / "notebooks").glob("*.ipynb"))] == [
         p.read_text(encoding="utf-8") for p in NOTEBOOKS
     ], "nothing written"
