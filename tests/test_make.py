@@ -103,29 +103,21 @@ def dry_run(*args: str) -> str:
 # --------------------------------------------------------------------------- the switch, in dry runs
 
 
-@pytest.mark.parametrize(
-    ("args", "extras"),
-    [
-        ((), "lab"),  # a student's commands: JupyterLab, none of the instructor's tools
-        (("GPU=1",), "gpu,lab"),
-        (("GPU=1", "EXTRAS=dev,profile"), "dev,gpu,profile"),
-        (("GPU=1", "EXTRAS=dev,gpu"), "dev,gpu"),  # once
-    ],
-)
-@pytest.mark.parametrize("target", ["venv", "lab", "course"])
-def test_gpu_1_adds_the_gpu_extra_to_what_each_command_installs(target, args, extras):
-    if target == "course" and not any(a.startswith("EXTRAS=") for a in args):
-        extras = ",".join(sorted([*extras.split(","), "tools"]))  # an instructor's: the runner too
+@pytest.mark.parametrize(("target", "args", "extras"), [
+    ("venv", (), "lab"),  # a student's commands: JupyterLab, none of the instructor's tools
+    ("lab", ("GPU=1",), "gpu,lab"),
+    ("course", (), "lab,tools"),  # an instructor's: the runner too
+    ("course", ("GPU=1", "EXTRAS=dev,profile"), "dev,gpu,profile"),  # EXTRAS instead of the command's own
+    ("venv", ("GPU=1", "EXTRAS=dev,gpu"), "dev,gpu"),  # once
+    ("unit", (), "dev"),
+    ("site", (), "site"),
+])
+def test_each_command_installs_the_extras_its_user_needs_and_gpu_1_adds_the_gpu_extra(target, args, extras):
     out = dry_run(target, *args)
     assert f"EXTRAS='{extras}' sh scripts/venv.sh" in out
-    follows = {"venv": None, "lab": "jupyter lab notebooks/", "course": "course run --out build/course"}[target]
+    follows = {"lab": "jupyter lab notebooks/", "course": "course run --out build/course"}.get(target)
     if follows:
         assert out.rstrip().endswith(follows), out  # the environment first, then the command
-
-
-@pytest.mark.parametrize(("target", "extras"), [("unit", "dev"), ("site", "site")])  # lab, venv, course: above
-def test_each_command_installs_the_extra_its_user_needs(target, extras):
-    assert f"EXTRAS='{extras}' sh scripts/venv.sh" in dry_run(target)
 
 
 def test_gpu_takes_0_or_1_only(machine):
