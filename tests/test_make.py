@@ -115,7 +115,8 @@ def dry_run(*args: str) -> str:
 def test_each_command_installs_the_extras_its_user_needs_and_gpu_1_adds_the_gpu_extra(target, args, extras):
     out = dry_run(target, *args)
     assert f"EXTRAS='{extras}' sh scripts/venv.sh" in out
-    follows = {"lab": "jupyter lab notebooks/", "course": "course run --out build/course"}.get(target)
+    follows = {"lab": "jupyter lab notebooks/", "course": "course run --out build/course",
+               "site": "-m course_tools.site.build --from build/course --out build/site"}.get(target)  # make course's
     if follows:
         assert out.rstrip().endswith(follows), out  # the environment first, then the command
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import html
 import json
 import re
-import subprocess
 import urllib.request
 from pathlib import Path
 from urllib.parse import urldefrag, urlsplit
@@ -170,13 +169,6 @@ def test_a_line_break_between_chinese_characters_is_dropped_but_not_in_code_or_e
     assert mixed.astext() == "徽章。\nOpen 内存。如果"
     assert para.astext() == "第一句。第二句强调后面。\nEnglish\nwords"  # a break next to English stays a space
     assert code.astext() == "打印(1)\n打印(2)" and inline.astext() == "代码\n代码"
-
-
-def test_make_site_reads_its_runs_from_make_course():
-    done = subprocess.run(["make", "-n", "--no-print-directory", "site", "SITE_FROM=build/x"], cwd=ROOT,
-                          capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.rstrip().endswith("-m course_tools.site.build --from build/x --out build/site")
 
 
 # --------------------------------------------------------------------------- the site in a browser
