@@ -20,12 +20,12 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+import requests
 
 from course_utils.core.processes import descendants, free_ports, leftover_processes, start_in_group, stop_group
 
@@ -85,12 +85,11 @@ class Server:
     seen: set[int] = field(default_factory=set)  # every process the server was seen to start
 
     def api(self, method: str, path: str, timeout: float = 10.0):
-        request = urllib.request.Request(
-            f"{self.url}{path}", method=method, headers={"Authorization": f"token {self.token}"}
-        )
-        with urllib.request.urlopen(request, timeout=timeout) as response:
-            body = response.read()
-        return json.loads(body) if body else None
+        """Jupyter's REST API (a failure is an OSError: requests' exceptions are)."""
+        response = requests.request(method, f"{self.url}{path}", headers={"Authorization": f"token {self.token}"},
+                                    timeout=timeout)
+        response.raise_for_status()
+        return response.json() if response.content else None
 
     def remember_children(self) -> None:
         self.seen |= descendants(self.process.pid)
