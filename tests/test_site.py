@@ -184,7 +184,7 @@ FACTS = """() => {
       src: img.getAttribute('src'), ok: img.complete && img.naturalWidth > 0, output: !!img.closest('.cell_output')})),
     links: all('a[href]').map(a => a.href), nav: all('.bd-sidebar-primary nav a[href]').map(a => a.href),
     switch: first('a.course-lang-switch').href,
-    boxes: all('.admonition.course-run').map(b => ({text: b.innerText, link: (b.querySelector('a') || {}).href})),
+    boxes: all('.admonition.course-run').map(b => b.innerText),
     searchFields: all('.search-button-field').filter(f => f.checkVisibility({visibilityProperty: true})).length,
     outputs: all('div.cell_output pre').map(b => [b.scrollWidth, b.clientWidth, b.textContent.length]),
     found: all('#search-results ul.search li a').map(a => a.href.split('#')[0].split('?')[0]),
@@ -243,7 +243,7 @@ def test_every_page_loads_with_its_images_and_nothing_from_outside(walk):
 
 
 @pytest.mark.browser
-def test_a_notebook_page_shows_every_plot_and_a_box_with_versions_and_colab(walk):
+def test_a_notebook_page_shows_every_plot_and_one_box(walk):
     problems = []
     for path, page in walk.items():
         if "/notebooks/" not in f"/{path}":
@@ -253,9 +253,8 @@ def test_a_notebook_page_shows_every_plot_and_a_box_with_versions_and_colab(walk
         shown = sum(i["ok"] and i["output"] for i in page["images"])
         if shown < plots:
             problems.append(f"{path}: {plots} plots in the executed notebook, {shown} shown")
-        if len(page["boxes"]) != 1 or "TensorFlow 2." not in page["boxes"][0]["text"] or (
-                "colab.research.google.com" not in (page["boxes"][0]["link"] or "")):
-            problems.append(f"{path}: not one box of machine and versions with its Colab link: {page['boxes']}")
+        if len(page["boxes"]) != 1:  # what the box says: test_the_box_says_which_machine_and_versions_made_the_outputs
+            problems.append(f"{path}: not one box of machine and versions: {page['boxes']}")
     assert not problems, "\n".join(problems)
 
 
