@@ -18,7 +18,6 @@ import secrets
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -141,9 +140,9 @@ def server_env(scratch: Path) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def server() -> Iterator[Server]:
+def server(tmp_path_factory) -> Iterator[Server]:
     _require_browser()
-    scratch = Path(tempfile.mkdtemp(prefix="course-browser-"))  # config, runtime, settings: in each child's command
+    scratch = tmp_path_factory.mktemp("course-browser")  # config, runtime, settings: in each child's command
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     write_lab_settings(scratch / "settings")
     port, token = free_ports(1)[0], secrets.token_hex(16)
@@ -190,7 +189,6 @@ def server() -> Iterator[Server]:
         # kernels run in sessions of their own: each process seen, and each naming the scratch folder, is ended too
         stop_group(process, grace_s=15.0, also=srv.seen | set(leftover_processes(scratch)))
         survivors = still_running(srv.seen | {process.pid}) + leftover_processes(scratch)
-        shutil.rmtree(scratch, ignore_errors=True)
         assert not survivors, f"still running after the server stopped: {survivors}"
 
 
