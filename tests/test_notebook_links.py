@@ -95,13 +95,8 @@ def check_readme(readme: str, repository: str, tag: str, notebooks: list[Path]) 
 
 def copy_of_the_repository(tmp_path: Path) -> Path:
     """The files the generator reads and writes, in a temporary folder."""
-    (tmp_path / "notebooks").mkdir()
-    for path in NOTEBOOKS:
-        shutil.copy2(path, tmp_path / "notebooks" / path.name)
-    if ZH_NOTEBOOKS:
-        (tmp_path / "notebooks" / "zh").mkdir()
-    for path in ZH_NOTEBOOKS:
-        shutil.copy2(path, tmp_path / "notebooks" / "zh" / path.name)
+    shutil.copytree(ROOT / "notebooks", tmp_path / "notebooks",
+                    ignore=lambda folder, names: [n for n in names if not n.endswith(".ipynb") and n != "zh"])
     for name in ("README.md", "README.zh-CN.md", "pyproject.toml"):
         shutil.copy2(ROOT / name, tmp_path / name)
     return tmp_path
