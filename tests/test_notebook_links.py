@@ -52,11 +52,6 @@ def link_name(path: Path) -> str:
     return f"zh/{path.name}" if path.parent.name == "zh" else path.name
 
 
-def run_script(*args: str) -> subprocess.CompletedProcess:
-    """``python -m course_tools.links ARGS`` (``make links``), through its ``main``."""
-    return run_main(links.main, *args)
-
-
 def urls(repository: str, tag: str, path: str) -> dict[str, str]:
     """Where each badge opens ``path`` (a repository path) at ``tag``, by its alt text."""
     slug = repository.removeprefix("https://github.com/")
@@ -128,20 +123,20 @@ def test_check_names_each_stale_file_and_a_rewrite_restores_it(tmp_path):
     shutil.copy2(english, chinese)
     stale = {path: path.read_text(encoding="utf-8") for path in (notebook, readme, chinese, root / "README.zh-CN.md")}
 
-    done = run_script("--check", "--root", str(root))
+    done = run_main(links.main, "--check", "--root", str(root))
     assert done.returncode == 1
     assert sorted(done.stdout.splitlines()) == sorted(
         f"{path.relative_to(root).as_posix()}{DIFFERS}" for path in stale), "only the stale files"
     assert {path: path.read_text(encoding="utf-8") for path in stale} == stale, "--check changes nothing"
 
-    assert run_script("--root", str(root)).returncode == 0
+    assert run_main(links.main, "--root", str(root)).returncode == 0
     assert {path: path.read_text(encoding="utf-8") for path in originals} == originals
     nb = load(chinese)
     check_badges(source(tagged(nb, "links")[0]), f"zh/{chinese.name}", repository, tag)
     shipped = load(ROOT / "notebooks" / "zh" / chinese.name)
     assert tagged(nb, "hosted-setup") == tagged(shipped, "hosted-setup"), "the Chinese install cell"
     assert [c["id"] for c in nb["cells"]] == [c["id"] for c in load(english)["cells"]], "every other cell kept"
-    assert run_script("--check", "--root", str(root)).returncode == 0
+    assert run_main(links.main, "--check", "--root", str(root)).returncode == 0
 
 
 def test_the_links_and_the_install_cell_follow_the_two_settings(tmp_path):
@@ -155,8 +150,8 @@ def test_the_links_and_the_install_cell_follow_the_two_settings(tmp_path):
     pyproject.write_text(text, encoding="utf-8")
     assert settings(root) == ("https://github.com/someone/course-fork", "v1.2.3")
 
-    assert run_script("--check", "--root", str(root)).returncode == 1
-    assert run_script("--root", str(root)).returncode == 0
+    assert run_main(links.main, "--check", "--root", str(root)).returncode == 1
+    assert run_main(links.main, "--root", str(root)).returncode == 0
     for path in sorted((root / "notebooks").glob("**/*.ipynb")):
         nb = load(path)
         check_badges(source(nb["cells"][0]), link_name(path), "https://github.com/someone/course-fork", "v1.2.3")
@@ -176,7 +171,7 @@ def test_a_repository_not_on_github_or_a_website_not_a_folder_is_refused(tmp_pat
     pyproject = root / "pyproject.toml"
     text = re.sub(rf'(?m)^{setting} = "[^"]+"', f'{setting} = "{wrong}"', pyproject.read_text(encoding="utf-8"))
     pyproject.write_text(text, encoding="utf-8")
-    done = run_script("--root", str(root))
+    done = run_main(links.main, "--root", str(root))
     assert done.returncode == 2 and said in done.stderr
     assert [p.read_text(encoding="utf-8") for p in sorted((root / "notebooks").glob("*.ipynb"))] == [
         p.read_text(encoding="utf-8") for p in NOTEBOOKS
