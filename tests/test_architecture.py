@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import functools
 import graphlib
+import pkgutil
 import re
 import subprocess
 import sys
@@ -182,9 +183,16 @@ def notebook_violations(imports: set[str]) -> list[str]:
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
-def test_notebooks_import_only_the_face(path):
+def test_notebooks_import_only_the_face_and_names_that_exist(path):
     imports = set().union(*(package_imports(cell, path.name) for cell in python_cells(path)))
     assert notebook_violations(imports) == [], f"{path.name} imports below the face"
+    missing = []
+    for name in sorted(imports):
+        try:
+            pkgutil.resolve_name(name)
+        except (ImportError, AttributeError) as error:
+            missing.append(f"{name}: {error}")
+    assert missing == [], f"{path.name} imports what the package does not have"
 
 
 def test_the_core_imports_nothing_above_it_and_nothing_imports_the_tools():
