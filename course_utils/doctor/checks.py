@@ -10,8 +10,7 @@ recommendation's notes. The checks live in a module each (``libraries``, ``wsl``
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import Any
 
 from course_utils.core.i18n import N_, translator
 from course_utils.doctor.kernels import kernel_checks
@@ -23,17 +22,6 @@ from course_utils.doctor.wsl import is_wsl, wsl_checks
 _ = translator("doctor")
 
 
-class FindingRule(NamedTuple):
-    """How a note becomes a finding, by its code: the severity, the fix (a text entry of findings.json: shown in the
-    language now, filled in when the finding is made), a live check's report group, and the finding's code where it
-    is not the note's."""
-
-    severity: str
-    fix: Mapping[str, Any]
-    group: str | None = None
-    code: str | None = None
-
-
 # The groups' names are English (the JSON's "group"); the report shows them translated.
 GROUP_LIBRARIES = N_("NVIDIA libraries from pip")
 GROUP_WSL = N_("WSL2")
@@ -42,14 +30,11 @@ GROUP_PYTHON = N_("Python")
 GROUPS = (GROUP_PYTHON, GROUP_LIBRARIES, GROUP_WSL, GROUP_KERNELS)
 
 
-def _finding_rules(part: str) -> dict[str, FindingRule]:
-    """findings.json's ``notes`` (a recommendation's) or ``checks`` (the live checks'), by the note's code."""
-    rules = read_data("findings")[part]
-    return {code: FindingRule(r["severity"], r["fix"], r.get("group"), r.get("code")) for code, r in rules.items()}
-
-
-CHECK_FINDINGS = _finding_rules("checks")
-NOTE_FINDINGS = _finding_rules("notes")
+# How a note becomes a finding, by its code (findings.json): the severity, the fix (a text entry, shown in the
+# language now and filled in when the finding is made), a live check's report group, and the finding's code where it
+# is not the note's.
+CHECK_FINDINGS: dict[str, dict[str, Any]] = read_data("findings")["checks"]
+NOTE_FINDINGS: dict[str, dict[str, Any]] = read_data("findings")["notes"]
 
 
 def python_wheel_check(python: str | None = None) -> list[Note]:

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from course_utils.core.i18n import N_, translator
-from course_utils.doctor.checks import CHECK_FINDINGS, GROUPS, NOTE_FINDINGS, FindingRule
+from course_utils.doctor.checks import CHECK_FINDINGS, GROUPS, NOTE_FINDINGS
 from course_utils.doctor.gpus import QUERY_COMMAND, build_targets, covered_by_build, identify
 from course_utils.doctor.logs import LogReport, classify
 from course_utils.doctor.nvidia import NvccReport, SmiReport
@@ -48,11 +48,12 @@ def worst_first(findings: list[Finding]) -> list[Finding]:
 MAIN_GROUP = N_("Install, driver and TensorFlow")  # English, like the live checks' groups; translated in the report
 
 
-def _findings(notes: list[Note], rules: dict[str, FindingRule], **fields: Any) -> list[Finding]:
+def _findings(notes: list[Note], rules: dict[str, dict[str, Any]], **fields: Any) -> list[Finding]:
     """The findings ``notes`` give by ``rules`` (their codes decide, their wording does not): the note's text as the
     message, the rule's fix in the language now, filled in with ``fields``."""
     return [
-        Finding(rule.code or note.code, rule.severity, sentence(note.text), localized(rule.fix).format(**fields))
+        Finding(rule.get("code", note.code), rule["severity"], sentence(note.text),
+                localized(rule["fix"]).format(**fields))
         for note in notes
         if (rule := rules.get(note.code)) is not None
     ]
@@ -81,8 +82,7 @@ def finding_groups(findings: list[Finding]) -> dict[str, list[Finding]]:
     out."""
     groups: dict[str, list[Finding]] = {MAIN_GROUP: [], **{group: [] for group in GROUPS}}
     for f in findings:
-        rule = CHECK_FINDINGS.get(f.code)
-        groups[rule.group if rule else MAIN_GROUP].append(f)
+        groups[CHECK_FINDINGS.get(f.code, {}).get("group", MAIN_GROUP)].append(f)
     return {group: found for group, found in groups.items() if found}
 
 
@@ -248,7 +248,7 @@ class Diagnosis:
             "nvcc": None if nvcc is None else asdict(nvcc),
             "installed_tensorflow": None if m.tensorflow is None else m.tensorflow.to_dict(),
             "checks": None if m.checks is None else [
-                {**note.to_dict(), "group": CHECK_FINDINGS[note.code].group if note.code in CHECK_FINDINGS else None}
+                {**note.to_dict(), "group": CHECK_FINDINGS.get(note.code, {}).get("group")}
                 for note in m.checks],
             # where docs/troubleshooting.md explains a finding's or a note's code: {code: link}
             "see": links(

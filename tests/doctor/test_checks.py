@@ -62,8 +62,8 @@ def noted_codes() -> set[str]:
 def test_every_note_code_has_its_finding_and_every_finding_is_used():
     assert noted_codes() == set(CHECK_FINDINGS)
     for rule in CHECK_FINDINGS.values():
-        fix = rule.fix["text"].format(python="py", wsl_driver_min="1", wsl_windows_build="2")
-        assert rule.severity in ("info", "warning", "error") and "{" not in fix
+        fix = rule["fix"]["text"].format(python="py", wsl_driver_min="1", wsl_windows_build="2")
+        assert rule["severity"] in ("info", "warning", "error") and "{" not in fix
 
 
 def test_a_note_gives_its_finding_whatever_its_text():

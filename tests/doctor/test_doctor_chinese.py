@@ -114,7 +114,7 @@ def test_every_table_text_is_in_the_catalogue_with_a_translation():
     """Text that a table defines once (marked N_) is translated where it is shown: it must be in the catalogue (the
     fixes of findings.json carry their own translations: test_data_files.py)."""
     catalogue = messages.load("zh_CN", "doctor")
-    texts = [rule.group for rule in CHECK_FINDINGS.values()]
+    texts = [rule["group"] for rule in CHECK_FINDINGS.values()]
     texts += [*PLATFORM_NAMES.values(), METAL_ROUTE, INTEL_MAC_ROUTE, MAIN_GROUP]
     missing = [text for text in texts if catalogue.get(text) is None or not catalogue.get(text).string]
     assert not missing, missing
