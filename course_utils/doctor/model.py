@@ -18,8 +18,7 @@ from course_utils.doctor.checks import CHECK_FINDINGS, GROUPS, NOTE_FINDINGS
 from course_utils.doctor.gpus import QUERY_COMMAND, build_targets, covered_by_build, identify
 from course_utils.doctor.logs import LogReport, classify
 from course_utils.doctor.nvidia import NvccReport, SmiReport
-from course_utils.doctor.recommend import Recommendation, platform_name
-from course_utils.doctor.routes import in_order
+from course_utils.doctor.recommend import Recommendation, in_order, platform_name
 from course_utils.doctor.texts import Note, join, sentence
 from course_utils.doctor.troubleshooting import links, more_line
 from course_utils.doctor.versions import load, localized

@@ -1,9 +1,10 @@
 """What to install: the TensorFlow requirement and the exact commands for a platform, Python, driver and GPU.
 
-``recommend()`` takes every version fact from ``versions.json``; the doctor, notebook 01's picker and the tests all
-call it (``routes`` adds a platform's alternatives, ``commands`` spells the command lines). Its notes are ``Note``s,
-whose codes the doctor's findings match on. ``PLATFORM_NAMES`` and the route names stay English (data);
-``platform_name`` and ``Recommendation.title`` translate.
+``recommend()`` takes every version fact from ``versions.json`` (``commands`` spells the command lines); ``routes()``
+adds a platform's alternatives, each a whole recommendation of its own - WSL2 next to native Windows; Apple's Metal
+plugin and the Intel-Mac line next to macOS - and ``in_order`` puts the route to follow first. The doctor, notebook
+01's picker and the tests all call them. The notes are ``Note``s, whose codes the doctor's findings match on.
+``PLATFORM_NAMES`` and the route names stay English (data); ``platform_name`` and ``Recommendation.title`` translate.
 """
 
 from __future__ import annotations
@@ -73,10 +74,6 @@ class Recommendation:
         mark = self.mark()
         return f" ({mark})" if mark else ""
 
-    def heading(self) -> str:
-        """``"WSL2: tensorflow[and-cuda]==2.21.*"``, and the mark of a route the course's notebooks do not run on."""
-        return f"{self.title()}: {self.tensorflow}{self.mark_suffix()}"
-
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready; notes as ``{"code": ..., "text": ...}`` objects."""
         build = self.build
@@ -107,8 +104,9 @@ class Recommendation:
         }
 
     def text(self) -> str:
-        """The heading, the commands, the notes and their troubleshooting links."""
-        lines = [self.heading()]
+        """The heading (``"WSL2: tensorflow[and-cuda]==2.21.*"``, and the mark of a route the course's notebooks do
+        not run on), the commands, the notes and their troubleshooting links."""
+        lines = [f"{self.title()}: {self.tensorflow}{self.mark_suffix()}"]
         lines += [f"    {command}" for command in self.commands]
         lines += ["  " + _("note: {text}").format(text=note.text) for note in self.notes]
         lines += ["  " + more_text(link) for link in dict.fromkeys(links(note.code for note in self.notes).values())]
@@ -415,3 +413,64 @@ def _update_driver(rec: Recommendation) -> str:
     uninstallable = load().rule("and-cuda-uninstallable")
     return join(text, system.format(cuda=build.cuda, cudnn=build.cudnn),
                 uninstallable["text"] if build.minor in uninstallable["tensorflow"] else "")
+
+
+METAL_ROUTE = N_("Apple silicon, Metal GPU")
+INTEL_MAC_ROUTE = N_("Intel Mac")
+
+
+def routes(
+    platform: str,
+    python: str | None = None,
+    driver: str | None = None,
+    gpu: bool | str | None = None,
+    *,
+    driver_cuda: str | None = None,
+    compute_capability: str | None = None,
+) -> list[Recommendation]:
+    """The recommendation for a platform, then the alternatives worth knowing: native Windows -> WSL2;
+    macOS -> Apple's Metal route (where the Python has the plugin) and the Intel-Mac line."""
+    platform = check_platform(platform)
+    first = recommend(platform, python, driver, gpu, driver_cuda=driver_cuda, compute_capability=compute_capability)
+    if platform == "windows" and first.gpu:
+        return [first, recommend("wsl2", python, driver, gpu, compute_capability=compute_capability)]
+    if platform == "macos":
+        asked = normalize_python(python)
+        metal = _metal(asked)
+        return [first, *([metal] if metal else []), _intel_mac(asked)]
+    return [first]
+
+
+def _metal(asked: str | None) -> Recommendation | None:
+    """Apple silicon's Metal route (TF <= 2.18 + tensorflow-metal), for a Python the plugin has wheels for."""
+    table = load()
+    metal = table.rule("macos-metal")
+    if asked and not metal_supports(asked):
+        return None
+    python = asked or metal["python"][1]
+    minor = metal["tensorflow_max"]
+    requirement = f"tensorflow=={minor}.*"
+    install = pip_install(requirement, minor) + f' "{metal["plugin"]}"'
+    notes = [rule_note("macos-metal"), *build_notes(minor)]
+    return Recommendation("macos", requirement, in_venv("macos", python, install), None, python, True,
+                          route=METAL_ROUTE, notes=notes)
+
+
+def _intel_mac(asked: str | None) -> Recommendation:
+    """Intel Macs: the last TensorFlow line released for them (2.16), CPU only."""
+    last = parse_version(load().rule("macos-intel")["last"])
+    before = version_text((last[0], last[1] + 1))
+    build, python, notes = _build_for_python("linux", asked, before, "macos")
+    requirement = f"tensorflow=={build.minor}.*"
+    commands = in_venv("macos", python, *install_build(build, requirement))
+    notes = [rule_note("macos-intel"), *notes, *build_notes(build.minor)]
+    return Recommendation("macos", requirement, commands, build, python, False, route=INTEL_MAC_ROUTE, notes=notes)
+
+
+def in_order(routes: list[Recommendation]) -> list[Recommendation]:
+    """A platform's routes (``routes``) in the order the doctor, its JSON and notebook 01's picker show them, the
+    one to follow first: on native Windows with an NVIDIA GPU, WSL2 (the course's TensorFlow on the GPU) before native
+    Windows' TF 2.10, on which the course's notebooks do not run; elsewhere as they are."""
+    if routes[0].platform == "windows" and routes[0].gpu:
+        return sorted(routes, key=lambda rec: rec.platform != "wsl2")
+    return list(routes)

@@ -43,8 +43,5 @@ class Note:
     code: str  # kebab-case
     text: str
 
-    def __str__(self) -> str:
-        return self.text
-
     def to_dict(self) -> dict[str, str]:
         return {"code": self.code, "text": self.text}

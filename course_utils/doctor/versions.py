@@ -112,7 +112,6 @@ class Table:
                 and (before is None or parse_version(build.minor) < parse_version(before)))
 
     def newest(self, platform: str, python: str | None = None, *, before: str | None = None) -> Build | None:
-        """The first of ``matching``."""
         return next(self.matching(platform, python, before=before), None)
 
     def python_range(self, platform: str, *, before: str | None = None) -> tuple[str, str]:

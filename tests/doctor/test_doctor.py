@@ -100,7 +100,7 @@ def test_a_machine_gets_its_finding(platform, python, name, tensorflow, code, se
 
 
 # ----------------------------------------------------------------- TensorFlow's own view (live machines): the rules of
-# course_utils.doctor.rules_tensorflow (and FINDINGS' rows with an installed TensorFlow)
+# course_utils.doctor.rules.tensorflow_findings (and FINDINGS' rows with an installed TensorFlow)
 
 
 def test_gpu_visible_and_compute_capability_check():

@@ -14,8 +14,7 @@ from course_utils.doctor.checks import CHECK_FINDINGS
 from course_utils.doctor.cli import main
 from course_utils.doctor.logs import classify
 from course_utils.doctor.model import MAIN_GROUP
-from course_utils.doctor.recommend import PLATFORM_NAMES
-from course_utils.doctor.routes import INTEL_MAC_ROUTE, METAL_ROUTE
+from course_utils.doctor.recommend import INTEL_MAC_ROUTE, METAL_ROUTE, PLATFORM_NAMES
 from course_utils.doctor.texts import join, sentence
 from course_utils.doctor.versions import load
 
