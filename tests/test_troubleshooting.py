@@ -9,9 +9,8 @@ import pytest
 
 from course_utils.core import variables
 from course_utils.doctor import describe, diagnose
-from course_utils.doctor.checks import CHECK_FINDINGS
 from course_utils.doctor.logs import RULES
-from course_utils.doctor.model import NOTE_FINDINGS
+from course_utils.doctor.model import CHECK_FINDINGS, NOTE_FINDINGS
 from course_utils.doctor.recommend import recommend
 from course_utils.doctor.troubleshooting import ANCHORS, links, more_line, see
 

@@ -2,7 +2,13 @@
 checks) or one described by captured text (``describe``), as a ``model.Machine`` for ``diagnose``.
 
 The probes run the tools (``probe_nvidia_smi``, ``probe_nvcc``) and hand their output to the parsers in
-``course_utils.doctor.nvidia``, which read text only - the same text a student pastes."""
+``course_utils.doctor.nvidia``, which read text only - the same text a student pastes.
+
+The live checks look where real machines fail: libraries that do not load, WSL2's plumbing, kernels. Each returns
+``Note(code, text)``s, which ``model.CHECK_FINDINGS`` (findings.json's ``checks``) turns into findings by their code.
+They live in a module each (``libraries``, ``wsl``, ``kernels``), plus ``python_wheel_check`` here; every place a
+check looks is a parameter, so tests build the machine as a file tree; ``live_checks`` runs them all with this
+machine's paths."""
 
 from __future__ import annotations
 
@@ -14,7 +20,8 @@ from pathlib import Path
 
 from course_utils.core.i18n import translator
 from course_utils.core.tf_setup import quiet_tensorflow, startup_log
-from course_utils.doctor.checks import live_checks
+from course_utils.doctor.kernels import kernel_checks
+from course_utils.doctor.libraries import nvidia_library_checks
 from course_utils.doctor.model import Machine, TensorFlowInfo
 from course_utils.doctor.nvidia import (
     QUERY_FIELDS,
@@ -28,8 +35,9 @@ from course_utils.doctor.nvidia import (
     windows_evidence,
 )
 from course_utils.doctor.recommend import normalize_python
-from course_utils.doctor.versions import check_platform
-from course_utils.doctor.wsl import is_wsl
+from course_utils.doctor.texts import Note
+from course_utils.doctor.versions import check_platform, load, parse_version
+from course_utils.doctor.wsl import is_wsl, wsl_checks
 
 _ = translator("doctor")
 
@@ -126,6 +134,34 @@ def probe_tensorflow() -> TensorFlowInfo:
     except Exception as error:  # noqa: BLE001
         info.error = f"{type(error).__name__}: {error}"
     return info
+
+
+def python_wheel_check(python: str | None = None) -> list[Note]:
+    """Whether the course's TensorFlow (the newest build in versions.json) has a wheel for ``python``
+    (default: this one)."""
+    version = python or f"{sys.version_info.major}.{sys.version_info.minor}"
+    build = load().newest("linux")
+    if build is None or parse_version(version) is None or build.supports_python(version):
+        return []
+    text = _("TensorFlow {tensorflow}, the course's, has wheels for Python {low}-{high} only; this is Python {python}, "
+             "so `pip install tensorflow` cannot install it here")
+    fields = {"tensorflow": build.minor, "low": build.python_min, "high": build.python_max, "python": version}
+    return [Note("no-tensorflow-wheel-for-python", text.format(**fields))]
+
+
+def live_checks(platform: str, *, gpu: bool | None = None) -> list[Note]:
+    """Every check, with this machine's paths (``platform``: linux, wsl2, windows or macos)."""
+    notes = python_wheel_check()
+    if platform in ("linux", "wsl2") and sys.platform.startswith("linux"):
+        notes += nvidia_library_checks(gpu=gpu)
+        if is_wsl():  # the machine itself, whatever --platform says
+            notes += wsl_checks()
+    try:
+        notes += kernel_checks()
+    except Exception as error:  # noqa: BLE001 - a broken Jupyter install is a finding, not the doctor's crash
+        text = _("Jupyter's kernels could not be listed: {error}")
+        notes.append(Note("kernels-unreadable", text.format(error=f"{type(error).__name__}: {error}")))
+    return notes
 
 
 def probe(platform: str | None = None, python: str | None = None) -> Machine:

@@ -10,10 +10,9 @@ import sys
 import pytest
 
 from course_utils.core import variables
-from course_utils.doctor.checks import CHECK_FINDINGS
 from course_utils.doctor.cli import main
 from course_utils.doctor.logs import classify
-from course_utils.doctor.model import MAIN_GROUP
+from course_utils.doctor.model import CHECK_FINDINGS, MAIN_GROUP
 from course_utils.doctor.recommend import INTEL_MAC_ROUTE, METAL_ROUTE, PLATFORM_NAMES
 from course_utils.doctor.texts import join, sentence
 from course_utils.doctor.versions import load
