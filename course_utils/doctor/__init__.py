@@ -6,8 +6,8 @@ TensorFlow log. A finding has a stable ``code``, a ``severity``, a ``message`` a
 ``COURSE_LANG=zh-CN`` its sentences - in the JSON too - are Chinese; codes and keys never change: match on the codes.
 
 Where each part lives (this file only imports the names other code uses): ``model`` (``Finding``, ``Machine``,
-``Diagnosis``; notes and log lines as findings), ``probes`` (looking at a machine; the live checks: ``libraries``,
-``wsl``, ``kernels``), ``rules`` (the rule families and ``diagnose``), ``recommend`` (with a platform's routes),
+``Diagnosis``; notes and log lines as findings), ``probes`` (looking at a machine; the live checks, with ``libraries``
+and ``kernels``), ``rules`` (the rule families and ``diagnose``), ``recommend`` (with a platform's routes),
 ``commands`` and ``versions`` (what to install), ``nvidia`` (reading NVIDIA's tools), ``gpus`` (a GPU's generation),
 ``logs`` (a TensorFlow log), ``troubleshooting`` and ``texts``.
 """

@@ -155,12 +155,8 @@ def kernel_checks(
             text = _("`jupyter` on PATH ({jupyter}) runs from {prefix}, another environment without TensorFlow: a "
                      "kernel named just 'python3' started by it runs there, not here")
             notes.append(Note("jupyter-runs-elsewhere", text.format(jupyter=jupyter, prefix=env_prefix(server_python))))
-    for spec in kernel_specs(kernel_dirs):
-        if spec["language"].lower() != "python" or not spec["argv"]:
-            continue
-        note = _kernel_note(spec, server_python, here, home)
-        if note is not None:
-            notes.append(note)
+    pythons = [spec for spec in kernel_specs(kernel_dirs) if spec["language"].lower() == "python" and spec["argv"]]
+    notes += [note for spec in pythons if (note := _kernel_note(spec, server_python, here, home)) is not None]
     uses_here = any(note.code == "kernel-uses-this-environment" for note in notes)
     if tensorflow_here and not uses_here:
         text = _("No Jupyter kernel runs this environment ({prefix}), where TensorFlow is installed")

@@ -259,7 +259,7 @@ class Diagnosis:
             "nvcc": None if nvcc is None else asdict(nvcc),
             "installed_tensorflow": None if m.tensorflow is None else m.tensorflow.to_dict(),
             "checks": None if m.checks is None else [
-                {**note.to_dict(), "group": CHECK_FINDINGS.get(note.code, {}).get("group")}
+                {**asdict(note), "group": CHECK_FINDINGS.get(note.code, {}).get("group")}
                 for note in m.checks],
             # where docs/troubleshooting.md explains a finding's or a note's code: {code: link}
             "see": links(
@@ -316,17 +316,13 @@ class Diagnosis:
         if smi is None:
             lines.append("  " + _("NVIDIA driver: not looked at"))
         elif smi.status == "ok":
-            version = smi.driver_version or _("unreadable")
             if smi.driver_cuda:
-                driver = _("NVIDIA driver: {version}, supports CUDA up to {cuda}").format(
-                    version=version, cuda=smi.driver_cuda
-                )
+                driver = _("NVIDIA driver: {version}, supports CUDA up to {cuda}")
             else:
-                driver = _("NVIDIA driver: {version}").format(version=version)
-            lines.append("  " + driver)
+                driver = _("NVIDIA driver: {version}")
+            lines.append("  " + driver.format(version=smi.driver_version or _("unreadable"), cuda=smi.driver_cuda))
             for g in smi.gpus:
-                lines.append(f"  {g.describe()}")
-                lines.append(f"    {_coverage_line(g.name, g.compute_capability, m.tensorflow)}")
+                lines += [f"  {g.describe()}", f"    {_coverage_line(g.name, g.compute_capability, m.tensorflow)}"]
         else:
             said = smi.message or "; ".join(smi.problems)
             lines.append("  " + _("NVIDIA driver: none found ({status}: {said})").format(status=smi.status, said=said))

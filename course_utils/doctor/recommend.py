@@ -9,7 +9,7 @@ plugin and the Intel-Mac line next to macOS - and ``in_order`` puts the route to
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from course_utils.core.i18n import N_, translator
@@ -100,7 +100,7 @@ class Recommendation:
             "generation": None if self.generation is None else self.generation.to_dict(),
             "runs_course_notebooks": self.runs_course,
             "mark": self.mark(),  # what the report writes next to such a route (None where the notebooks run)
-            "notes": [note.to_dict() for note in self.notes],
+            "notes": [asdict(note) for note in self.notes],
         }
 
     def text(self) -> str:

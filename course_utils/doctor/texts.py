@@ -42,6 +42,3 @@ class Note:
 
     code: str  # kebab-case
     text: str
-
-    def to_dict(self) -> dict[str, str]:
-        return {"code": self.code, "text": self.text}
