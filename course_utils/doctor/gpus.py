@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from course_utils.core.i18n import translator
 from course_utils.doctor.versions import Build, load, localized, parse_version, version_text
@@ -107,15 +108,6 @@ def parse_target(text: str) -> Target:
 
 
 @dataclass(frozen=True)
-class KnownFailure:
-    """A generation the rules cover but the current wheels fail on, with the issue threads that show it (``text``:
-    in the language at the time it was looked up)."""
-
-    text: str
-    issues: tuple[str, ...]
-
-
-@dataclass(frozen=True)
 class Coverage:
     """The answer of ``covered_by_build``: whether the build has code for the GPU, how, and why."""
 
@@ -125,8 +117,10 @@ class Coverage:
     reason: str
 
 
-def known_failure(cc: str | tuple[int, int], tensorflow: str | None = None) -> KnownFailure | None:
-    """The known failure for this compute capability (for ``tensorflow`` up to the release it was checked on)."""
+def known_failure(cc: str | tuple[int, int], tensorflow: str | None = None) -> dict[str, Any] | None:
+    """The known failure for this compute capability (for ``tensorflow`` up to the release it was checked on): a
+    generation the rules cover but the current wheels fail on - versions.json's row, its ``text`` in the language now,
+    its ``issues`` the threads that show it."""
     have = compute_capability(cc)
     version = parse_version(tensorflow) if tensorflow else None
     for row in load().gpus["known_failures"]:
@@ -135,7 +129,7 @@ def known_failure(cc: str | tuple[int, int], tensorflow: str | None = None) -> K
         if version is not None and version[:2] > parse_version(row["tensorflow_checked"])[:2]:
             continue  # a newer TensorFlow than the one the failure was checked on: no claim
         if low <= have < below:
-            return KnownFailure(localized(row), tuple(row["issues"]))
+            return {**row, "text": localized(row)}
     return None
 
 
@@ -186,7 +180,7 @@ def covered_by_build(
         reason = _(
             "by the binary-compatibility rules {reason}; but compute capability {cc} is a known "
             "failure with the current wheels: {failure} ({links})"
-        ).format(reason=reason, cc=text, failure=failure.text, links=", ".join(failure.issues))
+        ).format(reason=reason, cc=text, failure=failure["text"], links=", ".join(failure["issues"]))
     return Coverage(True, best.text, not cubins, reason)
 
 

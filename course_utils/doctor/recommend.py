@@ -184,7 +184,7 @@ def _gpu_notes(generation: Generation | None, build: Build, capped: bool, platfo
     failure = known_failure(generation.compute_capability)
     if failure is not None:
         text = _("{name} has {generation}. {failure} Issue threads: {issues}")
-        fields.update(failure=failure.text, issues=", ".join(failure.issues))
+        fields.update(failure=failure["text"], issues=", ".join(failure["issues"]))
         notes.append(Note("gpu-known-failure", text.format(**fields)))
     return notes
 

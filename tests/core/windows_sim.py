@@ -422,7 +422,7 @@ def scenario(folder_name: str) -> dict[str, Any]:
     namespace: dict[str, Any] = {"EPOCHS": 10, "IMAGES": None, "DEVICE": "auto", "SEED": 0}
     course = course_utils.setup(namespace, "99_windows", smoke={"EPOCHS": 1, "IMAGES": 2000})
     from course_utils.device import cpu_model, why_no_gpu
-    from course_utils.doctor import detect_platform, wsl
+    from course_utils.doctor import detect_platform, probes
     from course_utils.lessons.nb05 import speed
 
     before = linux_peak_mib()
@@ -441,7 +441,7 @@ def scenario(folder_name: str) -> dict[str, Any]:
         "cpu_model": cpu_model(),
         "cpu_flags": sorted(speed.cpu_flags()),
         "doctor_platform": detect_platform(),
-        "is_wsl": wsl.is_wsl(environ={}),
+        "is_wsl": probes.is_wsl(environ={}),
     }
 
     out["processes"] = _processes()
