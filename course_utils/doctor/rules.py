@@ -9,7 +9,6 @@ from __future__ import annotations
 import importlib.util
 
 from course_utils.core.i18n import translator
-from course_utils.doctor.commands import pip_install
 from course_utils.doctor.gpus import covered_by_build, identify
 from course_utils.doctor.logs import classify
 from course_utils.doctor.model import (
@@ -25,7 +24,7 @@ from course_utils.doctor.model import (
 )
 from course_utils.doctor.nvidia import SmiReport
 from course_utils.doctor.probes import probe
-from course_utils.doctor.recommend import Recommendation, in_order, platform_name, recommend, routes
+from course_utils.doctor.recommend import Recommendation, in_order, pip_install, platform_name, recommend, routes
 from course_utils.doctor.texts import join, sentence
 from course_utils.doctor.versions import load, parse_version
 

@@ -21,7 +21,7 @@ from .file_tree import codes
 
 ON_LINUX = sys.platform.startswith("linux")
 # The modules whose notes CHECK_FINDINGS turns into findings.
-CHECK_MODULES = ("probes", "libraries", "kernels")
+CHECK_MODULES = ("probes", "libraries")
 
 
 @pytest.mark.parametrize("python", ["3.9", "3.14"])
