@@ -132,8 +132,11 @@ endif
 site: $(STAMP)
 	$(BIN)/python -m course_tools.site.build --from $(SITE_FROM) --out $(SITE)
 
+# lint: ruff; ruff's preview rule PLW1514 (each text file opened, read or written names its encoding: Windows'
+# default is not UTF-8), on the code that runs on students' machines; the course's own rules.
 lint: $(STAMP)
-	$(call timed,$(BIN)/ruff check . && $(BIN)/python scripts/course_lint.py)
+	$(call timed,$(BIN)/ruff check . && $(BIN)/ruff check --preview --select PLW1514 course_utils tools scripts \
+	  && $(BIN)/python scripts/course_lint.py)
 
 unit: $(STAMP)
 	$(call timed,$(PYTEST) tests -m "not notebook and not browser and not hub" --ignore=tests/tools \

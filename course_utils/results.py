@@ -8,6 +8,7 @@ count across Run Alls.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import json
 import math
@@ -23,11 +24,6 @@ from course_utils.core.places import results_dir
 from course_utils.core.rss import peak_rss_mib
 
 RECORD_MIME = "application/vnd.course.record+json"  # a record as one output of its notebook (``Recorder._show``)
-
-
-def default_results_path(notebook: str) -> Path:
-    """Where ``notebook``'s record goes, following the environment (see module docstring)."""
-    return results_dir() / f"{notebook}.json"  # COURSE_RESULTS_DIR, else the course home's results/
 
 
 def earlier_exercises(path: Path, notebook: str) -> dict[str, dict[str, Any]]:
@@ -82,7 +78,8 @@ class Recorder:
         key_results: Sequence[str] | Mapping[str, str] = (),
         smoke_changes: Mapping[str, tuple[Any, Any]] | None = None,
     ):
-        self.path = Path(path) if path else default_results_path(notebook)
+        # default: COURSE_RESULTS_DIR, else the course home's results/
+        self.path = Path(path) if path else results_dir() / f"{notebook}.json"
         self.data: dict[str, Any] = {
             "notebook": notebook,
             "smoke": smoke,
@@ -113,11 +110,8 @@ class Recorder:
         """Add a dataset's origin (a ``data.LoadInfo``) and the training images kept to ``environment["data"]``,
         one entry per dataset (``course.load`` calls this).
         """
-        data = dict(self.data["environment"].get("data", {}))
-        data[info.dataset] = {"source": info.source, "location": info.location, "train_images": info.train_images,
-                              "test_images": info.test_images, "train_images_used": train_images_used,
-                              "checksum": info.checksum}
-        self.environment(data=data)
+        facts = {**dataclasses.asdict(info), "train_images_used": train_images_used}
+        self.environment(data={**self.data["environment"].get("data", {}), facts.pop("dataset"): facts})
 
     def exercise(self, number: str, status: str, *, answered: bool, right: bool) -> dict[str, Any]:
         """Count an attempt at exercise ``number`` (``"3.1"``) and keep its outcome: ``exercises[number]`` is the

@@ -17,6 +17,7 @@ from pathlib import Path
 from lint_base import Finding, Rule, cells, code_blocks, line_at, read, rel, rules_of, source
 
 from course_tools import links as notebook_links  # make links: what `make links` writes
+from course_utils.core.errors import CourseError
 
 RULES: list[Rule] = []
 rule = rules_of(RULES)
@@ -263,7 +264,7 @@ def driver_minimums(root: Path) -> Iterator[Finding]:
 def links_current(root: Path) -> Iterator[Finding]:
     try:
         files = notebook_links.expected(root)
-    except notebook_links.LinksError as error:
+    except CourseError as error:
         yield Finding("pyproject.toml", None, "links-current", error.what, error.fix)
         return
     for path, text in files.items():

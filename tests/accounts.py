@@ -48,42 +48,23 @@ def named_entries(folder: Path) -> list[str]:
     return re.findall(r"^(?:user|group):[^:\n]+:.*$", acl, re.M)
 
 
-def let_through(names: list[str], folders: list[Path]) -> list[Path]:
-    """Let only these accounts pass through ``folders`` (no listing, no reading): one ACL entry each.
-
-    Returns the folders that had no ACL entry naming an account before: ``close_again`` removes theirs whole.
-    """
-    with acl_lock():
-        plain = [f for f in folders if not named_entries(f)]  # a mask alone, left by a run beside another, is none
-        for folder in folders:
-            for name in names:
-                subprocess.run(["setfacl", "-m", f"u:{name}:x", str(folder)], check=True, capture_output=True,
-                               text=True)
-    return plain
-
-
-def close_again(names: list[str], folders: list[Path], plain: list[Path]) -> str | None:
-    """Remove what ``let_through`` added; a folder without an ACL before gets none again, unless another run's
-    entries are still there. What went wrong, or None."""
-    with acl_lock():
-        for folder in folders:
-            done = subprocess.run(["setfacl", "-x", ",".join(f"u:{name}" for name in names), str(folder)],
-                                  capture_output=True, text=True)
-            if done.returncode == 0 and folder in plain and not named_entries(folder):
-                done = subprocess.run(["setfacl", "-b", str(folder)], capture_output=True, text=True)
-            if done.returncode != 0:
-                return f"could not remove the test accounts' ACL entries on {folder}: {done.stderr.strip()}"
-    return None
-
-
 @contextmanager
 def passage(names: list[str]) -> Iterator[None]:
-    """Within the block, ``names`` pass through the closed folders to the checkout and this Python."""
+    """Within the block, ``names`` pass through the closed folders to the checkout and this Python (no listing, no
+    reading: one ACL entry ``u:NAME:x`` each). At the end each entry goes again; a folder that had no ACL entry
+    naming an account before gets no ACL again, unless another run's entries are still there."""
     closed = closed_folders()
-    plain = let_through(names, closed)
+    with acl_lock():
+        plain = [f for f in closed if not named_entries(f)]  # a mask alone, left by a run beside another, is none
+        for folder in closed:
+            for name in names:
+                subprocess.run(["setfacl", "-m", f"u:{name}:x", str(folder)], check=True, capture_output=True)
     try:
         yield
     finally:
-        trouble = close_again(names, closed, plain)
-        if trouble:
-            raise RuntimeError(trouble)
+        with acl_lock():
+            for folder in closed:
+                subprocess.run(["setfacl", "-x", ",".join(f"u:{name}" for name in names), str(folder)], check=True,
+                               capture_output=True)
+                if folder in plain and not named_entries(folder):
+                    subprocess.run(["setfacl", "-b", str(folder)], check=True, capture_output=True)

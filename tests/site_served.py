@@ -12,20 +12,17 @@ import functools
 import re
 import subprocess
 import threading
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+import requests
 
-from course_tools.site import build
+from course_tools.site import build as site
 
 from .conftest import IN_CI, ROOT
 from .test_browser import CHROMIUM, CHROMIUM_ARGS, CI_OUT, VIEWPORT, _require_browser
-
-site = build  # the site builder (course_tools.site.build)
 
 SITE = ROOT / "build" / "ci" / "site"
 
@@ -46,38 +43,26 @@ def built_site() -> Path:
     return SITE
 
 
-class Served:
-    """The site on 127.0.0.1, with every request's path and status remembered."""
+class Served(ThreadingHTTPServer):
+    """The site on 127.0.0.1 (a missing file is a console error in the page that asks for it)."""
 
     def __init__(self, folder: Path) -> None:
-        self.statuses: dict[str, int] = {}
-        served = self
-
-        class Handler(SimpleHTTPRequestHandler):
-            def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
-                served.statuses[self.path] = int(code) if str(code).isdigit() else 0
-
+        class Quiet(SimpleHTTPRequestHandler):
             def log_message(self, *args: object) -> None:
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Handler, directory=str(folder)))
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-        self.thread.join(timeout=10)
+        super().__init__(("127.0.0.1", 0), functools.partial(Quiet, directory=str(folder)))
+        self.url = f"http://127.0.0.1:{self.server_address[1]}/"
 
 
 @pytest.fixture(scope="session")
 def served(built_site: Path) -> Iterator[Served]:
-    server = Served(built_site)
-    try:
+    with Served(built_site) as server:
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
         yield server
-    finally:
-        server.close()
+        server.shutdown()
+        thread.join(timeout=10)
 
 
 @pytest.fixture(scope="session")
@@ -85,37 +70,31 @@ def chromium():
     _require_browser()
     from playwright.sync_api import sync_playwright
 
-    playwright = sync_playwright().start()
-    browser = None
-    try:
+    with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
         yield browser
-    finally:
-        try:
-            if browser is not None:
-                browser.close()
-        finally:
-            playwright.stop()
+        browser.close()
 
 
 class Visit:
-    """One page in a fresh browser context: console errors, page errors and requests outside the site kept."""
+    """One page in a fresh browser context: console errors, page errors and requests outside ``site`` (the served
+    site's URL, or ``file://`` for files on disk) kept."""
 
-    def __init__(self, chromium, served: Served, path: str) -> None:
+    def __init__(self, chromium, site: str, path: str) -> None:
         self.errors: list[str] = []
         self.outside: list[str] = []
         self.context = chromium.new_context(viewport=VIEWPORT)
         # Only requests outside the site reach Python (a pattern Chromium matches itself): they are kept and refused.
-        self.context.route(re.compile(f"^(?!{re.escape(served.url)})"), self._refuse)
+        self.context.route(re.compile(f"^(?!{re.escape(site)})"), self._refuse)
         self.page = self.context.new_page()
         self.page.on("console", lambda m: self.errors.append(f"console: {m.text}") if m.type == "error" else None)
         self.page.on("pageerror", lambda e: self.errors.append(f"page error: {e}"))
-        self.served = served
+        self.site = site
         self.go(path)
 
     def go(self, path: str) -> None:
         """Open ``path`` of the site in this visit's page (a second page keeps the context's cache)."""
-        response = self.page.goto(self.served.url + path, wait_until="load")
+        response = self.page.goto(self.site + path, wait_until="load")
         assert response is not None and response.status == 200, f"{path}: {response and response.status}"
 
     def _refuse(self, route) -> None:
@@ -127,9 +106,5 @@ class Visit:
 
 
 def fetch(url: str) -> tuple[int, str]:
-    try:
-        with urllib.request.urlopen(url, timeout=20) as response:
-            body = response.read().decode("utf-8", "replace") if url.endswith(".html") else ""
-            return response.status, body
-    except urllib.error.HTTPError as error:
-        return error.code, ""
+    response = requests.get(url, timeout=20)  # http.server names no charset: the site's pages are UTF-8
+    return response.status_code, response.content.decode("utf-8", "replace") if url.endswith(".html") else ""

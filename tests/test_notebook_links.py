@@ -3,7 +3,7 @@
 Everything is generated from two values in pyproject.toml: ``Repository`` in ``[project.urls]`` and
 ``version`` (the release tag is "v" + version). These tests run the generator on a copy, read the links back
 and check them against pyproject on their own, and run the install cell with a stand-in for IPython. That the
-shipped files are what it writes is scripts/course_lint.py's rule links-current.
+files are what it writes is scripts/course_lint.py's rule links-current (here: which files it names).
 """
 
 from __future__ import annotations
@@ -20,8 +20,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 import pytest
-from IPython.core.inputtransformer2 import TransformerManager
-from IPython.utils.text import DollarFormatter
+from IPython.core.interactiveshell import InteractiveShell
 from packaging.requirements import Requirement
 
 from course_tools import links
@@ -29,8 +28,10 @@ from course_tools import links
 from .conftest import NOTEBOOKS, ROOT, ZH_NOTEBOOKS, run_main
 from .test_notebooks import EDITIONS, load, source  # EDITIONS: English, then Chinese (notebooks/zh/)
 
+sys.path.insert(0, str(ROOT / "scripts"))
+import lint_claims  # noqa: E402 - scripts/lint_claims.py, the rule links-current
+
 MODULE = "course_tools.links"
-DIFFERS = ": differs from what tools/course_tools/links.py writes"
 IMAGES = {
     "Open In Colab": "https://colab.research.google.com/assets/colab-badge.svg",
     "Open in Kaggle": "https://kaggle.com/static/images/open-in-kaggle.svg",
@@ -44,12 +45,8 @@ def settings(root: Path = ROOT) -> tuple[str, str]:
     return project["urls"]["Repository"].rstrip("/"), "v" + project["version"]
 
 
-def tags(cell: dict) -> list[str]:
-    return cell.get("metadata", {}).get("tags", [])
-
-
 def tagged(nb: dict, tag: str) -> list[dict]:
-    return [c for c in nb["cells"] if tag in tags(c)]
+    return [c for c in nb["cells"] if tag in c.get("metadata", {}).get("tags", [])]
 
 
 def link_name(path: Path) -> str:
@@ -57,9 +54,9 @@ def link_name(path: Path) -> str:
     return f"zh/{path.name}" if path.parent.name == "zh" else path.name
 
 
-def run_script(*args: str) -> subprocess.CompletedProcess:
-    """``python -m course_tools.links ARGS`` (``make links``), through its ``main``."""
-    return run_main(links.main, *args)
+def stale(root: Path) -> list[str]:
+    """The files the lint rule links-current names: those that differ from what ``make links`` writes."""
+    return [finding.path for finding in lint_claims.links_current(root)]
 
 
 def urls(repository: str, tag: str, path: str) -> dict[str, str]:
@@ -100,13 +97,8 @@ def check_readme(readme: str, repository: str, tag: str, notebooks: list[Path]) 
 
 def copy_of_the_repository(tmp_path: Path) -> Path:
     """The files the generator reads and writes, in a temporary folder."""
-    (tmp_path / "notebooks").mkdir()
-    for path in NOTEBOOKS:
-        shutil.copy2(path, tmp_path / "notebooks" / path.name)
-    if ZH_NOTEBOOKS:
-        (tmp_path / "notebooks" / "zh").mkdir()
-    for path in ZH_NOTEBOOKS:
-        shutil.copy2(path, tmp_path / "notebooks" / "zh" / path.name)
+    shutil.copytree(ROOT / "notebooks", tmp_path / "notebooks",
+                    ignore=lambda folder, names: [n for n in names if not n.endswith(".ipynb") and n != "zh"])
     for name in ("README.md", "README.zh-CN.md", "pyproject.toml"):
         shutil.copy2(ROOT / name, tmp_path / name)
     return tmp_path
@@ -115,40 +107,37 @@ def copy_of_the_repository(tmp_path: Path) -> Path:
 # --------------------------------------------------------------------------- the generated files are current
 
 
-def test_check_names_the_file_with_an_edited_badge_and_a_rewrite_restores_it(tmp_path):
+def test_the_rule_names_each_stale_file_and_a_rewrite_restores_it(tmp_path):
+    """An edited badge, a stale README table, and a translation that starts as a copy of the English notebook (its
+    badges still open the English one until `make links`; its English title is in README.zh-CN.md's table): the lint
+    rule links-current names those files; a rewrite restores the first two and makes the copy Chinese's."""
     root = copy_of_the_repository(tmp_path)
-    module = subprocess.run([sys.executable, "-m", MODULE, "--check", "--root", str(root)], capture_output=True,
-                            timeout=60)
-    assert module.returncode == 0, "make links runs the module"
-    _, tag = settings(root)
+    module = subprocess.run([sys.executable, "-m", MODULE, "--root", str(root)], capture_output=True, timeout=60)
+    assert (module.returncode, module.stdout, stale(root)) == (0, b"", []), "make links runs the module"
+    repository, tag = settings(root)
     notebook = root / "notebooks" / NOTEBOOKS[2].name
-    original = notebook.read_text(encoding="utf-8")
     nb = load(notebook)
     (badges,) = tagged(nb, "links")
     assert f"/blob/{tag}/" in source(badges)
     badges["source"] = [source(badges).replace(f"/blob/{tag}/", "/blob/main/", 1)]
+    readme, english = root / "README.md", root / "notebooks" / NOTEBOOKS[1].name
+    chinese = root / "notebooks" / "zh" / english.name
+    originals = {path: path.read_text(encoding="utf-8") for path in (notebook, readme)}
     notebook.write_text(json.dumps(nb, indent=1, ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8")
+    readme.write_text(originals[readme].replace(readme_block(originals[readme]), "<!-- links:start -->\n| stale |\n"),
+                      encoding="utf-8")
+    shutil.copy2(english, chinese)
+    edited = [notebook, readme, chinese, root / "README.zh-CN.md"]
 
-    done = run_script("--check", "--root", str(root))
-    assert done.returncode == 1
-    assert done.stdout.splitlines() == [f"notebooks/{notebook.name}{DIFFERS}"], "only the edited file"
-    assert notebook.read_text(encoding="utf-8") != original, "--check changes nothing"
-
-    assert run_script("--root", str(root)).returncode == 0
-    assert notebook.read_text(encoding="utf-8") == original
-    assert run_script("--check", "--root", str(root)).returncode == 0
-
-
-@pytest.mark.parametrize("name", ["README.md", "README.zh-CN.md"])
-def test_check_names_a_readme_whose_table_is_stale_and_a_rewrite_restores_it(tmp_path, name):
-    root = copy_of_the_repository(tmp_path)
-    readme, other = root / name, root / ({"README.md", "README.zh-CN.md"} - {name}).pop()
-    original, other_text = readme.read_text(encoding="utf-8"), other.read_text(encoding="utf-8")
-    readme.write_text(original.replace(readme_block(original), "<!-- links:start -->\n| stale |\n"), encoding="utf-8")
-    done = run_script("--check", "--root", str(root))
-    assert (done.returncode, done.stdout.splitlines()) == (1, [f"{name}{DIFFERS}"])
-    assert run_script("--root", str(root)).returncode == 0
-    assert readme.read_text(encoding="utf-8") == original and other.read_text(encoding="utf-8") == other_text
+    assert sorted(stale(root)) == sorted(path.relative_to(root).as_posix() for path in edited), "only those files"
+    assert run_main(links.main, "--root", str(root)).returncode == 0
+    assert {path: path.read_text(encoding="utf-8") for path in originals} == originals
+    nb = load(chinese)
+    check_badges(source(tagged(nb, "links")[0]), f"zh/{chinese.name}", repository, tag)
+    shipped = load(ROOT / "notebooks" / "zh" / chinese.name)
+    assert tagged(nb, "hosted-setup") == tagged(shipped, "hosted-setup"), "the Chinese install cell"
+    assert [c["id"] for c in nb["cells"]] == [c["id"] for c in load(english)["cells"]], "every other cell kept"
+    assert stale(root) == []
 
 
 def test_the_links_and_the_install_cell_follow_the_two_settings(tmp_path):
@@ -162,8 +151,8 @@ def test_the_links_and_the_install_cell_follow_the_two_settings(tmp_path):
     pyproject.write_text(text, encoding="utf-8")
     assert settings(root) == ("https://github.com/someone/course-fork", "v1.2.3")
 
-    assert run_script("--check", "--root", str(root)).returncode == 1
-    assert run_script("--root", str(root)).returncode == 0
+    assert stale(root)
+    assert run_main(links.main, "--root", str(root)).returncode == 0
     for path in sorted((root / "notebooks").glob("**/*.ipynb")):
         nb = load(path)
         check_badges(source(nb["cells"][0]), link_name(path), "https://github.com/someone/course-fork", "v1.2.3")
@@ -174,67 +163,33 @@ def test_the_links_and_the_install_cell_follow_the_two_settings(tmp_path):
                      notebooks)
 
 
-def test_a_repository_that_is_not_on_github_is_refused(tmp_path):
+@pytest.mark.parametrize(("setting", "wrong", "said"), [
+    ("Repository", "https://gitlab.com/someone/fork", "https://github.com/OWNER/REPO"),
+    ("Website", "https://tf-gpu-course.github.io/tf-gpu-course", "does not end with '/'"),  # an address of a folder
+])
+def test_a_repository_not_on_github_or_a_website_not_a_folder_is_refused(tmp_path, setting, wrong, said):
     root = copy_of_the_repository(tmp_path)
     pyproject = root / "pyproject.toml"
-    repository, _ = settings(root)
-    text = pyproject.read_text(encoding="utf-8")
-    pyproject.write_text(text.replace(f'"{repository}"', '"https://gitlab.com/someone/fork"'), encoding="utf-8")
-    done = run_script("--root", str(root))
-    assert done.returncode == 2 and "https://github.com/OWNER/REPO" in done.stderr
+    text = re.sub(rf'(?m)^{setting} = "[^"]+"', f'{setting} = "{wrong}"', pyproject.read_text(encoding="utf-8"))
+    pyproject.write_text(text, encoding="utf-8")
+    done = run_main(links.main, "--root", str(root))
+    assert done.returncode == 2 and said in done.stderr
     assert [p.read_text(encoding="utf-8") for p in sorted((root / "notebooks").glob("*.ipynb"))] == [
         p.read_text(encoding="utf-8") for p in NOTEBOOKS
     ], "nothing written"
 
 
-# --------------------------------------------------------------------------- the Chinese edition
-
-
-def test_check_names_a_chinese_notebook_whose_badges_open_the_english_one(tmp_path):
-    """A translation starts as a copy: its badges still open the English notebook until `make links`."""
-    root = copy_of_the_repository(tmp_path)
-    (root / "notebooks" / "zh").mkdir(exist_ok=True)
-    english = root / "notebooks" / NOTEBOOKS[1].name
-    chinese = root / "notebooks" / "zh" / english.name
-    shutil.copy2(english, chinese)
-    done = run_script("--check", "--root", str(root))
-    assert done.returncode == 1 and f"notebooks/zh/{chinese.name}{DIFFERS}" in done.stdout.splitlines()
-    assert run_script("--root", str(root)).returncode == 0
-    nb = load(chinese)
-    repository, tag = settings(root)
-    check_badges(source(tagged(nb, "links")[0]), f"zh/{chinese.name}", repository, tag)
-    shipped = load(ROOT / "notebooks" / "zh" / chinese.name)
-    assert tagged(nb, "hosted-setup") == tagged(shipped, "hosted-setup"), "the Chinese install cell"
-    assert [c["id"] for c in nb["cells"]] == [c["id"] for c in load(english)["cells"]], "every other cell kept"
-    assert run_script("--check", "--root", str(root)).returncode == 0
-
-
 # --------------------------------------------------------------------------- the install cell, run
 
 
-class FakeIPython:
-    """Records line magics instead of running them.
-
-    IPython expands ``{expression}`` in a magic's line in the caller's namespace before it runs the
-    magic (``InteractiveShell.var_expand``, with this formatter); the stand-in does the same.
-    """
-
-    def __init__(self, namespace: dict):
-        self.namespace = namespace
-        self.calls: list[tuple[str, str]] = []
-
-    def run_line_magic(self, name: str, line: str, _stack_depth: int = 1) -> None:
-        self.calls.append((name, DollarFormatter().vformat(line, args=[], kwargs=self.namespace)))
-
-
-def run_install_cell(path: Path) -> list[tuple[str, str]]:
+def run_install_cell(path: Path) -> list[str]:
+    """The cell run by IPython, its ``%pip`` recording its line instead (``{keep}`` expanded, as IPython does)."""
     (cell,) = tagged(load(path), "hosted-setup")
-    code = TransformerManager().transform_cell(source(cell))
-    namespace: dict = {}
-    ipython = FakeIPython(namespace)
-    namespace["get_ipython"] = lambda: ipython
-    exec(compile(code, f"{path.name}:hosted-setup", "exec"), namespace)
-    return ipython.calls
+    shell = InteractiveShell.instance()
+    lines: list[str] = []
+    shell.register_magic_function(lines.append, "line", "pip")
+    shell.run_cell(source(cell), store_history=False).raise_error()
+    return lines
 
 
 @pytest.fixture
@@ -259,8 +214,7 @@ def test_the_install_cell_installs_the_release_beside_tensorflow_and_keras_on_co
         if runtime == "elsewhere":
             assert calls == [], path.name
             continue
-        ((name, line),) = calls
-        assert name == "pip"
+        (line,) = calls
         words = shlex.split(line)  # %pip hands its line to a shell
         assert words[:2] == ["install", "-q"], line
         wanted = {Requirement(word).name: Requirement(word) for word in words[2:]}

@@ -8,7 +8,7 @@ import pytest
 
 from course_utils.core.errors import ParameterError
 from course_utils.doctor.recommend import in_order, routes
-from course_utils.lessons.nb01.pickers import MARKERS, PYTHONS, InstallPicker, render, text, timeline
+from course_utils.lessons.nb01.pickers import MARKERS, PYTHONS, InstallPicker, render, timeline
 
 
 def test_the_qa_post_machine_in_the_picker():
@@ -47,18 +47,16 @@ def test_nothing_is_shown_before_the_click_and_a_failing_recommendation_is_shown
     assert "Could not recommend" in picker.result.value and "table missing" in picker.result.value
 
 
-def test_render_and_text_show_every_command_and_each_note_as_its_text_with_its_code():
+def test_render_shows_every_command_and_each_note_as_its_text_with_its_code():
     recs = routes("windows", "3.10", "512.77")
     assert all(cmd.split()[0] in render(recs) for r in recs for cmd in r.commands)
-    assert text(recs).startswith("Install - native Windows: tensorflow<2.11")
     picker = InstallPicker(platform="linux", python="3.8", driver="418.181.07")
     shown = picker.click()
     assert {"python-limits-tensorflow", "system-cuda-needed", "driver-too-old"} <= set(shown[0].note_codes())
     for rec in shown:
         for note in rec.notes:
             assert f'<li data-code="{note.code}">{html.escape(note.text)}</li>' in picker.result.value
-            assert f"note: {note.text}" in text(shown)
-    assert "Note(" not in picker.result.value + text(shown)  # the text, not the object's repr
+    assert "Note(" not in picker.result.value  # the text, not the object's repr
 
 
 def test_an_unknown_platform_or_python_names_the_notebook_parameter():

@@ -11,7 +11,6 @@ their Markdown in tests/tools/. Screenshots: ``build/screenshots/report_run.png`
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import pytest
@@ -19,8 +18,8 @@ import pytest
 from course_tools.classroom import class_report, handin, progress
 
 from .conftest import IN_CI
-from .site_served import CI_OUT
-from .test_browser import SCREENSHOTS, VIEWPORT
+from .site_served import CI_OUT, Visit
+from .test_browser import SCREENSHOTS
 
 
 def run_report(folder: Path) -> Path:
@@ -61,19 +60,12 @@ def progress_of_two(folder: Path) -> Path:
     (progress_of_two, ["03_memory\t3.1\t1: ana\t0\t1: ben (4)\t0"], []),
 ], ids=["run", "class", "progress"])
 def test_a_report_shows_its_tables_and_loads_nothing_from_elsewhere(chromium, tmp_path, write, shown, absent):
-    problems: list[str] = []
-    context = chromium.new_context(viewport=VIEWPORT)
+    visit = Visit(chromium, "file://", write(tmp_path).resolve().as_posix())  # COURSE_CI_OUT may be relative
     try:
-        context.route(re.compile(r"^(?!file://)"), lambda route: (  # only what is not on disk reaches Python
-            problems.append(f"asked for {route.request.url}"), route.abort()))
-        page = context.new_page()
-        page.on("console", lambda m: problems.append(f"console: {m.text}") if m.type == "error" else None)
-        page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
-        page.goto(write(tmp_path).resolve().as_uri())  # COURSE_CI_OUT may be relative (build/ci/course)
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(SCREENSHOTS / f"report_{write.__name__.split('_')[0]}.png"), full_page=True)
-        text = page.inner_text("body")
+        visit.page.screenshot(path=str(SCREENSHOTS / f"report_{write.__name__.split('_')[0]}.png"), full_page=True)
+        text = visit.page.inner_text("body")
     finally:
-        context.close()
-    assert problems == []
+        visit.close()
+    assert (visit.errors, visit.outside) == ([], [])
     assert [s for s in shown if s not in text] == [] and [s for s in absent if s in text] == [], text

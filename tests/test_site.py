@@ -11,10 +11,8 @@ skipped locally and fail in CI (``CI=true``).
 from __future__ import annotations
 
 import html
-import itertools
 import json
 import re
-import subprocess
 import urllib.request
 from pathlib import Path
 from urllib.parse import urldefrag, urlsplit
@@ -23,6 +21,7 @@ import pytest
 
 from course_tools.site import build as site
 from course_tools.site import pages as sitepages
+from course_utils.core.errors import CourseError
 
 from .conftest import NOTEBOOKS, ROOT, ZH_NOTEBOOKS
 from .site_served import CI_OUT, Served, Visit, fetch
@@ -69,9 +68,7 @@ BLOB = f"{REL.repository}/blob/{REL.tag}"
     ("README.md", "[o](docs/troubleshooting.md#oom)", "[o](docs/troubleshooting.md#docs-troubleshooting-oom)"),  # id
     ("README.md", "[g](docs/instructors.md#binder)", f"[g]({BLOB}/docs/instructors.md#binder)"),  # not on the site
     ("README.md", "[f](notebooks)", f"[f]({REL.repository}/tree/{REL.tag}/notebooks)"),  # a folder
-    ("README.md", "[中文版](README.zh-CN.md)", '<a href="zh/index.html">中文版</a>'),  # the other language's page
     ("README.md", "[p](https://example.org/x)", "[p](https://example.org/x)"),
-    ("README.md", f"[x]({REL.website}check.html)", '<a href="check.html">x</a>'),  # the published site: this one's
     ("notebooks/zh/01_install_versions.ipynb", f"[x]({REL.website}zh/check.html)", '<a href="../check.html">x</a>'),
     ("README.md", "![s](docs/screenshots/01_install_picker.png)", "![s](docs/screenshots/01_install_picker.png)"),
     ("README.md", "```bash\nsee [c](CONTRIBUTING.md)\n```\n", "see [c](CONTRIBUTING.md)\n"),  # code: left alone
@@ -80,7 +77,6 @@ BLOB = f"{REL.repository}/blob/{REL.tag}"
     ("docs/zh/wsl2.md", '<a id="pypi-mirror"></a>\n## x\n', "(docs-wsl2-pypi-mirror)="),
     ("README.zh-CN.md", "[在中国大陆学习](#mainland-china)", "[在中国大陆学习](index.md#index-mainland-china)"),
     ("notebooks/zh/03_memory.ipynb", "[词](../../docs/glossary.md)", '<a href="../../docs/glossary.html">词</a>'),
-    ("notebooks/zh/03_memory.ipynb", "[来源](../../docs/zh/sources.md)", "[来源](../docs/sources.md)"),
 ])
 def test_a_link_leads_to_its_page_on_the_site_or_to_the_repository(source: str, text: str, out: str):
     assert out in linker(sitepages.ZH if "zh" in source else sitepages.EN).rewrite(text, source)
@@ -146,16 +142,16 @@ def test_a_notebook_page_loses_its_badges_and_live_widgets_and_gains_the_box():
 
 
 def test_a_folder_that_is_not_a_course_run_is_refused_with_what_to_do(tmp_path: Path, capsys):
-    with pytest.raises(site.SiteError, match=r"(?s)is not a course run: it has no executed/NN_\*\.ipynb.*make course"):
+    with pytest.raises(CourseError, match=r"(?s)is not a course run: it has no executed/NN_\*\.ipynb.*make course"):
         site.check_run(tmp_path, sitepages.EN)
-    with pytest.raises(site.SiteError, match=r"(?s)no such folder.*course run notebooks/zh/\*\.ipynb --out"):
+    with pytest.raises(CourseError, match=r"(?s)no such folder.*course run notebooks/zh/\*\.ipynb --out"):
         site.check_run(tmp_path / "course-zh", sitepages.ZH)
     (tmp_path / "executed").mkdir()
     (tmp_path / "executed" / NOTEBOOKS[0].name).write_text("{}")
-    with pytest.raises(site.SiteError, match=f"the run lacks {NOTEBOOKS[1].name}"):
+    with pytest.raises(CourseError, match=f"the run lacks {NOTEBOOKS[1].name}"):
         site.check_run(tmp_path, sitepages.EN)
     # the command line: exit 2 and the message, nothing built
-    assert site.main(["--from", str(tmp_path), "--out", str(tmp_path / "site"), "--src", str(tmp_path / "src")]) == 2
+    assert site.main(["--from", str(tmp_path), "--out", str(tmp_path / "site")]) == 2
     assert "course_tools.site:" in capsys.readouterr().err and not (tmp_path / "site").exists()
 
 
@@ -176,13 +172,6 @@ def test_a_line_break_between_chinese_characters_is_dropped_but_not_in_code_or_e
     assert code.astext() == "打印(1)\n打印(2)" and inline.astext() == "代码\n代码"
 
 
-def test_make_site_reads_its_runs_from_make_course():
-    done = subprocess.run(["make", "-n", "--no-print-directory", "site", "SITE_FROM=build/x"], cwd=ROOT,
-                          capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.rstrip().endswith("-m course_tools.site.build --from build/x --out build/site")
-
-
 # --------------------------------------------------------------------------- the site in a browser
 
 # What each page shows, read in one call: its language, images, links, language switch, boxes, search results...
@@ -196,7 +185,7 @@ FACTS = """() => {
       src: img.getAttribute('src'), ok: img.complete && img.naturalWidth > 0, output: !!img.closest('.cell_output')})),
     links: all('a[href]').map(a => a.href), nav: all('.bd-sidebar-primary nav a[href]').map(a => a.href),
     switch: first('a.course-lang-switch').href,
-    boxes: all('.admonition.course-run').map(b => ({text: b.innerText, link: (b.querySelector('a') || {}).href})),
+    boxes: all('.admonition.course-run').map(b => b.innerText),
     searchFields: all('.search-button-field').filter(f => f.checkVisibility({visibilityProperty: true})).length,
     outputs: all('div.cell_output pre').map(b => [b.scrollWidth, b.clientWidth, b.textContent.length]),
     found: all('#search-results ul.search li a').map(a => a.href.split('#')[0].split('?')[0]),
@@ -219,27 +208,25 @@ def plots_in(executed: Path) -> int:
 
 @pytest.fixture(scope="module")
 def walk(built_site: Path, served: Served, chromium) -> dict[str, dict]:
-    """Every page opened once, in one browser context: its FACTS, and its errors and requests outside the site."""
+    """Every page opened once, in one browser context: its FACTS, and its errors and requests outside the site (an
+    error that comes after a page was read counts for the next one)."""
     facts: dict[str, dict] = {}
-    marks = [(0, 0)]  # how many errors and outside requests there were when each page was opened
     visit = None
     try:
         for path in site_pages(built_site):
             query = f"?q={urllib.request.quote(SEARCHES[path][0])}" if path in SEARCHES else ""
             if visit is None:
-                visit = Visit(chromium, served, path + query)
+                visit = Visit(chromium, served.url, path + query)
             else:
-                marks.append((len(visit.errors), len(visit.outside)))
                 visit.go(path + query)
             if path in SEARCHES:
                 visit.page.locator("#search-results ul.search li a").first.wait_for(timeout=30_000)
             if path in SHOTS:
                 SCREENSHOTS.mkdir(parents=True, exist_ok=True)
                 visit.page.screenshot(path=str(SCREENSHOTS / SHOTS[path]), full_page=False)
-            facts[path] = visit.page.evaluate(FACTS)
-        marks.append((len(visit.errors), len(visit.outside)))  # a late error counts for the page before
-        for page, ((e, o), (e_next, o_next)) in zip(facts.values(), itertools.pairwise(marks), strict=True):
-            page["errors"], page["outside"] = visit.errors[e:e_next], visit.outside[o:o_next]
+            facts[path] = {**visit.page.evaluate(FACTS), "errors": visit.errors[:], "outside": visit.outside[:]}
+            visit.errors.clear()
+            visit.outside.clear()
     finally:
         if visit is not None:
             visit.close()
@@ -247,18 +234,17 @@ def walk(built_site: Path, served: Served, chromium) -> dict[str, dict]:
 
 
 @pytest.mark.browser
-def test_every_page_loads_with_its_images_and_nothing_from_outside(walk, served):
+def test_every_page_loads_with_its_images_and_nothing_from_outside(walk):
     # that every page of each edition is there: its home page's menu links it and the link resolves (tests below)
     problems = [f"{path}: image not shown: {i['src']}" for path, page in walk.items() for i in page["images"]
                 if not i["ok"]]
     problems += [f"{path}: {e}" for path, page in walk.items() for e in page["errors"]]
     problems += [f"{path}: asked for {u} (outside the site)" for path, page in walk.items() for u in page["outside"]]
-    problems += [f"the server answered {s} for {p}" for p, s in served.statuses.items() if s >= 400]
     assert not problems, "\n".join(problems[:60])
 
 
 @pytest.mark.browser
-def test_a_notebook_page_shows_every_plot_and_a_box_with_versions_and_colab(walk):
+def test_a_notebook_page_shows_every_plot_and_one_box(walk):
     problems = []
     for path, page in walk.items():
         if "/notebooks/" not in f"/{path}":
@@ -268,9 +254,8 @@ def test_a_notebook_page_shows_every_plot_and_a_box_with_versions_and_colab(walk
         shown = sum(i["ok"] and i["output"] for i in page["images"])
         if shown < plots:
             problems.append(f"{path}: {plots} plots in the executed notebook, {shown} shown")
-        if len(page["boxes"]) != 1 or "TensorFlow 2." not in page["boxes"][0]["text"] or (
-                "colab.research.google.com" not in (page["boxes"][0]["link"] or "")):
-            problems.append(f"{path}: not one box of machine and versions with its Colab link: {page['boxes']}")
+        if len(page["boxes"]) != 1:  # what the box says: test_the_box_says_which_machine_and_versions_made_the_outputs
+            problems.append(f"{path}: not one box of machine and versions: {page['boxes']}")
     assert not problems, "\n".join(problems)
 
 

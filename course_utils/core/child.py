@@ -9,10 +9,10 @@ fresh TensorFlow, a placement log, a benchmark and each cluster worker run as
 ``ChildError`` for any failure: an exception, a crash, a signal, a timeout, no result.
 
 No child outlives its use: ``Child`` (a context manager) and ``run_python`` stop its group, and a watchdog
-thread in the child ends it when the parent cannot (CONTRIBUTING, "Children end with their parent"). A watchdog
-rather than ``prctl(PR_SET_PDEATHSIG)``, which fires when the parent *thread* ends
-(https://man7.org/linux/man-pages/man2/prctl.2.html) - the course starts children from worker threads - and it
-works on macOS and Windows too.
+thread in the child ends it when the parent cannot (CONTRIBUTING, "Children end with their parent"): it waits for
+the end of a pipe from the parent. A pipe rather than ``prctl(PR_SET_PDEATHSIG)``, which fires when the parent
+*thread* ends (https://man7.org/linux/man-pages/man2/prctl.2.html) - the course starts children from worker
+threads - and it works on macOS and Windows too.
 """
 
 from __future__ import annotations
@@ -28,7 +28,6 @@ import subprocess
 import sys
 import tempfile
 import threading
-import time
 import traceback
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -42,11 +41,10 @@ from course_utils.core.errors import ChildError, CourseError
 from course_utils.core.files import write_json_atomic
 from course_utils.core.i18n import N_, translator
 from course_utils.core.paths import PROJECT_ROOT
-from course_utils.core.processes import descendants, running, start_in_group, stop_group
+from course_utils.core.processes import descendants, start_in_group, stop_group
 
 _TARGET = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*")
 _ = translator("course")
-WATCH_INTERVAL_S = 0.25  # how often the child's watchdog looks
 EXIT_ORPHANED = 129  # the child's status when it ended because its parent had ended
 EXIT_TIME_LIMIT = 124  # ... because its own time limit passed (as timeout(1) exits)
 MORE_TIME = N_("Run it again with more time (or less work); if it stops at the same place again, run the same call "
@@ -93,10 +91,6 @@ class Child:
     result_file: Path
     temp_dir: Path | None
 
-    @property
-    def pid(self) -> int:
-        return self.process.pid
-
     def wait(self, timeout_s: float | None = None) -> int | None:
         """Wait until it ends, at most ``timeout_s`` seconds (None: no limit); its exit status, or None
         if it still runs then (it is not stopped: see ``run_python`` for that)."""
@@ -104,10 +98,6 @@ class Child:
             return self.process.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
             return None
-
-    def stop(self) -> int | None:
-        """Stop its whole process group (``stop_group``: SIGTERM, then SIGKILL after 3 s); its exit status."""
-        return stop_group(self.process)
 
     def log_text(self) -> str:
         """Everything it printed so far (standard output and error, C++ logs included)."""
@@ -174,9 +164,11 @@ class Child:
         return ChildError(f"{what}\n{said}", fix, ended=ended, returncode=code, error=error, tail=tail)
 
     def close(self) -> None:
-        """Stop it, and delete the temporary folder ``start_python`` made for it (if it made one)."""
+        """Stop its whole process group (``stop_group``), and delete the temporary folder ``start_python`` made for
+        it (if it made one)."""
         try:
-            self.stop()
+            stop_group(self.process)
+            self.process.stdin.close()  # type: ignore[union-attr]
         finally:
             if self.temp_dir is not None:
                 shutil.rmtree(self.temp_dir, ignore_errors=True)
@@ -233,7 +225,8 @@ def start_python(
         log_path.parent.mkdir(parents=True, exist_ok=True)
         write_json_atomic(payload_file, payload)
         cmd = [python or sys.executable, "-m", "course_utils.core.child", target, str(payload_file), str(result_file)]
-        process = start_in_group(cmd, env=_environment(env), log_path=log_path)
+        # its standard input: a pipe whose end says that this process has ended (``_watch_parent``)
+        process = start_in_group(cmd, env=_environment(env), log_path=log_path, stdin=subprocess.PIPE)
     except BaseException:
         if temp_dir is not None:
             shutil.rmtree(temp_dir, ignore_errors=True)
@@ -274,7 +267,7 @@ def run_python(
     """
     with start_python(target, payload, folder=folder, env=env, log=log, name=name, what=what) as child:
         if child.wait(timeout_s) is None:
-            child.stop()
+            stop_group(child.process)
             raise child.failure(timeout_s=timeout_s)
         return ChildRun(child.result(), child.log_text())
 
@@ -308,7 +301,7 @@ def _ended(kind: str, what: str, fix: str) -> dict[str, str | None]:
 
 
 def _watch(result_file: str) -> None:
-    """Start the child's watchdog, a daemon thread: it ends the child once its parent has ended or at its time limit.
+    """Start the child's watchdog: daemon threads that end the child once its parent has ended, or at its time limit.
 
     Reads ``COURSE_PARENT_PID``, ``COURSE_TIME_LIMIT_S`` and ``COURSE_CHILD_TEMP_DIR`` (set by ``start_python``).
     """
@@ -317,36 +310,28 @@ def _watch(result_file: str) -> None:
         limit_s = float(os.environ.get(variables.TIME_LIMIT_S) or 0) or None
     except ValueError:
         parent_pid, limit_s = None, None
-    temp_dir = os.environ.get(variables.CHILD_TEMP_DIR) or None
-    if parent_pid is None and limit_s is None:
-        return
-    parent: Any = None
+    if limit_s is not None:
+        what = _("This child ran past its own time limit of {seconds:g} s, so it ended itself.").format(seconds=limit_s)
+        timer = threading.Timer(limit_s, _end_here, (result_file, _ended("ChildTimeLimit", what, _(MORE_TIME)),
+                                                     EXIT_TIME_LIMIT))
+        timer.daemon = True
+        timer.start()
     if parent_pid is not None:
-        try:
-            parent = psutil.Process(parent_pid)
-        except psutil.Error:
-            parent = None  # gone already: the first look below ends this child
-    # A POSIX orphan is adopted at once, so a changed parent pid says first that the parent has ended (when there
-    # was no launcher in between); else the parent's process is looked at (a zombie has ended).
-    adopted_if_ppid_changes = os.name != "nt" and os.getppid() == parent_pid
-    deadline = None if limit_s is None else time.monotonic() + limit_s
+        threading.Thread(target=_watch_parent, args=(parent_pid, result_file), name="course-child-watchdog",
+                         daemon=True).start()
 
-    def watch() -> None:
-        while True:
-            if parent_pid is not None and (parent is None or (adopted_if_ppid_changes and os.getppid() != parent_pid)
-                                           or not running(parent)):
-                what = _("This child's parent process (pid {pid}) has ended, so it ended too.").format(pid=parent_pid)
-                fix = _("Nothing to do here: whatever ended the parent (a killed kernel, a stopped `course run`) "
-                        "also ended this work. Start it again from the parent.")
-                _end_here(result_file, _ended("ChildOrphaned", what, fix), EXIT_ORPHANED, remove=temp_dir)
-            if deadline is not None and time.monotonic() >= deadline:
-                what = _("This child ran past its own time limit of {seconds:g} s, so it ended itself.").format(
-                    seconds=limit_s)
-                fix = _(MORE_TIME)
-                _end_here(result_file, _ended("ChildTimeLimit", what, fix), EXIT_TIME_LIMIT)
-            time.sleep(WATCH_INTERVAL_S)
 
-    threading.Thread(target=watch, name="course-child-watchdog", daemon=True).start()
+def _watch_parent(parent_pid: int, result_file: str) -> None:
+    """Wait for the end of standard input, a pipe from the parent that only the parent writes to: the system closes
+    it when the parent ends, however it ends (killed too). Then end this child and remove its temporary folder."""
+    with contextlib.suppress(OSError):  # Windows: a broken pipe
+        while os.read(0, 4096):
+            pass
+    what = _("This child's parent process (pid {pid}) has ended, so it ended too.").format(pid=parent_pid)
+    fix = _("Nothing to do here: whatever ended the parent (a killed kernel, a stopped `course run`) "
+            "also ended this work. Start it again from the parent.")
+    _end_here(result_file, _ended("ChildOrphaned", what, fix), EXIT_ORPHANED,
+              remove=os.environ.get(variables.CHILD_TEMP_DIR) or None)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -28,16 +28,11 @@ def free_ports(count: int) -> list[int]:
     """``count`` distinct TCP ports free now on 127.0.0.1 (the OS picks them; all held until every one is picked).
     Another program may still take one: use them at once.
     """
-    sockets: list[socket.socket] = []
-    try:
-        for _ in range(count):
-            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            sockets.append(s)
+    with contextlib.ExitStack() as stack:  # each socket is closed as the block ends, whatever happened
+        sockets = [stack.enter_context(socket.socket(socket.AF_INET, socket.SOCK_STREAM)) for _ in range(count)]
+        for s in sockets:
             s.bind((LOCALHOST, 0))
         return [s.getsockname()[1] for s in sockets]
-    finally:
-        for s in sockets:
-            s.close()
 
 
 def start_in_group(

@@ -2,7 +2,7 @@
 
 Works on Linux, macOS and Windows: each platform's own counter is read in a branch of its own,
 and ``resource`` (POSIX only) is imported only there, so importing this module - and
-``course_utils`` - works everywhere (tests/core/test_windows.py runs it without ``resource``).
+``course_utils`` - works everywhere (tests/core/test_windows.py's guard scan checks that import).
 """
 
 from __future__ import annotations

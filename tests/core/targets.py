@@ -42,10 +42,6 @@ def killed(payload: Any) -> None:
     time.sleep(30)
 
 
-def not_json(payload: Any) -> object:
-    return object()
-
-
 def looks_like_an_error(payload: Any) -> dict[str, str]:
     return {"error": "just a value"}
 

@@ -38,10 +38,7 @@ def test_every_listed_variable_is_read_somewhere_and_every_constant_is_listed():
     assert unused == [], f"listed but read nowhere: {unused}"
 
 
-@pytest.mark.parametrize(("value", "expected"), [
-    (None, False), ("", False), ("0", False), ("no", False), ("Off", False),
-    ("1", True), (" TRUE ", True), ("yes", True), ("on", True), ("maybe", None), ("2", None),
-])
+@pytest.mark.parametrize(("value", "expected"), [(None, False), ("Off", False), (" TRUE ", True), ("maybe", None)])
 def test_an_on_off_switch_is_read_one_way_everywhere(value, expected):
     environ = {} if value is None else {variables.OFFLINE: value}
     assert variables.flag(variables.OFFLINE, environ) is expected

@@ -39,17 +39,6 @@ def fake_mnist_npz(path: Path, n_train: int = 12, n_test: int = 5) -> str:
 # -- the bundled sample -------------------------------------------------------------
 
 
-def test_offline_load_uses_the_bundled_sample_and_says_so(capsys):
-    (x_train, y_train), (x_test, y_test) = data.load("mnist")
-    out = capsys.readouterr().out
-    assert "NOTICE" in out and "bundled sample" in out
-    assert "10,000 images (8,000 train / 2,000 test) from the course's bundled sample" in out
-    assert "SHA-256 verified" in out
-    assert x_train.shape == (8000, 28, 28) and x_test.shape == (2000, 28, 28)
-    assert y_train.shape == (8000,) and y_test.shape == (2000,)
-    assert {a.dtype for a in (x_train, y_train, x_test, y_test)} == {np.dtype(np.uint8)}
-
-
 def test_sample_is_real_stratified_mnist():
     ((x_train, y_train), (x_test, y_test)), info = data.load("mnist", quiet=True, with_info=True)
     assert info.dataset == "mnist" and info.is_sample and info.train_images + info.test_images == 10_000
@@ -85,15 +74,6 @@ def test_sample_rebuilds_byte_for_byte(tmp_path):
 
 
 # -- resolution order and checksums ---------------------------------------------------
-
-
-def test_keras_cache_is_used_when_verified(monkeypatch, capsys):
-    cache = data.keras_cache_dir() / "mnist.npz"
-    monkeypatch.setattr(data, "MNIST_SHA256", fake_mnist_npz(cache))
-    (x_train, _), _ = data.load("mnist")
-    assert x_train.shape == (12, 28, 28)
-    out = capsys.readouterr().out
-    assert "from Keras's cache" in out and "NOTICE" not in out
 
 
 def test_data_dir_then_cache(monkeypatch, tmp_path):
@@ -140,16 +120,6 @@ def test_online_download_goes_to_the_cache(monkeypatch, http_server, tmp_path):
     assert (data.keras_cache_dir() / "mnist.npz").read_bytes() == body_path.read_bytes()
 
 
-def test_failed_download_falls_back_loudly(monkeypatch, http_server, capsys):
-    monkeypatch.setenv("COURSE_OFFLINE", "0")
-    monkeypatch.setattr(data, "KERAS_ORIGIN", http_server.url + "/nothing-here/")
-    _, info = data.load("mnist", with_info=True)
-    assert info.source == "bundled-sample"
-    out = capsys.readouterr().out
-    assert "Download of full MNIST failed" in out and "NOTICE" in out
-    assert not (data.keras_cache_dir() / "mnist.npz").exists()
-
-
 # -- Fashion-MNIST -------------------------------------------------------------------
 
 
@@ -168,15 +138,6 @@ def write_fashion(folder: Path, n_train: int = 6, n_test: int = 4) -> dict[str, 
         (folder / name).write_bytes(gzip.compress(payload))
         hashes[name] = hashlib.sha256(payload).hexdigest()
     return hashes
-
-
-def test_fashion_from_data_dir(monkeypatch, tmp_path, capsys):
-    hashes = write_fashion(tmp_path / "d" / "fashion-mnist")
-    monkeypatch.setattr(data, "FASHION_FILES", hashes)
-    monkeypatch.setenv("COURSE_DATA_DIR", str(tmp_path / "d"))
-    (x_train, y_train), (x_test, y_test) = data.load("fashion-mnist")
-    assert x_train.shape == (6, 28, 28) and x_test.shape == (4, 28, 28) and y_train.dtype == np.uint8
-    assert "fashion-mnist: 10 images (6 train / 4 test) from COURSE_DATA_DIR" in capsys.readouterr().out
 
 
 def test_fashion_wrong_content_is_rejected(monkeypatch, tmp_path):
@@ -277,13 +238,6 @@ def test_a_data_dir_that_does_not_exist_is_named_once(monkeypatch, tmp_path, cap
     out = capsys.readouterr().out
     assert out.count("Note: COURSE_DATA_DIR=") == 1 and str(tmp_path / "typo") in out and "does not exist" in out
     assert "the course's bundled sample" in out, "the load goes on from the next place"
-
-
-@pytest.mark.parametrize("value, expected", [("1", True), ("TRUE", True), ("yes", True), ("0", False),
-                                             ("false", False), ("No", False), ("", False)])
-def test_the_offline_switch_values(monkeypatch, value, expected):
-    monkeypatch.setenv("COURSE_OFFLINE", value)
-    assert data.offline() is expected
 
 
 def test_a_bad_offline_switch_names_the_variable_and_the_values(monkeypatch):

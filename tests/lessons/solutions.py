@@ -1,17 +1,5 @@
 """Read what the lesson tests check out of a notebook: its parameters, the values its header invites, and each
-exercise's task cell and the solution shown under it.
-
-Convention (CONTRIBUTING, "Exercises"): a markdown cell states "### Exercise N.M: title"; the code
-cell after it, tagged ``exercise``, holds the answer placeholders and the call to the check; a
-markdown cell then holds the solution, collapsed:
-
-    <details><summary>Solution to Exercise N.M</summary>
-
-    ```python
-    answer = ...
-    ```
-
-    </details>
+exercise's task cell and the solution shown under it (the cells as CONTRIBUTING's "Exercises" lays them out).
 """
 
 from __future__ import annotations

@@ -8,14 +8,9 @@ import pytest
 from course_utils.doctor.versions import load
 from course_utils.lessons import RIGHT, WRONG, nb01
 
-from .solutions import judged, solved, task_cells
+from .solutions import judged, solved
 
 NOTEBOOK = "01_install_versions"
-
-
-def test_the_tasks_state_the_quoting_rule_the_checks_apply():
-    for exercise in ("Exercise 1.2", "Exercise 1.3"):
-        assert "each requirement in double quotes" in task_cells(NOTEBOOK)[exercise]
 
 
 # ----------------------------------------------------------------------------- Exercise 1.1
@@ -56,18 +51,13 @@ def test_exercise_1_1_rejects(answer, reason, capsys):
 ACCEPT_1_2 = [
     ('pip install "tensorflow[and-cuda]==2.21.*"', "the doctor's command"),
     ('!pip install "tensorflow[and-cuda]==2.21.0"', "a notebook's shell escape; the one 2.21 release"),
-    ('%pip install "tensorflow[and-cuda]"', "the notebook's pip magic"),
     ('python3 -m pip install --upgrade "tensorflow[and-cuda]==2.21.*"', "pip run as a module, with an option"),
     ("pip3 install 'tensorflow[and-cuda]~=2.21.0'", "single quotes work as double quotes do; ~= keeps 2.21"),
     ('pip install "tensorflow[and-cuda]==2.20.*"', "TF 2.20 supports Python 3.12 and runs on this GPU"),
     ('pip install "tensorflow[and-cuda]==2.16.1"', "the oldest release with Python 3.12 (2.16.0 was never published)"),
-    ('pip install "tensorflow[and-cuda]>=2.16"', "pip takes the newest, 2.21"),
-    ('pip install "tensorflow[and-cuda]<2.21"', "pip takes 2.20, which runs there"),
     ('pip install "tensorflow[and-cuda]" "numpy<2"', "TF 2.21 accepts NumPy 1.26 (numpy>=1.26.0): the pin is harmless"),
     ('pip install "tensorflow[and-cuda]==2.17.*" "numpy<2"', "TF 2.17 caps NumPy below 2 itself: the pin is harmless"),
-    ('pip install "tensorflow[and-cuda]" "tensorboard"', "another package beside TensorFlow"),
     ('pip install --extra-index-url https://pypi.nvidia.com "tensorflow[and-cuda]"', "an option with a value"),
-    ('pip install "tensorflow[and-cuda]==2.21.*"  # the GPU build', "a comment after the command"),
 ]
 REJECT_1_2 = [
     ("pip install tensorflow-gpu", "`tensorflow-gpu` is an empty package today"),
@@ -75,8 +65,6 @@ REJECT_1_2 = [
     ('pip install "tensorflow-cpu==2.21.*"', "`tensorflow-cpu` has no GPU support"),
     ('pip install "tf-nightly[and-cuda]"', "`tf-nightly` is an untested daily build"),
     ('pip install "tensorflow[and-cuda]==2.15.*"', "its newest, TF 2.15, was tested with Python 3.9-3.11"),
-    ('pip install "tensorflow[and-cuda]==2.13.*"', "its newest, TF 2.13, was tested with Python 3.8-3.11"),
-    ('pip install "tensorflow[and-cuda]<2.16"', "allows no release tested with Python 3.12"),
     ('pip install "tensorflow[and-cuda]==2.16.0"', "its TF 2.16 row starts at 2.16.1"),
     ('pip install "tensorflow[and-cuda]==3.0.*"', "allows no release in the table of tested builds (TF 2.4.0 to"),
     ("pip install tensorflow[and-cuda]==2.21.*", "Put tensorflow[and-cuda]==2.21.* in double quotes"),
@@ -113,32 +101,13 @@ def test_an_older_release_for_the_laptop_is_right_and_told_the_newest(capsys):
 # [and-cuda] extra and caps NumPy itself, so "numpy<2" is allowed, not needed.
 ACCEPT_1_3 = [
     ('pip install "tensorflow==2.13.1"', "2.13.1, the last patch of TF 2.13"),
-    ('pip install "tensorflow==2.13.0"', "the row's own version"),
-    ('pip install "tensorflow==2.13"', "==2.13 means 2.13.0"),
-    ('pip install "tensorflow~=2.13.0"', "2.13.0 or a later 2.13 patch"),
-    ('pip install "tensorflow>=2.13,<2.14"', "only 2.13"),
     ('pip install "tensorflow==2.13.*" "numpy<2"', "the pin is allowed, not needed"),
-    ('pip install "tensorflow~=2.13.0" "numpy<2.0"', "the same NumPy pin, spelled 2.0"),
-    ('pip install "tensorflow==2.13.*" "numpy<1.25"', "a NumPy 1 that TF 2.13 accepts (it caps NumPy at 1.24.3)"),
     ("pip install tensorflow", "pip on Python 3.8 takes 2.13 by itself"),
-    ('pip install "tensorflow>=2.12"', "pip on Python 3.8 takes the newest it can: 2.13"),
-    ('pip install "tensorflow<2.14"', "pip takes 2.13"),
-    ('python3.8 -m pip install "tensorflow==2.13.*"', "pip of that Python, run as a module"),
 ]
 REJECT_1_3 = [
     ('pip install "tensorflow==2.12.*"', "A newer tested release also supports Python 3.8"),
-    ('pip install "tensorflow<2.13"', "The pin <2.13 selects TF 2.12"),
-    ('pip install "tensorflow==2.10.*" "numpy<2"', "The pin ==2.10.* selects TF 2.10"),
-    ('pip install "tensorflow==2.14.*"', "its newest, TF 2.14, was tested with Python 3.9-3.11"),
-    ('pip install "tensorflow==2.21.*"', "its newest, TF 2.21, was tested with Python 3.10-3.13"),
     ('pip install "tensorflow[and-cuda]==2.13.*"', "The extra [and-cuda] exists from TensorFlow 2.14 on"),
-    ('pip install "tensorflow[and-cuda]"', "TF 2.13 needs CUDA 11.8 and cuDNN 8.6 installed on the system"),
     ('pip install "tensorflow==2.13.*" "numpy>=2"', "The NumPy pin must keep NumPy 1"),
-    ('pip install "tensorflow-cpu==2.13.*"', "`tensorflow-cpu` has no GPU support"),
-    ('pip install "tensorflow-gpu==2.13.*"', "`tensorflow-gpu` is an empty package today"),
-    ("pip install tensorflow==2.13.* numpy<2", "In a terminal, < and > without quotes redirect"),
-    ("pip install tensorflow==2.13.*", "Put tensorflow==2.13.* in double quotes"),
-    ('pip install "tensorflow==2.13.*"; python -V', "; starts another command"),
 ]
 
 

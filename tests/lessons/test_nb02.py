@@ -34,15 +34,11 @@ SOLVED_2_1 = {"GeForce GTX 980": "none", "GeForce GTX 1080": "cubin", "Tesla T4"
 ACCEPT_2_1 = [({gpu: kind.upper() + " " for gpu, kind in SOLVED_2_1.items()}, "the same words in capitals, spaced")]
 REJECT_2_1 = [
     ({**SOLVED_2_1, "Tesla T4": "ptx"}, "Tesla T4 (7.5): look for an sm_ entry of the same major version"),  # sm_70
-    ({**SOLVED_2_1, "GeForce GTX 1080": "none"}, "GeForce GTX 1080 (6.1): look for an sm_ entry"),  # sm_60
-    ({**SOLVED_2_1, "GeForce RTX 3060": "ptx"}, "GeForce RTX 3060 (8.6): look for an sm_ entry"),  # sm_80
     ({**SOLVED_2_1, "H100": "cubin"}, "H100 (9.0): no sm_ entry has its major version, but compute_90 PTX runs"),
     ({**SOLVED_2_1, "GeForce GTX 980": "ptx"}, "GeForce GTX 980 (5.2): no sm_ entry has its major version, and the "
                                                "PTX is for 9.0 and newer"),
     ({**SOLVED_2_1, "GeForce GTX 980": None}, "GeForce GTX 980 (5.2) has no answer yet: replace its None"),
-    ({"Tesla T4": "cubin"}, "GeForce GTX 980 (5.2) has no answer yet"),
     ({**SOLVED_2_1, "H100": "binary"}, "H100: 'binary' is not one of"),
-    ({**SOLVED_2_1, "GeForce GTX 1080": "sm_60"}, "GeForce GTX 1080: 'sm_60' is not one of"),
     ("cubin", "`answer` should be a dict"),
 ]
 
@@ -92,14 +88,9 @@ SOLVED_2_3 = {"GeForce GTX 1080": False, "Tesla T4": False, "A100": True, "GeFor
 ACCEPT_2_3 = [({**SOLVED_2_3, "an extra GPU": True}, "a GPU the task does not ask about changes nothing")]
 REJECT_2_3 = [
     ({**SOLVED_2_3, "Tesla T4": True}, "Tesla T4 (7.5): TF32 came with compute capability 8.0"),  # Tensor Cores only
-    ({**SOLVED_2_3, "GeForce GTX 1080": True}, "GeForce GTX 1080 (6.1): TF32 came with compute capability 8.0"),
     ({**SOLVED_2_3, "A100": False}, "A100 (8.0): from compute capability 8.0, TensorFlow multiplies"),
-    ({**SOLVED_2_3, "GeForce RTX 4090": False}, "GeForce RTX 4090 (8.9): from compute capability 8.0"),
-    ({**SOLVED_2_3, "H100": False}, "H100 (9.0): from compute capability 8.0"),
     ({**SOLVED_2_3, "H100": "True"}, "H100: 'True' is not True or False (without quotes)"),
-    ({**SOLVED_2_3, "A100": 1}, "A100: 1 is not True or False"),
     ({**SOLVED_2_3, "A100": None}, "A100 (8.0) has no answer yet"),
-    ({"A100": True}, "GeForce GTX 1080 (6.1) has no answer yet"),
     (True, "`answer` should be a dict"),
 ]
 

@@ -23,40 +23,23 @@ NOTEBOOK = "03_memory"
 # the spellings the notebook and TensorFlow use (its error says "virtual devices").
 ACCEPT_3_1 = [
     (1, "limit", "only a limit puts a ceiling on each student's process"),
-    (1, "memory limit", "section 3's bold term"),
-    (1, "hard limit", "section 3's title: 'A hard limit'"),
     (1, "Memory_Limit", "case, spaces and underscores do not matter"),
     (2, "logical GPUs", "two logical GPUs look like two GPUs to MirroredStrategy"),
-    (2, "two logical GPUs", "the gpu_memory.py run's name for it"),
-    (2, "virtual GPUs", "TensorFlow's own word: 'virtual devices configured'"),
-    (2, "logical devices", "section 1's term"),
     (3, "TF_FORCE_GPU_ALLOW_GROWTH", "the variable turns growth on without code"),
-    (3, "TF_FORCE_GPU_ALLOW_GROWTH=true", "section 3 writes it so"),
     (3, "export TF_FORCE_GPU_ALLOW_GROWTH=true", "how a shell sets it"),
-    (3, "environment variable", "section 3's title: 'an environment variable'"),
 ]
 REJECT_3_1 = [
     (1, "default", "nearly the whole card"),  # true: section 1
     (1, "growth", "Growth has no ceiling"),  # true: it "takes more as needed"
-    (1, "memory growth", "Growth has no ceiling"),
-    (1, "set_memory_growth", "Growth has no ceiling"),
     (1, "TF_FORCE_GPU_ALLOW_GROWTH", "growth has no ceiling"),
     # four logical GPUs in one notebook do not cap the other three students' processes
     (1, "logical GPUs", "Each student's notebook is one process"),
     (2, "limit", "MirroredStrategy needs two devices"),  # one limit makes one logical GPU
-    (2, "growth", "MirroredStrategy needs two devices"),
-    (2, "default", "MirroredStrategy needs two devices"),
-    (2, "TF_FORCE_GPU_ALLOW_GROWTH", "MirroredStrategy needs two devices"),
     # the task says growth, a limit and logical GPUs are each set in code, and the program cannot change
     (3, "growth", "which you cannot change"),
-    (3, "memory growth", "which you cannot change"),
-    (3, "limit", "which you cannot change"),
-    (3, "logical GPUs", "which you cannot change"),
     (3, "default", "your notebook finds it full"),
     # not one of the five: the call makes a limit or logical GPUs, and "false" turns growth off
     (1, "set_logical_device_configuration", "is not one of the five choices"),
-    (3, "TF_FORCE_GPU_ALLOW_GROWTH=false", "is not one of the five choices"),
-    (2, "half", "is not one of the five choices"),
     (2, 2, "is not one of the five choices"),
 ]
 
@@ -85,8 +68,6 @@ def test_each_wrong_setting_says_what_it_does_there(situation, given, reason):
 
 @pytest.mark.parametrize(("answer", "message"), [
     ({1: "limit"}, "Situation 2: no answer yet."),
-    ({"a class of four": "limit", "two GPUs on one T4": "logical GPUs", "a program you cannot change":
-      "TF_FORCE_GPU_ALLOW_GROWTH"}, "Situation 1: no answer yet."),  # the situations' words are not their numbers
     ("limit", "`answer` should be a dict"),
 ])
 def test_an_incomplete_or_odd_setting_answer_says_so(answer, message):
@@ -102,29 +83,16 @@ def test_an_incomplete_or_odd_setting_answer_says_so(answer, message):
 # and 93,322 weights. That estimate is 17,420; what a careful reading may change moves it by 2% at most. Answers
 # further off come from a slip, and the message names it. (What a real step needs, the next cell measures.)
 ACCEPT_3_2 = [
-    (17_421, "rounded to the nearest image"),
-    (17_425, "the 1.4 MiB of weights and Adam left out: a batch of this size is what decides"),
-    (17_064, "the input counted as one more output, twice"),
-    (17_240, "the input counted once: it has no gradient"),
-    (17_691, "Flatten left out: it only reshapes its input"),
-    (17_000, "rounded to two digits"),
-    (17_400, "rounded to three digits, as the solution's comment does"),
-    (17_476, "each image rounded to 300,000 bytes"),
-    (17_241, "each image rounded to 0.29 MiB, as the solution's prose says"),
+    (16_898, "the lowest accepted (97%): the input counted as one more output, twice, gives 17,064"),
+    (17_768, "the highest accepted (102%): Flatten left out, as it only reshapes its input, gives 17,691"),
     (17420.5, "not rounded at all"),
 ]
 REJECT_3_2 = [
-    (16_613, "not 5000 x 10**6"),  # the MB read as 10**6 bytes, although the task says 2**20
-    (16_667, "Round only at the end"),  # each image rounded up to 0.3 MiB: 4% off
-    (18_000, "Round down at the end"),  # 17,420 rounded up: by the estimate it does not fit
-    (21_412, "not the card's 6 GB"),  # 6 GiB instead of 5000 MiB
-    (19_942, "not the card's 6 GB"),  # 6 x 10**9 bytes
-    (21_416, "the pooling layers too"),  # the two pooling outputs left out
+    (16_897, "not 5000 x 10**6"),  # 16,613: the MB read as 10**6 bytes, although the task says 2**20
+    (17_769, "Round down at the end"),  # 18,000: 17,420 rounded up, which by the estimate does not fit
     (34_850, "Count each output twice"),  # the backward pass forgotten
     (69_701, "A float32 number takes 4 bytes"),  # 1 byte a number, and once
     (8_713, "at 4 bytes a number"),  # float64: 8 bytes a number
-    (11_617, "twice, at 4 bytes a number, not more"),  # each output counted three times
-    (13_500, "the estimate is larger"),  # room left for what a real run adds: the task asks for the estimate
     (5, "work in bytes"),
 ]
 
@@ -139,7 +107,6 @@ def test_the_solution_s_sizes_are_the_check_s():
     """The solution's prose gives the fixed part and one image in MiB, as the check's message does."""
     prose = next(s for s in map(source, cells(NOTEBOOK)) if "Solution to Exercise 3.2" in s)
     assert f"take {nb03.fixed_bytes() / 2**20:.1f} MiB, one image {nb03.per_image_bytes() / 2**20:.2f} MiB" in prose
-    assert "estimate the largest batch" in cell_source(NOTEBOOK, "ex-3-2-task")
 
 
 def test_the_check_s_model_is_the_notebook_s_cnn():
@@ -170,7 +137,7 @@ def test_a_wrong_estimate_names_the_usual_slip(answer, hint):
     assert f"{answer:,}" in result.messages[0] and "17,420" not in result.messages[0], "no answer given away"
 
 
-@pytest.mark.parametrize("answer", ["many", True, -3, 0, float("nan"), float("inf"), [1000]])
+@pytest.mark.parametrize("answer", ["many", True, 0, float("nan")])
 def test_a_batch_that_is_not_a_count_says_so(answer):
     result = nb03.check_largest_batch(answer)
     assert result.status == WRONG and "should be a number of images" in result.messages[0]

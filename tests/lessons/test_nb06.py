@@ -12,7 +12,7 @@ from course_utils.core.errors import ParameterError
 from course_utils.lessons import RIGHT, WRONG, nb06
 from course_utils.params import apply_smoke, check_parameters, settle_smoke
 
-from .solutions import declared_parameters, solved
+from .solutions import declared_parameters
 
 NOTEBOOK = "06_tensorboard"
 
@@ -63,11 +63,9 @@ def test_a_value_the_student_chose_that_is_too_few_still_fails_in_smoke_mode():
 # form the callback reads as that range.
 ACCEPT_6_1 = [
     ((21, 25), "the first 5 batches of epoch 2, which is batches 21 to 40"),
-    ((30, 34), "any 5 batches inside epoch 2 (the solution says so)"),
     ((36, 40), "the last 5 batches of epoch 2"),
     ([25, 29], "a list: the callback takes a list of two ints as well as a tuple"),
     ("21,25", "the callback also takes the text 'start,stop' (Keras 3 splits it at the comma)"),
-    ("36, 40", "the same text with a space: the callback's int() ignores it"),
     ((np.int64(22), np.int64(26)), "NumPy ints: the callback compares them with its batch count like ints"),
 ]
 REJECT_6_1 = [
@@ -77,30 +75,18 @@ REJECT_6_1 = [
     ((1, 5), "Batch 1 is in epoch 1. Epoch 2 is batches 21 to 40"),
     ((21, 26), "Keras counts both ends: (21, 26) profiles 6 batches, not 5."),  # stop = start + 5
     ((21, 24), "(21, 24) profiles 4 batches (both ends count), not 5."),
-    ((20, 25), "Batch 20 is the last batch of epoch 1."),
     ((37, 41), "Batch 41 is in epoch 3. Stop by batch 40, the last batch of epoch 2."),
     ((41, 45), "Batch 41 is in epoch 3. Epoch 2 is batches 21 to 40"),
-    ((5, 9), "Batch 5 is in epoch 1. Epoch 2 is batches 21 to 40"),
     ((58, 62), "ends at batch 62, but training runs only 60 batches"),
     ((21, 40), "profiles 20 batches"),  # the whole epoch, not 5 steps
     ((25, 21), "ends before it starts"),
-    ((21.0, 25.0), "Batch numbers are ints: the callback takes \"a tuple of integers\""),
-    ((21, 25.0), "Write (21, 25), not (21, 25.0)."),
+    ((21, 25.0), "Batch numbers are ints: the callback takes \"a tuple of integers\" (with the stop a float, it "
+                 "fails). Write (21, 25), not (21, 25.0)."),
     ((21.5, 25), "is not two whole numbers"),
     ((True, 5), "is not two whole numbers"),
     ("21-25", "`answer` = '21-25' is not two whole numbers."),  # text the callback cannot read either
     ("(21, 25)", "is not two whole numbers"),
-    (21, "`answer` = 21 is not two whole numbers."),  # one batch only
-    ((21, 25, 29), "is not two whole numbers"),
 ]
-
-
-def test_the_profile_range_solution_passes_the_course_rules():
-    from course_utils.lessons.nb06.tb_profile import check_profile_batch
-
-    answer = solved(NOTEBOOK, "Exercise 6.1")["answer"]
-    start, stop = check_profile_batch(answer, total_batches=nb06.PROFILE_EPOCHS * nb06.BATCHES_PER_EPOCH)
-    assert stop - start + 1 == nb06.PROFILE_STEPS and 21 <= start and stop <= 40, "5 batches of epoch 2"
 
 
 def test_the_callback_reads_every_accepted_range_as_5_batches_of_epoch_2(tmp_path):
@@ -121,26 +107,18 @@ def test_the_callback_reads_every_accepted_range_as_5_batches_of_epoch_2(tmp_pat
 # otherwise.
 ACCEPT_6_2 = [
     ({"A": "highly", "B": "not", "C": "moderately"}, "the task's words"),
-    ({"A": "highly input-bound", "B": "not input-bound", "C": "moderately input-bound"}, "section 4's words"),
-    ({"A": "HIGHLY", "B": "Not", "C": " Moderately "}, "any case, spaces around"),
+    ({"A": "Highly input-bound", "B": "not_input_bound", "C": " moderately input-bound "},
+     "section 4's words, in any case, joined any way"),
     ({"A": "High", "B": "no", "C": "moderate"}, "the adjective, and 'no' for 'not'"),
-    ({"A": "highly_input_bound", "B": "non-input-bound", "C": "moderately-bound"}, "other joins of the same words"),
     ({"A": "highly", "B": "none", "C": "moderately", "D": "highly"}, "'none'; a run the task does not have"),
 ]
 REJECT_6_2 = [
-    ({"A": "highly", "B": "not", "C": "highly"}, "C: 6.8 ms of a 110 ms step is 6.2% of the step."),  # the wait alone
     ({"A": "highly", "B": "not", "C": "not"}, "C: 6.8 ms of a 110 ms step is 6.2% of the step. Below 5% a run "
                                               "is not input-bound, from 20% highly, in between moderately."),
-    ({"A": "moderately", "B": "not", "C": "moderately"}, "A: 7.6 ms of a 9.5 ms step is 80.0% of the step."),
-    ({"A": "highly", "B": "moderately", "C": "moderately"}, "B: 0.04 ms of a 2.5 ms step is 1.6% of the step."),
     ({"A": "highly", "B": "not"}, "Run C has no answer."),
-    ({"A": "highly", "B": "not", "C": None}, "Run C has no answer."),
     ({"A": "very", "B": "not", "C": "moderately"}, "A: 'very' is not one of \"highly\", \"moderately\", \"not\"."),
-    ({"A": "input-bound", "B": "not", "C": "moderately"}, "A: 'input-bound' is not one of"),
-    ({"A": "highly", "B": "low", "C": "moderately"}, "B: 'low' is not one of"),
     ({"A": True, "B": "not", "C": "moderately"}, "A: True is not one of"),
     ("highly", "`answer` should be a dict"),
-    (["highly", "not", "moderately"], "`answer` should be a dict"),
 ]
 
 

@@ -2,11 +2,14 @@
 (CONTRIBUTING.md, "Layout", lists its modules). The tools import ``course_utils``; ``course_utils`` never imports them.
 """
 
+import getpass
 import os
-from collections.abc import Iterator
-from contextlib import contextmanager
+import platform
+import socket
+from contextlib import AbstractContextManager
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+from unittest import mock
 
 from course_utils.core import variables
 from course_utils.core.i18n import CHINESE, ENGLISH, translator
@@ -17,19 +20,23 @@ _ = translator("tools", LOCALE_DIR)  # every tools module imports this marker: f
 LANGUAGES = {"en": ENGLISH, "zh": CHINESE}  # each edition's language: its notebooks and pages speak it
 
 
-@contextmanager
-def speaking(edition: str) -> Iterator[None]:
+def speaking(edition: str) -> AbstractContextManager:
     """Messages in the language of ``edition`` ("en" or "zh") for a while: what a page or an assignment of that
-    edition says, whatever the language of whoever makes it."""
-    before = os.environ.get(variables.LANG)
-    os.environ[variables.LANG] = LANGUAGES[edition]
+    edition says, whatever the language of whoever makes it. The environment is as it was afterwards."""
+    return mock.patch.dict(os.environ, {variables.LANG: LANGUAGES[edition]})
+
+
+def user_name() -> str:
+    """This user's login name ("unknown" when the system cannot say, as in some containers): preflight and hand-in
+    records name it."""
     try:
-        yield
-    finally:
-        if before is None:
-            os.environ.pop(variables.LANG, None)
-        else:
-            os.environ[variables.LANG] = before
+        return getpass.getuser() or "unknown"
+    except (OSError, KeyError):
+        return "unknown"
+
+
+def host_name() -> str:
+    return socket.gethostname() or platform.node() or "unknown"
 
 
 def installed(package: str) -> str | None:

@@ -1,5 +1,5 @@
 """Write the Colab, Kaggle and Binder links and the hosted install cell, from two values in pyproject.toml
-(``make links``; ``--check`` changes nothing and names each file that differs).
+(``make links``; the lint rule ``links-current`` names each file that differs).
 
 What is written, and where: CONTRIBUTING.md, "A notebook"; everything points at the release tag, "v" + version.
 """
@@ -14,7 +14,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from course_tools.errors import LinksError
+from course_utils.core.errors import CourseError
 from course_utils.core.paths import PROJECT_ROOT as ROOT
 
 LINKS_TAG = "links"  # the generated cells' tags, and their ids (fixed: the output is the same on every run)
@@ -69,17 +69,17 @@ def release(root: Path) -> Release:
     url = project.get("urls", {}).get("Repository")
     version = project.get("version")
     if not url or not version:
-        raise LinksError(f"{path} has no [project] version or no Repository in [project.urls].",
-                         "Set both, then run make links again.")
+        raise CourseError(f"{path} has no [project] version or no Repository in [project.urls].",
+                          "Set both, then run make links again.")
     found = GITHUB_URL.fullmatch(url)
     if not found:
-        raise LinksError(f"{path}: Repository is {url!r}, not https://github.com/OWNER/REPO.",
-                         "Set Repository to the course's GitHub address.")
+        raise CourseError(f"{path}: Repository is {url!r}, not https://github.com/OWNER/REPO.",
+                          "Set Repository to the course's GitHub address.")
     slug = found["slug"]
     website = project["urls"].get("Website", "")
     if website and not website.endswith("/"):
-        raise LinksError(f"{path}: Website is {website!r}, which does not end with '/'.",
-                         "Write the folder of the site's pages, ending with '/'.")
+        raise CourseError(f"{path}: Website is {website!r}, which does not end with '/'.",
+                          "Write the folder of the site's pages, ending with '/'.")
     return Release(repository=f"https://github.com/{slug}", slug=slug, tag=f"v{version}", website=website)
 
 
@@ -92,11 +92,6 @@ def tags(cell: dict) -> list[str]:
     return cell.get("metadata", {}).get("tags", [])
 
 
-def lines(text: str) -> list[str]:
-    """A cell's source as Jupyter stores it: one string per line, each but the last ending in a newline."""
-    return text.splitlines(keepends=True)
-
-
 def title(path: Path, cells: list[dict]) -> tuple[str, str]:
     """The number and title from the notebook's ``# NN · Title`` line."""
     for cell in cells:
@@ -105,10 +100,10 @@ def title(path: Path, cells: list[dict]) -> tuple[str, str]:
             found = TITLE.fullmatch(first.strip())
             if not found or found["number"] != path.name[:2]:
                 title = f"# {path.name[:2]} · Title"
-                raise LinksError(f"{path.name}: its first markdown cell does not start with '{title}'.",
-                                 "Give the notebook that title line.")
+                raise CourseError(f"{path.name}: its first markdown cell does not start with '{title}'.",
+                                  "Give the notebook that title line.")
             return found["number"], found["title"]
-    raise LinksError(f"{path.name}: no markdown title cell.", f"Start the notebook with '# {path.name[:2]} · Title'.")
+    raise CourseError(f"{path.name}: no markdown title cell.", f"Start the notebook with '# {path.name[:2]} · Title'.")
 
 
 def notebook_text(path: Path, rel: Release) -> str:
@@ -118,18 +113,19 @@ def notebook_text(path: Path, rel: Release) -> str:
     title(path, cells)  # fails early on a notebook without its title line
     at = [i for i, c in enumerate(cells) if PARAMETERS_TAG in tags(c)]
     if len(at) != 1 or cells[at[0]]["cell_type"] != "code":
-        raise LinksError(f"{path.name}: {len(at)} code cells are tagged '{PARAMETERS_TAG}', not one.",
-                         f"Tag exactly one code cell '{PARAMETERS_TAG}'.")
+        raise CourseError(f"{path.name}: {len(at)} code cells are tagged '{PARAMETERS_TAG}', not one.",
+                          f"Tag exactly one code cell '{PARAMETERS_TAG}'.")
     taken = {c.get("id") for c in cells} & {LINKS_TAG, SETUP_TAG}
     if taken:
-        raise LinksError(f"{path.name}: another cell already has the id {sorted(taken)}.",
-                         "Give that cell another id: make links writes cells with these ids.")
+        raise CourseError(f"{path.name}: another cell already has the id {sorted(taken)}.",
+                          "Give that cell another id: make links writes cells with these ids.")
     chinese = path.parent.name == ZH_FOLDER  # a notebook of the Chinese edition: its own links, Chinese comments
     setup = rel.setup_source("zh" if chinese else "en")
+    # a cell's source as Jupyter stores it: one string per line, each but the last ending in a newline
     cells.insert(at[0], {"cell_type": "code", "execution_count": None, "id": SETUP_TAG,
-                         "metadata": {"tags": [SETUP_TAG]}, "outputs": [], "source": lines(setup)})
-    cells.insert(0, {"cell_type": "markdown", "id": LINKS_TAG, "metadata": {"tags": [LINKS_TAG]},
-                     "source": lines(rel.badges(f"{ZH_FOLDER}/{path.name}" if chinese else path.name))})
+                         "metadata": {"tags": [SETUP_TAG]}, "outputs": [], "source": setup.splitlines(keepends=True)})
+    badges = rel.badges(f"{ZH_FOLDER}/{path.name}" if chinese else path.name)
+    cells.insert(0, {"cell_type": "markdown", "id": LINKS_TAG, "metadata": {"tags": [LINKS_TAG]}, "source": [badges]})
     nb["cells"] = cells
     # the way the notebooks are stored (nbformat's own layout): indent 1, sorted keys, UTF-8, final newline
     return json.dumps(nb, indent=1, ensure_ascii=False, sort_keys=True) + "\n"
@@ -168,8 +164,8 @@ def readme_text(path: Path, paths: list[Path], rel: Release, chinese: bool = Fal
     text = path.read_text(encoding="utf-8")
     start, end = text.find(README_START), text.find(README_END)
     if start < 0 or end < start:
-        raise LinksError(f"{path.name}: no block between {README_START} and {README_END}.",
-                         "Put the two markers where the table of notebooks goes.")
+        raise CourseError(f"{path.name}: no block between {README_START} and {README_END}.",
+                          "Put the two markers where the table of notebooks goes.")
     return text[: start + len(README_START)] + "\n" + readme_table(paths, rel, chinese) + "\n" + text[end:]
 
 
@@ -178,7 +174,7 @@ def expected(root: Path) -> dict[Path, str]:
     rel = release(root)
     paths, chinese = notebooks(root / "notebooks"), notebooks(root / "notebooks" / ZH_FOLDER)
     if not paths:
-        raise LinksError(f"{root / 'notebooks'}: no NN_*.ipynb notebooks.", "Run make links in the course's folder.")
+        raise CourseError(f"{root / 'notebooks'}: no NN_*.ipynb notebooks.", "Run make links in the course's folder.")
     files = {path: notebook_text(path, rel) for path in [*paths, *chinese]}
     files[root / "README.md"] = readme_text(root / "README.md", paths, rel)
     if (root / README_ZH).is_file():
@@ -188,26 +184,19 @@ def expected(root: Path) -> dict[Path, str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--check", action="store_true", help="change nothing; exit 1 naming each file that differs")
     parser.add_argument("--root", type=Path, default=ROOT, help="the checkout (default: this one)")
     args = parser.parse_args(argv)
     root = args.root.resolve()
     try:
         files = expected(root)
-    except LinksError as error:
+    except CourseError as error:
         print(f"course_tools.links: {error}", file=sys.stderr)
         return 2
-    differ = [path for path, text in files.items() if path.read_text(encoding="utf-8") != text]
-    if args.check:
-        for path in differ:
-            print(f"{path.relative_to(root)}: differs from what tools/course_tools/links.py writes")
-        if differ:
-            print("run `make links` (python -m course_tools.links) and commit the result", file=sys.stderr)
-        return 1 if differ else 0
-    for path in differ:
-        with open(path, "w", encoding="utf-8", newline="\n") as out:
-            out.write(files[path])
-        print(f"updated {path.relative_to(root)}")
+    for path, text in files.items():
+        if path.read_text(encoding="utf-8") != text:
+            with open(path, "w", encoding="utf-8", newline="\n") as out:
+                out.write(text)
+            print(f"updated {path.relative_to(root)}")
     return 0
 
 

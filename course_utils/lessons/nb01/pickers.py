@@ -52,12 +52,6 @@ def render(recommendations: list[Recommendation]) -> str:
     return "\n".join(parts)
 
 
-def text(recommendations: list[Recommendation]) -> str:
-    """The same as plain text, for printing."""
-    heads = [_("Install") if n == 0 else _("Or") for n in range(len(recommendations))]
-    return "\n\n".join(f"{head} - {rec.text()}" for head, rec in zip(heads, recommendations, strict=True))
-
-
 class InstallPicker:
     """Three inputs (platform, Python, driver), a button, and the answer of ``recommend``."""
 

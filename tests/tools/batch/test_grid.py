@@ -190,7 +190,7 @@ def test_the_run_limit_counts_notebooks_too(tmp_path):
     values = ", ".join(str(i) for i in range(grid.MAX_RUNS // 2 + 1))
     path = write(tmp_path, f"parameters:\n  N: [{values}]\n")
     make_plan([str(CURVE)], grid_file=path)  # under the limit with one notebook
-    with pytest.raises(InputError, match=r"2 notebooks"):
+    with pytest.raises(InputError, match=r"2 notebook\(s\)"):
         make_plan([str(CURVE), str(CURVE)], grid_file=path)
 
 

@@ -270,7 +270,10 @@ def test_a_grid_runs_every_point_in_a_fresh_kernel_of_its_own_and_reports_it(rea
     md = (real.whole / "report.md").read_text()  # what the report makes of records: test_report.py
     assert md.startswith("# Sharded fixture grid") and "4 of 4 run(s), 2 ok, 2 failed" in md
     assert all(f"| curve | full | N={n} | ok | passed |" in md for n in (1, 2))
-    assert "| fails | full | N=2 | failed: cell In [3]: ValueError: deliberate failure with N=2 | not reached |" in md
+    failed = runs["fails__N-2"]
+    assert (failed["failed_cell"]["execution_count"], failed["failed_cell"]["error"]) == (
+        3, "ValueError: deliberate failure with N=2")
+    assert f"| fails | full | N=2 | failed: {failed['error']} | not reached |" in md
     assert "executed notebook [executed/fails__N-1.ipynb](executed/fails__N-1.ipynb)" in md
     (comparison,) = [t for t in data["comparisons"] if t["notebook"] == "curve"]
     assert [(row["N"], row["score"]) for row in comparison["rows"]] == [(n, runs[f"curve__N-{n}"]["results"]["score"])

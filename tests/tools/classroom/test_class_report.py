@@ -104,7 +104,7 @@ def test_the_report_counts_and_lists_what_it_read_and_nothing_becomes_markup(cla
     markdown = written["md"].read_text(encoding="utf-8")
     assert all(name in markdown.split("## Files that are no record", 1)[1] for name in BAD)
     assert "room-b/alice.json" in markdown and "notes.txt" not in markdown  # sub-folders are read too, *.json only
-    for counted in ("TensorFlow 2.10.1 | 1", "platform windows | 1", "files that are no record | 5",
+    for counted in ("TensorFlow 2.10.1 | 1", "platform windows | 1", "unreadable | 5",
                     "driver-too-old | error | 1 | alice@gpu-box | fix driver-too-old with `course doctor`",
                     "gpu-slower-than-cpu | warning | 1 | carol@pc1"):
         assert f"| {counted} |" in markdown

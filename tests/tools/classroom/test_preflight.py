@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from course_tools.classroom import preflight
+from course_tools.classroom.class_report import CELLS
 from course_tools.classroom.preflight import SCHEMA, default_out, in_range
 from course_tools.classroom.preflight_problems import find_problems
 
@@ -104,7 +105,7 @@ def test_without_tensorflow_the_record_says_so_and_nothing_crashes(tmp_path, mon
     missing = next(p for p in record["problems"] if p["code"] == "tensorflow-missing")
     assert missing["severity"] == "error" and "Activate" in missing["fix"]
     assert record["compute"] == {"skipped": "TensorFlow cannot be imported"}
-    assert "TensorFlow: cannot be imported" in capsys.readouterr().out
+    assert f"  TensorFlow: {CELLS['TensorFlow'](record)}\n" in capsys.readouterr().out  # the class report's cell
 
 
 def test_a_gpu_machine_from_captured_nvidia_smi_fills_driver_and_gpus(real_run, tmp_path, capsys):
@@ -121,7 +122,7 @@ def test_a_gpu_machine_from_captured_nvidia_smi_fills_driver_and_gpus(real_run, 
         # TensorFlow here sees no GPU although nvidia-smi shows two: the doctor's error becomes a problem
         sees_none = next(p for p in record["problems"] if p["code"] == "tensorflow-sees-no-gpu")
         assert sees_none["severity"] == "error" and sees_none["source"] == "doctor"
-    assert "GPU 1: NVIDIA A100-SXM4-40GB (40960 MiB)" in capsys.readouterr().out
+    assert f"  GPU: {CELLS['GPU'](record)}\n" in capsys.readouterr().out  # the class report's cell
 
 
 @pytest.mark.parametrize(

@@ -36,7 +36,7 @@ def test_hand_in_gathers_outcomes_and_tries_but_no_answers(tmp_path, monkeypatch
     notebook_run("01_install_versions", [("1.1", "a")], checkpoint=None)  # stopped before its checkpoint
     (Path(os.environ["COURSE_RESULTS_DIR"]) / "cut.json").write_text('{"notebook": "05_', encoding="utf-8")
     assert handin.main([]) == 0
-    path = tmp_path / f"progress-{handin.getpass.getuser()}.json"
+    path = tmp_path / f"progress-{handin.user_name()}.json"
     assert "Send this file to your instructor" in capsys.readouterr().out
     data = json.loads(path.read_text(encoding="utf-8"))
     assert data["schema"] == handin.SCHEMA and set(data["notebooks"]) == {"03_memory", "01_install_versions"}
@@ -54,9 +54,9 @@ def test_on_the_hub_the_hand_in_goes_into_the_class_folder(tmp_path, monkeypatch
     monkeypatch.setenv("COURSE_HANDIN_DIR", str(tmp_path / "hand-in"))
     (tmp_path / "hand-in").mkdir()
     assert handin.main([]) == 0
-    assert (tmp_path / "hand-in" / f"{handin.getpass.getuser()}.json").is_file()
+    assert (tmp_path / "hand-in" / f"{handin.user_name()}.json").is_file()
     assert "other students cannot" in capsys.readouterr().out
-    monkeypatch.setenv("LOGNAME", handin.getpass.getuser())  # the name stays; the uid below changes
+    monkeypatch.setenv("LOGNAME", handin.user_name())  # the name stays; the uid below changes
     monkeypatch.setattr(handin.os, "getuid", lambda: 54321)  # the file now belongs to "another" account
     assert handin.main([]) == 2
     assert "belongs to another account" in capsys.readouterr().err
@@ -177,7 +177,7 @@ def test_wrong_in_three_run_alls_is_stuck_and_right_after_that_is_done(tmp_path,
         run_all_in_a_new_kernel(run, tmp_path)
     hand_in = tmp_path / "hand-in"
     hand_in.mkdir()
-    user = handin.getpass.getuser()
+    user = handin.user_name()
     assert handin.main(["--out", str(hand_in)]) == 0
     stuck = row(progress.write_progress(hand_in, tmp_path / "report")["rows"], "01_install_versions", "1.1")
     assert stuck["stuck"] == [user] and stuck["attempts"] == {user: 3}

@@ -4,22 +4,23 @@ The hub test runs a course notebook in each student's server the way JupyterLab 
 the notebook's path (so the kernel starts in the notebook's folder), then ``execute_request``
 messages on the kernel's websocket (the Jupyter messaging protocol,
 https://jupyter-client.readthedocs.io/en/stable/messaging.html), one per code cell, collecting
-what each cell printed until the kernel is idle again. Messages come as JSON text, or as binary
-frames when they carry buffers (jupyter_server's legacy websocket format: a count, offsets, the
-JSON message, then the buffers).
+what each cell printed on stdout until the kernel is idle again. jupyter_client's ``Session`` writes the
+messages; those that come back as binary frames (with buffers) are read by jupyter_server's own decoder.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
-import time
-import uuid
 from dataclasses import dataclass
 from typing import Any
 
 import requests
 import websocket
+from jupyter_client.jsonutil import json_default
+from jupyter_client.session import Session
+from jupyter_server.services.kernels.connection.base import deserialize_binary_message
 
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -31,7 +32,6 @@ class Execution:
     code: str
     status: str = "pending"  # the reply's "ok" / "error" / "aborted"
     stdout: str = ""
-    stderr: str = ""
     error: dict[str, Any] | None = None
 
     def describe(self) -> str:
@@ -39,15 +39,6 @@ class Execution:
             return f"status {self.status}"
         trace = ANSI.sub("", "\n".join(self.error.get("traceback", [])))
         return f"{self.error.get('ename')}: {self.error.get('evalue')}\n{trace}"
-
-
-def _decode(frame: str | bytes) -> dict[str, Any]:
-    if isinstance(frame, str):
-        return json.loads(frame)
-    count = int.from_bytes(frame[:4], "big")
-    offsets = [int.from_bytes(frame[4 + 4 * i: 8 + 4 * i], "big") for i in range(count)]
-    end = offsets[1] if count > 1 else len(frame)
-    return json.loads(frame[offsets[0]:end].decode("utf-8"))
 
 
 class RemoteKernel:
@@ -63,56 +54,41 @@ class RemoteKernel:
             timeout=timeout,
         )
         response.raise_for_status()
-        self.session = response.json()
-        self.kernel_id = self.session["kernel"]["id"]
-        self.client_session = uuid.uuid4().hex
+        kernel_id = response.json()["kernel"]["id"]
+        self.messages = Session(username="hub-test")
         ws_url = self.server_url.replace("http://", "ws://", 1)
         self.ws = websocket.create_connection(
-            f"{ws_url}api/kernels/{self.kernel_id}/channels?session_id={self.client_session}",
+            f"{ws_url}api/kernels/{kernel_id}/channels?session_id={self.messages.session}",
             header=[f"{k}: {v}" for k, v in self.headers.items()],
             timeout=timeout,
         )
 
     def run(self, code: str, timeout: float = 300.0) -> Execution:
-        """Execute ``code``; return when the kernel has replied and is idle again (or raise TimeoutError)."""
-        msg_id = uuid.uuid4().hex
-        self.ws.send(json.dumps({
-            "header": {"msg_id": msg_id, "msg_type": "execute_request", "session": self.client_session,
-                       "username": "hub-test", "version": "5.3"},
-            "parent_header": {},
-            "metadata": {},
-            "content": {"code": code, "silent": False, "store_history": True, "user_expressions": {},
-                        "allow_stdin": False, "stop_on_error": True},
-            "channel": "shell",
-            "buffers": [],
-        }))
+        """Execute ``code``; return when the kernel has replied and is idle again (TimeoutError when it sends nothing
+        for ``timeout`` s)."""
+        request = self.messages.msg("execute_request", content={"code": code})
+        self.ws.send(json.dumps({**request, "channel": "shell"}, default=json_default))
+        self.ws.settimeout(timeout)
         result = Execution(code)
         idle = False
-        deadline = time.monotonic() + timeout
         while result.status == "pending" or not idle:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise TimeoutError(f"the kernel did not finish within {timeout:.0f} s: {code[:200]!r}")
-            self.ws.settimeout(left)
             try:
-                message = _decode(self.ws.recv())
+                frame = self.ws.recv()
             except websocket.WebSocketTimeoutException:
-                raise TimeoutError(f"the kernel did not finish within {timeout:.0f} s: {code[:200]!r}") from None
-            if message.get("parent_header", {}).get("msg_id") != msg_id:
+                raise TimeoutError(f"the kernel sent nothing for {timeout:.0f} s: {code[:200]!r}") from None
+            message = json.loads(frame) if isinstance(frame, str) else deserialize_binary_message(frame)
+            if message["parent_header"].get("msg_id") != request["msg_id"]:
                 continue
-            kind, content = message["header"]["msg_type"], message.get("content", {})
-            if kind == "stream":
-                if content.get("name") == "stderr":
-                    result.stderr += content.get("text", "")
-                else:
-                    result.stdout += content.get("text", "")
+            kind, content = message["header"]["msg_type"], message["content"]
+            if kind == "stream" and content["name"] == "stdout":
+                result.stdout += content["text"]
             elif kind == "error":
                 result.error = content
             elif kind == "execute_reply":
-                result.status = content.get("status", "unknown")
+                result.status = content["status"]
                 if result.status == "error" and result.error is None:
                     result.error = content
-            elif kind == "status" and content.get("execution_state") == "idle":
+            elif kind == "status" and content["execution_state"] == "idle":
                 idle = True
         return result
 
@@ -124,7 +100,5 @@ class RemoteKernel:
         return json.loads(done.stdout.strip().splitlines()[-1])
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(Exception):  # already closed, or the server is gone
             self.ws.close()
-        except Exception:  # already closed, or the server is gone
-            pass

@@ -15,9 +15,11 @@ import stat
 import subprocess
 import sys
 import tempfile
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
+from unittest.mock import AsyncMock
 
 import pytest
 from jupyterhub.auth import PAMAuthenticator
@@ -78,32 +80,16 @@ def test_the_course_repository_is_a_clone_on_this_machine_or_a_url_and_reaches_e
 
 
 def test_each_student_keeps_one_device_across_restarts_and_hash_seeds():
-    chosen = hub.gpu_for_user("ana", DEVICES)
-    assert chosen in DEVICES and hub.gpu_for_user("ana", DEVICES) == chosen
-    code = "from course_tools.classroom import hub; print(hub.gpu_for_user('ana', ['0', '1', '2', '3']))"
-    for seed in ("1", "2"):  # Python's own hash() would change with the seed; the choice must not
-        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                             env={**os.environ, "PYTHONHASHSEED": seed}).stdout.strip()
-        assert out == chosen
-    # pinned: a change of the hash would move every student of a running class to another GPU
+    """Pinned: Python's own hash() changes with PYTHONHASHSEED at each start, and a change of the choice would move
+    every student of a running class to another GPU."""
     assert [hub.gpu_for_user(name, DEVICES) for name in ("ana", "ben", "chen", "dara")] == ["2", "2", "0", "1"]
+    assert hub.gpu_for_user("ana", ["MIG-only"]) == "MIG-only"
+    assert hub.gpu_for_user("ana", []) is None, "no device list: no choice"
 
 
 def test_a_class_of_forty_is_spread_over_every_device():
-    counts = {device: 0 for device in DEVICES}
-    for number in range(40):
-        counts[hub.gpu_for_user(f"student{number:02d}", DEVICES)] += 1
-    assert all(count >= 5 for count in counts.values()), counts
-
-
-def test_no_device_list_means_no_choice():
-    assert hub.gpu_for_user("ana", []) is None
-    assert hub.gpu_for_user("ana", ["MIG-only"]) == "MIG-only"
-
-
-def test_each_students_logs_go_to_a_folder_in_their_own_home():
-    root = os.path.expanduser("~root")
-    assert hub.log_dir_for("root") == str(Path(root) / "tf-gpu-course" / "logs")
+    counts = Counter(hub.gpu_for_user(f"student{number:02d}", DEVICES) for number in range(40))
+    assert set(counts) == set(DEVICES) and min(counts.values()) >= 5, counts
 
 
 @pytest.fixture
@@ -124,17 +110,12 @@ def test_a_python_or_a_course_repository_inside_a_closed_folder_is_reported(open
     link = checkout / "python"
     link.symlink_to(python)  # the environment's python is a link: the real program is what must be reached
     assert hub.closed_to_students(str(link), checkout, f"file://{repo}") == []
-    closed.chmod(0o700)
-    try:
-        found = {given: hub.closed_to_students(str(link), checkout, given) for given in (None, str(repo),
-                                                                                        f"file://{repo}", url)}
-    finally:
-        closed.chmod(0o755)
+    closed.chmod(0o700)  # TemporaryDirectory's clean-up opens it again
+    found = {given: hub.closed_to_students(str(link), checkout, given) for given in (None, f"file://{repo}", url)}
     (alone,) = found[None]
     assert f"the folder {closed} is closed to other users" in alone and str(python) in alone
     assert found[url] == [alone], "a repository on the network is not this machine's folder"
-    for given in (str(repo), f"file://{repo}"):
-        assert any(str(repo) in problem for problem in found[given]), given
+    assert any(str(repo) in problem for problem in found[f"file://{repo}"])
 
 
 def test_the_proxy_comes_from_the_checkout_then_path_else_a_message_with_the_npm_command(monkeypatch, tmp_path):
@@ -194,7 +175,8 @@ def test_the_shipped_config_with_the_defaults(hub_env, tmp_path):
     assert environment[variables.GPU_MEMORY] == "growth"
     assert environment["PATH"].split(":")[0] == str(Path(sys.executable).parent)
     assert "TENSORBOARD_PROXY_URL" not in environment, "%tensorboard's TCP port would be open to classmates"
-    assert environment[variables.LOG_DIR](fake_spawner("root")) == hub.log_dir_for("root")
+    logs = Path(os.path.expanduser("~root")) / "tf-gpu-course" / "logs"  # in each student's own home
+    assert environment[variables.LOG_DIR](fake_spawner("root")) == str(logs)
     assert environment[variables.SHARED_SERVER] == "1"
     assert environment[variables.HANDIN_DIR] == str(tmp_path / "hand-in")
     assert stat.S_IMODE((tmp_path / "hand-in").stat().st_mode) == hub.HANDIN_MODE
@@ -213,9 +195,6 @@ def test_the_shipped_config_with_the_instructors_choices(hub_env):
     assert c.Authenticator.allowed_users == {"ana", "ben", "teach"}, "an admin logs in too"
     assert c.JupyterHub.load_roles == [{"name": "admin", "users": ["teach"]}]
     assert "allowed_groups" not in c.PAMAuthenticator
-    # a name the settings do not allow is invalid: the hub deletes it from its database when it starts
-    authenticator = c.JupyterHub.authenticator_class(allowed_users=c.Authenticator.allowed_users)
-    assert [authenticator.validate_username(name) for name in ("ana", "teach", "eve")] == [True, True, False]
     assert "mem_limit" not in c.Spawner and c.Spawner.cpu_limit == 2.0
     assert c.Spawner.environment[variables.GPU_MEMORY] == "3072"
     for name in ("ana", "ben"):
@@ -233,31 +212,22 @@ def test_systemd_spawner_turns_the_limits_into_unit_properties_that_systemd_enfo
 
     hub_env.setenv(variables.HUB_MEM_LIMIT, "3G")
     hub_env.setenv(variables.HUB_CPU_LIMIT, "1.5")
-    started = {}
-    running = iter([False, True])  # no unit before the start; the unit is up after it
-
-    async def service_running(unit):
-        return next(running)
-
-    async def service_failed(unit):
-        return False
-
-    async def start_transient_service(unit, **kwargs):
-        started.update(kwargs, unit=unit)
-
+    start = AsyncMock()
     monkeypatch.setattr(systemd, "get_systemd_version", lambda: 252)
-    monkeypatch.setattr(systemd, "service_running", service_running)
-    monkeypatch.setattr(systemd, "service_failed", service_failed)
-    monkeypatch.setattr(systemd, "start_transient_service", start_transient_service)
+    # no unit before the start; the unit is up after it
+    monkeypatch.setattr(systemd, "service_running", AsyncMock(side_effect=[False, True]))
+    monkeypatch.setattr(systemd, "service_failed", AsyncMock(return_value=False))
+    monkeypatch.setattr(systemd, "start_transient_service", start)
     monkeypatch.setattr(SystemdSpawner, "get_env", lambda self: {})  # the hub's own variables need a running hub
     spawner = SystemdSpawner(user=SimpleNamespace(name="root", id=1), config=load_config())
     asyncio.run(spawner.start())
+    (unit,), started = start.call_args
     properties = started["properties"]
     assert properties["MemoryMax"] == 3 * 1024**3 and properties["MemoryAccounting"] == "yes"
     assert properties["CPUQuota"] == "150%" and properties["CPUAccounting"] == "yes"
     assert properties["PrivateTmp"] == "yes" and properties["NoNewPrivileges"] == "yes"
     assert started["cmd"] == [str(START), str(Path(sys.executable).parent / "jupyterhub-singleuser")]
-    assert started["uid"] == 0 and started["unit"] == "jupyter-root-singleuser"
+    assert started["uid"] == 0 and unit == "jupyter-root-singleuser"
     # docs/class.md's command for an admin names this unit and each of these properties, as systemctl shows them
     command = re.search(r"^systemctl show (\S+) (.*)$", (ROOT / "docs" / "class.md").read_text(encoding="utf-8"), re.M)
     assert command, "docs/class.md: no `systemctl show` command for the limits"
@@ -298,46 +268,34 @@ def git(folder: Path, *args: str) -> str:
     return done.stdout
 
 
-# A notebook as git sees it: lines. The student changes the first, the instructor the first and the last.
-LINES = ["first cell", *(f"cell {i}" for i in range(2, 9)), "last cell"]
-
-
-def write_lines(path: Path, lines: list[str]) -> None:
+def write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(lines) + "\n")
+    path.write_text(text)
 
 
-def test_with_a_repository_every_start_merges_the_course_and_keeps_the_students_work(tmp_path):
-    """COURSE_HUB_REPO: nbgitpuller's rules at the second start - the student's change wins, a deleted file comes
-    back, the instructor's other changes and new files arrive; a copied folder from before is kept aside."""
+def test_with_a_repository_every_start_pulls_the_course_and_a_copied_folder_is_kept_aside(tmp_path):
+    """COURSE_HUB_REPO: the first start clones it (a copied folder from before is kept aside, once), every later start
+    pulls the instructor's new commits (how nbgitpuller merges them with the student's work is nbgitpuller's:
+    https://nbgitpuller.readthedocs.io/en/latest/topic/automatic-merging.html)."""
     upstream = tmp_path / "course"
-    write_lines(upstream / "notebooks" / "01_a.ipynb", LINES)
-    write_lines(upstream / "notebooks" / "02_b.ipynb", LINES)
+    write(upstream / "notebooks" / "01_a.ipynb", "the course\n")
     git(upstream, "init", "-q", "-b", "main")
     git(upstream, "add", ".")
     git(upstream, "commit", "-q", "-m", "the course")
     home = tmp_path / "ana"
-    write_lines(home / "tf-gpu-course" / "notebooks" / "01_a.ipynb", ["copied before, with my answers"])
+    write(home / "tf-gpu-course" / "notebooks" / "01_a.ipynb", "copied before, with my answers\n")
     done = start_student(home, COURSE_HUB_REPO=str(upstream))
     assert done.stdout.strip().splitlines()[-1] == str(home), "the server starts in the student's home"
     (before,) = home.glob("tf-gpu-course-before-updates-*")
     assert (before / "notebooks" / "01_a.ipynb").read_text() == "copied before, with my answers\n"
     mine = home / "tf-gpu-course"
     assert (mine / ".git").is_dir() and stat.S_IMODE(mine.stat().st_mode) == 0o700
-    assert (mine / "notebooks" / "01_a.ipynb").read_text() == (upstream / "notebooks" / "01_a.ipynb").read_text()
-    # the student answers in 01 and deletes 02; the instructor corrects 01 and 02 and adds a notebook
-    write_lines(mine / "notebooks" / "01_a.ipynb", ["my answer", *LINES[1:]])
-    (mine / "notebooks" / "02_b.ipynb").unlink()
-    write_lines(upstream / "notebooks" / "01_a.ipynb", ["first cell, corrected", *LINES[1:-1], "last cell, corrected"])
-    write_lines(upstream / "notebooks" / "02_b.ipynb", [*LINES, "a new cell"])
-    write_lines(upstream / "notebooks" / "03_c.ipynb", ["a new notebook"])
+    assert (mine / "notebooks" / "01_a.ipynb").read_text() == "the course\n"
+    write(upstream / "notebooks" / "02_b.ipynb", "a new notebook\n")
     git(upstream, "add", ".")
     git(upstream, "commit", "-q", "-m", "the update")
     start_student(home, COURSE_HUB_REPO=str(upstream))
-    assert (mine / "notebooks" / "01_a.ipynb").read_text().splitlines() == [
-        "my answer", *LINES[1:-1], "last cell, corrected"], "the student's line wins; the other correction arrives"
-    assert (mine / "notebooks" / "02_b.ipynb").read_text() == (upstream / "notebooks" / "02_b.ipynb").read_text()
-    assert (mine / "notebooks" / "03_c.ipynb").read_text() == "a new notebook\n"
+    assert (mine / "notebooks" / "02_b.ipynb").read_text() == "a new notebook\n"
     assert sorted(p.name for p in home.iterdir()) == sorted([before.name, "tf-gpu-course"]), "kept aside once"
 
 
@@ -346,24 +304,23 @@ def test_a_pull_that_fails_still_starts_the_server(tmp_path):
     home.mkdir()
     done = start_student(home, COURSE_HUB_REPO=str(tmp_path / "not-there"))
     assert done.stdout.strip().splitlines()[-1] == str(home)
-    assert "nbgitpuller could not bring" in done.stderr
     assert stat.S_IMODE((home / "tf-gpu-course").stat().st_mode) == 0o700
+
+
+def acl(path: Path) -> str:
+    return subprocess.run(["getfacl", "-p", str(path)], capture_output=True, text=True, check=True).stdout
 
 
 def test_the_hand_in_folder_lets_students_write_and_the_admins_of_this_start_read(tmp_path):
     folder = tmp_path / "hand-in"
-    (tmp_path / "hand-in").mkdir()
+    folder.mkdir()
     (folder / "ana.json").write_text("{}")
     me = pwd.getpwuid(os.getuid()).pw_name
     assert hub.prepare_hand_in(folder, [me]) == []
     mode = stat.S_IMODE(folder.stat().st_mode)  # with an ACL, the group bits show its mask
     assert mode & 0o7707 == 0o3703, f"setgid, sticky; others write and pass, never list: {oct(mode)}"
-    acl = subprocess.run(["getfacl", "-p", str(folder)], capture_output=True, text=True, check=True).stdout
-    assert f"user:{me}:rwx" in acl and f"default:user:{me}:r--" in acl
-    on_file = subprocess.run(["getfacl", "-p", str(folder / "ana.json")], capture_output=True, text=True).stdout
-    assert f"user:{me}:r--" in on_file, "a hand-in from before this start is readable by this start's admins"
+    assert f"user:{me}:rwx" in acl(folder) and f"default:user:{me}:r--" in acl(folder)
+    assert f"user:{me}:r--" in acl(folder / "ana.json"), "a hand-in from before this start is readable by its admins"
     assert hub.prepare_hand_in(folder, []) == []  # the admin taken out of the settings
-    acl = subprocess.run(["getfacl", "-p", str(folder)], capture_output=True, text=True, check=True).stdout
-    on_file = subprocess.run(["getfacl", "-p", str(folder / "ana.json")], capture_output=True, text=True).stdout
-    assert f"user:{me}" not in acl and f"user:{me}" not in on_file
+    assert f"user:{me}" not in acl(folder) and f"user:{me}" not in acl(folder / "ana.json")
     assert stat.S_IMODE(folder.stat().st_mode) == hub.HANDIN_MODE

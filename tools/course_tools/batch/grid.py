@@ -300,13 +300,10 @@ def check_size(notebooks: int, parameters: Mapping[str, Sequence[Any]], where: s
     if runs > MAX_RUNS:
         lists = " x ".join(_("{name}: {count:,} values").format(name=name, count=len(values))
                            for name, values in parameters.items() if len(values) > 1)
-        what = (_("{where} makes {runs:,} runs ({lists}, times {notebooks} notebooks), more than the limit of "
-                  "{limit:,} runs a batch may hold") if notebooks != 1
-                else _("{where} makes {runs:,} runs ({lists}, times {notebooks} notebook), more than the limit of "
-                       "{limit:,} runs a batch may hold"))
         raise InputError(
-            what.format(where=where, runs=runs, lists=lists or _("one value each"),
-                        notebooks=notebooks, limit=MAX_RUNS),
+            _("{where} makes {runs:,} runs ({lists}, times {notebooks} notebook(s)), more than the limit of "
+              "{limit:,} runs a batch may hold").format(where=where, runs=runs, lists=lists or _("one value each"),
+                                                        notebooks=notebooks, limit=MAX_RUNS),
             _("Split the grid into several files of at most {limit:,} runs each (e.g. one file per value of "
               "the longest list, each run with its own --out folder), or fix the values you do not need to vary "
               "with -p NAME VALUE.").format(limit=MAX_RUNS),

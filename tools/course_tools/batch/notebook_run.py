@@ -25,6 +25,7 @@ from course_utils.core import variables
 from course_utils.core.child import start_python
 from course_utils.core.errors import ChildError
 from course_utils.core.files import write_json_atomic
+from course_utils.core.processes import stop_group
 from course_utils.core.rss import peak_rss_mib
 from course_utils.results import record_in
 
@@ -90,7 +91,7 @@ def run_notebook(notebook: Path, out: Path, *, parameters: dict[str, Any] | None
     ) as child:  # leaving the block stops the runner process and its kernel, whatever happened
         while child.wait(None if stop is None else 0.2) is None:
             if stop is not None and stop.is_set():
-                child.stop()
+                stop_group(child.process)
                 interrupted = True
         try:
             outcome = child.result()
@@ -201,12 +202,6 @@ def excerpt(source: str, line: tuple[int, str] | None, before: int = 2, after: i
     return {"line": number, "excerpt": marked}
 
 
-def _cell_name(cell: dict[str, Any]) -> str:
-    if cell.get("execution_count"):
-        return f"cell In [{cell['execution_count']}]"
-    return f"cell #{cell['index'] + 1} of the executed notebook"
-
-
 # Jupyter picks a kernel's ports, frees them and hands them to the kernel: another process can take one in between,
 # and the kernel dies before it answers ("Address already in use"; jupyter/jupyter_client#154, nteract/papermill#511).
 # No cell has run then, so a batch on a busy machine starts that kernel once more instead of failing the run.
@@ -250,12 +245,11 @@ def _execute(spec: dict[str, Any]) -> dict[str, Any]:
     try:
         execute_notebook(pm, spec)
     except pm.PapermillExecutionError as exc:
-        outcome["error"] = f"cell In [{exc.exec_count}]: {exc.ename}: {exc.evalue}"
         said = plain("\n".join(exc.traceback or []))
         cell = {"index": exc.cell_index, "execution_count": exc.exec_count, "source": exc.source[:500],
                 "error": f"{exc.ename}: {exc.evalue}"}
         cell.update(excerpt(exc.source, failing_line(said, exc.source, exc.exec_count)))
-        outcome["failed_cell"] = cell
+        outcome.update(error=f"{cell_place(cell)}: {cell['error']}", failed_cell=cell)
         # The kernel's traceback reaches the executed notebook only: the log gets it too, with the failing cell.
         print(f"\nThe run failed in {cell_place(cell)}. The kernel's traceback:\n{said.rstrip()}",
               file=sys.stderr, flush=True)
@@ -263,7 +257,7 @@ def _execute(spec: dict[str, Any]) -> dict[str, Any]:
         traceback.print_exc()
         cell = _failed_cell(spec["executed"])
         error = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc) else ''}"
-        outcome["error"] = f"{_cell_name(cell)}: {error}" if cell else error
+        outcome["error"] = f"{cell_place(cell)}: {error}" if cell else error
         if cell:
             cell.update(error=error, **excerpt(cell["source"], None))
             print(f"\nThe run stopped in {cell_place(cell)}: {error}", file=sys.stderr, flush=True)

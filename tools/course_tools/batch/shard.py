@@ -8,14 +8,13 @@ import dataclasses
 import datetime as _dt
 import hashlib
 import json
-import platform
 import re
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from course_tools import _
+from course_tools import _, host_name
 from course_tools.batch.grid import Plan
 from course_tools.batch.report import say_written, write_report
 from course_utils.core import variables
@@ -182,7 +181,7 @@ class ShardRun:
     def save(self, runs: Sequence[Mapping[str, Any]], out: Path, meta: Mapping[str, Any]) -> dict[str, Path]:
         """Write the shard's record (atomically: the merge never reads half a file); ``{"shard": path}``."""
         record = {"kind": KIND, "version": VERSION, "shard": self.shard.index, "shards": self.shard.count,
-                  "fingerprint": self.fingerprint, "plan": self.names, "argv": self.argv, "host": platform.node(),
+                  "fingerprint": self.fingerprint, "plan": self.names, "argv": self.argv, "host": host_name(),
                   "meta": dict(meta), "runs": list(runs)}
         return {"shard": write_json_atomic(Path(out) / SHARDS_DIR / f"{self.shard.name}.json", record)}
 

@@ -26,7 +26,6 @@ def format_dense(report: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
     parser = argparse.ArgumentParser(prog="course bench", description="The course's benchmark: notebook 04's memory.")
     sub = parser.add_subparsers(dest="command", required=True)
     p_dense = sub.add_parser(

@@ -176,32 +176,26 @@ def ordered(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted(records, key=lambda r: (GROUPS.index(group(r)), r["user"], r["host"], r["_file"]))
 
 
-def severity_counts(records: Sequence[dict[str, Any]]) -> Counter[str]:
-    """How many records have each severity: a record with an error and a warning counts under both."""
-    return Counter(severity for r in records for severity in {p["severity"] for p in r["problems"]})
+def counts(records: Sequence[dict[str, Any]], bad: Sequence[tuple[str, str]]) -> dict[str, int]:
+    """The records, those with errors and with warnings (a record with both counts under both), those with no
+    problem, and the files that are no record: the summary line's and the summary table's numbers."""
+    severities = Counter(severity for r in records for severity in {p["severity"] for p in r["problems"]})
+    return {"records": len(records), "with errors": severities["error"], "with warnings": severities["warning"],
+            "fine": sum(not r["problems"] for r in records), "unreadable": len(bad)}
 
 
 def summary_line(records: Sequence[dict[str, Any]], bad: Sequence[tuple[str, str]]) -> str:
     """``"40 records: 3 with errors, 5 with warnings, 33 fine, 2 unreadable"``."""
-    counts = severity_counts(records)
-    fine = sum(not r["problems"] for r in records)
-    return (
-        f"{len(records)} record{'' if len(records) == 1 else 's'}: {counts['error']} with errors, "
-        f"{counts['warning']} with warnings, {fine} fine, {len(bad)} unreadable"
-    )
+    found = counts(records, bad)
+    total = found.pop("records")
+    return f"{total} record{'' if total == 1 else 's'}: " + ", ".join(f"{n} {what}" for what, n in found.items())
 
 
 def counts_rows(records: Sequence[dict[str, Any]], bad: Sequence[tuple[str, str]]) -> list[list[str]]:
     """The summary table: what, how many."""
-    counts = severity_counts(records)
-    rows = [
-        ["records", str(len(records))],
-        ["with errors", str(counts["error"])],
-        ["with warnings", str(counts["warning"])],
-        ["fine (no problem)", str(sum(not r["problems"] for r in records))],
-        ["files that are no record", str(len(bad))],
-        ["a GPU TensorFlow sees", str(sum(bool(_list(_dict(r.get("tensorflow")).get("gpus"))) for r in records))],
-    ]
+    rows = [[what, str(n)] for what, n in counts(records, bad).items()]
+    rows.append(["a GPU TensorFlow sees",
+                 str(sum(bool(_list(_dict(r.get("tensorflow")).get("gpus"))) for r in records))])
     versions = Counter(str(_dict(r.get("tensorflow")).get("version") or "not importable") for r in records)
     rows += [[f"TensorFlow {v}", str(n)] for v, n in sorted(versions.items())]
     kinds = Counter(str(_dict(r.get("platform")).get("kind") or "?") for r in records)

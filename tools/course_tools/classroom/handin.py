@@ -6,15 +6,13 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
-import getpass
 import os
-import platform
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from course_tools import _
+from course_tools import _, host_name, user_name
 from course_utils.core import variables
 from course_utils.core.errors import CourseError, InputError
 from course_utils.core.files import write_json_atomic
@@ -38,7 +36,7 @@ def notebook_progress(record: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def gather(folder: Path, user: str | None = None) -> dict[str, Any]:
+def gather(folder: Path) -> dict[str, Any]:
     """The progress record of the notebook records in ``folder`` (one per notebook, by its name)."""
     records = {}
     for path in sorted(folder.glob("*.json")):
@@ -54,8 +52,8 @@ def gather(folder: Path, user: str | None = None) -> dict[str, Any]:
             _("Run a notebook first: its setup cell starts its record. Then run `course hand-in` again."))
     return {
         "schema": SCHEMA,
-        "user": user or getpass.getuser(),
-        "host": platform.node(),
+        "user": user_name(),
+        "host": host_name(),
         "handed_in": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         "notebooks": {r["notebook"]: notebook_progress(r) for _, r in sorted(records.items())},
     }

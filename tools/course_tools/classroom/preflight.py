@@ -8,16 +8,13 @@ import argparse
 import contextlib
 import dataclasses
 import datetime as _dt
-import getpass
 import json
 import os
 import platform
 import re
-import socket
 import statistics
 import sys
 import time
-import tomllib
 from importlib.metadata import PackageNotFoundError, requires
 from pathlib import Path
 from typing import Any
@@ -27,15 +24,14 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 import course_utils.doctor as doctor
-from course_tools import _, installed
+from course_tools import _, host_name, installed, user_name
 from course_tools.classroom import sizing as class_sizing
-from course_tools.classroom.class_report import SCHEMA, data_text, platform_text, student, tensorflow_text
+from course_tools.classroom.class_report import CELLS, SCHEMA, student
 from course_tools.classroom.hub import names as hub_names
 from course_tools.classroom.preflight_problems import find_problems
 from course_utils.core import gpu_config, variables
 from course_utils.core.errors import CourseError, InputError
 from course_utils.core.files import write_json_atomic
-from course_utils.core.paths import PROJECT_ROOT
 from course_utils.core.places import writable_places
 from course_utils.core.tf_setup import quiet_tensorflow
 from course_utils.data import data_dir_problem
@@ -49,18 +45,6 @@ from course_utils.lessons.nb02.verify import short_device
 
 MATMUL_SIZE = 1024  # 1024 x 1024 float32: 2 GFLOP per product, tens of ms on a laptop CPU
 MATMUL_REPEATS = 5
-
-
-def user_name() -> str:
-    """This user's login name ("unknown" when the system cannot say, as in some containers)."""
-    try:
-        return getpass.getuser() or "unknown"
-    except (OSError, KeyError):
-        return "unknown"
-
-
-def host_name() -> str:
-    return socket.gethostname() or platform.node() or "unknown"
 
 
 def default_out(user: str, host: str) -> Path:
@@ -86,12 +70,12 @@ def check_out(path: Path) -> Path:
 
 
 def supported_range() -> str | None:
-    """The version range of TensorFlow the course supports: the installed course-utils' requirement, else the
-    checkout's pyproject.toml; None when neither says."""
+    """The version range of TensorFlow the course supports: the installed course-utils' requirement (course-tools
+    requires course-utils, so its metadata is there); None when it names none."""
     try:
         texts = requires("course-utils") or []
     except PackageNotFoundError:
-        texts = _pyproject_dependencies()
+        texts = []
     for text in texts:
         try:
             requirement = Requirement(text)
@@ -100,14 +84,6 @@ def supported_range() -> str | None:
         if requirement.name == "tensorflow" and requirement.marker is None:
             return str(requirement.specifier) or None
     return None
-
-
-def _pyproject_dependencies() -> list[str]:
-    try:
-        data = tomllib.loads((PROJECT_ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError):
-        return []
-    return list(data.get("project", {}).get("dependencies", []))
 
 
 def in_range(version: str | None, specifier: str | None) -> bool | None:
@@ -232,39 +208,14 @@ def collect(
     return record
 
 
-def _ms(result: dict[str, Any] | None) -> str:
-    return f"{result['median_ms']:.3g} ms" if result else "-"
+SUMMARY_CELLS = [column for column in CELLS if column not in ("student", "file", "problems")]  # said apart below
 
 
 def summary(record: dict[str, Any], out: Path) -> str:
-    """A few lines for the student: the machine, TensorFlow, the product, and the problems with their fixes."""
-    nv, tf = record["nvidia"], record["tensorflow"]
-    lines = [
-        f"Preflight of {student(record)} ({record['created']})",
-        f"  Platform: {platform_text(record)}",
-        f"  CPU: {record['cpu']['model']} ({record['cpu']['cores']} cores)",
-    ]
-    if nv["status"] == "ok":
-        lines.append(f"  NVIDIA driver: {nv['driver_version']} (CUDA up to {nv['driver_cuda']})")
-        lines += [f"  GPU {g['index']}: {g['name']} ({g['memory_mib']} MiB)" for g in nv["gpus"]]
-    else:
-        lines.append(f"  NVIDIA driver: none found ({nv['status']})")
-    if tf is None:
-        lines.append(f"  TensorFlow: cannot be imported ({record['tensorflow_error']})")
-    else:
-        ok = {True: "yes", False: "NO", None: "unknown"}[tf["supported"]]
-        lines.append(f"  TensorFlow: {tensorflow_text(record)}; in the course's range {tf['supported_range']}: {ok}")
-    result = record["compute"]
-    if result.get("skipped"):
-        lines.append(f"  Matrix product: skipped ({result['skipped']})")
-    elif result.get("error"):
-        lines.append(f"  Matrix product: failed ({result['error']})")
-    else:
-        lines.append(
-            f"  Matrix product {result['size']}x{result['size']} (median of {result['repeats']}): "
-            f"CPU {_ms(result['cpu'])}, GPU {_ms(result['gpu'])}"
-        )
-    lines.append(f"  Data: {data_text(record)}")
+    """A few lines for the student: the class report's row of this record (its cells, one home), the folders, and
+    the problems with their fixes."""
+    lines = [f"Preflight of {student(record)} ({record['created']})"]
+    lines += [f"  {column}: {CELLS[column](record)}" for column in SUMMARY_CELLS]
     for place in record["folders"]:
         lines.append(f"  Folder ({place['name']}): {place['path']}: {'ok' if place['writable'] else 'NOT writable'}")
     if record.get("sizing"):

@@ -106,20 +106,17 @@ def plan(students: int, policy: str | int, gpus: Sequence[dict[str, Any]], hub_g
     return found
 
 
-def _policy_text(policy: str | int) -> str:
-    return f"{variables.GPU_MEMORY}={policy}"
-
-
 def summary_lines(sizing: dict[str, Any]) -> list[str]:
     """The summary's lines about the sizing (English, like the rest of the preflight summary)."""
     n, policy, context = sizing["students"], sizing["gpu_memory"], sizing["context_mib"]
+    setting = f"{variables.GPU_MEMORY}={policy}"
     lines = [f"Class sizing: {n} students, one running notebook each"]
     if policy == "growth":
-        lines.append(f"  Each notebook: no limit ({_policy_text(policy)}): it takes what it needs.")
+        lines.append(f"  Each notebook: no limit ({setting}): it takes what it needs.")
     elif policy == "all":
-        lines.append(f"  Each notebook: nearly all of each GPU it sees ({_policy_text(policy)}).")
+        lines.append(f"  Each notebook: nearly all of each GPU it sees ({setting}).")
     else:
-        lines.append(f"  Each notebook: {policy} MiB ({_policy_text(policy)}) + {context} MiB (its CUDA context, "
+        lines.append(f"  Each notebook: {policy} MiB ({setting}) + {context} MiB (its CUDA context, "
                      f"approximate) = {sizing['per_notebook_mib']} MiB.")
     if not sizing["gpus"]:
         return [*lines, f"  Not sized: {sizing['not_sized']}."]

@@ -28,14 +28,13 @@ def tensorboard_server() -> dict[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """TensorBoard on a Unix socket (``--socket PATH``), for the log folder (``--logdir``, default the student's)."""
+    """TensorBoard on a Unix socket (``--socket PATH``), for the student's log folder (``COURSE_LOG_DIR``)."""
     from tensorboard import program  # lazy: TensorBoard loads its plugins, seconds, only when a server starts
 
     parser = argparse.ArgumentParser(description="TensorBoard on a Unix socket, for jupyter-server-proxy.")
     parser.add_argument("--socket", required=True, help="the socket's path (jupyter-server-proxy's {unix_socket})")
-    parser.add_argument("--logdir", default=None, help="the log folder (default: COURSE_LOG_DIR, else ./logs)")
     args = parser.parse_args(argv)
-    logdir = args.logdir or str(log_base())
+    logdir = str(log_base())
 
     class SocketServer(program.WerkzeugServer):
         """Werkzeug's server on a ``unix://`` host; TensorBoard's URL and message assume a TCP port."""

@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 from course_tools import _, speaking
-from course_tools.errors import SiteError
 from course_tools.links import LINKS_TAG, Release, notebooks, release  # the one home of the Colab/Kaggle/Binder URLs
 from course_tools.site import doctor_page  # the page "Check your machine"
 from course_tools.site.pages import (
@@ -38,6 +37,7 @@ from course_tools.site.pages import (
     switch_url,
 )
 from course_utils.core.child import python_command
+from course_utils.core.errors import CourseError
 from course_utils.core.i18n import CHINESE_CHARACTERS  # Chinese text's characters, one home
 from course_utils.core.paths import PROJECT_ROOT as ROOT
 from course_utils.results import RECORD_MIME, data_summary, read_results  # RECORD_MIME: a notebook's record output
@@ -136,16 +136,16 @@ def check_run(folder: Path, edition: Edition, root: Path = ROOT) -> None:
                else "make course (or: course run notebooks/zh/*.ipynb --out DIR-zh)")
     what = "English" if edition is EN else "Chinese"
     if not folder.is_dir():
-        raise SiteError(f"{folder}: no such folder. The site needs the {what} course run there.",
-                        f"Make it with {command}.")
+        raise CourseError(f"{folder}: no such folder. The site needs the {what} course run there.",
+                          f"Make it with {command}.")
     executed = folder / "executed"
     if not notebooks(executed):
-        raise SiteError(f"{folder} is not a course run: it has no executed/NN_*.ipynb notebooks.",
-                        f"Give the folder that `course run --out` wrote, or make one with {command}.")
+        raise CourseError(f"{folder} is not a course run: it has no executed/NN_*.ipynb notebooks.",
+                          f"Give the folder that `course run --out` wrote, or make one with {command}.")
     missing = [name for name in notebook_names(edition, root) if not (executed / name).is_file()]
     if missing:
-        raise SiteError(f"{folder}: the run lacks {', '.join(missing)} ({what} notebooks).",
-                        f"Run every notebook: {command}.")
+        raise CourseError(f"{folder}: the run lacks {', '.join(missing)} ({what} notebooks).",
+                          f"Run every notebook: {command}.")
 
 
 def read_record(folder: Path, stem: str) -> dict[str, Any] | None:
@@ -320,8 +320,8 @@ def sphinx_build(src: Path, out: Path) -> None:
                              "-d", str(src.parent / f".doctrees-{src.name}"), str(src), str(out))
     done = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "PYTHONWARNINGS": "ignore"})
     if done.returncode != 0:
-        raise SiteError(f"sphinx-build failed for {src} (exit {done.returncode}):\n{done.stdout}{done.stderr}",
-                        "Fix what Sphinx names above (a page, a link, a notebook), then run make site again.")
+        raise CourseError(f"sphinx-build failed for {src} (exit {done.returncode}):\n{done.stdout}{done.stderr}",
+                          "Fix what Sphinx names above (a page, a link, a notebook), then run make site again.")
 
 
 # What Sphinx leaves in the output that no page uses: its build records, MyST-NB's copies of the notebooks and their
@@ -367,12 +367,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="the English course run (default build/course); the Chinese one is beside it, "
                              "with -zh added")
     parser.add_argument("--out", type=Path, default=ROOT / "build" / "site", help="the site (default build/site)")
-    parser.add_argument("--src", type=Path, default=ROOT / "build" / "site-src",
-                        help="the Sphinx source trees it makes (default build/site-src)")
     args = parser.parse_args(argv)
     try:
-        seconds = build_site(args.run.resolve(), args.out.resolve(), args.src.resolve())
-    except (SiteError, doctor_page.PageError) as error:
+        seconds = build_site(args.run.resolve(), args.out.resolve(), ROOT / "build" / "site-src")
+    except CourseError as error:
         print(f"course_tools.site: {error}", file=sys.stderr)
         return 2
     print(f"course_tools.site: the site is in {args.out} ({seconds:.0f} s). "

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from course_tools import LANGUAGES, _, speaking
-from course_tools.errors import PageError
+from course_utils.core.errors import CourseError
 from course_utils.core.paths import PROJECT_ROOT as ROOT
 from course_utils.doctor.gpus import QUERY_COMMAND
 from course_utils.doctor.recommend import platform_name
@@ -123,20 +123,20 @@ def pyodide_tarball(root: Path = ROOT) -> Path:
     if not tarball.is_file():
         npm = shutil.which("npm")
         if npm is None:
-            raise PageError(f"the page 'Check your machine' needs Pyodide {PYODIDE_VERSION} from npm, and npm is not "
-                            "installed.", f"Install Node.js (it brings npm), or put the file that `npm pack "
-                            f"pyodide@{PYODIDE_VERSION}` makes at {tarball}.")
+            raise CourseError(f"the page 'Check your machine' needs Pyodide {PYODIDE_VERSION} from npm, and npm is not "
+                              "installed.", f"Install Node.js (it brings npm), or put the file that `npm pack "
+                              f"pyodide@{PYODIDE_VERSION}` makes at {tarball}.")
         folder.mkdir(parents=True, exist_ok=True)
         done = subprocess.run([npm, "pack", "--silent", f"pyodide@{PYODIDE_VERSION}"], cwd=folder,
                               capture_output=True, text=True, check=False)
         if done.returncode != 0 or not tarball.is_file():
-            raise PageError(f"`npm pack pyodide@{PYODIDE_VERSION}` failed in {folder} (exit {done.returncode}): "
-                            f"{done.stderr.strip()}.", "Check the connection to the npm registry, then run make site "
-                            "again.")
+            raise CourseError(f"`npm pack pyodide@{PYODIDE_VERSION}` failed in {folder} (exit {done.returncode}): "
+                              f"{done.stderr.strip()}.", "Check the connection to the npm registry, then run make site "
+                              "again.")
     found = integrity(tarball.read_bytes())
     if found != PYODIDE_INTEGRITY:
-        raise PageError(f"{tarball} is not the npm registry's pyodide {PYODIDE_VERSION} (its sha512 is {found}).",
-                        "Delete it; make site fetches it again.")
+        raise CourseError(f"{tarball} is not the npm registry's pyodide {PYODIDE_VERSION} (its sha512 is {found}).",
+                          "Delete it; make site fetches it again.")
     return tarball
 
 
