@@ -7,7 +7,7 @@ import html
 import pytest
 
 from course_utils.core.errors import ParameterError
-from course_utils.doctor.routes import in_order, routes
+from course_utils.doctor.recommend import in_order, routes
 from course_utils.lessons.nb01.pickers import MARKERS, PYTHONS, InstallPicker, render, text, timeline
 
 

@@ -9,9 +9,8 @@ import pytest
 
 from course_utils.core import variables
 from course_utils.doctor import describe, diagnose
-from course_utils.doctor.checks import CHECK_FINDINGS
-from course_utils.doctor.log_rules import RULES
-from course_utils.doctor.model import NOTE_FINDINGS
+from course_utils.doctor.logs import RULES
+from course_utils.doctor.model import CHECK_FINDINGS, NOTE_FINDINGS
 from course_utils.doctor.recommend import recommend
 from course_utils.doctor.troubleshooting import ANCHORS, links, more_line, see
 
@@ -25,7 +24,7 @@ def test_the_doctor_maps_only_codes_it_really_gives():
     source = "".join(p.read_text(encoding="utf-8") for p in sorted((ROOT / "course_utils" / "doctor").glob("*.py")))
     findings = set(re.findall(r'(?:Note)?Finding\(\s*"([a-z0-9.-]+)"', source))
     known = findings | set(NOTE_CODES) | set(CHECK_FINDINGS) | {rule.code for rule in RULES}
-    known |= {how.code for how in NOTE_FINDINGS.values() if how.code}
+    known |= {how["code"] for how in NOTE_FINDINGS.values() if "code" in how}
     assert {"driver-too-old", "no-nvidia-driver", "tensorflow-sees-no-gpu"} <= findings  # the pattern still reads
     assert set(ANCHORS) <= known, set(ANCHORS) - known
 

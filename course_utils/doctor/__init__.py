@@ -6,10 +6,10 @@ TensorFlow log. A finding has a stable ``code``, a ``severity``, a ``message`` a
 ``COURSE_LANG=zh-CN`` its sentences - in the JSON too - are Chinese; codes and keys never change: match on the codes.
 
 Where each part lives (this file only imports the names other code uses): ``model`` (``Finding``, ``Machine``,
-``Diagnosis``; notes and log lines as findings), ``probes`` (looking at a machine), ``rules`` and ``rules_tensorflow``
-(the rule families and ``diagnose``), ``recommend``, ``routes``, ``commands`` and ``versions`` (what to install),
-``nvidia`` (reading NVIDIA's tools), ``gpus`` (a GPU's generation), ``checks`` (the live checks: ``libraries``,
-``wsl``, ``kernels``), ``logs`` and ``log_rules`` (a TensorFlow log), ``troubleshooting`` and ``texts``.
+``Diagnosis``; notes and log lines as findings), ``probes`` (looking at a machine and its live checks; the pip
+libraries' in ``libraries``), ``rules`` (the rule families and ``diagnose``), ``recommend`` (what to install, with a
+platform's routes and their commands) and ``versions``, ``nvidia`` (reading NVIDIA's tools), ``gpus`` (a GPU's
+generation), ``logs`` (a TensorFlow log), ``troubleshooting`` and ``texts``.
 """
 
 from __future__ import annotations

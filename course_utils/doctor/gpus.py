@@ -3,15 +3,19 @@
 A GPU's generation is its compute capability ("8.6"): reported by the driver, else looked up by name in
 versions.json's "gpus" families. ``covered_by_build()`` applies NVIDIA's binary-compatibility rules to a build's
 target list, plus the known failures of the current wheels (docs/references.md, "Which GPUs a build covers").
-Notebook 02 and the doctor both call it.
+Notebook 02 and the doctor both call it. What a generation means for the build ``recommend`` offers - a release cap,
+a driver for its PTX, a too-old or known-failing GPU - is said here too (``release_cap``, ``ptx_driver``,
+``gpu_notes``).
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from course_utils.core.i18n import translator
+from course_utils.doctor.texts import Note
 from course_utils.doctor.versions import Build, load, localized, parse_version, version_text
 
 _ = translator("doctor")
@@ -107,15 +111,6 @@ def parse_target(text: str) -> Target:
 
 
 @dataclass(frozen=True)
-class KnownFailure:
-    """A generation the rules cover but the current wheels fail on, with the issue threads that show it (``text``:
-    in the language at the time it was looked up)."""
-
-    text: str
-    issues: tuple[str, ...]
-
-
-@dataclass(frozen=True)
 class Coverage:
     """The answer of ``covered_by_build``: whether the build has code for the GPU, how, and why."""
 
@@ -125,8 +120,10 @@ class Coverage:
     reason: str
 
 
-def known_failure(cc: str | tuple[int, int], tensorflow: str | None = None) -> KnownFailure | None:
-    """The known failure for this compute capability (for ``tensorflow`` up to the release it was checked on)."""
+def known_failure(cc: str | tuple[int, int], tensorflow: str | None = None) -> dict[str, Any] | None:
+    """The known failure for this compute capability (for ``tensorflow`` up to the release it was checked on): a
+    generation the rules cover but the current wheels fail on - versions.json's row, its ``text`` in the language now,
+    its ``issues`` the threads that show it."""
     have = compute_capability(cc)
     version = parse_version(tensorflow) if tensorflow else None
     for row in load().gpus["known_failures"]:
@@ -135,7 +132,7 @@ def known_failure(cc: str | tuple[int, int], tensorflow: str | None = None) -> K
         if version is not None and version[:2] > parse_version(row["tensorflow_checked"])[:2]:
             continue  # a newer TensorFlow than the one the failure was checked on: no claim
         if low <= have < below:
-            return KnownFailure(localized(row), tuple(row["issues"]))
+            return {**row, "text": localized(row)}
     return None
 
 
@@ -186,7 +183,7 @@ def covered_by_build(
         reason = _(
             "by the binary-compatibility rules {reason}; but compute capability {cc} is a known "
             "failure with the current wheels: {failure} ({links})"
-        ).format(reason=reason, cc=text, failure=failure.text, links=", ".join(failure.issues))
+        ).format(reason=reason, cc=text, failure=failure["text"], links=", ".join(failure["issues"]))
     return Coverage(True, best.text, not cubins, reason)
 
 
@@ -225,3 +222,60 @@ def ptx_driver(generation: Generation | None, build: Build, platform: str) -> tu
     ).format(name=generation.name, cc=generation.compute_capability, tensorflow=build.minor, target=coverage.via,
              rule=rule["text"], cuda=build.cuda, minimum=minimum, major=build.cuda_major, source=drivers["source"])
     return minimum, text
+
+
+def gpu_notes(generation: Generation | None, build: Build, capped: bool, platform: str) -> list[Note]:
+    """What the GPU's generation means for ``build`` on ``platform``: too old, a known failure, or unknown."""
+    if generation is None:
+        return []
+    table = load()
+    if not generation.known:
+        text = _(
+            "the GPU's name ({name}) does not tell its generation (compute capability), which decides whether a "
+            "TensorFlow build has code for it: run `{command}` and give the doctor its output (drivers that do not "
+            "know compute_cap need `--query-gpu=name,driver_version`, and the name then decides)"
+        )
+        return [Note("gpu-generation-unknown", text.format(name=repr(generation.name), command=QUERY_COMMAND))]
+    rule, wsl = table.rule("compute-capability-5-dropped"), table.rule("wsl2-gpu-generations")
+    fields = {"name": generation.name, "generation": generation.describe(), "rule": rule["text"], "wsl": wsl["text"]}
+    fields.update(tensorflow=build.minor, since=rule["since"], minimum=rule["min_compute_capability"])
+    cc = parse_version(generation.compute_capability)
+    too_old = cc < parse_version(rule["min_compute_capability"])
+    if platform == "wsl2" and cc < parse_version(wsl["min_compute_capability"]):
+        text = _(
+            "{name} has {generation}. {wsl} TensorFlow in WSL2 will use only the CPU - on this GPU use native "
+            "Linux, or a hosted GPU such as Colab's or Kaggle's"
+        )
+    elif too_old and parse_version(build.minor) >= parse_version(rule["since"]):
+        text = _(
+            "{name} has {generation}. {rule} No tested build known to the course covers it: TensorFlow will use "
+            "only the CPU - use a GPU of compute capability {minimum} or newer, or a hosted GPU such as Colab's or "
+            "Kaggle's"
+        )
+    elif capped:
+        text = _(
+            "{name} has {generation}. {rule} So the commands install TF {tensorflow}, the newest tested build from "
+            "before {since}, which still has 5.x kernels (the course's notebooks are tested with newer TensorFlow) "
+            "- or use a GPU of compute capability {minimum} or newer, or a hosted GPU such as Colab's or Kaggle's"
+        )
+    else:
+        text = None
+    notes = [Note("gpu-too-old", text.format(**fields))] if text else []
+    failure = known_failure(generation.compute_capability)
+    if failure is not None:
+        text = _("{name} has {generation}. {failure} Issue threads: {issues}")
+        fields.update(failure=failure["text"], issues=", ".join(failure["issues"]))
+        notes.append(Note("gpu-known-failure", text.format(**fields)))
+    return notes
+
+
+def release_cap(generation: Generation | None, platform: str) -> str | None:
+    """On Linux, a Maxwell (5.x) GPU caps TensorFlow below 2.17, the first release without 5.x kernels (WSL2 runs
+    no GPU older than Pascal: rule 'wsl2-gpu-generations')."""
+    if generation is None or not generation.known or platform != "linux":
+        return None
+    rule = load().rule("compute-capability-5-dropped")
+    cc = parse_version(generation.compute_capability)
+    if (5, 0) <= cc < parse_version(rule["min_compute_capability"]):
+        return rule["since"]
+    return None

@@ -60,22 +60,15 @@ def _owners(site_dir: Path) -> dict[str, str]:
 
 def find_pip_libraries(site_dirs: Iterable[Path]) -> list[PipLibrary]:
     """The shared libraries of the pip NVIDIA wheels (``nvidia/*/lib/*.so*``), each file once, in load order."""
-    found: list[PipLibrary] = []
-    seen: set[Path] = set()
-    for site_dir in site_dirs:
-        site_dir = Path(site_dir)
+    found: dict[Path, PipLibrary] = {}  # by the file it is, each once
+    for site_dir in map(Path, site_dirs):
         owners = _owners(site_dir)
         for path in sorted(site_dir.glob("nvidia/*/lib/*.so*")):
-            if not _SONAME.match(path.name) or not path.is_file():
-                continue
-            real = path.resolve()
-            if real in seen:
-                continue
-            seen.add(real)
-            folder = path.parent.parent.name
-            found.append(PipLibrary(path, folder, owners.get(path.relative_to(site_dir).as_posix())))
+            if _SONAME.match(path.name) and path.is_file():
+                owner = owners.get(path.relative_to(site_dir).as_posix())
+                found.setdefault(path.resolve(), PipLibrary(path, path.parent.parent.name, owner))
     rank = {name: i for i, name in enumerate(_WHEELS["folders"])}
-    return sorted(found, key=lambda lib: (rank.get(lib.folder, len(rank)), lib.folder, lib.path.name))
+    return sorted(found.values(), key=lambda lib: (rank.get(lib.folder, len(rank)), lib.folder, lib.path.name))
 
 
 def _load_libraries(payload: dict[str, Any]) -> list[dict[str, Any]]:

@@ -1,8 +1,10 @@
 """Reading a pasted TensorFlow log: which lines are harmless, which one is the problem, and what to do.
 
 TensorFlow prints many start-up lines that look like failures and are not, and a few that are the real reason the GPU
-is not used: ``classify`` gives each line a verdict by ``log_rules.RULES`` (whose texts are log_rules.json's, shown
-in the language now). ``read_log`` reads a pasted file; ``course doctor --log FILE`` is the command.
+is not used: ``classify`` gives each line a verdict by ``RULES``, one ``LogRule`` per kind, read from ``log_rules.json``
+(its schema: ``schemas/log_rules.schema.json``), so a new kind of line is one entry there. A ``meaning`` or ``fix`` is
+a text entry as in versions.json, shown in the student's language by ``versions.localized``; a fix that several rules
+share is named by its key in ``texts``. ``read_log`` reads a pasted file; ``course doctor --log FILE`` is the command.
 """
 
 from __future__ import annotations
@@ -11,22 +13,61 @@ import codecs
 import re
 import sys
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from course_utils.core.errors import InputError
 from course_utils.core.i18n import translator
-from course_utils.doctor.log_rules import PREFIXES, RULES, LogRule
-from course_utils.doctor.versions import localized
+from course_utils.doctor.versions import localized, read_data
 
 _ = translator("doctor")
+
+Text = Mapping[str, Any]  # {"text": English, "translations": {"zh-CN": {"text", "en_sha256"}}}
+
+
+@dataclass(frozen=True)
+class LogRule:
+    """What one kind of log line means: ``code`` is stable (tools match on it), the texts are for people.
+
+    ``verdict``: "harmless", "problem" or "depends" (the problem only on a machine with an NVIDIA GPU);
+    ``meaning`` and ``fix`` may name the patterns' groups (``{library}``); ``gpu_evidence``: only a machine where
+    TensorFlow found an NVIDIA GPU prints this line.
+    """
+
+    code: str
+    verdict: str
+    patterns: tuple[str, ...]
+    meaning: Text
+    fix: Text
+    source: str
+    gpu_evidence: bool = False
+
+    def match(self, message: str) -> re.Match[str] | None:
+        return next((found for pattern in self.patterns if (found := re.search(pattern, message))), None)
+
+
+def _text(value: str | Text) -> Text:
+    """A rule's text entry, or the key in ``texts`` of one that several rules share."""
+    return read_data("log_rules")["texts"][value] if isinstance(value, str) else value
+
+
+# The rules of log_rules.json, in its order (the first that matches a line decides).
+RULES = tuple(
+    LogRule(rule["code"], rule["verdict"], tuple(rule["patterns"]), _text(rule["meaning"]), _text(rule["fix"]),
+            rule["source"], rule.get("gpu_evidence", False))
+    for rule in read_data("log_rules")["rules"]
+)
+# Where a log line's own text starts: after the first of these prefixes that matches (absl/glog's, a Python logger's).
+PREFIXES = tuple(re.compile(prefix["pattern"]) for prefix in read_data("log_rules")["prefixes"])
+
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
 
 
 def strip_prefix(line: str) -> tuple[str, bool]:
-    """``(message, is_log_line)``: the line without its time/thread/file prefix (``log_rules.PREFIXES``), and
+    """``(message, is_log_line)``: the line without its time/thread/file prefix (``PREFIXES``), and
     whether it had one."""
     line = line.strip()
     found = next((found for prefix in PREFIXES if (found := prefix.search(line))), None)
@@ -118,12 +159,10 @@ class LogEntry:
 
     @property
     def meaning(self) -> str:
-        """What the line means."""
         return self._filled(self.rule and self.rule.meaning)
 
     @property
     def fix(self) -> str:
-        """What to do."""
         return self._filled(self.rule and self.rule.fix)
 
     def to_dict(self) -> dict[str, Any]:

@@ -3,8 +3,8 @@ answer (``Diagnosis``), with the JSON and the two readable reports they give: th
 the one install to follow, the errors and warnings) and the whole one (``report``, ``course doctor --verbose``).
 
 How other answers become findings lives here too, each by its codes (never by its wording): a recommendation's notes
-and the live checks' notes (``checks.NOTE_FINDINGS``, ``checks.CHECK_FINDINGS``: findings.json) and a classified
-TensorFlow log's lines.
+and the live checks' notes (``NOTE_FINDINGS``, ``CHECK_FINDINGS``: findings.json) and a classified TensorFlow log's
+lines.
 """
 
 from __future__ import annotations
@@ -14,15 +14,13 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from course_utils.core.i18n import N_, translator
-from course_utils.doctor.checks import CHECK_FINDINGS, GROUPS, NOTE_FINDINGS, FindingRule
 from course_utils.doctor.gpus import QUERY_COMMAND, build_targets, covered_by_build, identify
 from course_utils.doctor.logs import LogReport, classify
 from course_utils.doctor.nvidia import NvccReport, SmiReport
-from course_utils.doctor.recommend import Recommendation, platform_name
-from course_utils.doctor.routes import in_order
+from course_utils.doctor.recommend import Recommendation, in_order, platform_name
 from course_utils.doctor.texts import Note, join, sentence
 from course_utils.doctor.troubleshooting import links, more_line
-from course_utils.doctor.versions import load, localized
+from course_utils.doctor.versions import load, localized, read_data
 
 _ = translator("doctor")
 
@@ -45,14 +43,28 @@ def worst_first(findings: list[Finding]) -> list[Finding]:
     return sorted(findings, key=lambda f: ("error", "warning", "info").index(f.severity))
 
 
-MAIN_GROUP = N_("Install, driver and TensorFlow")  # English, like the live checks' groups; translated in the report
+# The report's groups of findings: English (the JSON's "group"), translated in the report.
+MAIN_GROUP = N_("Install, driver and TensorFlow")
+GROUP_LIBRARIES = N_("NVIDIA libraries from pip")
+GROUP_WSL = N_("WSL2")
+GROUP_KERNELS = N_("Jupyter kernels")
+GROUP_PYTHON = N_("Python")
+GROUPS = (GROUP_PYTHON, GROUP_LIBRARIES, GROUP_WSL, GROUP_KERNELS)
 
 
-def _findings(notes: list[Note], rules: dict[str, FindingRule], **fields: Any) -> list[Finding]:
+# How a note becomes a finding, by its code (findings.json): the severity, the fix (a text entry, shown in the
+# language now and filled in when the finding is made), a live check's report group, and the finding's code where it
+# is not the note's.
+CHECK_FINDINGS: dict[str, dict[str, Any]] = read_data("findings")["checks"]
+NOTE_FINDINGS: dict[str, dict[str, Any]] = read_data("findings")["notes"]
+
+
+def _findings(notes: list[Note], rules: dict[str, dict[str, Any]], **fields: Any) -> list[Finding]:
     """The findings ``notes`` give by ``rules`` (their codes decide, their wording does not): the note's text as the
     message, the rule's fix in the language now, filled in with ``fields``."""
     return [
-        Finding(rule.code or note.code, rule.severity, sentence(note.text), localized(rule.fix).format(**fields))
+        Finding(rule.get("code", note.code), rule["severity"], sentence(note.text),
+                localized(rule["fix"]).format(**fields))
         for note in notes
         if (rule := rules.get(note.code)) is not None
     ]
@@ -64,7 +76,7 @@ def note_findings(rec: Recommendation) -> list[Finding]:
 
 
 def check_findings(notes: list[Note]) -> list[Finding]:
-    """The findings the live checks' notes give, by ``checks.CHECK_FINDINGS``; this Python fills ``{python}`` in the
+    """The findings the live checks' notes give, by ``CHECK_FINDINGS``; this Python fills ``{python}`` in the
     fixes."""
     wsl2 = load().rule("wsl2")
     return _findings(
@@ -81,8 +93,7 @@ def finding_groups(findings: list[Finding]) -> dict[str, list[Finding]]:
     out."""
     groups: dict[str, list[Finding]] = {MAIN_GROUP: [], **{group: [] for group in GROUPS}}
     for f in findings:
-        rule = CHECK_FINDINGS.get(f.code)
-        groups[rule.group if rule else MAIN_GROUP].append(f)
+        groups[CHECK_FINDINGS.get(f.code, {}).get("group", MAIN_GROUP)].append(f)
     return {group: found for group, found in groups.items() if found}
 
 
@@ -137,7 +148,7 @@ class Machine:
     tensorflow: TensorFlowInfo | None = None
     live: bool = False
     platform_note: str | None = None  # how the platform was decided, when it was guessed
-    checks: list[Note] | None = None  # the live checks' notes (course_utils.doctor.checks); None: not run
+    checks: list[Note] | None = None  # the live checks' notes (probes.live_checks); None: not run
 
     @property
     def driver(self) -> str | None:
@@ -248,7 +259,7 @@ class Diagnosis:
             "nvcc": None if nvcc is None else asdict(nvcc),
             "installed_tensorflow": None if m.tensorflow is None else m.tensorflow.to_dict(),
             "checks": None if m.checks is None else [
-                {**note.to_dict(), "group": CHECK_FINDINGS[note.code].group if note.code in CHECK_FINDINGS else None}
+                {**asdict(note), "group": CHECK_FINDINGS.get(note.code, {}).get("group")}
                 for note in m.checks],
             # where docs/troubleshooting.md explains a finding's or a note's code: {code: link}
             "see": links(
@@ -305,17 +316,13 @@ class Diagnosis:
         if smi is None:
             lines.append("  " + _("NVIDIA driver: not looked at"))
         elif smi.status == "ok":
-            version = smi.driver_version or _("unreadable")
             if smi.driver_cuda:
-                driver = _("NVIDIA driver: {version}, supports CUDA up to {cuda}").format(
-                    version=version, cuda=smi.driver_cuda
-                )
+                driver = _("NVIDIA driver: {version}, supports CUDA up to {cuda}")
             else:
-                driver = _("NVIDIA driver: {version}").format(version=version)
-            lines.append("  " + driver)
+                driver = _("NVIDIA driver: {version}")
+            lines.append("  " + driver.format(version=smi.driver_version or _("unreadable"), cuda=smi.driver_cuda))
             for g in smi.gpus:
-                lines.append(f"  {g.describe()}")
-                lines.append(f"    {_coverage_line(g.name, g.compute_capability, m.tensorflow)}")
+                lines += [f"  {g.describe()}", f"    {_coverage_line(g.name, g.compute_capability, m.tensorflow)}"]
         else:
             said = smi.message or "; ".join(smi.problems)
             lines.append("  " + _("NVIDIA driver: none found ({status}: {said})").format(status=smi.status, said=said))

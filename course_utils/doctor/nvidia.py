@@ -144,15 +144,11 @@ def _failure(text: str) -> SmiReport | None:
         if needle in lower:
             line = next(line.strip() for line in text.splitlines() if needle in line.lower())
             return SmiReport("no-driver", message=line)
-    if "nvidia-smi" in lower or len(text.strip().splitlines()) <= 3:
-        for needle in _MISSING:
-            if needle in lower:
-                return SmiReport("missing", message=_first_line(text))
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    for line in lines[:3]:  # the message may follow the prompt it was typed at
-        if any(shape.match(line) for shape in _MISSING_SHAPES):
-            return SmiReport("missing", message=_first_line(line))
-    return None
+    if ("nvidia-smi" in lower or len(text.strip().splitlines()) <= 3) and any(n in lower for n in _MISSING):
+        return SmiReport("missing", message=_first_line(text))
+    lines = [line.strip() for line in text.splitlines() if line.strip()][:3]  # it may follow the prompt it was typed at
+    shown = next((line for line in lines if any(shape.match(line) for shape in _MISSING_SHAPES)), None)
+    return None if shown is None else SmiReport("missing", message=_first_line(shown))
 
 
 def _cut_at(match: re.Match | None, text: str) -> bool:

@@ -1,19 +1,21 @@
 """What to install: the TensorFlow requirement and the exact commands for a platform, Python, driver and GPU.
 
-``recommend()`` takes every version fact from ``versions.json``; the doctor, notebook 01's picker and the tests all
-call it (``routes`` adds a platform's alternatives, ``commands`` spells the command lines). Its notes are ``Note``s,
-whose codes the doctor's findings match on. ``PLATFORM_NAMES`` and the route names stay English (data);
-``platform_name`` and ``Recommendation.title`` translate.
+``recommend()`` takes every version fact from ``versions.json`` (``tensorflow_requirement``, ``pip_install``,
+``in_venv``, ``install_build`` and ``conda_recipe`` spell the command lines, which the doctor's rules use too);
+``routes()`` adds a platform's alternatives, each a whole recommendation of its own - WSL2 next to native Windows;
+Apple's Metal plugin and the Intel-Mac line next to macOS - and ``in_order`` puts the route to follow first. The
+doctor, notebook 01's picker and the tests all call them. The notes are ``Note``s, whose codes the doctor's findings
+match on. ``PLATFORM_NAMES`` and the route names stay English (data); ``platform_name`` and ``Recommendation.title``
+translate.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from course_utils.core.i18n import N_, translator
-from course_utils.doctor.commands import conda_recipe, in_venv, install_build, pip_install, tensorflow_requirement
-from course_utils.doctor.gpus import QUERY_COMMAND, Generation, identify, known_failure, ptx_driver
+from course_utils.doctor.gpus import Generation, gpu_notes, identify, ptx_driver, release_cap
 from course_utils.doctor.texts import Note, join
 from course_utils.doctor.troubleshooting import links, more_text
 from course_utils.doctor.versions import Build, check_platform, load, parse_version, version_text
@@ -21,6 +23,52 @@ from course_utils.doctor.versions import Build, check_platform, load, parse_vers
 _ = translator("doctor")
 
 PLATFORM_NAMES = {"linux": N_("Linux"), "wsl2": N_("WSL2"), "windows": N_("native Windows"), "macos": N_("macOS")}
+VERIFY = "python -c \"import tensorflow as tf; print(tf.config.list_physical_devices('GPU'))\""
+
+
+def tensorflow_requirement(build: Build, platform: str, gpu: bool) -> str:
+    """``tensorflow[and-cuda]==2.21.*`` for a GPU build that has a working extra, the conda recipe's requirement on
+    native Windows, else the plain wheel."""
+    table = load()
+    if platform == "windows" and gpu and build.minor == table.rule("windows-native-gpu-last")["last"]:
+        return table.rule("windows-native-recipe")["requirement"]
+    and_cuda = gpu and platform != "windows" and build.minor not in table.rule("and-cuda-uninstallable")["tensorflow"]
+    and_cuda = and_cuda and parse_version(build.tensorflow) >= parse_version(table.rule("and-cuda")["since"])
+    return f"tensorflow[and-cuda]=={build.minor}.*" if and_cuda else f"tensorflow=={build.minor}.*"
+
+
+def pip_install(requirement: str, tensorflow: str) -> str:
+    """The pip command for a TensorFlow requirement: ``pip install "tensorflow<2.11" "numpy<2"`` for a TensorFlow
+    built against NumPy 1 (``tensorflow`` is its release, ``"2.10"``), else without the pin."""
+    pin = load().numpy_pin(tensorflow)
+    return f'pip install "{requirement}"' + (f' "{pin}"' if pin else "")
+
+
+def in_venv(platform: str, python: str | None, *installs: str) -> list[str]:
+    """Create and activate a virtual environment ``tf`` (with ``python``, else any Python 3), upgrade pip, run the
+    ``installs`` and verify."""
+    if platform == "windows":
+        venv = [f"py -{python} -m venv tf" if python else "py -3 -m venv tf", r"tf\Scripts\activate"]
+        return [*venv, "python -m pip install --upgrade pip", *installs, VERIFY]
+    venv = [f"python{python or '3'} -m venv tf", "source tf/bin/activate"]
+    return [*venv, "pip install --upgrade pip", *installs, VERIFY]
+
+
+def install_build(build: Build, requirement: str) -> list[str]:
+    """The pip commands for a tested build: the requirement (with its NumPy pin), then TensorBoard where the build no
+    longer brings it."""
+    install = [pip_install(requirement, build.minor)]
+    if parse_version(build.tensorflow) >= parse_version(load().rule("tensorboard-separate")["since"]):
+        install.append(f'pip install "tensorboard=={build.minor}.*"')
+    return install
+
+
+def conda_recipe(python: str, install: str) -> list[str]:
+    """Native Windows's GPU route: the official conda recipe (CUDA and cuDNN from conda-forge) in an environment
+    ``tf`` of ``python``, then ``install`` (the pip command for the TensorFlow)."""
+    recipe = load().rule("windows-native-recipe")["conda"]
+    return [f"conda create --name tf python={python}", "conda activate tf", recipe, "pip install --upgrade pip",
+            install, VERIFY]
 
 
 def platform_name(platform: str) -> str:
@@ -73,10 +121,6 @@ class Recommendation:
         mark = self.mark()
         return f" ({mark})" if mark else ""
 
-    def heading(self) -> str:
-        """``"WSL2: tensorflow[and-cuda]==2.21.*"``, and the mark of a route the course's notebooks do not run on."""
-        return f"{self.title()}: {self.tensorflow}{self.mark_suffix()}"
-
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready; notes as ``{"code": ..., "text": ...}`` objects."""
         build = self.build
@@ -103,12 +147,13 @@ class Recommendation:
             "generation": None if self.generation is None else self.generation.to_dict(),
             "runs_course_notebooks": self.runs_course,
             "mark": self.mark(),  # what the report writes next to such a route (None where the notebooks run)
-            "notes": [note.to_dict() for note in self.notes],
+            "notes": [asdict(note) for note in self.notes],
         }
 
     def text(self) -> str:
-        """The heading, the commands, the notes and their troubleshooting links."""
-        lines = [self.heading()]
+        """The heading (``"WSL2: tensorflow[and-cuda]==2.21.*"``, and the mark of a route the course's notebooks do
+        not run on), the commands, the notes and their troubleshooting links."""
+        lines = [f"{self.title()}: {self.tensorflow}{self.mark_suffix()}"]
         lines += [f"    {command}" for command in self.commands]
         lines += ["  " + _("note: {text}").format(text=note.text) for note in self.notes]
         lines += ["  " + more_text(link) for link in dict.fromkeys(links(note.code for note in self.notes).values())]
@@ -146,63 +191,6 @@ def _keras_note(minor: str, fallback: bool = False) -> Note:
     return Note("keras-2-only", text.format(tensorflow=minor, rule=rule["text"]))
 
 
-def _gpu_notes(generation: Generation | None, build: Build, capped: bool, platform: str) -> list[Note]:
-    """What the GPU's generation means for ``build`` on ``platform``: too old, a known failure, or unknown."""
-    if generation is None:
-        return []
-    table = load()
-    if not generation.known:
-        text = _(
-            "the GPU's name ({name}) does not tell its generation (compute capability), which decides whether a "
-            "TensorFlow build has code for it: run `{command}` and give the doctor its output (drivers that do not "
-            "know compute_cap need `--query-gpu=name,driver_version`, and the name then decides)"
-        )
-        return [Note("gpu-generation-unknown", text.format(name=repr(generation.name), command=QUERY_COMMAND))]
-    rule, wsl = table.rule("compute-capability-5-dropped"), table.rule("wsl2-gpu-generations")
-    fields = {"name": generation.name, "generation": generation.describe(), "rule": rule["text"], "wsl": wsl["text"]}
-    fields.update(tensorflow=build.minor, since=rule["since"], minimum=rule["min_compute_capability"])
-    cc = parse_version(generation.compute_capability)
-    too_old = cc < parse_version(rule["min_compute_capability"])
-    if platform == "wsl2" and cc < parse_version(wsl["min_compute_capability"]):
-        text = _(
-            "{name} has {generation}. {wsl} TensorFlow in WSL2 will use only the CPU - on this GPU use native "
-            "Linux, or a hosted GPU such as Colab's or Kaggle's"
-        )
-    elif too_old and parse_version(build.minor) >= parse_version(rule["since"]):
-        text = _(
-            "{name} has {generation}. {rule} No tested build known to the course covers it: TensorFlow will use "
-            "only the CPU - use a GPU of compute capability {minimum} or newer, or a hosted GPU such as Colab's or "
-            "Kaggle's"
-        )
-    elif capped:
-        text = _(
-            "{name} has {generation}. {rule} So the commands install TF {tensorflow}, the newest tested build from "
-            "before {since}, which still has 5.x kernels (the course's notebooks are tested with newer TensorFlow) "
-            "- or use a GPU of compute capability {minimum} or newer, or a hosted GPU such as Colab's or Kaggle's"
-        )
-    else:
-        text = None
-    notes = [Note("gpu-too-old", text.format(**fields))] if text else []
-    failure = known_failure(generation.compute_capability)
-    if failure is not None:
-        text = _("{name} has {generation}. {failure} Issue threads: {issues}")
-        fields.update(failure=failure.text, issues=", ".join(failure.issues))
-        notes.append(Note("gpu-known-failure", text.format(**fields)))
-    return notes
-
-
-def _cap_for_gpu(generation: Generation | None, platform: str) -> str | None:
-    """On Linux, a Maxwell (5.x) GPU caps TensorFlow below 2.17, the first release without 5.x kernels (WSL2 runs
-    no GPU older than Pascal: rule 'wsl2-gpu-generations')."""
-    if generation is None or not generation.known or platform != "linux":
-        return None
-    rule = load().rule("compute-capability-5-dropped")
-    cc = parse_version(generation.compute_capability)
-    if (5, 0) <= cc < parse_version(rule["min_compute_capability"]):
-        return rule["since"]
-    return None
-
-
 def recommend(
     platform: str,
     python: str | None = None,
@@ -233,7 +221,7 @@ def recommend(
     use_gpu = gpu is not False
     name = gpu if isinstance(gpu, str) and gpu.strip() else None  # a GPU's name tells its generation
     generation = identify(name, compute_capability) if use_gpu and (name or compute_capability) else None
-    before = _cap_for_gpu(generation, platform)
+    before = release_cap(generation, platform)
     build_platform = platform if use_gpu else "linux"  # CPU wheels: the Linux table's Python ranges
     build, env_python, python_notes = _build_for_python(build_platform, asked, before, platform)
     notes += python_notes
@@ -248,7 +236,7 @@ def recommend(
         tested = _("TF {tensorflow} was tested with Python {low}-{high}")
         notes.append(Note("tested-python-range", tested.format(tensorflow=build.minor, low=build.python_min,
                                                                high=build.python_max)))
-    notes += _gpu_notes(generation, build, capped=before is not None, platform=platform)
+    notes += gpu_notes(generation, build, capped=before is not None, platform=platform)
     if not use_gpu:
         notes.append(Note("cpu-only-install", _("CPU-only install: no NVIDIA GPU on this machine")))
     rec = Recommendation(platform, requirement, commands, build, env_python, use_gpu, generation=generation,
@@ -415,3 +403,64 @@ def _update_driver(rec: Recommendation) -> str:
     uninstallable = load().rule("and-cuda-uninstallable")
     return join(text, system.format(cuda=build.cuda, cudnn=build.cudnn),
                 uninstallable["text"] if build.minor in uninstallable["tensorflow"] else "")
+
+
+METAL_ROUTE = N_("Apple silicon, Metal GPU")
+INTEL_MAC_ROUTE = N_("Intel Mac")
+
+
+def routes(
+    platform: str,
+    python: str | None = None,
+    driver: str | None = None,
+    gpu: bool | str | None = None,
+    *,
+    driver_cuda: str | None = None,
+    compute_capability: str | None = None,
+) -> list[Recommendation]:
+    """The recommendation for a platform, then the alternatives worth knowing: native Windows -> WSL2;
+    macOS -> Apple's Metal route (where the Python has the plugin) and the Intel-Mac line."""
+    platform = check_platform(platform)
+    first = recommend(platform, python, driver, gpu, driver_cuda=driver_cuda, compute_capability=compute_capability)
+    if platform == "windows" and first.gpu:
+        return [first, recommend("wsl2", python, driver, gpu, compute_capability=compute_capability)]
+    if platform == "macos":
+        asked = normalize_python(python)
+        metal = _metal(asked)
+        return [first, *([metal] if metal else []), _intel_mac(asked)]
+    return [first]
+
+
+def _metal(asked: str | None) -> Recommendation | None:
+    """Apple silicon's Metal route (TF <= 2.18 + tensorflow-metal), for a Python the plugin has wheels for."""
+    table = load()
+    metal = table.rule("macos-metal")
+    if asked and not metal_supports(asked):
+        return None
+    python = asked or metal["python"][1]
+    minor = metal["tensorflow_max"]
+    requirement = f"tensorflow=={minor}.*"
+    install = pip_install(requirement, minor) + f' "{metal["plugin"]}"'
+    notes = [rule_note("macos-metal"), *build_notes(minor)]
+    return Recommendation("macos", requirement, in_venv("macos", python, install), None, python, True,
+                          route=METAL_ROUTE, notes=notes)
+
+
+def _intel_mac(asked: str | None) -> Recommendation:
+    """Intel Macs: the last TensorFlow line released for them (2.16), CPU only."""
+    last = parse_version(load().rule("macos-intel")["last"])
+    before = version_text((last[0], last[1] + 1))
+    build, python, notes = _build_for_python("linux", asked, before, "macos")
+    requirement = f"tensorflow=={build.minor}.*"
+    commands = in_venv("macos", python, *install_build(build, requirement))
+    notes = [rule_note("macos-intel"), *notes, *build_notes(build.minor)]
+    return Recommendation("macos", requirement, commands, build, python, False, route=INTEL_MAC_ROUTE, notes=notes)
+
+
+def in_order(routes: list[Recommendation]) -> list[Recommendation]:
+    """A platform's routes (``routes``) in the order the doctor, its JSON and notebook 01's picker show them, the
+    one to follow first: on native Windows with an NVIDIA GPU, WSL2 (the course's TensorFlow on the GPU) before native
+    Windows' TF 2.10, on which the course's notebooks do not run; elsewhere as they are."""
+    if routes[0].platform == "windows" and routes[0].gpu:
+        return sorted(routes, key=lambda rec: rec.platform != "wsl2")
+    return list(routes)

@@ -42,9 +42,3 @@ class Note:
 
     code: str  # kebab-case
     text: str
-
-    def __str__(self) -> str:
-        return self.text
-
-    def to_dict(self) -> dict[str, str]:
-        return {"code": self.code, "text": self.text}

@@ -13,13 +13,12 @@ from course_utils.doctor.versions import read_data
 
 _ = translator("doctor")
 
-PAGE = "docs/troubleshooting.md"
-PAGES = {ENGLISH: PAGE, CHINESE: "docs/zh/troubleshooting.md"}  # the page in each language, same anchors
+PAGES = {ENGLISH: "docs/troubleshooting.md", CHINESE: "docs/zh/troubleshooting.md"}  # in each language, same anchors
 
 
 def page() -> str:
     """The troubleshooting page in the language now (English when there is none in it)."""
-    return PAGES.get(language(), PAGE)
+    return PAGES.get(language(), PAGES[ENGLISH])
 
 
 ANCHORS: dict[str, str] = read_data("findings")["see"]

@@ -87,19 +87,12 @@ class Build:
 
 
 @dataclass(frozen=True)
-class DriverMinimum:
-    cuda_major: int
-    linux: str
-    windows: str
-
-
-@dataclass(frozen=True)
 class Table:
     """Everything in versions.json, typed."""
 
     linux: tuple[Build, ...]
     windows: tuple[Build, ...]
-    driver_minimums: tuple[DriverMinimum, ...]
+    driver_minimums: list[dict[str, Any]]  # versions.json's rows: cuda_major, linux, windows
     rules: dict[str, dict[str, Any]]
     gpus: dict[str, Any]  # the GPU families, the builds' target lists, the known failures (course_utils.doctor.gpus)
 
@@ -119,7 +112,6 @@ class Table:
                 and (before is None or parse_version(build.minor) < parse_version(before)))
 
     def newest(self, platform: str, python: str | None = None, *, before: str | None = None) -> Build | None:
-        """The first of ``matching``."""
         return next(self.matching(platform, python, before=before), None)
 
     def python_range(self, platform: str, *, before: str | None = None) -> tuple[str, str]:
@@ -133,11 +125,11 @@ class Table:
     def min_driver(self, cuda_major: int, platform: str) -> str | None:
         """The minimum driver for a CUDA major family on this platform: NVIDIA's (WSL2 runs the Windows driver),
         raised for CUDA 12 and later to the one TensorFlow's pip guide asks for on Linux and WSL2."""
-        row = next((row for row in self.driver_minimums if row.cuda_major == cuda_major), None)
+        row = next((row for row in self.driver_minimums if row["cuda_major"] == cuda_major), None)
         if row is None:
             return None
         platform = check_platform(platform)
-        minimum = row.windows if platform in ("windows", "wsl2") else row.linux
+        minimum = row["windows" if platform in ("windows", "wsl2") else "linux"]
         route = {"linux": "linux-driver-min", "wsl2": "wsl2"}.get(platform)
         if route and cuda_major >= 12:
             minimum = max(minimum, self.rule(route)["driver_min"], key=parse_version)
@@ -158,8 +150,8 @@ class Table:
     def driver_cuda_major(self, driver: str, platform: str) -> int | None:
         """The newest CUDA major family a driver version can run (minor-version compatibility), or None."""
         version = parse_version(driver)
-        return max((row.cuda_major for row in self.driver_minimums
-                    if version is not None and version >= parse_version(self.min_driver(row.cuda_major, platform))),
+        return max((row["cuda_major"] for row in self.driver_minimums
+                    if version is not None and version >= parse_version(self.min_driver(row["cuda_major"], platform))),
                    default=None)
 
 
@@ -182,9 +174,7 @@ def load() -> Table:
     return Table(
         linux=tuple(_build(r) for r in data["linux_gpu"]),
         windows=tuple(_build(r) for r in data["windows_native_gpu"]),
-        driver_minimums=tuple(
-            DriverMinimum(r["cuda_major"], r["linux"], r["windows"]) for r in data["driver_minimums"]
-        ),
+        driver_minimums=data["driver_minimums"],
         rules={r["id"]: r for r in data["rules"]},
         gpus=data["gpus"],
     )

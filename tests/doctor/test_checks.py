@@ -1,5 +1,5 @@
-"""course_utils.doctor.checks: the rule table that turns the live checks' notes into findings, the Python wheel
-check, and ``live_checks`` running what fits the platform (each check has its own test file)."""
+"""The rule table that turns the live checks' notes into findings (model.CHECK_FINDINGS), the Python wheel check, and
+``probes.live_checks`` running what fits the platform (each check has its own test file)."""
 
 from __future__ import annotations
 
@@ -10,17 +10,9 @@ import sys
 import pytest
 
 from course_utils.core import variables
-from course_utils.doctor import Machine, diagnose
-from course_utils.doctor import checks as checks_module
-from course_utils.doctor.checks import (
-    CHECK_FINDINGS,
-    GROUP_KERNELS,
-    GROUP_LIBRARIES,
-    GROUP_WSL,
-    live_checks,
-    python_wheel_check,
-)
-from course_utils.doctor.model import check_findings
+from course_utils.doctor import Machine, diagnose, probes
+from course_utils.doctor.model import CHECK_FINDINGS, GROUP_KERNELS, GROUP_LIBRARIES, GROUP_WSL, check_findings
+from course_utils.doctor.probes import live_checks, python_wheel_check
 from course_utils.doctor.texts import Note
 from course_utils.doctor.versions import load
 
@@ -29,7 +21,7 @@ from .file_tree import codes
 
 ON_LINUX = sys.platform.startswith("linux")
 # The modules whose notes CHECK_FINDINGS turns into findings.
-CHECK_MODULES = ("checks", "libraries", "wsl", "kernels")
+CHECK_MODULES = ("probes", "libraries")
 
 
 @pytest.mark.parametrize("python", ["3.9", "3.14"])
@@ -62,8 +54,8 @@ def noted_codes() -> set[str]:
 def test_every_note_code_has_its_finding_and_every_finding_is_used():
     assert noted_codes() == set(CHECK_FINDINGS)
     for rule in CHECK_FINDINGS.values():
-        fix = rule.fix["text"].format(python="py", wsl_driver_min="1", wsl_windows_build="2")
-        assert rule.severity in ("info", "warning", "error") and "{" not in fix
+        fix = rule["fix"]["text"].format(python="py", wsl_driver_min="1", wsl_windows_build="2")
+        assert rule["severity"] in ("info", "warning", "error") and "{" not in fix
 
 
 def test_a_note_gives_its_finding_whatever_its_text():
@@ -98,15 +90,15 @@ def test_the_report_groups_the_live_checks_and_the_json_lists_them(monkeypatch):
 
 def test_live_checks_run_what_fits_the_platform(monkeypatch):
     ran = []
-    monkeypatch.setattr(checks_module, "python_wheel_check", lambda: ran.append("python") or [])
-    monkeypatch.setattr(checks_module, "nvidia_library_checks", lambda gpu: ran.append(f"libraries gpu={gpu}") or [])
-    monkeypatch.setattr(checks_module, "is_wsl", lambda: True)
-    monkeypatch.setattr(checks_module, "wsl_checks", lambda: ran.append("wsl") or [])
+    monkeypatch.setattr(probes, "python_wheel_check", lambda: ran.append("python") or [])
+    monkeypatch.setattr(probes, "nvidia_library_checks", lambda gpu: ran.append(f"libraries gpu={gpu}") or [])
+    monkeypatch.setattr(probes, "is_wsl", lambda: True)
+    monkeypatch.setattr(probes, "wsl_checks", lambda: ran.append("wsl") or [])
 
     def broken_kernels():
         raise ValueError("kernel.json is not JSON")
 
-    monkeypatch.setattr(checks_module, "kernel_checks", broken_kernels)
+    monkeypatch.setattr(probes, "kernel_checks", broken_kernels)
     notes = live_checks("macos")
     assert ran == ["python"] and codes(notes) == ["kernels-unreadable"] and "not JSON" in notes[0].text
     ran.clear()

@@ -100,7 +100,7 @@ def test_a_machine_gets_its_finding(platform, python, name, tensorflow, code, se
 
 
 # ----------------------------------------------------------------- TensorFlow's own view (live machines): the rules of
-# course_utils.doctor.rules_tensorflow (and FINDINGS' rows with an installed TensorFlow)
+# course_utils.doctor.rules.tensorflow_findings (and FINDINGS' rows with an installed TensorFlow)
 
 
 def test_gpu_visible_and_compute_capability_check():
@@ -135,8 +135,9 @@ def test_each_note_rule_of_findings_json_is_a_note_code_the_recommendations_give
 def test_rewording_every_note_changes_no_finding_code(monkeypatch, platform, python):
     machine = describe(platform, python, QA_SMI.read_text(), QA_NVCC.read_text())
     before = sorted(diagnose(machine).codes())
-    module = importlib.import_module("course_utils.doctor.recommend")  # the module that makes notes, not the function
-    monkeypatch.setattr(module, "Note", lambda code, text: Note(code, f"reworded {code}"))
+    for name in ("recommend", "gpus"):  # the modules that make notes, not the function
+        monkeypatch.setattr(importlib.import_module(f"course_utils.doctor.{name}"), "Note",
+                            lambda code, text: Note(code, f"reworded {code}"))
     reworded = diagnose(machine)
     assert sorted(reworded.codes()) == before
     assert all(n.text == f"reworded {n.code}" for n in reworded.recommendation.notes)

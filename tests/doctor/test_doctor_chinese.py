@@ -10,12 +10,10 @@ import sys
 import pytest
 
 from course_utils.core import variables
-from course_utils.doctor.checks import CHECK_FINDINGS
 from course_utils.doctor.cli import main
 from course_utils.doctor.logs import classify
-from course_utils.doctor.model import MAIN_GROUP
-from course_utils.doctor.recommend import PLATFORM_NAMES
-from course_utils.doctor.routes import INTEL_MAC_ROUTE, METAL_ROUTE
+from course_utils.doctor.model import CHECK_FINDINGS, MAIN_GROUP
+from course_utils.doctor.recommend import INTEL_MAC_ROUTE, METAL_ROUTE, PLATFORM_NAMES
 from course_utils.doctor.texts import join, sentence
 from course_utils.doctor.versions import load
 
@@ -114,7 +112,7 @@ def test_every_table_text_is_in_the_catalogue_with_a_translation():
     """Text that a table defines once (marked N_) is translated where it is shown: it must be in the catalogue (the
     fixes of findings.json carry their own translations: test_data_files.py)."""
     catalogue = messages.load("zh_CN", "doctor")
-    texts = [rule.group for rule in CHECK_FINDINGS.values()]
+    texts = [rule["group"] for rule in CHECK_FINDINGS.values()]
     texts += [*PLATFORM_NAMES.values(), METAL_ROUTE, INTEL_MAC_ROUTE, MAIN_GROUP]
     missing = [text for text in texts if catalogue.get(text) is None or not catalogue.get(text).string]
     assert not missing, missing

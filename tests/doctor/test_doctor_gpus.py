@@ -47,7 +47,7 @@ def test_an_rtx_50_card_gets_a_sourced_warning():
     result = diagnose(describe("linux", "3.12", RTX_5090_QUERY))
     f = finding(result, "gpu-known-failure")
     assert f.severity == "warning"
-    assert all(issue in f.message for issue in known_failure("12.0").issues)
+    assert all(issue in f.message for issue in known_failure("12.0")["issues"])
     assert coverage_reason("12.0") in result.report()
 
 

@@ -63,7 +63,8 @@ def test_arch_specific_targets_run_on_exactly_one_generation():
 def test_rtx_50_series_is_covered_by_the_rules_but_a_known_failure():
     coverage = covered_by_build("12.0", TF_2_21)
     assert coverage.covered and coverage.jit and coverage.via == "compute_90"  # what the rules alone say
-    assert set(known_failure("12.0").issues) == RTX_50_ISSUES and all(url in coverage.reason for url in RTX_50_ISSUES)
+    assert set(known_failure("12.0")["issues"]) == RTX_50_ISSUES
+    assert all(url in coverage.reason for url in RTX_50_ISSUES)
 
 
 def test_a_known_failure_is_claimed_only_up_to_the_release_it_was_checked_on():

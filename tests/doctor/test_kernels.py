@@ -1,4 +1,4 @@
-"""course_utils.doctor.kernels: the Jupyter kernels' Pythons, checked against the environment TensorFlow is in."""
+"""probes.kernel_checks: the Jupyter kernels' Pythons, checked against the environment TensorFlow is in."""
 
 from __future__ import annotations
 
@@ -6,9 +6,8 @@ import json
 import sys
 from pathlib import Path
 
-from course_utils.doctor.checks import GROUP_KERNELS
-from course_utils.doctor.kernels import env_prefix, has_tensorflow, kernel_checks
-from course_utils.doctor.model import check_findings, finding_groups
+from course_utils.doctor.model import GROUP_KERNELS, check_findings, finding_groups
+from course_utils.doctor.probes import env_prefix, has_tensorflow, kernel_checks
 
 from .file_tree import codes, touch
 

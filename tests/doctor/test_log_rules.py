@@ -1,4 +1,4 @@
-"""course_utils.doctor.log_rules: a line of each kind gets its rule's code and verdict, and every rule has one here.
+"""course_utils.doctor.logs.RULES: a line of each kind gets its rule's code and verdict, and every rule has one here.
 
 The data file itself (schema, patterns, translations) is tests/doctor/test_data_files.py's."""
 
@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from course_utils.doctor.log_rules import RULES
-from course_utils.doctor.logs import classify
+from course_utils.doctor.logs import RULES, classify
 
 # (a line as TensorFlow prints it, without its prefix; the rule's code; its verdict with no word about the GPU)
 LINES = [

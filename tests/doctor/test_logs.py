@@ -15,8 +15,7 @@ from course_utils import InputError
 from course_utils.doctor import TensorFlowInfo, describe, diagnose
 from course_utils.doctor import logs as logs_module
 from course_utils.doctor.cli import main
-from course_utils.doctor.log_rules import RULES
-from course_utils.doctor.logs import classify, decode_log, read_log, strip_prefix
+from course_utils.doctor.logs import RULES, classify, decode_log, read_log, strip_prefix
 from course_utils.doctor.model import log_findings
 from course_utils.doctor.versions import load
 

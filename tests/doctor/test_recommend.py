@@ -9,9 +9,7 @@ import re
 import pytest
 from packaging.version import Version
 
-from course_utils.doctor.commands import VERIFY
-from course_utils.doctor.recommend import Recommendation, recommend
-from course_utils.doctor.routes import routes
+from course_utils.doctor.recommend import VERIFY, Recommendation, recommend, routes
 from course_utils.doctor.texts import Note
 from course_utils.doctor.versions import PLATFORMS, load
 

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from course_utils.doctor.routes import routes
+from course_utils.doctor.recommend import routes
 from course_utils.doctor.versions import load
 
 from .test_recommend import note

@@ -1,12 +1,12 @@
-"""course_utils.doctor.wsl: WSL2's GPU plumbing, on a machine built as a file tree."""
+"""course_utils.doctor.probes.wsl_checks: WSL2's GPU plumbing, on a machine built as a file tree."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from course_utils.doctor.model import check_findings
+from course_utils.doctor.probes import installed_driver_packages, is_wsl, wsl_checks
 from course_utils.doctor.versions import load
-from course_utils.doctor.wsl import installed_driver_packages, is_wsl, wsl_checks
 
 from .file_tree import codes, touch
 

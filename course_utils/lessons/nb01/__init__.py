@@ -20,8 +20,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from course_utils.core.i18n import N_, translator
-from course_utils.doctor.commands import tensorflow_requirement
-from course_utils.doctor.recommend import Recommendation, platform_name, recommend
+from course_utils.doctor.recommend import Recommendation, platform_name, recommend, tensorflow_requirement
 from course_utils.doctor.versions import Build, load, parse_version
 from course_utils.lessons import Feedback, feedback, is_empty, multiple_choice, not_answered
 

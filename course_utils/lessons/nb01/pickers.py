@@ -1,6 +1,6 @@
 """Notebook 01's install picker (platform, Python and driver in, the install command out) and its timeline.
 
-The widget holds no version knowledge: its button calls ``doctor.routes.routes``, as the doctor does, and tests
+The widget holds no version knowledge: its button calls ``doctor.recommend.routes``, as the doctor does, and tests
 click it: ``InstallPicker(platform="windows", python="3.10", driver="512.77").click()``. Its starting values
 (``PLATFORM``, ``PYTHON``) are checked with a ``ParameterError`` naming the parameter. ``timeline(table)`` draws
 the version table.
@@ -13,8 +13,7 @@ from typing import Any
 
 from course_utils.core.errors import ParameterError
 from course_utils.core.i18n import N_, translator
-from course_utils.doctor.recommend import PLATFORM_NAMES, Recommendation
-from course_utils.doctor.routes import in_order, routes
+from course_utils.doctor.recommend import PLATFORM_NAMES, Recommendation, in_order, routes
 from course_utils.doctor.versions import parse_version
 
 _ = translator("course")
