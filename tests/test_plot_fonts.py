@@ -1,9 +1,8 @@
 """Chinese plot labels: course_utils.core.plot_fonts picks an installed Chinese font, or warns what to install.
 
-The rendering checks draw with matplotlib's Agg backend (what the notebooks' inline plots use) and
-compare pixels: DejaVu Sans draws every Chinese character as the same empty box, a Chinese font
-draws each one differently. CI installs Debian's fonts-wqy-microhei (.ci/run); without any Chinese
-font these tests are skipped locally and fail in CI.
+The rendering check draws with matplotlib's Agg backend (what the notebooks' inline plots use): matplotlib warns
+"Glyph ... missing from font(s)" for every character no font of the family list draws. CI installs Debian's
+fonts-wqy-microhei (.ci/run); without any Chinese font these tests are skipped locally and fail in CI.
 """
 
 from __future__ import annotations
@@ -13,7 +12,6 @@ import re
 import warnings
 
 import matplotlib
-import numpy as np
 import pytest
 
 matplotlib.use("Agg")
@@ -49,52 +47,25 @@ def chinese_font() -> str:
     return found
 
 
-def render(text: str, **text_options) -> tuple[np.ndarray, list[str]]:
-    """A small figure with ``text`` as its title, drawn to PNG; its pixels and matplotlib's warnings."""
+def missing_glyphs(text: str) -> list[str]:
+    """Draw a small figure with ``text`` as its title to PNG: matplotlib's warnings of a glyph missing from the fonts."""
     fig, ax = plt.subplots(figsize=(4, 1.5), dpi=80)
-    ax.set_title(text, **text_options)
+    ax.set_title(text)
     ax.plot([-1, 1])
-    buffer = io.BytesIO()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        fig.savefig(buffer, format="png")
+        fig.savefig(io.BytesIO(), format="png")
     plt.close(fig)
-    buffer.seek(0)
-    return plt.imread(buffer), [str(w.message) for w in caught]
-
-
-def glyph(char: str, family: list[str]) -> np.ndarray:
-    """One character, large, alone in a figure: its pixels."""
-    fig = plt.figure(figsize=(1, 1), dpi=60)
-    fig.text(0.5, 0.5, char, family=family, size=40, ha="center", va="center")
-    buffer = io.BytesIO()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # DejaVu Sans warns about the missing glyph: expected here
-        fig.savefig(buffer, format="png")
-    plt.close(fig)
-    buffer.seek(0)
-    return plt.imread(buffer)
-
-
-def missing_glyphs(messages: list[str]) -> list[str]:
-    return [m for m in messages if "missing from font" in m]
+    return [str(w.message) for w in caught if "missing from font" in str(w.message)]
 
 
 def test_with_a_chinese_font_a_chinese_title_renders_its_characters_not_boxes(chinese_font):
     assert plot_fonts.use_chinese_font() == chinese_font
     assert matplotlib.rcParams["font.family"] == ["DejaVu Sans", chinese_font], "Latin first, Chinese second"
     assert matplotlib.rcParams["axes.unicode_minus"] is False
-    _, messages = render(TITLE)
-    assert missing_glyphs(messages) == []
-    # Two different characters: the same box in DejaVu Sans alone, two different shapes with the fallback.
-    fallback = list(matplotlib.rcParams["font.family"])
-    boxes = glyph("训", ["DejaVu Sans"]), glyph("练", ["DejaVu Sans"])
-    drawn = glyph("训", fallback), glyph("练", fallback)
-    assert np.array_equal(*boxes), "DejaVu Sans has no Chinese: both are its empty box"
-    assert not np.array_equal(*drawn), "the Chinese font draws each character"
-    assert not np.array_equal(boxes[0], drawn[0])
-    ink = (drawn[0][..., :3] < 0.5).mean()
-    assert 0.02 < ink < 0.6, f"a character's strokes, not an empty or a filled box ({ink:.1%} dark pixels)"
+    assert missing_glyphs(TITLE) == [], "every character found a glyph, the minus sign too"
+    matplotlib.rcdefaults()
+    assert missing_glyphs(TITLE), "DejaVu Sans alone has no Chinese: the check can fail"
 
 
 @pytest.mark.parametrize("language", ["en", "zh-CN"])

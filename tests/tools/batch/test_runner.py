@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 from types import SimpleNamespace
+from unittest.mock import Mock
 
 import psutil
 import pytest
@@ -349,29 +350,22 @@ def test_make_course_passes_smoke_to_both_editions(arguments, smoke):
     assert all(line.rstrip().endswith("--smoke") is smoke for line in runs), out
 
 
-class Papermill:
-    """A stand-in for papermill whose ``execute_notebook`` raises the given errors, one per call, then succeeds."""
-
-    def __init__(self, *errors: Exception) -> None:
-        self.errors, self.calls = list(errors), 0
-
-    def execute_notebook(self, *args, **kwargs) -> None:
-        self.calls += 1
-        if self.errors:
-            raise self.errors.pop(0)
+def papermill(*outcomes: Exception | None) -> Mock:
+    """A stand-in for papermill whose ``execute_notebook`` raises or returns the given outcomes, one per call."""
+    return Mock(execute_notebook=Mock(side_effect=outcomes))
 
 
 SPEC = {"notebook": "in.ipynb", "executed": "out.ipynb", "parameters": {}, "cwd": ".", "timeout": 60}
 
 
 def test_a_kernel_that_died_before_its_first_cell_starts_once_more_then_the_run_fails(capsys):
-    lost_port = Papermill(RuntimeError(KERNEL_DIED))
+    lost_port = papermill(RuntimeError(KERNEL_DIED), None)
     execute_notebook(lost_port, SPEC)
-    assert lost_port.calls == 2 and KERNEL_DIED in capsys.readouterr().err  # said, in the run's log
-    twice = Papermill(RuntimeError(KERNEL_DIED), RuntimeError(KERNEL_DIED))
+    assert lost_port.execute_notebook.call_count == 2 and KERNEL_DIED in capsys.readouterr().err  # said, in the log
+    twice = papermill(RuntimeError(KERNEL_DIED), RuntimeError(KERNEL_DIED))
     with pytest.raises(RuntimeError, match=KERNEL_DIED):
         execute_notebook(twice, SPEC)
-    other = Papermill(RuntimeError("Kernel died while waiting for execute reply"))  # a cell was running: no retry
+    other = papermill(RuntimeError("Kernel died while waiting for execute reply"))  # a cell was running: no retry
     with pytest.raises(RuntimeError, match="execute reply"):
         execute_notebook(other, SPEC)
-    assert (twice.calls, other.calls) == (2, 1)
+    assert (twice.execute_notebook.call_count, other.execute_notebook.call_count) == (2, 1)
