@@ -1,29 +1,18 @@
 """Chinese plot labels: course_utils.core.plot_fonts picks an installed Chinese font, or warns what to install.
 
-The rendering check draws with matplotlib's Agg backend (what the notebooks' inline plots use): matplotlib warns
-"Glyph ... missing from font(s)" for every character no font of the family list draws. CI installs Debian's
-fonts-wqy-microhei (.ci/run); without any Chinese font these tests are skipped locally and fail in CI.
+That the Chinese notebooks' plots draw their characters with the font chosen is the hosted tier's check
+(tests/tiers/test_course_run.py: no "Glyph ... missing from font" in any output; CI installs fonts-wqy-microhei).
 """
 
 from __future__ import annotations
 
-import io
 import re
-import warnings
 
 import matplotlib
 import pytest
 
-matplotlib.use("Agg")
-
-import matplotlib.pyplot as plt  # noqa: E402 - after choosing the backend
-
-import course_utils  # noqa: E402
-from course_utils.core import plot_fonts  # noqa: E402
-
-from .conftest import IN_CI  # noqa: E402
-
-TITLE = "训练损失与准确率 (loss -0.5)"
+import course_utils
+from course_utils.core import plot_fonts
 
 
 @pytest.fixture(autouse=True)
@@ -32,40 +21,7 @@ def _restore_rc_params():
     rcParams changes are undone after it."""
     with matplotlib.rc_context():
         matplotlib.rcdefaults()
-        matplotlib.use("Agg")
         yield
-
-
-@pytest.fixture
-def chinese_font() -> str:
-    found = plot_fonts.find_chinese_font()
-    if found is None:
-        message = "no Chinese font installed: apt-get install fonts-wqy-microhei (CI installs it: .ci/run)"
-        if IN_CI:
-            pytest.fail(message)
-        pytest.skip(message)
-    return found
-
-
-def missing_glyphs(text: str) -> list[str]:
-    """Draw a small figure with ``text`` as its title to PNG: matplotlib's warnings of a glyph missing from the fonts."""
-    fig, ax = plt.subplots(figsize=(4, 1.5), dpi=80)
-    ax.set_title(text)
-    ax.plot([-1, 1])
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        fig.savefig(io.BytesIO(), format="png")
-    plt.close(fig)
-    return [str(w.message) for w in caught if "missing from font" in str(w.message)]
-
-
-def test_with_a_chinese_font_a_chinese_title_renders_its_characters_not_boxes(chinese_font):
-    assert plot_fonts.use_chinese_font() == chinese_font
-    assert matplotlib.rcParams["font.family"] == ["DejaVu Sans", chinese_font], "Latin first, Chinese second"
-    assert matplotlib.rcParams["axes.unicode_minus"] is False
-    assert missing_glyphs(TITLE) == [], "every character found a glyph, the minus sign too"
-    matplotlib.rcdefaults()
-    assert missing_glyphs(TITLE), "DejaVu Sans alone has no Chinese: the check can fail"
 
 
 @pytest.mark.parametrize("language", ["en", "zh-CN"])
@@ -89,5 +45,3 @@ def test_the_chinese_setup_cell_sets_the_font_and_the_english_one_does_not(monke
     assert chosen == []
     course_utils.setup({"DEVICE": "cpu"}, "99_test", language="zh-CN")
     assert chosen == ["called"]
-
-

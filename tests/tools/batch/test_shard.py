@@ -212,32 +212,6 @@ def test_shards_of_four_runs_in_any_order_merge_in_plan_order_and_an_empty_shard
     assert "4 of 4 run(s), 4 ok, 0 failed" in (out / "report.md").read_text()
 
 
-def test_shards_lock_only_themselves_and_the_merge_waits_for_a_shard_still_running(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(runner, "run_batch", stand_in_runs)
-    out = tmp_path / "out"
-    shard = ["--grid", str(GRID), "--out", str(out), "--shard"]
-    assert main([*shard, "1/2"]) == 0
-    with FolderLock(out, name=Shard(1, 2).lock_name).acquire():  # shard 1 runs (again) somewhere
-        assert main([*shard, "1/2"]) == 2, "one shard, one runner"
-        assert f"`--out {out}` is in use by another `course run` (pid {os.getpid()})" in capsys.readouterr().err
-        assert main([*shard, "2/2"]) == 0, "another shard is not blocked"
-        assert main(["--merge", str(out)]) == 2
-        assert f"shard(s) 1/2 (pid {os.getpid()}, on this or another machine) still running" in capsys.readouterr().err
-        assert not (out / "report.md").exists()
-    with FolderLock(out, name=shard_module.LOCK_NAME).acquire():  # an unsharded course run writes into OUT
-        assert main(["--merge", str(out)]) == 2
-    assert main(["--merge", str(out)]) == 0 and (out / "report.md").is_file()
-
-
-@pytest.fixture(scope="module")
-def real(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("grid")
-    whole = folder / "whole"
-    with isolated(folder):
-        status = main(["--grid", str(GRID), "--out", str(whole), "--jobs", "2"])
-    return SimpleNamespace(whole=whole, status=status)
-
-
 @pytest.fixture
 def shards(tmp_path, capsys, monkeypatch):
     """OUT with the records of shards 1/2 and 2/2 of the fixture grid, their runs stand-ins."""
@@ -247,6 +221,29 @@ def shards(tmp_path, capsys, monkeypatch):
         assert main(["--grid", str(GRID), "--out", str(out), "--shard", f"{i}/2"]) == 0
     capsys.readouterr()
     return out
+
+
+def test_shards_lock_only_themselves_and_the_merge_waits_for_a_shard_still_running(shards, capsys):
+    shard = ["--grid", str(GRID), "--out", str(shards), "--shard"]
+    with FolderLock(shards, name=Shard(1, 2).lock_name).acquire():  # shard 1 runs (again) somewhere
+        assert main([*shard, "1/2"]) == 2, "one shard, one runner"
+        assert f"`--out {shards}` is in use by another `course run` (pid {os.getpid()})" in capsys.readouterr().err
+        assert main([*shard, "2/2"]) == 0, "another shard is not blocked"
+        assert main(["--merge", str(shards)]) == 2
+        assert f"shard(s) 1/2 (pid {os.getpid()}, on this or another machine) still running" in capsys.readouterr().err
+        assert not (shards / "report.md").exists()
+    with FolderLock(shards, name=shard_module.LOCK_NAME).acquire():  # an unsharded course run writes into OUT
+        assert main(["--merge", str(shards)]) == 2
+    assert main(["--merge", str(shards)]) == 0 and (shards / "report.md").is_file()
+
+
+@pytest.fixture(scope="module")
+def real(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("grid")
+    whole = folder / "whole"
+    with isolated(folder):
+        status = main(["--grid", str(GRID), "--out", str(whole), "--jobs", "2"])
+    return SimpleNamespace(whole=whole, status=status)
 
 
 def test_a_grid_runs_every_point_in_a_fresh_kernel_of_its_own_and_reports_it(real):
@@ -366,24 +363,24 @@ def test_the_sbatch_script_is_valid_bash_with_well_formed_directives_before_any_
     assert len(make_plan([], grid_file=ROOT / "grids" / "batch_size.yaml").runs) == 5, "one shard per run of the grid"
 
 
-def stand_ins(folder: Path, sbatch_status: int = 0) -> Path:
+def stand_ins(folder: Path) -> Path:
     """A stand-in environment: bin/activate puts stand-ins for course and sbatch first on PATH; both log their
-    arguments to folder/calls.log, one call a line, quoted as bash quotes them. course exits with 1 (a run failed),
-    sbatch as told."""
+    arguments to folder/calls.log, one call a line, quoted as bash quotes them, and exit with 1 (course: a run failed;
+    sbatch: the submission was refused)."""
     bin_dir = folder / "venv" / "bin"
     bin_dir.mkdir(parents=True)
     (bin_dir / "activate").write_text(f'PATH="{bin_dir}:$PATH"\nexport PATH\n')
-    for tool, status in (("course", 1), ("sbatch", sbatch_status)):
+    for tool in ("course", "sbatch"):
         path = bin_dir / tool
         path.write_text(f"#!/bin/bash\n{{ printf {tool}; printf ' %q' \"$@\"; echo; }} >> '{folder / 'calls.log'}'\n"
-                        f"exit {status}\n")
+                        "exit 1\n")
         path.chmod(path.stat().st_mode | stat.S_IXUSR)
     return folder / "venv"
 
 
-@pytest.mark.parametrize("sbatch_status", [0, 1], ids=["submitted", "refused"])
-def test_the_sbatch_script_runs_its_shard_and_its_first_task_submits_the_merge(sbatch_status, tmp_path):
-    venv = stand_ins(tmp_path, sbatch_status)
+def test_the_sbatch_script_runs_its_shard_and_its_first_task_submits_the_merge(tmp_path):
+    """A refused submission is said with the command to run; a merge submitted and run: the slurm tier."""
+    venv = stand_ins(tmp_path)
     env = {"PATH": os.environ["PATH"], "SLURM_SUBMIT_DIR": str(tmp_path), "COURSE_VENV": str(venv),
            "COURSE_OUT": "out dir", "SLURM_ARRAY_JOB_ID": "77", "SLURM_ARRAY_TASK_MIN": "1"}
     for task in ("1", "2"):
@@ -391,7 +388,7 @@ def test_the_sbatch_script_runs_its_shard_and_its_first_task_submits_the_merge(s
                               capture_output=True, text=True)
         assert done.returncode == 1, done.stderr  # course's exit status (1: a run failed) is the task's
         refused = "warning: the merge job was not submitted; when every task has ended, run: course run --merge"
-        assert (refused in done.stderr) == (sbatch_status != 0 and task == "1"), done.stderr
+        assert (refused in done.stderr) == (task == "1"), done.stderr
     calls = (tmp_path / "calls.log").read_text().splitlines()
     shard = "course run --grid grids/batch_size.yaml --shard auto --out out\\ dir --smoke"
     assert calls[1:] == [shard, shard], "each task runs its shard; only the first submits the merge"
