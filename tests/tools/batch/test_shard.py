@@ -247,7 +247,6 @@ def real(tmp_path_factory):
 
 
 def test_a_grid_runs_every_point_in_a_fresh_kernel_of_its_own_and_reports_it(real):
-    """Four runs, two at once, each with its own parameters, record and kernel."""
     assert real.status == 1, "two runs fail on purpose"
     data = json.loads((real.whole / "results.json").read_text())
     runs = {r["name"]: r for r in data["runs"]}
