@@ -253,21 +253,6 @@ def course_run(tmp_path, *args):
     return process
 
 
-def family_with_kernel(process, seen):
-    """Wait until ``process`` runs a kernel; add its runner processes and kernels to ``seen`` (the test's timeout
-    catches a kernel that never starts)."""
-    while True:
-        try:
-            family = psutil.Process(process.pid).children(recursive=True)
-            if any("ipykernel" in " ".join(p.cmdline()) for p in family):
-                seen.extend(p.pid for p in family)
-                return
-        except psutil.Error:
-            pass
-        assert process.poll() is None, (process.returncode, (process.output.name, "course run ended early"))
-        time.sleep(0.1)
-
-
 def clean_up(process, seen):
     process.kill()
     process.wait()
@@ -298,13 +283,11 @@ def test_one_runner_per_out_and_a_stop_keeps_the_report_and_leaves_nothing_runni
     process = course_run(tmp_path, "--grid", str(grid), "--out", str(out))
     seen: list[int] = []
     try:
-        while "[2/2] start" not in (tmp_path / "course-run.out").read_text():  # the first run (0 s) finished
-            assert process.poll() is None, (tmp_path / "course-run.out").read_text()
-            time.sleep(0.1)
-        family_with_kernel(process, seen)
         while not cell_running(out / "executed" / "sleeps__SECONDS-600.ipynb", "time.sleep(SECONDS)"):
             assert process.poll() is None, (tmp_path / "course-run.out").read_text()
-            time.sleep(0.1)  # until the kernel is in the 600 s cell
+            time.sleep(0.1)  # until the second run's kernel is in the 600 s cell (the first run, 0 s, finished)
+        seen = [p.pid for p in psutil.Process(process.pid).children(recursive=True)]  # runner processes, kernels
+        assert any("ipykernel" in " ".join(psutil.Process(pid).cmdline()) for pid in seen), seen
         monkeypatch.setattr(runner, "run_batch", lambda *a, **kw: pytest.fail("a second runner ran"))
         assert main([str(FIXTURES / "ok.ipynb"), "--out", str(out)]) == 2
         err = capsys.readouterr().err  # one runner per --out: a second one is refused, saying by which
