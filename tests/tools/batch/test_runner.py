@@ -22,7 +22,6 @@ from course_tools.batch.notebook_run import (
     excerpt,
     execute_notebook,
     failing_line,
-    plain,
     run_notebook,
 )
 from course_tools.batch.report import failure_excerpt
@@ -149,9 +148,8 @@ def test_the_failing_line_is_read_from_the_kernels_traceback(said, source, line)
     assert failing_line(said, source, 3) == line
 
 
-def test_colour_codes_are_stripped_and_the_excerpt_marks_the_line():
-    coloured = "\x1b[36mCell\x1b[39m\x1b[36m \x1b[39m\x1b[32mIn[3]\x1b[39m\x1b[32m, line 4\x1b[39m"
-    assert plain(coloured) == "Cell In[3], line 4"
+def test_the_excerpt_of_a_long_cell_marks_the_line_or_is_cut():
+    """The colour codes of a real traceback: the failing fixture's log and line (plain)."""
     source = "\n".join(f"line_{n} = {n}" for n in range(1, 12))
     assert excerpt(source, (10, "line_10 = 10")) == {"line": 10, "excerpt": [
         "       8 line_8 = 8", "       9 line_9 = 9", "----> 10 line_10 = 10", "      11 line_11 = 11"]}

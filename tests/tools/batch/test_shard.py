@@ -208,8 +208,6 @@ def test_shards_of_four_runs_in_any_order_merge_in_plan_order_and_an_empty_shard
     assert all(f"shard {i}: " in note for i in range(1, count + 1))
     data = json.loads((out / "results.json").read_text())
     assert [r["name"] for r in data["runs"]] == PLAN_NAMES and [r["results"]["n"] for r in data["runs"]] == [1, 2, 1, 2]
-    assert data["meta"]["planned_runs"] == 4 and data["meta"]["command"] == f"course run --grid {GRID} --out {out}"
-    assert "4 of 4 run(s), 4 ok, 0 failed" in (out / "report.md").read_text()
 
 
 @pytest.fixture
@@ -284,14 +282,6 @@ def test_the_report_comparison_of_make_slurm_sees_a_changed_result(real, tmp_pat
     edited["runs"][0]["results"]["score"] = 0.25
     (changed / "results.json").write_text(json.dumps(edited))
     assert any('"score": 0.25' in line for line in differences(real.whole, changed))
-
-
-def test_each_shard_record_holds_its_own_runs_and_the_whole_plan(shards):
-    records = [json.loads((shards / "shards" / f"{i}-of-2.json").read_text()) for i in (1, 2)]
-    assert [[r["name"] for r in rec["runs"]] for rec in records] == [PLAN_NAMES[0::2], PLAN_NAMES[1::2]]
-    assert records[0]["plan"] == records[1]["plan"] == PLAN_NAMES
-    assert records[0]["fingerprint"] == records[1]["fingerprint"] == fingerprint(make_plan([], grid_file=GRID), 2)
-    assert (records[0]["shard"], records[0]["shards"], records[1]["shard"]) == (1, 2, 2)
 
 
 def other_plan(out):
