@@ -261,17 +261,9 @@ def test_a_grid_runs_every_point_in_a_fresh_kernel_of_its_own_and_reports_it(rea
         assert json.loads((real.whole / "results" / f"curve__N-{n}.json").read_text())["results"] == curve["results"]
     assert runs["curve__N-1"]["environment"]["pid"] != runs["curve__N-2"]["environment"]["pid"], "a fresh kernel each"
     assert os.environ.get("COURSE_HOME") != str(real.whole / "work" / "curve__N-1"), "a run's settings stay its own"
-    md = (real.whole / "report.md").read_text()  # what the report makes of records: test_report.py
-    assert md.startswith("# Sharded fixture grid") and "4 of 4 run(s), 2 ok, 2 failed" in md
-    assert all(f"| curve | full | N={n} | ok | passed |" in md for n in (1, 2))
-    assert "| fails | full | N=2 | failed: cell In [3]: ValueError: deliberate failure with N=2 | not reached |" in md
-    assert "executed notebook [executed/fails__N-1.ipynb](executed/fails__N-1.ipynb)" in md
     (comparison,) = [t for t in data["comparisons"] if t["notebook"] == "curve"]
     assert [(row["N"], row["score"]) for row in comparison["rows"]] == [(n, runs[f"curve__N-{n}"]["results"]["score"])
                                                                        for n in (1, 2)]
-    assert (real.whole / "charts" / "curve__score.png").read_bytes().startswith(b"\x89PNG")
-    page = (real.whole / "report.html").read_text()
-    assert "<td>curve</td><td>full</td><td>N=2</td><td>ok</td><td>passed</td>" in page
 
 
 def test_the_report_comparison_of_make_slurm_sees_a_changed_result(real, tmp_path):
