@@ -37,11 +37,10 @@ def test_values_are_read_like_papermill_p_plus_yaml(text, value):
     assert parse_value(text) == value and type(parse_value(text)) is type(value)
 
 
-@pytest.mark.parametrize(("text", "message"), [("{a: [1", r"cannot read the value '\{a: \[1'"),
-                                             ("[&a [1, 2], *a]", "alias")])
-def test_an_unreadable_value_or_an_alias_is_refused(text, message):
-    with pytest.raises(InputError, match=message):
-        parse_value(text)
+def test_an_unreadable_value_is_refused():
+    """Aliases too (one strict YAML reader): test_yaml_aliases_are_refused_so_a_billion_laughs_file_cannot_expand."""
+    with pytest.raises(InputError, match=r"cannot read the value '\{a: \[1'"):
+        parse_value("{a: [1")
 
 
 @pytest.mark.parametrize(("notebook", "params", "message"), [

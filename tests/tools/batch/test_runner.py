@@ -186,10 +186,7 @@ def test_the_batch_size_grids_results_are_its_comparisons_columns(tmp_path, monk
 @pytest.fixture
 def no_runs(monkeypatch):
     """Fail the test if anything would be executed."""
-
-    def refuse(*args, **kwargs):
-        raise AssertionError("a run started although the input was bad")
-
+    refuse = Mock(side_effect=AssertionError("a run started although the input was bad"))
     monkeypatch.setattr(runner, "run_notebook", refuse)
     monkeypatch.setattr(subprocess, "Popen", refuse)  # no runner process, no kernel
 

@@ -61,7 +61,6 @@ def test_a_measured_context_replaces_the_docs_number():
 
 
 @pytest.mark.parametrize("memory, hub_gpus, why", [
-    ([], [], "no GPU"),
     ([{"index": 0, "name": "GPU0", "memory_mib": None}], [], "no GPU"),
     (gpus(A10, A10), ["MIG-4f1c", "1"], "names MIG-4f1c, which is not a GPU number that nvidia-smi lists here (0, 1)"),
     (gpus(A10, A10), ["2"], "names 2, which is not a GPU number"),
