@@ -67,7 +67,6 @@ def test_notebooks_resolve_by_path_name_or_number(tmp_path, monkeypatch):
         (folder / name).write_text("{}")
     monkeypatch.setattr(grid, "NOTEBOOKS_DIR", folder)
     assert [p.name for p in discover()] == ["02_verify_gpu.ipynb", "05_cnn.ipynb"]
-    assert resolve_notebook("05").name == "05_cnn.ipynb"
     assert resolve_notebook(5).name == "05_cnn.ipynb"  # YAML reads 05 as 5
     assert resolve_notebook("02_verify_gpu").name == resolve_notebook("02_verify_gpu.ipynb").name
     assert resolve_notebook("curve.ipynb", base=FIXTURES) == FIXTURES / "curve.ipynb"

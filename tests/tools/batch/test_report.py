@@ -141,7 +141,6 @@ def test_runs_on_a_gpu_compare_their_peak_gpu_memory():
 
 
 def test_each_column_of_the_runs_table_says_something_of_its_own(tmp_path):
-    """Mode, the parameters set and lowered, the checkpoint, the device with its GPU, the key results' meanings."""
     lowered = {"IMAGES": [None, 2000], "BATCH_SIZE": [128, 64]}
     gpu = dict(run("05_cnn", BATCH_SIZE=64), smoke=True, smoke_changes=lowered,
                peak_gpu_mib=1536.0, key_results=["test_accuracy", "epoch_s"],

@@ -284,10 +284,6 @@ def other_plan(out):
     ShardRun.of(make_plan([], grid_file=other), Shard(2, 2), ["--grid", str(other)]).save([], out, {"finished": "x"})
 
 
-def truncate(path):
-    path.write_bytes(path.read_bytes()[: len(path.read_bytes()) // 2])
-
-
 def moved_run(out):
     """A run of shard 2 copied into shard 1's record: not what shard 1 stands for."""
     first, second = (out / "shards" / f"{i}-of-2.json" for i in (1, 2))
@@ -303,7 +299,8 @@ PLANTED = {
     "record under another name": (
         lambda out: shutil.copy(out / "shards" / "1-of-2.json", out / "shards" / "1-of-3.json"),
         ["1-of-3.json: it says it is shard 1 of 2, which is not what its name says"]),
-    "truncated record": (lambda out: truncate(out / "shards" / "2-of-2.json"), ["2-of-2.json: cannot be read"]),
+    "truncated record": (lambda out: (out / "shards" / "2-of-2.json").write_text('{"shard": 2, "sha'),
+                         ["2-of-2.json: cannot be read"]),
     "run in the wrong record": (moved_run, ["1-of-2.json: its runs are not the ones its shard number stands for"]),
 }
 
