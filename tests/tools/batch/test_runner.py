@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -237,31 +238,6 @@ def test_more_jobs_than_cores_warns(tmp_path, capsys, monkeypatch):
     assert "warning: --jobs 3 is more than the 2 CPU core(s)" in capsys.readouterr().out
 
 
-def course_run(tmp_path, *args):
-    """``course run ARGS`` in a process of its own (its output in tmp_path/course-run.out)."""
-    output = open(tmp_path / "course-run.out", "wb")  # noqa: SIM115 - closed by the test's cleanup
-    process = subprocess.Popen(
-        [sys.executable, "-m", "course_utils", "run", *args], stdout=output, stderr=subprocess.STDOUT, cwd=ROOT,
-        start_new_session=True,  # signals reach it only as the test sends them
-    )
-    process.output = output
-    return process
-
-
-def clean_up(process, seen):
-    process.kill()
-    process.wait()
-    process.output.close()
-    for pid in seen:
-        try:
-            psutil.Process(pid).kill()
-        except psutil.Error:
-            pass
-
-
-INTERRUPTED_GRID = "notebooks: [{notebook}]\nparameters:\n  SECONDS: [0, 600]\n"
-
-
 @pytest.mark.skipif(os.name == "nt", reason="POSIX signals")
 @pytest.mark.timeout(240)  # catches a hang - and a stop that waited for the 600 s cell
 @pytest.mark.parametrize(
@@ -273,9 +249,12 @@ INTERRUPTED_GRID = "notebooks: [{notebook}]\nparameters:\n  SECONDS: [0, 600]\n"
 def test_one_runner_per_out_and_a_stop_keeps_the_report_and_leaves_nothing_running(tmp_path, capsys, monkeypatch,
                                                                                    signals, status, why):
     grid = tmp_path / "grid.yaml"
-    grid.write_text(INTERRUPTED_GRID.format(notebook=FIXTURES / "sleeps.ipynb"))
+    grid.write_text(f"notebooks: [{FIXTURES / 'sleeps.ipynb'}]\nparameters:\n  SECONDS: [0, 600]\n")
     out = tmp_path / "out"
-    process = course_run(tmp_path, "--grid", str(grid), "--out", str(out))
+    with (tmp_path / "course-run.out").open("wb") as output:  # course run keeps its own copy of the file
+        command = [sys.executable, "-m", "course_utils", "run", "--grid", str(grid), "--out", str(out)]
+        process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT, cwd=ROOT,
+                                   start_new_session=True)  # signals reach it only as the test sends them
     seen: list[int] = []
     try:
         while not cell_running(out / "executed" / "sleeps__SECONDS-600.ipynb", "time.sleep(SECONDS)"):
@@ -307,7 +286,11 @@ def test_one_runner_per_out_and_a_stop_keeps_the_report_and_leaves_nothing_runni
         ], "the finished run is kept, the stopped one marked"
         assert "sleeps__SECONDS-600" in (out / "report.md").read_text()
     finally:
-        clean_up(process, seen)
+        process.kill()
+        process.wait()
+        for pid in seen:
+            with contextlib.suppress(psutil.Error):
+                psutil.Process(pid).kill()
 
 
 def test_course_run_follows_course_smoke_unless_told_otherwise(monkeypatch, capsys):
