@@ -15,15 +15,6 @@ import course_utils
 from course_utils.core import plot_fonts
 
 
-@pytest.fixture(autouse=True)
-def _restore_rc_params():
-    """Each test starts from matplotlib's defaults (an earlier test's Chinese setup may have added a font) and its
-    rcParams changes are undone after it."""
-    with matplotlib.rc_context():
-        matplotlib.rcdefaults()
-        yield
-
-
 @pytest.mark.parametrize("language", ["en", "zh-CN"])
 def test_without_a_chinese_font_one_warning_says_what_to_install_in_the_notebook_s_language(monkeypatch, language):
     monkeypatch.setenv("COURSE_LANG", language)

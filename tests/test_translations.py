@@ -27,10 +27,6 @@ def report(problems: list) -> str:
     return "\n".join(str(p) for p in problems)
 
 
-def kinds(problems: list, *wanted: str) -> list:
-    return [p for p in problems if p.kind in wanted]
-
-
 PLANTED = NOTEBOOKS[1]  # 02: markdown, code with f-strings, a %pip magic in its install cell
 
 

@@ -58,13 +58,9 @@ def _no_scheduler(monkeypatch):
         monkeypatch.delenv(name, raising=False)
 
 
-def fake_plan(runs: int) -> Plan:
-    return Plan(runs=[RunSpec(Path(f"nb{k}.ipynb"), {"K": k}, f"run{k}") for k in range(runs)])
-
-
 @pytest.mark.parametrize("runs", [0, 7])
 def test_every_run_goes_to_exactly_one_shard_in_plan_order_and_shard_sizes_differ_by_at_most_one(runs):
-    plan = fake_plan(runs)
+    plan = Plan(runs=[RunSpec(Path(f"nb{k}.ipynb"), {"K": k}, f"run{k}") for k in range(runs)])
     for count in range(1, runs + 3):
         parts = [[r.name for r in select(plan, Shard(i, count)).runs] for i in range(1, count + 1)]
         assert sorted(n for part in parts for n in part) == sorted(r.name for r in plan.runs), "each run once"

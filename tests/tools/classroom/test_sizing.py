@@ -88,12 +88,6 @@ def test_sizing_options_need_students_and_a_good_limit(capsys, tmp_path):
     assert not (tmp_path / "r.json").exists()
 
 
-def sizing_problems(real_run, sized):
-    record = copy.deepcopy(real_run.record)
-    record["sizing"] = sized
-    return [p for p in find_problems(record) if p["code"].startswith("class-")]
-
-
 # a plan -> the problem's code, its severity, fragments of its message and of its fix
 PROBLEMS = [
     (plan(30, 2048, gpus(H100)), []),
@@ -116,7 +110,9 @@ PROBLEMS = [
 
 @pytest.mark.parametrize("sized, expected", PROBLEMS)
 def test_each_sizing_gives_its_problem(real_run, sized, expected):
-    found = sizing_problems(real_run, sized)
+    record = copy.deepcopy(real_run.record)
+    record["sizing"] = sized
+    found = [p for p in find_problems(record) if p["code"].startswith("class-")]
     assert [(p["code"], p["severity"]) for p in found] == [e[:2] for e in expected]
     for problem, (_code, _severity, message, fixes) in zip(found, expected, strict=True):
         assert message in problem["message"]
