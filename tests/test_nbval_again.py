@@ -29,24 +29,11 @@ def notebook(folder, name, *sources):
     return path
 
 
-def outcomes(tmp_path, *paths):
-    """Each test's name and outcome, from ``pytest --nbval -p tests.tiers.nbval_again -v`` on the notebooks (the
-    first runs kept in ``tmp_path/kept``)."""
-    env = dict(os.environ, COURSE_RESULTS_DIR=str(tmp_path / "results"), PYTHONPATH=str(ROOT),
-               COURSE_NBVAL_KEEP=str(tmp_path / "kept"))
-    done = subprocess.run([sys.executable, "-m", "pytest", "--nbval", "-p", "tests.tiers.nbval_again", "-v",
-                           "-p", "no:cacheprovider", "--rootdir", str(tmp_path), "-c", os.devnull, *map(str, paths)],
-                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
-    found = re.findall(r"::(?:ipynb::)?(.+?) (PASSED|FAILED|ERROR)", done.stdout)
-    assert found, done.stdout + done.stderr
-    return found
-
-
 @pytest.fixture(scope="module")
 def planted(tmp_path_factory) -> tuple[list[tuple[str, str]], list, Path]:
-    """The outcomes of one nbval run (one pytest, one kernel start each) on three planted notebooks, the records left
-    after it and the folder of the kept first runs: "once" fails its second run; "silent" writes no record; "shown"
-    prints, skips a cell and shows a value, and passes twice."""
+    """The outcomes of one ``pytest --nbval -p tests.tiers.nbval_again`` (one kernel start each) on three planted
+    notebooks, the records left after it and the folder of the kept first runs: "once" fails its second run;
+    "silent" writes no record; "shown" prints, skips a cell and shows a value, and passes twice."""
     folder = tmp_path_factory.mktemp("nbval")
     # "runs" survives from the first run only when the second runs in the same kernel
     once = notebook(folder, "once", "runs = globals().get('runs', 0) + 1",
@@ -55,7 +42,13 @@ def planted(tmp_path_factory) -> tuple[list[tuple[str, str]], list, Path]:
     silent = notebook(folder, "silent", "x = 1")
     shown = notebook(folder, "shown", "runs = globals().get('runs', 0) + 1\nprint('run', runs)",
                      "# NBVAL_SKIP\nprint('never')", "runs * 10", RECORD.format(name="shown", passed="True"))
-    found = outcomes(folder, once, silent, shown)
+    env = dict(os.environ, COURSE_RESULTS_DIR=str(folder / "results"), PYTHONPATH=str(ROOT),
+               COURSE_NBVAL_KEEP=str(folder / "kept"))
+    done = subprocess.run([sys.executable, "-m", "pytest", "--nbval", "-p", "tests.tiers.nbval_again", "-v",
+                           "-p", "no:cacheprovider", "--rootdir", str(folder), "-c", os.devnull, once, silent, shown],
+                          cwd=folder, env=env, capture_output=True, text=True, timeout=300)
+    found = re.findall(r"::(?:ipynb::)?(.+?) (PASSED|FAILED|ERROR)", done.stdout)  # each test's name and outcome
+    assert found, done.stdout + done.stderr
     return found, list((folder / "results").glob("*.json")), folder / "kept"
 
 

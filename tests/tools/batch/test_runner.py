@@ -142,7 +142,6 @@ SOURCE = "def f(a):\n    return a / 0\nz = 3\nprint(f(1))"
     (NESTED, SOURCE, (4, "print(f(1))")),  # the cell's own line, not the line inside f
     ("  Cell In[3], line 2\n    b = (\n        ^\nSyntaxError: '(' was never closed", "a = 1\nb = (", (2, "b = (")),
     ("Cell In[1], line 2, in g()\n----> 2     raise KeyError\nKeyError: ''", "g()", None),  # only another cell's
-    ("An exception has occurred, use %tb to see the full traceback.\n\nSystemExit: 3\n", "sys.exit(3)", None),
     ("<ipython-input-3-0a1b> in <module>\n      1 a = 1\n----> 2 b = 1 / 0\n", "a = 1\nb = 1 / 0", (2, "b = 1 / 0")),
 ])
 def test_the_failing_line_is_read_from_the_kernels_traceback(said, source, line):
