@@ -81,7 +81,6 @@ def test_expand_is_the_cartesian_product_last_name_fastest():
         {"A": 2, "B": "x"},
         {"A": 2, "B": "y"},
     ]
-    assert expand({}) == [{}]
 
 
 def test_run_names_come_from_the_notebook_and_its_parameters():
