@@ -149,7 +149,7 @@ def test_the_failing_line_is_read_from_the_kernels_traceback(said, source, line)
 
 
 def test_the_excerpt_of_a_long_cell_marks_the_line_or_is_cut():
-    """The colour codes of a real traceback: the failing fixture's log and line (plain)."""
+    """(plain(), which strips a traceback's colour codes: the failing batch's log has none, its line is read.)"""
     source = "\n".join(f"line_{n} = {n}" for n in range(1, 12))
     assert excerpt(source, (10, "line_10 = 10")) == {"line": 10, "excerpt": [
         "       8 line_8 = 8", "       9 line_9 = 9", "----> 10 line_10 = 10", "      11 line_11 = 11"]}
@@ -168,8 +168,8 @@ def cell_running(executed, source):
 
 def test_the_batch_size_grids_results_are_its_comparisons_columns(tmp_path, monkeypatch):
     """grids/batch_size.yaml on notebook 05, each run a stand-in: the grid's ``results`` reach the report and choose
-    its columns. The plan: test_grid.py; a grid run in real kernels: test_shard.py; the smoke caps and each run's own
-    log folder: the course-run tier (tests/tiers/test_course_run.py)."""
+    its columns; notebook 05 declares the grid's parameters with fitting types. A grid run in real kernels:
+    test_shard.py; the smoke caps and each run's log folder: the course-run tier (tests/tiers/test_course_run.py)."""
     def stand_in(plan, out, **kw):
         return [RunRecord(s.notebook.stem, "ok", 1.0, "", s.parameters, smoke=False, name=s.name, point=s.point,
                           points=s.points, results={"test_accuracy": 0.9, "epoch_s": [2.0], "loss": 0.1})
