@@ -84,8 +84,7 @@ def test_expand_is_the_cartesian_product_last_name_fastest():
 
 
 def test_run_names_come_from_the_notebook_and_its_parameters():
-    assert run_name("05_cnn", {}) == "05_cnn"
-    assert run_name("05_cnn", {"BATCH_SIZE": 32, "EPOCHS": 1}) == "05_cnn__BATCH_SIZE-32_EPOCHS-1"
+    """(A notebook alone, one parameter: the plans' names in test_a_plan_from_a_grid and the tests below it.)"""
     assert run_name("nb", {"DEVICE": "gpu/0 x", "SIZES": [1, 2], "IMAGES": None}) == (
         "nb__DEVICE-gpu_0_x_SIZES-1_2_IMAGES-null"
     )
