@@ -17,11 +17,6 @@ from course_utils.params import check_parameters, check_value
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
-@pytest.fixture
-def chinese(monkeypatch):
-    monkeypatch.setenv(variables.LANG, "zh-CN")
-
-
 # what raises it -> (its class, what its `what` keeps, what its `fix` keeps): regular expressions; one per domain
 # (every CourseError is shown by the same code)
 ERRORS = {
@@ -47,7 +42,8 @@ def test_an_error_speaks_the_language_asked_for_and_keeps_its_data(kind, languag
     assert [bool(CJK.search(text)) for text in (err.what, err.fix, label)] == [language == "zh-CN"] * 3
 
 
-def test_a_failed_checkpoint_is_chinese_and_names_the_failed_check(chinese, capsys):
+def test_a_failed_checkpoint_is_chinese_and_names_the_failed_check(monkeypatch, capsys):
+    monkeypatch.setenv(variables.LANG, "zh-CN")
     with pytest.raises(CheckpointError) as info:
         checkpoint({"损失下降了": False})
     assert "[FAILED] 损失下降了" in capsys.readouterr().out

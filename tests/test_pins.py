@@ -107,7 +107,6 @@ def test_the_course_pins_every_dependency_inside_its_range(requirement):
 
 @pytest.mark.parametrize("requirement", requirements(), ids=str)
 def test_the_package_installs_beside_the_hosted_runtimes_versions(requirement):
-    """Every package the lessons need is pinned in hosted.txt, and the range reaches down to it, no lower."""
     key = canonicalize_name(requirement.name)
     assert key in HOSTED, f"{requirement.name}: add the version Colab has to constraints/hosted.txt"
     assert requirement.specifier.contains(HOSTED[key]), (

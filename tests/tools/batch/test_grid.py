@@ -30,7 +30,6 @@ CURVE = FIXTURES / "curve.ipynb"
         ("1e-3", 0.001),
         ("null", None),
         ("gpu:0", "gpu:0"),
-        ("'128'", "128"),
         ("[32, 64]", [32, 64]),
     ],
 )
@@ -38,16 +37,10 @@ def test_values_are_read_like_papermill_p_plus_yaml(text, value):
     assert parse_value(text) == value and type(parse_value(text)) is type(value)
 
 
-@pytest.mark.parametrize(("text", "message"), [("{a: [1", r"cannot read the value '\{a: \[1'"),
-                                             ("[&a [1, 2], *a]", "alias")])
-def test_an_unreadable_value_or_an_alias_is_refused(text, message):
-    with pytest.raises(InputError, match=message):
-        parse_value(text)
-
-
-def test_values_of_the_declared_types_are_taken():
-    check_parameters(CURVE, {"N": 2, "SCALE": 2, "LABEL": "x", "FLAG": True, "IMAGES": 5, "SIZES": (1,)})
-    check_parameters(CURVE, {"IMAGES": None, "SCALE": 0.5})  # a None default takes anything
+def test_an_unreadable_value_is_refused():
+    """Aliases too (one strict YAML reader): test_yaml_aliases_are_refused_so_a_billion_laughs_file_cannot_expand."""
+    with pytest.raises(InputError, match=r"cannot read the value '\{a: \[1'"):
+        parse_value("{a: [1")
 
 
 @pytest.mark.parametrize(("notebook", "params", "message"), [
@@ -74,7 +67,6 @@ def test_notebooks_resolve_by_path_name_or_number(tmp_path, monkeypatch):
         (folder / name).write_text("{}")
     monkeypatch.setattr(grid, "NOTEBOOKS_DIR", folder)
     assert [p.name for p in discover()] == ["02_verify_gpu.ipynb", "05_cnn.ipynb"]
-    assert resolve_notebook("05").name == "05_cnn.ipynb"
     assert resolve_notebook(5).name == "05_cnn.ipynb"  # YAML reads 05 as 5
     assert resolve_notebook("02_verify_gpu").name == resolve_notebook("02_verify_gpu.ipynb").name
     assert resolve_notebook("curve.ipynb", base=FIXTURES) == FIXTURES / "curve.ipynb"
@@ -89,19 +81,17 @@ def test_expand_is_the_cartesian_product_last_name_fastest():
         {"A": 2, "B": "x"},
         {"A": 2, "B": "y"},
     ]
-    assert expand({}) == [{}]
 
 
 def test_run_names_come_from_the_notebook_and_its_parameters():
-    assert run_name("05_cnn", {}) == "05_cnn"
-    assert run_name("05_cnn", {"BATCH_SIZE": 32, "EPOCHS": 1}) == "05_cnn__BATCH_SIZE-32_EPOCHS-1"
+    """(A notebook alone, one parameter: the plans' names in test_a_plan_from_a_grid and the tests below it.)"""
     assert run_name("nb", {"DEVICE": "gpu/0 x", "SIZES": [1, 2], "IMAGES": None}) == (
         "nb__DEVICE-gpu_0_x_SIZES-1_2_IMAGES-null"
     )
 
 
-def write(tmp_path, text, name="grid.yaml"):
-    path = tmp_path / name
+def write(tmp_path, text):
+    path = tmp_path / "grid.yaml"
     path.write_text(text)
     return path
 
@@ -163,17 +153,6 @@ def test_the_same_notebook_twice_gets_distinct_names():
     assert [r.name for r in plan.runs] == ["curve", "curve-2"]
 
 
-def test_the_batch_size_grid_is_valid():
-    path = ROOT / "grids" / "batch_size.yaml"
-    loaded = load_grid(path)
-    assert loaded["notebooks"] == ["05_cnn_cpu_vs_gpu"] and len(loaded["parameters"]["BATCH_SIZE"]) >= 3
-    assert loaded["results"] == ["test_accuracy", "epoch_s"], "the grid names the few results its report compares"
-    if not (ROOT / "notebooks" / "05_cnn_cpu_vs_gpu.ipynb").is_file():
-        pytest.skip("notebook 05 is not in notebooks/ yet")
-    plan = make_plan([], grid_file=path)  # notebook 05 declares every parameter, with fitting types
-    assert [r.parameters["BATCH_SIZE"] for r in plan.runs] == loaded["parameters"]["BATCH_SIZE"]
-
-
 @pytest.mark.timeout(20)
 def test_a_billion_run_grid_is_counted_not_built_and_refused_with_its_count_and_how_to_split_it(tmp_path):
     values = ", ".join(str(i) for i in range(1000))
@@ -212,9 +191,6 @@ def test_a_duplicate_key_is_refused_naming_the_key_and_both_lines(tmp_path):
     with pytest.raises(InputError) as info:
         load_grid(path)
     assert "duplicate key 'N'" in str(info.value) and "line 4" in str(info.value) and "line 2" in str(info.value)
-    top = write(tmp_path, "smoke: true\nparameters: {N: [1]}\nsmoke: false\n", name="top.yaml")
-    with pytest.raises(InputError, match="duplicate key 'smoke'"):
-        load_grid(top)
 
 
 def test_a_huge_grid_file_is_not_read_whole(tmp_path):

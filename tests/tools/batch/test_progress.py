@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from unittest.mock import Mock
 
 import pytest
 
@@ -14,20 +15,12 @@ def test_clock_text(seconds, text):
     assert clock_text(seconds) == text
 
 
-class Clock:
-    def __init__(self):
-        self.now = 100.0
-
-    def __call__(self):
-        return self.now
-
-
 def test_lines_name_the_run_and_the_times():
-    stream, clock = io.StringIO(), Clock()
+    stream, clock = io.StringIO(), Mock(return_value=100.0)
     progress = Progress(3, stream=stream, live=False, clock=clock)
     progress.start(1, "05_cnn point 1/3 (BATCH_SIZE=32)")
     progress.start(2, "05_cnn point 2/3 (BATCH_SIZE=64)")
-    clock.now += 75
+    clock.return_value += 75
     assert progress.status_line() == (
         "[0/3 done] running: 05_cnn point 1/3 (BATCH_SIZE=32) 1m15s; 05_cnn point 2/3 (BATCH_SIZE=64) 1m15s"
         " | elapsed 1m15s"
@@ -46,7 +39,7 @@ def test_lines_name_the_run_and_the_times():
 
 def test_on_a_terminal_the_status_line_is_redrawn_below_the_events():
     stream = io.StringIO()
-    with Progress(1, stream=stream, live=True, clock=Clock()) as progress:
+    with Progress(1, stream=stream, live=True, clock=Mock(return_value=100.0)) as progress:
         progress.start(1, "02_verify_gpu")
     text = stream.getvalue()
     assert text.startswith("\r\033[K[1/1] start  02_verify_gpu\n[0/1 done] running: 02_verify_gpu 0s")

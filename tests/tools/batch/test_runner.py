@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -10,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 from types import SimpleNamespace
+from unittest.mock import Mock
 
 import psutil
 import pytest
@@ -21,7 +23,6 @@ from course_tools.batch.notebook_run import (
     excerpt,
     execute_notebook,
     failing_line,
-    plain,
     run_notebook,
 )
 from course_tools.batch.report import cell_place, failure_excerpt
@@ -143,16 +144,14 @@ SOURCE = "def f(a):\n    return a / 0\nz = 3\nprint(f(1))"
     (NESTED, SOURCE, (4, "print(f(1))")),  # the cell's own line, not the line inside f
     ("  Cell In[3], line 2\n    b = (\n        ^\nSyntaxError: '(' was never closed", "a = 1\nb = (", (2, "b = (")),
     ("Cell In[1], line 2, in g()\n----> 2     raise KeyError\nKeyError: ''", "g()", None),  # only another cell's
-    ("An exception has occurred, use %tb to see the full traceback.\n\nSystemExit: 3\n", "sys.exit(3)", None),
     ("<ipython-input-3-0a1b> in <module>\n      1 a = 1\n----> 2 b = 1 / 0\n", "a = 1\nb = 1 / 0", (2, "b = 1 / 0")),
 ])
 def test_the_failing_line_is_read_from_the_kernels_traceback(said, source, line):
     assert failing_line(said, source, 3) == line
 
 
-def test_colour_codes_are_stripped_and_the_excerpt_marks_the_line():
-    coloured = "\x1b[36mCell\x1b[39m\x1b[36m \x1b[39m\x1b[32mIn[3]\x1b[39m\x1b[32m, line 4\x1b[39m"
-    assert plain(coloured) == "Cell In[3], line 4"
+def test_the_excerpt_of_a_long_cell_marks_the_line_or_is_cut():
+    """(plain(), which strips a traceback's colour codes: the failing batch's log has none, its line is read.)"""
     source = "\n".join(f"line_{n} = {n}" for n in range(1, 12))
     assert excerpt(source, (10, "line_10 = 10")) == {"line": 10, "excerpt": [
         "       8 line_8 = 8", "       9 line_9 = 9", "----> 10 line_10 = 10", "      11 line_11 = 11"]}
@@ -171,8 +170,8 @@ def cell_running(executed, source):
 
 def test_the_batch_size_grids_results_are_its_comparisons_columns(tmp_path, monkeypatch):
     """grids/batch_size.yaml on notebook 05, each run a stand-in: the grid's ``results`` reach the report and choose
-    its columns. The plan: test_grid.py; a grid run in real kernels: test_shard.py; the smoke caps and each run's own
-    log folder: the course-run tier (tests/tiers/test_course_run.py)."""
+    its columns; notebook 05 declares the grid's parameters with fitting types. A grid run in real kernels:
+    test_shard.py; the smoke caps and each run's log folder: the course-run tier (tests/tiers/test_course_run.py)."""
     def stand_in(plan, out, **kw):
         return [RunRecord(s.notebook.stem, "ok", 1.0, "", s.parameters, smoke=False, name=s.name, point=s.point,
                           points=s.points, results={"test_accuracy": 0.9, "epoch_s": [2.0], "loss": 0.1})
@@ -189,10 +188,7 @@ def test_the_batch_size_grids_results_are_its_comparisons_columns(tmp_path, monk
 @pytest.fixture
 def no_runs(monkeypatch):
     """Fail the test if anything would be executed."""
-
-    def refuse(*args, **kwargs):
-        raise AssertionError("a run started although the input was bad")
-
+    refuse = Mock(side_effect=AssertionError("a run started although the input was bad"))
     monkeypatch.setattr(runner, "run_notebook", refuse)
     monkeypatch.setattr(subprocess, "Popen", refuse)  # no runner process, no kernel
 
@@ -243,46 +239,6 @@ def test_more_jobs_than_cores_warns(tmp_path, capsys, monkeypatch):
     assert "warning: --jobs 3 is more than the 2 CPU core(s)" in capsys.readouterr().out
 
 
-def course_run(tmp_path, *args):
-    """``course run ARGS`` in a process of its own (its output in tmp_path/course-run.out)."""
-    output = open(tmp_path / "course-run.out", "wb")  # noqa: SIM115 - closed by the test's cleanup
-    process = subprocess.Popen(
-        [sys.executable, "-m", "course_utils", "run", *args], stdout=output, stderr=subprocess.STDOUT, cwd=ROOT,
-        start_new_session=True,  # signals reach it only as the test sends them
-    )
-    process.output = output
-    return process
-
-
-def family_with_kernel(process, seen):
-    """Wait until ``process`` runs a kernel; add its runner processes and kernels to ``seen`` (the test's timeout
-    catches a kernel that never starts)."""
-    while True:
-        try:
-            family = psutil.Process(process.pid).children(recursive=True)
-            if any("ipykernel" in " ".join(p.cmdline()) for p in family):
-                seen.extend(p.pid for p in family)
-                return
-        except psutil.Error:
-            pass
-        assert process.poll() is None, (process.returncode, (process.output.name, "course run ended early"))
-        time.sleep(0.1)
-
-
-def clean_up(process, seen):
-    process.kill()
-    process.wait()
-    process.output.close()
-    for pid in seen:
-        try:
-            psutil.Process(pid).kill()
-        except psutil.Error:
-            pass
-
-
-INTERRUPTED_GRID = "notebooks: [{notebook}]\nparameters:\n  SECONDS: [0, 600]\n"
-
-
 @pytest.mark.skipif(os.name == "nt", reason="POSIX signals")
 @pytest.mark.timeout(240)  # catches a hang - and a stop that waited for the 600 s cell
 @pytest.mark.parametrize(
@@ -294,23 +250,23 @@ INTERRUPTED_GRID = "notebooks: [{notebook}]\nparameters:\n  SECONDS: [0, 600]\n"
 def test_one_runner_per_out_and_a_stop_keeps_the_report_and_leaves_nothing_running(tmp_path, capsys, monkeypatch,
                                                                                    signals, status, why):
     grid = tmp_path / "grid.yaml"
-    grid.write_text(INTERRUPTED_GRID.format(notebook=FIXTURES / "sleeps.ipynb"))
+    grid.write_text(f"notebooks: [{FIXTURES / 'sleeps.ipynb'}]\nparameters:\n  SECONDS: [0, 600]\n")
     out = tmp_path / "out"
-    process = course_run(tmp_path, "--grid", str(grid), "--out", str(out))
+    with (tmp_path / "course-run.out").open("wb") as output:  # course run keeps its own copy of the file
+        command = [sys.executable, "-m", "course_utils", "run", "--grid", str(grid), "--out", str(out)]
+        process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT, cwd=ROOT,
+                                   start_new_session=True)  # signals reach it only as the test sends them
     seen: list[int] = []
     try:
-        while "[2/2] start" not in (tmp_path / "course-run.out").read_text():  # the first run (0 s) finished
-            assert process.poll() is None, (tmp_path / "course-run.out").read_text()
-            time.sleep(0.1)
-        family_with_kernel(process, seen)
         while not cell_running(out / "executed" / "sleeps__SECONDS-600.ipynb", "time.sleep(SECONDS)"):
             assert process.poll() is None, (tmp_path / "course-run.out").read_text()
-            time.sleep(0.1)  # until the kernel is in the 600 s cell
+            time.sleep(0.1)  # until the second run's kernel is in the 600 s cell (the first run, 0 s, finished)
+        seen = [p.pid for p in psutil.Process(process.pid).children(recursive=True)]  # runner processes, kernels
+        assert any("ipykernel" in " ".join(psutil.Process(pid).cmdline()) for pid in seen), seen
         monkeypatch.setattr(runner, "run_batch", lambda *a, **kw: pytest.fail("a second runner ran"))
         assert main([str(FIXTURES / "ok.ipynb"), "--out", str(out)]) == 2
         err = capsys.readouterr().err  # one runner per --out: a second one is refused, saying by which
         assert f"`--out {out}` is in use by another `course run` (pid {process.pid})" in err, err
-        assert "wait for it or choose another --out" in err
         for sig in signals:
             os.kill(process.pid, sig)
             time.sleep(0.05)  # the second Ctrl-C lands while the runs are being stopped
@@ -330,7 +286,11 @@ def test_one_runner_per_out_and_a_stop_keeps_the_report_and_leaves_nothing_runni
         ], "the finished run is kept, the stopped one marked"
         assert "sleeps__SECONDS-600" in (out / "report.md").read_text()
     finally:
-        clean_up(process, seen)
+        process.kill()
+        process.wait()
+        for pid in seen:
+            with contextlib.suppress(psutil.Error):
+                psutil.Process(pid).kill()
 
 
 def test_course_run_follows_course_smoke_unless_told_otherwise(monkeypatch, capsys):
@@ -351,29 +311,22 @@ def test_make_course_passes_smoke_to_both_editions(arguments, smoke):
     assert all(line.rstrip().endswith("--smoke") is smoke for line in runs), out
 
 
-class Papermill:
-    """A stand-in for papermill whose ``execute_notebook`` raises the given errors, one per call, then succeeds."""
-
-    def __init__(self, *errors: Exception) -> None:
-        self.errors, self.calls = list(errors), 0
-
-    def execute_notebook(self, *args, **kwargs) -> None:
-        self.calls += 1
-        if self.errors:
-            raise self.errors.pop(0)
+def papermill(*outcomes: Exception | None) -> Mock:
+    """A stand-in for papermill whose ``execute_notebook`` raises or returns the given outcomes, one per call."""
+    return Mock(execute_notebook=Mock(side_effect=outcomes))
 
 
 SPEC = {"notebook": "in.ipynb", "executed": "out.ipynb", "parameters": {}, "cwd": ".", "timeout": 60}
 
 
 def test_a_kernel_that_died_before_its_first_cell_starts_once_more_then_the_run_fails(capsys):
-    lost_port = Papermill(RuntimeError(KERNEL_DIED))
+    lost_port = papermill(RuntimeError(KERNEL_DIED), None)
     execute_notebook(lost_port, SPEC)
-    assert lost_port.calls == 2 and KERNEL_DIED in capsys.readouterr().err  # said, in the run's log
-    twice = Papermill(RuntimeError(KERNEL_DIED), RuntimeError(KERNEL_DIED))
+    assert lost_port.execute_notebook.call_count == 2 and KERNEL_DIED in capsys.readouterr().err  # said, in the log
+    twice = papermill(RuntimeError(KERNEL_DIED), RuntimeError(KERNEL_DIED))
     with pytest.raises(RuntimeError, match=KERNEL_DIED):
         execute_notebook(twice, SPEC)
-    other = Papermill(RuntimeError("Kernel died while waiting for execute reply"))  # a cell was running: no retry
+    other = papermill(RuntimeError("Kernel died while waiting for execute reply"))  # a cell was running: no retry
     with pytest.raises(RuntimeError, match="execute reply"):
         execute_notebook(other, SPEC)
-    assert (twice.calls, other.calls) == (2, 1)
+    assert (twice.execute_notebook.call_count, other.execute_notebook.call_count) == (2, 1)

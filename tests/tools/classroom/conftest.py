@@ -6,10 +6,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
+from types import SimpleNamespace
 
 import pytest
 
@@ -18,21 +15,15 @@ from course_tools.classroom import preflight
 from ...conftest import isolated
 
 
-@dataclass(frozen=True)
-class Run:
-    code: int
-    out: str  # what the command printed
-    path: Path  # the record's file
-    record: dict[str, Any]
-
-
 @pytest.fixture(scope="session")
-def real_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
-    """``course preflight --out FILE`` on this machine (CPU only), TensorFlow imported in this process."""
+def real_run(tmp_path_factory: pytest.TempPathFactory) -> SimpleNamespace:
+    """``course preflight --out FILE`` on this machine (CPU only), TensorFlow imported in this process: its exit
+    status (code), what it printed (out), the record's file (path) and the record."""
     folder = tmp_path_factory.mktemp("preflight")
     path = folder / "record.json"
     with isolated(folder):
         printed = io.StringIO()
         with contextlib.redirect_stdout(printed):
             code = preflight.main(["--out", str(path)])
-    yield Run(code, printed.getvalue(), path, json.loads(path.read_text(encoding="utf-8")))
+    return SimpleNamespace(code=code, out=printed.getvalue(), path=path,
+                           record=json.loads(path.read_text(encoding="utf-8")))

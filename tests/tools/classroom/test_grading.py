@@ -34,11 +34,6 @@ def source(cell: dict) -> str:
     return "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
 
 
-def student_copy(code: str) -> str:
-    """An answer cell as nbgrader releases it: the solution between the markers taken out (the stub is empty)."""
-    return re.sub(r"### BEGIN SOLUTION\n.*?### END SOLUTION", "", code, flags=re.S)
-
-
 @pytest.fixture(scope="module", params=["en", "zh"])
 def exported(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
     folder = tmp_path_factory.mktemp(f"grading-{request.param}")
@@ -74,7 +69,7 @@ def test_each_exercise_becomes_its_task_an_answer_cell_and_a_locked_check_worth_
         assert f"/blob/{release(PROJECT_ROOT).tag}/{lesson}{notebook}.ipynb)" in text
 
 
-def test_the_lessons_solutions_pass_their_checks_and_the_students_empty_cells_do_not(exported, monkeypatch):
+def test_the_lessons_solutions_pass_their_checks_and_the_students_empty_cells_do_not(exported, monkeypatch, capsys):
     """Each test cell run after the instructor's answer cell passes; after the student's copy it fails, and the
     check says why in the edition's language (the context cell sets it)."""
     language, folder = exported
@@ -83,19 +78,17 @@ def test_the_lessons_solutions_pass_their_checks_and_the_students_empty_cells_do
         found = cells(path)
         for version in ("solution", "student"):
             namespace: dict = {}
-            printed = io.StringIO()
-            with contextlib.redirect_stdout(printed):
-                for cell in (c for c in found if c["cell_type"] == "code"):
-                    code = source(cell)
-                    if version == "student" and cell["id"].startswith("answer-"):
-                        code = student_copy(code)
-                    if cell["id"].startswith("check-") and version == "student":
-                        with pytest.raises(AssertionError):
-                            exec(code, namespace)  # noqa: S102 - the exported test cell
-                    else:
-                        exec(code, namespace)  # noqa: S102 - the exported cells
+            for cell in (c for c in found if c["cell_type"] == "code"):
+                code = source(cell)
+                if version == "student" and cell["id"].startswith("answer-"):
+                    code = re.sub(r"### BEGIN SOLUTION\n.*?### END SOLUTION", "", code, flags=re.S)  # as released
+                if cell["id"].startswith("check-") and version == "student":
+                    with pytest.raises(AssertionError):
+                        exec(code, namespace)  # noqa: S102 - the exported test cell
+                else:
+                    exec(code, namespace)  # noqa: S102 - the exported cells
             if language == "zh":
-                assert re.search(r"[\u4e00-\u9fff]", printed.getvalue()), f"{path.name}: the checks spoke English"
+                assert re.search(r"[\u4e00-\u9fff]", capsys.readouterr().out), f"{path.name}: the checks spoke English"
 
 
 def lesson(tmp_path: Path, solution: str, heading: str = "### Exercise 9.1: a task") -> Path:
