@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from typing import Any
 
 import pytest
 
@@ -172,9 +173,9 @@ def test_every_real_output_gets_a_json_answer_and_a_short_report_that_loses_noth
 # ----------------------------------------------------------------- the command line, as other tools run it
 
 
-def run_cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+def run_cli(*args: str, **run: Any) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "course_utils", "doctor", *args], capture_output=True, text=True,
-                          cwd=ROOT, env=env, timeout=120)
+                          cwd=ROOT, timeout=120, **run)
 
 
 def test_cli_qa_post_json_contract():
@@ -195,8 +196,7 @@ def test_cli_qa_post_json_contract():
 
 
 def test_cli_reads_stdin():  # exit statuses and usage errors in this process: test_first_answer, test_doctor_chinese
-    done = subprocess.run([sys.executable, "-m", "course_utils", "doctor", "--nvidia-smi", "-", "--json"],
-                          input=smi("smi_no_devices.txt"), capture_output=True, text=True, cwd=ROOT, timeout=120)
+    done = run_cli("--nvidia-smi", "-", "--json", input=smi("smi_no_devices.txt"))
     assert done.returncode == 0 and json.loads(done.stdout)["driver_version"] is None
 
 
