@@ -160,19 +160,6 @@ def test_5_1_a_pair_that_disagrees_is_wrong_and_says_why(model_kind, loss_kind, 
     assert len(result.messages) == 1  # the one true reason, not a second one that does not apply
 
 
-def test_5_1_the_keras_losses_do_what_the_tables_say():
-    """The tables' reasons are true: each loss reads what the table says (the check's probe compares with this)."""
-    import keras
-    import numpy as np
-
-    labels, logits = np.array([1, 2]), np.array([[0.0, 3.0, -1.0], [2.0, 0.0, 1.0]], "float32")
-    probabilities = np.exp(logits) / np.exp(logits).sum(axis=-1, keepdims=True)
-    want = -np.log(probabilities[[0, 1], labels]).mean()
-    reads_logits = keras.losses.SparseCategoricalCrossentropy(from_logits=True)(labels, logits)
-    reads_probabilities = keras.losses.get("sparse_categorical_crossentropy")(labels, probabilities)
-    assert np.isclose(float(reads_logits), want) and np.isclose(float(np.mean(reads_probabilities)), want)
-
-
 def test_5_1_a_model_without_its_loss_is_not_answered_yet():
     assert nb05.check_model_and_loss(blog_cnn(None), None).status == EMPTY
     assert nb05.check_model_and_loss(None, "sparse_categorical_crossentropy").status == EMPTY
