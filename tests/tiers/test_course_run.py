@@ -450,10 +450,6 @@ def test_06_tensorboard_key_results(course_run):
         (trace,) = (root / name / "train" / "plugins" / "profile").glob("*/*.xplane.pb")
         assert trace.stat().st_size > 0
 
-    executed = json.loads(Path(run["executed"]).read_text())
-    (cell,) = [c for c in code_cells(executed) if "%tensorboard" in source(c)]
-    assert cell["execution_count"] is None and cell["outputs"] == [], "the server cell did not run"
-
 
 def test_06_left_no_tensorboard_serving_its_logs(course_run):
     psutil = pytest.importorskip("psutil")
