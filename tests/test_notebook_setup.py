@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -18,16 +19,6 @@ from course_utils.results import read_results
 
 from .conftest import isolated
 from .lessons.solutions import declared_parameters, solved
-
-
-def start_python(code: str, **env: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-c", textwrap.dedent(code)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env={**os.environ, **env})
-
-
-def finished(process: subprocess.Popen) -> subprocess.CompletedProcess:
-    stdout, stderr = process.communicate(timeout=300)
-    return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
 
 
 def test_setup_applies_smoke_records_and_reports_each_call_it_made(monkeypatch, tmp_path, capsys):
@@ -85,8 +76,13 @@ def two_fresh_setups(tmp_path_factory) -> list[subprocess.CompletedProcess]:
     with isolated(tmp_path_factory.mktemp("setup")):
         # one process with oneDNN's CPU kernels off (most laptops), one with them on (CPUs with AVX-512 VNNI, AMX)
         # both at once: each waits mostly for its own imports
-        started = [start_python(SETUP_IN_A_FRESH_PROCESS, TF_ENABLE_ONEDNN_OPTS=onednn) for onednn in ("0", "1")]
-        return [finished(process) for process in started]
+        def first_cell(onednn: str) -> subprocess.CompletedProcess:
+            return subprocess.run([sys.executable, "-c", textwrap.dedent(SETUP_IN_A_FRESH_PROCESS)],
+                                  capture_output=True, text=True, timeout=300,
+                                  env={**os.environ, "TF_ENABLE_ONEDNN_OPTS": onednn})
+
+        with ThreadPoolExecutor() as pool:
+            return list(pool.map(first_cell, ("0", "1")))
 
 
 def test_setup_keeps_tensorflow_quiet_and_uninitialised(two_fresh_setups):

@@ -2,8 +2,8 @@
 server's TensorBoard.
 
 That papermill leaves the tagged server cell unrun with ``LAUNCH_TENSORBOARD = True`` and no server behind is
-checked by the hosted tier (tests/tiers/test_course_run.py, test_06_tensorboard_key_results and
-test_06_left_no_tensorboard_serving_its_logs).
+checked by the hosted tier (tests/tiers/test_course_run.py: test_notebook_passed_under_papermill_and_speaks_chinese,
+test_06_tensorboard_key_results and test_06_left_no_tensorboard_serving_its_logs).
 """
 
 from __future__ import annotations

@@ -9,7 +9,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import psutil
@@ -25,7 +24,7 @@ from course_utils.core.child import (
 from course_utils.core.errors import ChildError, CourseError
 from course_utils.core.processes import leftover_processes
 
-from ..process_checks import still_running
+from ..process_checks import still_running, wait_until
 
 T = "tests.core.targets:"
 # No test here bounds how long a child takes to start, stop or end itself (a loaded CI machine is slow): each
@@ -36,19 +35,6 @@ pytestmark = pytest.mark.timeout(120)
 def gone(pid: int) -> bool:
     """Whether process ``pid`` has ended, now (a zombie has: it only waits to be reaped)."""
     return still_running([pid]) == []
-
-
-def until_gone(pid: int) -> bool:
-    """Wait until process ``pid`` has ended, for what ends by itself (the test's timeout catches a hang)."""
-    while not gone(pid):
-        time.sleep(0.05)
-    return True
-
-
-def wait_for(path: Path) -> None:
-    """Wait until ``path`` exists (the test's timeout catches a hang)."""
-    while not path.exists():
-        time.sleep(0.05)
 
 
 def test_a_child_returns_its_value_and_its_output():
@@ -130,7 +116,7 @@ def test_a_timeout_leaves_nothing_behind(tmp_path, monkeypatch):
     wait = Child.wait
 
     def wait_once_started(child: Child, timeout_s: float | None = None) -> int | None:
-        wait_for(pids)  # the grandchild exists before the 1 s count, however long the start took
+        wait_until(pids.exists)  # the grandchild exists before the 1 s count, however long the start took
         return wait(child, timeout_s)
 
     monkeypatch.setattr(Child, "wait", wait_once_started)
@@ -151,7 +137,7 @@ def test_ctrl_c_in_the_parent_stops_the_child(tmp_path, ctrl_c):
     payload = {"pids": str(pids), "marker": str(tmp_path / "grandchild")}
 
     def interrupt():
-        wait_for(pids)
+        wait_until(pids.exists)
         _thread.interrupt_main()  # as if Ctrl-C reached the parent
 
     helper = threading.Thread(target=interrupt, daemon=True)
@@ -167,7 +153,7 @@ def test_child_object_polls_stops_and_cleans_up(tmp_path):
     pids = tmp_path / "pids.json"
     payload = {"pids": str(pids), "marker": str(tmp_path / "grandchild"), "seconds": 120}
     with start_python(T + "sleep_with_grandchild", payload, what="The sleeper") as child:
-        wait_for(pids)
+        wait_until(pids.exists)
         assert child.process.poll() is None and child.wait(0.1) is None
         assert child.process.pid == json.loads(pids.read_text())[0]
         temp = child.temp_dir
@@ -211,14 +197,14 @@ def test_a_child_whose_parent_is_killed_ends_with_its_group(tmp_path):
 
     parent = subprocess.Popen([sys.executable, "-c", PARENT, str(tmp_path)], cwd=ROOT)
     try:
-        wait_for(tmp_path / "pids.json")
+        wait_until((tmp_path / "pids.json").exists)
         child_pid, grandchild_pid = json.loads((tmp_path / "pids.json").read_text())
         child = psutil.Process(child_pid)
         temp = Path(child.cmdline()[-2]).parent  # PAYLOAD.json's folder
         assert child.ppid() == parent.pid and temp.name.startswith("course-orphan-")
         parent.kill()
         parent.wait()
-        assert until_gone(child_pid) and until_gone(grandchild_pid), "the orphan ended by itself"
+        wait_until(lambda: gone(child_pid) and gone(grandchild_pid))  # the orphan ends by itself
         said = (tmp_path / "orphan.log").read_text()
         assert f"parent process (pid {parent.pid}) has ended, so it ended too" in said
         assert not temp.exists(), "and removed the temporary folder its parent would have removed"

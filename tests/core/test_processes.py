@@ -126,20 +126,15 @@ def test_still_running_and_leftover_processes(tmp_path):
     assert not psutil.pid_exists(proc.pid) or psutil.Process(proc.pid).status() == psutil.STATUS_ZOMBIE
 
 
-def deliver(sig: int) -> None:
-    """Send ``sig`` to this thread: its Python handler has run when this returns (no wait for it, however slow)."""
-    signal.raise_signal(sig)
-
-
 def test_stop_signals_raise_once_then_only_announce_and_are_restored():
     before = signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)
     announced = []
     with StopSignals(on_repeat=announced.append) as signals:
         with pytest.raises(KeyboardInterrupt):
-            deliver(signal.SIGTERM)  # kill: stops the program as Ctrl-C does
-        deliver(signal.SIGINT)  # a second one while it stops: announced, not raised
+            signal.raise_signal(signal.SIGTERM)  # kill: stops the program as Ctrl-C does
+        signal.raise_signal(signal.SIGINT)  # a second one while it stops: announced, not raised
         signals.disarm()
-        deliver(signal.SIGTERM)
+        signal.raise_signal(signal.SIGTERM)
     assert signals.received == ["SIGTERM", "Ctrl-C", "SIGTERM"] and signals.first == "SIGTERM"
     assert announced == ["Ctrl-C", "SIGTERM"]
     assert (signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)) == before

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import time
 from collections import namedtuple
 
 import psutil
@@ -12,6 +11,8 @@ import pytest
 from course_utils.core import rss
 from course_utils.core.child import run_python, start_python
 from course_utils.core.rss import MIB, peak_rss_mib
+
+from ..process_checks import wait_until
 
 T = "tests.core.targets:"
 
@@ -28,14 +29,13 @@ def test_the_peak_grows_after_allocating_100_mib_in_a_child():
     assert 10 < before and after - before >= 90 and run.value["rss"] >= 100
 
 
+@pytest.mark.timeout(120)  # only catches a hang: the child never became ready
 def test_the_peak_of_another_process(tmp_path):
     ready, release = tmp_path / "ready", tmp_path / "release"
     parent_before = peak_rss_mib()
     with start_python(T + "allocate", {"mib": 100, "ready": str(ready), "release": str(release)}) as child:
-        deadline = time.monotonic() + 60
-        while not ready.exists():
-            assert time.monotonic() < deadline and child.process.poll() is None, child.log_tail()
-            time.sleep(0.05)
+        wait_until(lambda: ready.exists() or child.process.poll() is not None)
+        assert ready.exists(), child.log_tail()
         assert peak_rss_mib(child.process.pid) >= 100 and rss_mib(child.process.pid) >= 100
         release.write_text("go")
         value = child.result()

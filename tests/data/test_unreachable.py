@@ -26,6 +26,8 @@ from course_utils.core.errors import DataError
 from course_utils.data import connect, download
 from course_utils.data.download import fetch_verified
 
+from ..process_checks import wait_until
+
 pytestmark = pytest.mark.timeout(120)  # a hang guard only: see the module docstring
 
 DEADLINE = 1.0
@@ -77,8 +79,7 @@ class Silent:
 
     def until_accepted(self) -> int:
         """Wait until the connection the client made is accepted (the test's timeout catches a hang); how many."""
-        while not self.accepted:
-            time.sleep(0.01)
+        wait_until(lambda: self.accepted)
         return len(self.accepted)
 
     def close(self) -> None:

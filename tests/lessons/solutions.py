@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..conftest import ROOT
+from ..test_notebooks import source
 
 SOLUTION = re.compile(
     r"<details>\s*<summary>\s*Solution to (Exercise \d+\.\d+)\s*</summary>(.*?)</details>", re.S
@@ -21,10 +22,6 @@ CODE = re.compile(r"```python\n(.*?)```", re.S)
 def cells(notebook: str) -> list[dict]:
     path = next((ROOT / "notebooks").glob(f"{notebook}*.ipynb"))
     return json.loads(Path(path).read_text(encoding="utf-8"))["cells"]
-
-
-def source(cell: dict) -> str:
-    return "".join(cell["source"])
 
 
 def cell_source(notebook: str, cell_id: str) -> str:
