@@ -41,6 +41,36 @@ def assert_nothing_left(folder: Path) -> None:
     assert leftover_processes(folder) == []
 
 
+WILDCARD = {"0.0.0.0", "::"}  # every interface (IPv4; IPv6 and, dual-stack, IPv4 too)
+
+
+class Listening(threading.Thread):
+    """While a run goes: the (host, port) pairs its processes (``leftover_processes(folder)``) listen on (TCP)."""
+
+    def __init__(self, folder: Path) -> None:
+        super().__init__(daemon=True)
+        self.folder = folder
+        self.seen: set[tuple[str, int]] = set()
+        self.halt = threading.Event()
+
+    def run(self) -> None:
+        while not self.halt.wait(0.1):
+            for pid in leftover_processes(self.folder):
+                try:
+                    connections = psutil.Process(pid).net_connections(kind="tcp")
+                except psutil.Error:
+                    continue
+                self.seen |= {(c.laddr.ip, c.laddr.port) for c in connections if c.status == psutil.CONN_LISTEN}
+
+    def __enter__(self) -> Listening:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.halt.set()
+        self.join(5)
+
+
 # --- TF_CONFIG and addresses -------------------------------------------------------------------
 
 
@@ -142,7 +172,8 @@ def test_after_a_crash_the_notebooks_program_resumes_from_the_checkpoint_in_step
     assert "Worker 1 of 2 exited with status 1" in str(info.value)
     assert_nothing_left(tmp_path)
     path.write_text(program_text)
-    again = run_local_workers(path, 2, folder=folder, timeout_s=WORKER_BOUND_S, private_network=False)
+    with Listening(folder) as listening:  # on this machine's network, where this process sees the sockets
+        again = run_local_workers(path, 2, folder=folder, timeout_s=WORKER_BOUND_S, private_network=False)
     assert again.tf_config(1) == tf_config(again.addresses, 1) and again.network == "host"
     assert all(a.startswith("127.0.0.1:") for a in again.addresses)
     two = reports(folder)
@@ -153,6 +184,17 @@ def test_after_a_crash_the_notebooks_program_resumes_from_the_checkpoint_in_step
     assert two[0]["loss"] == two[1]["loss"] and two[0]["weights"] == two[1]["weights"]
     # Only the chief's checkpoints stay; the other worker deleted its temporary copy.
     assert (folder / "checkpoints" / "checkpoint").is_file() and not list(folder.glob("checkpoints-temp-*"))
+    # The peers dial 127.0.0.1 (TF_CONFIG), but TensorFlow's gRPC server listens on every interface whatever
+    # TF_CONFIG says: GrpcServer::Init binds "0.0.0.0:<port>" (tensorflow/core/distributed_runtime/rpc/
+    # grpc_server_lib.cc), which gRPC opens as a dual-stack [::] socket. Nothing in TF_CONFIG, the ServerDef or
+    # tf.distribute.Server chooses the address, so the course says so (distribute's docstring, notebook 07).
+    ports = {int(address.rpartition(":")[2]) for address in again.addresses}
+    seen = {host for host, port in listening.seen if port in ports}
+    assert ports <= {port for _, port in listening.seen}, "every worker's server was seen listening"
+    assert seen and seen <= WILDCARD, (
+        f"the workers listened on {seen}: if that is loopback only, TensorFlow now binds the address it is given - "
+        "update course_utils.lessons.nb07.distribute's docstring and notebook 07"
+    )
     assert_nothing_left(tmp_path)
 
 
