@@ -109,12 +109,15 @@ def check_value(name: str, value: Any) -> None:
             name=name, value=value), _change(name, _("number")))
 
 
-def too_few(what: str, least: int, fix: str | None = None) -> ParameterError:
-    """IMAGES below what a notebook needs (``what``: one sentence; the fix asks for ``least``), raised by a lesson's
-    ``needs``; it keeps ``least_images`` so a smoke cap that caused it can give way (``settle_smoke``).
+def too_few(images: int, least: int, why: str, fix: str | None = None) -> ParameterError:
+    """IMAGES = ``images`` below the ``least`` a notebook needs (``why``: the reason, one sentence in the reader's
+    language), raised by a lesson's ``needs``; it keeps ``least_images`` so a smoke cap that caused it can give way
+    (``settle_smoke``).
     """
     error = ParameterError(
-        what, fix or _change("IMAGES", _("{least:,} or more, or None for all").format(least=least)))
+        _("Parameter IMAGES = {images:,} is too few for this notebook: it needs at least {least:,} - {why}").format(
+            images=images, least=least, why=why),
+        fix or _change("IMAGES", _("{least:,} or more, or None for all").format(least=least)))
     error.least_images = least
     return error
 
@@ -127,9 +130,7 @@ def train_images(images: int, validation_split: float = 0.2) -> int:
 def needs_split(images: int | None) -> None:
     """Refuse IMAGES too few to leave one image to train on and one to validate (the last 20% validate)."""
     if images is not None and (train_images(images) < 1 or images - train_images(images) < 1):
-        raise too_few(_("Parameter IMAGES = {images:,} is too few for this notebook: it needs at least {least:,} - "
-                        "one image to train on and one to validate (the last 20% validate).").format(
-                            images=images, least=2), 2)
+        raise too_few(images, 2, _("one image to train on and one to validate (the last 20% validate)."))
 
 
 def check_parameters(values: Mapping[str, Any], needs: Needs | None = None) -> None:
