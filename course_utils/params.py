@@ -40,17 +40,22 @@ def check_language(value: object) -> str:
     return found
 
 
+def switch(variable: str, environ: Mapping[str, str] | None = None) -> bool:
+    """An on/off ``COURSE_*`` variable (``variables.flag``); a value it does not take is a ``ParameterError``."""
+    found = variables.flag(variable, environ)
+    if found is not None:
+        return found
+    value = (environ if environ is not None else os.environ).get(variable, "").strip().lower()
+    raise ParameterError(
+        _("{variable}={value!r} is not understood: it takes {on} (on), or {off} or nothing (off).").format(
+            variable=variable, value=value, on="/".join(variables.TRUE), off="/".join(variables.FALSE[1:])),
+        _("Set {variable}=1, or {variable}=0 (or unset it).").format(variable=variable),
+    )
+
+
 def smoke_enabled(environ: Mapping[str, str] | None = None) -> bool:
     """True when ``COURSE_SMOKE`` asks for the short run; an unknown value is an error."""
-    smoke = variables.flag(variables.SMOKE, environ)
-    if smoke is not None:
-        return smoke
-    value = (environ if environ is not None else os.environ).get(variables.SMOKE, "").strip().lower()
-    raise ParameterError(
-        _("{variable}={value!r} is not understood.").format(variable=variables.SMOKE, value=value),
-        _("Set {variable}=1 for the short smoke run, or unset it (or 0) for the full run.").format(
-            variable=variables.SMOKE),
-    )
+    return switch(variables.SMOKE, environ)
 
 
 def apply_smoke(namespace: MutableMapping[str, Any], caps: Mapping[str, Any], *, smoke: bool) -> dict[str, tuple]:

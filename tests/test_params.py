@@ -87,7 +87,8 @@ def needs_50(values) -> None:
 
 def test_too_few_keeps_the_least_images_for_settle_smoke_and_asks_for_them():
     error = too_few(1_000, 1_500, "the test needs 1,500.")
-    assert "at least 1,500" in error.what and error.least_images == 1_500 and "IMAGES" in error.fix and "1,500 or more" in error.fix
+    assert "at least 1,500" in error.what and error.least_images == 1_500
+    assert "IMAGES" in error.fix and "1,500 or more" in error.fix
 
 
 def test_needs_split_asks_for_one_image_to_train_on_and_one_to_validate():

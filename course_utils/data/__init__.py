@@ -20,7 +20,7 @@ from course_utils.core.errors import DataError, ParameterError
 from course_utils.core.i18n import N_, translator
 from course_utils.data.download import fetch_verified, remove_stale_parts, sha256_of
 from course_utils.data.idx import parse_idx, read_bytes, unreadable
-from course_utils.params import check_positive_int
+from course_utils.params import check_positive_int, switch
 
 Arrays = tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
 
@@ -91,17 +91,7 @@ class LoadInfo:
 
 def offline() -> bool:
     """True when ``COURSE_OFFLINE`` asks the course never to touch the network; another value is an error."""
-    if (answer := variables.flag(variables.OFFLINE)) is not None:
-        return answer
-    raw = os.environ.get(variables.OFFLINE, "")  # only to say what was not understood
-    raise DataError(
-        _("The environment variable {variable} is {value!r}, which the course does not understand: it takes "
-          "{offline} (offline: never download) or {online} or empty (downloads allowed).").format(
-            variable=variables.OFFLINE, value=raw, offline="/".join(variables.TRUE),
-            online="/".join(v for v in variables.FALSE if v)),
-        _("Set {variable}=1 to work offline, or {variable}=0 (or unset it) to allow downloads.").format(
-            variable=variables.OFFLINE),
-    )
+    return switch(variables.OFFLINE)
 
 
 def data_dir_problem() -> str | None:
