@@ -21,12 +21,11 @@ CHOICES = ("auto", "cpu", "gpu")
 
 def check_device(value: object) -> str:
     """``value`` lower-cased if it is "auto", "cpu" or "gpu", else a ``ParameterError`` - the same everywhere."""
-    name = "DEVICE"
     choice = value.lower() if isinstance(value, str) else value
     if choice not in CHOICES:
         raise ParameterError(
-            _("{name} = {value!r} is not a device choice.").format(name=name, value=value),
-            _("Set {name} to 'auto' (a GPU when TensorFlow can use one), 'cpu' or 'gpu'.").format(name=name),
+            _("{name} = {value!r} is not a device choice.").format(name="DEVICE", value=value),
+            _("Set {name} to 'auto' (a GPU when TensorFlow can use one), 'cpu' or 'gpu'.").format(name="DEVICE"),
         )
     return choice
 

@@ -40,17 +40,22 @@ def check_language(value: object) -> str:
     return found
 
 
+def switch(variable: str, environ: Mapping[str, str] | None = None) -> bool:
+    """An on/off ``COURSE_*`` variable (``variables.flag``); a value it does not take is a ``ParameterError``."""
+    found = variables.flag(variable, environ)
+    if found is not None:
+        return found
+    value = (environ if environ is not None else os.environ).get(variable, "").strip().lower()
+    raise ParameterError(
+        _("{variable}={value!r} is not understood: it takes {on} (on), or {off} or nothing (off).").format(
+            variable=variable, value=value, on="/".join(variables.TRUE), off="/".join(variables.FALSE[1:])),
+        _("Set {variable}=1, or {variable}=0 (or unset it).").format(variable=variable),
+    )
+
+
 def smoke_enabled(environ: Mapping[str, str] | None = None) -> bool:
     """True when ``COURSE_SMOKE`` asks for the short run; an unknown value is an error."""
-    smoke = variables.flag(variables.SMOKE, environ)
-    if smoke is not None:
-        return smoke
-    value = (environ if environ is not None else os.environ).get(variables.SMOKE, "").strip().lower()
-    raise ParameterError(
-        _("{variable}={value!r} is not understood.").format(variable=variables.SMOKE, value=value),
-        _("Set {variable}=1 for the short smoke run, or unset it (or 0) for the full run.").format(
-            variable=variables.SMOKE),
-    )
+    return switch(variables.SMOKE, environ)
 
 
 def apply_smoke(namespace: MutableMapping[str, Any], caps: Mapping[str, Any], *, smoke: bool) -> dict[str, tuple]:
@@ -109,12 +114,15 @@ def check_value(name: str, value: Any) -> None:
             name=name, value=value), _change(name, _("number")))
 
 
-def too_few(what: str, least: int, fix: str | None = None) -> ParameterError:
-    """IMAGES below what a notebook needs (``what``: one sentence; the fix asks for ``least``), raised by a lesson's
-    ``needs``; it keeps ``least_images`` so a smoke cap that caused it can give way (``settle_smoke``).
+def too_few(images: int, least: int, why: str, fix: str | None = None) -> ParameterError:
+    """IMAGES = ``images`` below the ``least`` a notebook needs (``why``: the reason, one sentence in the reader's
+    language), raised by a lesson's ``needs``; it keeps ``least_images`` so a smoke cap that caused it can give way
+    (``settle_smoke``).
     """
     error = ParameterError(
-        what, fix or _change("IMAGES", _("{least:,} or more, or None for all").format(least=least)))
+        _("Parameter IMAGES = {images:,} is too few for this notebook: it needs at least {least:,} - {why}").format(
+            images=images, least=least, why=why),
+        fix or _change("IMAGES", _("{least:,} or more, or None for all").format(least=least)))
     error.least_images = least
     return error
 
@@ -127,9 +135,7 @@ def train_images(images: int, validation_split: float = 0.2) -> int:
 def needs_split(images: int | None) -> None:
     """Refuse IMAGES too few to leave one image to train on and one to validate (the last 20% validate)."""
     if images is not None and (train_images(images) < 1 or images - train_images(images) < 1):
-        raise too_few(_("Parameter IMAGES = {images:,} is too few for this notebook: it needs at least {least:,} - "
-                        "one image to train on and one to validate (the last 20% validate).").format(
-                            images=images, least=2), 2)
+        raise too_few(images, 2, _("one image to train on and one to validate (the last 20% validate)."))
 
 
 def check_parameters(values: Mapping[str, Any], needs: Needs | None = None) -> None:

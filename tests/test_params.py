@@ -82,12 +82,13 @@ def test_values_their_names_allow_pass():
 
 def needs_50(values) -> None:
     if values["IMAGES"] is not None and values["IMAGES"] < 50:
-        raise too_few("Parameter IMAGES is too few for this notebook.", 50)
+        raise too_few(values["IMAGES"], 50, "the test needs 50.")
 
 
 def test_too_few_keeps_the_least_images_for_settle_smoke_and_asks_for_them():
-    error = too_few("Too few.", 1_500)
-    assert error.least_images == 1_500 and "IMAGES" in error.fix and "1,500 or more" in error.fix
+    error = too_few(1_000, 1_500, "the test needs 1,500.")
+    assert "at least 1,500" in error.what and error.least_images == 1_500
+    assert "IMAGES" in error.fix and "1,500 or more" in error.fix
 
 
 def test_needs_split_asks_for_one_image_to_train_on_and_one_to_validate():

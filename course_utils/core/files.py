@@ -88,9 +88,7 @@ class FolderLock:
         """Take the lock (never waits); ``FolderInUseError`` naming the holder if another has it."""
         if self._fd is not None:
             return self
-        if not self.folder.is_dir():
-            raise FileNotFoundError(f"cannot lock {self.folder}: no such folder")
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | _BINARY, 0o666)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | _BINARY, 0o666)  # FileNotFoundError: no folder
         try:
             _lock(fd, self._WINDOWS_LOCKED_BYTE)
         except OSError:
@@ -113,9 +111,8 @@ class FolderLock:
     def holder(self) -> int | None:
         """The pid the lock file names: the holder while it is held, the last holder after (None if unreadable)."""
         try:
-            first = self.path.read_text(encoding="ascii", errors="replace").split()
-            return int(first[0]) if first else None
-        except (OSError, ValueError):
+            return int(self.path.read_text(encoding="ascii", errors="replace").split()[0])
+        except (OSError, ValueError, IndexError):
             return None
 
     def release(self) -> None:

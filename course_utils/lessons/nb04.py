@@ -37,10 +37,8 @@ def needs(values: Mapping[str, Any]) -> None:
     # docs/references.md#noise-gap lists the gaps measured, the smallest run being 4,000 images x 5 epochs (its
     # smoke run). Fewer: unmeasured.
     if images is not None and values.get("DATASET") == "mnist" and images < 4000:
-        raise too_few(_("Parameter IMAGES = {images:,} is too few for this notebook: it needs at least {least:,} - "
-                        "its checkpoint's check that zeros beat noise was measured from 4,000 images (x 5 epochs) "
-                        "up (docs/references.md#noise-gap).").format(images=images, least=4000),
-                      4000)
+        raise too_few(images, 4000, _("its checkpoint's check that zeros beat noise was measured from 4,000 images "
+                                      "(x 5 epochs) up (docs/references.md#noise-gap)."))
 
 
 MEMORY, SPEED = "Exercise 4.1", "Exercise 4.2"

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from course_utils import data
-from course_utils.core.errors import DataError
+from course_utils.core.errors import DataError, ParameterError
 
 from ..conftest import IN_CI, ROOT
 from .test_idx import idx_bytes
@@ -242,9 +242,9 @@ def test_a_data_dir_that_does_not_exist_is_named_once(monkeypatch, tmp_path, cap
 
 def test_a_bad_offline_switch_names_the_variable_and_the_values(monkeypatch):
     monkeypatch.setenv("COURSE_OFFLINE", "maybe")
-    with pytest.raises(DataError) as info:
+    with pytest.raises(ParameterError) as info:
         data.offline()
     assert "COURSE_OFFLINE" in info.value.what and "'maybe'" in info.value.what
     assert all(v in info.value.what for v in ("1", "true", "yes", "0", "false", "no"))
-    with pytest.raises(DataError, match="COURSE_OFFLINE"):
+    with pytest.raises(ParameterError, match="COURSE_OFFLINE"):
         data.load("mnist")

@@ -58,9 +58,8 @@ def needs(values: Mapping[str, Any]) -> None:
     # The short-run accuracy the checkpoint asks for (80% MNIST, 65% Fashion-MNIST) is verified by every smoke
     # run of the course's tests, at 2,000 images x 3 epochs; fewer images are not known to reach it.
     if images is not None and images < 2000:
-        raise too_few(_("Parameter IMAGES = {images:,} is too few for this notebook: it needs at least {least:,} - "
-                        "its checkpoint's short-run test accuracy is verified at 2,000 images (x 3 epochs, its "
-                        "smoke run).").format(images=images, least=2000), 2000)
+        raise too_few(images, 2000, _("its checkpoint's short-run test accuracy is verified at 2,000 images (x 3 "
+                                      "epochs, its smoke run)."))
 
 
 MODEL_AND_LOSS = "Exercise 5.1"

@@ -47,13 +47,11 @@ def needs(values: Mapping[str, Any]) -> None:
         least = math.ceil(((per_epoch - 1) * batch + 1) / (1.0 - 0.2))
         while math.ceil(train_images(least) / batch) < per_epoch:  # float rounding at the edge
             least += 1
-        what = _("Parameter IMAGES = {images:,} is too few for this notebook: it needs at least {least:,} - "
-                 "PROFILE_BATCH = {profile} profiles up to batch {stop}, and {images:,} images make {batches} CNN "
-                 "batch(es) of {batch} in {epochs} epoch(s).")
+        why = _("PROFILE_BATCH = {profile} profiles up to batch {stop}, and {images:,} images make {batches} CNN "
+                "batch(es) of {batch} in {epochs} epoch(s).")
         raise too_few(
-            what.format(images=images, least=least, profile=tuple(profile), stop=stop, batches=batches, batch=batch,
-                        epochs=epochs),
-            least,
+            images, least,
+            why.format(images=images, profile=tuple(profile), stop=stop, batches=batches, batch=batch, epochs=epochs),
             _("Use IMAGES >= {least:,} (or more EPOCHS, a smaller BATCH_SIZE), or PROFILE_BATCH = None.").format(
                 least=least),
         )

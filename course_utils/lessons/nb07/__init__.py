@@ -36,10 +36,9 @@ def needs(values: Mapping[str, Any]) -> None:
     # Run (c) trains with a global batch of BATCH_SIZE x replicas, whole batches only (drop_remainder): one step
     # needs that many images. On several GPUs the replicas are the GPUs, known only after start-up (batch_plan).
     if images is not None and values.get("DEVICE", "auto") != "gpu" and images < batch * replicas:
-        raise too_few(_("Parameter IMAGES = {images:,} is too few for this notebook: it needs at least {least:,} - "
-                        "one step of its run (c), whose global batch is BATCH_SIZE x CPU_REPLICAS = {batch} x "
-                        "{replicas}.").format(images=images, least=batch * replicas, batch=batch, replicas=replicas),
-                      batch * replicas)
+        raise too_few(images, batch * replicas, _("one step of its run (c), whose global batch is BATCH_SIZE x "
+                                                  "CPU_REPLICAS = {batch} x {replicas}.").format(
+                                                      batch=batch, replicas=replicas))
 
 
 # Exercise 7.1: one GPU's batch, the GPUs of the new machine, the images of an epoch.
