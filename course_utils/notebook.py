@@ -14,14 +14,13 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from course_utils.core.errors import CheckpointError, ParameterError
-from course_utils.core.gpu_config import apply_memory_policy, memory_policy
+from course_utils.core.gpu_config import apply_memory_policy, memory_policy, runtime_initialized
 from course_utils.core.i18n import CHINESE, listed, set_language, translator
 from course_utils.core.i18n import language as current_language
 from course_utils.core.places import work_dir
 from course_utils.core.plot_fonts import use_chinese_font
 from course_utils.core.tf_setup import onednn_on, quiet_tensorflow
 from course_utils.device import DeviceChoice, choose_device, gpu_facts
-from course_utils.memory import peak_gpu_mib
 from course_utils.params import Needs, apply_smoke, check_language, settle_smoke, smoke_enabled
 from course_utils.results import Recorder
 
@@ -31,6 +30,7 @@ if TYPE_CHECKING:  # `import course_utils` loads no lesson module: a check loads
 _ = translator("course")
 PARAMETER_TYPES = (bool, int, float, str, type(None), list, tuple, dict)
 _NUMBER = re.compile(r"(\d\d)_")  # a course notebook's name starts with its number: 05_cnn_cpu_vs_gpu
+MIB = 2**20
 
 
 def notebook_parameters(namespace: Mapping[str, Any]) -> dict[str, Any]:
@@ -88,6 +88,22 @@ class Course:
         """A fresh, empty folder for this run's own files (programs, backups, checkpoints, worker logs), or its
         subfolder ``name``: ``places.work_dir``."""
         return work_dir(self.recorder.path, name)
+
+
+def peak_gpu_mib() -> float | None:
+    """The first GPU's peak in MiB, which a record keeps: the bytes TensorFlow's allocator held
+    (``get_memory_info("GPU:0")["peak"]``), not what it reserved on the card (``nvidia-smi``). None without a GPU, or
+    before TensorFlow's runtime has started: asking would start it and fix the device configuration a notebook may
+    still be about to make (03 and 07 make theirs after setup)."""
+    if not runtime_initialized():
+        return None
+    tf = quiet_tensorflow()
+    if not tf.config.get_visible_devices("GPU"):
+        return None
+    try:
+        return round(tf.config.experimental.get_memory_info("GPU:0")["peak"] / MIB, 1)
+    except (ValueError, RuntimeError):  # no such logical GPU
+        return None
 
 
 def _short(value: Any) -> str:

@@ -210,7 +210,7 @@ def zh_line_breaks(root: Path) -> Iterator[Finding]:
 
 @rule("mirror-page", "the mainland China page and README section: the mirror as an option, its undo, the code's waits")
 def mirror_page(root: Path) -> Iterator[Finding]:
-    from course_utils.data import connect  # the measured limits (standard library only)
+    from course_utils.data import download as connect  # the measured limits (standard library only)
 
     deadline, pause = f"{connect.ANSWER_DEADLINE_S:g}", f"{connect.READ_TIMEOUT_S:g}"
     mirror = ["PIP_INDEX_URL=https://pypi.tuna.tsinghua.edu.cn/simple make venv",
@@ -231,7 +231,7 @@ def mirror_page(root: Path) -> Iterator[Finding]:
         for piece in needed:
             if piece not in text:
                 yield Finding(name, None, "mirror-page", f"does not say {piece!r}",
-                              "state the option, its undo and the waits course_utils/data/connect.py uses")
+                              "state the option, its undo and the waits course_utils/data/download.py uses")
     if page.count(f"约 {deadline} 秒") < 3:
         yield Finding("docs/zh/mainland-china.md", None, "mirror-page", f"fewer than 3 cases wait 约 {deadline} 秒",
                       "the three cases that wait for the deadline say so")

@@ -1,10 +1,10 @@
-"""memory: the GPU's peak a run's record keeps - None before the runtime starts or without a GPU (GPU mocked)."""
+"""notebook.peak_gpu_mib: the GPU's peak a record keeps - None before the runtime starts or without a GPU (mocked)."""
 
 from __future__ import annotations
 
 import pytest
 
-from course_utils import memory
+from course_utils import notebook as memory
 
 
 def test_no_peak_before_the_runtime_starts(monkeypatch):
@@ -12,7 +12,7 @@ def test_no_peak_before_the_runtime_starts(monkeypatch):
     def no_tensorflow():
         raise AssertionError("peak_gpu_mib touched TensorFlow before its runtime started")
 
-    # patched where peak_gpu_mib looks them up: course_utils.memory
+    # patched where peak_gpu_mib looks them up: course_utils.notebook
     monkeypatch.setattr(memory, "runtime_initialized", lambda: False)
     monkeypatch.setattr(memory, "quiet_tensorflow", no_tensorflow)
     assert memory.peak_gpu_mib() is None

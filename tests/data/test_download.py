@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from course_utils.core.errors import DataError
-from course_utils.data import connect
+from course_utils.data import download
 from course_utils.data.download import fetch_verified, sha256_of
 
 GOOD = b"the real file " * 1000
@@ -47,7 +47,7 @@ def test_truncated_transfer_is_rejected(http_server, tmp_path, monkeypatch):
     dest = tmp_path / "f.bin"
     dest.write_bytes(b"previous good copy")
     http_server.routes["/f.bin"] = (GOOD[:100], len(GOOD))  # server promises more than it sends
-    monkeypatch.setattr(connect, "READ_TIMEOUT_S", 5)
+    monkeypatch.setattr(download, "READ_TIMEOUT_S", 5)
     with pytest.raises(DataError):
         fetch_verified(http_server.url + "/f.bin", dest, GOOD_SHA)
     assert dest.read_bytes() == b"previous good copy"

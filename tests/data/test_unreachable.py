@@ -1,10 +1,10 @@
 """A download host that cannot be reached costs one short deadline, then the bundled sample; a slow link still works.
 
 Students behind a firewall that drops the packets, or with no working name server, must not wait a minute per
-notebook. Each case is built from local sockets (no internet). ``connect.open_url`` waits on one deadline for the
+notebook. Each case is built from local sockets (no internet). ``download.open_url`` waits on one deadline for the
 name lookup, the connection and the reply headers together, so one unreachable host stands for all of them: a server
 that accepts and never answers. A name lookup that fails ends the download at once. The deadline is lowered to 1 s
-so the tests stay fast; the shipped value (``connect.ANSWER_DEADLINE_S``) is the one the Chinese README states.
+so the tests stay fast; the shipped value (``download.ANSWER_DEADLINE_S``) is the one the Chinese README states.
 
 No test times the fallback (a loaded CI machine is slow). Each checks what ended the download - one opening,
 ended by the deadline or by its error - and every other wait is made to last an hour, so that a download that
@@ -23,7 +23,7 @@ import pytest
 
 from course_utils import data
 from course_utils.core.errors import DataError
-from course_utils.data import connect, download
+from course_utils.data import download
 from course_utils.data.download import fetch_verified
 
 from ..process_checks import wait_until
@@ -38,13 +38,13 @@ HOUR = 3600.0  # any wait but the deadline: longer than the test's timeout
 def online(monkeypatch):
     """Downloads allowed, with a 1 s deadline; a read on an opened connection would wait an hour."""
     monkeypatch.setenv("COURSE_OFFLINE", "0")
-    monkeypatch.setattr(connect, "ANSWER_DEADLINE_S", DEADLINE)
-    monkeypatch.setattr(connect, "READ_TIMEOUT_S", HOUR)
+    monkeypatch.setattr(download, "ANSWER_DEADLINE_S", DEADLINE)
+    monkeypatch.setattr(download, "READ_TIMEOUT_S", HOUR)
 
 
 @pytest.fixture
 def openings(monkeypatch) -> list[tuple[str, str]]:
-    """Each opening of a download (``connect.open_url``), as (url, how it ended: an exception's name or "open")."""
+    """Each opening of a download (``download.open_url``), as (url, how it ended: an exception's name or "open")."""
     seen: list[tuple[str, str]] = []
     real = download.open_url
 
@@ -125,7 +125,7 @@ def test_a_host_that_never_answers_costs_one_deadline_then_the_sample(monkeypatc
 
 @pytest.mark.usefixtures("online")
 def test_a_failed_name_lookup_falls_back_at_once(monkeypatch, dns_fails, openings, capsys):
-    monkeypatch.setattr(connect, "ANSWER_DEADLINE_S", HOUR)  # waiting for the deadline would hang
+    monkeypatch.setattr(download, "ANSWER_DEADLINE_S", HOUR)  # waiting for the deadline would hang
     info = load_mnist(monkeypatch, dns_fails)
     assert info.source == "bundled-sample"
     assert openings == [(dns_fails + data.MNIST_FILE, "URLError")], "ended by the failed lookup, not a deadline"
@@ -180,8 +180,8 @@ BODY = bytes(range(256)) * 64
 def test_a_slow_download_that_keeps_moving_is_not_cut_off(tmp_path, monkeypatch):
     """40 pieces 0.05 s apart: nearly 2 s in all, longer than the deadline and the read timeout (1 s each), and
     each gap a twentieth of the read timeout, so that a slow machine does not make a gap look like a stall."""
-    monkeypatch.setattr(connect, "ANSWER_DEADLINE_S", 1.0)
-    monkeypatch.setattr(connect, "READ_TIMEOUT_S", 1.0)
+    monkeypatch.setattr(download, "ANSWER_DEADLINE_S", 1.0)
+    monkeypatch.setattr(download, "READ_TIMEOUT_S", 1.0)
     server = Trickle(BODY, pieces=40, gap=0.05)
     try:
         dest = fetch_verified(server.url, tmp_path / "file.bin", hashlib.sha256(BODY).hexdigest())
@@ -195,8 +195,8 @@ def test_a_download_that_stalls_ends_after_the_read_timeout_and_keeps_the_old_fi
     timeout can end the download (a missing one would hang, for the test's timeout to catch)."""
     dest = tmp_path / "file.bin"
     dest.write_bytes(b"previous good copy")
-    monkeypatch.setattr(connect, "ANSWER_DEADLINE_S", 60.0)
-    monkeypatch.setattr(connect, "READ_TIMEOUT_S", 0.5)
+    monkeypatch.setattr(download, "ANSWER_DEADLINE_S", 60.0)
+    monkeypatch.setattr(download, "READ_TIMEOUT_S", 0.5)
     server = Trickle(BODY, pieces=4, gap=0.0, stop_after=2)
     try:
         with pytest.raises(DataError) as info:
@@ -224,12 +224,12 @@ def test_an_answer_after_the_deadline_is_closed_not_leaked(monkeypatch):
                 pass
             closed.set()
 
-    monkeypatch.setattr(connect, "ANSWER_DEADLINE_S", 0.3)
-    monkeypatch.setattr(connect, "READ_TIMEOUT_S", HOUR)
+    monkeypatch.setattr(download, "ANSWER_DEADLINE_S", 0.3)
+    monkeypatch.setattr(download, "READ_TIMEOUT_S", HOUR)
     threading.Thread(target=answer_late, daemon=True).start()
     try:
         with pytest.raises(TimeoutError, match="no answer within 0.3 s"):
-            connect.open_url(f"http://127.0.0.1:{server.getsockname()[1]}/")
+            download.open_url(f"http://127.0.0.1:{server.getsockname()[1]}/")
         gave_up.set()
         assert closed.wait(HOUR), "the late response was left open"  # the test's timeout catches a leak
     finally:
@@ -238,5 +238,5 @@ def test_an_answer_after_the_deadline_is_closed_not_leaked(monkeypatch):
 
 
 def test_the_shipped_limits_fail_over_in_seconds_and_let_a_slow_link_pause():
-    assert connect.ANSWER_DEADLINE_S <= 10
-    assert connect.READ_TIMEOUT_S >= 2 * connect.ANSWER_DEADLINE_S
+    assert download.ANSWER_DEADLINE_S <= 10
+    assert download.READ_TIMEOUT_S >= 2 * download.ANSWER_DEADLINE_S
