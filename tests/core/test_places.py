@@ -11,7 +11,7 @@ import pytest
 from course_tools.batch import runner
 from course_utils.core import places, variables
 from course_utils.core.errors import PlaceError
-from course_utils.lessons.nb06.tb_logs import log_root
+from course_utils.lessons.nb06 import log_root
 from course_utils.results import Recorder
 
 

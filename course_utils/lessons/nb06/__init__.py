@@ -1,5 +1,5 @@
 """Notebook 06's lesson: what setup reads (``needs``: images to train and validate, batches enough for
-``PROFILE_BATCH``), and the exercises about profiling.
+``PROFILE_BATCH``), where the logs go (``log_root``), and the exercises about profiling.
 
 - 6.1 ``check_profile_range``: ``profile_batch`` for 5 steps of the second epoch, taken and counted as the callback
   does, with the course's rules (``tb_profile.check_profile_batch``).
@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from course_utils.core.errors import ParameterError
 from course_utils.core.i18n import translator
+from course_utils.core.places import log_base
 from course_utils.lessons import Feedback, dict_answer, feedback, is_empty, not_answered, whole
 from course_utils.lessons.nb06.tb_profile import MAX_STEPS, MIN_START, check_profile_batch
 from course_utils.params import needs_split, too_few, train_images
@@ -31,6 +34,18 @@ KEY_RESULTS = {  # name: what it means, as the run report explains it
     "step_ms": "milliseconds per profiled training step, for each pipeline",
     "reader_matches_history": "whether the accuracy read back from the logs equals the training history",
 }
+
+
+def log_root(log_dir: str | os.PathLike[str]) -> Path:
+    """Where the notebook writes its TensorBoard logs: ``LOG_DIR`` as it is when absolute, else under
+    ``places.log_base()`` (``COURSE_LOG_DIR``, else the current folder if it is the student's, else the course home);
+    created if missing."""
+    path = Path(log_dir).expanduser()
+    if not path.is_absolute():
+        path = log_base() / path
+    path = path.resolve()
+    path.mkdir(parents=True, exist_ok=True)
+    return path
 
 
 def needs(values: Mapping[str, Any]) -> None:
