@@ -40,7 +40,7 @@ from course_utils.core import variables
 from course_utils.core.errors import ChildError, CourseError
 from course_utils.core.files import write_json_atomic
 from course_utils.core.i18n import N_, translator
-from course_utils.core.paths import PROJECT_ROOT
+from course_utils.core.places import PROJECT_ROOT
 from course_utils.core.processes import descendants, start_in_group, stop_group
 
 _TARGET = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_][\w.]*")

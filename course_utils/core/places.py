@@ -1,4 +1,5 @@
-"""Where the course writes - results, TensorBoard logs, scratch - for one student on a shared machine too.
+"""Where the course is (``PROJECT_ROOT``), and where it writes - results, TensorBoard logs, scratch - for one
+student on a shared machine too.
 
 docs/class.md, "Each student's files", says where, in order (``COURSE_HOME``, the checkout's or the current folder's
 ``build/``, a private ``$XDG_DATA_HOME/tf-gpu-course``). A place that cannot be written is a ``PlaceError`` naming
@@ -17,8 +18,8 @@ from typing import Any
 from course_utils.core import variables
 from course_utils.core.errors import PlaceError
 from course_utils.core.i18n import translator
-from course_utils.core.paths import PROJECT_ROOT
 
+PROJECT_ROOT = Path(__file__).resolve().parents[2]  # the checkout that holds course_utils/ and notebooks/
 APP_NAME = "tf-gpu-course"
 _ = translator("course")
 

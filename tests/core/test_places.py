@@ -1,4 +1,5 @@
-"""Where the course writes: the student's own checkout, a folder of their own on a shared copy, or COURSE_HOME."""
+"""Where the course is, and where it writes: the student's own checkout, a folder of their own on a shared copy, or
+COURSE_HOME."""
 
 from __future__ import annotations
 
@@ -8,11 +9,19 @@ from pathlib import Path
 
 import pytest
 
+import course_utils
 from course_tools.batch import runner
-from course_utils.core import places, variables
+from course_utils.core import child, places, variables
 from course_utils.core.errors import PlaceError
 from course_utils.lessons.nb06 import log_root
 from course_utils.results import Recorder
+
+
+def test_the_project_root_holds_the_package_the_notebooks_and_pyproject():
+    root = places.PROJECT_ROOT
+    assert root.is_absolute() and (root / "pyproject.toml").is_file() and (root / "notebooks").is_dir()
+    assert (root / "course_utils" / "__init__.py").resolve() == Path(course_utils.__file__).resolve()
+    assert child.PROJECT_ROOT is places.PROJECT_ROOT, "one home: a child's PYTHONPATH starts from the same folder"
 
 
 @pytest.fixture

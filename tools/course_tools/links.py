@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from course_utils.core.errors import CourseError
-from course_utils.core.paths import PROJECT_ROOT as ROOT
+from course_utils.core.places import PROJECT_ROOT as ROOT
 
 LINKS_TAG = "links"  # the generated cells' tags, and their ids (fixed: the output is the same on every run)
 SETUP_TAG = "hosted-setup"

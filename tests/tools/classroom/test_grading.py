@@ -21,7 +21,7 @@ import pytest
 from course_tools.classroom import grading
 from course_tools.classroom.progress import course_exercises
 from course_tools.links import release
-from course_utils.core.paths import PROJECT_ROOT
+from course_utils.core.places import PROJECT_ROOT
 
 from ...conftest import ROOT
 

@@ -21,7 +21,7 @@ from yaml.constructor import ConstructorError
 from course_tools import _
 from course_tools.links import notebooks
 from course_utils.core.errors import InputError, ParameterError
-from course_utils.core.paths import PROJECT_ROOT
+from course_utils.core.places import PROJECT_ROOT
 from course_utils.params import check_value
 
 NOTEBOOKS_DIR = PROJECT_ROOT / "notebooks"

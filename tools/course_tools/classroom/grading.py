@@ -23,7 +23,7 @@ from typing import Any
 
 from course_tools import _, links, speaking
 from course_utils.core.errors import CourseError, InputError
-from course_utils.core.paths import PROJECT_ROOT
+from course_utils.core.places import PROJECT_ROOT
 
 COURSE_ID = "tf-gpu-course"
 POINTS = 1  # each exercise's test cell

@@ -23,7 +23,7 @@ from course_tools import _
 from course_utils.core import variables
 from course_utils.core.errors import CourseError, ParameterError
 from course_utils.core.gpu_config import memory_policy
-from course_utils.core.paths import PROJECT_ROOT
+from course_utils.core.places import PROJECT_ROOT
 
 DEFAULT_GROUP = "tf-course"
 DEFAULT_STATE = "/srv/tf-gpu-course-hub"

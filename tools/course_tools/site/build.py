@@ -39,7 +39,7 @@ from course_tools.site.pages import (
 from course_utils.core.child import python_command
 from course_utils.core.errors import CourseError
 from course_utils.core.i18n import CHINESE_CHARACTERS  # Chinese text's characters, one home
-from course_utils.core.paths import PROJECT_ROOT as ROOT
+from course_utils.core.places import PROJECT_ROOT as ROOT
 from course_utils.results import RECORD_MIME, data_summary, read_results  # RECORD_MIME: a notebook's record output
 
 THEME = Path(__file__).resolve().parent / "theme"

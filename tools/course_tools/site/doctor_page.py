@@ -24,7 +24,7 @@ from pathlib import Path
 
 from course_tools import LANGUAGES, _, speaking
 from course_utils.core.errors import CourseError
-from course_utils.core.paths import PROJECT_ROOT as ROOT
+from course_utils.core.places import PROJECT_ROOT as ROOT
 from course_utils.doctor.gpus import QUERY_COMMAND
 from course_utils.doctor.recommend import platform_name
 from course_utils.doctor.troubleshooting import ANCHORS

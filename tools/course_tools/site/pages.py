@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from course_tools.links import Release, notebooks
-from course_utils.core.paths import PROJECT_ROOT as ROOT
+from course_utils.core.places import PROJECT_ROOT as ROOT
 
 SPECIAL_PAGES = frozenset({"search", "genindex"})  # Sphinx pages that both languages have, whatever the course holds
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".svg")
