@@ -149,10 +149,8 @@ def check_model_and_loss(model: Any, loss: Any) -> Feedback:
     if not isinstance(model, keras.Model):
         return feedback(MODEL_AND_LOSS, [_("`my_model` is a {type}: build it with keras.Sequential([...])").format(
             type=type(model).__name__)], right="")
-    problems = []
     from_logits, problem = _loss_reads_logits(loss)
-    if problem:
-        problems.append(problem)
+    problems = [problem] if problem else []
     out, problem = _outputs(model)
     probabilities = None
     if problem:
