@@ -122,12 +122,6 @@ def largest_batch() -> int:
     return int((BUDGET_MIB * 2**20 - fixed_bytes()) / per_image_bytes())
 
 
-def accepted() -> tuple[int, int]:
-    """The smallest and the largest answer the check accepts."""
-    estimate = largest_batch()
-    return math.ceil(LOW * estimate), math.floor(HIGH * estimate)
-
-
 def check_largest_batch(answer: object) -> Feedback:
     """Exercise 3.2: the largest batch size of the CNN, trained with Adam, in 5000 MiB, by the section's count."""
     if is_empty(answer):
@@ -136,7 +130,7 @@ def check_largest_batch(answer: object) -> Feedback:
         return feedback(BATCH, [_("`answer` should be a number of images, 1 or more, not {answer!r}.").format(
             answer=answer)], right="")
     estimate = largest_batch()
-    low, high = accepted()
+    low, high = math.ceil(LOW * estimate), math.floor(HIGH * estimate)  # the answers the check accepts
     ratio = float(answer) / estimate
     if low <= answer <= high:
         right = _("Right: the estimate is about {estimate:,} images. Weights, gradients and Adam take {fixed:.1f} "

@@ -23,16 +23,15 @@ PYTHONS = ("3.7", "3.8", "3.9", "3.10", "3.11", "3.12", "3.13", "3.14")
 
 def check_inputs(platform: object, python: object) -> None:
     """Refuse a platform or Python the picker does not offer, naming the notebook parameter (``ParameterError``)."""
-    names = ("PLATFORM", "PYTHON")
     if platform not in PLATFORM_NAMES:
-        raise ParameterError(_("{name} = {value!r} is not a platform.").format(name=names[0], value=platform),
+        raise ParameterError(_("{name} = {value!r} is not a platform.").format(name="PLATFORM", value=platform),
                              _("Set {name} to one of {choices}.").format(
-                                 name=names[0], choices=", ".join(map(repr, PLATFORM_NAMES))))
+                                 name="PLATFORM", choices=", ".join(map(repr, PLATFORM_NAMES))))
     if python not in PYTHONS:
         raise ParameterError(
-            _("{name} = {value!r} is not one of the picker's Python versions.").format(name=names[1], value=python),
+            _("{name} = {value!r} is not one of the picker's Python versions.").format(name="PYTHON", value=python),
             _("Set {name} to one of {choices}, written as text: '3.10'.").format(
-                name=names[1], choices=", ".join(PYTHONS)))
+                name="PYTHON", choices=", ".join(PYTHONS)))
 
 
 def render(recommendations: list[Recommendation]) -> str:

@@ -25,12 +25,6 @@ def short_device(name: str) -> str:
 INDEX = "index"  # the anchor of the troubleshooting page's index, in docs/troubleshooting.md and docs/zh/
 
 
-def troubleshooting_index() -> str:
-    """The troubleshooting page's index in the language now: ``docs/zh/troubleshooting.md#index`` for a Chinese
-    notebook (``setup(..., language="zh-CN")`` sets ``COURSE_LANG``), ``docs/troubleshooting.md#index`` else."""
-    return f"{page()}#{INDEX}"
-
-
 @dataclass(frozen=True)
 class GpuAnswer:
     """Can TensorFlow use a GPU here? ``usable``, the reason in words, and where to read more."""
@@ -75,9 +69,10 @@ def gpu_answer(
     needs both a GPU listed and a product placed on a GPU that ran there.
     """
     # The troubleshooting entry of the worst finding that has one (errors, then warnings, then infos), and that
-    # finding's code; else the page's index and None. Both in the page of the language now.
+    # finding's code; else the page's index and None. Both in the page of the language now (docs/zh/ in Chinese).
+    index = f"{page()}#{INDEX}"
     linked = ((link, finding.code) for finding in worst_first(list(findings)) if (link := see(finding.code)))
-    link, code = next(linked, (troubleshooting_index(), None))
+    link, code = next(linked, (index, None))
     on_gpu = [short_device(ran) for asked, ran in placed
               if "GPU" in short_device(asked) and short_device(asked) == short_device(ran)]
     if gpus and on_gpu:
@@ -85,7 +80,7 @@ def gpu_answer(
                    if len(gpus) > 1 else
                    _("TensorFlow lists {count} GPU ({names}), and a matrix product placed on {device} ran there"))
         return GpuAnswer(True, because.format(count=len(gpus), names=", ".join(gpus), device=on_gpu[0]),
-                         troubleshooting_index())
+                         index)
     if gpus:
         return GpuAnswer(False, _("TensorFlow lists {count} GPU(s), but no matrix product placed on a GPU ran "
                                   "there").format(count=len(gpus)), link, code)

@@ -19,7 +19,6 @@ from course_utils.core.errors import ParameterError
 from course_utils.core.i18n import translator
 from course_utils.lessons import Feedback, dict_answer, feedback, is_empty, multiple_choice, not_answered
 from course_utils.lessons.nb05 import speed
-from course_utils.lessons.nb05.speed import gpu_policy
 from course_utils.params import too_few
 
 _ = translator("lessons")
@@ -150,10 +149,8 @@ def check_model_and_loss(model: Any, loss: Any) -> Feedback:
     if not isinstance(model, keras.Model):
         return feedback(MODEL_AND_LOSS, [_("`my_model` is a {type}: build it with keras.Sequential([...])").format(
             type=type(model).__name__)], right="")
-    problems = []
     from_logits, problem = _loss_reads_logits(loss)
-    if problem:
-        problems.append(problem)
+    problems = [problem] if problem else []
     out, problem = _outputs(model)
     probabilities = None
     if problem:
@@ -190,7 +187,7 @@ def _policy_problem(gpu: str, value: Any) -> str | None:
     if value is Ellipsis:
         return _("{gpu} has no answer.").format(gpu=shown)
     text = "none" if value is None else str(value).strip().strip("'\"").lower()
-    given, (want, _why) = None if text in ("", "none", "float32") else text, gpu_policy(gpu, cc)
+    given, (want, _why) = None if text in ("", "none", "float32") else text, speed.gpu_policy(gpu, cc)
     if given not in (None, "mixed_float16", "mixed_bfloat16"):
         return _("{gpu}: {given!r} is not \"mixed_bfloat16\", \"mixed_float16\" or None.").format(gpu=shown,
                                                                                                given=value)

@@ -75,7 +75,7 @@ class DeviceMonitor:
     gpus: bool = True
     interval_s: float = 0.5
     clock: Callable[[], float] = time.perf_counter
-    cpu_percent: Callable[[], float] | None = None  # default: psutil.cpu_percent (whole machine, since last call)
+    cpu_percent: Callable[[], float] = psutil.cpu_percent  # the whole machine, since the last call
     gpu: list[GpuSample] = field(default_factory=list)
     cpu: list[tuple[float, float]] = field(default_factory=list)  # (seconds, percent)
     gpu_error: str | None = None  # why the GPUs are not (or no longer) sampled although ``gpus`` asks
@@ -92,8 +92,6 @@ class DeviceMonitor:
         return (self.clock() if at is None else at) - (self.started_at or 0.0)
 
     def start(self) -> DeviceMonitor:
-        if self.cpu_percent is None:
-            self.cpu_percent = psutil.cpu_percent
         self.gpu, self.cpu = [], []
         self._nvml, self._handles, self.gpu_error = start_nvml() if self.gpus else (None, [], None)
         self._stop.clear()

@@ -41,8 +41,9 @@ def needs(values: Mapping[str, Any]) -> None:
                                                       batch=batch, replicas=replicas))
 
 
-# Exercise 7.1: one GPU's batch, the GPUs of the new machine, the images of an epoch.
+# Exercise 7.1: one GPU's batch, the GPUs of the new machine, the images of an epoch; the plan that is right.
 ONE_GPU_BATCH, GPUS, PLAN_IMAGES = 256, 4, 60_000
+PLAN = batch_plan(ONE_GPU_BATCH * GPUS, GPUS, PLAN_IMAGES)
 
 # Exercise 7.2: the cluster, in the order every machine gets it, the machine the student configures, its GPUs.
 CLUSTER = ("10.0.0.1:12345", "10.0.0.2:12345")
@@ -52,7 +53,6 @@ GPUS_PER_MACHINE = 2
 
 def _batch_problems(answer: Mapping[str, object]) -> list[str]:
     """What is wrong with 7.1's global batch and steps per epoch (empty: nothing)."""
-    plan = batch_plan(ONE_GPU_BATCH * GPUS, GPUS, PLAN_IMAGES)
     problems = []
     batch, steps = whole(answer.get("global_batch")), whole(answer.get("steps_per_epoch"))
     if batch is None:
@@ -62,38 +62,37 @@ def _batch_problems(answer: Mapping[str, object]) -> list[str]:
         problems.append(_("With a global batch of {batch}, each of the {gpus} GPUs gets only {share} images: less "
                           "work than one GPU had. The global batch is all GPUs together.").format(
             batch=batch, gpus=GPUS, share=batch // GPUS))
-    elif batch != plan.global_batch:
+    elif batch != PLAN.global_batch:
         problems.append(_("{batch} images over {gpus} GPUs gives each GPU {share:g} images, not the {want} that one "
                           "GPU had.").format(batch=batch, gpus=GPUS, share=batch / GPUS, want=ONE_GPU_BATCH))
     if steps is None:
         problems.append(_("`steps_per_epoch` = {value!r} is not a whole number of steps.").format(
             value=answer.get("steps_per_epoch")))
-    elif steps == plan.steps_per_epoch + 1:
+    elif steps == PLAN.steps_per_epoch + 1:
         problems.append(_("{steps} counts a last, partial step. With drop_remainder=True the last "
                           "{dropped} images make no step: round down.").format(
-            steps=steps, dropped=PLAN_IMAGES - plan.images_per_epoch))
+            steps=steps, dropped=PLAN_IMAGES - PLAN.images_per_epoch))
     elif steps in (PLAN_IMAGES // ONE_GPU_BATCH, PLAN_IMAGES // ONE_GPU_BATCH + 1):
         problems.append(_("{steps} steps is one GPU's epoch. One step now takes a whole global batch of {batch} "
-                          "images, on all GPUs at once.").format(steps=steps, batch=plan.global_batch))
-    elif batch and batch != plan.global_batch and steps == PLAN_IMAGES // batch:
+                          "images, on all GPUs at once.").format(steps=steps, batch=PLAN.global_batch))
+    elif batch and batch != PLAN.global_batch and steps == PLAN_IMAGES // batch:
         pass  # the right steps for the student's own global batch: the batch's message says what to change
-    elif steps != plan.steps_per_epoch:
+    elif steps != PLAN.steps_per_epoch:
         problems.append(_("{steps} steps of {batch} images would be {images:,} images, not the {have:,} you "
-                          "have.").format(steps=steps, batch=plan.global_batch, images=steps * plan.global_batch,
+                          "have.").format(steps=steps, batch=PLAN.global_batch, images=steps * PLAN.global_batch,
                                           have=PLAN_IMAGES))
     return problems
 
 
 def check_global_batch(answer: object) -> Feedback:
     """Exercise 7.1: ``{"global_batch": ..., "steps_per_epoch": ...}`` for four GPUs that each keep one GPU's work."""
-    plan = batch_plan(ONE_GPU_BATCH * GPUS, GPUS, PLAN_IMAGES)
     return dict_answer(
         "Exercise 7.1", answer, _batch_problems, example='{"global_batch": ..., "steps_per_epoch": ...}',
         hint=_("Set both values of `answer` to whole numbers. Then run the cell."),
         right=_("A global batch of {batch} gives each of the {gpus} GPUs {share} images, as one GPU had. An epoch has "
                 "{steps} steps; the last {dropped} images are dropped.").format(
-            batch=plan.global_batch, gpus=GPUS, share=plan.per_replica, steps=plan.steps_per_epoch,
-            dropped=PLAN_IMAGES - plan.images_per_epoch))
+            batch=PLAN.global_batch, gpus=GPUS, share=PLAN.per_replica, steps=PLAN.steps_per_epoch,
+            dropped=PLAN_IMAGES - PLAN.images_per_epoch))
 
 
 def _index_given(index: object) -> int | None:

@@ -109,11 +109,8 @@ def _short_lines(path: Path, width: int = 200) -> list[str] | None:
 
 def _last_error(path: Path) -> str | None:
     """The last exception line of a worker's log (``ValueError: bad shape``), None when it has none."""
-    errors = [
-        line for line in _short_lines(path) or []
-        if re.match(r"^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt)\b", line)
-    ]
-    return errors[-1] if errors else None
+    exception = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt)\b")
+    return next((line for line in reversed(_short_lines(path) or []) if exception.match(line)), None)
 
 
 def first_to_fail(failed: list[int], logs: list[Path]) -> int:

@@ -105,9 +105,8 @@ class PrivateNetwork:
         holder, self.holder = self.holder, None
         if holder is None:
             return
-        for stream in (holder.stdin, holder.stdout, holder.stderr):
-            if stream is not None:
-                stream.close()
+        for stream in (holder.stdin, holder.stdout, holder.stderr):  # all three are pipes (__enter__)
+            stream.close()
         stop_group(holder, grace_s=START_TIMEOUT_S)
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
