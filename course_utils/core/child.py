@@ -334,9 +334,9 @@ def _watch_parent(parent_pid: int, result_file: str) -> None:
               remove=os.environ.get(variables.CHILD_TEMP_DIR) or None)
 
 
-def main(argv: list[str] | None = None) -> int:
+def main() -> int:
     """The child: ``python -m course_utils.core.child TARGET PAYLOAD.json RESULT.json`` (see the module docstring)."""
-    args = list(sys.argv[1:] if argv is None else argv)
+    args = sys.argv[1:]
     if len(args) != 3:
         print("usage: python -m course_utils.core.child package.module:function PAYLOAD.json RESULT.json",
               file=sys.stderr)
@@ -353,9 +353,6 @@ def main(argv: list[str] | None = None) -> int:
         with contextlib.suppress(Exception):  # the exit status still says it failed
             write_json_atomic(result_file, {"error": _describe(exc)})
         return 1
-    finally:
-        sys.stdout.flush()
-        sys.stderr.flush()
 
 
 if __name__ == "__main__":
