@@ -48,8 +48,7 @@ def no_such_command(command: str, tools_installed: bool) -> str:
     ).format(prog=PROG)
 
 
-def usage(table: dict[str, tuple[str, str]] | None = None) -> str:
-    table = commands() if table is None else table
+def usage(table: dict[str, tuple[str, str]]) -> str:
     lines = [f"usage: {PROG} COMMAND [ARGS]   (or: python -m course_utils COMMAND [ARGS])", "", "commands:"]
     width = max(len(name) for name in table)
     lines += [f"  {name:<{width}} {help_}" for name, (_, help_) in table.items()]

@@ -51,7 +51,7 @@ MORE_TIME = N_("Run it again with more time (or less work); if it stops at the s
                "in a terminal to see where it hangs.")
 
 
-def _environment(env: Mapping[str, str | None] | None) -> dict[str, str]:
+def _environment(env: Mapping[str, str | None]) -> dict[str, str]:
     """This process's environment with ``env`` applied (None removes a variable), course_utils importable."""
     merged = dict(os.environ)
     merged["PYTHONUNBUFFERED"] = "1"  # output reaches the log as it is printed, even if the child is killed
@@ -59,7 +59,7 @@ def _environment(env: Mapping[str, str | None] | None) -> dict[str, str]:
     # (cp1252) instead, and fails on characters it lacks - Keras 3's progress bar among them
     # (keras-team/keras#19386) - so the child writes UTF-8 unless told otherwise.
     merged.setdefault("PYTHONIOENCODING", "utf-8")
-    for key, value in (env or {}).items():
+    for key, value in env.items():
         if value is None:
             merged.pop(key, None)
         else:
@@ -334,9 +334,9 @@ def _watch_parent(parent_pid: int, result_file: str) -> None:
               remove=os.environ.get(variables.CHILD_TEMP_DIR) or None)
 
 
-def main(argv: list[str] | None = None) -> int:
+def main() -> int:
     """The child: ``python -m course_utils.core.child TARGET PAYLOAD.json RESULT.json`` (see the module docstring)."""
-    args = list(sys.argv[1:] if argv is None else argv)
+    args = sys.argv[1:]
     if len(args) != 3:
         print("usage: python -m course_utils.core.child package.module:function PAYLOAD.json RESULT.json",
               file=sys.stderr)
@@ -353,9 +353,6 @@ def main(argv: list[str] | None = None) -> int:
         with contextlib.suppress(Exception):  # the exit status still says it failed
             write_json_atomic(result_file, {"error": _describe(exc)})
         return 1
-    finally:
-        sys.stdout.flush()
-        sys.stderr.flush()
 
 
 if __name__ == "__main__":

@@ -74,14 +74,13 @@ def locale_language(environ: Mapping[str, str]) -> str:
     return _locale_spelled(locale) or ENGLISH
 
 
-def set_language(value: str) -> str:
+def set_language(value: str) -> None:
     """Speak ``value`` from now on, here and in every child process (it sets ``COURSE_LANG``, which comes before the
-    locale variables); the language. ``value`` is one the course speaks (``params.check_language`` checks a choice)."""
+    locale variables). ``value`` is one the course speaks (``params.check_language`` checks a choice)."""
     chosen = spelled(value)
     if chosen is None:
         raise ValueError(f"{value!r} is not a language of the course: check it with params.check_language first")
     os.environ[variables.LANG] = chosen
-    return chosen
 
 
 @functools.cache

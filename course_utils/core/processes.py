@@ -16,7 +16,6 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from pathlib import Path
 from typing import Any
 
 import psutil
@@ -79,8 +78,7 @@ def leftover_processes(text: str | os.PathLike[str]) -> list[int]:
     """PIDs of running processes (zombies excluded) whose command line contains ``text``: with a folder's path, the
     children given paths inside it still running, orphans included (after a run of notebook 07's workers: none).
     """
-
-    needle = str(Path(text)) if isinstance(text, os.PathLike) else str(text)
+    needle = os.fspath(text)
     found = []
     for proc in psutil.process_iter(["cmdline", "status"]):
         try:
@@ -113,7 +111,7 @@ def _all_ended(proc: subprocess.Popen, handles: list[Any]) -> bool:
 
 
 def _wait_ended(
-    proc: subprocess.Popen, handles: list[Any], seconds: float, clock: Callable[[], float] = time.monotonic
+    proc: subprocess.Popen, handles: list[Any], seconds: float, clock: Callable[[], float]
 ) -> bool:
     """Whether everything ended within ``seconds`` of ``clock`` (polled every 50 ms)."""
     deadline = clock() + seconds

@@ -41,11 +41,7 @@ def peak_rss_mib(pid: int | None = None) -> float:
         if found is not None:
             return found
     if this:
-        try:
-            import resource  # POSIX only: this branch never runs on Windows
-        except ImportError:
-            resource = None
-        if resource is not None:
-            peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-            return peak / MIB if sys.platform == "darwin" else peak / 1024  # bytes on macOS, KiB elsewhere
+        import resource  # POSIX only: Windows returned above
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return peak / MIB if sys.platform == "darwin" else peak / 1024  # bytes on macOS, KiB elsewhere
     return psutil.Process(pid).memory_info().rss / MIB  # its resident memory now

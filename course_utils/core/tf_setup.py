@@ -11,29 +11,11 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from types import ModuleType
 
 from course_utils.core import variables
 
 _STARTUP_LOG: str | None = None
-
-
-@contextmanager
-def captured_stderr_fd(sink: list[str]) -> Iterator[None]:
-    """Redirect OS-level stderr (fd 2, where C++ logs go) into ``sink`` for the block."""
-    sys.stderr.flush()
-    saved = os.dup(2)
-    with tempfile.TemporaryFile() as tmp:
-        os.dup2(tmp.fileno(), 2)
-        try:
-            yield
-        finally:
-            os.dup2(saved, 2)
-            os.close(saved)
-            tmp.seek(0)
-            sink.append(tmp.read().decode("utf-8", errors="replace"))
 
 
 def quiet_tensorflow() -> ModuleType:
@@ -45,12 +27,19 @@ def quiet_tensorflow() -> ModuleType:
     if "tensorflow" in sys.modules or variables.flag(variables.TF_LOGS):
         import tensorflow as tf
     else:
-        sink: list[str] = []
-        with captured_stderr_fd(sink):
-            import tensorflow as tf
+        sys.stderr.flush()
+        saved = os.dup(2)
+        with tempfile.TemporaryFile() as tmp:
+            os.dup2(tmp.fileno(), 2)  # OS-level stderr, where the C++ logs go, into the file meanwhile
+            try:
+                import tensorflow as tf
 
-            tf.config.list_physical_devices()  # CUDA probing logs here; does not initialise the runtime
-        _STARTUP_LOG = sink[0]
+                tf.config.list_physical_devices()  # CUDA probing logs here; does not initialise the runtime
+            finally:
+                os.dup2(saved, 2)
+                os.close(saved)
+            tmp.seek(0)
+            _STARTUP_LOG = tmp.read().decode("utf-8", errors="replace")
     import absl.logging
 
     tf.get_logger().setLevel("ERROR")

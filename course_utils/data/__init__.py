@@ -110,12 +110,10 @@ def data_dir_problem() -> str | None:
 
 def _data_dir(quiet: bool) -> Path | None:
     """``$COURSE_DATA_DIR`` when it is a folder; when it is set but is none, None - said once, unless ``quiet``."""
-    value = os.environ.get(variables.DATA_DIR)
-    if not value:
-        return None
-    problem = data_dir_problem()
+    value = os.environ.get(variables.DATA_DIR, "")
+    problem = data_dir_problem()  # None when it is unset, too
     if problem is None:
-        return Path(value).expanduser()
+        return Path(value).expanduser() if value else None
     if not quiet and value not in _NAMED_DATA_DIRS:
         _NAMED_DATA_DIRS.add(value)
         print(_("Note: {problem}.").format(problem=problem))
