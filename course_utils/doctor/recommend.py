@@ -154,7 +154,7 @@ class Recommendation:
 
 def normalize_python(python: str | None) -> str | None:
     """'3.11.4' -> '3.11'; None stays None; text that is not a version -> None."""
-    version = parse_version(python) if python is not None else None
+    version = parse_version(python)
     return version_text(version[:2]) if version and len(version) >= 2 else None
 
 
