@@ -44,9 +44,6 @@ class LogRule:
     source: str
     gpu_evidence: bool = False
 
-    def match(self, message: str) -> re.Match[str] | None:
-        return next((found for pattern in self.patterns if (found := re.search(pattern, message))), None)
-
 
 def _text(value: str | Text) -> Text:
     """A rule's text entry, or the key in ``texts`` of one that several rules share."""
@@ -76,8 +73,6 @@ def strip_prefix(line: str) -> tuple[str, bool]:
 
 def looks_binary(text: str) -> bool:
     """True when a decoded text is mostly not text: NULs, or many control or undecodable characters."""
-    if not text:
-        return False
     if "\x00" in text:
         return True
     odd = sum(1 for c in text if (ord(c) < 32 and c not in "\t\n\r\x1b\x0c") or c == "\ufffd")
@@ -266,10 +261,11 @@ def _describe(entry: LogEntry, *, with_fix: bool) -> list[str]:
 
 
 def _match(message: str) -> tuple[LogRule | None, dict[str, str]]:
+    """The first rule with a pattern found in ``message``, and the values of that pattern's named groups."""
     for rule in RULES:
-        found = rule.match(message)
-        if found:
-            return rule, {k: v.strip() for k, v in found.groupdict().items() if v}
+        for pattern in rule.patterns:
+            if found := re.search(pattern, message):
+                return rule, {k: v.strip() for k, v in found.groupdict().items() if v}
     return None, {}
 
 
@@ -293,11 +289,10 @@ def classify(text: str, gpu: bool | None = None) -> LogReport:
             continue
         if rule is not None and rule.gpu_evidence and evidence is None:
             evidence = number
-        key = message
-        if key in entries:
-            entries[key].lines.append(number)
+        if message in entries:
+            entries[message].lines.append(number)
         else:
-            entries[key] = LogEntry(message, [number], rule.verdict if rule else "unknown", rule, details)
+            entries[message] = LogEntry(message, [number], rule.verdict if rule else "unknown", rule, details)
     if gpu is not None:
         reason = (
             _("this machine has an NVIDIA GPU (as given)") if gpu else _("this machine has no NVIDIA GPU (as given)")

@@ -153,9 +153,7 @@ def _failure(text: str) -> SmiReport | None:
 
 def _cut_at(match: re.Match | None, text: str) -> bool:
     """True when the ``NAME: value`` match is a version cut short where the text ends ("Driver Version: 53")."""
-    if match is None or _DRIVER_VALUE.match(match.group(1)):
-        return False
-    return bool(_PART_OF_A_VERSION.match(match.group(1))) and not text[match.end() :].strip()
+    return match is not None and bool(_PART_OF_A_VERSION.match(match.group(1))) and not text[match.end() :].strip()
 
 
 def _version(name: str, match: re.Match, text: str, problems: list[str]) -> str | None:
@@ -355,18 +353,15 @@ def gpus_from_query(rows: list[dict]) -> list[Gpu]:
 
 
 def parse_nvcc(raw: str | bytes | None) -> NvccReport:
-    """Read ``nvcc --version``: the CUDA toolkit release on PATH. Never raises."""
-    try:
-        text = _text(raw)
-        if not text.strip():
-            return NvccReport("empty", problems=[_("no text to read")])
-        match = _NVCC_RELEASE.search(text)
-        if match:
-            return NvccReport("ok", match.group(1), match.group(2))
-        lower = text.lower()
-        if any(needle in lower for needle in _MISSING):
-            return NvccReport("missing", problems=[_first_line(text)])
-        first = repr(_first_line(text))
-        return NvccReport("unreadable", problems=[_("no 'release X.Y' line; it starts: {first}").format(first=first)])
-    except Exception as error:  # noqa: BLE001
-        return NvccReport("unreadable", problems=[_parse_failed(error)])
+    """Read ``nvcc --version``: the CUDA toolkit release on PATH. Never raises: a regex and substring tests."""
+    text = _text(raw)
+    if not text.strip():
+        return NvccReport("empty", problems=[_("no text to read")])
+    match = _NVCC_RELEASE.search(text)
+    if match:
+        return NvccReport("ok", match.group(1), match.group(2))
+    lower = text.lower()
+    if any(needle in lower for needle in _MISSING):
+        return NvccReport("missing", problems=[_first_line(text)])
+    first = repr(_first_line(text))
+    return NvccReport("unreadable", problems=[_("no 'release X.Y' line; it starts: {first}").format(first=first)])

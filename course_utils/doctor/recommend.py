@@ -1,7 +1,7 @@
 """What to install: the TensorFlow requirement and the exact commands for a platform, Python, driver and GPU.
 
 ``recommend()`` takes every version fact from ``versions.json`` (``tensorflow_requirement``, ``pip_install``,
-``in_venv``, ``install_build`` and ``conda_recipe`` spell the command lines, which the doctor's rules use too);
+``in_venv`` and ``install_build`` spell the command lines, which the doctor's rules use too);
 ``routes()`` adds a platform's alternatives, each a whole recommendation of its own - WSL2 next to native Windows;
 Apple's Metal plugin and the Intel-Mac line next to macOS - and ``in_order`` puts the route to follow first. The
 doctor, notebook 01's picker and the tests all call them. The notes are ``Note``s, whose codes the doctor's findings
@@ -61,14 +61,6 @@ def install_build(build: Build, requirement: str) -> list[str]:
     if parse_version(build.tensorflow) >= parse_version(load().rule("tensorboard-separate")["since"]):
         install.append(f'pip install "tensorboard=={build.minor}.*"')
     return install
-
-
-def conda_recipe(python: str, install: str) -> list[str]:
-    """Native Windows's GPU route: the official conda recipe (CUDA and cuDNN from conda-forge) in an environment
-    ``tf`` of ``python``, then ``install`` (the pip command for the TensorFlow)."""
-    recipe = load().rule("windows-native-recipe")["conda"]
-    return [f"conda create --name tf python={python}", "conda activate tf", recipe, "pip install --upgrade pip",
-            install, VERIFY]
 
 
 def platform_name(platform: str) -> str:
@@ -162,7 +154,7 @@ class Recommendation:
 
 def normalize_python(python: str | None) -> str | None:
     """'3.11.4' -> '3.11'; None stays None; text that is not a version -> None."""
-    version = parse_version(python) if python is not None else None
+    version = parse_version(python)
     return version_text(version[:2]) if version and len(version) >= 2 else None
 
 
@@ -207,8 +199,7 @@ def recommend(
     ``gpu``: False for a machine without an NVIDIA GPU (CPU install); anything else (a GPU
     name, True, None) means the GPU route - a name also tells the GPU's generation.
     ``driver_cuda``: nvidia-smi's "CUDA Version", when known. ``compute_capability``: the GPU's
-    ("8.6"), when the driver or TensorFlow reported it. Everything version-related comes from
-    the table in ``versions.json``.
+    ("8.6"), when the driver or TensorFlow reported it.
     """
     platform = check_platform(platform)
     asked = normalize_python(python)
@@ -289,8 +280,11 @@ def _build_for_python(
 
 
 def _windows_native(build: Build, env_python: str, requirement: str) -> tuple[list[str], list[Note]]:
-    """Native Windows's GPU route: the official conda recipe, and the note on its last GPU build."""
-    commands = conda_recipe(env_python, pip_install(requirement, build.minor))
+    """Native Windows's GPU route: the official conda recipe (CUDA and cuDNN from conda-forge) in an environment
+    ``tf`` of ``env_python``, then pip for the TensorFlow; and the note on its last GPU build."""
+    recipe = load().rule("windows-native-recipe")["conda"]
+    commands = [f"conda create --name tf python={env_python}", "conda activate tf", recipe, "pip install --upgrade pip",
+                pip_install(requirement, build.minor), VERIFY]
     last = rule_note("windows-native-gpu-last")
     tested = _("TF {tensorflow} was built and tested with CUDA {cuda} and cuDNN {cudnn}, on Python {low}-{high}.")
     tested = tested.format(
@@ -352,7 +346,7 @@ def _check_driver(
     build it runs; the notes say so. Through PTX no older build is offered: the course knows no older target list."""
     table = load()
     build = rec.build
-    version = parse_version(driver) if driver else None
+    version = parse_version(driver)
     if driver and version is None:
         text = _("could not read the driver version {driver}; it needs to be >= {minimum}").format(
             driver=repr(driver), minimum=rec.driver_min
@@ -365,16 +359,14 @@ def _check_driver(
         )
         return
     rec.driver = driver
-    cuda_ok = True
-    if driver_cuda and parse_version(driver_cuda):
-        need = parse_version(build.cuda)[:2] if ptx else (build.cuda_major,)
-        cuda_ok = parse_version(driver_cuda)[: len(need)] >= need
-    rec.driver_ok = version >= parse_version(rec.driver_min) and cuda_ok
+    cuda = parse_version(driver_cuda)  # None: not given, or not a version
+    need = parse_version(build.cuda)[:2] if ptx else (build.cuda_major,)
+    rec.driver_ok = version >= parse_version(rec.driver_min) and (cuda is None or cuda[: len(need)] >= need)
     if rec.driver_ok:
         return
     major = table.driver_cuda_major(driver, rec.platform)
-    if driver_cuda and parse_version(driver_cuda):
-        major = min(major or 0, parse_version(driver_cuda)[0]) or None
+    if cuda is not None:
+        major = min(major or 0, cuda[0]) or None
     fallback = None if ptx or not major else next(
         (b for b in table.matching(rec.platform, rec.python or None, before=before)
          if b.cuda_major <= major and version >= parse_version(table.min_driver(b.cuda_major, rec.platform))), None)
@@ -420,11 +412,10 @@ def routes(
 ) -> list[Recommendation]:
     """The recommendation for a platform, then the alternatives worth knowing: native Windows -> WSL2;
     macOS -> Apple's Metal route (where the Python has the plugin) and the Intel-Mac line."""
-    platform = check_platform(platform)
     first = recommend(platform, python, driver, gpu, driver_cuda=driver_cuda, compute_capability=compute_capability)
-    if platform == "windows" and first.gpu:
+    if first.platform == "windows" and first.gpu:
         return [first, recommend("wsl2", python, driver, gpu, compute_capability=compute_capability)]
-    if platform == "macos":
+    if first.platform == "macos":
         asked = normalize_python(python)
         metal = _metal(asked)
         return [first, *([metal] if metal else []), _intel_mac(asked)]
@@ -433,8 +424,7 @@ def routes(
 
 def _metal(asked: str | None) -> Recommendation | None:
     """Apple silicon's Metal route (TF <= 2.18 + tensorflow-metal), for a Python the plugin has wheels for."""
-    table = load()
-    metal = table.rule("macos-metal")
+    metal = load().rule("macos-metal")
     if asked and not metal_supports(asked):
         return None
     python = asked or metal["python"][1]
