@@ -10,7 +10,7 @@ from pathlib import Path
 from course_utils.core.errors import InputError
 from course_utils.core.i18n import translator
 from course_utils.doctor.gpus import QUERY_COMMAND
-from course_utils.doctor.logs import classify, decode_text, read_log
+from course_utils.doctor.logs import classify, read_log
 from course_utils.doctor.model import log_findings
 from course_utils.doctor.nvidia import parse_nvidia_smi
 from course_utils.doctor.probes import describe, probe
@@ -22,10 +22,9 @@ from course_utils.doctor.versions import PLATFORMS
 _ = translator("doctor")
 
 
-def _read(path: str) -> str:
-    """A captured file's text, UTF-8 or UTF-16 (Windows PowerShell's ``>``); ``-`` reads standard input."""
-    data = sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
-    return decode_text(data)
+def _read(path: str) -> bytes:
+    """A captured file's bytes (the parsers decode UTF-8 and PowerShell's UTF-16); ``-`` reads standard input."""
+    return sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
 
 
 def _log_command(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:

@@ -113,9 +113,10 @@ def load_libraries(paths: Sequence[str], *, timeout_s: float = 120) -> list[dict
     return out
 
 
-def _soname(name: str) -> tuple[str, str | None] | None:
+def _soname(name: str) -> tuple[str, str] | None:
+    """``("libcudnn", "9")`` for ``libcudnn.so.9.1.0``; None for a name without a major version (``libcudnn.so``)."""
     found = _SONAME.match(name)
-    return (found.group("stem"), found.group("major")) if found else None
+    return (found.group("stem"), found.group("major")) if found and found.group("major") else None
 
 
 def loader_conf_dirs(conf: Path) -> list[Path]:
@@ -143,33 +144,31 @@ def loader_conf_dirs(conf: Path) -> list[Path]:
     return dirs
 
 
-def _cuda_files(folder: Path) -> dict[tuple[str, str | None], str]:
+def _cuda_files(folder: Path) -> dict[tuple[str, str], str]:
     """``{(stem, major): file name}`` for the CUDA libraries in a folder."""
-    out: dict[tuple[str, str | None], str] = {}
+    out: dict[tuple[str, str], str] = {}
     try:
         names = sorted(os.listdir(folder))
     except OSError:
         return out
     for name in names:
         key = _soname(name)
-        if key and key[0] in _WHEELS["cuda_libraries"] and key[1] is not None:
+        if key and key[0] in _WHEELS["cuda_libraries"]:
             out.setdefault(key, name)
     return out
 
 
 def system_cuda_notes(
-    libraries: Sequence[PipLibrary], ld_library_path: str | None, conf_dirs: Sequence[Path]
+    libraries: Sequence[PipLibrary], ld_library_path: str, conf_dirs: Sequence[Path]
 ) -> list[Note]:
     """A system CUDA on the loader's path: the same libraries as the pip wheels' (which win) or other versions."""
     pip = {}
     for lib in libraries:
-        key = _soname(lib.path.name)
-        if key and key[1] is not None:
+        if key := _soname(lib.path.name):
             pip.setdefault(key, lib)
     pip_dirs = {lib.path.parent.resolve() for lib in libraries}
     notes: list[Note] = []
-    env_dirs = [Path(p) for p in (ld_library_path or "").split(os.pathsep) if p]
-    places = [(d, "LD_LIBRARY_PATH") for d in env_dirs]
+    places = [(Path(p), "LD_LIBRARY_PATH") for p in ld_library_path.split(os.pathsep) if p]
     places += [(d, _("the loader's configuration (ld.so.conf)")) for d in conf_dirs]
     others: dict[str, list[str]] = {}
     for folder, where in places:
@@ -186,7 +185,7 @@ def system_cuda_notes(
                 text = _("{name} (used only if TensorFlow does not find the pip copy, as happened with TF 2.16.1)")
                 others.setdefault(f"{folder} ({where})", []).append(text.format(name=name))
             elif any(k[0] == stem for k in pip):
-                wanted = f"{stem}.so." + "/".join(sorted(k[1] for k in pip if k[0] == stem and k[1]))
+                wanted = f"{stem}.so." + "/".join(sorted(k[1] for k in pip if k[0] == stem))
                 text = _("{name} (another major version than the pip wheels' {library}: not used)")
                 others.setdefault(f"{folder} ({where})", []).append(text.format(name=name, library=wanted))
     for place, names in others.items():
@@ -216,10 +215,7 @@ def nvidia_library_checks(
                  "finds CUDA and cuDNN only if they are installed on the system")
         return [Note("nvidia-libs-not-installed", text)] if gpu else []
     notes: list[Note] = []
-    results = load_libraries([str(lib.path) for lib in libraries])
-    by_path = {r["path"]: r for r in results}
-    for lib in libraries:
-        result = by_path.get(str(lib.path), {"ok": False, "error": _("not tried"), "crashed": False})
+    for lib, result in zip(libraries, load_libraries([str(lib.path) for lib in libraries]), strict=True):
         if result["ok"]:
             continue
         if lib.package:
@@ -227,7 +223,7 @@ def nvidia_library_checks(
         else:
             where = _("{path}, wheel folder {folder}").format(path=lib.path, folder=f"nvidia/{lib.folder}")
         fields = {"name": lib.path.name, "where": where, "error": result["error"]}
-        if result.get("crashed"):
+        if result["crashed"]:
             text = _("Loading {name} ({where}) crashed the test process ({error})")
             notes.append(Note("nvidia-lib-load-crashed", text.format(**fields)))
         else:

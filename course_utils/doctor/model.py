@@ -76,8 +76,7 @@ def note_findings(rec: Recommendation) -> list[Finding]:
 
 
 def check_findings(notes: list[Note]) -> list[Finding]:
-    """The findings the live checks' notes give, by ``CHECK_FINDINGS``; this Python fills ``{python}`` in the
-    fixes."""
+    """The findings the live checks' notes give, by ``CHECK_FINDINGS``, their fixes filled in for this machine."""
     wsl2 = load().rule("wsl2")
     return _findings(
         notes,
@@ -89,8 +88,7 @@ def check_findings(notes: list[Note]) -> list[Finding]:
 
 
 def finding_groups(findings: list[Finding]) -> dict[str, list[Finding]]:
-    """Findings by what they look at (the live checks' groups, by code, English), in order; empty groups left
-    out."""
+    """Findings by what they look at (the live checks' groups, in English), in order; empty groups left out."""
     groups: dict[str, list[Finding]] = {MAIN_GROUP: [], **{group: [] for group in GROUPS}}
     for f in findings:
         groups[CHECK_FINDINGS.get(f.code, {}).get("group", MAIN_GROUP)].append(f)
@@ -101,8 +99,7 @@ _LOG_SEVERITY = {"problem": "error", "depends": "warning", "harmless": "info"}
 
 
 def log_findings(report: LogReport) -> list[Finding]:
-    """A classified log's known lines as findings (problem: error, depends: warning, harmless: info), by rule
-    code, each code once, worst first."""
+    """A classified log's known lines as findings (``_LOG_SEVERITY``), each rule code once, worst first."""
     out, seen = [], set()
     for entry in report.entries:
         if entry.rule is None or entry.code in seen:
@@ -358,8 +355,7 @@ class Diagnosis:
 
 
 def _finding_lines(f: Finding, pad: str) -> list[str]:
-    """A finding in a report: ``[severity] code: message``, its fix and, where the troubleshooting page explains
-    it, the link."""
+    """A finding in a report: its line, its fix and, where the troubleshooting page explains it, the link."""
     lines = [f"{pad}  [{f.severity}] {f.code}: {f.message}", f"{pad}      " + _("fix: {fix}").format(fix=f.fix)]
     return lines + more_line(f.code, f"{pad}      ")
 
@@ -379,12 +375,11 @@ def _coverage_line(name: str, reported: str | None, tf: TensorFlowInfo | None) -
         return _("{generation}: run `{command}` to read it").format(
             generation=generation.describe(), command=QUERY_COMMAND
         )
-    fields = {"generation": generation.describe()}
     if tf is not None and tf.installed and tf.built_with_cuda and tf.compute_capabilities:
-        targets, line = tf.compute_capabilities, _("{generation}; for this TensorFlow {tensorflow}: {reason}")
-        fields["tensorflow"] = tf.version
+        line, tensorflow = _("{generation}; for this TensorFlow {tensorflow}: {reason}"), tf.version
+        targets = tf.compute_capabilities
     else:
-        line, fields["tensorflow"] = _("{generation}; for TF {tensorflow}'s wheels: {reason}"), load().linux[0].minor
-        targets = build_targets(load().linux[0].minor)
+        line, tensorflow = _("{generation}; for TF {tensorflow}'s wheels: {reason}"), load().linux[0].minor
+        targets = build_targets(tensorflow)
     coverage = covered_by_build(generation.compute_capability, targets, tf.version if tf and tf.version else None)
-    return line.format(reason=coverage.reason, **fields)
+    return line.format(generation=generation.describe(), tensorflow=tensorflow, reason=coverage.reason)

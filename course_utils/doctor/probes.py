@@ -100,8 +100,8 @@ def probe_nvidia_smi(timeout: float = 30) -> SmiReport:
         return report
     for fields in (QUERY_FIELDS, QUERY_FIELDS[:-1]):  # compute_cap is unknown to older drivers
         code, text = _run([exe, f"--query-gpu={','.join(fields)}", "--format=csv,noheader,nounits"], timeout)
-        rows, problems = parse_query_gpu(text, fields) if code == 0 else ([], [text.strip()[:200]])
-        if rows and not problems:
+        rows, problems = parse_query_gpu(text, fields)
+        if code == 0 and rows and not problems:
             table_memory = {memory_missing(gpu.index) for gpu in report.gpus}  # the table's, now read from here
             report.gpus = gpus_from_query(rows)
             report.problems = [p for p in report.problems if p not in table_memory]
@@ -194,7 +194,7 @@ def wsl_checks(
         notes.append(Note("wsl2-no-libcuda", text.format(folder=wsl_lib)))
     wsl_real = Path(wsl_lib).resolve()
     inside = [str(path) for folder in linux_lib_dirs for path in sorted(Path(folder).glob("libcuda.so*"))
-              if wsl_real not in path.resolve().parents and path.resolve().parent != wsl_real]
+              if wsl_real not in path.resolve().parents]
     packages = installed_driver_packages(dpkg_status)
     if inside or packages:
         what = [_("packages {names}").format(names=", ".join(packages))] if packages else []
@@ -231,10 +231,9 @@ def has_tensorflow(prefix: Path, home: Path | None = None) -> bool | None:
     prefix = Path(prefix)
     if any(any(prefix.glob(p)) for p in _TENSORFLOW_FOLDERS):
         return True
-    if home is not None:
-        for version_dir in prefix.glob("lib/python3*"):
-            if (Path(home) / ".local/lib" / version_dir.name / "site-packages/tensorflow").is_dir():
-                return True
+    if home is not None and any((Path(home) / ".local/lib" / version_dir.name / "site-packages/tensorflow").is_dir()
+                                for version_dir in prefix.glob("lib/python3*")):
+        return True
     cfg = prefix / "pyvenv.cfg"
     text = cfg.read_text(encoding="utf-8", errors="replace") if cfg.is_file() else ""
     return None if re.search(r"include-system-site-packages\s*=\s*true", text, re.I) else False

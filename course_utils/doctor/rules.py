@@ -32,20 +32,18 @@ _ = translator("doctor")
 
 
 def _driver_findings(m: Machine, rec: Recommendation) -> list[Finding]:
+    """What nvidia-smi said: no driver, no GPU, or its table - the driver and its GPUs, and what could not be read."""
     smi = m.smi
     if smi is None:
         return []
-    if smi.status == "ok":
-        return _driver_answered(smi, "; ".join(smi.problems))
     if smi.no_driver_found or smi.status == "no-driver":
         return [] if m.platform == "macos" else [_no_driver(m, rec)]
-    message = _('The NVIDIA driver is loaded but nvidia-smi found no GPU ("No devices were found").')
-    fix = _("Check that the GPU is seated and enabled (BIOS, passthrough, power); until then TensorFlow uses the CPU.")
-    return [Finding("no-nvidia-gpu", "warning", message, fix)]
-
-
-def _driver_answered(smi: SmiReport, problems: str) -> list[Finding]:
-    """nvidia-smi printed its table: the driver and its GPUs, and what of the table could not be read."""
+    if smi.status == "no-devices":
+        message = _('The NVIDIA driver is loaded but nvidia-smi found no GPU ("No devices were found").')
+        fix = _("Check that the GPU is seated and enabled (BIOS, passthrough, power); until then TensorFlow uses the "
+                "CPU.")
+        return [Finding("no-nvidia-gpu", "warning", message, fix)]
+    problems = "; ".join(smi.problems)
     paste = _("Paste the complete output of `nvidia-smi` (or run the doctor on the machine itself).")
     if smi.driver_version is None:  # a table, but its driver version cannot be read
         message = _(
@@ -114,9 +112,15 @@ def _route_findings(m: Machine, rec: Recommendation, alternatives: list[Recommen
         fix = _("Install {tensorflow} (the commands above). Apple's Metal plugin is a separate route: {rule}")
         fix = fix.format(tensorflow=rec.tensorflow, rule=table.rule("macos-metal")["text"])
         out.append(Finding("macos-no-cuda", "info", table.rule("macos")["text"], fix))
-    if rec.gpu and rec.driver_ok is False:
-        out.append(Finding("driver-too-old", "error", _old_driver_message(rec, smi),
-                           next(note.text for note in rec.notes if note.code == "driver-too-old")))
+    if rec.gpu and rec.driver_ok is False:  # a driver nvidia-smi read, older than TF needs
+        message = _("The NVIDIA driver {driver} is older than the {minimum} that TF {tensorflow} (CUDA {cuda}) needs "
+                    "on {platform}.")
+        if smi.driver_cuda:
+            message = join(message, _("It supports CUDA up to {driver_cuda}."))
+        message = message.format(driver=rec.driver, driver_cuda=smi.driver_cuda, minimum=rec.driver_min,
+                                 tensorflow=rec.build.minor, cuda=rec.build.cuda, platform=platform_name(rec.platform))
+        fix = next(note.text for note in rec.notes if note.code == "driver-too-old")
+        out.append(Finding("driver-too-old", "error", message, fix))
     elif rec.gpu and rec.driver_ok and smi and smi.driver_cuda and rec.build:
         out += _minor_version_findings(rec, smi)
     out += note_findings(rec)
@@ -172,18 +176,6 @@ def _minor_version_findings(rec: Recommendation, smi: SmiReport) -> list[Finding
              minimum=load().min_driver(need[0], rec.platform))
     fix = _("Nothing to do; a newer driver lifts the limits.")
     return [Finding("minor-version-compatibility", "info", message, fix)]
-
-
-def _old_driver_message(rec: Recommendation, smi: SmiReport | None) -> str:
-    """driver-too-old's message: the driver, the CUDA it supports (when nvidia-smi said), and what TF needs."""
-    text = _(
-        "The NVIDIA driver {driver} is older than the {minimum} that TF {tensorflow} (CUDA {cuda}) needs on "
-        "{platform}."
-    )
-    if smi and smi.driver_cuda:
-        text = join(text, _("It supports CUDA up to {driver_cuda}."))
-    return text.format(driver=rec.driver, driver_cuda=smi.driver_cuda if smi else None, minimum=rec.driver_min,
-                       tensorflow=rec.build.minor, cuda=rec.build.cuda, platform=platform_name(rec.platform))
 
 
 def _toolkit_findings(m: Machine, rec: Recommendation) -> list[Finding]:
@@ -386,10 +378,9 @@ def diagnose(machine: Machine | None = None) -> Diagnosis:
     driver_cuda = smi.driver_cuda if smi and smi.status == "ok" else None
     # No driver in what nvidia-smi gave (no command, an empty or unreadable capture): the CPU route (the driver finding
     # says how to get the GPU one); no GPU found live: too
-    gpu: bool | str | None = False if smi and (smi.no_driver_found or (smi.status == "no-devices" and m.live)) \
-        else None
-    reported = None
-    if gpu is None:  # the GPU's name and compute capability: TensorFlow's view first, then nvidia-smi's
+    if smi and (smi.no_driver_found or (smi.status == "no-devices" and m.live)):
+        gpu, reported = False, None
+    else:  # the GPU's name and compute capability: TensorFlow's view first, then nvidia-smi's
         gpu, reported = m.gpus[0] if m.gpus else (None, None)
     options = routes(m.platform, m.python, m.driver, gpu, driver_cuda=driver_cuda, compute_capability=reported)
     rec, alternatives = options[0], options[1:]
